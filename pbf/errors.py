@@ -1,0 +1,26 @@
+"""The error hierarchy: every pbf error derives from :class:`PbfError` and the builtin it specialises."""
+
+__all__ = ["PbfError", "TraceFormatError", "ConfigError"]
+
+
+class PbfError(Exception):
+    """Base class of every error pbf raises on purpose."""
+
+
+class ConfigError(PbfError, ValueError):
+    """An argument or option has a value pbf cannot use; the message names both."""
+
+
+class TraceFormatError(PbfError, ValueError):
+    """A workload file is malformed. Carries the file, the 1-based line, the field and the value."""
+
+    def __init__(self, path, line, field, value, expected):
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.value = value
+        self.expected = expected
+        where = f"{self.path}, line {line}" if line is not None else self.path
+        what = f"field {field}" if field is not None else "record"
+        shown = value if len(str(value)) <= 80 else str(value)[:77] + "..."
+        super().__init__(f"{where}: {what}: got {shown!r}, expected {expected}")

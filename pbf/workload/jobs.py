@@ -1,0 +1,152 @@
+"""The job table: a struct of numpy arrays, one column per SWF field, plus the trace's header."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SWF_FIELDS", "FLOAT_FIELDS", "SwfHeader", "JobTable"]
+
+#: The 18 SWF fields in file order, under the names the job table uses.
+SWF_FIELDS = ("job_id", "submit", "wait", "run", "alloc_procs", "avg_cpu", "used_mem", "req_procs",
+              "req_time", "req_mem", "status", "user", "group", "executable", "queue", "partition",
+              "prev_job", "think_time")
+#: Fields the SWF allows to be fractional; kept as float64. All others are int64 (truncated toward 0).
+FLOAT_FIELDS = frozenset({"avg_cpu", "used_mem", "req_mem"})
+
+#: Header keys of SWF version 2.2 that may appear more than once.
+_REPEATABLE = frozenset({"Queue", "Partition", "Note"})
+_KNOWN_KEYS = frozenset({
+    "Version", "Computer", "Installation", "Acknowledge", "Information", "Conversion", "MaxJobs",
+    "MaxRecords", "Preemption", "UnixStartTime", "TimeZone", "TimeZoneString", "StartTime", "EndTime",
+    "MaxNodes", "MaxProcs", "MaxRuntime", "MaxMemory", "AllowOveruse", "MaxQueues", "Queues", "Queue",
+    "MaxPartitions", "Partitions", "Partition", "Note", "Copyright"})
+
+
+@dataclass
+class SwfHeader:
+    """The header comments of an SWF file, kept verbatim (``lines``) and by key (``fields``).
+
+    Lines of the form ``; Key: value`` with a key of the SWF 2.2 header go to ``fields`` (repeatable
+    keys such as ``Queue`` and ``Note`` to lists); every comment line, including free text and
+    continuation lines, stays in ``lines`` so that writing the header back loses nothing.
+    """
+    lines: list = field(default_factory=list)
+    fields: dict = field(default_factory=dict)
+
+    def add_line(self, text):
+        """Record one comment line (without its leading ';')."""
+        self.lines.append(text)
+        key, sep, value = text.strip().partition(":")
+        key = key.strip()
+        if sep and key in _KNOWN_KEYS:
+            value = value.strip()
+            if key in _REPEATABLE:
+                self.fields.setdefault(key, []).append(value)
+            else:
+                self.fields.setdefault(key, value)
+
+    def set(self, key, value):
+        """Set (or replace) a ``; Key: value`` line."""
+        text = f" {key}: {value}"
+        for i, line in enumerate(self.lines):
+            if line.strip().partition(":")[0].strip() == key:
+                self.lines[i] = text
+                break
+        else:
+            self.lines.append(text)
+        self.fields[key] = str(value) if key not in _REPEATABLE else [str(value)]
+
+    def number(self, key):
+        """The header value of ``key`` as an int, or None when absent or not a number."""
+        value = self.fields.get(key)
+        try:
+            return int(float(str(value).split()[0]))
+        except (TypeError, ValueError, IndexError):
+            return None
+
+    @property
+    def max_procs(self):
+        return self.number("MaxProcs")
+
+    @property
+    def max_nodes(self):
+        return self.number("MaxNodes")
+
+    @property
+    def unix_start_time(self):
+        return self.number("UnixStartTime")
+
+    @property
+    def max_runtime(self):
+        return self.number("MaxRuntime")
+
+    def cluster_units(self):
+        """Cluster size implied by the header: MaxProcs, else MaxNodes, else None."""
+        for value in (self.max_procs, self.max_nodes):
+            if value is not None and value > 0:
+                return value
+        return None
+
+
+class JobTable:
+    """Jobs as columns: ``table.submit``, ``table.run``, ... (see :data:`SWF_FIELDS`), all the same length.
+
+    ``units`` is the number of units a job asks the scheduler for (set by cleaning; see
+    :class:`pbf.workload.Cleaning`). ``line`` holds the 1-based source line of each job when the table
+    was read from a file. ``header`` is the :class:`SwfHeader`; ``report`` the cleaning report.
+    """
+
+    def __init__(self, columns, header=None, source=None, report=None):
+        n = None
+        for name in SWF_FIELDS:
+            if name not in columns:
+                raise KeyError(f"job table needs column {name!r}")
+        for name, col in columns.items():
+            if n is None:
+                n = len(col)
+            elif len(col) != n:
+                raise ValueError(f"column {name!r} has {len(col)} rows, expected {n}")
+        self.columns = {}
+        for name, col in columns.items():
+            dtype = np.float64 if name in FLOAT_FIELDS else np.int64
+            self.columns[name] = np.ascontiguousarray(col, dtype=dtype)
+        if "units" not in self.columns:
+            self.columns["units"] = np.maximum(self.columns["req_procs"], self.columns["alloc_procs"])
+        self.header = header if header is not None else SwfHeader()
+        self.source = source
+        self.report = report
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["columns"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __len__(self):
+        return len(self.columns["job_id"])
+
+    def __repr__(self):
+        return f"JobTable({len(self)} jobs, source={self.source!r})"
+
+    def take(self, index):
+        """A new table with the rows selected by a boolean mask or an index array."""
+        return JobTable({k: v[index] for k, v in self.columns.items()}, self.header, self.source,
+                        self.report)
+
+    @classmethod
+    def from_arrays(cls, header=None, **arrays):
+        """Build a table from some columns; missing SWF fields are filled with -1 (SWF's "missing")."""
+        n = len(next(iter(arrays.values())))
+        cols = {name: np.full(n, -1, dtype=np.float64 if name in FLOAT_FIELDS else np.int64)
+                for name in SWF_FIELDS}
+        cols.update(arrays)
+        return cls(cols, header)
+
+    @classmethod
+    def concat(cls, tables, header=None):
+        """Rows of several tables (same columns) one after another."""
+        tables = list(tables)
+        if not tables:
+            return cls.from_arrays(header, job_id=np.empty(0, np.int64))
+        names = tables[0].columns.keys()
+        return cls({k: np.concatenate([t.columns[k] for t in tables]) for k in names},
+                   header if header is not None else tables[0].header)

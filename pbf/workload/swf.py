@@ -1,0 +1,211 @@
+"""Streaming SWF reader and writer (all 18 fields and the header; gzip read and written transparently).
+
+Records are tokenized by compiled code into blocks of rows and turned into columns (numpy), never
+into per-job Python objects. Every malformed input raises :class:`~pbf.errors.TraceFormatError`
+naming the file, the line, the field and the value, unless ``skip_bad_lines`` asks to skip (and count)
+malformed records.
+"""
+import gzip
+import os
+import zlib
+
+import numpy as np
+
+from .. import _swf
+from ..errors import TraceFormatError
+from .cleaning import Cleaning, CleaningReport, clean
+from .jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, SwfHeader
+
+__all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
+
+_CHUNK_BYTES = 4 << 20
+_MAX_INT = float(2 ** 62)
+_SHOW_BAD = 5
+
+
+def _field_name(i):
+    return f"{i + 1} ({SWF_FIELDS[i]})"
+
+
+def open_trace(path):
+    """Open a trace file for reading in binary, decompressing gzip (detected by its magic bytes)."""
+    path = os.fspath(path)
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+class SwfReader:
+    """Iterate over an SWF file in blocks of at most ``block_rows`` raw records (:class:`JobTable`).
+
+    ``header`` fills as header lines are met (they come first in every archive log). With
+    ``skip_bad_lines`` malformed records are skipped and counted in ``bad_lines`` (the first few line
+    numbers kept in ``first_bad_lines``); otherwise the first one raises :class:`TraceFormatError`.
+    Submit times must be >= 0; whether they must also be non-decreasing is the caller's choice
+    (``require_sorted``).
+    """
+
+    def __init__(self, path, *, block_rows=65536, skip_bad_lines=False, require_sorted=True):
+        self.path = os.fspath(path)
+        self.block_rows = block_rows
+        self.skip_bad_lines = skip_bad_lines
+        self.require_sorted = require_sorted
+        self.header = SwfHeader()
+        self.bad_lines = 0
+        self.first_bad_lines = []
+        self.records = 0
+        self.lines = 0
+        self._last_submit = None
+        self._last_submit_line = None
+
+    def _bad(self, line, field, value, expected):
+        if not self.skip_bad_lines:
+            raise TraceFormatError(self.path, line, field, value, expected)
+        self.bad_lines += 1
+        if len(self.first_bad_lines) < _SHOW_BAD:
+            self.first_bad_lines.append(line)
+
+    def __iter__(self):
+        rows = np.empty((self.block_rows, 18), dtype=np.float64)
+        row_line = np.empty(self.block_rows, dtype=np.int64)
+        nrows = 0
+        line = 1
+        tail = b""
+        eof = False
+        with open_trace(self.path) as fh:
+            while not eof:
+                try:
+                    chunk = fh.read(_CHUNK_BYTES)
+                except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
+                    raise TraceFormatError(self.path, line, None, f"unreadable data ({exc})",
+                                           "a complete, valid gzip stream") from None
+                eof = not chunk
+                buf = np.frombuffer(tail + chunk, dtype=np.uint8)
+                pos = 0
+                while True:
+                    status, pos, got, line, ef, ea, eb = _swf.parse_block(
+                        buf, pos, eof, rows, row_line, nrows, line)
+                    nrows += got
+                    if status == _swf.NEED_DATA:
+                        break
+                    if status == _swf.FULL:
+                        yield self._block(rows, row_line, nrows)
+                        nrows = 0
+                        continue
+                    eol = _line_end(buf, pos)
+                    text = bytes(buf[pos:eol]).decode("utf-8", "replace").rstrip("\r")
+                    if status == _swf.COMMENT:
+                        self.header.add_line(text.lstrip()[1:].rstrip())
+                    elif status == _swf.FIELD_COUNT:
+                        self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
+                    else:
+                        token = bytes(buf[ea:eb]).decode("utf-8", "replace")
+                        self._bad(line, _field_name(ef), token, "a decimal number")
+                    pos = eol + 1
+                    line += 1
+                tail = bytes(buf[pos:])
+        self.lines = line - 1
+        if nrows:
+            yield self._block(rows, row_line, nrows)
+
+    def _block(self, rows, row_line, n):
+        block = rows[:n]
+        lines = row_line[:n].copy()
+        keep = np.ones(n, dtype=bool)
+        too_big = np.abs(block) >= _MAX_INT
+        for i, j in zip(*np.nonzero(too_big)):
+            self._bad(int(lines[i]), _field_name(j), _fmt(block[i, j]), "a number below 2**62")
+            keep[i] = False
+        submit = block[:, 1]
+        for i in np.nonzero(keep & (submit < 0))[0]:
+            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0")
+            keep[i] = False
+        if not keep.all():
+            block, lines = block[keep], lines[keep]
+        cols = {name: (block[:, i].copy() if name in FLOAT_FIELDS else block[:, i].astype(np.int64))
+                for i, name in enumerate(SWF_FIELDS)}
+        if self.require_sorted and len(lines):
+            self._check_sorted(cols["submit"], lines)
+        cols["line"] = lines
+        self.records += len(lines)
+        return JobTable(cols, self.header, self.path)
+
+    def _check_sorted(self, submit, lines):
+        prev = np.empty_like(submit)
+        prev[0] = submit[0] if self._last_submit is None else self._last_submit
+        prev[1:] = submit[:-1]
+        bad = np.nonzero(submit < prev)[0]
+        if len(bad):
+            i = bad[0]
+            before = self._last_submit_line if i == 0 else int(lines[i - 1])
+            raise TraceFormatError(self.path, int(lines[i]), _field_name(1), str(submit[i]),
+                                   f"a submit time >= {prev[i]} (line {before}); "
+                                   "pass sort=True (--sort) to sort the jobs by submit time")
+        self._last_submit = int(submit[-1])
+        self._last_submit_line = int(lines[-1])
+
+
+def _line_end(buf, pos):
+    nl = np.flatnonzero(buf[pos:] == 10)
+    return pos + int(nl[0]) if len(nl) else len(buf)
+
+
+def _fmt(v):
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def read_swf(path, cleaning=Cleaning(), *, skip_bad_lines=False, sort=False):
+    """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`.
+
+    ``cleaning``: a :class:`Cleaning` (default: the PWA/pyss convention), or None for no rule at all.
+    ``sort``: sort the jobs by submit time (stable) instead of rejecting a file whose submit times go
+    backwards. The table's ``report`` (:class:`CleaningReport`) tells what each rule touched.
+    """
+    reader = SwfReader(path, skip_bad_lines=skip_bad_lines, require_sorted=not sort)
+    table = JobTable.concat(list(reader), header=reader.header)
+    table.header = reader.header
+    table.source = reader.path
+    report = CleaningReport(records_read=reader.records + reader.bad_lines,
+                            bad_lines_skipped=reader.bad_lines,
+                            first_bad_lines=tuple(reader.first_bad_lines))
+    if sort and len(table):
+        order = np.argsort(table.submit, kind="stable")
+        report.sorted_by_submit = bool((order != np.arange(len(order))).any())
+        table = table.take(order)
+    table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
+    return table
+
+
+def write_swf(table, path, header=None):
+    """Write ``table`` as SWF (gzip when ``path`` ends in .gz, with a fixed gzip timestamp so the same
+    table always gives the same bytes). The header is ``header`` or the table's own."""
+    header = header if header is not None else table.header
+    cols = []
+    for name in SWF_FIELDS:
+        col = table.columns[name]
+        if name in FLOAT_FIELDS:
+            integral = np.isfinite(col) & (col == np.round(col))
+            if integral.all():
+                col = col.astype(np.int64)
+            else:
+                col = [int(v) if ok else repr(float(v)) for v, ok in zip(col.tolist(), integral.tolist())]
+                cols.append(col)
+                continue
+        cols.append(col.tolist())
+    out = [";" + line for line in header.lines]
+    out.extend(" ".join(map(str, row)) for row in zip(*cols))
+    data = ("\n".join(out) + "\n").encode()
+    # write beside the target and rename: an interrupted write never leaves a half-written trace
+    path = os.fspath(path)
+    tmp = path + ".part"
+    try:
+        with open(tmp, "wb") as raw:
+            if path.endswith(".gz"):
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+                    gz.write(data)
+            else:
+                raw.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
