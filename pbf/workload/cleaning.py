@@ -23,6 +23,8 @@ class Cleaning:
 
     units_from: which SWF field gives a job's units: ``max`` of requested (8) and allocated (5)
         processors (pyss, RLScheduler), ``requested`` or ``allocated``.
+    drop_missing_submit: drop records whose submit time is -1 (missing; archive logs such as
+        LLNL-Thunder hold such placeholder records).
     drop_nonpositive_runtime: drop jobs whose run time is <= 0 (never ran: cancelled in the queue).
     drop_nonpositive_units: drop jobs asking for <= 0 units.
     clip_runtime_to_request: cut a run time longer than the requested time to the requested time
@@ -35,6 +37,7 @@ class Cleaning:
     cluster_units: the cluster size for the oversize rule; default the header's MaxProcs, else MaxNodes.
     """
     units_from: str = "max"
+    drop_missing_submit: bool = True
     drop_nonpositive_runtime: bool = True
     drop_nonpositive_units: bool = True
     clip_runtime_to_request: bool = True
@@ -53,7 +56,7 @@ class Cleaning:
     @classmethod
     def none(cls):
         """No rule applied (units = max(requested, allocated) is still computed)."""
-        return cls(drop_nonpositive_runtime=False, drop_nonpositive_units=False,
+        return cls(drop_missing_submit=False, drop_nonpositive_runtime=False, drop_nonpositive_units=False,
                    clip_runtime_to_request=False)
 
 
@@ -63,6 +66,7 @@ class CleaningReport:
     records_read: int = 0
     bad_lines_skipped: int = 0
     first_bad_lines: tuple = ()
+    dropped_missing_submit: int = 0
     dropped_nonpositive_runtime: int = 0
     dropped_nonpositive_units: int = 0
     filled_missing_request: int = 0
@@ -95,6 +99,10 @@ def clean(table, cleaning=Cleaning(), report=None):
         cols["units"] = cols["alloc_procs"].copy()
 
     keep = np.ones(len(table), dtype=bool)
+    if cleaning.drop_missing_submit:
+        bad = cols["submit"] < 0
+        report.dropped_missing_submit = int(bad.sum())
+        keep &= ~bad
     if cleaning.drop_nonpositive_runtime:
         bad = keep & (cols["run"] <= 0)
         report.dropped_nonpositive_runtime = int(bad.sum())

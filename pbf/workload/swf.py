@@ -41,7 +41,7 @@ class SwfReader:
     ``header`` fills as header lines are met (they come first in every archive log). With
     ``skip_bad_lines`` malformed records are skipped and counted in ``bad_lines`` (the first few line
     numbers kept in ``first_bad_lines``); otherwise the first one raises :class:`TraceFormatError`.
-    Submit times must be >= 0; whether they must also be non-decreasing is the caller's choice
+    Submit times must be >= 0 or -1 (missing); whether they must also be non-decreasing is the caller's choice
     (``require_sorted``).
     """
 
@@ -117,8 +117,9 @@ class SwfReader:
             self._bad(int(lines[i]), _field_name(j), _fmt(block[i, j]), "a number below 2**62")
             keep[i] = False
         submit = block[:, 1]
-        for i in np.nonzero(keep & (submit < 0))[0]:
-            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0")
+        # -1 is SWF's "missing" (archive logs hold such placeholder records); cleaning drops them
+        for i in np.nonzero(keep & (submit < 0) & (submit != -1))[0]:
+            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0 (or -1: missing)")
             keep[i] = False
         if not keep.all():
             block, lines = block[keep], lines[keep]
@@ -131,6 +132,11 @@ class SwfReader:
         return JobTable(cols, self.header, self.path)
 
     def _check_sorted(self, submit, lines):
+        known = submit >= 0
+        if not known.all():
+            submit, lines = submit[known], lines[known]
+            if not len(submit):
+                return
         prev = np.empty_like(submit)
         prev[0] = submit[0] if self._last_submit is None else self._last_submit
         prev[1:] = submit[:-1]
@@ -169,6 +175,7 @@ def read_swf(path, cleaning=Cleaning(), *, skip_bad_lines=False, sort=False):
                             bad_lines_skipped=reader.bad_lines,
                             first_bad_lines=tuple(reader.first_bad_lines))
     if sort and len(table):
+        # stable, and records with a missing submit time (-1) come first, as they do in no order
         order = np.argsort(table.submit, kind="stable")
         report.sorted_by_submit = bool((order != np.arange(len(order))).any())
         table = table.take(order)

@@ -1,0 +1,19 @@
+"""pbf: a parallel-backfill HPC batch-scheduler engine with a compiled core.
+
+The public API is small and listed in ``__all__``; everything else is internal.
+"""
+from .cluster import Cluster, beocat_cluster
+from .errors import ConfigError, PbfError, TraceFormatError
+from .metrics import Metrics, schedule_metrics
+from .workload import Cleaning, CleaningReport, JobTable, read_swf, write_swf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # cluster and workloads
+    "Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf", "write_swf",
+    # metrics
+    "Metrics", "schedule_metrics",
+    # errors
+    "PbfError", "ConfigError", "TraceFormatError",
+]

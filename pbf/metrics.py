@@ -1,0 +1,96 @@
+"""Schedule metrics (DESIGN §7): AWT, ART, bounded slowdown, utilisation, makespan, queue length.
+
+All take the scheduled jobs as arrays (submit, start, run, units) — the struct-of-arrays form the
+replayer produces — and never per-job objects. Definitions:
+
+* wait = start - submit; response = wait + run; bsld = max(1, response / max(run, tau)).
+* AWT, ART, BSLD: means over the jobs given.
+* makespan = last end - first submit; utilisation = sum(units * run) / (total_units * makespan).
+* queue length at time t = jobs submitted at or before t and not yet started after all events of
+  instant t are applied (a job that starts the second it arrives is never counted). ``max_queue`` is
+  its maximum; ``mean_queue`` its time average over [first submit, last end).
+"""
+from dataclasses import dataclass, asdict
+
+import numpy as np
+
+from .errors import ConfigError
+
+__all__ = ["Metrics", "schedule_metrics", "bounded_slowdown", "queue_length_profile"]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Summary figures of one schedule; times in seconds."""
+    jobs: int
+    awt: float
+    art: float
+    bsld: float
+    bsld_tau: float
+    utilisation: float
+    makespan: int
+    max_queue: int
+    mean_queue: float
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def _arrays(submit, start, run, units):
+    arrs = [np.asarray(a, dtype=np.int64) for a in (submit, start, run, units)]
+    n = len(arrs[0])
+    for name, a in zip(("submit", "start", "run", "units"), arrs):
+        if a.ndim != 1 or len(a) != n:
+            raise ConfigError(f"{name} must be a 1-D array of {n} values, got shape {a.shape}")
+    if n and (arrs[1] < arrs[0]).any():
+        i = int(np.argmax(arrs[1] < arrs[0]))
+        raise ConfigError(f"job at index {i} starts at {arrs[1][i]} before its submit time {arrs[0][i]}")
+    if n and (arrs[2] < 0).any():
+        raise ConfigError(f"run times must be >= 0, got {int(arrs[2].min())}")
+    return arrs
+
+
+def bounded_slowdown(submit, start, run, tau=10.0):
+    """Per-job bounded slowdown max(1, (wait + run) / max(run, tau))."""
+    submit, start, run = (np.asarray(a, dtype=np.float64) for a in (submit, start, run))
+    if tau <= 0:
+        raise ConfigError(f"tau (the slowdown bound) must be > 0 seconds, got {tau}")
+    return np.maximum(1.0, (start - submit + run) / np.maximum(run, tau))
+
+
+def queue_length_profile(submit, start):
+    """``(times, lengths)``: the queue length from each event instant until the next one."""
+    submit = np.asarray(submit, dtype=np.int64)
+    start = np.asarray(start, dtype=np.int64)
+    times = np.concatenate([submit, start])
+    delta = np.concatenate([np.ones(len(submit), np.int64), -np.ones(len(start), np.int64)])
+    order = np.argsort(times, kind="stable")
+    times, delta = times[order], delta[order]
+    level = np.cumsum(delta)
+    last_of_instant = np.r_[times[1:] != times[:-1], True]  # level after all events of the instant
+    return times[last_of_instant], level[last_of_instant]
+
+
+def schedule_metrics(submit, start, run, units, total_units, tau=10.0):
+    """The :class:`Metrics` of a schedule. ``tau``: the bounded-slowdown bound in seconds."""
+    submit, start, run, units = _arrays(submit, start, run, units)
+    if total_units <= 0:
+        raise ConfigError(f"total_units must be > 0, got {total_units}")
+    n = len(submit)
+    if n == 0:
+        return Metrics(0, 0.0, 0.0, 0.0, float(tau), 0.0, 0, 0, 0.0)
+    wait = start - submit
+    end = start + run
+    first, last = int(submit.min()), int(end.max())
+    makespan = last - first
+    times, lengths = queue_length_profile(submit, start)
+    if makespan > 0:
+        spans = np.diff(np.r_[times, last])
+        mean_q = float((lengths * spans).sum() / makespan)
+        util = float((units * run).sum() / (total_units * makespan))
+    else:
+        mean_q, util = 0.0, 0.0
+    return Metrics(jobs=n, awt=float(wait.mean()), art=float((wait + run).mean()),
+                   bsld=float(bounded_slowdown(submit, start, run, tau).mean()), bsld_tau=float(tau),
+                   utilisation=util, makespan=makespan, max_queue=int(lengths.max()),
+                   mean_queue=mean_q)
