@@ -1,0 +1,16 @@
+"""The public API is small, explicit and documented."""
+import pbf
+
+DOCUMENTED = {"Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf",
+              "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError"}
+
+
+def test_all_is_the_documented_list():
+    assert set(pbf.__all__) == DOCUMENTED
+    for name in pbf.__all__:
+        assert getattr(pbf, name).__doc__, name
+
+
+def test_errors_specialise_builtins():
+    assert issubclass(pbf.TraceFormatError, ValueError) and issubclass(pbf.TraceFormatError, pbf.PbfError)
+    assert issubclass(pbf.ConfigError, ValueError)
