@@ -119,3 +119,16 @@ def test_rescale_linear_and_pack():
     assert stretched.submit.max() > 86400
     with pytest.raises(ConfigError, match="mode"):
         rescale(t, 10, "log")
+
+
+def test_committed_samples_match_their_commands(tmp_path):
+    """traces/README.md says how each committed sample was made; the command still makes it."""
+    from pathlib import Path
+
+    from pbf.cli import main
+    repo = Path(__file__).resolve().parents[1]
+    for name, argv in (("beocat-2000-1d.swf.gz", ["beocat", "--jobs", "2000", "--window", "1d", "--seed", "0"]),
+                       ("lublin1-1000.swf.gz", ["lublin", "--jobs", "1000", "--preset", "lublin-1", "--seed", "0"])):
+        out = tmp_path / name
+        assert main(["gen", *argv, "-o", str(out), "--quiet"]) == 0
+        assert out.read_bytes() == (repo / "traces" / name).read_bytes(), name

@@ -89,7 +89,9 @@ def clean(table, cleaning=Cleaning(), report=None):
     from .jobs import JobTable
     report = report if report is not None else CleaningReport()
     report.records_read = report.records_read or len(table)
-    cols = {k: v.copy() for k, v in table.columns.items()}
+    # columns are shared with the input until a rule changes one (np.where makes a new array), so a
+    # large table is not held three times over
+    cols = dict(table.columns)
 
     if cleaning.units_from == "max":
         cols["units"] = np.maximum(cols["req_procs"], cols["alloc_procs"])
@@ -133,6 +135,8 @@ def clean(table, cleaning=Cleaning(), report=None):
             report.oversize_dropped = report.oversize
             keep &= ~big
 
-    out = JobTable({k: v[keep] for k, v in cols.items()}, table.header, table.source, report)
+    if not keep.all():
+        cols = {k: v[keep] for k, v in cols.items()}
+    out = JobTable(cols, table.header, table.source, report)
     report.jobs = len(out)
     return out, report
