@@ -2,6 +2,14 @@
 
 The public API is small and listed in ``__all__``; everything else is internal.
 """
+try:
+    from . import _bitmap, _swf  # noqa: F401  (the compiled core)
+except ImportError as exc:  # pragma: no cover - depends on how pbf was installed
+    raise ImportError(
+        f"pbf's compiled modules are not built in {__path__[0]}. If that is a source checkout, "
+        "either run from another folder (the installed pbf is then used) or build in place with "
+        "'pip install -e .'") from exc
+
 from .cluster import Cluster, beocat_cluster
 from .errors import ConfigError, PbfError, TraceFormatError
 from .metrics import Metrics, schedule_metrics

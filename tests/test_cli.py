@@ -52,6 +52,7 @@ def test_missing_file_and_bad_window(tmp_path, capsys):
     assert not (tmp_path / "x.swf").exists()
 
 
-def test_python_dash_m_and_console_script():
-    r = subprocess.run([sys.executable, "-m", "pbf", "--help"], capture_output=True, text=True)
+def test_python_dash_m(tmp_path):
+    # run from a neutral folder: from a source checkout, `python -m` would import the uncompiled tree
+    r = subprocess.run([sys.executable, "-m", "pbf", "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and "gen" in r.stdout and "trace" in r.stdout
