@@ -1,0 +1,1025 @@
+# cython: cdivision=True
+"""The compiled scheduler core: node state, the profile of future slots, the backfill pass, and the
+replay event loop, all without the GIL.
+
+One :class:`Core` holds a whole engine's state in C arrays. Python validates every input first (with
+the GIL) and then calls in; code here never raises inside ``nogil``: allocation failures come back as
+return codes and are raised after the block. Semantics: DESIGN §4 and ``pbf/reference/engine_ref.py``,
+the pure-Python oracle this file must agree with decision for decision.
+
+Layout of the unit bitmaps: ``W = ceil(units / 64)`` little-endian uint64 words, bit = unit.
+"""
+import numpy as np
+
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
+from libc.stdlib cimport malloc, realloc, free, qsort
+from libc.string cimport memcpy, memset
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+
+from words cimport w_popcount, w_count_and
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+
+cdef int64_t INF = 0x7FFFFFFFFFFFFFFF
+
+# job states
+cdef enum:
+    JS_NEW = 0
+    JS_PENDING = 1
+    JS_RUNNING = 2
+    JS_DONE = 3
+    JS_REJECTED = 4
+
+# rejection reasons (index into REJECT_REASONS)
+cdef enum:
+    RJ_NONE = 0
+    RJ_OVERSIZE = 1
+    RJ_NO_ESTIMATE = 2
+    RJ_NO_UNITS = 3
+
+# how a job was started
+cdef enum:
+    HOW_NONE = 0
+    HOW_MAIN = 1      # started with no higher-priority job left waiting in that pass
+    HOW_BACKFILL = 2  # started ahead of a higher-priority job that could not start
+
+# pass kinds and exit reasons
+cdef enum:
+    PK_FULL = 0
+    PK_QUICK = 1
+cdef enum:
+    EX_END = 0
+    EX_MAX_JOB_TEST = 1
+    EX_QUICK_BLOCKED = 2
+
+# triggers
+cdef enum:
+    TR_EVENT = 0
+    TR_INTERVAL = 1
+
+REJECT_REASONS = ("", "larger than the cluster", "no requested time (estimate <= 0)",
+                  "asks for no units")
+EXIT_REASONS = ("end of queue", "max job test", "first job that does not fit")
+PASS_KINDS = ("full", "quick")
+HOW = ("", "main", "backfill")
+
+JOB_NEW, JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_REJECTED = 0, 1, 2, 3, 4
+
+
+ctypedef struct EndKey:
+    int64_t end
+    int64_t job
+
+
+cdef int _cmp_endkey(const void* a, const void* b) noexcept nogil:
+    cdef const EndKey* x = <const EndKey*>a
+    cdef const EndKey* y = <const EndKey*>b
+    if x.end != y.end:
+        return -1 if x.end < y.end else 1
+    if x.job != y.job:
+        return -1 if x.job < y.job else 1
+    return 0
+
+
+cdef int _grow(void** p, int64_t* cap, int64_t need, size_t item) noexcept nogil:
+    # make room for `need` items; 0 on success, -1 when out of memory
+    cdef int64_t newcap
+    cdef void* q
+    if need <= cap[0]:
+        return 0
+    newcap = cap[0] * 2 if cap[0] > 0 else 16
+    while newcap < need:
+        newcap *= 2
+    q = realloc(p[0], <size_t>newcap * item)
+    if q == NULL:
+        return -1
+    p[0] = q
+    cap[0] = newcap
+    return 0
+
+
+cdef inline int64_t _now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W,
+                                 const uint64_t* mask) noexcept nogil:
+    # Move up to `need` of the lowest set bits of (src & mask) (mask NULL = all) from src to dst.
+    # Returns how many are still needed.
+    cdef int64_t i, c
+    cdef uint64_t w, low
+    for i in range(W):
+        if need == 0:
+            break
+        w = src[i] if mask == NULL else (src[i] & mask[i])
+        if w == 0:
+            continue
+        c = __builtin_popcountll(w)
+        if c <= need:
+            dst[i] |= w
+            src[i] &= ~w
+            need -= c
+        else:
+            while need > 0:
+                low = w & (~w + 1)
+                dst[i] |= low
+                src[i] &= ~low
+                w ^= low
+                need -= 1
+    return need
+
+
+cdef class Core:
+    """Engine state and the compiled cycle. Internal: use :class:`pbf.Engine` or :func:`pbf.replay`."""
+    # configuration
+    cdef public int64_t units, W
+    cdef public int64_t resv_max        # reservations per pass; < 0 = unlimited (conservative)
+    cdef public int64_t max_job_test    # < 0 = unlimited
+    cdef public int64_t bf_window       # 0 = unlimited
+    cdef public int64_t bf_resolution   # 0 = exact
+    cdef public int sjbf                # backfill candidates shortest estimate first
+    cdef public int prio_sjf            # queue order: shortest estimate first (else FCFS)
+    cdef public int trigger             # replay trigger
+    cdef public int64_t bf_interval
+    cdef public int record_passes
+
+    # jobs (index j); run < 0 = unknown (embedding: the caller finishes jobs)
+    cdef int64_t njobs, jcap
+    cdef int64_t* j_submit
+    cdef int64_t* j_units
+    cdef int64_t* j_est
+    cdef int64_t* j_run
+    cdef int64_t* j_start
+    cdef int64_t* j_end
+    cdef int64_t* j_resv       # planned start from the last pass that reserved it, else -1
+    cdef int64_t* j_seq        # arrival sequence (priority tie-break after submit)
+    cdef int64_t* j_runpos
+    cdef int32_t* j_row
+    cdef int8_t* j_state
+    cdef int8_t* j_how
+    cdef int8_t* j_reason
+
+    # node state
+    cdef uint64_t* free_now
+    cdef int64_t free_cnt
+    cdef uint64_t* pool        # rows of W words: the units of running jobs
+    cdef int64_t pool_cap
+    cdef int32_t* pool_free
+    cdef int64_t pool_nfree, pool_free_cap
+    cdef int64_t* run_list
+    cdef int64_t nrun, run_cap
+
+    # pending queue in priority order
+    cdef int64_t* pend
+    cdef int64_t npend, pend_cap
+    cdef int64_t nseq
+
+    # profile: a linked list of slots in a pool; slot 0 is always the head at `now`
+    cdef int64_t* s_begin
+    cdef int64_t* s_cnt
+    cdef int32_t* s_next
+    cdef uint64_t* s_bits
+    cdef int64_t nslots, slot_cap, slot_bits_cap
+    cdef EndKey* ends
+    cdef int64_t ends_cap
+    cdef int32_t* scratch_idx
+    cdef int64_t scratch_cap
+    cdef uint64_t* cand
+    cdef uint64_t* chosen
+
+    # replay: heap of (actual end, job); next job to submit
+    cdef EndKey* heap
+    cdef int64_t nheap, heap_cap
+    cdef int64_t next_sub
+    cdef int64_t next_bf
+    cdef public int64_t now
+
+    # per-pass records
+    cdef int64_t npass, pass_cap
+    cdef int64_t* p_time
+    cdef int64_t* p_queue
+    cdef int64_t* p_depth
+    cdef int64_t* p_started
+    cdef int64_t* p_resv
+    cdef int64_t* p_slots
+    cdef int64_t* p_wall
+    cdef int8_t* p_kind
+    cdef int8_t* p_exit
+
+    # last pass's decisions (for the embedding API)
+    cdef int64_t* last_started
+    cdef int64_t nlast_started, last_started_cap
+    cdef int64_t* last_reserved
+    cdef int64_t nlast_reserved, last_reserved_cap
+    cdef uint64_t* mask        # scratch bitmap for unit choice
+
+    def __cinit__(self, int64_t units):
+        self.units = units
+        self.W = (units + 63) // 64
+        self.resv_max = 1
+        self.max_job_test = -1
+        self.bf_window = 0
+        self.bf_resolution = 0
+        self.sjbf = 0
+        self.prio_sjf = 0
+        self.trigger = TR_EVENT
+        self.bf_interval = 30
+        self.record_passes = 1
+        self.free_now = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
+        self.cand = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
+        self.chosen = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
+        self.mask = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
+        if self.free_now == NULL or self.cand == NULL or self.chosen == NULL or self.mask == NULL:
+            raise MemoryError()
+        memset(self.free_now, 0xFF, self.W * sizeof(uint64_t))
+        if units % 64:
+            self.free_now[self.W - 1] = ((<uint64_t>1) << (units % 64)) - 1
+        self.free_cnt = units
+        self.next_bf = -INF
+        self.now = -INF
+
+    def __dealloc__(self):
+        free(self.j_submit)
+        free(self.j_units)
+        free(self.j_est)
+        free(self.j_run)
+        free(self.j_start)
+        free(self.j_end)
+        free(self.j_resv)
+        free(self.j_seq)
+        free(self.j_runpos)
+        free(self.j_row)
+        free(self.j_state)
+        free(self.j_how)
+        free(self.j_reason)
+        free(self.free_now)
+        free(self.pool)
+        free(self.pool_free)
+        free(self.run_list)
+        free(self.pend)
+        free(self.s_begin)
+        free(self.s_cnt)
+        free(self.s_next)
+        free(self.s_bits)
+        free(self.ends)
+        free(self.scratch_idx)
+        free(self.cand)
+        free(self.chosen)
+        free(self.mask)
+        free(self.heap)
+        free(self.p_time)
+        free(self.p_queue)
+        free(self.p_depth)
+        free(self.p_started)
+        free(self.p_resv)
+        free(self.p_slots)
+        free(self.p_wall)
+        free(self.p_kind)
+        free(self.p_exit)
+        free(self.last_started)
+        free(self.last_reserved)
+
+    # ------------------------------------------------------------------ jobs
+    cdef int _reserve_jobs(self, int64_t n) noexcept nogil:
+        cdef int64_t cap
+        if n <= self.jcap:
+            return 0
+        cap = self.jcap
+        if (_grow(<void**>&self.j_submit, &cap, n, sizeof(int64_t)) != 0):
+            return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_units, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_est, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_run, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_start, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_end, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_resv, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_seq, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_runpos, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_row, &cap, n, sizeof(int32_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_state, &cap, n, sizeof(int8_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_how, &cap, n, sizeof(int8_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_reason, &cap, n, sizeof(int8_t)) != 0: return -1
+        self.jcap = cap
+        return 0
+
+    def add_jobs(self, const int64_t[::1] submit, const int64_t[::1] units, const int64_t[::1] est,
+                 const int64_t[::1] run):
+        """Append jobs (not yet submitted); returns the index of the first. Inputs are validated by
+        the caller: same lengths, submit times non-decreasing after the last job's."""
+        cdef int64_t n = submit.shape[0], first = self.njobs, i, j
+        if self._reserve_jobs(first + n) != 0:
+            raise MemoryError()
+        for i in range(n):
+            j = first + i
+            self.j_submit[j] = submit[i]
+            self.j_units[j] = units[i]
+            self.j_est[j] = est[i]
+            self.j_run[j] = run[i]
+            self.j_start[j] = -1
+            self.j_end[j] = -1
+            self.j_resv[j] = -1
+            self.j_seq[j] = -1
+            self.j_runpos[j] = -1
+            self.j_row[j] = -1
+            self.j_state[j] = JS_NEW
+            self.j_how[j] = HOW_NONE
+            self.j_reason[j] = RJ_NONE
+        self.njobs = first + n
+        return first
+
+    # ------------------------------------------------------------------ node state
+    cdef int32_t _alloc_row(self) noexcept nogil:
+        # a free row of the running-units pool, growing the pool when none is left
+        cdef int64_t rows, r
+        cdef void* q
+        if self.pool_nfree == 0:
+            rows = self.pool_cap * 2 if self.pool_cap else 64
+            q = realloc(self.pool, <size_t>(rows * self.W) * sizeof(uint64_t))
+            if q == NULL:
+                return -1
+            self.pool = <uint64_t*>q
+            if _grow(<void**>&self.pool_free, &self.pool_free_cap, rows, sizeof(int32_t)) != 0:
+                return -1
+            r = rows
+            while r > self.pool_cap:
+                r -= 1
+                self.pool_free[self.pool_nfree] = <int32_t>r
+                self.pool_nfree += 1
+            self.pool_cap = rows
+        self.pool_nfree -= 1
+        return self.pool_free[self.pool_nfree]
+
+    cdef int _submit(self, int64_t j) noexcept nogil:
+        # a new pending job; rejected with a reason when it can never run
+        cdef int64_t lo, hi, mid, m, p
+        if self.j_units[j] <= 0:
+            self.j_state[j] = JS_REJECTED
+            self.j_reason[j] = RJ_NO_UNITS
+            return 0
+        if self.j_units[j] > self.units:
+            self.j_state[j] = JS_REJECTED
+            self.j_reason[j] = RJ_OVERSIZE
+            return 0
+        if self.j_est[j] <= 0:
+            self.j_state[j] = JS_REJECTED
+            self.j_reason[j] = RJ_NO_ESTIMATE
+            return 0
+        if _grow(<void**>&self.pend, &self.pend_cap, self.npend + 1, sizeof(int64_t)) != 0:
+            return -1
+        self.j_state[j] = JS_PENDING
+        self.j_seq[j] = self.nseq
+        self.nseq += 1
+        # FCFS: (submit, arrival) order. SJF: (estimate, submit, arrival). Insert from the back:
+        # arrivals are mostly latest in FCFS order, so this is usually an append.
+        lo, hi = 0, self.npend
+        while lo < hi:
+            mid = (lo + hi) // 2
+            m = self.pend[mid]
+            if self._before(j, m):
+                hi = mid
+            else:
+                lo = mid + 1
+        p = self.npend
+        while p > lo:
+            self.pend[p] = self.pend[p - 1]
+            p -= 1
+        self.pend[lo] = j
+        self.npend += 1
+        return 0
+
+    cdef inline bint _before(self, int64_t a, int64_t b) noexcept nogil:
+        # priority order: does job a come before job b?
+        if self.prio_sjf and self.j_est[a] != self.j_est[b]:
+            return self.j_est[a] < self.j_est[b]
+        if self.j_submit[a] != self.j_submit[b]:
+            return self.j_submit[a] < self.j_submit[b]
+        return self.j_seq[a] < self.j_seq[b]
+
+    cdef int _start(self, int64_t j, int64_t now) noexcept nogil:
+        # start job j now on the units in self.chosen
+        cdef int32_t r = self._alloc_row()
+        cdef int64_t i
+        cdef uint64_t* row
+        if r < 0:
+            return -1
+        if _grow(<void**>&self.run_list, &self.run_cap, self.nrun + 1, sizeof(int64_t)) != 0:
+            return -1
+        row = self.pool + <int64_t>r * self.W
+        for i in range(self.W):
+            row[i] = self.chosen[i]
+            self.free_now[i] &= ~self.chosen[i]
+        self.free_cnt -= self.j_units[j]
+        self.j_row[j] = r
+        self.j_state[j] = JS_RUNNING
+        self.j_start[j] = now
+        self.j_resv[j] = -1
+        self.j_runpos[j] = self.nrun
+        self.run_list[self.nrun] = j
+        self.nrun += 1
+        if self.j_run[j] >= 0:
+            self.j_end[j] = now + self.j_run[j]
+            if self._heap_push(self.j_end[j], j) != 0:
+                return -1
+        return 0
+
+    cdef void _finish(self, int64_t j, int64_t now) noexcept nogil:
+        cdef int64_t i, p, last
+        cdef uint64_t* row = self.pool + <int64_t>self.j_row[j] * self.W
+        for i in range(self.W):
+            self.free_now[i] |= row[i]
+        self.free_cnt += self.j_units[j]
+        self.pool_free[self.pool_nfree] = self.j_row[j]
+        self.pool_nfree += 1
+        self.j_row[j] = -1
+        p = self.j_runpos[j]
+        last = self.run_list[self.nrun - 1]
+        self.run_list[p] = last
+        self.j_runpos[last] = p
+        self.nrun -= 1
+        self.j_runpos[j] = -1
+        self.j_state[j] = JS_DONE
+        self.j_end[j] = now
+
+    # ------------------------------------------------------------------ replay heap
+    cdef int _heap_push(self, int64_t end, int64_t job) noexcept nogil:
+        cdef int64_t i, parent
+        cdef EndKey tmp
+        if _grow(<void**>&self.heap, &self.heap_cap, self.nheap + 1, sizeof(EndKey)) != 0:
+            return -1
+        i = self.nheap
+        self.heap[i].end = end
+        self.heap[i].job = job
+        self.nheap += 1
+        while i > 0:
+            parent = (i - 1) // 2
+            if _cmp_endkey(&self.heap[i], &self.heap[parent]) >= 0:
+                break
+            tmp = self.heap[i]
+            self.heap[i] = self.heap[parent]
+            self.heap[parent] = tmp
+            i = parent
+        return 0
+
+    cdef int64_t _heap_pop(self) noexcept nogil:
+        cdef int64_t job = self.heap[0].job, i = 0, c, n
+        cdef EndKey tmp
+        self.nheap -= 1
+        n = self.nheap
+        self.heap[0] = self.heap[n]
+        while True:
+            c = 2 * i + 1
+            if c >= n:
+                break
+            if c + 1 < n and _cmp_endkey(&self.heap[c + 1], &self.heap[c]) < 0:
+                c += 1
+            if _cmp_endkey(&self.heap[c], &self.heap[i]) >= 0:
+                break
+            tmp = self.heap[i]
+            self.heap[i] = self.heap[c]
+            self.heap[c] = tmp
+            i = c
+        return job
+
+    # ------------------------------------------------------------------ profile
+    cdef int32_t _new_slot(self) noexcept nogil:
+        cdef int64_t cap
+        cdef void* q
+        if self.nslots >= self.slot_cap:
+            cap = self.slot_cap * 2 if self.slot_cap else 64
+            q = realloc(self.s_begin, cap * sizeof(int64_t))
+            if q == NULL: return -1
+            self.s_begin = <int64_t*>q
+            q = realloc(self.s_cnt, cap * sizeof(int64_t))
+            if q == NULL: return -1
+            self.s_cnt = <int64_t*>q
+            q = realloc(self.s_next, cap * sizeof(int32_t))
+            if q == NULL: return -1
+            self.s_next = <int32_t*>q
+            q = realloc(self.s_bits, <size_t>(cap * self.W) * sizeof(uint64_t))
+            if q == NULL: return -1
+            self.s_bits = <uint64_t*>q
+            self.slot_cap = cap
+        self.nslots += 1
+        return <int32_t>(self.nslots - 1)
+
+    cdef inline int64_t _round_up(self, int64_t t) noexcept nogil:
+        if self.bf_resolution <= 1:
+            return t
+        return ((t + self.bf_resolution - 1) // self.bf_resolution) * self.bf_resolution
+
+    cdef int _build_profile(self, int64_t now) noexcept nogil:
+        # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
+        # planned end of a running job (start + estimate, never before now + 1), adding its units
+        cdef int64_t i, k, j, e
+        cdef int32_t s, prev
+        cdef uint64_t* row
+        self.nslots = 0
+        s = self._new_slot()
+        if s < 0:
+            return -1
+        self.s_begin[0] = now
+        self.s_cnt[0] = self.free_cnt
+        self.s_next[0] = -1
+        memcpy(self.s_bits, self.free_now, self.W * sizeof(uint64_t))
+        if _grow(<void**>&self.ends, &self.ends_cap, self.nrun + 1, sizeof(EndKey)) != 0:
+            return -1
+        for i in range(self.nrun):
+            j = self.run_list[i]
+            e = self.j_start[j] + self.j_est[j]
+            if e < now + 1:
+                e = now + 1
+            self.ends[i].end = self._round_up(e)
+            self.ends[i].job = j
+        qsort(self.ends, self.nrun, sizeof(EndKey), _cmp_endkey)
+        prev = 0
+        i = 0
+        while i < self.nrun:
+            e = self.ends[i].end
+            s = self._new_slot()
+            if s < 0:
+                return -1
+            self.s_begin[s] = e
+            self.s_cnt[s] = self.s_cnt[prev]
+            self.s_next[s] = -1
+            self.s_next[prev] = s
+            memcpy(self.s_bits + <int64_t>s * self.W, self.s_bits + <int64_t>prev * self.W,
+                   self.W * sizeof(uint64_t))
+            while i < self.nrun and self.ends[i].end == e:
+                j = self.ends[i].job
+                row = self.pool + <int64_t>self.j_row[j] * self.W
+                for k in range(self.W):
+                    self.s_bits[<int64_t>s * self.W + k] |= row[k]
+                self.s_cnt[s] += self.j_units[j]
+                i += 1
+            prev = s
+        return 0
+
+    cdef int64_t _find_start(self, int64_t k, int64_t d, int64_t now, bint now_only,
+                             int32_t* at) noexcept nogil:
+        # Earliest start t >= now at which k units are free throughout [t, t+d); self.cand gets the
+        # units free throughout. Candidate starts are slot beginnings. Returns -1 if none (only
+        # possible with now_only or a bounded window).
+        cdef int32_t i = 0, j
+        cdef int64_t t, c, w
+        cdef int64_t W = self.W
+        cdef bint ok
+        cdef uint64_t* bits
+        while i != -1:
+            t = self.s_begin[i]
+            if self.bf_window > 0 and t > now + self.bf_window:
+                return -1
+            if self.s_cnt[i] >= k:
+                memcpy(self.cand, self.s_bits + <int64_t>i * W, W * sizeof(uint64_t))
+                ok = True
+                j = self.s_next[i]
+                while j != -1 and self.s_begin[j] < t + d:
+                    if self.s_cnt[j] < k:
+                        ok = False
+                        break
+                    bits = self.s_bits + <int64_t>j * W
+                    c = 0
+                    for w in range(W):
+                        self.cand[w] &= bits[w]
+                        c += __builtin_popcountll(self.cand[w])
+                    if c < k:
+                        ok = False
+                        break
+                    j = self.s_next[j]
+                if ok:
+                    at[0] = i
+                    return t
+            if now_only:
+                return -1
+            i = self.s_next[i]
+        return -1
+
+    cdef void _choose(self, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
+        # Pick k units of self.cand into self.chosen (DESIGN §4.4):
+        #  - a job starting now takes first the units that a later slot (a reservation) needs, the
+        #    earliest-needed first, so units free for long stay free for long jobs;
+        #  - a reservation takes first the units busy just before it starts (freed by running jobs or
+        #    earlier placements), latest-busy first, so units free now stay free for backfill.
+        # Ties and the rest: lowest unit index.
+        cdef int64_t W = self.W, need = k, n = 0, w
+        cdef int32_t j
+        cdef uint64_t* bits
+        memset(self.chosen, 0, W * sizeof(uint64_t))
+        if t == now:
+            j = si
+            while j != -1 and self.s_begin[j] < t + d:
+                j = self.s_next[j]
+            while j != -1 and need > 0:
+                bits = self.s_bits + <int64_t>j * W
+                for w in range(W):
+                    self.mask[w] = ~bits[w]
+                need = _take_lowest(self.cand, self.chosen, need, W, self.mask)
+                j = self.s_next[j]
+        else:
+            j = 0
+            while j != -1 and self.s_begin[j] < t:
+                self.scratch_idx[n] = j
+                n += 1
+                j = self.s_next[j]
+            while n > 0 and need > 0:
+                n -= 1
+                bits = self.s_bits + <int64_t>self.scratch_idx[n] * W
+                for w in range(W):
+                    self.mask[w] = ~bits[w]
+                need = _take_lowest(self.cand, self.chosen, need, W, self.mask)
+        if need > 0:
+            _take_lowest(self.cand, self.chosen, need, W, NULL)
+
+    cdef int _commit(self, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
+        # remove self.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
+        cdef int64_t W = self.W, w, end
+        cdef int32_t j = si, n
+        while j != -1 and self.s_begin[j] < t + d:
+            end = self.s_begin[self.s_next[j]] if self.s_next[j] != -1 else INF
+            if end > t + d:
+                n = self._new_slot()
+                if n < 0:
+                    return -1
+                self.s_begin[n] = t + d
+                self.s_cnt[n] = self.s_cnt[j]
+                self.s_next[n] = self.s_next[j]
+                self.s_next[j] = n
+                memcpy(self.s_bits + <int64_t>n * W, self.s_bits + <int64_t>j * W, W * sizeof(uint64_t))
+            for w in range(W):
+                self.s_bits[<int64_t>j * W + w] &= ~self.chosen[w]
+            self.s_cnt[j] -= k
+            j = self.s_next[j]
+        return 0
+
+    cdef int _ensure_scratch(self) noexcept nogil:
+        cdef int64_t need = self.nrun + 2 * self.npend + 8
+        # the backward walk of _choose lists at most every slot: 1 + running + 2 per placement
+        if _grow(<void**>&self.scratch_idx, &self.scratch_cap, need, sizeof(int32_t)) != 0:
+            return -1
+        return 0
+
+    # ------------------------------------------------------------------ passes
+    cdef int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
+                     int64_t resv, int ex, int64_t wall) noexcept nogil:
+        cdef int64_t cap
+        if not self.record_passes:
+            self.npass += 1
+            return 0
+        if self.npass >= self.pass_cap:
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_time, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_queue, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_depth, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_started, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_resv, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_slots, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_wall, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_kind, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_exit, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
+            self.pass_cap = cap
+        self.p_time[self.npass] = now
+        self.p_queue[self.npass] = queue
+        self.p_depth[self.npass] = depth
+        self.p_started[self.npass] = started
+        self.p_resv[self.npass] = resv
+        self.p_slots[self.npass] = self.nslots if kind == PK_FULL else 0
+        self.p_wall[self.npass] = wall
+        self.p_kind[self.npass] = kind
+        self.p_exit[self.npass] = ex
+        self.npass += 1
+        return 0
+
+    cdef int _note_started(self, int64_t j) noexcept nogil:
+        if _grow(<void**>&self.last_started, &self.last_started_cap, self.nlast_started + 1,
+                 sizeof(int64_t)) != 0:
+            return -1
+        self.last_started[self.nlast_started] = j
+        self.nlast_started += 1
+        return 0
+
+    cdef int _note_reserved(self, int64_t j) noexcept nogil:
+        if _grow(<void**>&self.last_reserved, &self.last_reserved_cap, self.nlast_reserved + 1,
+                 sizeof(int64_t)) != 0:
+            return -1
+        self.last_reserved[self.nlast_reserved] = j
+        self.nlast_reserved += 1
+        return 0
+
+    cdef int _compact_pending(self) noexcept nogil:
+        cdef int64_t i, n = 0
+        for i in range(self.npend):
+            if self.j_state[self.pend[i]] == JS_PENDING:
+                self.pend[n] = self.pend[i]
+                n += 1
+        self.npend = n
+        return 0
+
+    cdef int _quick_pass(self, int64_t now) noexcept nogil:
+        # Slurm's main scheduler: start jobs in priority order while they fit now; stop at the first
+        # that does not (it keeps the queue head from being overtaken between backfill passes)
+        cdef int64_t t0 = _now_ns(), p, j, k, started = 0, depth = 0, queue = self.npend
+        cdef int ex = EX_END
+        self.nlast_started = 0
+        self.nlast_reserved = 0
+        for p in range(self.npend):
+            j = self.pend[p]
+            k = self.j_units[j]
+            depth += 1
+            if k > self.free_cnt:
+                ex = EX_QUICK_BLOCKED
+                break
+            memcpy(self.cand, self.free_now, self.W * sizeof(uint64_t))
+            memset(self.chosen, 0, self.W * sizeof(uint64_t))
+            _take_lowest(self.cand, self.chosen, k, self.W, NULL)
+            if self._start(j, now) != 0:
+                return -1
+            self.j_how[j] = HOW_MAIN
+            started += 1
+            if self._note_started(j) != 0:
+                return -1
+        self._compact_pending()
+        return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0)
+
+    cdef int _full_pass(self, int64_t now) noexcept nogil:
+        cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
+        cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
+        cdef int32_t si = 0
+        cdef bint blocked = False
+        cdef int ex = EX_END
+        self.nlast_started = 0
+        self.nlast_reserved = 0
+        if self._build_profile(now) != 0 or self._ensure_scratch() != 0:
+            return -1
+        for p in range(self.npend):
+            j = self.pend[p]
+            self.j_resv[j] = -1
+        p = 0
+        while p < self.npend:
+            if self.sjbf and resv_left == 0:
+                phase2 = p
+                break
+            j = self.pend[p]
+            p += 1
+            if self.max_job_test >= 0 and depth >= self.max_job_test:
+                ex = EX_MAX_JOB_TEST
+                break
+            depth += 1
+            k = self.j_units[j]
+            d = self.j_est[j]
+            if resv_left == 0:
+                # no reservation left: only "can it start now?"; the free count rejects most at once
+                if k > self.s_cnt[0]:
+                    blocked = True
+                    continue
+                t = self._find_start(k, d, now, True, &si)
+            else:
+                t = self._find_start(k, d, now, False, &si)
+            if t == now:
+                self._choose(k, t, d, si, now)
+                if self._commit(k, t, d, si) != 0 or self._start(j, now) != 0:
+                    return -1
+                self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
+                started += 1
+                if self._note_started(j) != 0:
+                    return -1
+            elif t > now and resv_left != 0:
+                self._choose(k, t, d, si, now)
+                if self._commit(k, t, d, si) != 0:
+                    return -1
+                self.j_resv[j] = t
+                if self._note_reserved(j) != 0:
+                    return -1
+                resv += 1
+                if resv_left > 0:
+                    resv_left -= 1
+                blocked = True
+            else:
+                blocked = True
+        if phase2 >= 0 and ex == EX_END:
+            # EASY-SJBF: the jobs after the reserved ones are tried shortest estimate first
+            ex = self._sjbf_phase(now, phase2, &depth, &started)
+            if ex < 0:
+                return -1
+        self._compact_pending()
+        return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0)
+
+    cdef int _sjbf_phase(self, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
+        cdef int64_t n = self.npend - first, i, j, k, d, t, a, b, x
+        cdef int32_t si = 0
+        cdef EndKey* order
+        if n <= 0:
+            return EX_END
+        if _grow(<void**>&self.ends, &self.ends_cap, n, sizeof(EndKey)) != 0:
+            return -1
+        order = self.ends
+        for i in range(n):
+            # key: (estimate, queue position) -- the position keeps priority order among equals
+            order[i].end = self.j_est[self.pend[first + i]]
+            order[i].job = first + i
+        qsort(order, n, sizeof(EndKey), _cmp_endkey)
+        for i in range(n):
+            if self.max_job_test >= 0 and depth[0] >= self.max_job_test:
+                return EX_MAX_JOB_TEST
+            j = self.pend[order[i].job]
+            depth[0] += 1
+            k = self.j_units[j]
+            d = self.j_est[j]
+            if k > self.s_cnt[0]:
+                continue
+            t = self._find_start(k, d, now, True, &si)
+            if t == now:
+                self._choose(k, t, d, si, now)
+                if self._commit(k, t, d, si) != 0 or self._start(j, now) != 0:
+                    return -1
+                self.j_how[j] = HOW_BACKFILL
+                started[0] += 1
+                if self._note_started(j) != 0:
+                    return -1
+        return EX_END
+
+    # ------------------------------------------------------------------ Python entry points
+    def submit(self, int64_t j):
+        if self._submit(j) != 0:
+            raise MemoryError()
+        return int(self.j_state[j])
+
+    def finish(self, int64_t j, int64_t now):
+        self._finish(j, now)
+
+    def run_pass(self, int64_t now, bint quick=False):
+        """One pass at ``now``; returns (started job indices, reserved job indices)."""
+        cdef int rc
+        self.now = now
+        with nogil:
+            rc = self._quick_pass(now) if quick else self._full_pass(now)
+        if rc != 0:
+            raise MemoryError()
+        started = np.empty(self.nlast_started, dtype=np.int64)
+        reserved = np.empty(self.nlast_reserved, dtype=np.int64)
+        cdef int64_t[::1] sv = started
+        cdef int64_t[::1] rv = reserved
+        cdef int64_t i
+        for i in range(self.nlast_started):
+            sv[i] = self.last_started[i]
+        for i in range(self.nlast_reserved):
+            rv[i] = self.last_reserved[i]
+        return started, reserved
+
+    def load_trace(self, const int64_t[::1] submit, const int64_t[::1] units, const int64_t[::1] est,
+                   const int64_t[::1] run):
+        """Jobs of a replay, in (submit, id) order; run = actual run time (already capped)."""
+        self.add_jobs(submit, units, est, run)
+        self.next_sub = 0
+
+    def replay(self, int64_t max_instants=-1):
+        """Run the event loop for at most ``max_instants`` instants (-1: to the end).
+        Returns True when the trace is done."""
+        cdef int rc = 0
+        cdef bint done = False
+        with nogil:
+            rc = self._replay(max_instants, &done)
+        if rc != 0:
+            raise MemoryError()
+        return done
+
+    cdef int _replay(self, int64_t max_instants, bint* done) noexcept nogil:
+        cdef int64_t t, ts, te, tb, j, count = 0
+        cdef bint events
+        while max_instants < 0 or count < max_instants:
+            ts = self.j_submit[self.next_sub] if self.next_sub < self.njobs else INF
+            te = self.heap[0].end if self.nheap > 0 else INF
+            tb = INF
+            if self.trigger == TR_INTERVAL and self.npend > 0:
+                tb = self.next_bf
+            t = ts if ts < te else te
+            if tb < t:
+                t = tb
+            if t == INF:
+                done[0] = True
+                return 0
+            if t < self.now:       # a timer already due: it fires at the current instant
+                t = self.now
+            self.now = t
+            count += 1
+            events = False
+            while self.nheap > 0 and self.heap[0].end == t:
+                j = self._heap_pop()
+                self._finish(j, t)
+                events = True
+            while self.next_sub < self.njobs and self.j_submit[self.next_sub] == t:
+                if self._submit(self.next_sub) != 0:
+                    return -1
+                self.next_sub += 1
+                events = True
+            if self.npend == 0:
+                continue
+            if self.trigger == TR_EVENT:
+                if self._full_pass(t) != 0:
+                    return -1
+            else:
+                if t >= self.next_bf:
+                    if self._full_pass(t) != 0:
+                        return -1
+                    # the period runs from the end of the previous pass (a free clock: it ends now)
+                    self.next_bf = t + self.bf_interval
+                elif events:
+                    if self._quick_pass(t) != 0:
+                        return -1
+        done[0] = False
+        return 0
+
+    # ------------------------------------------------------------------ state read-out
+    def job_arrays(self):
+        """(state, start, end, how, reason, planned) per job, as numpy arrays."""
+        n = self.njobs
+        out = [np.empty(n, dtype=np.int64) for _ in range(6)]
+        cdef int64_t[::1] a0 = out[0], a1 = out[1], a2 = out[2], a3 = out[3], a4 = out[4], a5 = out[5]
+        cdef int64_t i
+        for i in range(n):
+            a0[i] = self.j_state[i]
+            a1[i] = self.j_start[i]
+            a2[i] = self.j_end[i]
+            a3[i] = self.j_how[i]
+            a4[i] = self.j_reason[i]
+            a5[i] = self.j_resv[i]
+        return tuple(out)
+
+    def pass_arrays(self):
+        """Per-pass records as a dict of numpy arrays (empty when passes are not recorded)."""
+        cdef int64_t n = self.npass if self.record_passes else 0, i
+        out = {name: np.empty(n, dtype=np.int64) for name in
+               ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns")}
+        out["kind"] = np.empty(n, dtype=np.int8)
+        out["exit"] = np.empty(n, dtype=np.int8)
+        cdef int64_t[::1] t = out["time"], q = out["queue"], d = out["depth"], st = out["started"]
+        cdef int64_t[::1] r = out["reservations"], sl = out["slots"], w = out["wall_ns"]
+        cdef int8_t[::1] k = out["kind"], e = out["exit"]
+        for i in range(n):
+            t[i] = self.p_time[i]
+            q[i] = self.p_queue[i]
+            d[i] = self.p_depth[i]
+            st[i] = self.p_started[i]
+            r[i] = self.p_resv[i]
+            sl[i] = self.p_slots[i]
+            w[i] = self.p_wall[i]
+            k[i] = self.p_kind[i]
+            e[i] = self.p_exit[i]
+        return out
+
+    def units_of(self, int64_t j):
+        """The unit bitmap of running job j (a copy)."""
+        arr = np.zeros(self.W, dtype=np.uint64)
+        cdef uint64_t[::1] v = arr
+        cdef int64_t i
+        if self.j_row[j] >= 0:
+            for i in range(self.W):
+                v[i] = self.pool[<int64_t>self.j_row[j] * self.W + i]
+        return arr
+
+    def free_bitmap(self):
+        arr = np.zeros(self.W, dtype=np.uint64)
+        cdef uint64_t[::1] v = arr
+        cdef int64_t i
+        for i in range(self.W):
+            v[i] = self.free_now[i]
+        return arr
+
+    def pending(self):
+        return np.array([self.pend[i] for i in range(self.npend)], dtype=np.int64)
+
+    def running(self):
+        return np.array([self.run_list[i] for i in range(self.nrun)], dtype=np.int64)
+
+    @property
+    def n_passes(self):
+        return self.npass
+
+    @property
+    def free_count(self):
+        return self.free_cnt
+
+    @property
+    def n_jobs(self):
+        return self.njobs
