@@ -1,0 +1,5 @@
+"""Pure-Python references: the oracle of the compiled core, and a count-based EASY (pyss semantics)."""
+from .count_easy import count_easy_replay
+from .engine_ref import ReferenceCore, reference_replay
+
+__all__ = ["ReferenceCore", "reference_replay", "count_easy_replay"]

@@ -1,0 +1,279 @@
+"""The oracle: the scheduling cycle of DESIGN §4 written plainly, in pure Python.
+
+Slow and obvious on purpose. Unit sets are Python ints (bit i = unit i); the profile is a list of
+``[begin, free_units]`` slots. The compiled core (``ext/_core.pyx``) must make exactly the same
+decisions — same jobs started, same units, same reservations — which the property tests check.
+
+Semantics in brief (see the compiled core for the same in C):
+
+* Pending jobs are ordered by priority: FCFS = (submit, arrival), SJF = (estimate, submit, arrival).
+* A full pass builds the profile: the units free now from ``now``; at each distinct planned end of a
+  running job (start + estimate, never before now + 1, rounded up to ``bf_resolution``) its units
+  come back. It then walks the queue: a job starts now if its units are free throughout
+  [now, now + estimate); else, while reservations are left, it reserves the earliest start where they
+  are (within ``bf_window``), blocking those units in the profile for the rest of the pass; else it is
+  skipped. With ``order="sjbf"`` the walk stops at the last reservation and the remaining jobs are
+  tried, shortest estimate first, for a start now only.
+* Unit choice: a job starting now takes first the units that later slots need (earliest first); a
+  reservation takes first the units busy just before its start (latest first); then lowest index.
+* A quick pass (the interval trigger's main scheduler) starts jobs in order while they fit now and
+  stops at the first that does not.
+"""
+
+INF = float("inf")
+NEW, PENDING, RUNNING, DONE, REJECTED = 0, 1, 2, 3, 4
+HOW_MAIN, HOW_BACKFILL = 1, 2
+RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_NO_UNITS = 1, 2, 3
+EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED = 0, 1, 2
+
+
+def _lowest(bits, n):
+    """The n lowest set bits of ``bits`` (an int)."""
+    out = 0
+    while n > 0 and bits:
+        low = bits & -bits
+        out |= low
+        bits ^= low
+        n -= 1
+    return out
+
+
+class _Job:
+    __slots__ = ("submit", "units", "est", "run", "state", "start", "end", "how", "reason", "resv",
+                 "seq", "bits")
+
+    def __init__(self, submit, units, est, run):
+        self.submit, self.units, self.est, self.run = submit, units, est, run
+        self.state, self.start, self.end, self.how, self.reason, self.resv = NEW, -1, -1, 0, 0, -1
+        self.seq, self.bits = -1, 0
+
+
+class ReferenceCore:
+    """Pure-Python twin of ``pbf._core.Core`` (the same configuration attributes and results)."""
+
+    def __init__(self, units, reservations=1, max_job_test=-1, bf_window=0, bf_resolution=0,
+                 sjbf=False, prio_sjf=False):
+        self.units = units
+        self.all = (1 << units) - 1
+        self.free = self.all
+        self.resv_max, self.max_job_test = reservations, max_job_test
+        self.bf_window, self.bf_resolution = bf_window, bf_resolution
+        self.sjbf, self.prio_sjf = sjbf, prio_sjf
+        self.jobs, self.pending, self.running = [], [], []
+        self.nseq = 0
+        self.passes = []
+
+    # jobs -----------------------------------------------------------------
+    def add_job(self, submit, units, est, run=-1):
+        self.jobs.append(_Job(submit, units, est, run))
+        return len(self.jobs) - 1
+
+    def _key(self, j):
+        job = self.jobs[j]
+        return (job.est if self.prio_sjf else 0, job.submit, job.seq)
+
+    def submit(self, j):
+        job = self.jobs[j]
+        if job.units <= 0:
+            job.state, job.reason = REJECTED, RJ_NO_UNITS
+        elif job.units > self.units:
+            job.state, job.reason = REJECTED, RJ_OVERSIZE
+        elif job.est <= 0:
+            job.state, job.reason = REJECTED, RJ_NO_ESTIMATE
+        else:
+            job.state, job.seq = PENDING, self.nseq
+            self.nseq += 1
+            self.pending.append(j)
+            self.pending.sort(key=self._key)
+        return job.state
+
+    def finish(self, j, now):
+        job = self.jobs[j]
+        self.free |= job.bits
+        self.running.remove(j)
+        job.state, job.end = DONE, now
+
+    def _start(self, j, bits, now, how):
+        job = self.jobs[j]
+        assert bits & ~self.free == 0 and bin(bits).count("1") == job.units
+        self.free &= ~bits
+        job.bits, job.state, job.start, job.how, job.resv = bits, RUNNING, now, how, -1
+        if job.run >= 0:
+            job.end = now + job.run
+        self.running.append(j)
+
+    # profile ----------------------------------------------------------------
+    def _round_up(self, t):
+        r = self.bf_resolution
+        return t if r <= 1 else -(-t // r) * r
+
+    def _profile(self, now):
+        ends = {}
+        for j in self.running:
+            job = self.jobs[j]
+            e = self._round_up(max(job.start + job.est, now + 1))
+            ends[e] = ends.get(e, 0) | job.bits
+        slots = [[now, self.free]]
+        for e in sorted(ends):
+            slots.append([e, slots[-1][1] | ends[e]])
+        return slots
+
+    @staticmethod
+    def _end(slots, i):
+        return slots[i + 1][0] if i + 1 < len(slots) else INF
+
+    def _find_start(self, slots, k, d, now, now_only):
+        for i, (t, _) in enumerate(slots):
+            if self.bf_window > 0 and t > now + self.bf_window:
+                return None
+            cand = self.all
+            for begin, bits in slots[i:]:
+                if begin >= t + d:
+                    break
+                cand &= bits
+            if bin(cand).count("1") >= k:
+                return t, i, cand
+            if now_only:
+                return None
+        return None
+
+    def _choose(self, slots, k, t, d, i, cand, now):
+        chosen, need = 0, k
+        if t == now:
+            order = [bits for begin, bits in slots[i:] if begin >= t + d]
+        else:
+            order = [bits for begin, bits in slots if begin < t][::-1]
+        for bits in order:
+            if need == 0:
+                break
+            take = _lowest(cand & ~bits, need)
+            chosen |= take
+            cand &= ~take
+            need -= bin(take).count("1")
+        if need:
+            chosen |= _lowest(cand, need)
+        return chosen
+
+    def _commit(self, slots, t, d, i, chosen):
+        j = i
+        while j < len(slots) and slots[j][0] < t + d:
+            if self._end(slots, j) > t + d:
+                slots.insert(j + 1, [t + d, slots[j][1]])
+            slots[j][1] &= ~chosen
+            j += 1
+
+    # passes ------------------------------------------------------------------
+    def full_pass(self, now):
+        slots = self._profile(now)
+        started, reserved = [], []
+        depth, resv_left, blocked, exit_reason = 0, self.resv_max, False, EX_END
+        for j in self.pending:
+            self.jobs[j].resv = -1
+        queue = list(self.pending)
+        p = 0
+        phase2 = None
+        while p < len(queue):
+            if self.sjbf and resv_left == 0:
+                phase2 = p
+                break
+            j = queue[p]
+            p += 1
+            if 0 <= self.max_job_test <= depth:
+                exit_reason = EX_MAX_JOB_TEST
+                break
+            depth += 1
+            job = self.jobs[j]
+            found = self._find_start(slots, job.units, job.est, now, now_only=(resv_left == 0))
+            if found and found[0] == now:
+                t, i, cand = found
+                chosen = self._choose(slots, job.units, t, job.est, i, cand, now)
+                self._commit(slots, t, job.est, i, chosen)
+                self._start(j, chosen, now, HOW_BACKFILL if blocked else HOW_MAIN)
+                started.append(j)
+            elif found and resv_left != 0:
+                t, i, cand = found
+                chosen = self._choose(slots, job.units, t, job.est, i, cand, now)
+                self._commit(slots, t, job.est, i, chosen)
+                job.resv = t
+                reserved.append(j)
+                resv_left -= 1
+                blocked = True
+            else:
+                blocked = True
+        if phase2 is not None and exit_reason == EX_END:
+            rest = sorted(range(phase2, len(queue)), key=lambda q: (self.jobs[queue[q]].est, q))
+            for q in rest:
+                if 0 <= self.max_job_test <= depth:
+                    exit_reason = EX_MAX_JOB_TEST
+                    break
+                depth += 1
+                j = queue[q]
+                job = self.jobs[j]
+                found = self._find_start(slots, job.units, job.est, now, now_only=True)
+                if found:
+                    t, i, cand = found
+                    chosen = self._choose(slots, job.units, t, job.est, i, cand, now)
+                    self._commit(slots, t, job.est, i, chosen)
+                    self._start(j, chosen, now, HOW_BACKFILL)
+                    started.append(j)
+        self.pending = [j for j in self.pending if self.jobs[j].state == PENDING]
+        self.passes.append(("full", now, depth, len(started), len(reserved), exit_reason))
+        return started, reserved
+
+    def quick_pass(self, now):
+        started, depth, exit_reason = [], 0, EX_END
+        for j in self.pending:
+            job = self.jobs[j]
+            depth += 1
+            if job.units > bin(self.free).count("1"):
+                exit_reason = EX_QUICK_BLOCKED
+                break
+            self._start(j, _lowest(self.free, job.units), now, HOW_MAIN)
+            started.append(j)
+        self.pending = [j for j in self.pending if self.jobs[j].state == PENDING]
+        self.passes.append(("quick", now, depth, len(started), 0, exit_reason))
+        return started, []
+
+
+def reference_replay(submit, units, est, run, total_units, trigger="event", bf_interval=30, **config):
+    """Replay jobs (in submit order) through :class:`ReferenceCore` with the compiled replay's event
+    loop. Returns the core (its ``jobs`` hold state, start, end, how, reason, bits)."""
+    core = ReferenceCore(total_units, **config)
+    n = len(submit)
+    for i in range(n):
+        core.add_job(int(submit[i]), int(units[i]), int(est[i]), int(run[i]))
+    ends = []  # (end, job) of running jobs
+    nxt, now, next_bf = 0, None, -INF
+    import heapq
+    while True:
+        ts = core.jobs[nxt].submit if nxt < n else INF
+        te = ends[0][0] if ends else INF
+        tb = next_bf if trigger == "interval" and core.pending else INF
+        t = min(ts, te, tb)
+        if t == INF:
+            return core
+        if now is not None and t < now:
+            t = now
+        now = t
+        events = False
+        while ends and ends[0][0] == t:
+            _, j = heapq.heappop(ends)
+            core.finish(j, t)
+            events = True
+        while nxt < n and core.jobs[nxt].submit == t:
+            core.submit(nxt)
+            nxt += 1
+            events = True
+        if not core.pending:
+            continue
+        if trigger == "event":
+            started, _ = core.full_pass(t)
+        elif t >= next_bf:
+            started, _ = core.full_pass(t)
+            next_bf = t + bf_interval
+        elif events:
+            started, _ = core.quick_pass(t)
+        else:
+            started = []
+        for j in started:
+            heapq.heappush(ends, (core.jobs[j].end, j))
