@@ -13,7 +13,7 @@ import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport malloc, realloc, free, qsort
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from words cimport w_popcount, w_count_and
@@ -72,6 +72,12 @@ ctypedef struct EndKey:
     int64_t job
 
 
+ctypedef struct PendEntry:     # a pending job with what the pass reads of it, contiguous in queue order
+    int64_t job
+    int64_t units
+    int64_t est
+
+
 cdef int _cmp_endkey(const void* a, const void* b) noexcept nogil:
     cdef const EndKey* x = <const EndKey*>a
     cdef const EndKey* y = <const EndKey*>b
@@ -99,10 +105,53 @@ cdef int _grow(void** p, int64_t* cap, int64_t need, size_t item) noexcept nogil
     return 0
 
 
-cdef inline int64_t _now_ns() noexcept nogil:
+cdef inline int64_t _clock_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef extern from *:
+    """
+    #if defined(__x86_64__) || defined(__i386__)
+    #include <x86intrin.h>
+    static inline long long pbf_ticks(void) { return (long long)__rdtsc(); }
+    #define PBF_HAVE_TSC 1
+    #else
+    static inline long long pbf_ticks(void) { return 0; }
+    #define PBF_HAVE_TSC 0
+    #endif
+    """
+    long long pbf_ticks() nogil
+    int PBF_HAVE_TSC
+
+
+# Pass wall times are read from the CPU's time-stamp counter where there is one (a few ns, against
+# ~35 ns for clock_gettime, which matters at ~300 ns a pass) and converted with this ratio, measured
+# once per process against CLOCK_MONOTONIC.
+cdef double _NS_PER_TICK = 0.0
+
+
+def _calibrate():
+    global _NS_PER_TICK
+    cdef int64_t c0, c1, n0, n1
+    if not PBF_HAVE_TSC:
+        _NS_PER_TICK = 1.0
+        return
+    n0 = _clock_ns()
+    c0 = pbf_ticks()
+    n1 = n0
+    while n1 - n0 < 2000000:
+        n1 = _clock_ns()
+    c1 = pbf_ticks()
+    _NS_PER_TICK = (n1 - n0) / <double>(c1 - c0) if c1 > c0 else 1.0
+
+
+cdef inline int64_t _now_ns() noexcept nogil:
+    # raw ticks (converted to ns when read out), or ns without a TSC
+    if PBF_HAVE_TSC:
+        return pbf_ticks()
+    return _clock_ns()
 
 
 cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W,
@@ -171,9 +220,11 @@ cdef class Core:
     cdef int64_t pool_nfree, pool_free_cap
     cdef int64_t* run_list
     cdef int64_t nrun, run_cap
+    cdef EndKey* by_end        # running jobs sorted by (start + estimate, job): the profile's order
+    cdef int64_t by_end_cap
 
     # pending queue in priority order
-    cdef int64_t* pend
+    cdef PendEntry* pend
     cdef int64_t npend, pend_cap
     cdef int64_t nseq
 
@@ -215,6 +266,7 @@ cdef class Core:
     cdef int64_t* last_reserved
     cdef int64_t nlast_reserved, last_reserved_cap
     cdef uint64_t* mask        # scratch bitmap for unit choice
+    cdef bint monotone         # every slot's free units include the previous slot's (no reservation yet)
 
     def __cinit__(self, int64_t units):
         self.units = units
@@ -259,6 +311,7 @@ cdef class Core:
         free(self.pool)
         free(self.pool_free)
         free(self.run_list)
+        free(self.by_end)
         free(self.pend)
         free(self.s_begin)
         free(self.s_cnt)
@@ -379,7 +432,7 @@ cdef class Core:
             self.j_state[j] = JS_REJECTED
             self.j_reason[j] = RJ_NO_ESTIMATE
             return 0
-        if _grow(<void**>&self.pend, &self.pend_cap, self.npend + 1, sizeof(int64_t)) != 0:
+        if _grow(<void**>&self.pend, &self.pend_cap, self.npend + 1, sizeof(PendEntry)) != 0:
             return -1
         self.j_state[j] = JS_PENDING
         self.j_seq[j] = self.nseq
@@ -389,16 +442,15 @@ cdef class Core:
         lo, hi = 0, self.npend
         while lo < hi:
             mid = (lo + hi) // 2
-            m = self.pend[mid]
+            m = self.pend[mid].job
             if self._before(j, m):
                 hi = mid
             else:
                 lo = mid + 1
-        p = self.npend
-        while p > lo:
-            self.pend[p] = self.pend[p - 1]
-            p -= 1
-        self.pend[lo] = j
+        memmove(self.pend + lo + 1, self.pend + lo, (self.npend - lo) * sizeof(PendEntry))
+        self.pend[lo].job = j
+        self.pend[lo].units = self.j_units[j]
+        self.pend[lo].est = self.j_est[j]
         self.npend += 1
         return 0
 
@@ -430,6 +482,8 @@ cdef class Core:
         self.j_resv[j] = -1
         self.j_runpos[j] = self.nrun
         self.run_list[self.nrun] = j
+        if self._by_end_insert(j) != 0:
+            return -1
         self.nrun += 1
         if self.j_run[j] >= 0:
             self.j_end[j] = now + self.j_run[j]
@@ -437,8 +491,35 @@ cdef class Core:
                 return -1
         return 0
 
+    cdef int64_t _by_end_find(self, int64_t end, int64_t j) noexcept nogil:
+        # position of the first entry not before (end, j) among the nrun sorted entries
+        cdef int64_t lo = 0, hi = self.nrun, mid
+        cdef EndKey key
+        key.end = end
+        key.job = j
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _cmp_endkey(&self.by_end[mid], &key) < 0:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    cdef int _by_end_insert(self, int64_t j) noexcept nogil:
+        # called before nrun is incremented
+        cdef int64_t e = self.j_start[j] + self.j_est[j], p
+        if _grow(<void**>&self.by_end, &self.by_end_cap, self.nrun + 1, sizeof(EndKey)) != 0:
+            return -1
+        p = self._by_end_find(e, j)
+        memmove(self.by_end + p + 1, self.by_end + p, (self.nrun - p) * sizeof(EndKey))
+        self.by_end[p].end = e
+        self.by_end[p].job = j
+        return 0
+
     cdef void _finish(self, int64_t j, int64_t now) noexcept nogil:
         cdef int64_t i, p, last
+        p = self._by_end_find(self.j_start[j] + self.j_est[j], j)
+        memmove(self.by_end + p, self.by_end + p + 1, (self.nrun - p - 1) * sizeof(EndKey))
         cdef uint64_t* row = self.pool + <int64_t>self.j_row[j] * self.W
         for i in range(self.W):
             self.free_now[i] |= row[i]
@@ -536,20 +617,11 @@ cdef class Core:
         self.s_cnt[0] = self.free_cnt
         self.s_next[0] = -1
         memcpy(self.s_bits, self.free_now, self.W * sizeof(uint64_t))
-        if _grow(<void**>&self.ends, &self.ends_cap, self.nrun + 1, sizeof(EndKey)) != 0:
-            return -1
-        for i in range(self.nrun):
-            j = self.run_list[i]
-            e = self.j_start[j] + self.j_est[j]
-            if e < now + 1:
-                e = now + 1
-            self.ends[i].end = self._round_up(e)
-            self.ends[i].job = j
-        qsort(self.ends, self.nrun, sizeof(EndKey), _cmp_endkey)
         prev = 0
         i = 0
         while i < self.nrun:
-            e = self.ends[i].end
+            # planned ends in order; clamping to now + 1 and rounding keep the order
+            e = self._round_up(self.by_end[i].end if self.by_end[i].end > now else now + 1)
             s = self._new_slot()
             if s < 0:
                 return -1
@@ -559,8 +631,8 @@ cdef class Core:
             self.s_next[prev] = s
             memcpy(self.s_bits + <int64_t>s * self.W, self.s_bits + <int64_t>prev * self.W,
                    self.W * sizeof(uint64_t))
-            while i < self.nrun and self.ends[i].end == e:
-                j = self.ends[i].job
+            while i < self.nrun and self._round_up(self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
+                j = self.by_end[i].job
                 row = self.pool + <int64_t>self.j_row[j] * self.W
                 for k in range(self.W):
                     self.s_bits[<int64_t>s * self.W + k] |= row[k]
@@ -579,6 +651,20 @@ cdef class Core:
         cdef int64_t W = self.W
         cdef bint ok
         cdef uint64_t* bits
+        if self.monotone:
+            # free units only grow with time: the first slot with k free units is the answer
+            while i != -1:
+                t = self.s_begin[i]
+                if self.bf_window > 0 and t > now + self.bf_window:
+                    return -1
+                if self.s_cnt[i] >= k:
+                    memcpy(self.cand, self.s_bits + <int64_t>i * W, W * sizeof(uint64_t))
+                    at[0] = i
+                    return t
+                if now_only:
+                    return -1
+                i = self.s_next[i]
+            return -1
         while i != -1:
             t = self.s_begin[i]
             if self.bf_window > 0 and t > now + self.bf_window:
@@ -704,7 +790,7 @@ cdef class Core:
         self.p_depth[self.npass] = depth
         self.p_started[self.npass] = started
         self.p_resv[self.npass] = resv
-        self.p_slots[self.npass] = self.nslots if kind == PK_FULL else 0
+        self.p_slots[self.npass] = self.nslots if kind == PK_FULL and self.nslots > 0 else 0
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -730,7 +816,7 @@ cdef class Core:
     cdef int _compact_pending(self) noexcept nogil:
         cdef int64_t i, n = 0
         for i in range(self.npend):
-            if self.j_state[self.pend[i]] == JS_PENDING:
+            if self.j_state[self.pend[i].job] == JS_PENDING:
                 self.pend[n] = self.pend[i]
                 n += 1
         self.npend = n
@@ -744,8 +830,8 @@ cdef class Core:
         self.nlast_started = 0
         self.nlast_reserved = 0
         for p in range(self.npend):
-            j = self.pend[p]
-            k = self.j_units[j]
+            j = self.pend[p].job
+            k = self.pend[p].units
             depth += 1
             if k > self.free_cnt:
                 ex = EX_QUICK_BLOCKED
@@ -759,7 +845,8 @@ cdef class Core:
             started += 1
             if self._note_started(j) != 0:
                 return -1
-        self._compact_pending()
+        if started:
+            self._compact_pending()
         return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0)
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
@@ -768,26 +855,47 @@ cdef class Core:
         cdef int32_t si = 0
         cdef bint blocked = False
         cdef int ex = EX_END
+        cdef bint built = False
+        if self._ensure_scratch() != 0:
+            return -1
+        # a start now clears units only before its end, so the profile stays monotone; a
+        # reservation takes units from the future and breaks it
+        self.monotone = True
+        for p in range(self.nlast_reserved):
+            self.j_resv[self.last_reserved[p]] = -1
         self.nlast_started = 0
         self.nlast_reserved = 0
-        if self._build_profile(now) != 0 or self._ensure_scratch() != 0:
-            return -1
-        for p in range(self.npend):
-            j = self.pend[p]
-            self.j_resv[j] = -1
         p = 0
         while p < self.npend:
             if self.sjbf and resv_left == 0:
                 phase2 = p
                 break
-            j = self.pend[p]
+            j = self.pend[p].job
+            k = self.pend[p].units
+            d = self.pend[p].est
             p += 1
             if self.max_job_test >= 0 and depth >= self.max_job_test:
                 ex = EX_MAX_JOB_TEST
                 break
             depth += 1
-            k = self.j_units[j]
-            d = self.j_est[j]
+            if not built:
+                # Until a job does not fit now, the profile is not needed: with no reservation the
+                # future only has more free units, so "fits now" is the free count and the unit
+                # choice is the lowest free units -- exactly what the profile would give.
+                if k <= self.free_cnt:
+                    memcpy(self.cand, self.free_now, self.W * sizeof(uint64_t))
+                    memset(self.chosen, 0, self.W * sizeof(uint64_t))
+                    _take_lowest(self.cand, self.chosen, k, self.W, NULL)
+                    if self._start(j, now) != 0:
+                        return -1
+                    self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
+                    started += 1
+                    if self._note_started(j) != 0:
+                        return -1
+                    continue
+                if self._build_profile(now) != 0:
+                    return -1
+                built = True
             if resv_left == 0:
                 # no reservation left: only "can it start now?"; the free count rejects most at once
                 if k > self.s_cnt[0]:
@@ -808,6 +916,7 @@ cdef class Core:
                 self._choose(k, t, d, si, now)
                 if self._commit(k, t, d, si) != 0:
                     return -1
+                self.monotone = False
                 self.j_resv[j] = t
                 if self._note_reserved(j) != 0:
                     return -1
@@ -817,12 +926,19 @@ cdef class Core:
                 blocked = True
             else:
                 blocked = True
+        if phase2 >= 0 and ex == EX_END and not built:
+            if self._build_profile(now) != 0:
+                return -1
+            built = True
         if phase2 >= 0 and ex == EX_END:
             # EASY-SJBF: the jobs after the reserved ones are tried shortest estimate first
             ex = self._sjbf_phase(now, phase2, &depth, &started)
             if ex < 0:
                 return -1
-        self._compact_pending()
+        if started:
+            self._compact_pending()
+        if not built:
+            self.nslots = 0
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0)
 
     cdef int _sjbf_phase(self, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
@@ -836,16 +952,16 @@ cdef class Core:
         order = self.ends
         for i in range(n):
             # key: (estimate, queue position) -- the position keeps priority order among equals
-            order[i].end = self.j_est[self.pend[first + i]]
+            order[i].end = self.pend[first + i].est
             order[i].job = first + i
         qsort(order, n, sizeof(EndKey), _cmp_endkey)
         for i in range(n):
             if self.max_job_test >= 0 and depth[0] >= self.max_job_test:
                 return EX_MAX_JOB_TEST
-            j = self.pend[order[i].job]
+            j = self.pend[order[i].job].job
+            k = self.pend[order[i].job].units
+            d = self.pend[order[i].job].est
             depth[0] += 1
-            k = self.j_units[j]
-            d = self.j_est[j]
             if k > self.s_cnt[0]:
                 continue
             t = self._find_start(k, d, now, True, &si)
@@ -968,6 +1084,8 @@ cdef class Core:
 
     def pass_arrays(self):
         """Per-pass records as a dict of numpy arrays (empty when passes are not recorded)."""
+        if _NS_PER_TICK == 0.0:
+            _calibrate()
         cdef int64_t n = self.npass if self.record_passes else 0, i
         out = {name: np.empty(n, dtype=np.int64) for name in
                ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns")}
@@ -983,7 +1101,7 @@ cdef class Core:
             st[i] = self.p_started[i]
             r[i] = self.p_resv[i]
             sl[i] = self.p_slots[i]
-            w[i] = self.p_wall[i]
+            w[i] = <int64_t>(self.p_wall[i] * _NS_PER_TICK)
             k[i] = self.p_kind[i]
             e[i] = self.p_exit[i]
         return out
@@ -1007,7 +1125,7 @@ cdef class Core:
         return arr
 
     def pending(self):
-        return np.array([self.pend[i] for i in range(self.npend)], dtype=np.int64)
+        return np.array([self.pend[i].job for i in range(self.npend)], dtype=np.int64)
 
     def running(self):
         return np.array([self.run_list[i] for i in range(self.nrun)], dtype=np.int64)

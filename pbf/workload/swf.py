@@ -80,7 +80,8 @@ class SwfReader:
                     raise TraceFormatError(self.path, line, None, f"unreadable data ({exc})",
                                            "a complete, valid gzip stream") from None
                 eof = not chunk
-                buf = np.frombuffer(tail + chunk, dtype=np.uint8)
+                data = tail + chunk
+                buf = np.frombuffer(data, dtype=np.uint8)
                 pos = 0
                 while True:
                     status, pos, got, line, ef, ea, eb = _swf.parse_block(
@@ -92,18 +93,19 @@ class SwfReader:
                         yield self._block(rows, row_line, nrows)
                         nrows = 0
                         continue
-                    eol = _line_end(buf, pos)
-                    text = bytes(buf[pos:eol]).decode("utf-8", "replace").rstrip("\r")
+                    eol = data.find(b"\n", pos)
+                    eol = len(data) if eol < 0 else eol
+                    text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
                     if status == _swf.COMMENT:
                         self.header.add_line(text.lstrip()[1:].rstrip())
                     elif status == _swf.FIELD_COUNT:
                         self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
                     else:
-                        token = bytes(buf[ea:eb]).decode("utf-8", "replace")
+                        token = data[ea:eb].decode("utf-8", "replace")
                         self._bad(line, _field_name(ef), token, "a decimal number")
                     pos = eol + 1
                     line += 1
-                tail = bytes(buf[pos:])
+                tail = data[pos:]
         self.lines = line - 1
         if nrows:
             yield self._block(rows, row_line, nrows)
@@ -149,11 +151,6 @@ class SwfReader:
                                    "pass sort=True (--sort) to sort the jobs by submit time")
         self._last_submit = int(submit[-1])
         self._last_submit_line = int(lines[-1])
-
-
-def _line_end(buf, pos):
-    nl = np.flatnonzero(buf[pos:] == 10)
-    return pos + int(nl[0]) if len(nl) else len(buf)
 
 
 def _fmt(v):
