@@ -22,6 +22,7 @@ cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
 cdef int64_t INF = 0x7FFFFFFFFFFFFFFF
+DEF FRONTIER_MAX = 32
 
 # job states
 cdef enum:
@@ -194,6 +195,7 @@ cdef class Core:
     cdef public int trigger             # replay trigger
     cdef public int64_t bf_interval
     cdef public int record_passes
+    cdef public int record_units       # keep a copy of each started job's units (tests, invariants)
 
     # jobs (index j); run < 0 = unknown (embedding: the caller finishes jobs)
     cdef int64_t njobs, jcap
@@ -204,6 +206,9 @@ cdef class Core:
     cdef int64_t* j_start
     cdef int64_t* j_end
     cdef int64_t* j_resv       # planned start from the last pass that reserved it, else -1
+    cdef int64_t* j_resv_min   # earliest planned start any pass gave it, else -1
+    cdef uint64_t* j_bits      # with record_units: W words a job, its units once started
+    cdef int64_t j_bits_cap
     cdef int64_t* j_seq        # arrival sequence (priority tie-break after submit)
     cdef int64_t* j_runpos
     cdef int32_t* j_row
@@ -267,6 +272,11 @@ cdef class Core:
     cdef int64_t nlast_reserved, last_reserved_cap
     cdef uint64_t* mask        # scratch bitmap for unit choice
     cdef bint monotone         # every slot's free units include the previous slot's (no reservation yet)
+    # (units, estimate) pairs that could not start now in this pass, Pareto-minimal: a job at least
+    # as wide and as long cannot start now either, since a pass only ever removes free units
+    cdef int64_t f_units[FRONTIER_MAX]
+    cdef int64_t f_est[FRONTIER_MAX]
+    cdef int64_t nfrontier
 
     def __cinit__(self, int64_t units):
         self.units = units
@@ -301,6 +311,8 @@ cdef class Core:
         free(self.j_start)
         free(self.j_end)
         free(self.j_resv)
+        free(self.j_resv_min)
+        free(self.j_bits)
         free(self.j_seq)
         free(self.j_runpos)
         free(self.j_row)
@@ -356,6 +368,8 @@ cdef class Core:
         cap = self.jcap
         if _grow(<void**>&self.j_resv, &cap, n, sizeof(int64_t)) != 0: return -1
         cap = self.jcap
+        if _grow(<void**>&self.j_resv_min, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
         if _grow(<void**>&self.j_seq, &cap, n, sizeof(int64_t)) != 0: return -1
         cap = self.jcap
         if _grow(<void**>&self.j_runpos, &cap, n, sizeof(int64_t)) != 0: return -1
@@ -386,6 +400,7 @@ cdef class Core:
             self.j_start[j] = -1
             self.j_end[j] = -1
             self.j_resv[j] = -1
+            self.j_resv_min[j] = -1
             self.j_seq[j] = -1
             self.j_runpos[j] = -1
             self.j_row[j] = -1
@@ -393,6 +408,10 @@ cdef class Core:
             self.j_how[j] = HOW_NONE
             self.j_reason[j] = RJ_NONE
         self.njobs = first + n
+        if self.record_units:
+            if _grow(<void**>&self.j_bits, &self.j_bits_cap, self.njobs * self.W, sizeof(uint64_t)) != 0:
+                raise MemoryError()
+            memset(self.j_bits + first * self.W, 0, n * self.W * sizeof(uint64_t))
         return first
 
     # ------------------------------------------------------------------ node state
@@ -476,6 +495,8 @@ cdef class Core:
             row[i] = self.chosen[i]
             self.free_now[i] &= ~self.chosen[i]
         self.free_cnt -= self.j_units[j]
+        if self.record_units:
+            memcpy(self.j_bits + j * self.W, self.chosen, self.W * sizeof(uint64_t))
         self.j_row[j] = r
         self.j_state[j] = JS_RUNNING
         self.j_start[j] = now
@@ -751,6 +772,26 @@ cdef class Core:
             j = self.s_next[j]
         return 0
 
+    cdef inline bint _known_misfit(self, int64_t k, int64_t d) noexcept nogil:
+        cdef int64_t i
+        for i in range(self.nfrontier):
+            if self.f_units[i] <= k and self.f_est[i] <= d:
+                return True
+        return False
+
+    cdef void _note_misfit(self, int64_t k, int64_t d) noexcept nogil:
+        cdef int64_t i = 0, n = 0
+        for i in range(self.nfrontier):       # drop the pairs the new one dominates
+            if not (k <= self.f_units[i] and d <= self.f_est[i]):
+                self.f_units[n] = self.f_units[i]
+                self.f_est[n] = self.f_est[i]
+                n += 1
+        self.nfrontier = n
+        if n < FRONTIER_MAX:
+            self.f_units[n] = k
+            self.f_est[n] = d
+            self.nfrontier = n + 1
+
     cdef int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
         # the backward walk of _choose lists at most every slot: 1 + running + 2 per placement
@@ -861,6 +902,7 @@ cdef class Core:
         # a start now clears units only before its end, so the profile stays monotone; a
         # reservation takes units from the future and breaks it
         self.monotone = True
+        self.nfrontier = 0
         for p in range(self.nlast_reserved):
             self.j_resv[self.last_reserved[p]] = -1
         self.nlast_started = 0
@@ -898,10 +940,12 @@ cdef class Core:
                 built = True
             if resv_left == 0:
                 # no reservation left: only "can it start now?"; the free count rejects most at once
-                if k > self.s_cnt[0]:
+                if k > self.s_cnt[0] or self._known_misfit(k, d):
                     blocked = True
                     continue
                 t = self._find_start(k, d, now, True, &si)
+                if t < 0:
+                    self._note_misfit(k, d)
             else:
                 t = self._find_start(k, d, now, False, &si)
             if t == now:
@@ -918,6 +962,8 @@ cdef class Core:
                     return -1
                 self.monotone = False
                 self.j_resv[j] = t
+                if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
+                    self.j_resv_min[j] = t
                 if self._note_reserved(j) != 0:
                     return -1
                 resv += 1
@@ -962,10 +1008,12 @@ cdef class Core:
             k = self.pend[order[i].job].units
             d = self.pend[order[i].job].est
             depth[0] += 1
-            if k > self.s_cnt[0]:
+            if k > self.s_cnt[0] or self._known_misfit(k, d):
                 continue
             t = self._find_start(k, d, now, True, &si)
-            if t == now:
+            if t < 0:
+                self._note_misfit(k, d)
+            elif t == now:
                 self._choose(k, t, d, si, now)
                 if self._commit(k, t, d, si) != 0 or self._start(j, now) != 0:
                     return -1
@@ -1068,12 +1116,14 @@ cdef class Core:
 
     # ------------------------------------------------------------------ state read-out
     def job_arrays(self):
-        """(state, start, end, how, reason, planned) per job, as numpy arrays."""
+        """(state, start, end, how, reason, planned, earliest planned) per job, as numpy arrays."""
         n = self.njobs
-        out = [np.empty(n, dtype=np.int64) for _ in range(6)]
+        out = [np.empty(n, dtype=np.int64) for _ in range(7)]
         cdef int64_t[::1] a0 = out[0], a1 = out[1], a2 = out[2], a3 = out[3], a4 = out[4], a5 = out[5]
+        cdef int64_t[::1] a6 = out[6]
         cdef int64_t i
         for i in range(n):
+            a6[i] = self.j_resv_min[i]
             a0[i] = self.j_state[i]
             a1[i] = self.j_start[i]
             a2[i] = self.j_end[i]
@@ -1115,6 +1165,23 @@ cdef class Core:
             for i in range(self.W):
                 v[i] = self.pool[<int64_t>self.j_row[j] * self.W + i]
         return arr
+
+    def recorded_units(self):
+        """With ``record_units``: every job's units as an (njobs, W) uint64 array (0 if never started)."""
+        arr = np.zeros((self.njobs, self.W), dtype=np.uint64)
+        cdef uint64_t[:, ::1] v = arr
+        cdef int64_t i, w
+        if not self.record_units:
+            raise ValueError("units were not recorded: set record_units before adding jobs")
+        for i in range(self.njobs):
+            for w in range(self.W):
+                v[i, w] = self.j_bits[i * self.W + w]
+        return arr
+
+    @property
+    def submitted(self):
+        """Replay: how many jobs of the trace have been submitted so far."""
+        return self.next_sub
 
     def free_bitmap(self):
         arr = np.zeros(self.W, dtype=np.uint64)

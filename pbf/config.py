@@ -1,0 +1,64 @@
+"""Scheduling configuration shared by the engine and the replayer."""
+from dataclasses import dataclass
+
+from .errors import ConfigError
+
+__all__ = ["Backfill", "PRIORITIES", "PREDICTORS", "ORDERS", "TRIGGERS"]
+
+PRIORITIES = ("fcfs", "sjf")
+PREDICTORS = ("requested", "clairvoyant")
+ORDERS = ("queue", "sjbf")
+TRIGGERS = ("event", "interval")
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+
+
+def _check_int(name, value, minimum, allow_none=False):
+    if value is None and allow_none:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{name} must be an int >= {minimum}{' or None' if allow_none else ''}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Backfill:
+    """How a pass backfills (DESIGN §4.3).
+
+    reservations: jobs that get a reservation per pass: 1 = EASY (default), N = Slurm-like,
+        None = unlimited (conservative backfilling), 0 = none (greedy: start whatever fits now).
+    max_job_test: stop a pass after testing this many jobs (Slurm's ``bf_max_job_test``); None = no cap.
+    window: seconds ahead a reservation may start (``bf_window``); 0 = unlimited.
+    resolution: planned ends of running jobs are rounded up to this many seconds (``bf_resolution``),
+        which bounds the number of slots; 0 = exact.
+    order: the order backfill candidates are tried: ``queue`` (priority order) or ``sjbf`` (after the
+        reservations, shortest estimate first: EASY-SJBF).
+    """
+    reservations: int | None = 1
+    max_job_test: int | None = None
+    window: int = 0
+    resolution: int = 0
+    order: str = "queue"
+
+    def __post_init__(self):
+        _check_int("reservations", self.reservations, 0, allow_none=True)
+        _check_int("max_job_test", self.max_job_test, 1, allow_none=True)
+        _check_int("window", self.window, 0)
+        _check_int("resolution", self.resolution, 0)
+        _check_choice("order", self.order, ORDERS)
+
+    def apply(self, core):
+        """Set these options on a compiled core (or its pure-Python twin's constructor arguments)."""
+        core.resv_max = -1 if self.reservations is None else self.reservations
+        core.max_job_test = -1 if self.max_job_test is None else self.max_job_test
+        core.bf_window = self.window
+        core.bf_resolution = self.resolution
+        core.sjbf = int(self.order == "sjbf")
+
+    def reference_kwargs(self):
+        return {"reservations": -1 if self.reservations is None else self.reservations,
+                "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
+                "bf_window": self.window, "bf_resolution": self.resolution,
+                "sjbf": self.order == "sjbf"}

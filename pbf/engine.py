@@ -1,0 +1,230 @@
+"""The embedding API (DESIGN §8): events in, decisions out; the engine never moves time itself.
+
+    eng = pbf.Engine(pbf.Cluster(units=128), priority="fcfs", backfill=pbf.Backfill(reservations=1))
+    decisions = eng.advance(now, [pbf.Submit(pbf.Job(1, submit=now, units=4, requested=3600))])
+    # -> [Start(job_id=1, units=array([0, 1, 2, 3]), at=now)]
+    eng.advance(later, [pbf.Finish(1, time=later)])
+
+Every call is checked in full before anything changes: a misuse (an event later than ``now``, time
+going backwards, an unknown or not-running job finished, a duplicate job id, a job wider than the
+cluster, ...) raises :class:`ProtocolError` and leaves the engine exactly as it was.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _core
+from .cluster import Cluster
+from .config import PREDICTORS, PRIORITIES, Backfill, _check_choice
+from .errors import ConfigError, PbfError
+
+__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError"]
+
+
+class ProtocolError(PbfError, ValueError):
+    """The engine was driven against its protocol; its state is unchanged."""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job as the engine sees it. ``requested`` is the wall-time limit in seconds; ``run`` (the
+    actual run time) is only used by the ``clairvoyant`` predictor."""
+    id: int
+    submit: int
+    units: int
+    requested: int
+    run: int | None = None
+    user: int = -1
+
+
+@dataclass(frozen=True)
+class Submit:
+    """Job ``job`` arrives at ``job.submit``."""
+    job: Job
+
+    @property
+    def time(self):
+        return self.job.submit
+
+
+@dataclass(frozen=True)
+class Finish:
+    """Running job ``job_id`` ended at ``time``."""
+    job_id: int
+    time: int
+
+
+@dataclass(frozen=True)
+class Start:
+    """Decision: start ``job_id`` now on ``units`` (unit indices, ascending)."""
+    job_id: int
+    units: np.ndarray = field(compare=False)
+    at: int = 0
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """Plan (on request): the last pass reserved ``job_id`` to start at ``at``."""
+    job_id: int
+    at: int
+
+
+def _unit_indices(words, units_total):
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:units_total]
+    return np.flatnonzero(bits)
+
+
+class Engine:
+    """A scheduler engine on one cluster. See the module docstring for the protocol.
+
+    priority: ``fcfs`` or ``sjf`` (queue order). predictor: ``requested`` (plan with the requested
+    time) or ``clairvoyant`` (with ``Job.run``). backfill: a :class:`Backfill`. With
+    ``report_reservations`` each :meth:`advance` also returns a :class:`Reserve` for every job the pass
+    reserved. ``workers`` must be 1 until the parallel pass exists.
+    """
+
+    def __init__(self, cluster, *, priority="fcfs", predictor="requested", backfill=None,
+                 report_reservations=False, workers=1):
+        if isinstance(cluster, int) and not isinstance(cluster, bool):
+            cluster = Cluster(units=cluster)
+        if not isinstance(cluster, Cluster):
+            raise ConfigError(f"cluster must be a pbf.Cluster or a unit count, got {cluster!r}")
+        _check_choice("priority", priority, PRIORITIES)
+        _check_choice("predictor", predictor, PREDICTORS)
+        backfill = Backfill() if backfill is None else backfill
+        if not isinstance(backfill, Backfill):
+            raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
+        if workers != 1:
+            raise ConfigError(f"workers must be 1 in this version (the parallel pass is not built yet), got {workers!r}")
+        self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
+        self.report_reservations = report_reservations
+        self._core = _core.Core(cluster.units)
+        backfill.apply(self._core)
+        self._core.prio_sjf = int(priority == "sjf")
+        self._index = {}        # job id -> core index
+        self._ids = []          # core index -> job id
+        self._now = None
+        self._last_event = None
+        self._closed = False
+        self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0}
+
+    # ---------------------------------------------------------------- protocol
+    def advance(self, now, events=(), *, quick=False):
+        """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
+        its decisions: a :class:`Start` per job started (and a :class:`Reserve` per reservation when
+        ``report_reservations``). ``quick``: run Slurm's quick main-scheduler pass instead of a full
+        backfill pass."""
+        events = list(events)
+        self._validate(now, events)
+        core = self._core
+        last = self._last_event
+        for ev in events:
+            if isinstance(ev, Submit):
+                j = self._add(ev.job)
+                core.submit(j)
+                self._counts["submitted"] += 1
+            else:
+                core.finish(self._index[ev.job_id], ev.time)
+                self._counts["finished"] += 1
+            last = ev.time
+        self._last_event = last
+        self._now = now
+        started, reserved = core.run_pass(now, quick)
+        self._counts["passes"] += 1
+        self._counts["started"] += len(started)
+        out = [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
+               for j in started]
+        if self.report_reservations:
+            planned = core.job_arrays()[5]
+            out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
+        return out
+
+    def _add(self, job):
+        est = job.requested if self.predictor == "requested" else max(1, job.run)
+        j = self._core.add_jobs(np.array([job.submit], np.int64), np.array([job.units], np.int64),
+                                np.array([est], np.int64), np.array([-1], np.int64))
+        self._index[job.id] = j
+        self._ids.append(job.id)
+        return j
+
+    def _validate(self, now, events):
+        if self._closed:
+            raise ProtocolError("the engine is closed")
+        if not isinstance(now, (int, np.integer)) or isinstance(now, bool):
+            raise ProtocolError(f"now must be an int (seconds), got {now!r}")
+        if self._now is not None and now < self._now:
+            raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
+        state = self._core.job_arrays()[0] if any(isinstance(e, Finish) for e in events) else None
+        last = self._last_event
+        new_ids = set()
+        finishing = set()
+        for i, ev in enumerate(events):
+            if not isinstance(ev, (Submit, Finish)):
+                raise ProtocolError(f"event {i} is not a pbf.Submit or pbf.Finish: {ev!r}")
+            t = ev.time
+            if not isinstance(t, (int, np.integer)) or isinstance(t, bool):
+                raise ProtocolError(f"event {i} ({ev!r}) has a non-integer time {t!r}")
+            if t > now:
+                raise ProtocolError(f"event {i} ({ev!r}) is at {t}, later than now={now}")
+            if last is not None and t < last:
+                raise ProtocolError(f"event {i} ({ev!r}) is at {t}, before the previous event at {last}")
+            last = t
+            if isinstance(ev, Submit):
+                job = ev.job
+                if not isinstance(job, Job):
+                    raise ProtocolError(f"event {i}: Submit needs a pbf.Job, got {job!r}")
+                if job.id in self._index or job.id in new_ids:
+                    raise ProtocolError(f"event {i}: duplicate job id {job.id}")
+                if not isinstance(job.units, (int, np.integer)) or job.units <= 0:
+                    raise ProtocolError(f"event {i}: job {job.id} asks for {job.units!r} units; expected an int > 0")
+                if job.units > self.cluster.units:
+                    raise ProtocolError(f"event {i}: job {job.id} asks for {job.units} units, "
+                                        f"larger than the cluster ({self.cluster.units})")
+                if not isinstance(job.requested, (int, np.integer)) or job.requested <= 0:
+                    raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; expected an int > 0")
+                if self.predictor == "clairvoyant" and (job.run is None or job.run < 0):
+                    raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
+                new_ids.add(job.id)
+            else:
+                j = self._index.get(ev.job_id)
+                if j is None:
+                    why = "was submitted in this same call and cannot have started" if ev.job_id in new_ids else "is unknown"
+                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it {why}")
+                if state[j] != _core.JOB_RUNNING or ev.job_id in finishing:
+                    what = {_core.JOB_PENDING: "pending", _core.JOB_DONE: "already finished",
+                            _core.JOB_REJECTED: "rejected"}.get(int(state[j]), "not running")
+                    if ev.job_id in finishing:
+                        what = "already finished earlier in this call"
+                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it is {what}")
+                finishing.add(ev.job_id)
+
+    # ---------------------------------------------------------------- queries
+    def pending(self):
+        """Ids of the pending jobs, in priority order."""
+        return [self._ids[j] for j in self._core.pending()]
+
+    def running(self):
+        """``{job id: (start, unit indices)}`` of the running jobs."""
+        start = self._core.job_arrays()[1]
+        return {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
+                for j in self._core.running()}
+
+    def reservations(self):
+        """``{job id: planned start}`` from the last pass."""
+        planned = self._core.job_arrays()[5]
+        return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
+
+    def stats(self):
+        """Counters: submitted, started, finished, passes, pending, running, free units."""
+        return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
+                    free_units=int(self._core.free_count), now=self._now)
+
+    def close(self):
+        """Release the engine (idempotent). Later calls to :meth:`advance` raise ProtocolError."""
+        self._closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
