@@ -59,11 +59,19 @@ class ReplayConfig:
 @dataclass
 class ReplayResult:
     """Per-job results (``jobs``: dict of numpy columns), per-pass records (``passes``), the
-    ``summary`` dict, and the :class:`~pbf.Metrics` of the completed jobs."""
+    ``summary`` dict, and the :class:`~pbf.Metrics` of the completed jobs.
+
+    Columns ``how``, ``state``, ``reject_reason`` (jobs) and ``kind``, ``exit`` (passes) hold integer
+    codes; :meth:`label` turns one into strings, and the CSV files hold the strings."""
     jobs: dict
     passes: dict
     summary: dict
     metrics: object
+
+    @staticmethod
+    def label(column, codes):
+        """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
+        return np.asarray(_LABELS[column], dtype=object)[np.asarray(codes)]
 
     def write(self, out_dir):
         """Write ``summary.json``, ``jobs.csv`` and ``passes.csv`` into ``out_dir`` (created)."""
@@ -77,11 +85,15 @@ class ReplayResult:
 
 def _write_csv(path, columns):
     names = list(columns)
+    cols = []
+    for n in names:
+        col = np.asarray(columns[n])
+        cols.append(np.asarray(_LABELS[n], dtype=object)[col].tolist() if n in _LABELS else col.tolist())
     tmp = path + ".part"
     with open(tmp, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(names)
-        w.writerows(zip(*(np.asarray(columns[n]).tolist() for n in names)))
+        w.writerows(zip(*cols))
     os.replace(tmp, path)
 
 
@@ -148,41 +160,41 @@ def _progress_reporter(progress, total):
     return bar
 
 
+# code columns of the outputs and their labels (strings only when written out)
+_LABELS = {"how": _core.HOW, "state": ("new", "pending", "running", "completed", "rejected"),
+           "reject_reason": _core.REJECT_REASONS, "kind": _core.PASS_KINDS, "exit": _core.EXIT_REASONS}
+
+
 def _results(table, order, core, submit, size, run, units, config, wall):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
     done = state == _core.JOB_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
-            "how": np.array(_core.HOW)[how], "state": np.array(["new", "pending", "running", "completed",
-                                                                "rejected"])[state],
-            "reject_reason": np.array(_core.REJECT_REASONS)[reason]}
+            "how": how, "state": state, "reject_reason": reason}
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
     passes = core.pass_arrays()
-    kinds = np.array(_core.PASS_KINDS)[passes["kind"]]
-    exits = np.array(_core.EXIT_REASONS)[passes["exit"]]
-    passes_out = {"time": passes["time"], "kind": kinds, "queue": passes["queue"],
-                  "depth": passes["depth"], "started": passes["started"],
-                  "reservations": passes["reservations"], "slots": passes["slots"],
-                  "exit": exits, "wall_us": passes["wall_ns"] / 1000.0}
-    rejected = {r: int(((state == _core.JOB_REJECTED) & (np.array(_core.REJECT_REASONS)[reason] == r)).sum())
-                for r in _core.REJECT_REASONS[1:]}
-    full = kinds == "full"
+    passes["wall_us"] = passes.pop("wall_ns") / 1000.0
+    n_reason = np.bincount(reason[state == _core.JOB_REJECTED], minlength=len(_core.REJECT_REASONS))
+    n_exit = np.bincount(passes["exit"], minlength=len(_core.EXIT_REASONS))
+    full = passes["kind"] == 0
+    depth = passes["depth"]
+    n_how = np.bincount(how, minlength=3)
     summary = {
         "trace": table.source, "units": units, "config": config.as_dict(),
         "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
-                 "rejected": int((state == _core.JOB_REJECTED).sum()),
-                 "rejected_by_reason": {k: v for k, v in rejected.items() if v},
-                 "backfilled": int((how == 2).sum()), "started_by_main": int((how == 1).sum())},
+                 "rejected": int(n_reason.sum()),
+                 "rejected_by_reason": {_core.REJECT_REASONS[i]: int(n) for i, n in enumerate(n_reason) if n},
+                 "backfilled": int(n_how[2]), "started_by_main": int(n_how[1])},
         "metrics": {"awt_s": m.awt, "art_s": m.art, "bsld": m.bsld, "bsld_tau_s": m.bsld_tau,
                     "awt_h": m.awt / 3600, "art_h": m.art / 3600, "utilisation": m.utilisation,
                     "makespan_s": m.makespan, "max_queue": m.max_queue, "mean_queue": m.mean_queue},
         "passes": {"count": int(core.n_passes), "full": int(full.sum()), "quick": int((~full).sum()),
-                   "mean_depth": float(passes["depth"].mean()) if len(full) else 0.0,
-                   "max_depth": int(passes["depth"].max()) if len(full) else 0,
-                   "mean_depth_full": float(passes["depth"][full].mean()) if full.any() else 0.0,
-                   "wall_ms_total": float(passes["wall_ns"].sum() / 1e6),
-                   "wall_us_mean": float(passes["wall_ns"].mean() / 1e3) if len(full) else 0.0,
-                   "exit_reasons": {str(k): int(v) for k, v in zip(*np.unique(exits, return_counts=True))}},
+                   "mean_depth": float(depth.mean()) if len(depth) else 0.0,
+                   "max_depth": int(depth.max()) if len(depth) else 0,
+                   "mean_depth_full": float(depth[full].mean()) if full.any() else 0.0,
+                   "wall_ms_total": float(passes["wall_us"].sum() / 1e3),
+                   "wall_us_mean": float(passes["wall_us"].mean()) if len(depth) else 0.0,
+                   "exit_reasons": {_core.EXIT_REASONS[i]: int(n) for i, n in enumerate(n_exit) if n}},
         "wall_s": {"replay": wall},
     }
-    return ReplayResult(jobs, passes_out, summary, m)
+    return ReplayResult(jobs, passes, summary, m)
