@@ -668,7 +668,7 @@ cdef class Core:
         # units free throughout. Candidate starts are slot beginnings. Returns -1 if none (only
         # possible with now_only or a bounded window).
         cdef int32_t i = 0, j
-        cdef int64_t t, c, w
+        cdef int64_t t, c, w, e
         cdef int64_t W = self.W
         cdef bint ok
         cdef uint64_t* bits
@@ -694,7 +694,8 @@ cdef class Core:
                 memcpy(self.cand, self.s_bits + <int64_t>i * W, W * sizeof(uint64_t))
                 ok = True
                 j = self.s_next[i]
-                while j != -1 and self.s_begin[j] < t + d:
+                e = self._round_up(t + d)
+                while j != -1 and self.s_begin[j] < e:
                     if self.s_cnt[j] < k:
                         ok = False
                         break
@@ -728,7 +729,7 @@ cdef class Core:
         memset(self.chosen, 0, W * sizeof(uint64_t))
         if t == now:
             j = si
-            while j != -1 and self.s_begin[j] < t + d:
+            while j != -1 and self.s_begin[j] < self._round_up(t + d):
                 j = self.s_next[j]
             while j != -1 and need > 0:
                 bits = self.s_bits + <int64_t>j * W
@@ -753,15 +754,17 @@ cdef class Core:
 
     cdef int _commit(self, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
         # remove self.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
-        cdef int64_t W = self.W, w, end
+        # a placement holds its units until its end rounded up to the resolution, as running jobs'
+        # planned ends are, so that a job started in this pass looks the same as one started before
+        cdef int64_t W = self.W, w, end, stop = self._round_up(t + d)
         cdef int32_t j = si, n
-        while j != -1 and self.s_begin[j] < t + d:
+        while j != -1 and self.s_begin[j] < stop:
             end = self.s_begin[self.s_next[j]] if self.s_next[j] != -1 else INF
-            if end > t + d:
+            if end > stop:
                 n = self._new_slot()
                 if n < 0:
                     return -1
-                self.s_begin[n] = t + d
+                self.s_begin[n] = stop
                 self.s_cnt[n] = self.s_cnt[j]
                 self.s_next[n] = self.s_next[j]
                 self.s_next[j] = n

@@ -12,7 +12,7 @@ Semantics in brief (see the compiled core for the same in C):
   come back. It then walks the queue: a job starts now if its units are free throughout
   [now, now + estimate); else, while reservations are left, it reserves the earliest start where they
   are (within ``bf_window``), blocking those units in the profile for the rest of the pass; else it is
-  skipped. With ``order="sjbf"`` the walk stops at the last reservation and the remaining jobs are
+  skipped. With a resolution, a placement at t holds its units over [t, round_up(t + estimate)). With ``order="sjbf"`` the walk stops at the last reservation and the remaining jobs are
   tried, shortest estimate first, for a start now only.
 * Unit choice: a job starting now takes first the units that later slots need (earliest first); a
   reservation takes first the units busy just before its start (latest first); then lowest index.
@@ -127,8 +127,9 @@ class ReferenceCore:
             if self.bf_window > 0 and t > now + self.bf_window:
                 return None
             cand = self.all
+            stop = self._round_up(t + d)
             for begin, bits in slots[i:]:
-                if begin >= t + d:
+                if begin >= stop:
                     break
                 cand &= bits
             if bin(cand).count("1") >= k:
@@ -140,7 +141,7 @@ class ReferenceCore:
     def _choose(self, slots, k, t, d, i, cand, now):
         chosen, need = 0, k
         if t == now:
-            order = [bits for begin, bits in slots[i:] if begin >= t + d]
+            order = [bits for begin, bits in slots[i:] if begin >= self._round_up(t + d)]
         else:
             order = [bits for begin, bits in slots if begin < t][::-1]
         for bits in order:
@@ -155,10 +156,11 @@ class ReferenceCore:
         return chosen
 
     def _commit(self, slots, t, d, i, chosen):
+        stop = self._round_up(t + d)   # placements hold units until their rounded end
         j = i
-        while j < len(slots) and slots[j][0] < t + d:
-            if self._end(slots, j) > t + d:
-                slots.insert(j + 1, [t + d, slots[j][1]])
+        while j < len(slots) and slots[j][0] < stop:
+            if self._end(slots, j) > stop:
+                slots.insert(j + 1, [stop, slots[j][1]])
             slots[j][1] &= ~chosen
             j += 1
 

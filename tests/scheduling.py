@@ -1,0 +1,69 @@
+"""Helpers shared by the scheduling tests: run the compiled core and the oracle on the same jobs, and
+check the invariants every replay must keep."""
+import numpy as np
+
+from pbf import _core
+from pbf.config import Backfill
+from pbf.reference import reference_replay
+
+
+def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
+                    trigger="event", bf_interval=30):
+    core = _core.Core(total_units)
+    core.record_units = 1
+    backfill.apply(core)
+    core.prio_sjf = int(prio_sjf)
+    core.trigger = 1 if trigger == "interval" else 0
+    core.bf_interval = bf_interval
+    core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)))
+    assert core.replay()
+    state, start, end, how, reason, _, first_planned = core.job_arrays()
+    return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
+            "first_planned": first_planned, "bits": core.recorded_units(), "core": core}
+
+
+def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
+                  trigger="event", bf_interval=30):
+    ref = reference_replay(submit, units, est, run, total_units, trigger=trigger,
+                           bf_interval=bf_interval, prio_sjf=prio_sjf, **backfill.reference_kwargs())
+    W = (total_units + 63) // 64
+    bits = np.zeros((len(ref.jobs), W), dtype=np.uint64)
+    for i, job in enumerate(ref.jobs):
+        for w in range(W):
+            bits[i, w] = (job.bits >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
+    field = lambda name: np.array([getattr(j, name) for j in ref.jobs], dtype=np.int64)
+    return {"state": field("state"), "start": field("start"), "end": field("end"), "how": field("how"),
+            "reason": field("reason"), "bits": bits}
+
+
+def check_invariants(result, submit, units, run, total_units, fcfs_easy=False):
+    """No unit owned twice; owned + free = all; every job completed or rejected with a reason; a
+    job never starts before it is submitted nor runs other than its run time; with FCFS and one
+    reservation, no job starts later than any reservation it was given."""
+    state, start, end, reason, bits = (result[k] for k in ("state", "start", "end", "reason", "bits"))
+    n = len(submit)
+    assert set(np.unique(state)) <= {_core.JOB_DONE, _core.JOB_REJECTED}
+    assert ((state == _core.JOB_REJECTED) == (reason > 0)).all(), "rejected exactly when a reason is given"
+    ran = state == _core.JOB_DONE
+    assert (start[ran] >= np.asarray(submit)[ran]).all()
+    assert (end[ran] - start[ran] == np.asarray(run)[ran]).all()
+    counts = np.array([sum(bin(int(w)).count("1") for w in row) for row in bits])
+    assert (counts[ran] == np.asarray(units)[ran]).all(), "each job owns exactly its units"
+    # sweep: at every instant, ends before starts; a unit is never owned by two running jobs
+    # (zero-length jobs hold their units for no time and are left out)
+    timed = ran & (end > start)
+    events = sorted([(int(end[j]), 0, j) for j in range(n) if timed[j]] +
+                    [(int(start[j]), 1, j) for j in range(n) if timed[j]])
+    busy = np.zeros(bits.shape[1], dtype=np.uint64)
+    for _, kind, j in events:
+        if kind == 0:
+            assert ((busy & bits[j]) == bits[j]).all()
+            busy &= ~bits[j]
+        else:
+            assert not (busy & bits[j]).any(), f"job {j} takes a unit another job holds"
+            busy |= bits[j]
+    assert not busy.any()
+    if fcfs_easy and "first_planned" in result:
+        planned = result["first_planned"]
+        had = planned >= 0
+        assert (start[had] <= planned[had]).all(), "a reservation was delayed"
