@@ -1,7 +1,8 @@
 """The public API is small, explicit and documented."""
 import pbf
 
-DOCUMENTED = {"Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf",
+DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay",
+              "ReplayConfig", "ReplayResult", "ProtocolError", "Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf",
               "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError"}
 
 
@@ -13,4 +14,4 @@ def test_all_is_the_documented_list():
 
 def test_errors_specialise_builtins():
     assert issubclass(pbf.TraceFormatError, ValueError) and issubclass(pbf.TraceFormatError, pbf.PbfError)
-    assert issubclass(pbf.ConfigError, ValueError)
+    assert issubclass(pbf.ConfigError, ValueError) and issubclass(pbf.ProtocolError, pbf.PbfError)

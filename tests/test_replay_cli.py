@@ -1,0 +1,73 @@
+"""pbf replay: outputs, options, and the built-in trace's wiring."""
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pbf.cli import main
+from pbf.replay import ReplayConfig, replay
+from pbf.workload import read_swf
+
+from scheduling import check_invariants, compiled_replay
+
+SAMPLE = Path(__file__).resolve().parents[1] / "traces" / "beocat-2000-1d.swf.gz"
+
+
+def test_replay_writes_summary_jobs_and_passes(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["replay", str(SAMPLE), "--out", str(out), "--quiet", "--bsld-bound", "600"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["jobs"]["submitted"] == 2000 and summary["units"] == 9128
+    assert summary["jobs"]["completed"] + summary["jobs"]["rejected"] == 2000
+    assert summary["metrics"]["bsld_tau_s"] == 600 and summary["config"]["trigger"] == "event"
+    with open(out / "jobs.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 2000 and rows[0].keys() >= {"id", "submit", "start", "end", "wait", "units", "how"}
+    assert {r["how"] for r in rows} <= {"main", "backfill"}
+    with open(out / "passes.csv") as fh:
+        passes = list(csv.DictReader(fh))
+    assert len(passes) == summary["passes"]["count"]
+    assert passes[0].keys() >= {"time", "kind", "depth", "started", "reservations", "exit", "wall_us"}
+
+
+def test_replay_json_and_options(capsys):
+    assert main(["replay", str(SAMPLE), "--json", "--reservations", "unlimited", "--trigger", "interval",
+                 "--priority", "sjf", "--order", "sjbf", "--max-job-test", "50", "--bf-window", "1d",
+                 "--bf-resolution", "60", "--predictor", "clairvoyant", "--quiet"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["config"]["backfill"] == {"reservations": None, "max_job_test": 50, "window": 86400,
+                                       "resolution": 60, "order": "sjbf"}
+    assert s["passes"]["quick"] > 0 and s["config"]["priority"] == "sjf"
+
+
+def test_replay_text_summary(capsys):
+    assert main(["replay", str(SAMPLE)]) == 0
+    text = capsys.readouterr().out
+    assert "AWT" in text and "BSLD" in text and "passes" in text
+
+
+def test_bad_replay_arguments(capsys):
+    with pytest.raises(SystemExit):
+        main(["replay", str(SAMPLE), "--reservations", "-2"])
+    assert "expected an int >= 0 or 'unlimited', got '-2'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("trigger", ["event", "interval"])
+def test_whole_beocat_sample_keeps_invariants(trigger):
+    t = read_swf(SAMPLE)
+    r = compiled_replay(t.submit, t.units, t.req_time, t.run, 9128, trigger=trigger)
+    check_invariants(r, t.submit, t.units, t.run, 9128, fcfs_easy=True)
+    assert np.array_equal(r["start"], replay(t, ReplayConfig(trigger=trigger)).jobs["start"])
+
+
+def test_default_replay_is_the_builtin_beocat_trace(monkeypatch, capsys):
+    """`pbf replay` with no trace replays the generated high-traffic trace, interval trigger."""
+    import pbf.workload.beocat as beocat
+    real = beocat.generate_beocat
+    monkeypatch.setattr(beocat, "generate_beocat", lambda: real(3000, 86400, seed=0))
+    assert main(["replay", "--json", "--quiet"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["config"]["trigger"] == "interval" and s["units"] == 9128
+    assert "built-in Beocat-like" in s["trace"]
