@@ -155,6 +155,19 @@ cdef inline int64_t _now_ns() noexcept nogil:
     return _clock_ns()
 
 
+cdef inline void _copy(uint64_t* dst, const uint64_t* src, int64_t W) noexcept nogil:
+    # bitmaps are a few words on most clusters: a loop beats a call to memcpy
+    cdef int64_t i
+    for i in range(W):
+        dst[i] = src[i]
+
+
+cdef inline void _zero(uint64_t* dst, int64_t W) noexcept nogil:
+    cdef int64_t i
+    for i in range(W):
+        dst[i] = 0
+
+
 cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W,
                                  const uint64_t* mask) noexcept nogil:
     # Move up to `need` of the lowest set bits of (src & mask) (mask NULL = all) from src to dst.
@@ -637,7 +650,7 @@ cdef class Core:
         self.s_begin[0] = now
         self.s_cnt[0] = self.free_cnt
         self.s_next[0] = -1
-        memcpy(self.s_bits, self.free_now, self.W * sizeof(uint64_t))
+        _copy(self.s_bits, self.free_now, self.W)
         prev = 0
         i = 0
         while i < self.nrun:
@@ -650,8 +663,7 @@ cdef class Core:
             self.s_cnt[s] = self.s_cnt[prev]
             self.s_next[s] = -1
             self.s_next[prev] = s
-            memcpy(self.s_bits + <int64_t>s * self.W, self.s_bits + <int64_t>prev * self.W,
-                   self.W * sizeof(uint64_t))
+            _copy(self.s_bits + <int64_t>s * self.W, self.s_bits + <int64_t>prev * self.W, self.W)
             while i < self.nrun and self._round_up(self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
                 j = self.by_end[i].job
                 row = self.pool + <int64_t>self.j_row[j] * self.W
@@ -679,7 +691,7 @@ cdef class Core:
                 if self.bf_window > 0 and t > now + self.bf_window:
                     return -1
                 if self.s_cnt[i] >= k:
-                    memcpy(self.cand, self.s_bits + <int64_t>i * W, W * sizeof(uint64_t))
+                    _copy(self.cand, self.s_bits + <int64_t>i * W, W)
                     at[0] = i
                     return t
                 if now_only:
@@ -691,7 +703,7 @@ cdef class Core:
             if self.bf_window > 0 and t > now + self.bf_window:
                 return -1
             if self.s_cnt[i] >= k:
-                memcpy(self.cand, self.s_bits + <int64_t>i * W, W * sizeof(uint64_t))
+                _copy(self.cand, self.s_bits + <int64_t>i * W, W)
                 ok = True
                 j = self.s_next[i]
                 e = self._round_up(t + d)
@@ -726,8 +738,9 @@ cdef class Core:
         cdef int64_t W = self.W, need = k, n = 0, w
         cdef int32_t j
         cdef uint64_t* bits
-        memset(self.chosen, 0, W * sizeof(uint64_t))
-        if t == now:
+        _zero(self.chosen, W)
+        if t == now and not self.monotone:
+            # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
             j = si
             while j != -1 and self.s_begin[j] < self._round_up(t + d):
                 j = self.s_next[j]
@@ -737,7 +750,7 @@ cdef class Core:
                     self.mask[w] = ~bits[w]
                 need = _take_lowest(self.cand, self.chosen, need, W, self.mask)
                 j = self.s_next[j]
-        else:
+        elif t != now:
             j = 0
             while j != -1 and self.s_begin[j] < t:
                 self.scratch_idx[n] = j
@@ -768,7 +781,7 @@ cdef class Core:
                 self.s_cnt[n] = self.s_cnt[j]
                 self.s_next[n] = self.s_next[j]
                 self.s_next[j] = n
-                memcpy(self.s_bits + <int64_t>n * W, self.s_bits + <int64_t>j * W, W * sizeof(uint64_t))
+                _copy(self.s_bits + <int64_t>n * W, self.s_bits + <int64_t>j * W, W)
             for w in range(W):
                 self.s_bits[<int64_t>j * W + w] &= ~self.chosen[w]
             self.s_cnt[j] -= k
@@ -880,8 +893,8 @@ cdef class Core:
             if k > self.free_cnt:
                 ex = EX_QUICK_BLOCKED
                 break
-            memcpy(self.cand, self.free_now, self.W * sizeof(uint64_t))
-            memset(self.chosen, 0, self.W * sizeof(uint64_t))
+            _copy(self.cand, self.free_now, self.W)
+            _zero(self.chosen, self.W)
             _take_lowest(self.cand, self.chosen, k, self.W, NULL)
             if self._start(j, now) != 0:
                 return -1
@@ -915,6 +928,16 @@ cdef class Core:
             if self.sjbf and resv_left == 0:
                 phase2 = p
                 break
+            if resv_left == 0 and built and self.s_cnt[0] == 0:
+                # nothing is free now and no reservation is left: every remaining job fails its
+                # test at once; count them as tested, exactly as testing them one by one would
+                q = self.npend - p
+                if self.max_job_test >= 0 and depth + q > self.max_job_test:
+                    depth = self.max_job_test
+                    ex = EX_MAX_JOB_TEST
+                else:
+                    depth += q
+                break
             j = self.pend[p].job
             k = self.pend[p].units
             d = self.pend[p].est
@@ -928,8 +951,8 @@ cdef class Core:
                 # future only has more free units, so "fits now" is the free count and the unit
                 # choice is the lowest free units -- exactly what the profile would give.
                 if k <= self.free_cnt:
-                    memcpy(self.cand, self.free_now, self.W * sizeof(uint64_t))
-                    memset(self.chosen, 0, self.W * sizeof(uint64_t))
+                    _copy(self.cand, self.free_now, self.W)
+                    _zero(self.chosen, self.W)
                     _take_lowest(self.cand, self.chosen, k, self.W, NULL)
                     if self._start(j, now) != 0:
                         return -1

@@ -1,7 +1,10 @@
 """pbf: a parallel-backfill HPC batch-scheduler engine with a compiled core.
 
-The public API is small and listed in ``__all__``; everything else is internal.
+The public API is small and listed in ``__all__``; everything else is internal. Names are loaded on
+first use, so that ``import pbf`` (and the ``pbf`` command) start fast.
 """
+import importlib
+
 try:
     from . import _bitmap, _swf  # noqa: F401  (the compiled core)
 except ImportError as exc:  # pragma: no cover - depends on how pbf was installed
@@ -10,24 +13,32 @@ except ImportError as exc:  # pragma: no cover - depends on how pbf was installe
         "either run from another folder (the installed pbf is then used) or build in place with "
         "'pip install -e .'") from exc
 
-from .cluster import Cluster, beocat_cluster
-from .config import Backfill
-from .engine import Engine, Finish, Job, ProtocolError, Reserve, Start, Submit
-from .errors import ConfigError, PbfError, TraceFormatError
-from .metrics import Metrics, schedule_metrics
-from .replay import ReplayConfig, ReplayResult, replay
-from .workload import Cleaning, CleaningReport, JobTable, read_swf, write_swf
-
 __version__ = "0.1.0"
 
-__all__ = [
+_WHERE = {
     # the engine (embedding API) and the replayer
-    "Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay", "ReplayConfig",
-    "ReplayResult",
+    "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
+    "Reserve": "engine", "ProtocolError": "engine", "Backfill": "config",
+    "replay": "replay", "ReplayConfig": "replay", "ReplayResult": "replay",
     # cluster and workloads
-    "Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf", "write_swf",
+    "Cluster": "cluster", "beocat_cluster": "cluster", "JobTable": "workload", "Cleaning": "workload",
+    "CleaningReport": "workload", "read_swf": "workload", "write_swf": "workload",
     # metrics
-    "Metrics", "schedule_metrics",
+    "Metrics": "metrics", "schedule_metrics": "metrics",
     # errors
-    "PbfError", "ConfigError", "TraceFormatError", "ProtocolError",
-]
+    "PbfError": "errors", "ConfigError": "errors", "TraceFormatError": "errors",
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pbf' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

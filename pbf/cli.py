@@ -1,10 +1,16 @@
 """The ``pbf`` command line."""
 import argparse
 import json
+import os
 import sys
 import time
 
 _T_START = time.perf_counter()
+
+# pbf does no linear algebra; numpy's OpenBLAS would start a thread per core at import (about 70 ms
+# here). The command line limits it unless the user asked otherwise; the library leaves it alone.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 from .errors import PbfError
 

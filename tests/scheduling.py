@@ -19,7 +19,8 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     assert core.replay()
     state, start, end, how, reason, _, first_planned = core.job_arrays()
     return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
-            "first_planned": first_planned, "bits": core.recorded_units(), "core": core}
+            "first_planned": first_planned, "bits": core.recorded_units(), "core": core,
+            "passes": core.pass_arrays()}
 
 
 def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
@@ -32,8 +33,14 @@ def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), pri
         for w in range(W):
             bits[i, w] = (job.bits >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
     field = lambda name: np.array([getattr(j, name) for j in ref.jobs], dtype=np.int64)
+    passes = {"kind": np.array([0 if p[0] == "full" else 1 for p in ref.passes], dtype=np.int8),
+              "time": np.array([p[1] for p in ref.passes], dtype=np.int64),
+              "depth": np.array([p[2] for p in ref.passes], dtype=np.int64),
+              "started": np.array([p[3] for p in ref.passes], dtype=np.int64),
+              "reservations": np.array([p[4] for p in ref.passes], dtype=np.int64),
+              "exit": np.array([p[5] for p in ref.passes], dtype=np.int8)}
     return {"state": field("state"), "start": field("start"), "end": field("end"), "how": field("how"),
-            "reason": field("reason"), "bits": bits}
+            "reason": field("reason"), "bits": bits, "passes": passes}
 
 
 def check_invariants(result, submit, units, run, total_units, fcfs_easy=False):

@@ -40,6 +40,8 @@ def test_compiled_equals_oracle(sc):
     for key in ("state", "start", "end", "how", "reason"):
         assert np.array_equal(got[key], want[key]), key
     assert np.array_equal(got["bits"], want["bits"]), "unit choice differs"
+    for key in ("kind", "time", "depth", "started", "reservations", "exit"):
+        assert np.array_equal(got["passes"][key], want["passes"][key]), f"pass statistic {key}"
     # the reservation is always the first blocked job's only without a window (beyond the window a
     # job gets none, and a later job may hold the reservation while the earlier one overtakes it)
     fcfs_easy = sc["backfill"].reservations == 1 and not sc["prio_sjf"] and sc["backfill"].window == 0

@@ -1,0 +1,95 @@
+"""Replay speed (a benchmark script, not a test): issue 3's targets, measured side by side.
+
+    python bench/replay_speed.py [TRACE] [--trials 7]
+
+1. The compiled replay (FCFS + EASY, event trigger, requested estimates) against the pure-Python
+   count-based EASY reference on the same jobs, parsing excluded; trials interleaved, medians and
+   best of each, and their ratio.
+2. The whole ``pbf replay TRACE --quiet`` process (Python start-up, imports, parsing, replay,
+   summary), best and median wall time.
+Prints the core count and how busy the machine was (CPU used by other processes, via psutil).
+Default TRACE: ../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from pbf._core import Core
+from pbf.reference import count_easy_replay
+from pbf.workload import read_swf
+
+DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def compiled(t, units):
+    core = Core(units)
+    core.load_trace(t.submit, t.units, t.req_time, t.run)
+    t0 = time.perf_counter()
+    core.replay()
+    return time.perf_counter() - t0, core.job_arrays()[1]
+
+
+def reference(t, units):
+    t0 = time.perf_counter()
+    start = count_easy_replay(t.submit, t.units, t.req_time, t.run, units)
+    return time.perf_counter() - t0, np.array(start)
+
+
+def process(trace):
+    t0 = time.perf_counter()
+    subprocess.run(["pbf", "replay", str(trace), "--quiet"], check=True)
+    return time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace", nargs="?", default=str(DEFAULT))
+    ap.add_argument("--trials", type=int, default=7)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    t = read_swf(args.trace)
+    units = t.header.cluster_units()
+    me = psutil.Process()
+    cpu0, own0, w0 = psutil.cpu_times(), me.cpu_times(), time.perf_counter()
+    comp, ref, proc = [], [], []
+    for _ in range(args.trials):
+        tc, sc = compiled(t, units)
+        tr, sr = reference(t, units)
+        assert np.array_equal(sc, sr), "the compiled replay and the reference disagree"
+        comp.append(tc)
+        ref.append(tr)
+        proc.append(process(args.trace))
+    wall = time.perf_counter() - w0
+    cpu1, own1 = psutil.cpu_times(), me.cpu_times()
+    busy = lambda c: c.user + c.system + getattr(c, "nice", 0)
+    children = (own1.children_user + own1.children_system) - (own0.children_user + own0.children_system)
+    mine = (own1.user + own1.system) - (own0.user + own0.system) + children
+    others = max(0.0, busy(cpu1) - busy(cpu0) - mine) / wall
+    res = {"trace": args.trace, "jobs": len(t), "cores": os.cpu_count(), "trials": args.trials,
+           "other_processes_cpu_cores": round(others, 3),
+           "compiled_s": {"best": min(comp), "median": statistics.median(comp)},
+           "reference_s": {"best": min(ref), "median": statistics.median(ref)},
+           "ratio_median": statistics.median(ref) / statistics.median(comp),
+           "ratio_best": min(ref) / min(comp),
+           "process_s": {"best": min(proc), "median": statistics.median(proc)}}
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return
+    print(f"{res['trace']}: {res['jobs']:,} jobs; {res['cores']} cores; other processes used "
+          f"{others:.2f} cores on average during the run; {args.trials} interleaved trials")
+    print(f"compiled replay     best {min(comp)*1e3:7.1f} ms   median {statistics.median(comp)*1e3:7.1f} ms")
+    print(f"count-based EASY    best {min(ref)*1e3:7.1f} ms   median {statistics.median(ref)*1e3:7.1f} ms")
+    print(f"ratio               best {res['ratio_best']:.1f}x   median {res['ratio_median']:.1f}x")
+    print(f"pbf replay process  best {min(proc):.3f} s    median {statistics.median(proc):.3f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
