@@ -252,6 +252,8 @@ cdef class Core:
     cdef int32_t* s_next
     cdef uint64_t* s_bits
     cdef int64_t nslots, slot_cap, slot_bits_cap
+    cdef int64_t nmerged       # slots unlinked by merging this pass (live slots = nslots - nmerged)
+    cdef int32_t prev_of_at    # set by _find_start: the slot before the one it returned, or -1
     cdef EndKey* ends
     cdef int64_t ends_cap
     cdef int32_t* scratch_idx
@@ -644,6 +646,7 @@ cdef class Core:
         cdef int32_t s, prev
         cdef uint64_t* row
         self.nslots = 0
+        self.nmerged = 0
         s = self._new_slot()
         if s < 0:
             return -1
@@ -679,7 +682,7 @@ cdef class Core:
         # Earliest start t >= now at which k units are free throughout [t, t+d); self.cand gets the
         # units free throughout. Candidate starts are slot beginnings. Returns -1 if none (only
         # possible with now_only or a bounded window).
-        cdef int32_t i = 0, j
+        cdef int32_t i = 0, j, prev = -1
         cdef int64_t t, c, w, e
         cdef int64_t W = self.W
         cdef bint ok
@@ -693,9 +696,11 @@ cdef class Core:
                 if self.s_cnt[i] >= k:
                     _copy(self.cand, self.s_bits + <int64_t>i * W, W)
                     at[0] = i
+                    self.prev_of_at = prev
                     return t
                 if now_only:
                     return -1
+                prev = i
                 i = self.s_next[i]
             return -1
         while i != -1:
@@ -722,9 +727,11 @@ cdef class Core:
                     j = self.s_next[j]
                 if ok:
                     at[0] = i
+                    self.prev_of_at = prev
                     return t
             if now_only:
                 return -1
+            prev = i
             i = self.s_next[i]
         return -1
 
@@ -770,7 +777,7 @@ cdef class Core:
         # a placement holds its units until its end rounded up to the resolution, as running jobs'
         # planned ends are, so that a job started in this pass looks the same as one started before
         cdef int64_t W = self.W, w, end, stop = self._round_up(t + d)
-        cdef int32_t j = si, n
+        cdef int32_t j = si, n, last = si
         while j != -1 and self.s_begin[j] < stop:
             end = self.s_begin[self.s_next[j]] if self.s_next[j] != -1 else INF
             if end > stop:
@@ -785,8 +792,28 @@ cdef class Core:
             for w in range(W):
                 self.s_bits[<int64_t>j * W + w] &= ~self.chosen[w]
             self.s_cnt[j] -= k
+            last = j
             j = self.s_next[j]
+        # Only at the placement's two edges can neighbouring slots have become equal (inside it every
+        # slot lost the same units). Merge them: a later boundary with the same free units is never
+        # an earliest start, and unit choice sees the same units, so no decision changes; the slot
+        # count stays bounded.
+        self._merge_next(last)
+        if self.prev_of_at >= 0:
+            self._merge_next(self.prev_of_at)
         return 0
+
+    cdef void _merge_next(self, int32_t a) noexcept nogil:
+        # unlink a's successor when both have the same free units
+        cdef int32_t b = self.s_next[a]
+        cdef int64_t w, W = self.W
+        if b == -1 or self.s_cnt[a] != self.s_cnt[b]:
+            return
+        for w in range(W):
+            if self.s_bits[<int64_t>a * W + w] != self.s_bits[<int64_t>b * W + w]:
+                return
+        self.s_next[a] = self.s_next[b]
+        self.nmerged += 1
 
     cdef inline bint _known_misfit(self, int64_t k, int64_t d) noexcept nogil:
         cdef int64_t i
@@ -847,7 +874,7 @@ cdef class Core:
         self.p_depth[self.npass] = depth
         self.p_started[self.npass] = started
         self.p_resv[self.npass] = resv
-        self.p_slots[self.npass] = self.nslots if kind == PK_FULL and self.nslots > 0 else 0
+        self.p_slots[self.npass] = self.nslots - self.nmerged if kind == PK_FULL and self.nslots > 0 else 0
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -1011,6 +1038,7 @@ cdef class Core:
             self._compact_pending()
         if not built:
             self.nslots = 0
+            self.nmerged = 0
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0)
 
     cdef int _sjbf_phase(self, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:

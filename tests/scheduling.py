@@ -38,7 +38,8 @@ def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), pri
               "depth": np.array([p[2] for p in ref.passes], dtype=np.int64),
               "started": np.array([p[3] for p in ref.passes], dtype=np.int64),
               "reservations": np.array([p[4] for p in ref.passes], dtype=np.int64),
-              "exit": np.array([p[5] for p in ref.passes], dtype=np.int8)}
+              "exit": np.array([p[5] for p in ref.passes], dtype=np.int8),
+              "slots": np.array([p[6] for p in ref.passes], dtype=np.int64)}
     return {"state": field("state"), "start": field("start"), "end": field("end"), "how": field("how"),
             "reason": field("reason"), "bits": bits, "passes": passes}
 

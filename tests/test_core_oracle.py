@@ -40,7 +40,7 @@ def test_compiled_equals_oracle(sc):
     for key in ("state", "start", "end", "how", "reason"):
         assert np.array_equal(got[key], want[key]), key
     assert np.array_equal(got["bits"], want["bits"]), "unit choice differs"
-    for key in ("kind", "time", "depth", "started", "reservations", "exit"):
+    for key in ("kind", "time", "depth", "started", "reservations", "exit", "slots"):
         assert np.array_equal(got["passes"][key], want["passes"][key]), f"pass statistic {key}"
     # the reservation is always the first blocked job's only without a window (beyond the window a
     # job gets none, and a later job may hold the reservation while the earlier one overtakes it)
@@ -76,3 +76,11 @@ def test_unit_choice_keeps_free_units_for_backfill():
     r = compiled_replay([0, 1, 2], [2, 3, 1], [10, 10, 100], [10, 10, 100], 4)
     assert list(r["start"]) == [0, 10, 2]
     assert int(r["bits"][2][0]) == 0b1000 and int(r["bits"][1][0]) == 0b0111
+
+
+def test_equal_neighbouring_slots_are_merged():
+    # 4 units: A (2 units, 10 s) and B (2 units, 20 s) start; D (2 units) reserves A's units at 10,
+    # which leaves [10, 20) as empty as [0, 10): the two slots merge, so the pass ends with 2 slots
+    r = compiled_replay([0, 0, 0], [2, 2, 2], [10, 20, 10], [10, 20, 10], 4)
+    assert r["first_planned"][2] == 10
+    assert r["passes"]["slots"][0] == 2

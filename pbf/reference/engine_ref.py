@@ -163,10 +163,14 @@ class ReferenceCore:
                 slots.insert(j + 1, [stop, slots[j][1]])
             slots[j][1] &= ~chosen
             j += 1
+        # neighbouring slots with the same free units are merged (no decision depends on the
+        # boundary between them; it keeps the slot count bounded)
+        slots[:] = [slot for n, slot in enumerate(slots) if n == 0 or slot[1] != slots[n - 1][1]]
 
     # passes ------------------------------------------------------------------
     def full_pass(self, now):
         slots = self._profile(now)
+        self._built = False
         started, reserved = [], []
         depth, resv_left, blocked, exit_reason = 0, self.resv_max, False, EX_END
         for j in self.pending:
@@ -185,6 +189,9 @@ class ReferenceCore:
                 break
             depth += 1
             job = self.jobs[j]
+            # (the compiled pass builds its profile only at the first job that does not fit now;
+            # the slot count it reports follows that, so this one does too)
+            self._built = self._built or job.units > bin(self.free).count("1")
             found = self._find_start(slots, job.units, job.est, now, now_only=(resv_left == 0))
             if found and found[0] == now:
                 t, i, cand = found
@@ -203,6 +210,7 @@ class ReferenceCore:
             else:
                 blocked = True
         if phase2 is not None and exit_reason == EX_END:
+            self._built = True
             rest = sorted(range(phase2, len(queue)), key=lambda q: (self.jobs[queue[q]].est, q))
             for q in rest:
                 if 0 <= self.max_job_test <= depth:
@@ -219,7 +227,8 @@ class ReferenceCore:
                     self._start(j, chosen, now, HOW_BACKFILL)
                     started.append(j)
         self.pending = [j for j in self.pending if self.jobs[j].state == PENDING]
-        self.passes.append(("full", now, depth, len(started), len(reserved), exit_reason))
+        self.passes.append(("full", now, depth, len(started), len(reserved), exit_reason,
+                            len(slots) if self._built else 0))
         return started, reserved
 
     def quick_pass(self, now):
@@ -233,7 +242,7 @@ class ReferenceCore:
             self._start(j, _lowest(self.free, job.units), now, HOW_MAIN)
             started.append(j)
         self.pending = [j for j in self.pending if self.jobs[j].state == PENDING]
-        self.passes.append(("quick", now, depth, len(started), 0, exit_reason))
+        self.passes.append(("quick", now, depth, len(started), 0, exit_reason, 0))
         return started, []
 
 
