@@ -169,6 +169,41 @@ def _format_replay(s, out):
     return "\n".join(lines)
 
 
+def cmd_bench(args):
+    from . import bench
+    slices = ("kernels", "pass", "growth", "replay") if args.slice == "all" else (args.slice,)
+    rows = []
+    with bench.MachineLoad() as load:
+        for sl in slices:
+            if sl == "kernels":
+                rows += bench.kernel_rows(repeat=50 if args.quick else 200)
+            elif sl in ("pass", "matrix"):
+                if sl == "pass":
+                    sizes = [(100, 128, 10), (1_000, 1_024, 100), (10_000, 9_128, 2_000)]
+                    if not args.quick:
+                        sizes.append((50_000, 9_128, 2_000))
+                    scen = [bench.PassScenario(q, u, r, resv) for q, u, r in sizes
+                            for resv in (1, None)]
+                else:
+                    m = bench.PASS_MATRIX
+                    scen = [bench.PassScenario(q, u, r, resv) for q in m["queued"] for u in m["units"]
+                            for r in m["running"] for resv in m["reservations"]]
+                    scen = [sc for sc in scen if sc.feasible()]
+                rows += bench.pass_rows(scen, trials=args.trials, reference=not args.no_reference,
+                                        reference_limit=20.0 if args.quick else 60.0)
+            elif sl == "growth":
+                rows += bench.growth_rows(trials=args.trials) if not args.quick else bench.growth_rows(
+                    queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=args.trials)
+            elif sl == "replay":
+                rows += bench.replay_rows(trials=args.trials if args.trials <= 3 else 1)
+    if args.json:
+        print(json.dumps({"cores": os.cpu_count(), "other_processes_cpu_cores": load.other_cores,
+                          "wall_s": load.wall, "rows": rows}, indent=2))
+    else:
+        print(bench.format_rows(rows, load))
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="pbf", description="Parallel-backfill HPC scheduler engine.")
     parser.add_argument("--version", action="version", version=f"pbf {_version()}")
@@ -239,6 +274,20 @@ def build_parser():
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
     _add_cleaning(rp)
     rp.set_defaults(func=cmd_replay)
+
+    be = sub.add_parser("bench", help="microbenchmarks of passes, kernels and replays",
+                        description="Time a slice of benchmarks and print medians, ratios against "
+                                    "the pure-Python reference pass, the core count and how busy the "
+                                    "machine was. See docs/benchmarks.md.")
+    be.add_argument("--slice", choices=("pass", "matrix", "kernels", "growth", "replay", "all"),
+                    default="pass", help="pass: headline passes vs the reference (default); matrix: "
+                    "the whole pass matrix; kernels: bitmap kernels; growth: cost vs queue and "
+                    "units with log-log slopes; replay: trace replay throughput; all")
+    be.add_argument("--trials", type=int, default=5, help="interleaved trials per benchmark (default 5)")
+    be.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    be.add_argument("--no-reference", action="store_true", help="skip the pure-Python reference pass")
+    be.add_argument("--json", action="store_true", help="print JSON")
+    be.set_defaults(func=cmd_bench)
 
     tr = sub.add_parser("trace", help="inspect traces").add_subparsers(dest="trace_cmd", metavar="ACTION")
     tr.required = True

@@ -20,6 +20,8 @@ Semantics in brief (see the compiled core for the same in C):
   stops at the first that does not.
 """
 
+import bisect
+
 INF = float("inf")
 NEW, PENDING, RUNNING, DONE, REJECTED = 0, 1, 2, 3, 4
 HOW_MAIN, HOW_BACKFILL = 1, 2
@@ -83,8 +85,7 @@ class ReferenceCore:
         else:
             job.state, job.seq = PENDING, self.nseq
             self.nseq += 1
-            self.pending.append(j)
-            self.pending.sort(key=self._key)
+            bisect.insort(self.pending, j, key=self._key)
         return job.state
 
     def finish(self, j, now):

@@ -1,0 +1,321 @@
+"""Microbenchmarks of backfill passes and replay throughput (``pbf bench`` and ``bench/``).
+
+A *pass scenario* is a cluster in mid-life: ``running`` jobs hold about 90% of the units and end at
+spread-out times, ``queued`` jobs wait (most too wide to start now, some small enough to backfill).
+:meth:`PassScenario.core` builds the compiled engine in that state, ready for one full pass at
+``now``; :meth:`PassScenario.reference` builds the pure-Python oracle in the same state. Every
+measurement records the work the pass did (jobs tested, started, reservations), so a benchmark that
+measured nothing cannot pass unnoticed.
+
+Timing habits (the machine is shared and noisy): trials of the things compared are interleaved, the
+median and the best are reported, and the CPU that *other* processes used during the run is measured
+(psutil) and printed, so a reader knows whether the numbers are clean.
+"""
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import _core
+from .config import Backfill
+from .reference.engine_ref import ReferenceCore
+
+__all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows", "growth_rows",
+           "replay_rows", "format_rows", "PASS_MATRIX", "shared_trace_dir"]
+
+NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
+
+#: The pass matrix of issue 6 (workers and commit orders join when the parallel pass lands).
+PASS_MATRIX = {"queued": (100, 1_000, 10_000, 50_000), "units": (128, 1_024, 9_128, 100_000),
+               "running": (10, 1_000, 10_000), "reservations": (1, None)}
+
+
+@dataclass(frozen=True)
+class PassScenario:
+    """A deterministic mid-life cluster: ``running`` jobs on ``units`` units, ``queued`` waiting."""
+    queued: int
+    units: int
+    running: int
+    reservations: int | None = 1
+    order: str = "queue"
+    seed: int = 0
+
+    def feasible(self):
+        """Running jobs need a unit each, within the 90% of the cluster they hold."""
+        return self.running <= 0.9 * self.units
+
+    def jobs(self):
+        """(units, est) of the running jobs, then of the queued jobs."""
+        rng = np.random.default_rng([self.seed, self.queued, self.units, self.running])
+        busy = int(0.9 * self.units)
+        # running sizes: a random split of `busy` units into `running` parts of at least one unit
+        cuts = np.sort(rng.choice(np.arange(1, busy), size=self.running - 1, replace=False)) \
+            if self.running > 1 else np.array([], dtype=np.int64)
+        run_units = np.diff(np.r_[0, cuts, busy]).astype(np.int64)
+        run_left = rng.integers(60, 48 * 3600, size=self.running)  # remaining time of each
+        # queued: 60% need 1-4 units, 30% a few percent of the cluster, 10% up to half of it
+        kind = rng.random(self.queued)
+        q_units = np.where(kind < 0.6, rng.integers(1, 5, self.queued),
+                           np.where(kind < 0.9, rng.integers(1, max(2, self.units // 25), self.queued),
+                                    rng.integers(1, max(2, self.units // 2), self.queued)))
+        q_units = np.minimum(q_units, self.units)
+        q_est = rng.integers(60, 72 * 3600, size=self.queued)
+        return (run_units, run_left + NOW), (q_units.astype(np.int64), q_est.astype(np.int64))
+
+    def core(self, record_passes=True):
+        """The compiled engine in the scenario's state (running jobs started at t = 0)."""
+        (ru, rl), (qu, qe) = self.jobs()
+        core = _core.Core(self.units)
+        core.record_passes = int(record_passes)
+        Backfill(reservations=self.reservations, order=self.order).apply(core)
+        zeros = np.zeros(len(ru), dtype=np.int64)
+        first = core.add_jobs(zeros, ru, rl, np.full(len(ru), -1, dtype=np.int64))
+        core.submit_range(first, len(ru))
+        core.run_pass(0)
+        assert len(core.running()) == self.running, "set-up: every running job must start"
+        first = core.add_jobs(np.full(len(qu), NOW, dtype=np.int64), qu, qe,
+                              np.full(len(qu), -1, dtype=np.int64))
+        core.submit_range(first, len(qu))
+        return core
+
+    def reference(self):
+        """The pure-Python oracle in the same state."""
+        (ru, rl), (qu, qe) = self.jobs()
+        ref = ReferenceCore(self.units, **Backfill(reservations=self.reservations,
+                                                   order=self.order).reference_kwargs())
+        for u, e in zip(ru.tolist(), rl.tolist()):
+            ref.submit(ref.add_job(0, u, e))
+        ref.full_pass(0)
+        for u, e in zip(qu.tolist(), qe.tolist()):
+            ref.submit(ref.add_job(NOW, u, e))
+        return ref
+
+    def label(self):
+        resv = "unlimited" if self.reservations is None else self.reservations
+        return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}"
+
+
+def time_pass(scenario, engine="compiled"):
+    """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
+    ``work`` = {depth, started, reservations}."""
+    if engine == "compiled":
+        core = scenario.core()
+        gc.disable()
+        t0 = time.perf_counter()
+        core.run_pass(NOW)
+        dt = time.perf_counter() - t0
+        gc.enable()
+        rec = core.last_pass()
+        return dt, {"depth": rec["depth"], "started": rec["started"], "reservations": rec["reservations"]}
+    ref = scenario.reference()
+    t0 = time.perf_counter()
+    started, reserved = ref.full_pass(NOW)
+    dt = time.perf_counter() - t0
+    return dt, {"depth": ref.passes[-1][2], "started": len(started), "reservations": len(reserved)}
+
+
+class MachineLoad:
+    """Context manager measuring the CPU that other processes used meanwhile (in cores)."""
+
+    def __enter__(self):
+        import psutil
+        self._psutil = psutil
+        self._me = psutil.Process()
+        self._cpu0, self._own0, self._t0 = psutil.cpu_times(), self._me.cpu_times(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        cpu1, own1 = self._psutil.cpu_times(), self._me.cpu_times()
+        wall = max(1e-9, time.perf_counter() - self._t0)
+        total = lambda c: c.user + c.system + getattr(c, "nice", 0)
+        mine = lambda c: c.user + c.system + c.children_user + c.children_system
+        self.other_cores = max(0.0, (total(cpu1) - total(self._cpu0)) - (mine(own1) - mine(self._own0))) / wall
+        self.wall = wall
+
+
+def _stats(times):
+    return {"best_s": min(times), "median_s": statistics.median(times), "trials": len(times)}
+
+
+# ---------------------------------------------------------------------------------------- slices
+def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
+    """Bitmap kernels through :mod:`pbf.bitmap` (argument checks included: what a caller pays)."""
+    from . import bitmap
+    rows = []
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        a, b = bitmap.empty(n), bitmap.empty(n)
+        bits_a = rng.random(n) < 0.5
+        bits_b = rng.random(n) < 0.3
+        for i in np.flatnonzero(bits_a):
+            a[i // 64] |= np.uint64(1) << np.uint64(i % 64)
+        for i in np.flatnonzero(bits_b):
+            b[i // 64] |= np.uint64(1) << np.uint64(i % 64)
+        expect = {"popcount": int(bits_a.sum()), "count_and": int((bits_a & bits_b).sum())}
+        ops = {"popcount": lambda: bitmap.popcount(a), "count_and": lambda: bitmap.count_and(a, b),
+               "any_common": lambda: bitmap.any_common(a, b), "andnot": lambda: bitmap.andnot(a, b),
+               "first_fit(n/4)": lambda: bitmap.first_fit(a, int(bits_a.sum()) // 4)}
+        for name, op in ops.items():
+            result = op()
+            if name in expect:
+                assert result == expect[name], f"{name} on {n} bits: got {result}, expected {expect[name]}"
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                for _ in range(repeat):
+                    op()
+                times.append((time.perf_counter() - t0) / repeat)
+            rows.append({"slice": "kernels", "name": name, "params": f"units={n}", **_stats(times)})
+    return rows
+
+
+def pass_rows(scenarios, trials=5, reference=True, reference_limit=60.0):
+    """Compiled pass against the pure-Python reference pass, trials interleaved. The reference is
+    skipped where one run would exceed ``reference_limit`` seconds (estimated from a first run)."""
+    rows = []
+    for sc in scenarios:
+        comp, ref = [], []
+        work = None
+        ref_ok = reference
+        for trial in range(trials):
+            dt, w = time_pass(sc)
+            assert w["depth"] == sc.queued, f"{sc.label()}: the pass tested {w['depth']} of {sc.queued} jobs"
+            assert work is None or w == work, "a pass on the same state must do the same work"
+            work = w
+            comp.append(dt)
+            if ref_ok:
+                rt, rw = time_pass(sc, "reference")
+                assert rw == w, f"{sc.label()}: the reference did different work: {rw} vs {w}"
+                ref.append(rt)
+                if rt * trials > reference_limit * 3 or trial >= 2 and sum(ref) > reference_limit:
+                    ref_ok = False
+        row = {"slice": "pass", "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
+        if ref:
+            row["reference_median_s"] = statistics.median(ref)
+            row["ratio_vs_reference"] = statistics.median(ref) / statistics.median(comp)
+        rows.append(row)
+    return rows
+
+
+def growth_rows(queue_sizes=(1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000),
+                unit_sizes=(128, 512, 2_048, 9_128, 32_768, 100_000), trials=3):
+    """Pass time against queue length (9,128 units, 2,000 running) and against units (10,000 queued,
+    running = min(2,000, units / 4)), with the fitted log-log slopes (1 = linear)."""
+    rows = []
+    for axis, values in (("queued", queue_sizes), ("units", unit_sizes)):
+        xs, ys = [], []
+        for v in values:
+            sc = (PassScenario(v, 9_128, 2_000) if axis == "queued"
+                  else PassScenario(10_000, v, min(2_000, v // 4)))
+            times = [time_pass(sc)[0] for _ in range(trials)]
+            xs.append(v)
+            ys.append(statistics.median(times))
+            rows.append({"slice": "growth", "name": f"pass time vs {axis}", "params": sc.label(),
+                         **_stats(times)})
+        slope = float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+        half = len(xs) // 2
+        tail = float(np.polyfit(np.log(xs[half:]), np.log(ys[half:]), 1)[0])
+        rows.append({"slice": "growth", "name": f"log-log slope vs {axis}", "params":
+                     f"{xs[0]}..{xs[-1]}", "slope": slope, "slope_upper_half": tail})
+    return rows
+
+
+def shared_trace_dir():
+    env = os.environ.get("PBF_TRACES")
+    if env:
+        return Path(env)
+    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        cand = base.parent / "shared" / "traces"
+        if cand.is_dir():
+            return cand
+    return None
+
+
+_REPLAY_CHILD = r"""
+import json, resource, sys, time
+from pbf.replay import ReplayConfig, replay
+from pbf.workload import read_swf
+from pbf.workload.beocat import generate_beocat, TRAFFIC_WINDOWS
+name, trigger = sys.argv[1], sys.argv[2]
+if name.startswith("beocat-"):
+    table = generate_beocat(100_000, TRAFFIC_WINDOWS[name.split("-")[1]], seed=0)
+else:
+    table = read_swf(name)
+t0 = time.perf_counter()
+r = replay(table, ReplayConfig(trigger=trigger))
+wall = time.perf_counter() - t0
+s = r.summary
+assert s["jobs"]["completed"] + s["jobs"]["rejected"] == len(table)
+print(json.dumps({"jobs": len(table), "passes": s["passes"]["count"], "wall_s": wall,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def replay_rows(names=None, trials=1):
+    """Replay throughput, each trace in its own process (for its peak RSS): jobs/s, passes/s, wall."""
+    if names is None:
+        names = []
+        d = shared_trace_dir()
+        for f in ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz",
+                  "LLNL-Thunder-2007-1.1-cln.swf.gz"):
+            if d is not None and (d / f).exists():
+                names.append(str(d / f))
+        names += ["beocat-high", "beocat-low"]
+    rows = []
+    for name in names:
+        trigger = "interval" if name.startswith("beocat-") else "event"
+        results = []
+        for _ in range(trials):
+            env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+            out = subprocess.run([sys.executable, "-c", _REPLAY_CHILD, name, trigger], check=True,
+                                 capture_output=True, text=True, env=env).stdout
+            results.append(json.loads(out))
+        walls = [r["wall_s"] for r in results]
+        r = results[0]
+        med = statistics.median(walls)
+        rows.append({"slice": "replay", "name": Path(name).name, "params": f"trigger={trigger}",
+                     **_stats(walls), "jobs": r["jobs"], "passes": r["passes"],
+                     "jobs_per_s": r["jobs"] / med, "passes_per_s": r["passes"] / med,
+                     "peak_rss_mb": max(x["peak_rss_mb"] for x in results)})
+    return rows
+
+
+def _fmt_time(s):
+    return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms" if s < 1 else f"{s:9.3f} s "
+
+
+def format_rows(rows, load=None):
+    """A readable table of benchmark rows."""
+    lines = [f"pbf bench on {os.cpu_count()} cores" + (
+        f"; other processes used {load.other_cores:.2f} cores on average during the run "
+        f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
+        if load is not None else "")]
+    for sl in ("kernels", "pass", "growth", "replay"):
+        sub = [r for r in rows if r["slice"] == sl]
+        if not sub:
+            continue
+        lines.append(f"\n[{sl}]")
+        for r in sub:
+            if "slope" in r:
+                lines.append(f"  {r['name']:26s} {r['params']:44s} slope {r['slope']:.2f} "
+                             f"(upper half {r['slope_upper_half']:.2f})")
+                continue
+            extra = ""
+            if sl == "pass":
+                extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
+                if "ratio_vs_reference" in r:
+                    extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({_fmt_time(r['reference_median_s']).strip()})"
+                extra += "  | N workers vs 1: n/a (parallel pass not built yet)"
+            elif sl == "replay":
+                extra = (f"  {r['jobs']:,} jobs  {r['jobs_per_s']:,.0f} jobs/s  {r['passes_per_s']:,.0f} "
+                         f"passes/s  peak RSS {r['peak_rss_mb']:.0f} MB")
+            lines.append(f"  {r['name']:16s} {r['params']:58s} median {_fmt_time(r['median_s'])} "
+                         f"best {_fmt_time(r['best_s'])}{extra}")
+    return "\n".join(lines)
