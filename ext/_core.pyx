@@ -293,6 +293,11 @@ cdef class Core:
     cdef uint64_t* q_back_agg
     cdef int64_t q_cap
     cdef bint monotone         # every slot's free units include the previous slot's (no reservation yet)
+    # this pass's reservations: [r_begin, r_stop) and their units (W words each)
+    cdef int64_t* r_begin
+    cdef int64_t* r_stop
+    cdef uint64_t* r_bits
+    cdef int64_t nresv_pass, r_cap, r_bits_cap
     # (units, estimate) pairs that could not start now in this pass, Pareto-minimal: a job at least
     # as wide and as long cannot start now either, since a pass only ever removes free units
     cdef int64_t f_units[FRONTIER_MAX]
@@ -355,6 +360,9 @@ cdef class Core:
         free(self.cand)
         free(self.chosen)
         free(self.mask)
+        free(self.r_begin)
+        free(self.r_stop)
+        free(self.r_bits)
         free(self.q_front_agg)
         free(self.q_front_idx)
         free(self.q_back_idx)
@@ -689,9 +697,9 @@ cdef class Core:
 
     cdef int64_t _find_start(self, int64_t k, int64_t d, int64_t now, bint now_only,
                              int32_t* at) noexcept nogil:
-        # Earliest start t >= now at which k units are free throughout [t, t+d); self.cand gets the
-        # units free throughout. Candidate starts are slot beginnings. Returns -1 if none (only
-        # possible with now_only or a bounded window).
+        # Earliest start t >= now at which k units are free throughout [t, round_up(t+d)); self.cand
+        # gets the units free throughout, *at the slot starting at t. Candidate starts are slot
+        # beginnings. Returns -1 if none (only with now_only, a bounded window, or out of memory).
         cdef int32_t i = 0, j, prev = -1
         cdef int64_t t, c, w, e
         cdef int64_t W = self.W
@@ -715,37 +723,25 @@ cdef class Core:
             return -1
         if not now_only:
             return self._find_start_window(k, d, now, at)
-        while i != -1:
-            t = self.s_begin[i]
-            if self.bf_window > 0 and t > now + self.bf_window:
-                return -1
-            if self.s_cnt[i] >= k:
-                _copy(self.cand, self.s_bits + <int64_t>i * W, W)
-                ok = True
-                j = self.s_next[i]
-                e = self._round_up(t + d)
-                while j != -1 and self.s_begin[j] < e:
-                    if self.s_cnt[j] < k:
-                        ok = False
-                        break
-                    bits = self.s_bits + <int64_t>j * W
-                    c = 0
-                    for w in range(W):
-                        self.cand[w] &= bits[w]
-                        c += __builtin_popcountll(self.cand[w])
-                    if c < k:
-                        ok = False
-                        break
-                    j = self.s_next[j]
-                if ok:
-                    at[0] = i
-                    self.prev_of_at = prev
-                    return t
-            if now_only:
-                return -1
-            prev = i
-            i = self.s_next[i]
-        return -1
+        # Can it start now? The units free throughout [now, stop) are exactly slot 0's free units
+        # minus those of this pass's reservations overlapping the window: running jobs only give
+        # units back as time goes on, and every start-now placement already left slot 0. So one AND
+        # per overlapping reservation replaces one per slot (thousands on a busy cluster).
+        e = self._round_up(now + d)
+        _copy(self.cand, self.s_bits, W)
+        for i in range(self.nresv_pass):
+            if self.r_begin[i] < e:
+                bits = self.r_bits + <int64_t>i * W
+                for w in range(W):
+                    self.cand[w] &= ~bits[w]
+        c = 0
+        for w in range(W):
+            c += __builtin_popcountll(self.cand[w])
+        if c < k:
+            return -1
+        at[0] = 0
+        self.prev_of_at = -1
+        return now
 
     cdef int64_t _find_start_window(self, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
         # The same search as _find_start, in O(slots x W) instead of O(slots^2 x W): as the candidate
@@ -930,6 +926,22 @@ cdef class Core:
             self.f_est[n] = d
             self.nfrontier = n + 1
 
+    cdef int _note_reservation_units(self, int64_t t, int64_t stop) noexcept nogil:
+        cdef int64_t cap = self.r_cap
+        if _grow(<void**>&self.r_begin, &cap, self.nresv_pass + 1, sizeof(int64_t)) != 0:
+            return -1
+        cap = self.r_cap
+        if _grow(<void**>&self.r_stop, &cap, self.nresv_pass + 1, sizeof(int64_t)) != 0:
+            return -1
+        self.r_cap = cap
+        if _grow(<void**>&self.r_bits, &self.r_bits_cap, (self.nresv_pass + 1) * self.W, sizeof(uint64_t)) != 0:
+            return -1
+        self.r_begin[self.nresv_pass] = t
+        self.r_stop[self.nresv_pass] = stop
+        _copy(self.r_bits + self.nresv_pass * self.W, self.chosen, self.W)
+        self.nresv_pass += 1
+        return 0
+
     cdef int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
         # the backward walk of _choose lists at most every slot: 1 + running + 2 per placement
@@ -1041,6 +1053,7 @@ cdef class Core:
         # reservation takes units from the future and breaks it
         self.monotone = True
         self.nfrontier = 0
+        self.nresv_pass = 0
         for p in range(self.nlast_reserved):
             self.j_resv[self.last_reserved[p]] = -1
         self.nlast_started = 0
@@ -1109,6 +1122,8 @@ cdef class Core:
                 if self._commit(k, t, d, si) != 0:
                     return -1
                 self.monotone = False
+                if self._note_reservation_units(t, self._round_up(t + d)) != 0:
+                    return -1
                 self.j_resv[j] = t
                 if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
                     self.j_resv_min[j] = t

@@ -1,0 +1,46 @@
+"""One full pass across the matrix of issue 6 (workers and commit orders join with the parallel pass).
+
+Each round runs on a fresh copy of the scenario (set-up not timed) and asserts the pass tested every
+queued job and started the same jobs as every other round.
+"""
+import pytest
+
+from pbf.bench import NOW, PASS_MATRIX, PassScenario
+
+CASES = [PassScenario(q, u, r, resv) for q in PASS_MATRIX["queued"] for u in PASS_MATRIX["units"]
+         for r in PASS_MATRIX["running"] for resv in PASS_MATRIX["reservations"]]
+CASES = [sc for sc in CASES if sc.matrix_affordable()]
+
+
+@pytest.mark.benchmark(group="pass")
+@pytest.mark.parametrize("sc", CASES, ids=[sc.label().replace(" ", "-").replace("=", "") for sc in CASES])
+def test_full_pass(benchmark, sc):
+    work = []
+
+    def setup():
+        return (sc.core(),), {}
+
+    def one_pass(core):
+        core.run_pass(NOW)
+        work.append(core.last_pass())
+
+    rounds = 3 if sc.queued * sc.units > 10**8 or sc.reservations is None else 10
+    benchmark.pedantic(one_pass, setup=setup, rounds=rounds, iterations=1)
+    assert all(w["depth"] == sc.queued for w in work)
+    assert len({(w["started"], w["reservations"]) for w in work}) == 1
+    assert work[0]["reservations"] >= 1 or work[0]["started"] == sc.queued
+    benchmark.extra_info.update({k: work[0][k] for k in ("depth", "started", "reservations", "slots")})
+
+
+@pytest.mark.benchmark(group="pass-reference")
+@pytest.mark.parametrize("sc", [PassScenario(1_000, 1_024, 100), PassScenario(10_000, 9_128, 2_000)],
+                         ids=lambda sc: sc.label().replace(" ", "-").replace("=", ""))
+def test_reference_pass(benchmark, sc):
+    """The pure-Python oracle on the same state, for the ratio (compare with test_full_pass)."""
+    results = []
+
+    def setup():
+        return (sc.reference(),), {}
+
+    benchmark.pedantic(lambda ref: results.append(ref.full_pass(NOW)), setup=setup, rounds=2, iterations=1)
+    assert all(len(started) > 0 and len(reserved) == 1 for started, reserved in results)
