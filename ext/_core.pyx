@@ -22,7 +22,6 @@ cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
 cdef int64_t INF = 0x7FFFFFFFFFFFFFFF
-DEF FRONTIER_MAX = 32
 
 # job states
 cdef enum:
@@ -195,6 +194,9 @@ cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int
     return need
 
 
+include "profile.pxi"
+
+
 cdef class Core:
     """Engine state and the compiled cycle. Internal: use :class:`pbf.Engine` or :func:`pbf.replay`."""
     # configuration
@@ -246,20 +248,10 @@ cdef class Core:
     cdef int64_t npend, pend_cap
     cdef int64_t nseq
 
-    # profile: a linked list of slots in a pool; slot 0 is always the head at `now`
-    cdef int64_t* s_begin
-    cdef int64_t* s_cnt
-    cdef int32_t* s_next
-    cdef uint64_t* s_bits
-    cdef int64_t nslots, slot_cap, slot_bits_cap
-    cdef int64_t nmerged       # slots unlinked by merging this pass (live slots = nslots - nmerged)
-    cdef int32_t prev_of_at    # set by _find_start: the slot before the one it returned, or -1
+    # the profile of the sequential pass (profile.pxi); slot 0 is always the head at `now`
+    cdef Prof prof
     cdef EndKey* ends
     cdef int64_t ends_cap
-    cdef int32_t* scratch_idx
-    cdef int64_t scratch_cap
-    cdef uint64_t* cand
-    cdef uint64_t* chosen
 
     # replay: heap of (actual end, job); next job to submit
     cdef EndKey* heap
@@ -285,24 +277,6 @@ cdef class Core:
     cdef int64_t nlast_started, last_started_cap
     cdef int64_t* last_reserved
     cdef int64_t nlast_reserved, last_reserved_cap
-    cdef uint64_t* mask        # scratch bitmap for unit choice
-    # sliding-window AND over slots (a queue made of two stacks): front aggregates, back aggregate
-    cdef uint64_t* q_front_agg
-    cdef int32_t* q_front_idx
-    cdef int32_t* q_back_idx
-    cdef uint64_t* q_back_agg
-    cdef int64_t q_cap
-    cdef bint monotone         # every slot's free units include the previous slot's (no reservation yet)
-    # this pass's reservations: [r_begin, r_stop) and their units (W words each)
-    cdef int64_t* r_begin
-    cdef int64_t* r_stop
-    cdef uint64_t* r_bits
-    cdef int64_t nresv_pass, r_cap, r_bits_cap
-    # (units, estimate) pairs that could not start now in this pass, Pareto-minimal: a job at least
-    # as wide and as long cannot start now either, since a pass only ever removes free units
-    cdef int64_t f_units[FRONTIER_MAX]
-    cdef int64_t f_est[FRONTIER_MAX]
-    cdef int64_t nfrontier
 
     def __cinit__(self, int64_t units):
         self.units = units
@@ -317,10 +291,7 @@ cdef class Core:
         self.bf_interval = 30
         self.record_passes = 1
         self.free_now = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
-        self.cand = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
-        self.chosen = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
-        self.mask = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
-        if self.free_now == NULL or self.cand == NULL or self.chosen == NULL or self.mask == NULL:
+        if self.free_now == NULL or prof_init(&self.prof, self.W) != 0:
             raise MemoryError()
         memset(self.free_now, 0xFF, self.W * sizeof(uint64_t))
         if units % 64:
@@ -330,6 +301,7 @@ cdef class Core:
         self.now = -INF
 
     def __dealloc__(self):
+        prof_free(&self.prof)
         free(self.j_submit)
         free(self.j_units)
         free(self.j_est)
@@ -351,22 +323,7 @@ cdef class Core:
         free(self.run_list)
         free(self.by_end)
         free(self.pend)
-        free(self.s_begin)
-        free(self.s_cnt)
-        free(self.s_next)
-        free(self.s_bits)
         free(self.ends)
-        free(self.scratch_idx)
-        free(self.cand)
-        free(self.chosen)
-        free(self.mask)
-        free(self.r_begin)
-        free(self.r_stop)
-        free(self.r_bits)
-        free(self.q_front_agg)
-        free(self.q_front_idx)
-        free(self.q_back_idx)
-        free(self.q_back_agg)
         free(self.heap)
         free(self.p_time)
         free(self.p_queue)
@@ -515,7 +472,7 @@ cdef class Core:
         return self.j_seq[a] < self.j_seq[b]
 
     cdef int _start(self, int64_t j, int64_t now) noexcept nogil:
-        # start job j now on the units in self.chosen
+        # start job j now on the units in self.prof.chosen
         cdef int32_t r = self._alloc_row()
         cdef int64_t i
         cdef uint64_t* row
@@ -525,11 +482,11 @@ cdef class Core:
             return -1
         row = self.pool + <int64_t>r * self.W
         for i in range(self.W):
-            row[i] = self.chosen[i]
-            self.free_now[i] &= ~self.chosen[i]
+            row[i] = self.prof.chosen[i]
+            self.free_now[i] &= ~self.prof.chosen[i]
         self.free_cnt -= self.j_units[j]
         if self.record_units:
-            memcpy(self.j_bits + j * self.W, self.chosen, self.W * sizeof(uint64_t))
+            memcpy(self.j_bits + j * self.W, self.prof.chosen, self.W * sizeof(uint64_t))
         self.j_row[j] = r
         self.j_state[j] = JS_RUNNING
         self.j_start[j] = now
@@ -631,321 +588,48 @@ cdef class Core:
         return job
 
     # ------------------------------------------------------------------ profile
-    cdef int32_t _new_slot(self) noexcept nogil:
-        cdef int64_t cap
-        cdef void* q
-        if self.nslots >= self.slot_cap:
-            cap = self.slot_cap * 2 if self.slot_cap else 64
-            q = realloc(self.s_begin, cap * sizeof(int64_t))
-            if q == NULL: return -1
-            self.s_begin = <int64_t*>q
-            q = realloc(self.s_cnt, cap * sizeof(int64_t))
-            if q == NULL: return -1
-            self.s_cnt = <int64_t*>q
-            q = realloc(self.s_next, cap * sizeof(int32_t))
-            if q == NULL: return -1
-            self.s_next = <int32_t*>q
-            q = realloc(self.s_bits, <size_t>(cap * self.W) * sizeof(uint64_t))
-            if q == NULL: return -1
-            self.s_bits = <uint64_t*>q
-            self.slot_cap = cap
-        self.nslots += 1
-        return <int32_t>(self.nslots - 1)
-
-    cdef inline int64_t _round_up(self, int64_t t) noexcept nogil:
-        if self.bf_resolution <= 1:
-            return t
-        return ((t + self.bf_resolution - 1) // self.bf_resolution) * self.bf_resolution
-
     cdef int _build_profile(self, int64_t now) noexcept nogil:
         # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
         # planned end of a running job (start + estimate, never before now + 1), adding its units
         cdef int64_t i, k, j, e
         cdef int32_t s, prev
         cdef uint64_t* row
-        self.nslots = 0
-        self.nmerged = 0
-        s = self._new_slot()
+        self.prof.nslots = 0
+        self.prof.nmerged = 0
+        s = prof_new_slot(&self.prof)
         if s < 0:
             return -1
-        self.s_begin[0] = now
-        self.s_cnt[0] = self.free_cnt
-        self.s_next[0] = -1
-        _copy(self.s_bits, self.free_now, self.W)
+        self.prof.s_begin[0] = now
+        self.prof.s_cnt[0] = self.free_cnt
+        self.prof.s_next[0] = -1
+        _copy(self.prof.s_bits, self.free_now, self.W)
         prev = 0
         i = 0
         while i < self.nrun:
             # planned ends in order; clamping to now + 1 and rounding keep the order
-            e = self._round_up(self.by_end[i].end if self.by_end[i].end > now else now + 1)
-            s = self._new_slot()
+            e = prof_round_up(&self.prof, self.by_end[i].end if self.by_end[i].end > now else now + 1)
+            s = prof_new_slot(&self.prof)
             if s < 0:
                 return -1
-            self.s_begin[s] = e
-            self.s_cnt[s] = self.s_cnt[prev]
-            self.s_next[s] = -1
-            self.s_next[prev] = s
-            _copy(self.s_bits + <int64_t>s * self.W, self.s_bits + <int64_t>prev * self.W, self.W)
-            while i < self.nrun and self._round_up(self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
+            self.prof.s_begin[s] = e
+            self.prof.s_cnt[s] = self.prof.s_cnt[prev]
+            self.prof.s_next[s] = -1
+            self.prof.s_next[prev] = s
+            _copy(self.prof.s_bits + <int64_t>s * self.W, self.prof.s_bits + <int64_t>prev * self.W, self.W)
+            while i < self.nrun and prof_round_up(&self.prof, self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
                 j = self.by_end[i].job
                 row = self.pool + <int64_t>self.j_row[j] * self.W
                 for k in range(self.W):
-                    self.s_bits[<int64_t>s * self.W + k] |= row[k]
-                self.s_cnt[s] += self.j_units[j]
+                    self.prof.s_bits[<int64_t>s * self.W + k] |= row[k]
+                self.prof.s_cnt[s] += self.j_units[j]
                 i += 1
             prev = s
-        return 0
-
-    cdef int64_t _find_start(self, int64_t k, int64_t d, int64_t now, bint now_only,
-                             int32_t* at) noexcept nogil:
-        # Earliest start t >= now at which k units are free throughout [t, round_up(t+d)); self.cand
-        # gets the units free throughout, *at the slot starting at t. Candidate starts are slot
-        # beginnings. Returns -1 if none (only with now_only, a bounded window, or out of memory).
-        cdef int32_t i = 0, j, prev = -1
-        cdef int64_t t, c, w, e
-        cdef int64_t W = self.W
-        cdef bint ok
-        cdef uint64_t* bits
-        if self.monotone:
-            # free units only grow with time: the first slot with k free units is the answer
-            while i != -1:
-                t = self.s_begin[i]
-                if self.bf_window > 0 and t > now + self.bf_window:
-                    return -1
-                if self.s_cnt[i] >= k:
-                    _copy(self.cand, self.s_bits + <int64_t>i * W, W)
-                    at[0] = i
-                    self.prev_of_at = prev
-                    return t
-                if now_only:
-                    return -1
-                prev = i
-                i = self.s_next[i]
-            return -1
-        if not now_only:
-            return self._find_start_window(k, d, now, at)
-        # Can it start now? The units free throughout [now, stop) are exactly slot 0's free units
-        # minus those of this pass's reservations overlapping the window: running jobs only give
-        # units back as time goes on, and every start-now placement already left slot 0. So one AND
-        # per overlapping reservation replaces one per slot (thousands on a busy cluster).
-        e = self._round_up(now + d)
-        _copy(self.cand, self.s_bits, W)
-        for i in range(self.nresv_pass):
-            if self.r_begin[i] < e:
-                bits = self.r_bits + <int64_t>i * W
-                for w in range(W):
-                    self.cand[w] &= ~bits[w]
-        c = 0
-        for w in range(W):
-            c += __builtin_popcountll(self.cand[w])
-        if c < k:
-            return -1
-        at[0] = 0
-        self.prev_of_at = -1
-        return now
-
-    cdef int64_t _find_start_window(self, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
-        # The same search as _find_start, in O(slots x W) instead of O(slots^2 x W): as the candidate
-        # start moves to later slots, the end of its window only moves later too, so the AND over the
-        # window is kept in a queue of slots built from two stacks (each slot is ANDed in a constant
-        # number of times). Returns the earliest start, or -1 (beyond bf_window / out of memory).
-        cdef int64_t W = self.W, w, t, stop, c, nf = 0, nb = 0, m
-        cdef int32_t i = 0, e = 0, prev = -1, sl
-        cdef uint64_t* fa
-        cdef uint64_t* bits
-        cdef uint64_t x
-        if self.q_cap < self.nslots + 1:
-            if _grow(<void**>&self.q_front_idx, &self.q_cap, self.nslots + 1, sizeof(int32_t)) != 0:
-                return -1
-            free(self.q_back_idx)
-            free(self.q_front_agg)
-            self.q_back_idx = <int32_t*>malloc(self.q_cap * sizeof(int32_t))
-            self.q_front_agg = <uint64_t*>malloc(<size_t>(self.q_cap * W) * sizeof(uint64_t))
-            if self.q_back_idx == NULL or self.q_front_agg == NULL:
-                self.q_cap = 0
-                return -1
-        if self.q_back_agg == NULL:
-            self.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-            if self.q_back_agg == NULL:
-                return -1
-        fa = self.q_front_agg
-        while i != -1:
-            t = self.s_begin[i]
-            if self.bf_window > 0 and t > now + self.bf_window:
-                return -1
-            stop = self._round_up(t + d)
-            # extend the window to every slot beginning before the placement's end
-            while e != -1 and self.s_begin[e] < stop:
-                bits = self.s_bits + <int64_t>e * W
-                if nb == 0:
-                    _copy(self.q_back_agg, bits, W)
-                else:
-                    for w in range(W):
-                        self.q_back_agg[w] &= bits[w]
-                self.q_back_idx[nb] = e
-                nb += 1
-                e = self.s_next[e]
-            if self.s_cnt[i] >= k:
-                if nf == 0:
-                    self._window_transfer(&nf, &nb)
-                c = 0
-                for w in range(W):
-                    x = fa[(nf - 1) * W + w]
-                    if nb > 0:
-                        x &= self.q_back_agg[w]
-                    self.cand[w] = x
-                    c += __builtin_popcountll(x)
-                if c >= k:
-                    at[0] = i
-                    self.prev_of_at = prev
-                    return t
-            # drop slot i, the queue's oldest, and move to the next candidate start
-            if nf == 0:
-                self._window_transfer(&nf, &nb)
-            nf -= 1
-            prev = i
-            i = self.s_next[i]
-        return -1
-
-    cdef void _window_transfer(self, int64_t* nf, int64_t* nb) noexcept nogil:
-        # move the back stack onto the (empty) front stack, newest first, keeping suffix ANDs: the
-        # front's top then holds the AND of the whole queue from its oldest slot
-        cdef int64_t W = self.W, w, m, n = 0
-        cdef uint64_t* fa = self.q_front_agg
-        cdef uint64_t* bits
-        m = nb[0] - 1
-        while m >= 0:
-            bits = self.s_bits + <int64_t>self.q_back_idx[m] * W
-            if n == 0:
-                _copy(fa, bits, W)
-            else:
-                for w in range(W):
-                    fa[n * W + w] = fa[(n - 1) * W + w] & bits[w]
-            self.q_front_idx[n] = self.q_back_idx[m]
-            n += 1
-            m -= 1
-        nf[0] = n
-        nb[0] = 0
-
-    cdef void _choose(self, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
-        # Pick k units of self.cand into self.chosen (DESIGN §4.4):
-        #  - a job starting now takes first the units that a later slot (a reservation) needs, the
-        #    earliest-needed first, so units free for long stay free for long jobs;
-        #  - a reservation takes first the units busy just before it starts (freed by running jobs or
-        #    earlier placements), latest-busy first, so units free now stay free for backfill.
-        # Ties and the rest: lowest unit index.
-        cdef int64_t W = self.W, need = k, n = 0, w
-        cdef int32_t j
-        cdef uint64_t* bits
-        _zero(self.chosen, W)
-        if t == now and not self.monotone:
-            # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
-            j = si
-            while j != -1 and self.s_begin[j] < self._round_up(t + d):
-                j = self.s_next[j]
-            while j != -1 and need > 0:
-                bits = self.s_bits + <int64_t>j * W
-                for w in range(W):
-                    self.mask[w] = ~bits[w]
-                need = _take_lowest(self.cand, self.chosen, need, W, self.mask)
-                j = self.s_next[j]
-        elif t != now:
-            j = 0
-            while j != -1 and self.s_begin[j] < t:
-                self.scratch_idx[n] = j
-                n += 1
-                j = self.s_next[j]
-            while n > 0 and need > 0:
-                n -= 1
-                bits = self.s_bits + <int64_t>self.scratch_idx[n] * W
-                for w in range(W):
-                    self.mask[w] = ~bits[w]
-                need = _take_lowest(self.cand, self.chosen, need, W, self.mask)
-        if need > 0:
-            _take_lowest(self.cand, self.chosen, need, W, NULL)
-
-    cdef int _commit(self, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
-        # remove self.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
-        # a placement holds its units until its end rounded up to the resolution, as running jobs'
-        # planned ends are, so that a job started in this pass looks the same as one started before
-        cdef int64_t W = self.W, w, end, stop = self._round_up(t + d)
-        cdef int32_t j = si, n, last = si
-        while j != -1 and self.s_begin[j] < stop:
-            end = self.s_begin[self.s_next[j]] if self.s_next[j] != -1 else INF
-            if end > stop:
-                n = self._new_slot()
-                if n < 0:
-                    return -1
-                self.s_begin[n] = stop
-                self.s_cnt[n] = self.s_cnt[j]
-                self.s_next[n] = self.s_next[j]
-                self.s_next[j] = n
-                _copy(self.s_bits + <int64_t>n * W, self.s_bits + <int64_t>j * W, W)
-            for w in range(W):
-                self.s_bits[<int64_t>j * W + w] &= ~self.chosen[w]
-            self.s_cnt[j] -= k
-            last = j
-            j = self.s_next[j]
-        # Only at the placement's two edges can neighbouring slots have become equal (inside it every
-        # slot lost the same units). Merge them: a later boundary with the same free units is never
-        # an earliest start, and unit choice sees the same units, so no decision changes; the slot
-        # count stays bounded.
-        self._merge_next(last)
-        if self.prev_of_at >= 0:
-            self._merge_next(self.prev_of_at)
-        return 0
-
-    cdef void _merge_next(self, int32_t a) noexcept nogil:
-        # unlink a's successor when both have the same free units
-        cdef int32_t b = self.s_next[a]
-        cdef int64_t w, W = self.W
-        if b == -1 or self.s_cnt[a] != self.s_cnt[b]:
-            return
-        for w in range(W):
-            if self.s_bits[<int64_t>a * W + w] != self.s_bits[<int64_t>b * W + w]:
-                return
-        self.s_next[a] = self.s_next[b]
-        self.nmerged += 1
-
-    cdef inline bint _known_misfit(self, int64_t k, int64_t d) noexcept nogil:
-        cdef int64_t i
-        for i in range(self.nfrontier):
-            if self.f_units[i] <= k and self.f_est[i] <= d:
-                return True
-        return False
-
-    cdef void _note_misfit(self, int64_t k, int64_t d) noexcept nogil:
-        cdef int64_t i = 0, n = 0
-        for i in range(self.nfrontier):       # drop the pairs the new one dominates
-            if not (k <= self.f_units[i] and d <= self.f_est[i]):
-                self.f_units[n] = self.f_units[i]
-                self.f_est[n] = self.f_est[i]
-                n += 1
-        self.nfrontier = n
-        if n < FRONTIER_MAX:
-            self.f_units[n] = k
-            self.f_est[n] = d
-            self.nfrontier = n + 1
-
-    cdef int _note_reservation_units(self, int64_t t, int64_t stop) noexcept nogil:
-        cdef int64_t cap = self.r_cap
-        if _grow(<void**>&self.r_begin, &cap, self.nresv_pass + 1, sizeof(int64_t)) != 0:
-            return -1
-        cap = self.r_cap
-        if _grow(<void**>&self.r_stop, &cap, self.nresv_pass + 1, sizeof(int64_t)) != 0:
-            return -1
-        self.r_cap = cap
-        if _grow(<void**>&self.r_bits, &self.r_bits_cap, (self.nresv_pass + 1) * self.W, sizeof(uint64_t)) != 0:
-            return -1
-        self.r_begin[self.nresv_pass] = t
-        self.r_stop[self.nresv_pass] = stop
-        _copy(self.r_bits + self.nresv_pass * self.W, self.chosen, self.W)
-        self.nresv_pass += 1
         return 0
 
     cdef int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
         # the backward walk of _choose lists at most every slot: 1 + running + 2 per placement
-        if _grow(<void**>&self.scratch_idx, &self.scratch_cap, need, sizeof(int32_t)) != 0:
+        if prof_ensure_scratch(&self.prof, need) != 0:
             return -1
         return 0
 
@@ -981,7 +665,7 @@ cdef class Core:
         self.p_depth[self.npass] = depth
         self.p_started[self.npass] = started
         self.p_resv[self.npass] = resv
-        self.p_slots[self.npass] = self.nslots - self.nmerged if kind == PK_FULL and self.nslots > 0 else 0
+        self.p_slots[self.npass] = self.prof.nslots - self.prof.nmerged if kind == PK_FULL and self.prof.nslots > 0 else 0
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -1027,9 +711,9 @@ cdef class Core:
             if k > self.free_cnt:
                 ex = EX_QUICK_BLOCKED
                 break
-            _copy(self.cand, self.free_now, self.W)
-            _zero(self.chosen, self.W)
-            _take_lowest(self.cand, self.chosen, k, self.W, NULL)
+            _copy(self.prof.cand, self.free_now, self.W)
+            _zero(self.prof.chosen, self.W)
+            _take_lowest(self.prof.cand, self.prof.chosen, k, self.W, NULL)
             if self._start(j, now) != 0:
                 return -1
             self.j_how[j] = HOW_MAIN
@@ -1051,9 +735,7 @@ cdef class Core:
             return -1
         # a start now clears units only before its end, so the profile stays monotone; a
         # reservation takes units from the future and breaks it
-        self.monotone = True
-        self.nfrontier = 0
-        self.nresv_pass = 0
+        prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
         for p in range(self.nlast_reserved):
             self.j_resv[self.last_reserved[p]] = -1
         self.nlast_started = 0
@@ -1063,7 +745,7 @@ cdef class Core:
             if self.sjbf and resv_left == 0:
                 phase2 = p
                 break
-            if resv_left == 0 and built and self.s_cnt[0] == 0:
+            if resv_left == 0 and built and self.prof.s_cnt[0] == 0:
                 # nothing is free now and no reservation is left: every remaining job fails its
                 # test at once; count them as tested, exactly as testing them one by one would
                 q = self.npend - p
@@ -1086,9 +768,9 @@ cdef class Core:
                 # future only has more free units, so "fits now" is the free count and the unit
                 # choice is the lowest free units -- exactly what the profile would give.
                 if k <= self.free_cnt:
-                    _copy(self.cand, self.free_now, self.W)
-                    _zero(self.chosen, self.W)
-                    _take_lowest(self.cand, self.chosen, k, self.W, NULL)
+                    _copy(self.prof.cand, self.free_now, self.W)
+                    _zero(self.prof.chosen, self.W)
+                    _take_lowest(self.prof.cand, self.prof.chosen, k, self.W, NULL)
                     if self._start(j, now) != 0:
                         return -1
                     self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
@@ -1101,28 +783,28 @@ cdef class Core:
                 built = True
             if resv_left == 0:
                 # no reservation left: only "can it start now?"; the free count rejects most at once
-                if k > self.s_cnt[0] or self._known_misfit(k, d):
+                if k > self.prof.s_cnt[0] or prof_known_misfit(&self.prof, k, d):
                     blocked = True
                     continue
-                t = self._find_start(k, d, now, True, &si)
+                t = prof_find_start(&self.prof, k, d, now, True, &si)
                 if t < 0:
-                    self._note_misfit(k, d)
+                    prof_note_misfit(&self.prof, k, d)
             else:
-                t = self._find_start(k, d, now, False, &si)
+                t = prof_find_start(&self.prof, k, d, now, False, &si)
             if t == now:
-                self._choose(k, t, d, si, now)
-                if self._commit(k, t, d, si) != 0 or self._start(j, now) != 0:
+                prof_choose(&self.prof, k, t, d, si, now)
+                if prof_commit(&self.prof, k, t, d, si) != 0 or self._start(j, now) != 0:
                     return -1
                 self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
                 started += 1
                 if self._note_started(j) != 0:
                     return -1
             elif t > now and resv_left != 0:
-                self._choose(k, t, d, si, now)
-                if self._commit(k, t, d, si) != 0:
+                prof_choose(&self.prof, k, t, d, si, now)
+                if prof_commit(&self.prof, k, t, d, si) != 0:
                     return -1
-                self.monotone = False
-                if self._note_reservation_units(t, self._round_up(t + d)) != 0:
+                self.prof.monotone = False
+                if prof_note_resv(&self.prof, t, prof_round_up(&self.prof, t + d)) != 0:
                     return -1
                 self.j_resv[j] = t
                 if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
@@ -1147,8 +829,8 @@ cdef class Core:
         if started:
             self._compact_pending()
         if not built:
-            self.nslots = 0
-            self.nmerged = 0
+            self.prof.nslots = 0
+            self.prof.nmerged = 0
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0)
 
     cdef int _sjbf_phase(self, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
@@ -1172,14 +854,14 @@ cdef class Core:
             k = self.pend[order[i].job].units
             d = self.pend[order[i].job].est
             depth[0] += 1
-            if k > self.s_cnt[0] or self._known_misfit(k, d):
+            if k > self.prof.s_cnt[0] or prof_known_misfit(&self.prof, k, d):
                 continue
-            t = self._find_start(k, d, now, True, &si)
+            t = prof_find_start(&self.prof, k, d, now, True, &si)
             if t < 0:
-                self._note_misfit(k, d)
+                prof_note_misfit(&self.prof, k, d)
             elif t == now:
-                self._choose(k, t, d, si, now)
-                if self._commit(k, t, d, si) != 0 or self._start(j, now) != 0:
+                prof_choose(&self.prof, k, t, d, si, now)
+                if prof_commit(&self.prof, k, t, d, si) != 0 or self._start(j, now) != 0:
                     return -1
                 self.j_how[j] = HOW_BACKFILL
                 started[0] += 1
@@ -1221,17 +903,17 @@ cdef class Core:
         cdef int rc = 0
         with nogil:
             for r in range(reps):
-                if self._build_profile(now) != 0:
+                prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
+                if self._ensure_scratch() != 0 or self._build_profile(now) != 0:
                     rc = -1
                     break
-                self.monotone = True
                 total = 0
                 for i in range(n):
-                    t = self._find_start(units[i], est[i], now, False, &si)
+                    t = prof_find_start(&self.prof, units[i], est[i], now, False, &si)
                     total += t
         if rc != 0:
             raise MemoryError()
-        return self.nslots, total
+        return self.prof.nslots, total
 
     def finish(self, int64_t j, int64_t now):
         self._finish(j, now)

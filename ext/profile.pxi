@@ -1,0 +1,430 @@
+# The profile (DESIGN §4.2): the plan of the future during one pass, as a linked list of time slots,
+# each with the bitmap and count of the units free in it. Included into _core.pyx (one compiled
+# module); every function works on a Prof struct without the GIL, so that each worker thread of the
+# parallel pass can own a private copy.
+
+DEF FRONTIER_MAX = 32
+
+ctypedef struct Prof:
+    int64_t W                  # words per bitmap
+    int64_t window             # bf_window (0 = unlimited)
+    int64_t resolution         # bf_resolution (0 = exact)
+    # slots: begin time, free count, next slot (-1 ends the list), free bitmap (W words each)
+    int64_t* s_begin
+    int64_t* s_cnt
+    int32_t* s_next
+    uint64_t* s_bits
+    int64_t nslots, slot_cap
+    int64_t nmerged            # slots unlinked by merging (live slots = nslots - nmerged)
+    int32_t prev_of_at         # set by prof_find_start: the slot before the one returned, or -1
+    bint monotone              # every slot's free units include the previous slot's (no reservation yet)
+    uint64_t* cand             # units free throughout the window found by the last search
+    uint64_t* chosen           # the units picked for the placement
+    uint64_t* mask             # scratch
+    # sliding-window AND over slots (a queue made of two stacks)
+    uint64_t* q_front_agg
+    int32_t* q_front_idx
+    int32_t* q_back_idx
+    uint64_t* q_back_agg
+    int64_t q_cap
+    # this pass's reservations: [r_begin, r_stop) and their units
+    int64_t* r_begin
+    int64_t* r_stop
+    uint64_t* r_bits
+    int64_t nresv_pass, r_cap, r_bits_cap
+    # (units, estimate) pairs that could not start now in this pass, Pareto-minimal: a job at least
+    # as wide and as long cannot start now either, since a pass only ever removes free units
+    int64_t f_units[FRONTIER_MAX]
+    int64_t f_est[FRONTIER_MAX]
+    int64_t nfrontier
+    int32_t* scratch_idx
+    int64_t scratch_cap
+
+
+cdef int prof_init(Prof* P, int64_t W) noexcept nogil:
+    memset(P, 0, sizeof(Prof))
+    P.W = W
+    P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
+    P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
+    P.mask = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
+    P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
+    if P.cand == NULL or P.chosen == NULL or P.mask == NULL or P.q_back_agg == NULL:
+        return -1
+    return 0
+
+
+cdef void prof_free(Prof* P) noexcept nogil:
+    free(P.s_begin)
+    free(P.s_cnt)
+    free(P.s_next)
+    free(P.s_bits)
+    free(P.cand)
+    free(P.chosen)
+    free(P.mask)
+    free(P.q_front_agg)
+    free(P.q_front_idx)
+    free(P.q_back_idx)
+    free(P.q_back_agg)
+    free(P.r_begin)
+    free(P.r_stop)
+    free(P.r_bits)
+    free(P.scratch_idx)
+    memset(P, 0, sizeof(Prof))
+
+
+cdef void prof_start_pass(Prof* P, int64_t window, int64_t resolution) noexcept nogil:
+    # per-pass state: no reservation, no known misfit, monotone
+    P.window = window
+    P.resolution = resolution
+    P.monotone = True
+    P.nfrontier = 0
+    P.nresv_pass = 0
+
+
+cdef int prof_copy(Prof* D, const Prof* S) noexcept nogil:
+    # D becomes a copy of S's slots, reservations and per-pass state (a worker's private profile)
+    cdef int64_t n = S.nslots, cap
+    D.window = S.window
+    D.resolution = S.resolution
+    D.monotone = S.monotone
+    D.nfrontier = 0
+    D.nslots = 0
+    if D.slot_cap < n:
+        cap = D.slot_cap
+        if _grow(<void**>&D.s_begin, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = D.slot_cap
+        if _grow(<void**>&D.s_cnt, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = D.slot_cap
+        if _grow(<void**>&D.s_next, &cap, n, sizeof(int32_t)) != 0: return -1
+        free(D.s_bits)
+        D.s_bits = <uint64_t*>malloc(<size_t>(cap * D.W) * sizeof(uint64_t))
+        if D.s_bits == NULL:
+            D.slot_cap = 0
+            return -1
+        D.slot_cap = cap
+    memcpy(D.s_begin, S.s_begin, n * sizeof(int64_t))
+    memcpy(D.s_cnt, S.s_cnt, n * sizeof(int64_t))
+    memcpy(D.s_next, S.s_next, n * sizeof(int32_t))
+    memcpy(D.s_bits, S.s_bits, <size_t>(n * D.W) * sizeof(uint64_t))
+    D.nslots = n
+    D.nmerged = S.nmerged
+    D.nresv_pass = 0
+    for cap in range(S.nresv_pass):
+        _copy(D.chosen, S.r_bits + cap * S.W, D.W)
+        if prof_note_resv(D, S.r_begin[cap], S.r_stop[cap]) != 0:
+            return -1
+    return 0
+
+
+cdef int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint64_t* units, bint reservation) noexcept nogil:
+    # Apply a placement committed elsewhere (the commit log of the parallel pass) exactly as the
+    # committer applied it: its start t is a slot beginning in every copy that has applied the same
+    # earlier placements, so the same splits and merges happen.
+    cdef int32_t si = 0, prev = -1
+    while si != -1 and P.s_begin[si] != t:
+        prev = si
+        si = P.s_next[si]
+    if si == -1:
+        return -2
+    P.prev_of_at = prev
+    _copy(P.chosen, units, P.W)
+    if prof_commit(P, k, t, d, si) != 0:
+        return -1
+    if reservation:
+        P.monotone = False
+        if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
+            return -1
+    return 0
+
+
+cdef int prof_ensure_scratch(Prof* P, int64_t need) noexcept nogil:
+    # the backward walk of prof_choose lists at most every slot
+    return _grow(<void**>&P.scratch_idx, &P.scratch_cap, need, sizeof(int32_t))
+
+
+cdef inline int64_t prof_live_slots(const Prof* P) noexcept nogil:
+    return P.nslots - P.nmerged
+
+
+cdef int32_t prof_new_slot(Prof* P) noexcept nogil:
+    cdef int64_t cap
+    cdef void* q
+    if P.nslots >= P.slot_cap:
+        cap = P.slot_cap * 2 if P.slot_cap else 64
+        q = realloc(P.s_begin, cap * sizeof(int64_t))
+        if q == NULL: return -1
+        P.s_begin = <int64_t*>q
+        q = realloc(P.s_cnt, cap * sizeof(int64_t))
+        if q == NULL: return -1
+        P.s_cnt = <int64_t*>q
+        q = realloc(P.s_next, cap * sizeof(int32_t))
+        if q == NULL: return -1
+        P.s_next = <int32_t*>q
+        q = realloc(P.s_bits, <size_t>(cap * P.W) * sizeof(uint64_t))
+        if q == NULL: return -1
+        P.s_bits = <uint64_t*>q
+        P.slot_cap = cap
+    P.nslots += 1
+    return <int32_t>(P.nslots - 1)
+
+
+cdef inline int64_t prof_round_up(Prof* P, int64_t t) noexcept nogil:
+    if P.resolution <= 1:
+        return t
+    return ((t + P.resolution - 1) // P.resolution) * P.resolution
+
+
+cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint now_only,
+                         int32_t* at) noexcept nogil:
+    # Earliest start t >= now at which k units are free throughout [t, round_up(t+d)); P.cand
+    # gets the units free throughout, *at the slot starting at t. Candidate starts are slot
+    # beginnings. Returns -1 if none (only with now_only, a bounded window, or out of memory).
+    cdef int32_t i = 0, j, prev = -1
+    cdef int64_t t, c, w, e
+    cdef int64_t W = P.W
+    cdef bint ok
+    cdef uint64_t* bits
+    if P.monotone:
+        # free units only grow with time: the first slot with k free units is the answer
+        while i != -1:
+            t = P.s_begin[i]
+            if P.window > 0 and t > now + P.window:
+                return -1
+            if P.s_cnt[i] >= k:
+                _copy(P.cand, P.s_bits + <int64_t>i * W, W)
+                at[0] = i
+                P.prev_of_at = prev
+                return t
+            if now_only:
+                return -1
+            prev = i
+            i = P.s_next[i]
+        return -1
+    if not now_only:
+        return prof_find_start_window(P, k, d, now, at)
+    # Can it start now? The units free throughout [now, stop) are exactly slot 0's free units
+    # minus those of this pass's reservations overlapping the window: running jobs only give
+    # units back as time goes on, and every start-now placement already left slot 0. So one AND
+    # per overlapping reservation replaces one per slot (thousands on a busy cluster).
+    e = prof_round_up(P, now + d)
+    _copy(P.cand, P.s_bits, W)
+    for i in range(P.nresv_pass):
+        if P.r_begin[i] < e:
+            bits = P.r_bits + <int64_t>i * W
+            for w in range(W):
+                P.cand[w] &= ~bits[w]
+    c = 0
+    for w in range(W):
+        c += __builtin_popcountll(P.cand[w])
+    if c < k:
+        return -1
+    at[0] = 0
+    P.prev_of_at = -1
+    return now
+
+
+cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
+    # The same search as _find_start, in O(slots x W) instead of O(slots^2 x W): as the candidate
+    # start moves to later slots, the end of its window only moves later too, so the AND over the
+    # window is kept in a queue of slots built from two stacks (each slot is ANDed in a constant
+    # number of times). Returns the earliest start, or -1 (beyond bf_window / out of memory).
+    cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0, m
+    cdef int32_t i = 0, e = 0, prev = -1, sl
+    cdef uint64_t* fa
+    cdef uint64_t* bits
+    cdef uint64_t x
+    if P.q_cap < P.nslots + 1:
+        if _grow(<void**>&P.q_front_idx, &P.q_cap, P.nslots + 1, sizeof(int32_t)) != 0:
+            return -1
+        free(P.q_back_idx)
+        free(P.q_front_agg)
+        P.q_back_idx = <int32_t*>malloc(P.q_cap * sizeof(int32_t))
+        P.q_front_agg = <uint64_t*>malloc(<size_t>(P.q_cap * W) * sizeof(uint64_t))
+        if P.q_back_idx == NULL or P.q_front_agg == NULL:
+            P.q_cap = 0
+            return -1
+    if P.q_back_agg == NULL:
+        P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
+        if P.q_back_agg == NULL:
+            return -1
+    fa = P.q_front_agg
+    while i != -1:
+        t = P.s_begin[i]
+        if P.window > 0 and t > now + P.window:
+            return -1
+        stop = prof_round_up(P, t + d)
+        # extend the window to every slot beginning before the placement's end
+        while e != -1 and P.s_begin[e] < stop:
+            bits = P.s_bits + <int64_t>e * W
+            if nb == 0:
+                _copy(P.q_back_agg, bits, W)
+            else:
+                for w in range(W):
+                    P.q_back_agg[w] &= bits[w]
+            P.q_back_idx[nb] = e
+            nb += 1
+            e = P.s_next[e]
+        if P.s_cnt[i] >= k:
+            if nf == 0:
+                prof_window_transfer(P, &nf, &nb)
+            c = 0
+            for w in range(W):
+                x = fa[(nf - 1) * W + w]
+                if nb > 0:
+                    x &= P.q_back_agg[w]
+                P.cand[w] = x
+                c += __builtin_popcountll(x)
+            if c >= k:
+                at[0] = i
+                P.prev_of_at = prev
+                return t
+        # drop slot i, the queue's oldest, and move to the next candidate start
+        if nf == 0:
+            prof_window_transfer(P, &nf, &nb)
+        nf -= 1
+        prev = i
+        i = P.s_next[i]
+    return -1
+
+
+cdef void prof_window_transfer(Prof* P, int64_t* nf, int64_t* nb) noexcept nogil:
+    # move the back stack onto the (empty) front stack, newest first, keeping suffix ANDs: the
+    # front's top then holds the AND of the whole queue from its oldest slot
+    cdef int64_t W = P.W, w, m, n = 0
+    cdef uint64_t* fa = P.q_front_agg
+    cdef uint64_t* bits
+    m = nb[0] - 1
+    while m >= 0:
+        bits = P.s_bits + <int64_t>P.q_back_idx[m] * W
+        if n == 0:
+            _copy(fa, bits, W)
+        else:
+            for w in range(W):
+                fa[n * W + w] = fa[(n - 1) * W + w] & bits[w]
+        P.q_front_idx[n] = P.q_back_idx[m]
+        n += 1
+        m -= 1
+    nf[0] = n
+    nb[0] = 0
+
+
+cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
+    # Pick k units of P.cand into P.chosen (DESIGN §4.4):
+    #  - a job starting now takes first the units that a later slot (a reservation) needs, the
+    #    earliest-needed first, so units free for long stay free for long jobs;
+    #  - a reservation takes first the units busy just before it starts (freed by running jobs or
+    #    earlier placements), latest-busy first, so units free now stay free for backfill.
+    # Ties and the rest: lowest unit index.
+    cdef int64_t W = P.W, need = k, n = 0, w
+    cdef int32_t j
+    cdef uint64_t* bits
+    _zero(P.chosen, W)
+    if t == now and not P.monotone:
+        # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
+        j = si
+        while j != -1 and P.s_begin[j] < prof_round_up(P, t + d):
+            j = P.s_next[j]
+        while j != -1 and need > 0:
+            bits = P.s_bits + <int64_t>j * W
+            for w in range(W):
+                P.mask[w] = ~bits[w]
+            need = _take_lowest(P.cand, P.chosen, need, W, P.mask)
+            j = P.s_next[j]
+    elif t != now:
+        j = 0
+        while j != -1 and P.s_begin[j] < t:
+            P.scratch_idx[n] = j
+            n += 1
+            j = P.s_next[j]
+        while n > 0 and need > 0:
+            n -= 1
+            bits = P.s_bits + <int64_t>P.scratch_idx[n] * W
+            for w in range(W):
+                P.mask[w] = ~bits[w]
+            need = _take_lowest(P.cand, P.chosen, need, W, P.mask)
+    if need > 0:
+        _take_lowest(P.cand, P.chosen, need, W, NULL)
+
+
+cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
+    # remove P.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
+    # a placement holds its units until its end rounded up to the resolution, as running jobs'
+    # planned ends are, so that a job started in this pass looks the same as one started before
+    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d)
+    cdef int32_t j = si, n, last = si
+    while j != -1 and P.s_begin[j] < stop:
+        end = P.s_begin[P.s_next[j]] if P.s_next[j] != -1 else INF
+        if end > stop:
+            n = prof_new_slot(P)
+            if n < 0:
+                return -1
+            P.s_begin[n] = stop
+            P.s_cnt[n] = P.s_cnt[j]
+            P.s_next[n] = P.s_next[j]
+            P.s_next[j] = n
+            _copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
+        for w in range(W):
+            P.s_bits[<int64_t>j * W + w] &= ~P.chosen[w]
+        P.s_cnt[j] -= k
+        last = j
+        j = P.s_next[j]
+    # Only at the placement's two edges can neighbouring slots have become equal (inside it every
+    # slot lost the same units). Merge them: a later boundary with the same free units is never
+    # an earliest start, and unit choice sees the same units, so no decision changes; the slot
+    # count stays bounded.
+    prof_merge_next(P, last)
+    if P.prev_of_at >= 0:
+        prof_merge_next(P, P.prev_of_at)
+    return 0
+
+
+cdef void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
+    # unlink a's successor when both have the same free units
+    cdef int32_t b = P.s_next[a]
+    cdef int64_t w, W = P.W
+    if b == -1 or P.s_cnt[a] != P.s_cnt[b]:
+        return
+    for w in range(W):
+        if P.s_bits[<int64_t>a * W + w] != P.s_bits[<int64_t>b * W + w]:
+            return
+    P.s_next[a] = P.s_next[b]
+    P.nmerged += 1
+
+
+cdef inline bint prof_known_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
+    cdef int64_t i
+    for i in range(P.nfrontier):
+        if P.f_units[i] <= k and P.f_est[i] <= d:
+            return True
+    return False
+
+
+cdef void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
+    cdef int64_t i = 0, n = 0
+    for i in range(P.nfrontier):       # drop the pairs the new one dominates
+        if not (k <= P.f_units[i] and d <= P.f_est[i]):
+            P.f_units[n] = P.f_units[i]
+            P.f_est[n] = P.f_est[i]
+            n += 1
+    P.nfrontier = n
+    if n < FRONTIER_MAX:
+        P.f_units[n] = k
+        P.f_est[n] = d
+        P.nfrontier = n + 1
+
+
+cdef int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
+    cdef int64_t cap = P.r_cap
+    if _grow(<void**>&P.r_begin, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
+        return -1
+    cap = P.r_cap
+    if _grow(<void**>&P.r_stop, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
+        return -1
+    P.r_cap = cap
+    if _grow(<void**>&P.r_bits, &P.r_bits_cap, (P.nresv_pass + 1) * P.W, sizeof(uint64_t)) != 0:
+        return -1
+    P.r_begin[P.nresv_pass] = t
+    P.r_stop[P.nresv_pass] = stop
+    _copy(P.r_bits + P.nresv_pass * P.W, P.chosen, P.W)
+    P.nresv_pass += 1
+    return 0
