@@ -12,7 +12,7 @@ Layout of the unit bitmaps: ``W = ceil(units / 64)`` little-endian uint64 words,
 import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
-from libc.stdlib cimport malloc, realloc, free, qsort
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -22,6 +22,39 @@ cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
 cdef int64_t INF = 0x7FFFFFFFFFFFFFFF
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    static inline int64_t pbf_fetch_add(int64_t* p, int64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+    static inline int64_t pbf_load(int64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void pbf_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    """
+    int64_t pbf_fetch_add(int64_t* p, int64_t v) nogil
+    int64_t pbf_load(int64_t* p) nogil
+    void pbf_store(int64_t* p, int64_t v) nogil
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_mutex_t:
+        pass
+    ctypedef struct pthread_cond_t:
+        pass
+    int pthread_mutex_init(pthread_mutex_t*, const void*)
+    int pthread_mutex_destroy(pthread_mutex_t*)
+    int pthread_mutex_lock(pthread_mutex_t*)
+    int pthread_mutex_unlock(pthread_mutex_t*)
+    int pthread_cond_init(pthread_cond_t*, const void*)
+    int pthread_cond_destroy(pthread_cond_t*)
+    int pthread_cond_wait(pthread_cond_t*, pthread_mutex_t*)
+    int pthread_cond_broadcast(pthread_cond_t*)
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
+
+# speculative evaluation modes of the parallel pass
+cdef enum:
+    SPEC_NOW = 0      # only "can it start now?" was asked (no reservation was left)
+    SPEC_FULL = 1     # the earliest start was searched
 
 # job states
 cdef enum:
@@ -250,6 +283,31 @@ cdef class Core:
 
     # the profile of the sequential pass (profile.pxi); slot 0 is always the head at `now`
     cdef Prof prof
+
+    # the parallel pass (DESIGN §5): a pool of workers, each with a private profile
+    cdef public int workers              # worker threads per pass, counting the caller (1 = sequential)
+    cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
+    cdef Prof* wprof
+    cdef int64_t nwprof
+    cdef object _threads
+    cdef pthread_mutex_t pool_mu
+    cdef pthread_cond_t pool_work, pool_done
+    cdef bint pool_sync_ready
+    cdef int64_t pool_gen, pool_finished, pool_shutdown, pool_threads
+    cdef int64_t* w_tests                # per worker: jobs it evaluated in the last parallel pass
+    cdef int64_t* w_seen                 # per worker: log entries its profile has applied
+    # shared state of one parallel pass
+    cdef int64_t pp_now, pp_limit, pp_next, pp_commit, pp_stop, pp_phase2, pp_error
+    cdef int64_t pp_depth, pp_started, pp_resv, pp_resv_left
+    cdef bint pp_blocked, pp_built
+    cdef int pp_ex
+    # the commit log: placements in commit order (t, estimate, units, reservation?)
+    cdef int64_t* log_t
+    cdef int64_t* log_d
+    cdef int64_t* log_k
+    cdef int8_t* log_resv
+    cdef uint64_t* log_bits
+    cdef int64_t nlog, log_cap
     cdef EndKey* ends
     cdef int64_t ends_cap
 
@@ -299,9 +357,27 @@ cdef class Core:
         self.free_cnt = units
         self.next_bf = -INF
         self.now = -INF
+        self.workers = 1
+        self.parallel_min_queue = 64
 
     def __dealloc__(self):
+        cdef int64_t i
         prof_free(&self.prof)
+        if self.wprof != NULL:
+            for i in range(self.nwprof):
+                prof_free(&self.wprof[i])
+            free(self.wprof)
+        free(self.w_tests)
+        free(self.w_seen)
+        free(self.log_t)
+        free(self.log_d)
+        free(self.log_k)
+        free(self.log_resv)
+        free(self.log_bits)
+        if self.pool_sync_ready:
+            pthread_mutex_destroy(&self.pool_mu)
+            pthread_cond_destroy(&self.pool_work)
+            pthread_cond_destroy(&self.pool_done)
         free(self.j_submit)
         free(self.j_units)
         free(self.j_est)
@@ -635,7 +711,7 @@ cdef class Core:
 
     # ------------------------------------------------------------------ passes
     cdef int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
-                     int64_t resv, int ex, int64_t wall) noexcept nogil:
+                     int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
         cdef int64_t cap
         if not self.record_passes:
             self.npass += 1
@@ -665,7 +741,7 @@ cdef class Core:
         self.p_depth[self.npass] = depth
         self.p_started[self.npass] = started
         self.p_resv[self.npass] = resv
-        self.p_slots[self.npass] = self.prof.nslots - self.prof.nmerged if kind == PK_FULL and self.prof.nslots > 0 else 0
+        self.p_slots[self.npass] = slots
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -722,9 +798,14 @@ cdef class Core:
                 return -1
         if started:
             self._compact_pending()
-        return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0)
+        return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0, 0)
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
+        if self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue:
+            return self._full_pass_parallel(now)
+        return self._full_pass_sequential(now)
+
+    cdef int _full_pass_sequential(self, int64_t now) noexcept nogil:
         cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
@@ -823,17 +904,15 @@ cdef class Core:
             built = True
         if phase2 >= 0 and ex == EX_END:
             # EASY-SJBF: the jobs after the reserved ones are tried shortest estimate first
-            ex = self._sjbf_phase(now, phase2, &depth, &started)
+            ex = self._sjbf_phase(&self.prof, now, phase2, &depth, &started)
             if ex < 0:
                 return -1
         if started:
             self._compact_pending()
-        if not built:
-            self.prof.nslots = 0
-            self.prof.nmerged = 0
-        return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0)
+        return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
+                            prof_live_slots(&self.prof) if built else 0)
 
-    cdef int _sjbf_phase(self, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
+    cdef int _sjbf_phase(self, Prof* P, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
         cdef int64_t n = self.npend - first, i, j, k, d, t, a, b, x
         cdef int32_t si = 0
         cdef EndKey* order
@@ -854,20 +933,335 @@ cdef class Core:
             k = self.pend[order[i].job].units
             d = self.pend[order[i].job].est
             depth[0] += 1
-            if k > self.prof.s_cnt[0] or prof_known_misfit(&self.prof, k, d):
+            if k > P.s_cnt[0] or prof_known_misfit(P, k, d):
                 continue
-            t = prof_find_start(&self.prof, k, d, now, True, &si)
+            t = prof_find_start(P, k, d, now, True, &si)
             if t < 0:
-                prof_note_misfit(&self.prof, k, d)
+                prof_note_misfit(P, k, d)
             elif t == now:
-                prof_choose(&self.prof, k, t, d, si, now)
-                if prof_commit(&self.prof, k, t, d, si) != 0 or self._start(j, now) != 0:
+                prof_choose(P, k, t, d, si, now)
+                _copy(self.prof.chosen, P.chosen, self.W)
+                if prof_commit(P, k, t, d, si) != 0 or self._start(j, now) != 0:
                     return -1
                 self.j_how[j] = HOW_BACKFILL
                 started[0] += 1
                 if self._note_started(j) != 0:
                     return -1
         return EX_END
+
+    # ------------------------------------------------------------------ the parallel pass
+    cdef int _full_pass_parallel(self, int64_t now) noexcept nogil:
+        # Ordered commit (DESIGN §5): workers evaluate jobs speculatively on private, possibly stale
+        # copies of the profile; results commit strictly in queue order, each by the worker that
+        # evaluated it, on its copy brought up to date with the commit log. The commit repeats the
+        # sequential step and skips only what the speculation proves: a job that could not start (or
+        # had no start in the window) on an older copy cannot on the newer one, because a pass only
+        # removes free units. Hence the same decisions and statistics as the sequential pass.
+        cdef int64_t t0 = _now_ns(), queue = self.npend, p, cap, i, n = self.workers
+        cdef int64_t slots
+        cdef int ex
+        if self._ensure_scratch() != 0:
+            return -1
+        prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
+        for p in range(self.nlast_reserved):
+            self.j_resv[self.last_reserved[p]] = -1
+        self.nlast_started = 0
+        self.nlast_reserved = 0
+        if self._build_profile(now) != 0:
+            return -1
+        self.pp_limit = self.npend if self.max_job_test < 0 else min(self.npend, self.max_job_test)
+        # every job places at most once; a start needs a free unit
+        cap = self.pp_limit if self.resv_max < 0 else min(self.pp_limit, self.free_cnt + self.resv_max)
+        if self._log_reserve(cap + 1) != 0:
+            return -1
+        self.pp_now = now
+        self.pp_next = 0
+        self.pp_commit = 0
+        self.pp_stop = INF
+        self.pp_phase2 = -1
+        self.pp_error = 0
+        self.pp_depth = 0
+        self.pp_started = 0
+        self.pp_resv = 0
+        self.pp_resv_left = self.resv_max
+        self.pp_blocked = False
+        self.pp_built = False
+        self.pp_ex = EX_END
+        self.nlog = 0
+        for i in range(n):
+            self.w_tests[i] = 0
+        # wake the pool, work as worker 0, wait for the others
+        pthread_mutex_lock(&self.pool_mu)
+        self.pool_gen += 1
+        self.pool_finished = 0
+        pthread_cond_broadcast(&self.pool_work)
+        pthread_mutex_unlock(&self.pool_mu)
+        self._pass_worker(0)
+        pthread_mutex_lock(&self.pool_mu)
+        while self.pool_finished < self.pool_threads:
+            pthread_cond_wait(&self.pool_done, &self.pool_mu)
+        pthread_mutex_unlock(&self.pool_mu)
+        if self.pp_error:
+            return -1
+        ex = self.pp_ex
+        if self.pp_stop == INF and self.pp_limit < self.npend:
+            ex = EX_MAX_JOB_TEST      # the sequential pass stops at the first job past max_job_test
+        # worker 0's profile, brought fully up to date, is the pass's final profile
+        if self._catch_up(&self.wprof[0], &self.w_seen[0], 0) != 0:
+            return -1
+        if self.pp_phase2 >= 0 and ex == EX_END:
+            ex = self._sjbf_phase(&self.wprof[0], now, self.pp_phase2, &self.pp_depth, &self.pp_started)
+            if ex < 0:
+                return -1
+        slots = prof_live_slots(&self.wprof[0]) if self.pp_built else 0
+        if self.pp_started:
+            self._compact_pending()
+        return self._record(now, PK_FULL, queue, self.pp_depth, self.pp_started, self.pp_resv, ex,
+                            _now_ns() - t0, slots)
+
+    cdef int _log_reserve(self, int64_t cap) noexcept nogil:
+        cdef int64_t c
+        if cap <= self.log_cap:
+            return 0
+        c = self.log_cap
+        if _grow(<void**>&self.log_t, &c, cap, sizeof(int64_t)) != 0: return -1
+        c = self.log_cap
+        if _grow(<void**>&self.log_d, &c, cap, sizeof(int64_t)) != 0: return -1
+        c = self.log_cap
+        if _grow(<void**>&self.log_k, &c, cap, sizeof(int64_t)) != 0: return -1
+        c = self.log_cap
+        if _grow(<void**>&self.log_resv, &c, cap, sizeof(int8_t)) != 0: return -1
+        free(self.log_bits)
+        self.log_bits = <uint64_t*>malloc(<size_t>(c * self.W) * sizeof(uint64_t))
+        if self.log_bits == NULL:
+            self.log_cap = 0
+            return -1
+        self.log_cap = c
+        return 0
+
+    cdef int _catch_up(self, Prof* P, int64_t* seen, int64_t wid) noexcept nogil:
+        # ReceiveUpdate: apply the log entries this copy has not seen
+        cdef int64_t n = pbf_load(&self.nlog), e
+        e = seen[0]
+        while e < n:
+            if prof_apply(P, self.log_k[e], self.log_t[e], self.log_d[e], self.log_bits + e * self.W,
+                          self.log_resv[e]) != 0:
+                return -1
+            e += 1
+        seen[0] = n
+        return 0
+
+    cdef int _log_append(self, Prof* P, int64_t k, int64_t t, int64_t d, bint resv) noexcept nogil:
+        # BroadcastUpdate: publish a placement (only the committer writes; readers acquire nlog)
+        cdef int64_t e = self.nlog
+        self.log_t[e] = t
+        self.log_d[e] = d
+        self.log_k[e] = k
+        self.log_resv[e] = resv
+        _copy(self.log_bits + e * self.W, P.chosen, self.W)
+        pbf_store(&self.nlog, e + 1)
+        return 0
+
+    cdef void _pass_worker(self, int64_t wid) noexcept nogil:
+        cdef Prof* P = &self.wprof[wid]
+        cdef int64_t idx, k, d, t, seen = 0, now = self.pp_now, rl, mode
+        cdef int32_t si = 0
+        if prof_copy(P, &self.prof) != 0 or prof_ensure_scratch(P, self.nrun + 2 * self.npend + 8) != 0:
+            self.pp_error = 1
+        while True:
+            idx = pbf_fetch_add(&self.pp_next, 1)
+            if idx >= self.pp_limit or idx >= pbf_load(&self.pp_stop):
+                break
+            k = self.pend[idx].units
+            d = self.pend[idx].est
+            t = -1
+            mode = SPEC_FULL
+            if not self.pp_error:
+                if self._catch_up(P, &seen, wid) != 0:
+                    self.pp_error = 1
+                else:
+                    # the speculative test, on a copy that may miss the latest commits
+                    rl = pbf_load(&self.pp_resv_left)
+                    if rl == 0:
+                        mode = SPEC_NOW
+                        if k > P.s_cnt[0] or prof_known_misfit(P, k, d):
+                            t = -1
+                        else:
+                            t = prof_find_start(P, k, d, now, True, &si)
+                            if t < 0:
+                                prof_note_misfit(P, k, d)
+                    else:
+                        t = prof_find_start(P, k, d, now, False, &si)
+                    self.w_tests[wid] += 1
+            # wait for this job's turn to commit; a job at or past a stop is never committed (the
+            # jobs before it may not be either), so it does not wait
+            while pbf_load(&self.pp_commit) != idx and idx < pbf_load(&self.pp_stop):
+                sched_yield()
+            if idx >= pbf_load(&self.pp_stop):
+                continue
+            if not self.pp_error:
+                if self._catch_up(P, &seen, wid) != 0 or self._commit_step(P, idx, t, mode) != 0:
+                    self.pp_error = 1
+                # this copy already holds what it just committed: skip its own log entries
+                seen = self.nlog
+            pbf_store(&self.pp_commit, idx + 1)
+        self.w_seen[wid] = seen
+
+    cdef int _commit_step(self, Prof* P, int64_t p, int64_t spec, int64_t mode) noexcept nogil:
+        # One iteration of the sequential pass's loop for queue position p, on the up-to-date copy
+        # P, in queue order. Mirrors _full_pass_sequential (same decisions, same counts).
+        cdef int64_t j, k, d, t, q, now = self.pp_now
+        cdef int32_t si = 0
+        if self.sjbf and self.pp_resv_left == 0:
+            self.pp_phase2 = p
+            pbf_store(&self.pp_stop, p)
+            return 0
+        if self.pp_resv_left == 0 and self.pp_built and P.s_cnt[0] == 0:
+            q = self.npend - p
+            if self.max_job_test >= 0 and self.pp_depth + q > self.max_job_test:
+                self.pp_depth = self.max_job_test
+                self.pp_ex = EX_MAX_JOB_TEST
+            else:
+                self.pp_depth += q
+            pbf_store(&self.pp_stop, p)
+            return 0
+        j = self.pend[p].job
+        k = self.pend[p].units
+        d = self.pend[p].est
+        self.pp_depth += 1
+        if not self.pp_built:
+            if k <= P.s_cnt[0]:
+                # no reservation yet: the lowest free units, as the sequential pass takes them
+                _copy(P.cand, P.s_bits, self.W)
+                _zero(P.chosen, self.W)
+                _take_lowest(P.cand, P.chosen, k, self.W, NULL)
+                return self._commit_start(P, j, k, d, 0)
+            self.pp_built = True
+        if self.pp_resv_left == 0:
+            if k > P.s_cnt[0] or spec != now:
+                self.pp_blocked = True       # could not start now on an older copy: cannot now
+                return 0
+            t = prof_find_start(P, k, d, now, True, &si)
+        else:
+            if mode == SPEC_FULL and spec < 0:
+                self.pp_blocked = True       # no start within the window on an older copy either
+                return 0
+            t = prof_find_start(P, k, d, now, False, &si)
+        if t == now:
+            prof_choose(P, k, t, d, si, now)
+            return self._commit_start(P, j, k, d, si)
+        if t > now and self.pp_resv_left != 0:
+            prof_choose(P, k, t, d, si, now)
+            if prof_commit(P, k, t, d, si) != 0:
+                return -1
+            P.monotone = False
+            if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
+                return -1
+            self._log_append(P, k, t, d, True)
+            self.j_resv[j] = t
+            if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
+                self.j_resv_min[j] = t
+            if self._note_reserved(j) != 0:
+                return -1
+            self.pp_resv += 1
+            if self.pp_resv_left > 0:
+                pbf_store(&self.pp_resv_left, self.pp_resv_left - 1)
+            self.pp_blocked = True
+            return 0
+        self.pp_blocked = True
+        return 0
+
+    cdef int _commit_start(self, Prof* P, int64_t j, int64_t k, int64_t d, int32_t si) noexcept nogil:
+        P.prev_of_at = -1
+        if prof_commit(P, k, self.pp_now, d, si) != 0:
+            return -1
+        self._log_append(P, k, self.pp_now, d, False)
+        _copy(self.prof.chosen, P.chosen, self.W)
+        if self._start(j, self.pp_now) != 0:
+            return -1
+        self.j_how[j] = HOW_BACKFILL if self.pp_blocked else HOW_MAIN
+        self.pp_started += 1
+        return self._note_started(j)
+
+    cdef void _pool_loop(self, int64_t wid) noexcept nogil:
+        cdef int64_t gen = 0
+        pthread_mutex_lock(&self.pool_mu)
+        gen = self.pool_gen
+        while True:
+            while self.pool_gen == gen and not self.pool_shutdown:
+                pthread_cond_wait(&self.pool_work, &self.pool_mu)
+            if self.pool_shutdown:
+                break
+            gen = self.pool_gen
+            pthread_mutex_unlock(&self.pool_mu)
+            self._pass_worker(wid)
+            pthread_mutex_lock(&self.pool_mu)
+            self.pool_finished += 1
+            if self.pool_finished == self.pool_threads:
+                pthread_cond_broadcast(&self.pool_done)
+        pthread_mutex_unlock(&self.pool_mu)
+
+    def _pool_thread(self, int64_t wid):
+        with nogil:
+            self._pool_loop(wid)
+
+    def start_pool(self, int workers):
+        """Start ``workers - 1`` threads (the caller is worker 0); passes with at least
+        ``parallel_min_queue`` queued jobs then run in parallel, with the same decisions."""
+        import threading
+        cdef int64_t i
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        self.stop_pool()
+        if self.wprof != NULL:
+            for i in range(self.nwprof):
+                prof_free(&self.wprof[i])
+            free(self.wprof)
+            self.wprof = NULL
+            self.nwprof = 0
+        self.workers = workers
+        if workers == 1:
+            return
+        self.wprof = <Prof*>calloc(workers, sizeof(Prof))
+        free(self.w_tests)
+        free(self.w_seen)
+        self.w_tests = <int64_t*>calloc(workers, sizeof(int64_t))
+        self.w_seen = <int64_t*>calloc(workers, sizeof(int64_t))
+        if self.wprof == NULL or self.w_tests == NULL or self.w_seen == NULL:
+            raise MemoryError()
+        for i in range(workers):
+            if prof_init(&self.wprof[i], self.W) != 0:
+                raise MemoryError()
+            self.nwprof = i + 1
+        if not self.pool_sync_ready:
+            pthread_mutex_init(&self.pool_mu, NULL)
+            pthread_cond_init(&self.pool_work, NULL)
+            pthread_cond_init(&self.pool_done, NULL)
+            self.pool_sync_ready = True
+        self.pool_shutdown = 0
+        self._threads = [threading.Thread(target=self._pool_thread, args=(wid,), daemon=True,
+                                          name=f"pbf-worker-{wid}") for wid in range(1, workers)]
+        for th in self._threads:
+            th.start()
+        self.pool_threads = workers - 1
+
+    def stop_pool(self):
+        """Stop the worker threads (idempotent)."""
+        if not self._threads:
+            return
+        with nogil:
+            pthread_mutex_lock(&self.pool_mu)
+            self.pool_shutdown = 1
+            pthread_cond_broadcast(&self.pool_work)
+            pthread_mutex_unlock(&self.pool_mu)
+        for th in self._threads:
+            th.join()
+        self._threads = None
+        self.pool_threads = 0
+
+    def worker_tests(self):
+        """Jobs each worker evaluated in the last parallel pass."""
+        return [self.w_tests[i] for i in range(self.workers)] if self.w_tests != NULL else [0]
 
     # ------------------------------------------------------------------ Python entry points
     def submit(self, int64_t j):
