@@ -287,6 +287,8 @@ cdef class Core:
     # the parallel pass (DESIGN §5): a pool of workers, each with a private profile
     cdef public int workers              # worker threads per pass, counting the caller (1 = sequential)
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
+    cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
+    cdef int64_t last_full_wall_ns
     cdef Prof* wprof
     cdef int64_t nwprof
     cdef object _threads
@@ -359,6 +361,10 @@ cdef class Core:
         self.now = -INF
         self.workers = 1
         self.parallel_min_queue = 64
+        # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job
+        # tests cost nanoseconds) stay sequential. Decisions are the same either way.
+        self.parallel_min_wall_ns = 20_000_000
+        self.last_full_wall_ns = 0
 
     def __dealloc__(self):
         cdef int64_t i
@@ -801,9 +807,15 @@ cdef class Core:
         return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0, 0)
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
-        if self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue:
-            return self._full_pass_parallel(now)
-        return self._full_pass_sequential(now)
+        cdef int rc
+        cdef int64_t t0 = _now_ns()
+        if (self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue
+                and self.last_full_wall_ns >= self.parallel_min_wall_ns):
+            rc = self._full_pass_parallel(now)
+        else:
+            rc = self._full_pass_sequential(now)
+        self.last_full_wall_ns = <int64_t>((_now_ns() - t0) * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
+        return rc
 
     cdef int _full_pass_sequential(self, int64_t now) noexcept nogil:
         cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
@@ -1010,6 +1022,7 @@ cdef class Core:
         if self._catch_up(&self.wprof[0], &self.w_seen[0], 0) != 0:
             return -1
         if self.pp_phase2 >= 0 and ex == EX_END:
+            self.pp_built = True      # the sequential pass builds its profile for this phase
             ex = self._sjbf_phase(&self.wprof[0], now, self.pp_phase2, &self.pp_depth, &self.pp_started)
             if ex < 0:
                 return -1
@@ -1183,10 +1196,10 @@ cdef class Core:
         self.pp_started += 1
         return self._note_started(j)
 
-    cdef void _pool_loop(self, int64_t wid) noexcept nogil:
-        cdef int64_t gen = 0
+    cdef void _pool_loop(self, int64_t wid, int64_t gen) noexcept nogil:
+        # gen: the generation when the pool started -- not when this thread first runs, which may be
+        # after the first pass was posted (that wake-up would be lost)
         pthread_mutex_lock(&self.pool_mu)
-        gen = self.pool_gen
         while True:
             while self.pool_gen == gen and not self.pool_shutdown:
                 pthread_cond_wait(&self.pool_work, &self.pool_mu)
@@ -1201,11 +1214,16 @@ cdef class Core:
                 pthread_cond_broadcast(&self.pool_done)
         pthread_mutex_unlock(&self.pool_mu)
 
-    def _pool_thread(self, int64_t wid):
+    def _pool_thread(self, int64_t wid, int64_t gen):
         with nogil:
-            self._pool_loop(wid)
+            self._pool_loop(wid, gen)
 
     def start_pool(self, int workers):
+        if _NS_PER_TICK == 0.0:
+            _calibrate()
+        self._start_pool(workers)
+
+    def _start_pool(self, int workers):
         """Start ``workers - 1`` threads (the caller is worker 0); passes with at least
         ``parallel_min_queue`` queued jobs then run in parallel, with the same decisions."""
         import threading
@@ -1239,8 +1257,9 @@ cdef class Core:
             pthread_cond_init(&self.pool_done, NULL)
             self.pool_sync_ready = True
         self.pool_shutdown = 0
-        self._threads = [threading.Thread(target=self._pool_thread, args=(wid,), daemon=True,
-                                          name=f"pbf-worker-{wid}") for wid in range(1, workers)]
+        self._threads = [threading.Thread(target=self._pool_thread, args=(wid, self.pool_gen),
+                                          daemon=True, name=f"pbf-worker-{wid}")
+                         for wid in range(1, workers)]
         for th in self._threads:
             th.start()
         self.pool_threads = workers - 1

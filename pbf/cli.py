@@ -131,7 +131,7 @@ def cmd_replay(args):
                         resolution=args.bf_resolution, order=args.order)
     config = ReplayConfig(units=args.units, priority=args.priority, predictor=args.predictor,
                           backfill=backfill, trigger=trigger, bf_interval=args.bf_interval,
-                          bsld_bound=args.bsld_bound)
+                          bsld_bound=args.bsld_bound, workers=args.workers)
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -152,7 +152,7 @@ def _format_replay(s, out):
     lines = [
         f"trace        {s['trace']}",
         f"cluster      {s['units']} units; priority {c['priority']}, predictor {c['predictor']}, "
-        f"reservations {resv}, order {bf['order']}, trigger {c['trigger']}",
+        f"reservations {resv}, order {bf['order']}, trigger {c['trigger']}, workers {c['workers']}",
         f"jobs         {j['submitted']:,} submitted, {j['completed']:,} completed "
         f"({j['backfilled']:,} by backfill), {j['rejected']:,} rejected"
         + "".join(f"; {n} {r}" for r, n in j["rejected_by_reason"].items()),
@@ -269,6 +269,8 @@ def build_parser():
     rp.add_argument("--bf-interval", type=int, default=30, help="seconds between full passes (interval trigger)")
     rp.add_argument("--bf-resolution", type=int, default=0, help="round planned ends up to this many seconds")
     rp.add_argument("--bsld-bound", type=float, default=10.0, help="tau of the bounded slowdown, s (default 10)")
+    rp.add_argument("--workers", type=int, default=1,
+                    help="threads per backfill pass (ordered commit: the same decisions for any count)")
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
     rp.add_argument("--json", action="store_true", help="print the summary as JSON")
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")

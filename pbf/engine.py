@@ -80,7 +80,8 @@ class Engine:
     priority: ``fcfs`` or ``sjf`` (queue order). predictor: ``requested`` (plan with the requested
     time) or ``clairvoyant`` (with ``Job.run``). backfill: a :class:`Backfill`. With
     ``report_reservations`` each :meth:`advance` also returns a :class:`Reserve` for every job the pass
-    reserved. ``workers`` must be 1 until the parallel pass exists.
+    reserved. ``workers``: threads per pass (DESIGN §5, ordered commit): decisions are identical for
+    every count; passes with fewer than ``parallel_min_queue`` (64) queued jobs run sequentially.
     """
 
     def __init__(self, cluster, *, priority="fcfs", predictor="requested", backfill=None,
@@ -94,13 +95,15 @@ class Engine:
         backfill = Backfill() if backfill is None else backfill
         if not isinstance(backfill, Backfill):
             raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
-        if workers != 1:
-            raise ConfigError(f"workers must be 1 in this version (the parallel pass is not built yet), got {workers!r}")
+        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 256:
+            raise ConfigError(f"workers must be an int from 1 to 256, got {workers!r}")
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         self._core = _core.Core(cluster.units)
         backfill.apply(self._core)
         self._core.prio_sjf = int(priority == "sjf")
+        self._core.start_pool(workers)
+        self.workers = workers
         self._index = {}        # job id -> core index
         self._ids = []          # core index -> job id
         self._now = None
@@ -220,8 +223,16 @@ class Engine:
                     free_units=int(self._core.free_count), now=self._now)
 
     def close(self):
-        """Release the engine (idempotent). Later calls to :meth:`advance` raise ProtocolError."""
+        """Stop the worker threads and release the engine (idempotent). Later calls to
+        :meth:`advance` raise ProtocolError."""
+        if not self._closed:
+            self._core.stop_pool()
         self._closed = True
+
+    def __del__(self):
+        core = getattr(self, "_core", None)
+        if core is not None:
+            core.stop_pool()
 
     def __enter__(self):
         return self

@@ -28,7 +28,8 @@ class ReplayConfig:
     """What to replay with. ``units``: cluster size (default: the trace header's, else the widest
     job). ``trigger``: ``event`` (a full pass at every instant with events) or ``interval`` (a quick
     start-now pass on events and a full pass every ``bf_interval`` seconds). ``bsld_bound``: tau of
-    the bounded slowdown, seconds."""
+    the bounded slowdown, seconds. ``workers``: threads per backfill pass (identical decisions for
+    any count; see docs/engine.md)."""
     units: int | None = None
     priority: str = "fcfs"
     predictor: str = "requested"
@@ -36,6 +37,7 @@ class ReplayConfig:
     trigger: str = "event"
     bf_interval: int = 30
     bsld_bound: float = 10.0
+    workers: int = 1
 
     def __post_init__(self):
         _check_choice("priority", self.priority, PRIORITIES)
@@ -47,6 +49,8 @@ class ReplayConfig:
             raise ConfigError(f"bf_interval must be an int > 0 seconds, got {self.bf_interval!r}")
         if self.bsld_bound <= 0:
             raise ConfigError(f"bsld_bound must be > 0 seconds, got {self.bsld_bound!r}")
+        if not isinstance(self.workers, int) or isinstance(self.workers, bool) or not 1 <= self.workers <= 256:
+            raise ConfigError(f"workers must be an int from 1 to 256, got {self.workers!r}")
         if self.units is not None and (not isinstance(self.units, int) or self.units <= 0):
             raise ConfigError(f"units must be a positive int, got {self.units!r}")
 
@@ -129,9 +133,13 @@ def replay(table, config=ReplayConfig(), progress=None):
     core.bf_interval = config.bf_interval
     core.load_trace(submit, size, np.ascontiguousarray(est), np.ascontiguousarray(run))
     report = _progress_reporter(progress, len(submit))
+    core.start_pool(config.workers)
     t0 = time.perf_counter()
-    while not core.replay(_CHUNK_INSTANTS if report else -1):
-        report(core.submitted)
+    try:
+        while not core.replay(_CHUNK_INSTANTS if report else -1):
+            report(core.submitted)
+    finally:
+        core.stop_pool()
     wall = time.perf_counter() - t0
     if report:
         report(len(submit), final=True)

@@ -8,15 +8,23 @@ from pbf.reference import reference_replay
 
 
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
-                    trigger="event", bf_interval=30):
+                    trigger="event", bf_interval=30, workers=1):
+    """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path."""
     core = _core.Core(total_units)
     core.record_units = 1
+    if workers > 1:
+        core.parallel_min_queue = 1
+        core.parallel_min_wall_ns = 0
     backfill.apply(core)
     core.prio_sjf = int(prio_sjf)
     core.trigger = 1 if trigger == "interval" else 0
     core.bf_interval = bf_interval
     core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)))
-    assert core.replay()
+    core.start_pool(workers)
+    try:
+        assert core.replay()
+    finally:
+        core.stop_pool()
     state, start, end, how, reason, _, first_planned = core.job_arrays()
     return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
             "first_planned": first_planned, "bits": core.recorded_units(), "core": core,

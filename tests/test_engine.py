@@ -84,8 +84,8 @@ def test_bad_configuration():
         Engine(4, priority="lifo")
     with pytest.raises(pbf.ConfigError, match="reservations must be an int >= 0 or None"):
         pbf.Backfill(reservations=-1)
-    with pytest.raises(pbf.ConfigError, match="workers must be 1"):
-        Engine(4, workers=8)
+    with pytest.raises(pbf.ConfigError, match="workers must be an int from 1 to 256, got 0"):
+        Engine(4, workers=0)
 
 
 def test_engine_driven_like_a_simulator_matches_replay():
