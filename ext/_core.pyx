@@ -85,6 +85,13 @@ cdef enum:
     EX_END = 0
     EX_MAX_JOB_TEST = 1
     EX_QUICK_BLOCKED = 2
+    EX_BUDGET = 3
+
+# clocks (DESIGN §4.6)
+cdef enum:
+    CK_FREE = 0
+    CK_MODEL = 1
+    CK_WALL = 2
 
 # triggers
 cdef enum:
@@ -93,7 +100,8 @@ cdef enum:
 
 REJECT_REASONS = ("", "larger than the cluster", "no requested time (estimate <= 0)",
                   "asks for no units")
-EXIT_REASONS = ("end of queue", "max job test", "first job that does not fit")
+EXIT_REASONS = ("end of queue", "max job test", "first job that does not fit", "time budget")
+CLOCKS = ("free", "model", "wall")
 PASS_KINDS = ("full", "quick")
 HOW = ("", "main", "backfill")
 
@@ -288,6 +296,17 @@ cdef class Core:
     cdef public int workers              # worker threads per pass, counting the caller (1 = sequential)
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
     cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
+    # the clock and time budget of a pass (DESIGN §4.6)
+    cdef public int clock                 # CK_FREE, CK_MODEL, CK_WALL
+    cdef public int64_t bf_max_time_us    # budget of a full pass; <= 0: none
+    cdef public int64_t cost_test_us      # model clock: charged per job test
+    cdef public int64_t cost_slot_us      # model clock: charged per profile slot, per test
+    cdef int64_t* m_cost                  # model clock: accumulated cost per modelled worker
+    cdef int64_t* m_tests
+    cdef int64_t m_n
+    cdef int64_t pass_t0                  # ticks at the start of the current pass
+    cdef int64_t last_duration_us         # the last full pass's charged duration
+    cdef int64_t* p_model
     cdef int64_t last_full_wall_ns
     cdef Prof* wprof
     cdef int64_t nwprof
@@ -365,6 +384,10 @@ cdef class Core:
         # tests cost nanoseconds) stay sequential. Decisions are the same either way.
         self.parallel_min_wall_ns = 20_000_000
         self.last_full_wall_ns = 0
+        self.clock = CK_FREE
+        self.bf_max_time_us = 0
+        self.cost_test_us = 10_000
+        self.cost_slot_us = 20
 
     def __dealloc__(self):
         cdef int64_t i
@@ -375,6 +398,9 @@ cdef class Core:
             free(self.wprof)
         free(self.w_tests)
         free(self.w_seen)
+        free(self.m_cost)
+        free(self.m_tests)
+        free(self.p_model)
         free(self.log_t)
         free(self.log_d)
         free(self.log_k)
@@ -741,6 +767,8 @@ cdef class Core:
             if _grow(<void**>&self.p_kind, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
             cap = self.pass_cap
             if _grow(<void**>&self.p_exit, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_model, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
             self.pass_cap = cap
         self.p_time[self.npass] = now
         self.p_queue[self.npass] = queue
@@ -748,6 +776,7 @@ cdef class Core:
         self.p_started[self.npass] = started
         self.p_resv[self.npass] = resv
         self.p_slots[self.npass] = slots
+        self.p_model[self.npass] = self.last_duration_us
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -804,6 +833,7 @@ cdef class Core:
                 return -1
         if started:
             self._compact_pending()
+        self.last_duration_us = 0
         return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0, 0)
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
@@ -824,7 +854,7 @@ cdef class Core:
         cdef bint blocked = False
         cdef int ex = EX_END
         cdef bint built = False
-        if self._ensure_scratch() != 0:
+        if self._ensure_scratch() != 0 or self._clock_start() != 0:
             return -1
         # a start now clears units only before its end, so the profile stays monotone; a
         # reservation takes units from the future and breaks it
@@ -840,13 +870,8 @@ cdef class Core:
                 break
             if resv_left == 0 and built and self.prof.s_cnt[0] == 0:
                 # nothing is free now and no reservation is left: every remaining job fails its
-                # test at once; count them as tested, exactly as testing them one by one would
-                q = self.npend - p
-                if self.max_job_test >= 0 and depth + q > self.max_job_test:
-                    depth = self.max_job_test
-                    ex = EX_MAX_JOB_TEST
-                else:
-                    depth += q
+                # test at once
+                ex = self._count_rest(self.npend - p, prof_live_slots(&self.prof), &depth)
                 break
             j = self.pend[p].job
             k = self.pend[p].units
@@ -854,6 +879,9 @@ cdef class Core:
             p += 1
             if self.max_job_test >= 0 and depth >= self.max_job_test:
                 ex = EX_MAX_JOB_TEST
+                break
+            if not self._charge_test(prof_live_slots(&self.prof) if built else 1):
+                ex = EX_BUDGET
                 break
             depth += 1
             if not built:
@@ -921,6 +949,7 @@ cdef class Core:
                 return -1
         if started:
             self._compact_pending()
+        self.last_duration_us = self._clock_duration_us()
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
                             prof_live_slots(&self.prof) if built else 0)
 
@@ -941,6 +970,8 @@ cdef class Core:
         for i in range(n):
             if self.max_job_test >= 0 and depth[0] >= self.max_job_test:
                 return EX_MAX_JOB_TEST
+            if not self._charge_test(prof_live_slots(P)):
+                return EX_BUDGET
             j = self.pend[order[i].job].job
             k = self.pend[order[i].job].units
             d = self.pend[order[i].job].est
@@ -961,6 +992,75 @@ cdef class Core:
                     return -1
         return EX_END
 
+    # ------------------------------------------------------------------ clock and budget
+    cdef int _clock_start(self) noexcept nogil:
+        cdef int64_t i, n = self.workers if self.workers > 0 else 1
+        self.pass_t0 = _now_ns()
+        if self.m_n < n:
+            free(self.m_cost)
+            free(self.m_tests)
+            self.m_cost = <int64_t*>calloc(n, sizeof(int64_t))
+            self.m_tests = <int64_t*>calloc(n, sizeof(int64_t))
+            if self.m_cost == NULL or self.m_tests == NULL:
+                self.m_n = 0
+                return -1
+            self.m_n = n
+        for i in range(n):
+            self.m_cost[i] = 0
+            self.m_tests[i] = 0
+        return 0
+
+    cdef bint _charge_test(self, int64_t slots) noexcept nogil:
+        # May the next job be tested? If so, charge the test. Model clock: the job goes to the
+        # modelled worker with the least accumulated cost (the first when tied), as threads taking
+        # the next job from a shared queue would; the pass stops once even that worker is over budget.
+        cdef int64_t w = 0, i, n
+        if self.clock == CK_FREE:
+            return True
+        if self.clock == CK_WALL:
+            return not (self.bf_max_time_us > 0 and
+                        (_now_ns() - self.pass_t0) * _NS_PER_TICK >= self.bf_max_time_us * 1000.0)
+        n = self.workers if self.workers > 0 else 1
+        for i in range(1, n):
+            if self.m_cost[i] < self.m_cost[w]:
+                w = i
+        if self.bf_max_time_us > 0 and self.m_cost[w] >= self.bf_max_time_us:
+            return False
+        self.m_cost[w] += self.cost_test_us + self.cost_slot_us * slots
+        self.m_tests[w] += 1
+        return True
+
+    cdef int _count_rest(self, int64_t q, int64_t slots, int64_t* depth) noexcept nogil:
+        # The remaining q jobs all fail their test at once (nothing is free now, no reservation
+        # left): count them as tested, and charge them, exactly as testing them one by one would.
+        # Returns the exit reason.
+        if self.clock == CK_FREE:
+            if self.max_job_test >= 0 and depth[0] + q > self.max_job_test:
+                depth[0] = self.max_job_test
+                return EX_MAX_JOB_TEST
+            depth[0] += q
+            return EX_END
+        while q > 0:
+            if self.max_job_test >= 0 and depth[0] >= self.max_job_test:
+                return EX_MAX_JOB_TEST
+            if not self._charge_test(slots):
+                return EX_BUDGET
+            depth[0] += 1
+            q -= 1
+        return EX_END
+
+    cdef int64_t _clock_duration_us(self) noexcept nogil:
+        # the pass's charged duration: the busiest modelled worker, or the measured time
+        cdef int64_t i, mx = 0, n = self.workers if self.workers > 0 else 1
+        if self.clock == CK_MODEL:
+            for i in range(n):
+                if self.m_cost[i] > mx:
+                    mx = self.m_cost[i]
+            return mx
+        if self.clock == CK_WALL:
+            return <int64_t>((_now_ns() - self.pass_t0) * _NS_PER_TICK / 1000.0)
+        return 0
+
     # ------------------------------------------------------------------ the parallel pass
     cdef int _full_pass_parallel(self, int64_t now) noexcept nogil:
         # Ordered commit (DESIGN §5): workers evaluate jobs speculatively on private, possibly stale
@@ -972,7 +1072,7 @@ cdef class Core:
         cdef int64_t t0 = _now_ns(), queue = self.npend, p, cap, i, n = self.workers
         cdef int64_t slots
         cdef int ex
-        if self._ensure_scratch() != 0:
+        if self._ensure_scratch() != 0 or self._clock_start() != 0:
             return -1
         prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
         for p in range(self.nlast_reserved):
@@ -1029,6 +1129,7 @@ cdef class Core:
         slots = prof_live_slots(&self.wprof[0]) if self.pp_built else 0
         if self.pp_started:
             self._compact_pending()
+        self.last_duration_us = self._clock_duration_us()
         return self._record(now, PK_FULL, queue, self.pp_depth, self.pp_started, self.pp_resv, ex,
                             _now_ns() - t0, slots)
 
@@ -1130,17 +1231,16 @@ cdef class Core:
             pbf_store(&self.pp_stop, p)
             return 0
         if self.pp_resv_left == 0 and self.pp_built and P.s_cnt[0] == 0:
-            q = self.npend - p
-            if self.max_job_test >= 0 and self.pp_depth + q > self.max_job_test:
-                self.pp_depth = self.max_job_test
-                self.pp_ex = EX_MAX_JOB_TEST
-            else:
-                self.pp_depth += q
+            self.pp_ex = self._count_rest(self.npend - p, prof_live_slots(P), &self.pp_depth)
             pbf_store(&self.pp_stop, p)
             return 0
         j = self.pend[p].job
         k = self.pend[p].units
         d = self.pend[p].est
+        if not self._charge_test(prof_live_slots(P) if self.pp_built else 1):
+            self.pp_ex = EX_BUDGET
+            pbf_store(&self.pp_stop, p)
+            return 0
         self.pp_depth += 1
         if not self.pp_built:
             if k <= P.s_cnt[0]:
@@ -1278,6 +1378,14 @@ cdef class Core:
         self._threads = None
         self.pool_threads = 0
 
+    def calibrate(self):
+        """Measure the CPU time-stamp counter against the monotonic clock (wall clock mode)."""
+        _calibrate()
+
+    def model_tests(self):
+        """Model clock: jobs each modelled worker tested in the last full pass."""
+        return [self.m_tests[i] for i in range(self.m_n)] if self.m_tests != NULL else []
+
     def worker_tests(self):
         """Jobs each worker evaluated in the last parallel pass."""
         return [self.w_tests[i] for i in range(self.workers)] if self.w_tests != NULL else [0]
@@ -1405,8 +1513,9 @@ cdef class Core:
                 if t >= self.next_bf:
                     if self._full_pass(t) != 0:
                         return -1
-                    # the period runs from the end of the previous pass (a free clock: it ends now)
-                    self.next_bf = t + self.bf_interval
+                    # the period runs from the end of the previous pass: its charged duration
+                    # (0 with the free clock) delays the next one, as in Slurm
+                    self.next_bf = t + (self.last_duration_us + 999999) // 1000000 + self.bf_interval
                 elif events:
                     if self._quick_pass(t) != 0:
                         return -1
@@ -1437,11 +1546,11 @@ cdef class Core:
             _calibrate()
         cdef int64_t n = self.npass if self.record_passes else 0, i
         out = {name: np.empty(n, dtype=np.int64) for name in
-               ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns")}
+               ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns", "model_us")}
         out["kind"] = np.empty(n, dtype=np.int8)
         out["exit"] = np.empty(n, dtype=np.int8)
         cdef int64_t[::1] t = out["time"], q = out["queue"], d = out["depth"], st = out["started"]
-        cdef int64_t[::1] r = out["reservations"], sl = out["slots"], w = out["wall_ns"]
+        cdef int64_t[::1] r = out["reservations"], sl = out["slots"], w = out["wall_ns"], mo = out["model_us"]
         cdef int8_t[::1] k = out["kind"], e = out["exit"]
         for i in range(n):
             t[i] = self.p_time[i]
@@ -1451,6 +1560,7 @@ cdef class Core:
             r[i] = self.p_resv[i]
             sl[i] = self.p_slots[i]
             w[i] = <int64_t>(self.p_wall[i] * _NS_PER_TICK)
+            mo[i] = self.p_model[i]
             k[i] = self.p_kind[i]
             e[i] = self.p_exit[i]
         return out

@@ -15,6 +15,8 @@ import numpy as np
 
 from . import _core
 from .config import PREDICTORS, PRIORITIES, TRIGGERS, Backfill, _check_choice
+
+CLOCKS = ("free", "model", "wall")
 from .errors import ConfigError
 from .metrics import schedule_metrics
 
@@ -29,7 +31,20 @@ class ReplayConfig:
     job). ``trigger``: ``event`` (a full pass at every instant with events) or ``interval`` (a quick
     start-now pass on events and a full pass every ``bf_interval`` seconds). ``bsld_bound``: tau of
     the bounded slowdown, seconds. ``workers``: threads per backfill pass (identical decisions for
-    any count; see docs/engine.md)."""
+    any count with the free clock; see docs/engine.md).
+
+    ``clock`` (DESIGN §4.6): ``free`` (passes cost nothing; only ``max_job_test`` limits them),
+    ``model`` (each job test costs ``cost_per_test_us`` plus ``cost_per_slot_us`` per profile slot,
+    jobs go to the modelled worker with the least accumulated cost, a pass lasts as long as its
+    busiest worker: deterministic), or ``wall`` (the measured time; not reproducible). With a clock,
+    a full pass stops when ``bf_max_time`` (default: ``bf_interval``, Slurm 17.02) is spent, and its
+    duration delays the next interval pass."""
+
+    def budget_s(self):
+        """The time budget of a full pass in seconds (None with the free clock)."""
+        if self.clock == "free":
+            return None
+        return self.bf_max_time if self.bf_max_time is not None else self.bf_interval
     units: int | None = None
     priority: str = "fcfs"
     predictor: str = "requested"
@@ -38,11 +53,22 @@ class ReplayConfig:
     bf_interval: int = 30
     bsld_bound: float = 10.0
     workers: int = 1
+    clock: str = "free"
+    bf_max_time: int | None = None
+    cost_per_test_us: int = 10_000
+    cost_per_slot_us: int = 20
 
     def __post_init__(self):
         _check_choice("priority", self.priority, PRIORITIES)
         _check_choice("predictor", self.predictor, PREDICTORS)
         _check_choice("trigger", self.trigger, TRIGGERS)
+        _check_choice("clock", self.clock, CLOCKS)
+        if self.bf_max_time is not None and (not isinstance(self.bf_max_time, int) or self.bf_max_time <= 0):
+            raise ConfigError(f"bf_max_time must be an int > 0 seconds or None, got {self.bf_max_time!r}")
+        for name in ("cost_per_test_us", "cost_per_slot_us"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
         if not isinstance(self.backfill, Backfill):
             raise ConfigError(f"backfill must be a pbf.Backfill, got {self.backfill!r}")
         if not isinstance(self.bf_interval, int) or self.bf_interval <= 0:
@@ -131,6 +157,12 @@ def replay(table, config=ReplayConfig(), progress=None):
     core.prio_sjf = int(config.priority == "sjf")
     core.trigger = 1 if config.trigger == "interval" else 0
     core.bf_interval = config.bf_interval
+    core.clock = CLOCKS.index(config.clock)
+    core.bf_max_time_us = (config.budget_s() or 0) * 1_000_000
+    core.cost_test_us = config.cost_per_test_us
+    core.cost_slot_us = config.cost_per_slot_us
+    if config.clock == "wall":
+        core.calibrate()
     core.load_trace(submit, size, np.ascontiguousarray(est), np.ascontiguousarray(run))
     report = _progress_reporter(progress, len(submit))
     core.start_pool(config.workers)
@@ -182,6 +214,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
     passes = core.pass_arrays()
     passes["wall_us"] = passes.pop("wall_ns") / 1000.0
+    passes["charged_us"] = passes.pop("model_us")
     n_reason = np.bincount(reason[state == _core.JOB_REJECTED], minlength=len(_core.REJECT_REASONS))
     n_exit = np.bincount(passes["exit"], minlength=len(_core.EXIT_REASONS))
     full = passes["kind"] == 0
@@ -202,7 +235,11 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                    "mean_depth_full": float(depth[full].mean()) if full.any() else 0.0,
                    "wall_ms_total": float(passes["wall_us"].sum() / 1e3),
                    "wall_us_mean": float(passes["wall_us"].mean()) if len(depth) else 0.0,
-                   "exit_reasons": {_core.EXIT_REASONS[i]: int(n) for i, n in enumerate(n_exit) if n}},
+                   "exit_reasons": {_core.EXIT_REASONS[i]: int(n) for i, n in enumerate(n_exit) if n},
+                   "clock": config.clock, "budget_s": config.budget_s(),
+                   "charged_s_mean_full": float(passes["charged_us"][full].mean() / 1e6) if full.any() else 0.0,
+                   "charged_s_max": float(passes["charged_us"].max() / 1e6) if len(depth) else 0.0},
+        "reproducible": config.clock != "wall",
         "wall_s": {"replay": wall},
     }
     return ReplayResult(jobs, passes, summary, m)

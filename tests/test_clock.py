@@ -1,0 +1,100 @@
+"""The clock and time budget of a pass (DESIGN §4.6) and the parallel-backfill experiment."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pbf import _core
+from pbf.config import Backfill
+from pbf.experiments import ParallelBackfillExperiment, format_tables
+from pbf.replay import ReplayConfig, replay
+from pbf.workload import read_swf
+from pbf.workload.beocat import generate_beocat
+
+SAMPLE = Path(__file__).resolve().parents[1] / "traces" / "beocat-2000-1d.swf.gz"
+
+
+@pytest.fixture(scope="module")
+def busy():
+    # 6,000 jobs in 12 hours on the Beocat-like cluster: a queue deep enough to exhaust budgets
+    return generate_beocat(6000, 12 * 3600, seed=4)
+
+
+def cfg(**kw):
+    base = dict(units=9128, trigger="interval", clock="model", bf_max_time=1, cost_per_test_us=10_000)
+    base.update(kw)
+    return ReplayConfig(**base)
+
+
+def test_model_clock_is_deterministic_and_limits_depth(busy):
+    a, b = replay(busy, cfg()), replay(busy, cfg())
+    assert np.array_equal(a.jobs["start"], b.jobs["start"])
+    assert np.array_equal(a.passes["charged_us"], b.passes["charged_us"])
+    full = a.passes["kind"] == 0
+    # a 1 s budget at 10 ms a test (+ 20 us a slot): at most 100 tests a pass
+    assert a.passes["depth"][full].max() <= 100
+    assert (a.passes["exit"][full] == 3).any(), "some passes must stop on the budget"
+    assert a.summary["passes"]["budget_s"] == 1 and a.summary["reproducible"]
+
+
+def test_more_modelled_workers_test_deeper(busy):
+    depth = [replay(busy, cfg(workers=w)).summary["passes"]["mean_depth_full"] for w in (1, 2, 4)]
+    assert depth[0] < depth[1] < depth[2]
+
+
+def test_parallel_execution_equals_sequential_execution_under_the_model_clock(busy):
+    """With the same modelled worker count, running the passes on threads changes nothing."""
+    t = busy
+    results = []
+    for force in (False, True):
+        core = _core.Core(9128)
+        Backfill().apply(core)
+        core.trigger, core.bf_interval = 1, 30
+        core.clock, core.bf_max_time_us, core.cost_test_us = 1, 1_000_000, 10_000
+        if force:
+            core.parallel_min_queue, core.parallel_min_wall_ns = 1, 0
+        else:
+            core.parallel_min_queue = 10**12
+        core.load_trace(t.submit, t.units, t.req_time, t.run)
+        core.start_pool(4)
+        try:
+            core.replay()
+        finally:
+            core.stop_pool()
+        results.append((core.job_arrays()[1], core.pass_arrays()))
+    (sa, pa), (sb, pb) = results
+    assert np.array_equal(sa, sb)
+    for key in ("time", "depth", "started", "exit", "model_us"):
+        assert np.array_equal(pa[key], pb[key]), key
+
+
+def test_pass_duration_delays_the_next_interval_pass(busy):
+    r = replay(busy, cfg(bf_interval=30))
+    full = r.passes["kind"] == 0
+    times, charged = r.passes["time"][full], r.passes["charged_us"][full]
+    gaps = np.diff(times)
+    assert (gaps >= 30 + np.ceil(charged[:-1] / 1e6)).all()
+    free = replay(busy, cfg(clock="free"))
+    assert free.summary["passes"]["budget_s"] is None and (free.passes["charged_us"] == 0).all()
+
+
+def test_wall_clock_runs_and_says_it_is_not_reproducible():
+    t = read_swf(SAMPLE)
+    r = replay(t, cfg(clock="wall", bf_max_time=1))
+    assert r.summary["reproducible"] is False and r.summary["jobs"]["completed"] == 2000
+
+
+def test_bad_clock_settings():
+    with pytest.raises(ValueError, match="clock must be one of free, model, wall, got 'cpu'"):
+        ReplayConfig(clock="cpu")
+    with pytest.raises(ValueError, match="bf_max_time must be an int > 0 seconds or None, got 0"):
+        ReplayConfig(bf_max_time=0)
+
+
+def test_experiment_tables():
+    exp = ParallelBackfillExperiment(jobs=3000, workers=(1, 2))
+    result = exp.run()
+    assert [(r["traffic"], r["workers"]) for r in result["rows"]] == [("high", 1), ("high", 2), ("low", 1), ("low", 2)]
+    assert result["rows"][0]["paper"]["awt_h"] == 45.89
+    text = format_tables(result)
+    assert "Table 1: high-job traffic" in text and "Table 2: low-job traffic" in text and "45.89" in text
