@@ -114,16 +114,21 @@ class PassScenario:
         return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}"
 
 
-def time_pass(scenario, engine="compiled"):
+def time_pass(scenario, engine="compiled", workers=1):
     """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
-    ``work`` = {depth, started, reservations}."""
+    ``work`` = {depth, started, reservations}. With ``workers`` > 1 the pass runs on the parallel
+    path (ordered commit) whatever its size; the thread pool's start is not timed."""
     if engine == "compiled":
         core = scenario.core()
+        if workers > 1:
+            core.parallel_min_queue, core.parallel_min_wall_ns = 1, 0
+            core.start_pool(workers)
         gc.disable()
         t0 = time.perf_counter()
         core.run_pass(NOW)
         dt = time.perf_counter() - t0
         gc.enable()
+        core.stop_pool()
         rec = core.last_pass()
         return dt, {"depth": rec["depth"], "started": rec["started"], "reservations": rec["reservations"]}
     ref = scenario.reference()
@@ -188,27 +193,36 @@ def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
     return rows
 
 
-def pass_rows(scenarios, trials=5, reference=True, reference_limit=60.0):
-    """Compiled pass against the pure-Python reference pass, trials interleaved. The reference is
-    skipped where one run would exceed ``reference_limit`` seconds (estimated from a first run)."""
+def pass_rows(scenarios, trials=5, reference=True, reference_limit=60.0, workers=(2,)):
+    """Compiled pass against the pure-Python reference pass and against itself on N workers, trials
+    interleaved. The reference is skipped where it would take too long (see
+    :meth:`PassScenario.reference_affordable`)."""
     rows = []
     for sc in scenarios:
         comp, ref = [], []
+        par = {n: [] for n in workers}
         work = None
         ref_ok = reference and sc.reference_affordable()
         for trial in range(trials):
-            dt, w = time_pass(sc)
-            assert w["depth"] == sc.queued, f"{sc.label()}: the pass tested {w['depth']} of {sc.queued} jobs"
-            assert work is None or w == work, "a pass on the same state must do the same work"
-            work = w
+            dt, done = time_pass(sc)
+            assert done["depth"] == sc.queued, f"{sc.label()}: the pass tested {done['depth']} of {sc.queued} jobs"
+            assert work is None or done == work, "a pass on the same state must do the same work"
+            work = done
             comp.append(dt)
+            for n in workers:
+                pt, pdone = time_pass(sc, workers=n)
+                assert pdone == work, f"{sc.label()}: {n} workers did different work: {pdone} vs {work}"
+                par[n].append(pt)
             if ref_ok:
-                rt, rw = time_pass(sc, "reference")
-                assert rw == w, f"{sc.label()}: the reference did different work: {rw} vs {w}"
+                rt, rdone = time_pass(sc, "reference")
+                assert rdone == work, f"{sc.label()}: the reference did different work: {rdone} vs {work}"
                 ref.append(rt)
                 if rt * trials > reference_limit * 3 or trial >= 2 and sum(ref) > reference_limit:
                     ref_ok = False
         row = {"slice": "pass", "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
+        for n, times in par.items():
+            row[f"workers_{n}_median_s"] = statistics.median(times)
+            row[f"speedup_{n}_workers"] = statistics.median(comp) / statistics.median(times)
         if ref:
             row["reference_median_s"] = statistics.median(ref)
             row["ratio_vs_reference"] = statistics.median(ref) / statistics.median(comp)
@@ -324,7 +338,7 @@ def format_rows(rows, load=None):
                 extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
                 if "ratio_vs_reference" in r:
                     extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({_fmt_time(r['reference_median_s']).strip()})"
-                extra += "  | N workers vs 1: n/a (parallel pass not built yet)"
+                extra += "".join(f"  | {k.split('_')[1]} workers {r[k]:.2f}x" for k in r if k.startswith("speedup_"))
             elif sl == "replay":
                 extra = (f"  {r['jobs']:,} jobs  {r['jobs_per_s']:,.0f} jobs/s  {r['passes_per_s']:,.0f} "
                          f"passes/s  peak RSS {r['peak_rss_mb']:.0f} MB")

@@ -196,7 +196,8 @@ def cmd_bench(args):
                             for r in m["running"] for resv in m["reservations"]]
                     scen = [sc for sc in scen if sc.matrix_affordable()]
                 rows += bench.pass_rows(scen, trials=args.trials, reference=not args.no_reference,
-                                        reference_limit=20.0 if args.quick else 60.0)
+                                        reference_limit=20.0 if args.quick else 60.0,
+                                        workers=tuple(int(w) for w in args.workers.split(",") if int(w) > 1))
             elif sl == "growth":
                 rows += bench.growth_rows(trials=args.trials) if not args.quick else bench.growth_rows(
                     queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=args.trials)
@@ -324,6 +325,8 @@ def build_parser():
     be.add_argument("--trials", type=int, default=5, help="interleaved trials per benchmark (default 5)")
     be.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     be.add_argument("--no-reference", action="store_true", help="skip the pure-Python reference pass")
+    be.add_argument("--workers", default="2", help="worker counts compared with 1 on the pass slice, "
+                    "e.g. 2,4,8 (default 2)")
     be.add_argument("--json", action="store_true", help="print JSON")
     be.set_defaults(func=cmd_bench)
 
