@@ -12,7 +12,7 @@ def shared_traces_dir():
     return Path(env) if env else REPO.parent / "shared" / "traces"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_trace():
     """Path of a real log by file name; skips the test when the logs are absent."""
     def get(name):

@@ -16,17 +16,6 @@ def sdsc(shared_trace):
     return read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
 
 
-@pytest.fixture(scope="module")
-def shared_trace():
-    from conftest import shared_traces_dir
-    def get(name):
-        path = shared_traces_dir() / name
-        if not path.exists():
-            pytest.skip(f"real log {name} not found in {path.parent} (set PBF_TRACES to its folder)")
-        return path
-    return get
-
-
 @pytest.mark.parametrize("predictor, published", [("requested", 87.9), ("clairvoyant", 70.5)])
 def test_bitmap_engine_equals_count_based_easy(sdsc, predictor, published):
     t = sdsc
