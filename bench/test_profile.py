@@ -1,5 +1,4 @@
 """Profile operations: build the profile of running jobs and search earliest starts (no placement)."""
-import numpy as np
 import pytest
 
 from pbf.bench import NOW, PassScenario

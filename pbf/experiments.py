@@ -6,7 +6,6 @@ and 8 worker threads, under Slurm 17.02's rule that a backfill pass stops after 
 seconds. pbf emulates that with the model clock: every job test costs a modelled time, N workers share
 the pass's budget, so more workers test deeper into the queue in the same time.
 """
-import json
 import time
 from dataclasses import asdict, dataclass
 

@@ -1,7 +1,6 @@
 """pbf bench and the bench module: they run, report the machine's load, and check the work done."""
 import json
 
-import pytest
 
 from pbf import bench
 from pbf.cli import main

@@ -1,7 +1,6 @@
 """The parallel pass (ordered commit) decides exactly as the sequential pass and the oracle, for any
 number of workers (DESIGN §5)."""
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 
 from pbf.config import Backfill
