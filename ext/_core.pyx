@@ -320,6 +320,13 @@ cdef class Core:
     # shared state of one parallel pass
     cdef int64_t pp_now, pp_limit, pp_next, pp_commit, pp_stop, pp_phase2, pp_error
     cdef int64_t pp_depth, pp_started, pp_resv, pp_resv_left
+    cdef int64_t pp_reeval, pp_conflicts       # commits that searched again / found another answer
+    cdef int64_t last_reeval, last_conflicts, last_tests_max, last_tests_min
+    cdef int64_t* w_tests_total                # per worker, over all parallel passes
+    cdef int64_t* p_reeval
+    cdef int64_t* p_conflict
+    cdef int64_t* p_tmax
+    cdef int64_t* p_tmin
     cdef bint pp_blocked, pp_built
     cdef int pp_ex
     # the commit log: placements in commit order (t, estimate, units, reservation?)
@@ -401,6 +408,11 @@ cdef class Core:
         free(self.m_cost)
         free(self.m_tests)
         free(self.p_model)
+        free(self.w_tests_total)
+        free(self.p_reeval)
+        free(self.p_conflict)
+        free(self.p_tmax)
+        free(self.p_tmin)
         free(self.log_t)
         free(self.log_d)
         free(self.log_k)
@@ -769,6 +781,14 @@ cdef class Core:
             if _grow(<void**>&self.p_exit, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
             cap = self.pass_cap
             if _grow(<void**>&self.p_model, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_reeval, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_conflict, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_tmax, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_tmin, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
             self.pass_cap = cap
         self.p_time[self.npass] = now
         self.p_queue[self.npass] = queue
@@ -777,6 +797,18 @@ cdef class Core:
         self.p_resv[self.npass] = resv
         self.p_slots[self.npass] = slots
         self.p_model[self.npass] = self.last_duration_us
+        if kind == PK_FULL:
+            self.p_reeval[self.npass] = self.last_reeval
+            self.p_conflict[self.npass] = self.last_conflicts
+            # tests per worker: real threads in a parallel pass, else the modelled workers of the
+            # model clock, else one worker that tested them all
+            self.p_tmax[self.npass] = self.last_tests_max if self.last_tests_max >= 0 else depth
+            self.p_tmin[self.npass] = self.last_tests_min if self.last_tests_min >= 0 else depth
+        else:
+            self.p_reeval[self.npass] = 0
+            self.p_conflict[self.npass] = 0
+            self.p_tmax[self.npass] = depth
+            self.p_tmin[self.npass] = depth
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -950,6 +982,9 @@ cdef class Core:
         if started:
             self._compact_pending()
         self.last_duration_us = self._clock_duration_us()
+        self.last_reeval = 0
+        self.last_conflicts = 0
+        self._model_tests_range()
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
                             prof_live_slots(&self.prof) if built else 0)
 
@@ -1049,6 +1084,19 @@ cdef class Core:
             q -= 1
         return EX_END
 
+    cdef void _model_tests_range(self) noexcept nogil:
+        cdef int64_t i, n = self.workers if self.workers > 0 else 1
+        self.last_tests_max = -1
+        self.last_tests_min = -1
+        if self.clock == CK_MODEL and self.m_n >= n:
+            self.last_tests_max = self.m_tests[0]
+            self.last_tests_min = self.m_tests[0]
+            for i in range(n):
+                if self.m_tests[i] > self.last_tests_max:
+                    self.last_tests_max = self.m_tests[i]
+                if self.m_tests[i] < self.last_tests_min:
+                    self.last_tests_min = self.m_tests[i]
+
     cdef int64_t _clock_duration_us(self) noexcept nogil:
         # the pass's charged duration: the busiest modelled worker, or the measured time
         cdef int64_t i, mx = 0, n = self.workers if self.workers > 0 else 1
@@ -1096,6 +1144,8 @@ cdef class Core:
         self.pp_started = 0
         self.pp_resv = 0
         self.pp_resv_left = self.resv_max
+        self.pp_reeval = 0
+        self.pp_conflicts = 0
         self.pp_blocked = False
         self.pp_built = False
         self.pp_ex = EX_END
@@ -1130,6 +1180,19 @@ cdef class Core:
         if self.pp_started:
             self._compact_pending()
         self.last_duration_us = self._clock_duration_us()
+        self.last_reeval = self.pp_reeval
+        self.last_conflicts = self.pp_conflicts
+        self._model_tests_range()
+        if self.clock != CK_MODEL:
+            # the real threads' share of the speculative tests
+            self.last_tests_max = self.w_tests[0]
+            self.last_tests_min = self.w_tests[0]
+            for i in range(self.workers):
+                self.w_tests_total[i] += self.w_tests[i]
+                if self.w_tests[i] > self.last_tests_max:
+                    self.last_tests_max = self.w_tests[i]
+                if self.w_tests[i] < self.last_tests_min:
+                    self.last_tests_min = self.w_tests[i]
         return self._record(now, PK_FULL, queue, self.pp_depth, self.pp_started, self.pp_resv, ex,
                             _now_ns() - t0, slots)
 
@@ -1260,6 +1323,11 @@ cdef class Core:
                 self.pp_blocked = True       # no start within the window on an older copy either
                 return 0
             t = prof_find_start(P, k, d, now, False, &si)
+        # a speculative success is always evaluated again on the up-to-date copy; a conflict is when
+        # the commits it had not seen changed the answer
+        self.pp_reeval += 1
+        if t != spec:
+            self.pp_conflicts += 1
         if t == now:
             prof_choose(P, k, t, d, si, now)
             return self._commit_start(P, j, k, d, si)
@@ -1345,7 +1413,9 @@ cdef class Core:
         free(self.w_seen)
         self.w_tests = <int64_t*>calloc(workers, sizeof(int64_t))
         self.w_seen = <int64_t*>calloc(workers, sizeof(int64_t))
-        if self.wprof == NULL or self.w_tests == NULL or self.w_seen == NULL:
+        free(self.w_tests_total)
+        self.w_tests_total = <int64_t*>calloc(workers, sizeof(int64_t))
+        if self.wprof == NULL or self.w_tests == NULL or self.w_seen == NULL or self.w_tests_total == NULL:
             raise MemoryError()
         for i in range(workers):
             if prof_init(&self.wprof[i], self.W) != 0:
@@ -1385,6 +1455,10 @@ cdef class Core:
     def model_tests(self):
         """Model clock: jobs each modelled worker tested in the last full pass."""
         return [self.m_tests[i] for i in range(self.m_n)] if self.m_tests != NULL else []
+
+    def worker_tests_total(self):
+        """Jobs each worker thread evaluated, over all parallel passes so far."""
+        return [self.w_tests_total[i] for i in range(self.workers)] if self.w_tests_total != NULL else []
 
     def worker_tests(self):
         """Jobs each worker evaluated in the last parallel pass."""
@@ -1546,11 +1620,13 @@ cdef class Core:
             _calibrate()
         cdef int64_t n = self.npass if self.record_passes else 0, i
         out = {name: np.empty(n, dtype=np.int64) for name in
-               ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns", "model_us")}
+               ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns", "model_us",
+                "reevaluations", "conflicts", "tests_max_worker", "tests_min_worker")}
         out["kind"] = np.empty(n, dtype=np.int8)
         out["exit"] = np.empty(n, dtype=np.int8)
         cdef int64_t[::1] t = out["time"], q = out["queue"], d = out["depth"], st = out["started"]
         cdef int64_t[::1] r = out["reservations"], sl = out["slots"], w = out["wall_ns"], mo = out["model_us"]
+        cdef int64_t[::1] re = out["reevaluations"], co = out["conflicts"], tx = out["tests_max_worker"], tn = out["tests_min_worker"]
         cdef int8_t[::1] k = out["kind"], e = out["exit"]
         for i in range(n):
             t[i] = self.p_time[i]
@@ -1561,6 +1637,10 @@ cdef class Core:
             sl[i] = self.p_slots[i]
             w[i] = <int64_t>(self.p_wall[i] * _NS_PER_TICK)
             mo[i] = self.p_model[i]
+            re[i] = self.p_reeval[i]
+            co[i] = self.p_conflict[i]
+            tx[i] = self.p_tmax[i]
+            tn[i] = self.p_tmin[i]
             k[i] = self.p_kind[i]
             e[i] = self.p_exit[i]
         return out

@@ -175,7 +175,9 @@ def replay(table, config=ReplayConfig(), progress=None):
     wall = time.perf_counter() - t0
     if report:
         report(len(submit), final=True)
-    return _results(table, order, core, submit, size, run, units, config, wall)
+    result = _results(table, order, core, submit, size, run, units, config, wall)
+    result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
+    return result
 
 
 def _progress_reporter(progress, total):
@@ -238,7 +240,13 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                    "exit_reasons": {_core.EXIT_REASONS[i]: int(n) for i, n in enumerate(n_exit) if n},
                    "clock": config.clock, "budget_s": config.budget_s(),
                    "charged_s_mean_full": float(passes["charged_us"][full].mean() / 1e6) if full.any() else 0.0,
-                   "charged_s_max": float(passes["charged_us"].max() / 1e6) if len(depth) else 0.0},
+                   "charged_s_max": float(passes["charged_us"].max() / 1e6) if len(depth) else 0.0,
+                   # the parallel pass (zero when every pass ran sequentially): commits that searched
+                   # again on the up-to-date profile, and those whose answer the newer commits changed
+                   "reevaluations": int(passes["reevaluations"].sum()),
+                   "conflicts": int(passes["conflicts"].sum()),
+                   "tests_max_worker_mean_full": float(passes["tests_max_worker"][full].mean()) if full.any() else 0.0,
+                   "tests_min_worker_mean_full": float(passes["tests_min_worker"][full].mean()) if full.any() else 0.0},
         "reproducible": config.clock != "wall",
         "wall_s": {"replay": wall},
     }

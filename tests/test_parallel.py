@@ -57,3 +57,21 @@ def test_whole_trace_replay_identical_for_1_and_8_workers():
     a = replay(t, ReplayConfig(workers=1)).jobs["start"]
     b = replay(t, ReplayConfig(workers=8)).jobs["start"]
     assert np.array_equal(a, b)
+
+
+def test_parallel_statistics_are_reported(shared_trace):
+    """Re-evaluations and conflicts are counted on parallel passes; tests per worker are reported."""
+    t = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
+    n = 2_000
+    args = (t.submit[:n], t.units[:n], t.req_time[:n], t.run[:n], 128)
+    r = compiled_replay(*args, backfill=Backfill(reservations=None), workers=4)
+    p = r["passes"]
+    full = p["kind"] == 0
+    # every reservation was searched again on the up-to-date profile
+    assert (p["reevaluations"][full] >= p["reservations"][full]).all() and p["reservations"].sum() > 0
+    assert (p["conflicts"] <= p["reevaluations"]).all() and p["conflicts"].sum() > 0
+    assert (p["tests_min_worker"] <= p["tests_max_worker"]).all()
+    seq = compiled_replay(*args, backfill=Backfill(reservations=None))
+    assert (seq["passes"]["reevaluations"] == 0).all() and (seq["passes"]["conflicts"] == 0).all()
+    sf = seq["passes"]["kind"] == 0
+    assert (seq["passes"]["tests_max_worker"][sf] == seq["passes"]["depth"][sf]).all()
