@@ -294,6 +294,12 @@ cdef class Core:
 
     # the parallel pass (DESIGN §5): a pool of workers, each with a private profile
     cdef public int workers              # worker threads per pass, counting the caller (1 = sequential)
+    cdef public int commit_eager         # 0: ordered commit (deterministic); 1: eager (first done, first committed)
+    cdef pthread_mutex_t commit_mu
+    cdef int8_t* pp_committed            # eager: which queue positions have committed
+    cdef int64_t pp_committed_cap, pp_low, pp_inversions
+    cdef int64_t last_inversions
+    cdef int64_t* p_inv
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
     cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
     # the clock and time budget of a pass (DESIGN §4.6)
@@ -413,12 +419,15 @@ cdef class Core:
         free(self.p_conflict)
         free(self.p_tmax)
         free(self.p_tmin)
+        free(self.p_inv)
+        free(self.pp_committed)
         free(self.log_t)
         free(self.log_d)
         free(self.log_k)
         free(self.log_resv)
         free(self.log_bits)
         if self.pool_sync_ready:
+            pthread_mutex_destroy(&self.commit_mu)
             pthread_mutex_destroy(&self.pool_mu)
             pthread_cond_destroy(&self.pool_work)
             pthread_cond_destroy(&self.pool_done)
@@ -789,6 +798,8 @@ cdef class Core:
             if _grow(<void**>&self.p_tmax, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
             cap = self.pass_cap
             if _grow(<void**>&self.p_tmin, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
+            cap = self.pass_cap
+            if _grow(<void**>&self.p_inv, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
             self.pass_cap = cap
         self.p_time[self.npass] = now
         self.p_queue[self.npass] = queue
@@ -797,6 +808,7 @@ cdef class Core:
         self.p_resv[self.npass] = resv
         self.p_slots[self.npass] = slots
         self.p_model[self.npass] = self.last_duration_us
+        self.p_inv[self.npass] = self.last_inversions if kind == PK_FULL else 0
         if kind == PK_FULL:
             self.p_reeval[self.npass] = self.last_reeval
             self.p_conflict[self.npass] = self.last_conflicts
@@ -984,6 +996,7 @@ cdef class Core:
         self.last_duration_us = self._clock_duration_us()
         self.last_reeval = 0
         self.last_conflicts = 0
+        self.last_inversions = 0
         self._model_tests_range()
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
                             prof_live_slots(&self.prof) if built else 0)
@@ -1146,6 +1159,12 @@ cdef class Core:
         self.pp_resv_left = self.resv_max
         self.pp_reeval = 0
         self.pp_conflicts = 0
+        self.pp_inversions = 0
+        self.pp_low = 0
+        if self.commit_eager:
+            if _grow(<void**>&self.pp_committed, &self.pp_committed_cap, self.pp_limit + 1, sizeof(int8_t)) != 0:
+                return -1
+            memset(self.pp_committed, 0, self.pp_limit + 1)
         self.pp_blocked = False
         self.pp_built = False
         self.pp_ex = EX_END
@@ -1182,6 +1201,7 @@ cdef class Core:
         self.last_duration_us = self._clock_duration_us()
         self.last_reeval = self.pp_reeval
         self.last_conflicts = self.pp_conflicts
+        self.last_inversions = self.pp_inversions
         self._model_tests_range()
         if self.clock != CK_MODEL:
             # the real threads' share of the speculative tests
@@ -1270,6 +1290,15 @@ cdef class Core:
                     else:
                         t = prof_find_start(P, k, d, now, False, &si)
                     self.w_tests[wid] += 1
+            if self.commit_eager:
+                # the paper's order: first done, first committed, one commit at a time
+                pthread_mutex_lock(&self.commit_mu)
+                if not self.pp_error:
+                    if self._catch_up(P, &seen, wid) != 0 or self._commit_step_eager(P, idx, t, mode) != 0:
+                        self.pp_error = 1
+                    seen = self.nlog
+                pthread_mutex_unlock(&self.commit_mu)
+                continue
             # wait for this job's turn to commit; a job at or past a stop is never committed (the
             # jobs before it may not be either), so it does not wait
             while pbf_load(&self.pp_commit) != idx and idx < pbf_load(&self.pp_stop):
@@ -1352,6 +1381,69 @@ cdef class Core:
         self.pp_blocked = True
         return 0
 
+    cdef int _commit_step_eager(self, Prof* P, int64_t p, int64_t spec, int64_t mode) noexcept nogil:
+        # Eager commit of queue position p (commit order = completion order): the sequential step on
+        # the up-to-date copy, without the shortcuts that rely on queue order (every job is tested
+        # on its own). A placement made while a higher-priority job of this pass has not committed
+        # yet is a priority inversion.
+        cdef int64_t j = self.pend[p].job, k = self.pend[p].units, d = self.pend[p].est, t
+        cdef int64_t now = self.pp_now, before = self.pp_started + self.pp_resv
+        cdef int32_t si = 0
+        cdef int rc = 0
+        if not self._charge_test(prof_live_slots(P) if self.pp_built else 1):
+            self.pp_ex = EX_BUDGET
+            pbf_store(&self.pp_stop, 0)      # no further job is tested
+            return 0
+        self.pp_depth += 1
+        if not self.pp_built and k <= P.s_cnt[0]:
+            _copy(P.cand, P.s_bits, self.W)
+            _zero(P.chosen, self.W)
+            _take_lowest(P.cand, P.chosen, k, self.W, NULL)
+            rc = self._commit_start(P, j, k, d, 0)
+        else:
+            if not self.pp_built:
+                self.pp_built = True
+            if self.pp_resv_left == 0 and (k > P.s_cnt[0] or (mode == SPEC_NOW and spec != now)
+                                          or (mode == SPEC_FULL and spec != now)):
+                self.pp_blocked = True
+            elif self.pp_resv_left != 0 and mode == SPEC_FULL and spec < 0:
+                self.pp_blocked = True
+            else:
+                t = prof_find_start(P, k, d, now, self.pp_resv_left == 0, &si)
+                self.pp_reeval += 1
+                if t != spec:
+                    self.pp_conflicts += 1
+                if t == now:
+                    prof_choose(P, k, t, d, si, now)
+                    rc = self._commit_start(P, j, k, d, si)
+                elif t > now and self.pp_resv_left != 0:
+                    prof_choose(P, k, t, d, si, now)
+                    if prof_commit(P, k, t, d, si) != 0:
+                        return -1
+                    P.monotone = False
+                    if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
+                        return -1
+                    self._log_append(P, k, t, d, True)
+                    self.j_resv[j] = t
+                    if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
+                        self.j_resv_min[j] = t
+                    if self._note_reserved(j) != 0:
+                        return -1
+                    self.pp_resv += 1
+                    if self.pp_resv_left > 0:
+                        pbf_store(&self.pp_resv_left, self.pp_resv_left - 1)
+                    self.pp_blocked = True
+                else:
+                    self.pp_blocked = True
+        if rc != 0:
+            return -1
+        if self.pp_started + self.pp_resv > before and p > self.pp_low:
+            self.pp_inversions += 1
+        self.pp_committed[p] = 1
+        while self.pp_low < self.pp_limit and self.pp_committed[self.pp_low]:
+            self.pp_low += 1
+        return 0
+
     cdef int _commit_start(self, Prof* P, int64_t j, int64_t k, int64_t d, int32_t si) noexcept nogil:
         P.prev_of_at = -1
         if prof_commit(P, k, self.pp_now, d, si) != 0:
@@ -1422,6 +1514,7 @@ cdef class Core:
                 raise MemoryError()
             self.nwprof = i + 1
         if not self.pool_sync_ready:
+            pthread_mutex_init(&self.commit_mu, NULL)
             pthread_mutex_init(&self.pool_mu, NULL)
             pthread_cond_init(&self.pool_work, NULL)
             pthread_cond_init(&self.pool_done, NULL)
@@ -1621,12 +1714,13 @@ cdef class Core:
         cdef int64_t n = self.npass if self.record_passes else 0, i
         out = {name: np.empty(n, dtype=np.int64) for name in
                ("time", "queue", "depth", "started", "reservations", "slots", "wall_ns", "model_us",
-                "reevaluations", "conflicts", "tests_max_worker", "tests_min_worker")}
+                "reevaluations", "conflicts", "tests_max_worker", "tests_min_worker", "inversions")}
         out["kind"] = np.empty(n, dtype=np.int8)
         out["exit"] = np.empty(n, dtype=np.int8)
         cdef int64_t[::1] t = out["time"], q = out["queue"], d = out["depth"], st = out["started"]
         cdef int64_t[::1] r = out["reservations"], sl = out["slots"], w = out["wall_ns"], mo = out["model_us"]
         cdef int64_t[::1] re = out["reevaluations"], co = out["conflicts"], tx = out["tests_max_worker"], tn = out["tests_min_worker"]
+        cdef int64_t[::1] iv = out["inversions"]
         cdef int8_t[::1] k = out["kind"], e = out["exit"]
         for i in range(n):
             t[i] = self.p_time[i]
@@ -1641,6 +1735,7 @@ cdef class Core:
             co[i] = self.p_conflict[i]
             tx[i] = self.p_tmax[i]
             tn[i] = self.p_tmin[i]
+            iv[i] = self.p_inv[i]
             k[i] = self.p_kind[i]
             e[i] = self.p_exit[i]
         return out

@@ -85,7 +85,7 @@ class Engine:
     """
 
     def __init__(self, cluster, *, priority="fcfs", predictor="requested", backfill=None,
-                 report_reservations=False, workers=1):
+                 report_reservations=False, workers=1, commit="ordered"):
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -102,6 +102,10 @@ class Engine:
         self._core = _core.Core(cluster.units)
         backfill.apply(self._core)
         self._core.prio_sjf = int(priority == "sjf")
+        _check_choice("commit", commit, ("ordered", "eager"))
+        if commit == "eager" and backfill.order == "sjbf":
+            raise ConfigError("commit='eager' does not support order='sjbf'")
+        self._core.commit_eager = int(commit == "eager")
         self._core.start_pool(workers)
         self.workers = workers
         self._index = {}        # job id -> core index

@@ -8,10 +8,12 @@ from pbf.reference import reference_replay
 
 
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
-                    trigger="event", bf_interval=30, workers=1):
-    """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path."""
+                    trigger="event", bf_interval=30, workers=1, eager=False):
+    """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path
+    (``eager``: the eager commit order)."""
     core = _core.Core(total_units)
     core.record_units = 1
+    core.commit_eager = int(eager)
     if workers > 1:
         core.parallel_min_queue = 1
         core.parallel_min_wall_ns = 0

@@ -1,6 +1,7 @@
 """The parallel pass (ordered commit) decides exactly as the sequential pass and the oracle, for any
 number of workers (DESIGN §5)."""
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from pbf.config import Backfill
@@ -75,3 +76,36 @@ def test_parallel_statistics_are_reported(shared_trace):
     assert (seq["passes"]["reevaluations"] == 0).all() and (seq["passes"]["conflicts"] == 0).all()
     sf = seq["passes"]["kind"] == 0
     assert (seq["passes"]["tests_max_worker"][sf] == seq["passes"]["depth"][sf]).all()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_eager_commit_keeps_the_invariants(sc):
+    """The paper's order: results may differ from the sequential ones, the invariants may not."""
+    from pbf import _core
+    if sc["backfill"].order == "sjbf":
+        sc["backfill"] = Backfill(reservations=sc["backfill"].reservations, max_job_test=sc["backfill"].max_job_test,
+                                  window=sc["backfill"].window, resolution=sc["backfill"].resolution)
+    args = (sc["submit"], sc["units"], sc["est"], sc["run"], sc["total_units"])
+    kw = {k: sc[k] for k in ("backfill", "prio_sjf", "trigger", "bf_interval")}
+    for workers in (2, 8):
+        core_kw = dict(kw)
+        got = compiled_replay(*args, workers=workers, eager=True, **core_kw)
+        check_invariants(got, sc["submit"], sc["units"], sc["run"], sc["total_units"])
+        p = got["passes"]
+        assert (p["inversions"] <= p["started"] + p["reservations"]).all()
+
+
+def test_eager_is_rejected_with_sjbf():
+    import pbf
+    with pytest.raises(pbf.ConfigError, match="does not support order='sjbf'"):
+        ReplayConfig(commit="eager", backfill=Backfill(order="sjbf"))
+    with pytest.raises(pbf.ConfigError, match="does not support order='sjbf'"):
+        pbf.Engine(8, commit="eager", backfill=Backfill(order="sjbf"))
+
+
+def test_eager_replay_reports_that_it_is_not_reproducible(shared_trace):
+    t = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(slice(0, 3000))
+    r = replay(t, ReplayConfig(workers=4, commit="eager"))
+    assert r.summary["reproducible"] is False and "priority_inversions" in r.summary["passes"]
+    assert r.summary["jobs"]["completed"] + r.summary["jobs"]["rejected"] == 3000
