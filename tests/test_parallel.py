@@ -82,15 +82,13 @@ def test_parallel_statistics_are_reported(shared_trace):
 @given(scenarios())
 def test_eager_commit_keeps_the_invariants(sc):
     """The paper's order: results may differ from the sequential ones, the invariants may not."""
-    from pbf import _core
     if sc["backfill"].order == "sjbf":
         sc["backfill"] = Backfill(reservations=sc["backfill"].reservations, max_job_test=sc["backfill"].max_job_test,
                                   window=sc["backfill"].window, resolution=sc["backfill"].resolution)
     args = (sc["submit"], sc["units"], sc["est"], sc["run"], sc["total_units"])
     kw = {k: sc[k] for k in ("backfill", "prio_sjf", "trigger", "bf_interval")}
     for workers in (2, 8):
-        core_kw = dict(kw)
-        got = compiled_replay(*args, workers=workers, eager=True, **core_kw)
+        got = compiled_replay(*args, workers=workers, eager=True, **kw)
         check_invariants(got, sc["submit"], sc["units"], sc["run"], sc["total_units"])
         p = got["passes"]
         assert (p["inversions"] <= p["started"] + p["reservations"]).all()
