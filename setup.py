@@ -1,6 +1,7 @@
 """Build the compiled core: every ``ext/_name.pyx`` becomes the private module ``pbf._name``.
 
-Set ``PBF_DEBUG_CYTHON=1`` to build with bounds checks and wraparound on (slow, for stress tests).
+Set ``PBF_DEBUG_CYTHON=1`` to build with Cython's bounds, wraparound and initialisation checks on
+and C assertions enabled (slow; for stress tests: see docs/engine.md).
 """
 import os
 import platform
@@ -17,7 +18,9 @@ directives = {
     "boundscheck": DEBUG,
     "wraparound": DEBUG,
     "initializedcheck": DEBUG,
-    "nonecheck": DEBUG,
+    # nonecheck stays off even in debug builds: it needs the GIL to check `self` inside the nogil
+    # loops, which use no Python objects anyway
+    "nonecheck": False,
     "cdivision": True,
 }
 
