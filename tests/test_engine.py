@@ -110,3 +110,17 @@ def test_engine_driven_like_a_simulator_matches_replay():
             ends[d.job_id] = now + int(t.run[t.job_id == d.job_id][0])
     got = np.array([starts[int(j)] for j in t.job_id])
     assert np.array_equal(got, want)
+
+
+def test_engine_with_workers_decides_as_with_one_and_closes_its_threads():
+    import threading
+    events = [Submit(Job(i, 0, 1 + i % 7, 50 + 13 * i)) for i in range(1, 120)]
+    one, four = Engine(16, report_reservations=True), Engine(16, workers=4, commit="ordered",
+                                                              report_reservations=True)
+    four._core.parallel_min_queue, four._core.parallel_min_wall_ns = 1, 0   # every pass on threads
+    before = threading.active_count()
+    a, b = one.advance(0, events), four.advance(0, events)
+    assert [(d.job_id, getattr(d, "at", None)) for d in a] == [(d.job_id, getattr(d, "at", None)) for d in b]
+    assert [list(d.units) for d in a if isinstance(d, Start)] == [list(d.units) for d in b if isinstance(d, Start)]
+    four.close()
+    assert threading.active_count() <= before - 3
