@@ -1362,22 +1362,27 @@ cdef class Core:
             return self._commit_start(P, j, k, d, si)
         if t > now and self.pp_resv_left != 0:
             prof_choose(P, k, t, d, si, now)
-            if prof_commit(P, k, t, d, si) != 0:
-                return -1
-            P.monotone = False
-            if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
-                return -1
-            self._log_append(P, k, t, d, True)
-            self.j_resv[j] = t
-            if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
-                self.j_resv_min[j] = t
-            if self._note_reserved(j) != 0:
-                return -1
-            self.pp_resv += 1
-            if self.pp_resv_left > 0:
-                pbf_store(&self.pp_resv_left, self.pp_resv_left - 1)
-            self.pp_blocked = True
-            return 0
+            return self._commit_reservation(P, j, k, t, d, si)
+        self.pp_blocked = True
+        return 0
+
+    cdef int _commit_reservation(self, Prof* P, int64_t j, int64_t k, int64_t t, int64_t d,
+                                 int32_t si) noexcept nogil:
+        # place the units in P.chosen for job j from t on, publish it, count it
+        if prof_commit(P, k, t, d, si) != 0:
+            return -1
+        P.monotone = False
+        if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
+            return -1
+        self._log_append(P, k, t, d, True)
+        self.j_resv[j] = t
+        if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
+            self.j_resv_min[j] = t
+        if self._note_reserved(j) != 0:
+            return -1
+        self.pp_resv += 1
+        if self.pp_resv_left > 0:
+            pbf_store(&self.pp_resv_left, self.pp_resv_left - 1)
         self.pp_blocked = True
         return 0
 
@@ -1418,21 +1423,7 @@ cdef class Core:
                     rc = self._commit_start(P, j, k, d, si)
                 elif t > now and self.pp_resv_left != 0:
                     prof_choose(P, k, t, d, si, now)
-                    if prof_commit(P, k, t, d, si) != 0:
-                        return -1
-                    P.monotone = False
-                    if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
-                        return -1
-                    self._log_append(P, k, t, d, True)
-                    self.j_resv[j] = t
-                    if self.j_resv_min[j] < 0 or t < self.j_resv_min[j]:
-                        self.j_resv_min[j] = t
-                    if self._note_reserved(j) != 0:
-                        return -1
-                    self.pp_resv += 1
-                    if self.pp_resv_left > 0:
-                        pbf_store(&self.pp_resv_left, self.pp_resv_left - 1)
-                    self.pp_blocked = True
+                    rc = self._commit_reservation(P, j, k, t, d, si)
                 else:
                     self.pp_blocked = True
         if rc != 0:
