@@ -146,6 +146,15 @@ cdef int _grow(void** p, int64_t* cap, int64_t need, size_t item) noexcept nogil
     return 0
 
 
+cdef int _append(int64_t** arr, int64_t* n, int64_t* cap, int64_t value) noexcept nogil:
+    # push onto a growable int64 array
+    if _grow(<void**>arr, cap, n[0] + 1, sizeof(int64_t)) != 0:
+        return -1
+    arr[0][n[0]] = value
+    n[0] += 1
+    return 0
+
+
 cdef inline int64_t _clock_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -828,20 +837,10 @@ cdef class Core:
         return 0
 
     cdef int _note_started(self, int64_t j) noexcept nogil:
-        if _grow(<void**>&self.last_started, &self.last_started_cap, self.nlast_started + 1,
-                 sizeof(int64_t)) != 0:
-            return -1
-        self.last_started[self.nlast_started] = j
-        self.nlast_started += 1
-        return 0
+        return _append(&self.last_started, &self.nlast_started, &self.last_started_cap, j)
 
     cdef int _note_reserved(self, int64_t j) noexcept nogil:
-        if _grow(<void**>&self.last_reserved, &self.last_reserved_cap, self.nlast_reserved + 1,
-                 sizeof(int64_t)) != 0:
-            return -1
-        self.last_reserved[self.nlast_reserved] = j
-        self.nlast_reserved += 1
-        return 0
+        return _append(&self.last_reserved, &self.nlast_reserved, &self.last_reserved_cap, j)
 
     cdef int _compact_pending(self) noexcept nogil:
         cdef int64_t i, n = 0
