@@ -890,6 +890,20 @@ cdef class Core:
         self.last_full_wall_ns = <int64_t>((_now_ns() - t0) * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
         return rc
 
+    cdef int _begin_full_pass(self) noexcept nogil:
+        # what every full pass does first, sequential or parallel: scratch space, the clock, a fresh
+        # per-pass profile state (monotone: a start now clears units only before its end; a
+        # reservation takes units from the future and breaks it), last pass's plans forgotten
+        cdef int64_t p
+        if self._ensure_scratch() != 0 or self._clock_start() != 0:
+            return -1
+        prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
+        for p in range(self.nlast_reserved):
+            self.j_resv[self.last_reserved[p]] = -1
+        self.nlast_started = 0
+        self.nlast_reserved = 0
+        return 0
+
     cdef int _full_pass_sequential(self, int64_t now) noexcept nogil:
         cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
@@ -897,15 +911,8 @@ cdef class Core:
         cdef bint blocked = False
         cdef int ex = EX_END
         cdef bint built = False
-        if self._ensure_scratch() != 0 or self._clock_start() != 0:
+        if self._begin_full_pass() != 0:
             return -1
-        # a start now clears units only before its end, so the profile stays monotone; a
-        # reservation takes units from the future and breaks it
-        prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
-        for p in range(self.nlast_reserved):
-            self.j_resv[self.last_reserved[p]] = -1
-        self.nlast_started = 0
-        self.nlast_reserved = 0
         p = 0
         while p < self.npend:
             if self.sjbf and resv_left == 0:
@@ -1132,13 +1139,8 @@ cdef class Core:
         cdef int64_t t0 = _now_ns(), queue = self.npend, p, cap, i, n = self.workers
         cdef int64_t slots
         cdef int ex
-        if self._ensure_scratch() != 0 or self._clock_start() != 0:
+        if self._begin_full_pass() != 0:
             return -1
-        prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
-        for p in range(self.nlast_reserved):
-            self.j_resv[self.last_reserved[p]] = -1
-        self.nlast_started = 0
-        self.nlast_reserved = 0
         if self._build_profile(now) != 0:
             return -1
         self.pp_limit = self.npend if self.max_job_test < 0 else min(self.npend, self.max_job_test)
