@@ -32,7 +32,7 @@ extensions = [
         f"pbf.{pyx.stem}",
         [str(pyx.relative_to(HERE))],
         include_dirs=["ext"],
-        extra_compile_args=["-O3"] + POPCNT + (["-UNDEBUG"] if DEBUG else []),
+        extra_compile_args=["-O3", "-ffp-contract=off"] + POPCNT + (["-UNDEBUG"] if DEBUG else []),
     )
     for pyx in sorted((HERE / "ext").glob("_*.pyx"))
 ]

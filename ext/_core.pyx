@@ -18,6 +18,9 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from words cimport w_popcount, w_count_and
 
+include "regression.pxi"
+from libc.math cimport log10, log2, floor
+
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
@@ -98,6 +101,35 @@ cdef enum:
     TR_EVENT = 0
     TR_INTERVAL = 1
 
+# queue orders (priority functions; pbf/plugins/priorities.py has the formulas and the oracle)
+cdef enum:
+    PR_FCFS = 0
+    PR_SJF = 1
+    PR_SMALLEST = 2
+    PR_F1 = 3
+    PR_F2 = 4
+    PR_F3 = 5
+    PR_F4 = 6
+    PR_WFP3 = 7        # from here on the key depends on the time: recomputed before passes
+    PR_UNICEP = 8
+    PR_MULTIFACTOR = 9
+    PR_KEYED = 10      # keys set from Python (a user's plugin) before each pass
+
+# predictors computed here at submission (others give the estimate with the job)
+cdef enum:
+    PD_GIVEN = 0
+    PD_AVE2 = 1
+    PD_REGRESSION = 2
+
+# corrections of a running job that outlives its estimate
+cdef enum:
+    CR_INCREMENTAL = 0
+    CR_REQUESTED = 1
+    CR_DOUBLING = 2
+
+# Tsafrir et al.'s increments (0, 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h, 20 h, 50 h, 100 h)
+cdef int64_t[12] INCREMENTS = [0, 60, 300, 900, 1800, 3600, 7200, 18000, 36000, 72000, 180000, 360000]
+
 REJECT_REASONS = ("", "larger than the cluster", "no requested time (estimate <= 0)",
                   "asks for no units")
 EXIT_REASONS = ("end of queue", "max job test", "first job that does not fit", "time budget")
@@ -111,6 +143,36 @@ JOB_NEW, JOB_PENDING, JOB_RUNNING, JOB_DONE, JOB_REJECTED = 0, 1, 2, 3, 4
 ctypedef struct EndKey:
     int64_t end
     int64_t job
+
+
+ctypedef struct UserHist:       # what the predictors know of a user at a job's submission
+    int64_t n_done             # completed jobs
+    int64_t p1, p2, p3         # run times of the last three completed jobs, latest first
+    int64_t sum_run, sum_units
+    int64_t last_end           # when the last one ended (-1: none yet)
+    int64_t n_run, run_units, run_start_sum
+    int64_t first_run, last_run   # the user's running jobs, a list in start order (-1: none)
+
+
+ctypedef struct SortRec:
+    double key
+    int64_t submit
+    int64_t seq
+    int64_t job
+    int64_t units
+    int64_t est
+
+
+cdef int _cmp_sortrec(const void* a, const void* b) noexcept nogil:
+    cdef const SortRec* x = <const SortRec*>a
+    cdef const SortRec* y = <const SortRec*>b
+    if x.key != y.key:
+        return -1 if x.key < y.key else 1
+    if x.submit != y.submit:
+        return -1 if x.submit < y.submit else 1
+    if x.seq != y.seq:
+        return -1 if x.seq < y.seq else 1
+    return 0
 
 
 ctypedef struct PendEntry:     # a pending job with what the pass reads of it, contiguous in queue order
@@ -256,7 +318,32 @@ cdef class Core:
     cdef public int64_t bf_window       # 0 = unlimited
     cdef public int64_t bf_resolution   # 0 = exact
     cdef public int sjbf                # backfill candidates shortest estimate first
-    cdef public int prio_sjf            # queue order: shortest estimate first (else FCFS)
+    cdef public int prio                # queue order (PR_*): ascending (key, submit, arrival)
+    cdef public int64_t prio_period     # time-dependent keys are recomputed at most this often (0: every pass)
+    cdef int64_t next_prio
+    cdef bint keys_dirty
+    cdef public int predictor           # PD_*
+    cdef public int correction          # CR_*
+    cdef public int bf_keyed            # the SJBF phase orders by keys set from Python, not estimates
+    cdef public int64_t n_corrections
+    # Slurm multifactor (DESIGN §6.1): weights, PriorityMaxAge, PriorityDecayHalfLife, FavorSmall
+    cdef public double mf_w_age, mf_w_fs, mf_w_js, mf_w_part, mf_w_qos
+    cdef public int64_t mf_max_age, mf_half_life
+    cdef public int mf_favor_small
+    cdef int64_t mf_last_calc
+    cdef double* u_usage                # decayed usage (unit-seconds) per user
+    cdef int64_t* u_raw                 # usage not yet folded in (integer: independent of order)
+    cdef UserHist* uh
+    cdef int64_t nusers, ucap
+    cdef Reg* reg
+    cdef double* j_x                    # regression: the features of each job at its submission
+    cdef int64_t j_x_cap
+    cdef public int hooks               # stop the replay at each instant for Python plugins
+    cdef public bint hook_waiting
+    cdef bint hook_resume, hook_events
+    cdef public int64_t hook_t
+    cdef int64_t* fin_buf               # jobs finished since Python last took them (hooks)
+    cdef int64_t nfin, fin_cap
     cdef public int trigger             # replay trigger
     cdef public int64_t bf_interval
     cdef public int record_passes
@@ -275,6 +362,17 @@ cdef class Core:
     cdef uint64_t* j_bits      # with record_units: W words a job, its units once started
     cdef int64_t j_bits_cap
     cdef int64_t* j_seq        # arrival sequence (priority tie-break after submit)
+    cdef int64_t* j_req        # requested time (the kill limit and the cap of every prediction)
+    cdef int64_t* j_user       # dense user index
+    cdef int64_t* j_pred0      # the estimate given at submission (before corrections)
+    cdef int64_t* j_ncorr      # corrections applied
+    cdef int64_t* j_bfkey      # backfill order key set by a Python chooser
+    cdef int64_t* j_acc        # multifactor: usage charged up to this time
+    cdef int64_t* j_unext      # the user's running list
+    cdef int64_t* j_uprev
+    cdef double* j_key         # priority key (ascending)
+    cdef double* j_part        # multifactor partition and QOS factors, normalised to [0, 1]
+    cdef double* j_qos
     cdef int64_t* j_runpos
     cdef int32_t* j_row
     cdef int8_t* j_state
@@ -387,7 +485,14 @@ cdef class Core:
         self.bf_window = 0
         self.bf_resolution = 0
         self.sjbf = 0
-        self.prio_sjf = 0
+        self.prio = PR_FCFS
+        self.predictor = PD_GIVEN
+        self.correction = CR_INCREMENTAL
+        self.mf_max_age = 7 * 86400
+        self.mf_half_life = 7 * 86400
+        self.prio_period = 0
+        self.next_prio = -INF
+        self.mf_last_calc = -INF
         self.trigger = TR_EVENT
         self.bf_interval = 30
         self.record_passes = 1
@@ -441,6 +546,23 @@ cdef class Core:
             pthread_cond_destroy(&self.pool_work)
             pthread_cond_destroy(&self.pool_done)
         free(self.j_submit)
+        free(self.j_req)
+        free(self.j_user)
+        free(self.j_pred0)
+        free(self.j_ncorr)
+        free(self.j_bfkey)
+        free(self.j_acc)
+        free(self.j_unext)
+        free(self.j_uprev)
+        free(self.j_key)
+        free(self.j_part)
+        free(self.j_qos)
+        free(self.j_x)
+        free(self.reg)
+        free(self.uh)
+        free(self.u_usage)
+        free(self.u_raw)
+        free(self.fin_buf)
         free(self.j_units)
         free(self.j_est)
         free(self.j_run)
@@ -509,22 +631,70 @@ cdef class Core:
         if _grow(<void**>&self.j_how, &cap, n, sizeof(int8_t)) != 0: return -1
         cap = self.jcap
         if _grow(<void**>&self.j_reason, &cap, n, sizeof(int8_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_req, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_user, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_pred0, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_ncorr, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_bfkey, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_acc, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_unext, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_uprev, &cap, n, sizeof(int64_t)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_key, &cap, n, sizeof(double)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_part, &cap, n, sizeof(double)) != 0: return -1
+        cap = self.jcap
+        if _grow(<void**>&self.j_qos, &cap, n, sizeof(double)) != 0: return -1
         self.jcap = cap
         return 0
 
-    def add_jobs(self, const int64_t[::1] submit, const int64_t[::1] units, const int64_t[::1] est,
-                 const int64_t[::1] run):
+    def add_jobs(self, submit, units, est, run, req=None, user=None, part=None, qos=None):
         """Append jobs (not yet submitted); returns the index of the first. Inputs are validated by
-        the caller: same lengths, submit times non-decreasing after the last job's."""
-        cdef int64_t n = submit.shape[0], first = self.njobs, i, j
+        the caller: same lengths, submit times non-decreasing after the last job's. ``est``: the
+        estimate (used as given with the ``PD_GIVEN`` predictor); ``req``: requested times (default
+        ``est``); ``user``: dense user indices >= 0 (default 0); ``part``, ``qos``: multifactor
+        factors in [0, 1] (default 1 and 0)."""
+        cdef const int64_t[::1] vs = np.ascontiguousarray(submit, dtype=np.int64)
+        cdef const int64_t[::1] vu = np.ascontiguousarray(units, dtype=np.int64)
+        cdef const int64_t[::1] ve = np.ascontiguousarray(est, dtype=np.int64)
+        cdef const int64_t[::1] vr = np.ascontiguousarray(run, dtype=np.int64)
+        cdef int64_t n = vs.shape[0], first = self.njobs, i, j, top = -1
+        cdef const int64_t[::1] vq = np.ascontiguousarray(ve if req is None else req, dtype=np.int64)
+        cdef const int64_t[::1] vw = np.ascontiguousarray(np.zeros(n, np.int64) if user is None else user, dtype=np.int64)
+        cdef const double[::1] vp = np.ascontiguousarray(np.ones(n) if part is None else part, dtype=np.float64)
+        cdef const double[::1] vo = np.ascontiguousarray(np.zeros(n) if qos is None else qos, dtype=np.float64)
         if self._reserve_jobs(first + n) != 0:
             raise MemoryError()
         for i in range(n):
+            if vw[i] > top:
+                top = vw[i]
+        if self._ensure_users(top + 1) != 0:
+            raise MemoryError()
+        for i in range(n):
             j = first + i
-            self.j_submit[j] = submit[i]
-            self.j_units[j] = units[i]
-            self.j_est[j] = est[i]
-            self.j_run[j] = run[i]
+            self.j_submit[j] = vs[i]
+            self.j_units[j] = vu[i]
+            self.j_est[j] = ve[i]
+            self.j_run[j] = vr[i]
+            self.j_req[j] = vq[i]
+            self.j_user[j] = vw[i]
+            self.j_part[j] = vp[i]
+            self.j_qos[j] = vo[i]
+            self.j_pred0[j] = -1
+            self.j_ncorr[j] = 0
+            self.j_bfkey[j] = 0
+            self.j_key[j] = 0.0
+            self.j_acc[j] = -1
+            self.j_unext[j] = -1
+            self.j_uprev[j] = -1
             self.j_start[j] = -1
             self.j_end[j] = -1
             self.j_resv[j] = -1
@@ -541,6 +711,241 @@ cdef class Core:
                 raise MemoryError()
             memset(self.j_bits + first * self.W, 0, n * self.W * sizeof(uint64_t))
         return first
+
+    cdef int _ensure_users(self, int64_t n) noexcept nogil:
+        cdef int64_t u, cap
+        if n <= self.nusers:
+            return 0
+        if n > self.ucap:
+            cap = self.ucap
+            if _grow(<void**>&self.uh, &cap, n, sizeof(UserHist)) != 0: return -1
+            cap = self.ucap
+            if _grow(<void**>&self.u_usage, &cap, n, sizeof(double)) != 0: return -1
+            cap = self.ucap
+            if _grow(<void**>&self.u_raw, &cap, n, sizeof(int64_t)) != 0: return -1
+            self.ucap = cap
+        for u in range(self.nusers, n):
+            memset(&self.uh[u], 0, sizeof(UserHist))
+            self.uh[u].last_end = -1
+            self.uh[u].first_run = -1
+            self.uh[u].last_run = -1
+            self.u_usage[u] = 0.0
+            self.u_raw[u] = 0
+        self.nusers = n
+        return 0
+
+    def set_regression(self, double eta, double lam, int over_sq, int under_sq, int weight):
+        """Use the on-line regression predictor with these settings (fresh model)."""
+        if self.reg == NULL:
+            self.reg = <Reg*>malloc(sizeof(Reg))
+            if self.reg == NULL:
+                raise MemoryError()
+        reg_init(self.reg, eta, lam, over_sq, under_sq, weight)
+        self.predictor = PD_REGRESSION
+
+    def regression_weights(self):
+        """The regression model's weights (a copy), or None."""
+        if self.reg == NULL:
+            return None
+        out = np.empty(REG_DIM)
+        cdef double[::1] v = out
+        cdef int i
+        for i in range(REG_DIM):
+            v[i] = self.reg.w[i]
+        return out
+
+    # ------------------------------------------------------------------ predictors
+    cdef int64_t _predict(self, int64_t j, int64_t now) noexcept nogil:
+        # the estimate of job j at its submission, in [1, requested]; -1: out of memory
+        cdef int64_t req = self.j_req[j], e
+        cdef UserHist* h = &self.uh[self.j_user[j]]
+        if self.predictor == PD_AVE2:
+            # Tsafrir et al.: mean of the user's last two run times, once there are two
+            if h.n_done < 2:
+                return req
+            e = (h.p1 + h.p2) // 2
+            return 1 if e < 1 else (req if e > req else e)
+        if _grow(<void**>&self.j_x, &self.j_x_cap, (j + 1) * REG_NF, sizeof(double)) != 0:
+            return -1
+        self._features(j, now, self.j_x + j * REG_NF)
+        return reg_predict(self.reg, self.j_x + j * REG_NF, req)
+
+    cdef void _features(self, int64_t j, int64_t now, double* x) noexcept nogil:
+        # Gaussier et al.'s Table 2, from the user's history at the job's submission
+        cdef UserHist* h = &self.uh[self.j_user[j]]
+        cdef double q = <double>self.j_units[j]
+        cdef int64_t s = self.j_submit[j]
+        cdef double a
+        x[0] = <double>self.j_req[j]
+        x[1] = <double>h.p1 if h.n_done >= 1 else 0.0
+        x[2] = <double>h.p2 if h.n_done >= 2 else 0.0
+        x[3] = <double>h.p3 if h.n_done >= 3 else 0.0
+        if h.n_done >= 2:
+            x[4] = (x[1] + x[2]) / 2.0
+        else:
+            x[4] = x[1]
+        if h.n_done >= 3:
+            x[5] = (x[1] + x[2] + x[3]) / 3.0
+        else:
+            x[5] = x[4]
+        x[6] = <double>h.sum_run / <double>h.n_done if h.n_done > 0 else 0.0
+        x[7] = q
+        x[8] = <double>h.sum_units / <double>h.n_done if h.n_done > 0 else 0.0
+        x[9] = q / x[8] if h.n_done > 0 else 0.0
+        x[10] = <double>h.run_units / <double>h.n_run if h.n_run > 0 else 0.0
+        x[11] = <double>h.n_run
+        x[12] = <double>(now - self.j_start[h.first_run]) if h.n_run > 0 else 0.0
+        x[13] = <double>(h.n_run * now - h.run_start_sum)
+        x[14] = <double>h.run_units
+        x[15] = <double>(now - h.last_end) if h.last_end >= 0 else 0.0
+        a = 2.0 * M_PI * <double>(((s % 86400) + 86400) % 86400) / 86400.0
+        x[16] = cos(a)
+        x[17] = sin(a)
+        a = 2.0 * M_PI * <double>(((s % 604800) + 604800) % 604800) / 604800.0
+        x[18] = cos(a)
+        x[19] = sin(a)
+
+    cdef int _apply_corrections(self, int64_t now) noexcept nogil:
+        # Running jobs still running at their planned end get a new estimate (DESIGN §6.2), until
+        # the planned end is in the future or the estimate is the requested time. Applied before
+        # every full pass: the profile and reservations follow the corrected estimates.
+        cdef int64_t n = 0, i, j, e, r, k, p
+        while n < self.nrun and self.by_end[n].end <= now:
+            n += 1
+        if n == 0:
+            return 0
+        if _grow(<void**>&self.ends, &self.ends_cap, n, sizeof(EndKey)) != 0:
+            return -1
+        memcpy(self.ends, self.by_end, n * sizeof(EndKey))
+        memmove(self.by_end, self.by_end + n, (self.nrun - n) * sizeof(EndKey))
+        for i in range(n):
+            j = self.ends[i].job
+            r = self.j_req[j]
+            e = self.j_est[j]
+            while self.j_start[j] + e <= now and e < r:
+                k = self.j_ncorr[j] + 1
+                self.j_ncorr[j] = k
+                if self.correction == CR_REQUESTED:
+                    e = r
+                elif self.correction == CR_DOUBLING:
+                    e = 2 * e
+                elif k < 12:
+                    e = self.j_pred0[j] + INCREMENTS[k]
+                else:   # past the list: 100 h more each time
+                    e = self.j_pred0[j] + INCREMENTS[11] * (k - 10)
+                if e > r:
+                    e = r
+                self.n_corrections += 1
+            self.j_est[j] = e
+            # back into the planned-end order (nrun - n entries are in place)
+            p = self._by_end_find_in(self.nrun - n + i, self.j_start[j] + e, j)
+            memmove(self.by_end + p + 1, self.by_end + p, (self.nrun - n + i - p) * sizeof(EndKey))
+            self.by_end[p].end = self.j_start[j] + e
+            self.by_end[p].job = j
+        return 0
+
+    # ------------------------------------------------------------------ priorities
+    cdef double _key(self, int64_t j, int64_t now) noexcept nogil:
+        # the priority key of pending job j at time now (ascending: lowest runs first); the formulas
+        # are RLScheduler's (reference §6.1) and Slurm's multifactor (§1.8)
+        cdef double r = <double>self.j_est[j], n = <double>self.j_units[j]
+        cdef double s = <double>self.j_submit[j], w = <double>(now - self.j_submit[j])
+        cdef int pr = self.prio
+        if pr == PR_FCFS or pr == PR_KEYED:
+            return self.j_key[j] if pr == PR_KEYED else 0.0
+        if pr == PR_SJF:
+            return r
+        if pr == PR_SMALLEST:
+            return n
+        if s <= 0.0:
+            s = 0.1
+        if pr == PR_F1:
+            return log10(r) * n + 870.0 * log10(s)
+        if pr == PR_F2:
+            return sqrt(r) * n + 25600.0 * log10(s)
+        if pr == PR_F3:
+            return r * n + 6860000.0 * log10(s)
+        if pr == PR_F4:
+            return r * sqrt(n) + 530000.0 * log10(s)
+        if pr == PR_WFP3:
+            return -pow(w / r, 3.0) * n
+        if pr == PR_UNICEP:
+            return -(w + 1e-15) / (log2(n + 1e-15) * r)
+        return -self._multifactor(j, now)
+
+    cdef double _multifactor(self, int64_t j, int64_t now) noexcept nogil:
+        # Slurm's priority/multifactor: an integer, the weighted sum of factors in [0, 1]
+        cdef double age, fs, js, total = 0.0, usage_norm, shares_norm
+        cdef int64_t u
+        age = 1.0
+        if self.mf_max_age > 0:
+            age = <double>(now - self.j_submit[j]) / <double>self.mf_max_age
+            if age > 1.0:
+                age = 1.0
+        for u in range(self.nusers):
+            total += self.u_usage[u]
+        usage_norm = self.u_usage[self.j_user[j]] / total if total > 0.0 else 0.0
+        shares_norm = 1.0 / <double>(self.nusers if self.nusers > 0 else 1)
+        fs = pow(2.0, -(usage_norm / shares_norm))
+        js = <double>self.j_units[j] / <double>self.units
+        if self.mf_favor_small:
+            js = <double>(self.units - self.j_units[j]) / <double>self.units
+        return floor(self.mf_w_age * age + self.mf_w_fs * fs + self.mf_w_js * js
+                     + self.mf_w_part * self.j_part[j] + self.mf_w_qos * self.j_qos[j])
+
+    cdef void _charge_usage(self, int64_t now) noexcept nogil:
+        # multifactor fair share: decay every user's usage to now, then fold in what ran since
+        cdef int64_t i, j, u
+        cdef double decay = 1.0
+        if self.mf_last_calc > -INF and self.mf_half_life > 0 and now > self.mf_last_calc:
+            decay = pow(2.0, -<double>(now - self.mf_last_calc) / <double>self.mf_half_life)
+        for i in range(self.nrun):
+            j = self.run_list[i]
+            self.u_raw[self.j_user[j]] += self.j_units[j] * (now - self.j_acc[j])
+            self.j_acc[j] = now
+        for u in range(self.nusers):
+            self.u_usage[u] = self.u_usage[u] * decay + <double>self.u_raw[u]
+            self.u_raw[u] = 0
+        self.mf_last_calc = now
+
+    cdef int _refresh_priorities(self, int64_t now) noexcept nogil:
+        # time-dependent keys: recompute (when due) and re-sort the queue
+        cdef int64_t i, j
+        cdef SortRec* rec
+        if self.prio < PR_WFP3:
+            return 0
+        if self.prio == PR_KEYED:
+            if not self.keys_dirty:
+                return 0
+        elif self.prio_period > 0 and now < self.next_prio:
+            return 0
+        else:
+            if self.prio == PR_MULTIFACTOR:
+                self._charge_usage(now)
+            self.next_prio = now + self.prio_period
+        self.keys_dirty = False
+        if self.npend == 0:
+            return 0
+        rec = <SortRec*>malloc(self.npend * sizeof(SortRec))
+        if rec == NULL:
+            return -1
+        for i in range(self.npend):
+            j = self.pend[i].job
+            if self.prio != PR_KEYED:
+                self.j_key[j] = self._key(j, now)
+            rec[i].key = self.j_key[j]
+            rec[i].submit = self.j_submit[j]
+            rec[i].seq = self.j_seq[j]
+            rec[i].job = j
+            rec[i].units = self.pend[i].units
+            rec[i].est = self.pend[i].est
+        qsort(rec, self.npend, sizeof(SortRec), _cmp_sortrec)
+        for i in range(self.npend):
+            self.pend[i].job = rec[i].job
+            self.pend[i].units = rec[i].units
+            self.pend[i].est = rec[i].est
+        free(rec)
+        return 0
 
     # ------------------------------------------------------------------ node state
     cdef int32_t _alloc_row(self) noexcept nogil:
@@ -566,7 +971,7 @@ cdef class Core:
 
     cdef int _submit(self, int64_t j) noexcept nogil:
         # a new pending job; rejected with a reason when it can never run
-        cdef int64_t lo, hi, mid, m, p
+        cdef int64_t lo, hi, mid, m, p, e
         if self.j_units[j] <= 0:
             self.j_state[j] = JS_REJECTED
             self.j_reason[j] = RJ_NO_UNITS
@@ -575,17 +980,28 @@ cdef class Core:
             self.j_state[j] = JS_REJECTED
             self.j_reason[j] = RJ_OVERSIZE
             return 0
+        if self.predictor != PD_GIVEN:
+            if self.j_req[j] <= 0:
+                self.j_state[j] = JS_REJECTED
+                self.j_reason[j] = RJ_NO_ESTIMATE
+                return 0
+            e = self._predict(j, self.j_submit[j])
+            if e < 0:
+                return -1
+            self.j_est[j] = e
         if self.j_est[j] <= 0:
             self.j_state[j] = JS_REJECTED
             self.j_reason[j] = RJ_NO_ESTIMATE
             return 0
         if _grow(<void**>&self.pend, &self.pend_cap, self.npend + 1, sizeof(PendEntry)) != 0:
             return -1
+        self.j_pred0[j] = self.j_est[j]
         self.j_state[j] = JS_PENDING
         self.j_seq[j] = self.nseq
         self.nseq += 1
-        # FCFS: (submit, arrival) order. SJF: (estimate, submit, arrival). Insert from the back:
-        # arrivals are mostly latest in FCFS order, so this is usually an append.
+        self.j_key[j] = self._key(j, self.j_submit[j])
+        # ascending (key, submit, arrival); insert from the back: arrivals are mostly latest in
+        # FCFS order, so this is usually an append
         lo, hi = 0, self.npend
         while lo < hi:
             mid = (lo + hi) // 2
@@ -603,8 +1019,8 @@ cdef class Core:
 
     cdef inline bint _before(self, int64_t a, int64_t b) noexcept nogil:
         # priority order: does job a come before job b?
-        if self.prio_sjf and self.j_est[a] != self.j_est[b]:
-            return self.j_est[a] < self.j_est[b]
+        if self.j_key[a] != self.j_key[b]:
+            return self.j_key[a] < self.j_key[b]
         if self.j_submit[a] != self.j_submit[b]:
             return self.j_submit[a] < self.j_submit[b]
         return self.j_seq[a] < self.j_seq[b]
@@ -634,6 +1050,7 @@ cdef class Core:
         if self._by_end_insert(j) != 0:
             return -1
         self.nrun += 1
+        self._user_started(j, now)
         if self.j_run[j] >= 0:
             self.j_end[j] = now + self.j_run[j]
             if self._heap_push(self.j_end[j], j) != 0:
@@ -641,8 +1058,11 @@ cdef class Core:
         return 0
 
     cdef int64_t _by_end_find(self, int64_t end, int64_t j) noexcept nogil:
-        # position of the first entry not before (end, j) among the nrun sorted entries
-        cdef int64_t lo = 0, hi = self.nrun, mid
+        return self._by_end_find_in(self.nrun, end, j)
+
+    cdef int64_t _by_end_find_in(self, int64_t n, int64_t end, int64_t j) noexcept nogil:
+        # position of the first entry not before (end, j) among the first n sorted entries
+        cdef int64_t lo = 0, hi = n, mid
         cdef EndKey key
         key.end = end
         key.job = j
@@ -684,6 +1104,53 @@ cdef class Core:
         self.j_runpos[j] = -1
         self.j_state[j] = JS_DONE
         self.j_end[j] = now
+        self._user_finished(j, now)
+
+    cdef void _user_started(self, int64_t j, int64_t now) noexcept nogil:
+        # the user's running list stays in start order: starts come in time order
+        cdef UserHist* h = &self.uh[self.j_user[j]]
+        self.j_acc[j] = now
+        self.j_unext[j] = -1
+        self.j_uprev[j] = h.last_run
+        if h.last_run >= 0:
+            self.j_unext[h.last_run] = j
+        else:
+            h.first_run = j
+        h.last_run = j
+        h.n_run += 1
+        h.run_units += self.j_units[j]
+        h.run_start_sum += now
+
+    cdef void _user_finished(self, int64_t j, int64_t now) noexcept nogil:
+        # history for the predictors (and the model's training step), usage for fair share
+        cdef int64_t u = self.j_user[j], run = now - self.j_start[j]
+        cdef UserHist* h = &self.uh[u]
+        cdef double p
+        if self.j_uprev[j] >= 0:
+            self.j_unext[self.j_uprev[j]] = self.j_unext[j]
+        else:
+            h.first_run = self.j_unext[j]
+        if self.j_unext[j] >= 0:
+            self.j_uprev[self.j_unext[j]] = self.j_uprev[j]
+        else:
+            h.last_run = self.j_uprev[j]
+        h.n_run -= 1
+        h.run_units -= self.j_units[j]
+        h.run_start_sum -= self.j_start[j]
+        self.u_raw[u] += self.j_units[j] * (now - self.j_acc[j])
+        if self.predictor == PD_REGRESSION and self.j_pred0[j] >= 0:
+            p = <double>(run if run > 1 else 1)
+            reg_fit(self.reg, self.j_x + j * REG_NF, <double>run,
+                    reg_weight(self.reg.weight, <double>self.j_units[j], p))
+        h.p3 = h.p2
+        h.p2 = h.p1
+        h.p1 = run
+        h.n_done += 1
+        h.sum_run += run
+        h.sum_units += self.j_units[j]
+        h.last_end = now
+        if self.hooks:
+            _append(&self.fin_buf, &self.nfin, &self.fin_cap, j)
 
     # ------------------------------------------------------------------ replay heap
     cdef int _heap_push(self, int64_t end, int64_t job) noexcept nogil:
@@ -856,6 +1323,8 @@ cdef class Core:
         # that does not (it keeps the queue head from being overtaken between backfill passes)
         cdef int64_t t0 = _now_ns(), p, j, k, started = 0, depth = 0, queue = self.npend
         cdef int ex = EX_END
+        if self._refresh_priorities(now) != 0:
+            return -1
         self.nlast_started = 0
         self.nlast_reserved = 0
         for p in range(self.npend):
@@ -882,6 +1351,8 @@ cdef class Core:
     cdef int _full_pass(self, int64_t now) noexcept nogil:
         cdef int rc
         cdef int64_t t0 = _now_ns()
+        if self._refresh_priorities(now) != 0 or self._apply_corrections(now) != 0:
+            return -1
         if (self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue
                 and self.last_full_wall_ns >= self.parallel_min_wall_ns):
             rc = self._full_pass_parallel(now)
@@ -1017,8 +1488,9 @@ cdef class Core:
             return -1
         order = self.ends
         for i in range(n):
-            # key: (estimate, queue position) -- the position keeps priority order among equals
-            order[i].end = self.pend[first + i].est
+            # key: (estimate or a chooser's rank, queue position): the position keeps priority
+            # order among equals
+            order[i].end = self.j_bfkey[self.pend[first + i].job] if self.bf_keyed else self.pend[first + i].est
             order[i].job = first + i
         qsort(order, n, sizeof(EndKey), _cmp_endkey)
         for i in range(n):
@@ -1617,11 +2089,84 @@ cdef class Core:
             rv[i] = self.last_reserved[i]
         return started, reserved
 
-    def load_trace(self, const int64_t[::1] submit, const int64_t[::1] units, const int64_t[::1] est,
-                   const int64_t[::1] run):
-        """Jobs of a replay, in (submit, id) order; run = actual run time (already capped)."""
-        self.add_jobs(submit, units, est, run)
+    def load_trace(self, submit, units, est, run, **columns):
+        """Jobs of a replay, in (submit, id) order; run = actual run time (already capped);
+        ``columns``: the optional columns of :meth:`add_jobs` (req, user, part, qos)."""
+        self.add_jobs(submit, units, est, run, **columns)
         self.next_sub = 0
+        if self.hooks and _grow(<void**>&self.fin_buf, &self.fin_cap, self.njobs, sizeof(int64_t)) != 0:
+            raise MemoryError()
+
+    # ------------------------------------------------------------------ Python plugins
+    def hook_arrivals(self):
+        """With ``hooks``: (first, count) of the jobs arriving at the instant handed to Python."""
+        cdef int64_t k = self.next_sub
+        while k < self.njobs and self.j_submit[k] == self.hook_t:
+            k += 1
+        return self.next_sub, k - self.next_sub
+
+    def take_finished(self):
+        """Jobs finished since the last call (with ``hooks``), in completion order."""
+        out = np.empty(self.nfin, dtype=np.int64)
+        cdef int64_t i
+        for i in range(self.nfin):
+            out[i] = self.fin_buf[i]
+        self.nfin = 0
+        return out
+
+    def set_estimates(self, const int64_t[::1] jobs, const int64_t[::1] est):
+        """Estimates of jobs not yet submitted (a Python predictor; checked by the caller)."""
+        cdef int64_t i
+        for i in range(jobs.shape[0]):
+            self.j_est[jobs[i]] = est[i]
+
+    def set_keys(self, const int64_t[::1] jobs, const double[::1] keys):
+        """Priority keys (ascending) from a Python priority function; the queue is re-sorted
+        before the next pass."""
+        cdef int64_t i
+        for i in range(jobs.shape[0]):
+            self.j_key[jobs[i]] = keys[i]
+        self.keys_dirty = True
+
+    def set_bf_keys(self, const int64_t[::1] jobs, const int64_t[::1] keys):
+        """Backfill-order keys (ascending) from a Python chooser."""
+        cdef int64_t i
+        for i in range(jobs.shape[0]):
+            self.j_bfkey[jobs[i]] = keys[i]
+
+    def estimates(self):
+        """(estimate at submission, current estimate, corrections, requested) per job."""
+        n = self.njobs
+        out = [np.empty(n, dtype=np.int64) for _ in range(4)]
+        cdef int64_t[::1] a0 = out[0], a1 = out[1], a2 = out[2], a3 = out[3]
+        cdef int64_t i
+        for i in range(n):
+            a0[i] = self.j_pred0[i]
+            a1[i] = self.j_est[i]
+            a2[i] = self.j_ncorr[i]
+            a3[i] = self.j_req[i]
+        return tuple(out)
+
+    def values_of(self, str column, const int64_t[::1] jobs):
+        """``est``, ``start`` or ``end`` of the given jobs (cheap: for the Python plugin hooks)."""
+        cdef int64_t* src = self.j_est if column == "est" else (self.j_start if column == "start" else self.j_end)
+        if column not in ("est", "start", "end"):
+            raise ValueError(column)
+        out = np.empty(jobs.shape[0], dtype=np.int64)
+        cdef int64_t[::1] v = out
+        cdef int64_t i
+        for i in range(jobs.shape[0]):
+            v[i] = src[jobs[i]]
+        return out
+
+    def keys(self):
+        """The priority key of every job (as last computed)."""
+        out = np.empty(self.njobs)
+        cdef double[::1] v = out
+        cdef int64_t i
+        for i in range(self.njobs):
+            v[i] = self.j_key[i]
+        return out
 
     def replay(self, int64_t max_instants=-1):
         """Run the event loop for at most ``max_instants`` instants (-1: to the end).
@@ -1635,29 +2180,28 @@ cdef class Core:
         return done
 
     cdef int _replay(self, int64_t max_instants, bint* done) noexcept nogil:
-        cdef int64_t t, ts, te, tb, j, count = 0
+        cdef int64_t t = 0, count = 0
         cdef bint events
+        self.hook_waiting = False
         while max_instants < 0 or count < max_instants:
-            ts = self.j_submit[self.next_sub] if self.next_sub < self.njobs else INF
-            te = self.heap[0].end if self.nheap > 0 else INF
-            tb = INF
-            if self.trigger == TR_INTERVAL and self.npend > 0:
-                tb = self.next_bf
-            t = ts if ts < te else te
-            if tb < t:
-                t = tb
-            if t == INF:
-                done[0] = True
+            if self.hook_resume:
+                # Python has seen this instant (arrivals, completions): go on with its arrivals
+                self.hook_resume = False
+                t = self.hook_t
+                events = self.hook_events
+                count += 1
+            elif self._next_instant(&t, &events, done):
                 return 0
-            if t < self.now:       # a timer already due: it fires at the current instant
-                t = self.now
-            self.now = t
-            count += 1
-            events = False
-            while self.nheap > 0 and self.heap[0].end == t:
-                j = self._heap_pop()
-                self._finish(j, t)
-                events = True
+            elif self.hooks and ((self.next_sub < self.njobs and self.j_submit[self.next_sub] == t)
+                                 or self.npend > 0):
+                self.hook_t = t
+                self.hook_events = events
+                self.hook_resume = True
+                self.hook_waiting = True
+                done[0] = False
+                return 0
+            else:
+                count += 1
             while self.next_sub < self.njobs and self.j_submit[self.next_sub] == t:
                 if self._submit(self.next_sub) != 0:
                     return -1
@@ -1680,6 +2224,31 @@ cdef class Core:
                         return -1
         done[0] = False
         return 0
+
+    cdef bint _next_instant(self, int64_t* tp, bint* events, bint* done) noexcept nogil:
+        # move to the next instant and apply its completions; True when the trace is done
+        cdef int64_t t, ts, te, tb, j
+        ts = self.j_submit[self.next_sub] if self.next_sub < self.njobs else INF
+        te = self.heap[0].end if self.nheap > 0 else INF
+        tb = INF
+        if self.trigger == TR_INTERVAL and self.npend > 0:
+            tb = self.next_bf
+        t = ts if ts < te else te
+        if tb < t:
+            t = tb
+        if t == INF:
+            done[0] = True
+            return True
+        if t < self.now:       # a timer already due: it fires at the current instant
+            t = self.now
+        self.now = t
+        events[0] = False
+        while self.nheap > 0 and self.heap[0].end == t:
+            j = self._heap_pop()
+            self._finish(j, t)
+            events[0] = True
+        tp[0] = t
+        return False
 
     # ------------------------------------------------------------------ state read-out
     def job_arrays(self):

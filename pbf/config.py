@@ -3,11 +3,8 @@ from dataclasses import dataclass
 
 from .errors import ConfigError
 
-__all__ = ["Backfill", "PRIORITIES", "PREDICTORS", "ORDERS", "TRIGGERS"]
+__all__ = ["Backfill", "TRIGGERS"]
 
-PRIORITIES = ("fcfs", "sjf")
-PREDICTORS = ("requested", "clairvoyant")
-ORDERS = ("queue", "sjbf")
 TRIGGERS = ("event", "interval")
 
 
@@ -33,21 +30,23 @@ class Backfill:
     window: seconds ahead a reservation may start (``bf_window``); 0 = unlimited.
     resolution: planned ends of running jobs are rounded up to this many seconds (``bf_resolution``),
         which bounds the number of slots; 0 = exact.
-    order: the order backfill candidates are tried: ``queue`` (priority order) or ``sjbf`` (after the
-        reservations, shortest estimate first: EASY-SJBF).
+    order: the order backfill candidates are tried (a chooser, DESIGN §6.3): ``queue`` (priority
+        order), ``sjbf`` (after the reservations, shortest estimate first: EASY-SJBF), or a user's
+        chooser (``"package.module:attr"`` or an object; see :mod:`pbf.plugins.choosers`).
     """
     reservations: int | None = 1
     max_job_test: int | None = None
     window: int = 0
     resolution: int = 0
-    order: str = "queue"
+    order: object = "queue"
 
     def __post_init__(self):
         _check_int("reservations", self.reservations, 0, allow_none=True)
         _check_int("max_job_test", self.max_job_test, 1, allow_none=True)
         _check_int("window", self.window, 0)
         _check_int("resolution", self.resolution, 0)
-        _check_choice("order", self.order, ORDERS)
+        from .plugins.choosers import CHOOSERS
+        CHOOSERS.resolve(self.order)    # fails early, with the known names
 
     def apply(self, core):
         """Set these options on a compiled core (or its pure-Python twin's constructor arguments)."""
@@ -55,10 +54,10 @@ class Backfill:
         core.max_job_test = -1 if self.max_job_test is None else self.max_job_test
         core.bf_window = self.window
         core.bf_resolution = self.resolution
-        core.sjbf = int(self.order == "sjbf")
+        core.sjbf = int(self.order != "queue")
 
     def reference_kwargs(self):
         return {"reservations": -1 if self.reservations is None else self.reservations,
                 "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
                 "bf_window": self.window, "bf_resolution": self.resolution,
-                "sjbf": self.order == "sjbf"}
+                "sjbf": self.order != "queue"}

@@ -15,8 +15,13 @@ import numpy as np
 
 from . import _core
 from .cluster import Cluster
-from .config import PREDICTORS, PRIORITIES, Backfill, _check_choice
+from .config import Backfill, _check_choice
 from .errors import ConfigError, PbfError
+from .plugins.choosers import PythonChooser
+from .plugins.predictors import PythonPredictor
+from .plugins.priorities import PythonPriority
+from .plugins.scoring import Scoring
+from .plugins.views import JobsView
 
 __all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError"]
 
@@ -28,13 +33,17 @@ class ProtocolError(PbfError, ValueError):
 @dataclass(frozen=True)
 class Job:
     """A job as the engine sees it. ``requested`` is the wall-time limit in seconds; ``run`` (the
-    actual run time) is only used by the ``clairvoyant`` predictor."""
+    actual run time) is only used by the ``clairvoyant`` predictor. ``user`` feeds the ``ave2`` and
+    ``regression`` predictors and fair share; ``partition`` and ``queue`` (SWF numbers) the
+    multifactor partition and QOS factors."""
     id: int
     submit: int
     units: int
     requested: int
     run: int | None = None
     user: int = -1
+    partition: int = -1
+    queue: int = -1
 
 
 @dataclass(frozen=True)
@@ -77,39 +86,43 @@ def _unit_indices(words, units_total):
 class Engine:
     """A scheduler engine on one cluster. See the module docstring for the protocol.
 
-    priority: ``fcfs`` or ``sjf`` (queue order). predictor: ``requested`` (plan with the requested
-    time) or ``clairvoyant`` (with ``Job.run``). backfill: a :class:`Backfill`. With
+    priority, predictor, correction and ``backfill.order``: the scoring plugins, as in
+    :class:`~pbf.ReplayConfig` (names, ``"package.module:attr"`` or objects; the ``clairvoyant``
+    predictor plans with ``Job.run``). backfill: a :class:`Backfill`. With
     ``report_reservations`` each :meth:`advance` also returns a :class:`Reserve` for every job the pass
     reserved. ``workers``: threads per pass (DESIGN §5, ordered commit): decisions are identical for
     every count; passes with fewer than ``parallel_min_queue`` (64) queued jobs run sequentially.
     """
 
-    def __init__(self, cluster, *, priority="fcfs", predictor="requested", backfill=None,
-                 report_reservations=False, workers=1, commit="ordered"):
+    def __init__(self, cluster, *, priority="fcfs", predictor="requested", correction="incremental",
+                 backfill=None, report_reservations=False, workers=1, commit="ordered"):
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
             raise ConfigError(f"cluster must be a pbf.Cluster or a unit count, got {cluster!r}")
-        _check_choice("priority", priority, PRIORITIES)
-        _check_choice("predictor", predictor, PREDICTORS)
         backfill = Backfill() if backfill is None else backfill
         if not isinstance(backfill, Backfill):
             raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
+        scoring = Scoring.resolve(priority, predictor, correction, backfill.order)
         if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 256:
             raise ConfigError(f"workers must be an int from 1 to 256, got {workers!r}")
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         self._core = _core.Core(cluster.units)
         backfill.apply(self._core)
-        self._core.prio_sjf = int(priority == "sjf")
+        scoring.apply(self._core)
+        self._core.hooks = 0      # the engine calls Python plugins itself
+        self._scoring = scoring
         _check_choice("commit", commit, ("ordered", "eager"))
-        if commit == "eager" and backfill.order == "sjbf":
+        if commit == "eager" and backfill.order != "queue":
             raise ConfigError("commit='eager' does not support order='sjbf'")
         self._core.commit_eager = int(commit == "eager")
         self._core.start_pool(workers)
         self.workers = workers
         self._index = {}        # job id -> core index
         self._ids = []          # core index -> job id
+        self._users = {}        # user id -> dense index
+        self._cols = {"id": [], "submit": [], "units": [], "requested": [], "user": []}
         self._now = None
         self._last_event = None
         self._closed = False
@@ -131,11 +144,16 @@ class Engine:
                 core.submit(j)
                 self._counts["submitted"] += 1
             else:
-                core.finish(self._index[ev.job_id], ev.time)
+                j = self._index[ev.job_id]
+                core.finish(j, ev.time)
                 self._counts["finished"] += 1
+                if isinstance(self._scoring.predictor, PythonPredictor):
+                    start = int(core.values_of("start", np.array([j], np.int64))[0])
+                    self._scoring.predictor.fit(self._view([j], start=[start], run=[ev.time - start]), ev.time)
             last = ev.time
         self._last_event = last
         self._now = now
+        self._python_keys(now)
         started, reserved = core.run_pass(now, quick)
         self._counts["passes"] += 1
         self._counts["started"] += len(started)
@@ -146,12 +164,41 @@ class Engine:
             out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
         return out
 
+    def _view(self, jobs, **kw):
+        cols = {k: np.asarray(v, dtype=np.int64) for k, v in self._cols.items()}
+        return JobsView.of(cols, jobs, **kw)
+
+    def _python_keys(self, now):
+        sc = self._scoring
+        if not (isinstance(sc.priority, PythonPriority) or isinstance(sc.chooser, PythonChooser)):
+            return
+        jobs = self._core.pending()
+        if not len(jobs):
+            return
+        view = self._view(jobs, estimate=self._core.values_of("est", jobs))
+        if isinstance(sc.priority, PythonPriority):
+            self._core.set_keys(jobs, sc.priority.keys(view, now))
+        if isinstance(sc.chooser, PythonChooser):
+            self._core.set_bf_keys(jobs, sc.chooser.ranks(view, now))
+
     def _add(self, job):
-        est = job.requested if self.predictor == "requested" else max(1, job.run)
+        sc = self._scoring
+        run = job.run if job.run is not None else -1
+        est = int(sc.predictor.given(np.array([job.requested]), np.array([run]))[0])
+        user = self._users.setdefault(job.user, len(self._users))
+        part, qos = sc.job_factors([job.partition], [job.queue])
         j = self._core.add_jobs(np.array([job.submit], np.int64), np.array([job.units], np.int64),
-                                np.array([est], np.int64), np.array([-1], np.int64))
+                                np.array([est], np.int64), np.array([-1], np.int64),
+                                req=np.array([job.requested], np.int64), user=np.array([user], np.int64),
+                                part=part, qos=qos)
         self._index[job.id] = j
         self._ids.append(job.id)
+        for k, v in (("id", job.id), ("submit", job.submit), ("units", job.units),
+                     ("requested", job.requested), ("user", job.user)):
+            self._cols[k].append(v)
+        if isinstance(sc.predictor, PythonPredictor):
+            est = sc.predictor.predict(self._view([j]), job.submit)
+            self._core.set_estimates(np.array([j], np.int64), np.asarray(est, np.int64))
         return j
 
     def _validate(self, now, events):
@@ -189,7 +236,7 @@ class Engine:
                                         f"larger than the cluster ({self.cluster.units})")
                 if not isinstance(job.requested, (int, np.integer)) or job.requested <= 0:
                     raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; expected an int > 0")
-                if self.predictor == "clairvoyant" and (job.run is None or job.run < 0):
+                if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)
             else:

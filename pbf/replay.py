@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import _core
-from .config import PREDICTORS, PRIORITIES, TRIGGERS, Backfill, _check_choice
+from .config import TRIGGERS, Backfill, _check_choice
+from .plugins.scoring import Scoring
 
 CLOCKS = ("free", "model", "wall")
 COMMITS = ("ordered", "eager")
@@ -43,7 +44,24 @@ class ReplayConfig:
 
     ``commit``: ``ordered`` (default; results commit in queue order: the same decisions for any
     number of workers) or ``eager`` (the paper's algorithm: first done, first committed; results may
-    depend on thread timing, the summary says so and counts priority inversions)."""
+    depend on thread timing, the summary says so and counts priority inversions).
+
+    Scoring (DESIGN §6; ``pbf list`` names them): ``priority`` (``fcfs``, ``sjf``, ``smallest``,
+    ``wfp3``, ``unicep``, ``f1``..``f4``, ``multifactor`` or a :class:`pbf.plugins.Multifactor`),
+    ``predictor`` (``requested``, ``clairvoyant``, ``ave2``, ``regression`` or a
+    :class:`pbf.plugins.Regression`), ``correction`` (``incremental``, ``requested``,
+    ``recursive-doubling``) and ``backfill.order`` (``queue``, ``sjbf``); each may also be a user's
+    plugin, as ``"package.module:attr"`` or an object. :meth:`from_preset` starts from a preset."""
+
+    @classmethod
+    def from_preset(cls, name, backfill=None, **overrides):
+        """A config from a preset (``easy``, ``easy++``, ``easy-clairvoyant``,
+        ``easy-sjbf-clairvoyant``, ``gaussier``), with ``overrides``."""
+        from .plugins.presets import preset
+        settings = preset(name)
+        order = settings.pop("order")
+        backfill = backfill if backfill is not None else Backfill(order=order)
+        return cls(**{**settings, "backfill": backfill, **overrides})
 
     def budget_s(self):
         """The time budget of a full pass in seconds (None with the free clock)."""
@@ -51,8 +69,9 @@ class ReplayConfig:
             return None
         return self.bf_max_time if self.bf_max_time is not None else self.bf_interval
     units: int | None = None
-    priority: str = "fcfs"
-    predictor: str = "requested"
+    priority: object = "fcfs"
+    predictor: object = "requested"
+    correction: str = "incremental"
     backfill: Backfill = field(default_factory=Backfill)
     trigger: str = "event"
     bf_interval: int = 30
@@ -65,12 +84,11 @@ class ReplayConfig:
     commit: str = "ordered"
 
     def __post_init__(self):
-        _check_choice("priority", self.priority, PRIORITIES)
-        _check_choice("predictor", self.predictor, PREDICTORS)
+        self.scoring()   # every plugin is looked up now: an unknown name fails here
         _check_choice("trigger", self.trigger, TRIGGERS)
         _check_choice("clock", self.clock, CLOCKS)
         _check_choice("commit", self.commit, COMMITS)
-        if self.commit == "eager" and self.backfill.order == "sjbf":
+        if self.commit == "eager" and self.backfill.order != "queue":
             raise ConfigError("commit='eager' does not support order='sjbf' (its phase is defined in queue order)")
         if self.bf_max_time is not None and (not isinstance(self.bf_max_time, int) or self.bf_max_time <= 0):
             raise ConfigError(f"bf_max_time must be an int > 0 seconds or None, got {self.bf_max_time!r}")
@@ -89,9 +107,15 @@ class ReplayConfig:
         if self.units is not None and (not isinstance(self.units, int) or self.units <= 0):
             raise ConfigError(f"units must be a positive int, got {self.units!r}")
 
+    def scoring(self):
+        """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
+        return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
+
     def as_dict(self):
-        d = asdict(self)
-        d["backfill"] = asdict(self.backfill)
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "backfill"}
+        d["backfill"] = {f: getattr(self.backfill, f) for f in self.backfill.__dataclass_fields__}
+        names = self.scoring().describe()
+        d["priority"], d["predictor"], d["backfill"]["order"] = names["priority"], names["predictor"], names["order"]
         return d
 
 
@@ -154,16 +178,19 @@ def replay(table, config=ReplayConfig(), progress=None):
     ``f(done_jobs, total_jobs)`` called between chunks.
     """
     units = _cluster_units(table, config)
+    scoring = config.scoring()
     order = np.lexsort((table.job_id, table.submit))   # (submit, id): the arrival order
     submit = np.ascontiguousarray(table.submit[order])
     size = np.ascontiguousarray(table.units[order])
-    req = table.req_time[order]
+    req = np.ascontiguousarray(table.req_time[order])
     run = np.maximum(table.run[order], 0)
     run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
-    est = req if config.predictor == "requested" else np.maximum(run, 1)
+    est = scoring.predictor.given(req, run)
+    _, user = np.unique(table.user[order], return_inverse=True)
+    part, qos = scoring.job_factors(table.partition[order], table.queue[order])
     core = _core.Core(units)
     config.backfill.apply(core)
-    core.prio_sjf = int(config.priority == "sjf")
+    scoring.apply(core)
     core.trigger = 1 if config.trigger == "interval" else 0
     core.bf_interval = config.bf_interval
     core.clock = CLOCKS.index(config.clock)
@@ -173,13 +200,19 @@ def replay(table, config=ReplayConfig(), progress=None):
     core.cost_slot_us = config.cost_per_slot_us
     if config.clock == "wall":
         core.calibrate()
-    core.load_trace(submit, size, np.ascontiguousarray(est), np.ascontiguousarray(run))
+    core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
     report = _progress_reporter(progress, len(submit))
+    columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
+               "user": table.user[order]}
     core.start_pool(config.workers)
     t0 = time.perf_counter()
     try:
         while not core.replay(_CHUNK_INSTANTS if report else -1):
-            report(core.submitted)
+            if core.hook_waiting:
+                first, n = core.hook_arrivals()
+                scoring.on_hook(core, columns, core.hook_t, np.arange(first, first + n), core.pending())
+            elif report:
+                report(core.submitted)
     finally:
         core.stop_pool()
     wall = time.perf_counter() - t0
@@ -219,10 +252,13 @@ _LABELS = {"how": _core.HOW, "state": ("new", "pending", "running", "completed",
 
 def _results(table, order, core, submit, size, run, units, config, wall):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
+    predicted, final_est, corrections, _ = core.estimates()
     done = state == _core.JOB_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
+            "predicted": predicted, "corrections": corrections,
             "how": how, "state": state, "reject_reason": reason}
+    err = (predicted[done] - run[done]).astype(np.float64)
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
     passes = core.pass_arrays()
     passes["wall_us"] = passes.pop("wall_ns") / 1000.0
@@ -258,6 +294,10 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                    "conflicts": int(passes["conflicts"].sum()),
                    "tests_max_worker_mean_full": float(passes["tests_max_worker"][full].mean()) if full.any() else 0.0,
                    "tests_min_worker_mean_full": float(passes["tests_min_worker"][full].mean()) if full.any() else 0.0},
+        "prediction": {"mae_s": float(np.abs(err).mean()) if len(err) else 0.0,
+                       "under_predicted": float((err < 0).mean()) if len(err) else 0.0,
+                       "corrections": int(core.n_corrections),
+                       "jobs_corrected": int((corrections > 0).sum())},
         "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
         "wall_s": {"replay": wall},
     }

@@ -4,13 +4,20 @@ import numpy as np
 
 from pbf import _core
 from pbf.config import Backfill
+from pbf.plugins.corrections import code as correction_code
+from pbf.plugins.priorities import FCFS, SJF
 from pbf.reference import reference_replay
+
+PREDICTOR_CODES = {"given": 0, "ave2": 1, "regression": 2}
 
 
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
-                    trigger="event", bf_interval=30, workers=1, eager=False):
+                    trigger="event", bf_interval=30, workers=1, eager=False, priority=None,
+                    predictor="given", regression=None, correction="incremental", req=None, user=None,
+                    part=None, qos=None):
     """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path
-    (``eager``: the eager commit order)."""
+    (``eager``: the eager commit order). ``priority``: a plugin object (default FCFS, or SJF with
+    ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings)."""
     core = _core.Core(total_units)
     core.record_units = 1
     core.commit_eager = int(eager)
@@ -18,25 +25,34 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
         core.parallel_min_queue = 1
         core.parallel_min_wall_ns = 0
     backfill.apply(core)
-    core.prio_sjf = int(prio_sjf)
+    (priority if priority is not None else (SJF() if prio_sjf else FCFS())).apply(core)
+    if predictor == "regression":
+        core.set_regression(*regression)
+    core.predictor = PREDICTOR_CODES[predictor]
+    core.correction = correction_code(correction)
     core.trigger = 1 if trigger == "interval" else 0
     core.bf_interval = bf_interval
-    core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)))
+    core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)),
+                    req=req, user=user, part=part, qos=qos)
     core.start_pool(workers)
     try:
         assert core.replay()
     finally:
         core.stop_pool()
     state, start, end, how, reason, _, first_planned = core.job_arrays()
+    pred0, est_final, ncorr, _ = core.estimates()
     return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
             "first_planned": first_planned, "bits": core.recorded_units(), "core": core,
-            "passes": core.pass_arrays()}
+            "passes": core.pass_arrays(), "pred0": pred0, "est": est_final, "ncorr": ncorr}
 
 
 def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
-                  trigger="event", bf_interval=30):
+                  trigger="event", bf_interval=30, priority=None, predictor="given", regression=None,
+                  correction="incremental", req=None, user=None, part=None, qos=None):
     ref = reference_replay(submit, units, est, run, total_units, trigger=trigger,
-                           bf_interval=bf_interval, prio_sjf=prio_sjf, **backfill.reference_kwargs())
+                           bf_interval=bf_interval, prio_sjf=prio_sjf, priority=priority,
+                           predictor=predictor, regression=regression, correction=correction,
+                           req=req, user=user, part=part, qos=qos, **backfill.reference_kwargs())
     W = (total_units + 63) // 64
     bits = np.zeros((len(ref.jobs), W), dtype=np.uint64)
     for i, job in enumerate(ref.jobs):
@@ -51,7 +67,8 @@ def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), pri
               "exit": np.array([p[5] for p in ref.passes], dtype=np.int8),
               "slots": np.array([p[6] for p in ref.passes], dtype=np.int64)}
     return {"state": field("state"), "start": field("start"), "end": field("end"), "how": field("how"),
-            "reason": field("reason"), "bits": bits, "passes": passes}
+            "reason": field("reason"), "bits": bits, "passes": passes, "pred0": field("pred0"),
+            "est": field("est"), "ncorr": field("ncorr")}
 
 
 def check_invariants(result, submit, units, run, total_units, fcfs_easy=False):

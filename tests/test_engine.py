@@ -80,7 +80,7 @@ def test_clairvoyant_needs_run_times_and_uses_them():
 
 
 def test_bad_configuration():
-    with pytest.raises(pbf.ConfigError, match="priority must be one of fcfs, sjf, got 'lifo'"):
+    with pytest.raises(pbf.ConfigError, match="unknown priority 'lifo'; known: fcfs, sjf, smallest, wfp3"):
         Engine(4, priority="lifo")
     with pytest.raises(pbf.ConfigError, match="reservations must be an int >= 0 or None"):
         pbf.Backfill(reservations=-1)

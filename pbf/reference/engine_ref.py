@@ -6,7 +6,12 @@ decisions — same jobs started, same units, same reservations — which the pro
 
 Semantics in brief (see the compiled core for the same in C):
 
-* Pending jobs are ordered by priority: FCFS = (submit, arrival), SJF = (estimate, submit, arrival).
+* Pending jobs are ordered by (priority key, submit, arrival); the key comes from a priority function
+  of :mod:`pbf.plugins.priorities` (time-dependent ones are recomputed before passes, at most every
+  ``period`` seconds) or Slurm's multifactor (:mod:`pbf.plugins.multifactor`).
+* Estimates: given with the job, or predicted at submission (``ave2``, ``regression``) from the
+  user's completed and running jobs; a running job whose planned end is not in the future is
+  corrected before each full pass (:func:`pbf.plugins.corrections.correct`).
 * A full pass builds the profile: the units free now from ``now``; at each distinct planned end of a
   running job (start + estimate, never before now + 1, rounded up to ``bf_resolution``) its units
   come back. It then walks the queue: a job starts now if its units are free throughout
@@ -21,6 +26,11 @@ Semantics in brief (see the compiled core for the same in C):
 """
 
 import bisect
+import math
+
+from ..plugins.corrections import correct
+from ..plugins.priorities import FCFS, SJF
+from ..plugins.regression import RegressionModel, features, weight
 
 INF = float("inf")
 NEW, PENDING, RUNNING, DONE, REJECTED = 0, 1, 2, 3, 4
@@ -42,50 +52,106 @@ def _lowest(bits, n):
 
 class _Job:
     __slots__ = ("submit", "units", "est", "run", "state", "start", "end", "how", "reason", "resv",
-                 "seq", "bits")
+                 "seq", "bits", "req", "user", "key", "pred0", "ncorr", "acc", "part", "qos", "x")
 
-    def __init__(self, submit, units, est, run):
+    def __init__(self, submit, units, est, run, req, user, part, qos):
         self.submit, self.units, self.est, self.run = submit, units, est, run
         self.state, self.start, self.end, self.how, self.reason, self.resv = NEW, -1, -1, 0, 0, -1
         self.seq, self.bits = -1, 0
+        self.req, self.user, self.part, self.qos = req, user, part, qos
+        self.key, self.pred0, self.ncorr, self.acc, self.x = 0.0, -1, 0, -1, None
+
+
+class _User:
+    __slots__ = ("n_done", "last", "sum_run", "sum_units", "last_end", "running", "usage", "raw")
+
+    def __init__(self):
+        self.n_done, self.last, self.sum_run, self.sum_units, self.last_end = 0, [0, 0, 0], 0, 0, -1
+        self.running = []      # job indices, in start order
+        self.usage, self.raw = 0.0, 0
 
 
 class ReferenceCore:
     """Pure-Python twin of ``pbf._core.Core`` (the same configuration attributes and results)."""
 
     def __init__(self, units, reservations=1, max_job_test=-1, bf_window=0, bf_resolution=0,
-                 sjbf=False, prio_sjf=False):
+                 sjbf=False, prio_sjf=False, priority=None, predictor="given", regression=None,
+                 correction="incremental"):
+        """``priority``: a :mod:`pbf.plugins.priorities` built-in or a
+        :class:`~pbf.plugins.Multifactor` (default FCFS; ``prio_sjf`` = SJF); ``predictor``:
+        ``given``, ``ave2`` or ``regression`` (``regression``: the (eta, lam, over squared, under
+        squared, weight) settings); ``correction``: a :mod:`pbf.plugins.corrections` name."""
         self.units = units
         self.all = (1 << units) - 1
         self.free = self.all
         self.resv_max, self.max_job_test = reservations, max_job_test
         self.bf_window, self.bf_resolution = bf_window, bf_resolution
-        self.sjbf, self.prio_sjf = sjbf, prio_sjf
+        self.sjbf = sjbf
+        self.priority = priority if priority is not None else (SJF() if prio_sjf else FCFS())
+        self.multifactor = type(self.priority).__name__ == "Multifactor"
+        self.predictor, self.correction = predictor, correction
+        self.model = RegressionModel(*regression) if predictor == "regression" else None
         self.jobs, self.pending, self.running = [], [], []
+        self.users = []
         self.nseq = 0
         self.passes = []
+        self.next_prio, self.last_calc = -INF, None
 
     # jobs -----------------------------------------------------------------
-    def add_job(self, submit, units, est, run=-1):
-        self.jobs.append(_Job(submit, units, est, run))
+    def add_job(self, submit, units, est, run=-1, req=None, user=0, part=1.0, qos=0.0):
+        self.jobs.append(_Job(submit, units, est, run, est if req is None else req, user, part, qos))
+        while len(self.users) <= user:
+            self.users.append(_User())
         return len(self.jobs) - 1
 
-    def _key(self, j):
+    def _order(self, j):
         job = self.jobs[j]
-        return (job.est if self.prio_sjf else 0, job.submit, job.seq)
+        return (job.key, job.submit, job.seq)
+
+    def _key(self, j, now):
+        job = self.jobs[j]
+        if self.multifactor:
+            total = 0.0
+            for u in self.users:
+                total += u.usage
+            return -float(self.priority.priority(job.units, job.submit, self.users[job.user].usage, total,
+                                                 len(self.users), job.part, job.qos, self.units, now))
+        return self.priority.key(job.est, job.units, job.submit, now)
+
+    def _predict(self, j):
+        job = self.jobs[j]
+        u = self.users[job.user]
+        if self.predictor == "ave2":
+            if u.n_done < 2:
+                return job.req
+            return min(max((u.last[0] + u.last[1]) // 2, 1), job.req)
+        starts = [self.jobs[r].start for r in u.running]
+        units = [self.jobs[r].units for r in u.running]
+        job.x = features(job.req, job.units, job.submit, job.submit,
+                         (u.n_done, u.last, u.sum_run, u.sum_units, u.last_end), starts, units)
+        return self.model.predict(job.x, job.req)
 
     def submit(self, j):
         job = self.jobs[j]
         if job.units <= 0:
             job.state, job.reason = REJECTED, RJ_NO_UNITS
-        elif job.units > self.units:
+            return job.state
+        if job.units > self.units:
             job.state, job.reason = REJECTED, RJ_OVERSIZE
-        elif job.est <= 0:
+            return job.state
+        if self.predictor != "given":
+            if job.req <= 0:
+                job.state, job.reason = REJECTED, RJ_NO_ESTIMATE
+                return job.state
+            job.est = self._predict(j)
+        if job.est <= 0:
             job.state, job.reason = REJECTED, RJ_NO_ESTIMATE
         else:
+            job.pred0 = job.est
             job.state, job.seq = PENDING, self.nseq
             self.nseq += 1
-            bisect.insort(self.pending, j, key=self._key)
+            job.key = self._key(j, job.submit)
+            bisect.insort(self.pending, j, key=self._order)
         return job.state
 
     def finish(self, j, now):
@@ -93,15 +159,56 @@ class ReferenceCore:
         self.free |= job.bits
         self.running.remove(j)
         job.state, job.end = DONE, now
+        u = self.users[job.user]
+        u.running.remove(j)
+        u.raw += job.units * (now - job.acc)
+        run = now - job.start
+        if self.predictor == "regression" and job.pred0 >= 0:
+            self.model.fit(job.x, float(run), weight(self.model.weight_kind, job.units, max(run, 1)))
+        u.last = [run, u.last[0], u.last[1]]
+        u.n_done += 1
+        u.sum_run += run
+        u.sum_units += job.units
+        u.last_end = now
 
     def _start(self, j, bits, now, how):
         job = self.jobs[j]
         assert bits & ~self.free == 0 and bin(bits).count("1") == job.units
         self.free &= ~bits
         job.bits, job.state, job.start, job.how, job.resv = bits, RUNNING, now, how, -1
+        job.acc = now
+        self.users[job.user].running.append(j)
         if job.run >= 0:
             job.end = now + job.run
         self.running.append(j)
+
+    # priorities and corrections -------------------------------------------------
+    def _refresh_priorities(self, now):
+        if not self.priority.dynamic:
+            return
+        if self.priority.period > 0 and now < self.next_prio:
+            return
+        if self.multifactor:
+            decay = 1.0
+            if self.last_calc is not None and self.priority.half_life > 0 and now > self.last_calc:
+                decay = math.pow(2.0, -float(now - self.last_calc) / float(self.priority.half_life))
+            for r in self.running:
+                job = self.jobs[r]
+                self.users[job.user].raw += job.units * (now - job.acc)
+                job.acc = now
+            for u in self.users:
+                u.usage = u.usage * decay + float(u.raw)
+                u.raw = 0
+            self.last_calc = now
+        self.next_prio = now + self.priority.period
+        for j in self.pending:
+            self.jobs[j].key = self._key(j, now)
+        self.pending.sort(key=self._order)
+
+    def _apply_corrections(self, now):
+        for r in self.running:
+            job = self.jobs[r]
+            job.est, job.ncorr = correct(self.correction, job.est, job.pred0, job.ncorr, job.req, job.start, now)
 
     # profile ----------------------------------------------------------------
     def _round_up(self, t):
@@ -170,6 +277,8 @@ class ReferenceCore:
 
     # passes ------------------------------------------------------------------
     def full_pass(self, now):
+        self._refresh_priorities(now)
+        self._apply_corrections(now)
         slots = self._profile(now)
         self._built = False
         started, reserved = [], []
@@ -233,6 +342,7 @@ class ReferenceCore:
         return started, reserved
 
     def quick_pass(self, now):
+        self._refresh_priorities(now)
         started, depth, exit_reason = [], 0, EX_END
         for j in self.pending:
             job = self.jobs[j]
@@ -247,13 +357,16 @@ class ReferenceCore:
         return started, []
 
 
-def reference_replay(submit, units, est, run, total_units, trigger="event", bf_interval=30, **config):
+def reference_replay(submit, units, est, run, total_units, trigger="event", bf_interval=30, req=None,
+                     user=None, part=None, qos=None, **config):
     """Replay jobs (in submit order) through :class:`ReferenceCore` with the compiled replay's event
     loop. Returns the core (its ``jobs`` hold state, start, end, how, reason, bits)."""
     core = ReferenceCore(total_units, **config)
     n = len(submit)
     for i in range(n):
-        core.add_job(int(submit[i]), int(units[i]), int(est[i]), int(run[i]))
+        core.add_job(int(submit[i]), int(units[i]), int(est[i]), int(run[i]),
+                     req=None if req is None else int(req[i]), user=0 if user is None else int(user[i]),
+                     part=1.0 if part is None else float(part[i]), qos=0.0 if qos is None else float(qos[i]))
     ends = []  # (end, job) of running jobs
     nxt, now, next_bf = 0, None, -INF
     import heapq

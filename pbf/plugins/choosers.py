@@ -1,0 +1,53 @@
+"""Backfill choosers (DESIGN §6.3): the order in which a pass tries jobs once its reservations are
+made. ``queue``: priority order (the whole pass is one walk). ``sjbf``: shortest estimate first
+(EASY-SJBF; ties in priority order). A user's chooser is an object with ``keys(jobs, now)`` (or a
+callable) returning one number per queued job; after the reservations the remaining jobs are tried
+in ascending key order (ties in priority order), for a start now only, like ``sjbf``.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+from .registry import Registry
+
+__all__ = ["CHOOSERS", "PythonChooser"]
+
+
+@dataclass
+class PythonChooser:
+    """A user's backfill chooser (``keys(jobs, now)`` or a callable), called before every pass."""
+    fn: object
+    where: str = ""
+    name = "python"
+
+    def keys(self, jobs, now):
+        fn = self.fn.keys if hasattr(self.fn, "keys") else self.fn
+        out = np.asarray(fn(jobs, now), dtype=np.float64)
+        if out.shape != (len(jobs),):
+            raise ConfigError(f"chooser {self.where}: returned {out.shape} keys for {len(jobs)} jobs")
+        if np.isnan(out).any():
+            raise ConfigError(f"chooser {self.where}: returned NaN keys")
+        return out
+
+    def ranks(self, jobs, now):
+        """Integer ranks of the keys (what the compiled pass sorts by; ties share a rank)."""
+        keys = self.keys(jobs, now)
+        _, inverse = np.unique(keys, return_inverse=True)
+        return inverse.astype(np.int64)
+
+    def describe(self):
+        return self.where
+
+
+def _adapt(obj, where):
+    if isinstance(obj, PythonChooser):
+        return obj
+    if callable(obj) or hasattr(obj, "keys"):
+        return PythonChooser(obj, where)
+    raise ConfigError(f"chooser {where}: expected an object with keys(jobs, now) or a callable, got {obj!r}")
+
+
+CHOOSERS = Registry("chooser", _adapt)
+CHOOSERS.register("queue", lambda: "queue", "priority order")
+CHOOSERS.register("sjbf", lambda: "sjbf", "after the reservations, shortest estimate first (EASY-SJBF)")

@@ -1,0 +1,116 @@
+"""Slurm's priority/multifactor plugin (reference §1.8), compiled in ``ext/_core.pyx``.
+
+    priority = floor(W_age age + W_fs fs + W_js js + W_part part + W_qos qos)      (an integer, as Slurm)
+    age  = min(1, (now - submit) / max_age)
+    js   = units / cluster units            (favor_small: (cluster units - units) / cluster units)
+    fs   = 2 ^ -(usage_norm / shares_norm)  (classic fair share, damping 1)
+    part = the partition's factor / the largest;  qos = the QOS's priority / the largest
+
+A job's "partition" is the SWF partition number and its "QOS" the SWF queue number; factors come
+from ``partition_factors`` / ``qos_priorities`` (missing ones: partition 1.0, QOS 0), each divided
+by the largest (partition: at least 1.0).
+
+Usage: every user has equal shares (``shares_norm = 1 / users in the trace``); a running job charges
+its units x seconds to its user; at each recomputation (every ``calc_period`` s, Slurm's
+PriorityCalcPeriod) every user's usage first decays by ``2^-(elapsed / half_life)`` and then takes
+what ran since; ``usage_norm`` = the user's share of all usage. Keys are recomputed, and the queue
+re-sorted, every ``calc_period``; a job submitted in between gets its priority at submission.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ConfigError
+from .priorities import PR_MULTIFACTOR
+
+__all__ = ["Multifactor"]
+
+
+@dataclass(frozen=True)
+class Multifactor:
+    """Slurm multifactor priority. Defaults: Slurm's PriorityMaxAge and PriorityDecayHalfLife
+    (7 days), PriorityCalcPeriod (5 min) and Beocat's weights (:meth:`beocat` also sets Beocat's
+    ages)."""
+    weight_age: float = 50000.0
+    weight_fairshare: float = 50000.0
+    weight_job_size: float = 200000.0
+    weight_partition: float = 1000000.0
+    weight_qos: float = 20000.0
+    max_age: int = 7 * 86400
+    half_life: int = 7 * 86400
+    calc_period: int = 300
+    favor_small: bool = False
+    partition_factors: dict = field(default_factory=dict)
+    qos_priorities: dict = field(default_factory=dict)
+    name = "multifactor"
+    code = PR_MULTIFACTOR
+    dynamic = True
+
+    def __post_init__(self):
+        for f in ("weight_age", "weight_fairshare", "weight_job_size", "weight_partition", "weight_qos"):
+            v = getattr(self, f)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise ConfigError(f"multifactor {f} must be a number >= 0, got {v!r}")
+        for f in ("max_age", "half_life", "calc_period"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise ConfigError(f"multifactor {f} must be an int >= 0 seconds, got {v!r}")
+        for f in ("partition_factors", "qos_priorities"):
+            for k, v in getattr(self, f).items():
+                if not isinstance(v, (int, float)) or v < 0:
+                    raise ConfigError(f"multifactor {f}[{k!r}] must be a number >= 0, got {v!r}")
+
+    @classmethod
+    def beocat(cls, **overrides):
+        """Beocat's simulator configuration (reference §1.8): PriorityDecayHalfLife 4 h,
+        PriorityMaxAge 5 h, FavorSmall NO, weights fair share 50,000, age 50,000, partition
+        1,000,000, job size 200,000, QOS 20,000."""
+        return cls(**{"max_age": 5 * 3600, "half_life": 4 * 3600, **overrides})
+
+    @property
+    def period(self):
+        return self.calc_period
+
+    def factors(self, partition, queue):
+        """(part, qos) columns in [0, 1] for jobs of these SWF partition and queue numbers."""
+        pf, qf = self.partition_factors, self.qos_priorities
+        pmax = max([*pf.values(), 1.0])
+        qmax = max(qf.values(), default=0.0) or 1.0
+        part = np.array([pf.get(int(p), 1.0) / pmax for p in partition], dtype=np.float64)
+        qos = np.array([qf.get(int(q), 0.0) / qmax for q in queue], dtype=np.float64)
+        return part, qos
+
+    def apply(self, core):
+        core.prio = PR_MULTIFACTOR
+        core.prio_period = self.calc_period
+        core.mf_w_age = float(self.weight_age)
+        core.mf_w_fs = float(self.weight_fairshare)
+        core.mf_w_js = float(self.weight_job_size)
+        core.mf_w_part = float(self.weight_partition)
+        core.mf_w_qos = float(self.weight_qos)
+        core.mf_max_age = self.max_age
+        core.mf_half_life = self.half_life
+        core.mf_favor_small = int(self.favor_small)
+
+    def describe(self):
+        return (f"multifactor(age {self.weight_age:g}, fairshare {self.weight_fairshare:g}, "
+                f"size {self.weight_job_size:g}, partition {self.weight_partition:g}, qos {self.weight_qos:g}, "
+                f"max_age {self.max_age} s, half_life {self.half_life} s, calc {self.calc_period} s)")
+
+    # the oracle's formulas (pbf/reference/engine_ref.py keeps the usage)
+    def priority(self, units, submit, user_usage, total_usage, n_users, part, qos, cluster_units, now):
+        age = 1.0
+        if self.max_age > 0:
+            age = float(now - submit) / float(self.max_age)
+            if age > 1.0:
+                age = 1.0
+        usage_norm = user_usage / total_usage if total_usage > 0.0 else 0.0
+        shares_norm = 1.0 / float(n_users if n_users > 0 else 1)
+        fs = math.pow(2.0, -(usage_norm / shares_norm))
+        js = float(units) / float(cluster_units)
+        if self.favor_small:
+            js = float(cluster_units - units) / float(cluster_units)
+        return math.floor(float(self.weight_age) * age + float(self.weight_fairshare) * fs
+                          + float(self.weight_job_size) * js + float(self.weight_partition) * part
+                          + float(self.weight_qos) * qos)

@@ -1,0 +1,68 @@
+"""Plugin registries: look a policy up by name, or import a user's by ``"package.module:attr"``."""
+import importlib
+
+from ..errors import ConfigError
+
+__all__ = ["Registry"]
+
+
+class Registry:
+    """Named plugins of one kind (``priority``, ``predictor``, ``correction``, ``chooser``, ``preset``).
+
+    :meth:`resolve` accepts a registered name, a ``"package.module:attr"`` string (the attribute is
+    imported; a class is instantiated with no arguments), or a plugin object itself. ``adapt`` turns
+    an imported or given object into the kind's plugin type (and says what is wrong with it).
+    """
+
+    def __init__(self, kind, adapt=None):
+        self.kind = kind
+        self._entries = {}
+        self._adapt = adapt
+
+    def register(self, name, factory, summary):
+        """Register ``factory`` (called with no arguments on lookup) under ``name``."""
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is registered twice")
+        self._entries[name] = (factory, summary)
+        return factory
+
+    def names(self):
+        return list(self._entries)
+
+    def summaries(self):
+        """``[(name, one-line summary)]`` in registration order."""
+        return [(name, summary) for name, (_, summary) in self._entries.items()]
+
+    def resolve(self, spec):
+        if isinstance(spec, str):
+            if spec in self._entries:
+                return self._entries[spec][0]()
+            if ":" in spec:
+                return self._adapt_obj(_import(spec, self.kind), spec)
+            raise ConfigError(f"unknown {self.kind} {spec!r}; known: {', '.join(self._entries)} "
+                              f"(or a 'package.module:attr' of your own)")
+        return self._adapt_obj(spec, repr(spec))
+
+    def _adapt_obj(self, obj, where):
+        if isinstance(obj, type):
+            try:
+                obj = obj()
+            except TypeError as exc:
+                raise ConfigError(f"{self.kind} {where}: cannot create it with no arguments ({exc})") from None
+        return self._adapt(obj, where) if self._adapt else obj
+
+
+def _import(spec, kind):
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ConfigError(f"{kind} {spec!r}: expected 'package.module:attr'")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise ConfigError(f"{kind} {spec!r}: cannot import module {module!r} ({exc})") from None
+    obj = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(f"{kind} {spec!r}: module {module!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj

@@ -1,0 +1,40 @@
+"""What a Python plugin is shown: a struct of numpy arrays over some jobs (array in, array out)."""
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["JobsView"]
+
+
+@dataclass(frozen=True)
+class JobsView:
+    """Jobs handed to a plugin, one entry per job (all columns are numpy arrays of equal length).
+
+    ``index``: the job's position in the replay or engine (stable; use it to keep per-job state);
+    ``id``: the trace's job id; ``submit``, ``units``, ``requested`` (seconds), ``estimate`` (the
+    engine's current estimate: the prediction once made, else the requested time); ``user``: the
+    trace's user id; ``start`` and ``run``: for finished jobs (else -1).
+    """
+    index: np.ndarray
+    id: np.ndarray
+    submit: np.ndarray
+    units: np.ndarray
+    requested: np.ndarray
+    estimate: np.ndarray
+    user: np.ndarray
+    start: np.ndarray
+    run: np.ndarray
+
+    def __len__(self):
+        return len(self.index)
+
+    @classmethod
+    def of(cls, columns, index, estimate=None, start=None, run=None):
+        """A view of rows ``index`` of ``columns`` (a dict with id, submit, units, requested, user)."""
+        index = np.asarray(index, dtype=np.int64)
+        none = np.full(len(index), -1, dtype=np.int64)
+        return cls(index=index, id=columns["id"][index], submit=columns["submit"][index],
+                   units=columns["units"][index], requested=columns["requested"][index],
+                   estimate=columns["requested"][index] if estimate is None else np.asarray(estimate),
+                   user=columns["user"][index], start=none if start is None else np.asarray(start),
+                   run=none if run is None else np.asarray(run))
