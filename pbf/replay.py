@@ -213,6 +213,7 @@ def replay(table, config=ReplayConfig(), progress=None):
                 scoring.on_hook(core, columns, core.hook_t, np.arange(first, first + n), core.pending())
             elif report:
                 report(core.submitted)
+        scoring.flush(core, columns, core.now)
     finally:
         core.stop_pool()
     wall = time.perf_counter() - t0

@@ -62,10 +62,7 @@ class Scoring:
         submitted) and ``pending`` (queued job indices). ``columns``: dict of per-job arrays (id,
         submit, units, requested, user)."""
         if isinstance(self.predictor, PythonPredictor):
-            done = core.take_finished()
-            if len(done):
-                start, end = core.values_of("start", done), core.values_of("end", done)
-                self.predictor.fit(JobsView.of(columns, done, start=start, run=end - start), now)
+            self.flush(core, columns, now)
             if len(arrivals):
                 est = self.predictor.predict(JobsView.of(columns, arrivals), now)
                 core.set_estimates(np.asarray(arrivals, dtype=np.int64), est)
@@ -76,3 +73,13 @@ class Scoring:
                 core.set_keys(jobs, self.priority.keys(view, now))
             if isinstance(self.chooser, PythonChooser):
                 core.set_bf_keys(jobs, self.chooser.ranks(view, now))
+
+    def flush(self, core, columns, now):
+        """Feed the completions not yet seen to a Python predictor's ``fit`` (also called once the
+        replay is over, so that a plugin sees every completion)."""
+        if not isinstance(self.predictor, PythonPredictor):
+            return
+        done = core.take_finished()
+        if len(done):
+            start, end = core.values_of("start", done), core.values_of("end", done)
+            self.predictor.fit(JobsView.of(columns, done, start=start, run=end - start), now)
