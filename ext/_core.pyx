@@ -324,6 +324,7 @@ cdef class Core:
     cdef bint keys_dirty
     cdef public int predictor           # PD_*
     cdef public int correction          # CR_*
+    cdef public int no_backfill         # full passes start jobs in order and stop at the first misfit
     cdef public int bf_keyed            # the SJBF phase orders by keys set from Python, not estimates
     cdef public int64_t n_corrections
     # Slurm multifactor (DESIGN §6.1): weights, PriorityMaxAge, PriorityDecayHalfLife, FavorSmall
@@ -1353,6 +1354,8 @@ cdef class Core:
         cdef int64_t t0 = _now_ns()
         if self._refresh_priorities(now) != 0 or self._apply_corrections(now) != 0:
             return -1
+        if self.no_backfill:
+            return self._quick_pass(now)
         if (self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue
                 and self.last_full_wall_ns >= self.parallel_min_wall_ns):
             rc = self._full_pass_parallel(now)

@@ -12,7 +12,7 @@ _T_START = time.perf_counter()
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-from .errors import PbfError
+from .errors import ConfigError, PbfError
 
 __all__ = ["main"]
 
@@ -110,6 +110,70 @@ def _reservations(text):
     return value
 
 
+def _key_values(items, flag, keys=None, key_type=str):
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"{flag} {item!r}: expected KEY=VALUE")
+        try:
+            key = key_type(key)
+            out[key] = float(value)
+        except ValueError:
+            raise ConfigError(f"{flag} {item!r}: expected KEY=NUMBER") from None
+        if keys is not None and key not in keys:
+            raise ConfigError(f"{flag} {item!r}: KEY must be one of {', '.join(keys)}")
+    return out
+
+
+def _scoring(args):
+    """priority, predictor, correction and order from --preset and the explicit flags."""
+    from .plugins import Multifactor, Regression, preset
+    from .workload.timeparse import parse_duration
+    chosen = preset(args.preset) if args.preset else dict(priority="fcfs", predictor="requested",
+                                                          correction="incremental", order="queue")
+    for name in ("priority", "predictor", "correction", "order"):
+        if getattr(args, name) is not None:
+            chosen[name] = getattr(args, name)
+    loss = {k: v for k, v in (("over", args.loss_over), ("under", args.loss_under), ("weight", args.loss_weight),
+                              ("eta", args.eta), ("lam", args.lam)) if v is not None}
+    if loss:
+        if chosen["predictor"] != "regression":
+            raise ConfigError("--loss-over/--loss-under/--loss-weight/--eta/--lambda apply to --predictor regression")
+        chosen["predictor"] = Regression(**loss)
+    mf = {}
+    names = {"age": "weight_age", "fairshare": "weight_fairshare", "job-size": "weight_job_size",
+             "partition": "weight_partition", "qos": "weight_qos"}
+    for key, value in _key_values(args.mf_weight, "--mf-weight", names).items():
+        mf[names[key]] = value
+    for flag, field in (("mf_max_age", "max_age"), ("mf_half_life", "half_life"), ("mf_calc_period", "calc_period")):
+        if getattr(args, flag) is not None:
+            mf[field] = parse_duration(getattr(args, flag), "--" + flag.replace("_", "-"))
+    if args.mf_favor_small:
+        mf["favor_small"] = True
+    if args.mf_partition:
+        mf["partition_factors"] = _key_values(args.mf_partition, "--mf-partition", key_type=int)
+    if args.mf_qos:
+        mf["qos_priorities"] = _key_values(args.mf_qos, "--mf-qos", key_type=int)
+    if mf:
+        if chosen["priority"] != "multifactor":
+            raise ConfigError("--mf-* options apply to --priority multifactor")
+        chosen["priority"] = Multifactor.beocat(**mf)
+    return chosen
+
+
+def cmd_list(args):
+    from .plugins import CHOOSERS, CORRECTIONS, PREDICTORS, PRESETS, PRIORITIES
+    for title, reg in (("priorities (--priority)", PRIORITIES), ("predictors (--predictor)", PREDICTORS),
+                       ("corrections (--correction)", CORRECTIONS), ("backfill orders (--order)", CHOOSERS),
+                       ("presets (--preset)", PRESETS)):
+        print(title)
+        for name, summary in reg.summaries():
+            print(f"  {name:<22} {summary}")
+    print("any of the first four may also be 'package.module:attr' naming your own Python plugin")
+    return 0
+
+
 def cmd_replay(args):
     import time
 
@@ -126,10 +190,12 @@ def cmd_replay(args):
         table = _read(args)
         trigger = args.trigger or "event"
     parsed = time.perf_counter() - t0
+    scoring = _scoring(args)
     backfill = Backfill(reservations=args.reservations, max_job_test=args.max_job_test,
                         window=parse_duration(args.bf_window, "--bf-window") if args.bf_window else 0,
-                        resolution=args.bf_resolution, order=args.order)
-    config = ReplayConfig(units=args.units, priority=args.priority, predictor=args.predictor,
+                        resolution=args.bf_resolution, order=scoring.pop("order"),
+                        enabled=not args.no_backfill)
+    config = ReplayConfig(units=args.units, **scoring,
                           backfill=backfill, trigger=trigger, bf_interval=args.bf_interval,
                           bsld_bound=args.bsld_bound, workers=args.workers, clock=args.clock,
                           bf_max_time=args.bf_max_time, cost_per_test_us=args.cost_per_test,
@@ -168,6 +234,10 @@ def _format_replay(s, out):
            f"a full pass" if p["clock"] != "free" else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
+    if c["predictor"] not in ("requested", "clairvoyant"):
+        pr = s["prediction"]
+        lines.insert(5, f"prediction   {c['predictor']}, correction {c['correction']}: MAE {pr['mae_s']:,.0f} s, "
+                        f"{pr['under_predicted']:.1%} under-predicted, {pr['corrections']:,} corrections")
     if not s["reproducible"]:
         lines.append("note         wall clock or eager commit: results may differ run to run")
     if out:
@@ -286,11 +356,32 @@ def build_parser():
     rp.add_argument("--trigger", choices=("event", "interval"),
                     help="passes at every event (default for SWF files) or Slurm-like: quick passes "
                          "on events and a full pass every --bf-interval (default for the built-in trace)")
-    rp.add_argument("--priority", choices=("fcfs", "sjf"), default="fcfs")
-    rp.add_argument("--predictor", choices=("requested", "clairvoyant"), default="requested",
-                    help="plan with requested times (default) or the actual run times")
-    rp.add_argument("--order", choices=("queue", "sjbf"), default="queue",
-                    help="backfill candidates in priority order (default) or shortest first")
+    sg = rp.add_argument_group("scoring (pbf list shows every name; a 'package.module:attr' loads your own)")
+    sg.add_argument("--preset", help="easy (default), easy++, easy-clairvoyant, easy-sjbf-clairvoyant, "
+                                     "gaussier; the flags below override it")
+    sg.add_argument("--priority", help="fcfs (default), sjf, smallest, wfp3, unicep, f1, f2, f3, f4, multifactor")
+    sg.add_argument("--predictor", help="requested (default), clairvoyant, ave2, regression")
+    sg.add_argument("--correction", help="when a job outlives its prediction: incremental (default), "
+                                         "requested, recursive-doubling")
+    sg.add_argument("--order", help="backfill candidates: queue (priority order, default) or sjbf")
+    sg.add_argument("--loss-over", choices=("squared", "linear"), help="regression: over-prediction branch (squared)")
+    sg.add_argument("--loss-under", choices=("squared", "linear"), help="regression: under-prediction branch (linear)")
+    sg.add_argument("--loss-weight", choices=("constant", "short-wide", "long-narrow", "small-area", "large-area"),
+                    help="regression: job weighting of Gaussier et al.'s Table 3 (large-area)")
+    sg.add_argument("--eta", type=float, help="regression: NAG learning rate (5000)")
+    sg.add_argument("--lambda", dest="lam", type=float, help="regression: l2 weight (4e9)")
+    sg.add_argument("--mf-weight", action="append", metavar="NAME=W",
+                    help="multifactor weight: age, fairshare, job-size, partition, qos (default Beocat's)")
+    sg.add_argument("--mf-max-age", help="multifactor PriorityMaxAge (5h)")
+    sg.add_argument("--mf-half-life", help="multifactor PriorityDecayHalfLife (4h)")
+    sg.add_argument("--mf-calc-period", help="multifactor PriorityCalcPeriod (300s)")
+    sg.add_argument("--mf-favor-small", action="store_true", help="multifactor PriorityFavorSmall=YES")
+    sg.add_argument("--mf-partition", action="append", metavar="N=FACTOR",
+                    help="multifactor factor of SWF partition N (others 1.0)")
+    sg.add_argument("--mf-qos", action="append", metavar="Q=PRIORITY",
+                    help="multifactor QOS priority of SWF queue Q (others 0)")
+    rp.add_argument("--no-backfill", action="store_true",
+                    help="strict priority order: passes stop at the first job that does not fit")
     rp.add_argument("--max-job-test", type=int, default=None, help="jobs tested per pass (default: all)")
     rp.add_argument("--bf-window", default=None, help="how far ahead reservations may start, e.g. 1d")
     rp.add_argument("--bf-interval", type=int, default=30, help="seconds between full passes (interval trigger)")
@@ -316,6 +407,9 @@ def build_parser():
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
     _add_cleaning(rp)
     rp.set_defaults(func=cmd_replay)
+
+    ls = sub.add_parser("list", help="the priority functions, predictors, corrections, orders and presets")
+    ls.set_defaults(func=cmd_list)
 
     be = sub.add_parser("bench", help="microbenchmarks of passes, kernels and replays",
                         description="Time a slice of benchmarks and print medians, ratios against "

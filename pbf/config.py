@@ -33,12 +33,15 @@ class Backfill:
     order: the order backfill candidates are tried (a chooser, DESIGN §6.3): ``queue`` (priority
         order), ``sjbf`` (after the reservations, shortest estimate first: EASY-SJBF), or a user's
         chooser (``"package.module:attr"`` or an object; see :mod:`pbf.plugins.choosers`).
+    enabled: False turns backfilling off: every pass starts jobs in priority order while they fit
+        and stops at the first that does not (strict priority; RLScheduler's "without backfilling").
     """
     reservations: int | None = 1
     max_job_test: int | None = None
     window: int = 0
     resolution: int = 0
     order: object = "queue"
+    enabled: bool = True
 
     def __post_init__(self):
         _check_int("reservations", self.reservations, 0, allow_none=True)
@@ -47,6 +50,8 @@ class Backfill:
         _check_int("resolution", self.resolution, 0)
         from .plugins.choosers import CHOOSERS
         CHOOSERS.resolve(self.order)    # fails early, with the known names
+        if not isinstance(self.enabled, bool):
+            raise ConfigError(f"enabled must be True or False, got {self.enabled!r}")
 
     def apply(self, core):
         """Set these options on a compiled core (or its pure-Python twin's constructor arguments)."""
@@ -55,9 +60,10 @@ class Backfill:
         core.bf_window = self.window
         core.bf_resolution = self.resolution
         core.sjbf = int(self.order != "queue")
+        core.no_backfill = int(not self.enabled)
 
     def reference_kwargs(self):
         return {"reservations": -1 if self.reservations is None else self.reservations,
                 "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
                 "bf_window": self.window, "bf_resolution": self.resolution,
-                "sjbf": self.order != "queue"}
+                "sjbf": self.order != "queue", "enabled": self.enabled}

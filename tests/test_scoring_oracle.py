@@ -49,7 +49,8 @@ def scenarios(draw):
         qos = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n)))
     backfill = Backfill(reservations=draw(st.sampled_from([0, 1, 1, 2, None])),
                         resolution=draw(st.sampled_from([0, 0, 7])),
-                        order=draw(st.sampled_from(["queue", "sjbf"])))
+                        order=draw(st.sampled_from(["queue", "sjbf"])),
+                        enabled=draw(st.sampled_from([True, True, False])))
     return dict(args=(submit, size, est, run, units),
                 kw=dict(backfill=backfill, priority=priority, predictor=predictor, regression=regression,
                         correction=draw(st.sampled_from(["incremental", "requested", "recursive-doubling"])),

@@ -76,7 +76,7 @@ class ReferenceCore:
 
     def __init__(self, units, reservations=1, max_job_test=-1, bf_window=0, bf_resolution=0,
                  sjbf=False, prio_sjf=False, priority=None, predictor="given", regression=None,
-                 correction="incremental"):
+                 correction="incremental", enabled=True):
         """``priority``: a :mod:`pbf.plugins.priorities` built-in or a
         :class:`~pbf.plugins.Multifactor` (default FCFS; ``prio_sjf`` = SJF); ``predictor``:
         ``given``, ``ave2`` or ``regression`` (``regression``: the (eta, lam, over squared, under
@@ -86,7 +86,7 @@ class ReferenceCore:
         self.free = self.all
         self.resv_max, self.max_job_test = reservations, max_job_test
         self.bf_window, self.bf_resolution = bf_window, bf_resolution
-        self.sjbf = sjbf
+        self.sjbf, self.enabled = sjbf, enabled
         self.priority = priority if priority is not None else (SJF() if prio_sjf else FCFS())
         self.multifactor = type(self.priority).__name__ == "Multifactor"
         self.predictor, self.correction = predictor, correction
@@ -279,6 +279,8 @@ class ReferenceCore:
     def full_pass(self, now):
         self._refresh_priorities(now)
         self._apply_corrections(now)
+        if not self.enabled:
+            return self.quick_pass(now)
         slots = self._profile(now)
         self._built = False
         started, reserved = [], []
