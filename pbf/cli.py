@@ -282,6 +282,8 @@ def cmd_bench(args):
 
 
 def cmd_experiment(args):
+    if args.name != "parallel-backfill":
+        return _cmd_validation(args)
     from .experiments import ParallelBackfillExperiment, format_tables
     workers = tuple(int(w) for w in args.workers.split(","))
     exp = ParallelBackfillExperiment(jobs=args.jobs, workers=workers, seed=args.seed,
@@ -298,6 +300,29 @@ def cmd_experiment(args):
         with open(args.out, "w") as fh:
             json.dump(result, fh, indent=2)
     print(json.dumps(result, indent=2) if args.json else format_tables(result))
+    return 0
+
+
+def _cmd_validation(args):
+    from . import validation as v
+
+    def progress(row):
+        if not args.quiet:
+            what = row.get("name") or f"{row['trace']} {row['priority']} backfill={row['backfill']}"
+            print(f"  {what}: {row['bsld']:.2f} ({row['wall_s']:.1f} s)", file=sys.stderr)
+    if args.name == "runtime-prediction":
+        trace = args.trace or os.path.join(v.default_trace_dir(), "SDSC-SP2-1998-4.2-cln.swf.gz")
+        result = v.runtime_prediction(trace, progress, variants=not args.no_variants)
+        text = v.format_runtime_prediction(result)
+    else:
+        traces = tuple(v.RLS_TRACES) if args.all_traces else ("lublin-1", "lublin-2")
+        result = v.priority_functions(args.trace or v.default_trace_dir(), sequences=args.sequences,
+                                      traces=traces, progress=progress)
+        text = v.format_priority_functions(result)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(result, fh, indent=2)
+    print(json.dumps(result, indent=2) if args.json else text)
     return 0
 
 
@@ -428,8 +453,18 @@ def build_parser():
     be.set_defaults(func=cmd_bench)
 
     ex = sub.add_parser("experiment", help="reproduce a paper's experiment")
-    ex.add_argument("name", choices=("parallel-backfill",),
-                    help="parallel-backfill: Riffel et al. 2024, Tables 1 and 2")
+    ex.add_argument("name", choices=("parallel-backfill", "runtime-prediction", "priority-functions"),
+                    help="parallel-backfill: Riffel et al. 2024, Tables 1 and 2 (Beocat-like traces); "
+                         "runtime-prediction: Gaussier et al. 2015 on SDSC-SP2; priority-functions: "
+                         "RLScheduler's Table V on the Lublin traces (the last two read $PBF_TRACES or "
+                         "../shared/traces)")
+    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions: the "
+                                    "directory of the traces")
+    ex.add_argument("--no-variants", action="store_true",
+                    help="runtime-prediction: skip the 120 E-Loss x correction x order replays")
+    ex.add_argument("--all-traces", action="store_true",
+                    help="priority-functions: also SDSC-SP2 and HPC2N (Table V's other rows)")
+    ex.add_argument("--sequences", type=int, default=10, help="priority-functions: sampled sequences (10)")
     ex.add_argument("--jobs", type=int, default=100_000)
     ex.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")
     ex.add_argument("--seed", type=int, default=0)
