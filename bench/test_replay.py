@@ -27,3 +27,14 @@ def test_replay_real_log(benchmark, shared_trace, name):
 @pytest.mark.parametrize("traffic", ["high", "low"])
 def test_replay_beocat(benchmark, traffic):
     _run(benchmark, generate_beocat(100_000, TRAFFIC_WINDOWS[traffic], seed=0), "interval")
+
+
+@pytest.mark.benchmark(group="replay-scoring")
+@pytest.mark.parametrize("preset", ["easy", "easy++", "gaussier"])
+def test_replay_sdsc_preset(benchmark, shared_trace, preset):
+    """Issue 5's speed target: a full SDSC-SP2 replay with the regression predictor (gaussier)."""
+    table = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
+    result = benchmark.pedantic(replay, args=(table, ReplayConfig.from_preset(preset)), rounds=3, iterations=1)
+    assert result.summary["jobs"]["completed"] > 50_000
+    benchmark.extra_info.update({"jobs": len(table), "bsld": result.metrics.bsld,
+                                 "corrections": result.summary["prediction"]["corrections"]})

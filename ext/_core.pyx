@@ -332,6 +332,7 @@ cdef class Core:
     cdef public int64_t mf_max_age, mf_half_life
     cdef public int mf_favor_small
     cdef int64_t mf_last_calc
+    cdef double mf_total                # sum of every user's usage (changes only at a calc)
     cdef double* u_usage                # decayed usage (unit-seconds) per user
     cdef int64_t* u_raw                 # usage not yet folded in (integer: independent of order)
     cdef UserHist* uh
@@ -876,15 +877,12 @@ cdef class Core:
 
     cdef double _multifactor(self, int64_t j, int64_t now) noexcept nogil:
         # Slurm's priority/multifactor: an integer, the weighted sum of factors in [0, 1]
-        cdef double age, fs, js, total = 0.0, usage_norm, shares_norm
-        cdef int64_t u
+        cdef double age, fs, js, total = self.mf_total, usage_norm, shares_norm
         age = 1.0
         if self.mf_max_age > 0:
             age = <double>(now - self.j_submit[j]) / <double>self.mf_max_age
             if age > 1.0:
                 age = 1.0
-        for u in range(self.nusers):
-            total += self.u_usage[u]
         usage_norm = self.u_usage[self.j_user[j]] / total if total > 0.0 else 0.0
         shares_norm = 1.0 / <double>(self.nusers if self.nusers > 0 else 1)
         fs = pow(2.0, -(usage_norm / shares_norm))
@@ -904,9 +902,11 @@ cdef class Core:
             j = self.run_list[i]
             self.u_raw[self.j_user[j]] += self.j_units[j] * (now - self.j_acc[j])
             self.j_acc[j] = now
+        self.mf_total = 0.0
         for u in range(self.nusers):
             self.u_usage[u] = self.u_usage[u] * decay + <double>self.u_raw[u]
             self.u_raw[u] = 0
+            self.mf_total += self.u_usage[u]
         self.mf_last_calc = now
 
     cdef int _refresh_priorities(self, int64_t now) noexcept nogil:
