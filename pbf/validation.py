@@ -133,8 +133,49 @@ def _rls_table(path):
     return t.take(t.columns["run"] > 0)
 
 
-def priority_functions(trace_dir, sequences=10, length=1024, traces=("lublin-1", "lublin-2"), progress=None):
-    """RLScheduler's Table V on the given traces; returns a JSON-ready dict."""
+class RLSchedulerPriority:
+    """RLScheduler's scheduling loop as a Python priority plugin (for comparison only).
+
+    RLScheduler picks the job with the lowest score and, when it does not fit, moves time forward
+    until it does: that job stays first even if a better-scored job arrives meanwhile (the head is
+    pinned). Its WFP3 and UNICEP use ``w = scheduled_time - submit`` with ``scheduled_time = -1``
+    for a queued job, i.e. ``w = -1 - s``. This plugin reproduces both; pbf's built-ins instead
+    re-rank the whole queue at every pass and use the real wait."""
+
+    def __init__(self, name):
+        self.name = name
+        self.head = None
+
+    def _score(self, r, n, s):
+        w = -1.0 - s
+        if self.name == "fcfs":
+            return s
+        if self.name == "sjf":
+            return r
+        if self.name == "wfp3":
+            return -np.power(w / r, 3) * n
+        if self.name == "unicep":
+            return -(w + 1e-15) / (np.log2(n + 1e-15) * r)
+        return np.log10(r) * n + 870 * np.log10(np.where(s > 0, s, 0.1))
+
+    def keys(self, jobs, now):
+        r = jobs.estimate.astype(np.float64)
+        n = jobs.units.astype(np.float64)
+        s = jobs.submit.astype(np.float64)
+        with np.errstate(all="ignore"):     # a job with no requested time is rejected anyway
+            keys = np.nan_to_num(np.asarray(self._score(r, n, s), dtype=np.float64), nan=np.inf)
+        pinned = np.flatnonzero(jobs.index == self.head)
+        if len(pinned):
+            keys[pinned] = -np.inf
+        first = np.lexsort((jobs.index, jobs.submit, keys))[0] if len(keys) else None
+        self.head = int(jobs.index[first]) if first is not None else None
+        return keys
+
+
+def priority_functions(trace_dir, sequences=10, length=1024, traces=("lublin-1", "lublin-2"), progress=None,
+                       rls_compat=True):
+    """RLScheduler's Table V on the given traces; returns a JSON-ready dict. With ``rls_compat``
+    each cell is also run with :class:`RLSchedulerPriority` (pinned head, RLScheduler's wait)."""
     rows = []
     for name in traces:
         table = _rls_table(os.path.join(trace_dir, RLS_TRACES[name]))
@@ -146,13 +187,17 @@ def priority_functions(trace_dir, sequences=10, length=1024, traces=("lublin-1",
         for backfilling in (False, True):
             for prio in RLS_PRIORITIES:
                 t0 = time.perf_counter()
-                values = []
+                values, compat = [], []
+                bf = Backfill(reservations=1, enabled=backfilling)
                 for s in starts:
-                    cfg = ReplayConfig(units=units, priority=prio,
-                                       backfill=Backfill(reservations=1, enabled=backfilling))
-                    values.append(replay(table.take(np.arange(s, s + length)), cfg).metrics.bsld)
+                    seq = table.take(np.arange(s, s + length))
+                    values.append(replay(seq, ReplayConfig(units=units, priority=prio, backfill=bf)).metrics.bsld)
+                    if rls_compat:
+                        cfg = ReplayConfig(units=units, priority=RLSchedulerPriority(prio), backfill=bf)
+                        compat.append(replay(seq, cfg).metrics.bsld)
                 rows.append({"trace": name, "backfill": backfilling, "priority": prio,
                              "bsld": float(np.mean(values)), "per_sequence": values,
+                             "bsld_rls_compat": float(np.mean(compat)) if compat else None,
                              "paper": RLSCHEDULER_TABLE_V[name][backfilling][prio],
                              "wall_s": time.perf_counter() - t0})
                 if progress:
@@ -162,14 +207,21 @@ def priority_functions(trace_dir, sequences=10, length=1024, traces=("lublin-1",
 
 
 def format_priority_functions(result):
+    compat = any(r["bsld_rls_compat"] is not None for r in result["rows"])
     out = [f"RLScheduler (Zhang et al. SC'20) Table V: average bounded slowdown (tau 10 s), mean of "
-           f"{result['sequences']} sequences of {result['length']:,} jobs; pbf / paper"]
+           f"{result['sequences']} sequences of {result['length']:,} jobs; "
+           + ("pbf / pbf with RLScheduler's loop (pinned head, w = -1 - s) / paper" if compat else "pbf / paper")]
     traces = list(dict.fromkeys(r["trace"] for r in result["rows"]))
+    width = 28 if compat else 20
     for backfilling in (False, True):
         out.append(f"\n{'with' if backfilling else 'without'} backfilling")
-        out.append(f"{'trace':<10}" + "".join(f"{p:>20}" for p in RLS_PRIORITIES))
+        out.append(f"{'trace':<10}" + "".join(f"{p:>{width}}" for p in RLS_PRIORITIES))
         for t in traces:
             cells = {r["priority"]: r for r in result["rows"] if r["trace"] == t and r["backfill"] == backfilling}
-            out.append(f"{t:<10}" + "".join(f"{cells[p]['bsld']:>10.1f} /{cells[p]['paper']:>8.1f}"
-                                            for p in RLS_PRIORITIES))
+            line = f"{t:<10}"
+            for p in RLS_PRIORITIES:
+                c = cells[p]
+                mid = f"/{c['bsld_rls_compat']:>7.0f} " if compat else ""
+                line += f"{c['bsld']:>{width - 18 if compat else 10}.1f} {mid}/{c['paper']:>8.1f}"
+            out.append(line)
     return "\n".join(out)
