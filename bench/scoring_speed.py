@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from pbf.plugins import PRIORITIES
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"

@@ -1,7 +1,7 @@
 """Replay throughput on the real logs (when present) and the Beocat-like traces."""
 import pytest
 
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 from pbf.workload.beocat import TRAFFIC_WINDOWS, generate_beocat
 

@@ -19,7 +19,7 @@ _WHERE = {
     # the engine (embedding API) and the replayer
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
     "Reserve": "engine", "ProtocolError": "engine", "Backfill": "config",
-    "replay": "replay", "ReplayConfig": "replay", "ReplayResult": "replay",
+    "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer",
     # cluster and workloads
     "Cluster": "cluster", "beocat_cluster": "cluster", "JobTable": "workload", "Cleaning": "workload",
     "CleaningReport": "workload", "read_swf": "workload", "write_swf": "workload",

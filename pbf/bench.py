@@ -266,7 +266,7 @@ def shared_trace_dir():
 
 _REPLAY_CHILD = r"""
 import json, resource, sys, time
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 from pbf.workload.beocat import generate_beocat, TRAFFIC_WINDOWS
 name, trigger = sys.argv[1], sys.argv[2]

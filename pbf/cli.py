@@ -178,7 +178,7 @@ def cmd_replay(args):
     import time
 
     from .config import Backfill
-    from .replay import ReplayConfig, replay
+    from .replayer import ReplayConfig, replay
     from .workload.timeparse import parse_duration
     t0 = time.perf_counter()
     if args.trace is None:

@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from .config import Backfill
-from .replay import ReplayConfig, replay
+from .replayer import ReplayConfig, replay
 from .workload.beocat import TRAFFIC_WINDOWS, generate_beocat
 
 __all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "format_tables"]

@@ -17,7 +17,7 @@ from .config import Backfill
 from .errors import ConfigError
 from .plugins.regression import BRANCHES, WEIGHTS
 from .plugins.predictors import Regression
-from .replay import ReplayConfig, replay
+from .replayer import ReplayConfig, replay
 from .workload.cleaning import Cleaning
 from .workload.swf import read_swf
 

@@ -15,3 +15,9 @@ def test_all_is_the_documented_list():
 def test_errors_specialise_builtins():
     assert issubclass(pbf.TraceFormatError, ValueError) and issubclass(pbf.TraceFormatError, pbf.PbfError)
     assert issubclass(pbf.ConfigError, ValueError) and issubclass(pbf.ProtocolError, pbf.PbfError)
+
+
+def test_public_names_stay_callable_after_their_modules_are_imported():
+    import pbf
+    import pbf.replayer  # noqa: F401  (a submodule import must not shadow the function)
+    assert callable(pbf.replay) and pbf.replay is pbf.replayer.replay

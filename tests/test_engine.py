@@ -90,7 +90,7 @@ def test_bad_configuration():
 
 def test_engine_driven_like_a_simulator_matches_replay():
     """Feeding a trace's events to advance() one instant at a time gives replay()'s schedule."""
-    from pbf.replay import ReplayConfig, replay
+    from pbf.replayer import ReplayConfig, replay
     from pbf.workload.beocat import generate_beocat
     t = generate_beocat(400, 3 * 3600, seed=5)
     t.header.set("MaxProcs", 256)

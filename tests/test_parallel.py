@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from pbf.config import Backfill
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 
 from scheduling import check_invariants, compiled_replay, oracle_replay

@@ -9,7 +9,7 @@ import pbf
 from pbf import _core
 from pbf.plugins import PREDICTORS, PRESETS, PRIORITIES, Multifactor, Regression
 from pbf.plugins.regression import RegressionModel, weight
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload.jobs import JobTable
 
 from scheduling import compiled_replay

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pbf.cli import main
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 
 from scheduling import check_invariants, compiled_replay

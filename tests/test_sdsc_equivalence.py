@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from pbf.reference import count_easy_replay
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 
 from scheduling import check_invariants, compiled_replay

@@ -3,7 +3,7 @@ the published figures they should land near, and the shape of the tables."""
 import numpy as np
 import pytest
 
-from pbf.replay import ReplayConfig, replay
+from pbf.replayer import ReplayConfig, replay
 from pbf.validation import RLSchedulerPriority, priority_functions
 from pbf.workload import read_swf
 

@@ -1,5 +1,7 @@
 """Plugin registries: look a policy up by name, or import a user's by ``"package.module:attr"``."""
 import importlib
+import os
+import sys
 
 from ..errors import ConfigError
 
@@ -9,8 +11,8 @@ __all__ = ["Registry"]
 class Registry:
     """Named plugins of one kind (``priority``, ``predictor``, ``correction``, ``chooser``, ``preset``).
 
-    :meth:`resolve` accepts a registered name, a ``"package.module:attr"`` string (the attribute is
-    imported; a class is instantiated with no arguments), or a plugin object itself. ``adapt`` turns
+    :meth:`resolve` accepts a registered name, a ``"package.module:attr"`` string (the module is
+    imported from ``sys.path`` or the current directory; a class is instantiated with no arguments), or a plugin object itself. ``adapt`` turns
     an imported or given object into the kind's plugin type (and says what is wrong with it).
     """
 
@@ -57,6 +59,9 @@ def _import(spec, kind):
     if not module or not attr:
         raise ConfigError(f"{kind} {spec!r}: expected 'package.module:attr'")
     try:
+        # like `python -m`, the current directory is searched too (console scripts leave it out)
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.append(os.getcwd())
         mod = importlib.import_module(module)
     except ImportError as exc:
         raise ConfigError(f"{kind} {spec!r}: cannot import module {module!r} ({exc})") from None
