@@ -29,10 +29,15 @@ _WHERE = {
     "PbfError": "errors", "ConfigError": "errors", "TraceFormatError": "errors",
 }
 
-__all__ = list(_WHERE)
+#: subpackages reachable as attributes (``pbf.plugins.Regression``)
+_SUBPACKAGES = ("plugins",)
+
+__all__ = list(_WHERE) + list(_SUBPACKAGES)
 
 
 def __getattr__(name):
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f".{name}", __name__)
     if name in _WHERE:
         value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
         globals()[name] = value

@@ -3,7 +3,8 @@ import pbf
 
 DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay",
               "ReplayConfig", "ReplayResult", "ProtocolError", "Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf",
-              "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError"}
+              "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError",
+              "plugins"}
 
 
 def test_all_is_the_documented_list():
