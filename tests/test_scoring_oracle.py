@@ -51,7 +51,7 @@ def scenarios(draw):
                         resolution=draw(st.sampled_from([0, 0, 7])),
                         order=draw(st.sampled_from(["queue", "sjbf"])),
                         enabled=draw(st.sampled_from([True, True, False])))
-    return dict(args=(submit, size, est, run, units),
+    return dict(args=(submit, size, est, run, units), workers=draw(st.sampled_from([2, 3, 8])),
                 kw=dict(backfill=backfill, priority=priority, predictor=predictor, regression=regression,
                         correction=draw(st.sampled_from(["incremental", "requested", "recursive-doubling"])),
                         req=req, user=user, part=part, qos=qos,
@@ -62,6 +62,11 @@ def scenarios(draw):
 @given(scenarios())
 def test_scoring_compiled_equals_oracle(sc):
     got, want = compiled_replay(*sc["args"], **sc["kw"]), oracle_replay(*sc["args"], **sc["kw"])
+    # the parallel pass (ordered commit) keeps every decision with any plugin
+    par = compiled_replay(*sc["args"], **sc["kw"], workers=sc["workers"])
+    for key in ("start", "end", "pred0", "est", "ncorr"):
+        assert np.array_equal(par[key], got[key]), f"{key} with {sc['workers']} workers"
+    assert np.array_equal(par["bits"], got["bits"])
     for key in ("state", "start", "end", "how", "reason", "pred0", "est", "ncorr"):
         assert np.array_equal(got[key], want[key]), key
     assert np.array_equal(got["bits"], want["bits"]), "unit choice differs"
