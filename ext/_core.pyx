@@ -23,6 +23,7 @@ from libc.math cimport log10, log2, floor
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_clzll(unsigned long long x) nogil
 
 cdef int64_t INF = 0x7FFFFFFFFFFFFFFF
 
@@ -284,7 +285,7 @@ cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int
     # Move up to `need` of the lowest set bits of (src & mask) (mask NULL = all) from src to dst.
     # Returns how many are still needed.
     cdef int64_t i, c
-    cdef uint64_t w, low
+    cdef uint64_t w, low, t
     for i in range(W):
         if need == 0:
             break
@@ -297,12 +298,23 @@ cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int
             src[i] &= ~w
             need -= c
         else:
-            while need > 0:
-                low = w & (~w + 1)
-                dst[i] |= low
-                src[i] &= ~low
-                w ^= low
-                need -= 1
+            # the lowest `need` of the c bits: peel the lowest ones, or drop the highest c - need
+            if need <= c - need:
+                t = 0
+                while need > 0:
+                    low = w & (~w + 1)
+                    t |= low
+                    w ^= low
+                    need -= 1
+            else:
+                t = w
+                c -= need
+                while c > 0:
+                    t ^= (<uint64_t>1) << (63 - __builtin_clzll(t))
+                    c -= 1
+                need = 0
+            dst[i] |= t
+            src[i] &= ~t
     return need
 
 
@@ -419,7 +431,8 @@ cdef class Core:
     cdef int64_t* m_cost                  # model clock: accumulated cost per modelled worker
     cdef int64_t* m_tests
     cdef int64_t m_n
-    cdef int64_t pass_t0                  # ticks at the start of the current pass
+    cdef int64_t pass_t0                  # ticks at the start of the current pass (wall clock)
+    cdef int64_t last_wall_ticks          # the last recorded pass's wall time, in ticks
     cdef int64_t last_duration_us         # the last full pass's charged duration
     cdef int64_t* p_model
     cdef int64_t last_full_wall_ns
@@ -1243,6 +1256,7 @@ cdef class Core:
     cdef int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
                      int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
         cdef int64_t cap
+        self.last_wall_ticks = wall
         if not self.record_passes:
             self.npass += 1
             return 0
@@ -1351,7 +1365,6 @@ cdef class Core:
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
         cdef int rc
-        cdef int64_t t0 = _now_ns()
         if self._refresh_priorities(now) != 0 or self._apply_corrections(now) != 0:
             return -1
         if self.no_backfill:
@@ -1361,7 +1374,9 @@ cdef class Core:
             rc = self._full_pass_parallel(now)
         else:
             rc = self._full_pass_sequential(now)
-        self.last_full_wall_ns = <int64_t>((_now_ns() - t0) * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
+        if self.workers > 1:
+            # the pass's own measured wall time (reading the clock costs ~10 ns: once per pass end)
+            self.last_full_wall_ns = <int64_t>(self.last_wall_ticks * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
         return rc
 
     cdef int _begin_full_pass(self) noexcept nogil:
@@ -1404,7 +1419,7 @@ cdef class Core:
             if self.max_job_test >= 0 and depth >= self.max_job_test:
                 ex = EX_MAX_JOB_TEST
                 break
-            if not self._charge_test(prof_live_slots(&self.prof) if built else 1):
+            if self.clock != CK_FREE and not self._charge_test(prof_live_slots(&self.prof) if built else 1):
                 ex = EX_BUDGET
                 break
             depth += 1
@@ -1499,7 +1514,7 @@ cdef class Core:
         for i in range(n):
             if self.max_job_test >= 0 and depth[0] >= self.max_job_test:
                 return EX_MAX_JOB_TEST
-            if not self._charge_test(prof_live_slots(P)):
+            if self.clock != CK_FREE and not self._charge_test(prof_live_slots(P)):
                 return EX_BUDGET
             j = self.pend[order[i].job].job
             k = self.pend[order[i].job].units
@@ -1524,7 +1539,8 @@ cdef class Core:
     # ------------------------------------------------------------------ clock and budget
     cdef int _clock_start(self) noexcept nogil:
         cdef int64_t i, n = self.workers if self.workers > 0 else 1
-        self.pass_t0 = _now_ns()
+        if self.clock == CK_WALL:
+            self.pass_t0 = _now_ns()
         if self.m_n < n:
             free(self.m_cost)
             free(self.m_tests)

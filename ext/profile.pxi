@@ -318,6 +318,11 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
     cdef int64_t W = P.W, need = k, n = 0, w
     cdef int32_t j
     cdef uint64_t* bits
+    if w_popcount(P.cand, W) == k:
+        # every candidate is needed: the order of preference cannot change the set
+        _copy(P.chosen, P.cand, W)
+        _zero(P.cand, W)
+        return
     _zero(P.chosen, W)
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
