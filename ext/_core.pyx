@@ -433,6 +433,11 @@ cdef class Core:
     cdef int64_t m_n
     cdef int64_t pass_t0                  # ticks at the start of the current pass (wall clock)
     cdef int64_t last_wall_ticks          # the last recorded pass's wall time, in ticks
+    # Resuming the last pass (see _full_pass_sequential): its state when it ended
+    cdef int64_t run_version              # bumped whenever a job starts or ends or an estimate changes
+    cdef bint rs_valid, rs_blocked
+    cdef int64_t rs_version, rs_npend, rs_resv, rs_resv_left, rs_time
+    cdef public int64_t resumed_passes
     cdef int64_t last_duration_us         # the last full pass's charged duration
     cdef int64_t* p_model
     cdef int64_t last_full_wall_ns
@@ -829,6 +834,7 @@ cdef class Core:
             n += 1
         if n == 0:
             return 0
+        self.run_version += 1
         if _grow(<void**>&self.ends, &self.ends_cap, n, sizeof(EndKey)) != 0:
             return -1
         memcpy(self.ends, self.by_end, n * sizeof(EndKey))
@@ -938,6 +944,7 @@ cdef class Core:
                 self._charge_usage(now)
             self.next_prio = now + self.prio_period
         self.keys_dirty = False
+        self.rs_valid = False
         if self.npend == 0:
             return 0
         rec = <SortRec*>malloc(self.npend * sizeof(SortRec))
@@ -1024,6 +1031,8 @@ cdef class Core:
                 hi = mid
             else:
                 lo = mid + 1
+        if lo < self.npend:
+            self.rs_valid = False      # not behind every queued job: the last pass cannot be resumed
         memmove(self.pend + lo + 1, self.pend + lo, (self.npend - lo) * sizeof(PendEntry))
         self.pend[lo].job = j
         self.pend[lo].units = self.j_units[j]
@@ -1064,6 +1073,7 @@ cdef class Core:
         if self._by_end_insert(j) != 0:
             return -1
         self.nrun += 1
+        self.run_version += 1
         self._user_started(j, now)
         if self.j_run[j] >= 0:
             self.j_end[j] = now + self.j_run[j]
@@ -1118,6 +1128,7 @@ cdef class Core:
         self.j_runpos[j] = -1
         self.j_state[j] = JS_DONE
         self.j_end[j] = now
+        self.run_version += 1
         self._user_finished(j, now)
 
     cdef void _user_started(self, int64_t j, int64_t now) noexcept nogil:
@@ -1393,16 +1404,45 @@ cdef class Core:
         self.nlast_reserved = 0
         return 0
 
+    cdef bint _can_resume(self, int64_t now) noexcept nogil:
+        # The last full pass can be continued instead of run again when nothing it decided can
+        # come out differently: no job started or ended since (its own starts aside) and no
+        # estimate changed; every arrival since is queued behind its jobs (static priority); no
+        # slot boundary of its profile has been reached (the profile at `now` is the same but for
+        # where slot 0 begins); it started nothing after its first blocked job (a backfill start
+        # would change the units a fresh pass gives the reservations made before it); and nothing
+        # depends on how many jobs are tested (free clock, no max_job_test, no window, no SJBF
+        # phase). Every job it left queued then fails again -- a job that could not start at the
+        # last pass cannot start later on the same profile, and each reservation comes out the
+        # same -- so a fresh pass would repeat its decisions and only test the new arrivals.
+        return (self.rs_valid and self.rs_version == self.run_version and self.clock == CK_FREE
+                and self.max_job_test < 0 and self.bf_window == 0 and not self.sjbf
+                and self.prio < PR_WFP3 and now >= self.rs_time and self.npend >= self.rs_npend
+                and (self.prof.s_next[0] == -1 or self.prof.s_begin[self.prof.s_next[0]] > now))
+
     cdef int _full_pass_sequential(self, int64_t now) noexcept nogil:
         cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
-        cdef bint blocked = False
+        cdef bint blocked = False, backfilled = False
         cdef int ex = EX_END
         cdef bint built = False
-        if self._begin_full_pass() != 0:
-            return -1
-        p = 0
+        if self._can_resume(now):
+            # continue the last pass: its queued jobs count as tested, its reservations stand
+            if self._ensure_scratch() != 0:
+                return -1
+            self.prof.s_begin[0] = now
+            self.nlast_started = 0
+            p = depth = self.rs_npend
+            resv = self.rs_resv
+            resv_left = self.rs_resv_left
+            blocked = self.rs_blocked
+            built = True
+            self.resumed_passes += 1
+        else:
+            if self._begin_full_pass() != 0:
+                return -1
+            p = 0
         while p < self.npend:
             if self.sjbf and resv_left == 0:
                 phase2 = p
@@ -1434,6 +1474,7 @@ cdef class Core:
                     if self._start(j, now) != 0:
                         return -1
                     self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
+                    backfilled = backfilled or blocked
                     started += 1
                     if self._note_started(j) != 0:
                         return -1
@@ -1456,6 +1497,7 @@ cdef class Core:
                 if prof_commit(&self.prof, k, t, d, si) != 0 or self._start(j, now) != 0:
                     return -1
                 self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
+                backfilled = backfilled or blocked
                 started += 1
                 if self._note_started(j) != 0:
                     return -1
@@ -1488,6 +1530,14 @@ cdef class Core:
                 return -1
         if started:
             self._compact_pending()
+        self.rs_valid = ex == EX_END and phase2 < 0 and built and not backfilled
+        if self.rs_valid:
+            self.rs_version = self.run_version
+            self.rs_npend = self.npend
+            self.rs_resv = resv
+            self.rs_resv_left = resv_left
+            self.rs_blocked = blocked
+            self.rs_time = now
         self.last_duration_us = self._clock_duration_us()
         self.last_reeval = 0
         self.last_conflicts = 0
@@ -1628,6 +1678,7 @@ cdef class Core:
         # had no start in the window) on an older copy cannot on the newer one, because a pass only
         # removes free units. Hence the same decisions and statistics as the sequential pass.
         cdef int64_t t0 = _now_ns(), queue = self.npend, p, cap, i, n = self.workers
+        self.rs_valid = False
         cdef int64_t slots
         cdef int ex
         if self._begin_full_pass() != 0:
@@ -2072,6 +2123,7 @@ cdef class Core:
         cdef int64_t r, i, n = units.shape[0], total = 0, t
         cdef int32_t si = 0
         cdef int rc = 0
+        self.rs_valid = False
         with nogil:
             for r in range(reps):
                 prof_start_pass(&self.prof, self.bf_window, self.bf_resolution)
