@@ -33,10 +33,21 @@ cdef extern from *:
     static inline int64_t pbf_fetch_add(int64_t* p, int64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
     static inline int64_t pbf_load(int64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void pbf_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline int pbf_cas(int64_t* p, int64_t expected, int64_t desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); }
+    static inline void pbf_fence(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+    #if defined(__x86_64__) || defined(__i386__)
+    static inline void pbf_cpu_relax(void) { __builtin_ia32_pause(); }
+    #else
+    static inline void pbf_cpu_relax(void) { }
+    #endif
     """
     int64_t pbf_fetch_add(int64_t* p, int64_t v) nogil
     int64_t pbf_load(int64_t* p) nogil
     void pbf_store(int64_t* p, int64_t v) nogil
+    bint pbf_cas(int64_t* p, int64_t expected, int64_t desired) nogil
+    void pbf_fence() nogil
+    void _cpu_relax "pbf_cpu_relax"() nogil
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
@@ -54,6 +65,10 @@ cdef extern from "<pthread.h>" nogil:
 
 cdef extern from "<sched.h>" nogil:
     int sched_yield()
+
+# jobs per chunk of the start-now tail screened by the pool
+cdef enum:
+    TAIL_CHUNK = 512
 
 # speculative evaluation modes of the parallel pass
 cdef enum:
@@ -422,6 +437,19 @@ cdef class Core:
     cdef int64_t last_inversions
     cdef int64_t* p_inv
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
+    cdef public int speculative           # ordered commit on the whole-pass speculative path (else: tail)
+    cdef public int64_t parallel_tail_min # the start-now tail is prescreened by the pool from this many jobs
+    cdef int pool_task                    # what the pool runs: 0 = the speculative pass, 1 = the tail
+    cdef int8_t* tf_flags                 # tail prescreen: 1 = may start now (test it), 0 = cannot
+    cdef int64_t* tf_done                 # per chunk: 1 once a worker has screened it
+    cdef int64_t* tf_ncand                # per chunk: how many of its jobs may start now
+    cdef int64_t* tf_cand                 # their queue positions, chunk by chunk
+    cdef int64_t tf_ncand_cap, tf_cand_cap
+    cdef uint64_t* tf_snap                # free-now units as of the last start (published by the walk)
+    cdef int64_t tf_cap, tf_done_cap, tf_first, tf_end, tf_next, tf_now, tf_nchunks, tf_stop
+    cdef int64_t tf_snap_ver, tf_snap_cnt
+    cdef bint tf_active
+    cdef public int64_t tail_passes, tail_screened, tail_candidates
     cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
     # the clock and time budget of a pass (DESIGN §4.6)
     cdef public int clock                 # CK_FREE, CK_MODEL, CK_WALL
@@ -438,6 +466,7 @@ cdef class Core:
     cdef bint rs_valid, rs_blocked
     cdef int64_t rs_version, rs_npend, rs_resv, rs_resv_left, rs_time
     cdef public int64_t resumed_passes
+    cdef public int resume                # 0: never resume (benchmarks of a fresh pass)
     cdef int64_t last_duration_us         # the last full pass's charged duration
     cdef int64_t* p_model
     cdef int64_t last_full_wall_ns
@@ -527,6 +556,8 @@ cdef class Core:
         self.now = -INF
         self.workers = 1
         self.parallel_min_queue = 64
+        self.parallel_tail_min = 4096
+        self.resume = 1
         # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job
         # tests cost nanoseconds) stay sequential. Decisions are the same either way.
         self.parallel_min_wall_ns = 20_000_000
@@ -555,6 +586,11 @@ cdef class Core:
         free(self.p_tmin)
         free(self.p_inv)
         free(self.pp_committed)
+        free(self.tf_flags)
+        free(self.tf_done)
+        free(self.tf_ncand)
+        free(self.tf_cand)
+        free(self.tf_snap)
         free(self.log_t)
         free(self.log_d)
         free(self.log_k)
@@ -1380,11 +1416,12 @@ cdef class Core:
             return -1
         if self.no_backfill:
             return self._quick_pass(now)
-        if (self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue
-                and self.last_full_wall_ns >= self.parallel_min_wall_ns):
+        if (self.workers > 1 and self.pool_threads > 0 and (self.commit_eager or self.speculative)
+                and self.npend >= self.parallel_min_queue and self.last_full_wall_ns >= self.parallel_min_wall_ns):
             rc = self._full_pass_parallel(now)
         else:
             rc = self._full_pass_sequential(now)
+            self._tail_end()
         if self.workers > 1:
             # the pass's own measured wall time (reading the clock costs ~10 ns: once per pass end)
             self.last_full_wall_ns = <int64_t>(self.last_wall_ticks * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
@@ -1415,7 +1452,7 @@ cdef class Core:
         # phase). Every job it left queued then fails again -- a job that could not start at the
         # last pass cannot start later on the same profile, and each reservation comes out the
         # same -- so a fresh pass would repeat its decisions and only test the new arrivals.
-        return (self.rs_valid and self.rs_version == self.run_version and self.clock == CK_FREE
+        return (self.resume and self.rs_valid and self.rs_version == self.run_version and self.clock == CK_FREE
                 and self.max_job_test < 0 and self.bf_window == 0 and not self.sjbf
                 and self.prio < PR_WFP3 and now >= self.rs_time and self.npend >= self.rs_npend
                 and (self.prof.s_next[0] == -1 or self.prof.s_begin[self.prof.s_next[0]] > now))
@@ -1424,7 +1461,8 @@ cdef class Core:
         cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
-        cdef bint blocked = False, backfilled = False
+        cdef bint blocked = False, backfilled = False, screened = False, own = False
+        cdef int64_t chunk = -1, ci = 0
         cdef int ex = EX_END
         cdef bint built = False
         if self._can_resume(now):
@@ -1452,6 +1490,36 @@ cdef class Core:
                 # test at once
                 ex = self._count_rest(self.npend - p, prof_live_slots(&self.prof), &depth)
                 break
+            if screened and p < self.tf_end and self.clock == CK_FREE:
+                q = (p - self.tf_first) // TAIL_CHUNK
+                if q != chunk:
+                    # a new chunk: walk it alone if no worker has taken it, else wait for it
+                    chunk = q
+                    ci = 0
+                    own = pbf_cas(&self.tf_next, q, q + 1)
+                    if not own:
+                        while not pbf_load(&self.tf_done[q]):
+                            _cpu_relax()
+                if not own:
+                    # jump to the chunk's next job that may start now: the ones in between fail
+                    # their test (counted as tested, as each would be)
+                    while ci < self.tf_ncand[q] and self.tf_cand[q * TAIL_CHUNK + ci] < p:
+                        ci += 1
+                    t = self.tf_cand[q * TAIL_CHUNK + ci] if ci < self.tf_ncand[q] else \
+                        min(self.tf_first + (q + 1) * TAIL_CHUNK, self.tf_end)
+                    if t > p:
+                        depth += t - p
+                        blocked = True
+                        p = t
+                        continue
+            if (resv_left == 0 and built and not screened and self.workers > 1 and self.pool_threads > 0
+                    and self.npend - p >= self.parallel_tail_min):
+                # the rest is "can it start now?" only: the pool screens chunks of it ahead of this
+                # walk (see _tail_begin), and the walk tests only the jobs that passed
+                if self._tail_begin(p, now, depth) != 0:
+                    return -1
+                screened = True
+                chunk = -1
             j = self.pend[p].job
             k = self.pend[p].units
             d = self.pend[p].est
@@ -1484,6 +1552,18 @@ cdef class Core:
                 built = True
             if resv_left == 0:
                 # no reservation left: only "can it start now?"; the free count rejects most at once
+                if screened and p - 1 < self.tf_end and self.clock != CK_FREE:
+                    q = (p - 1 - self.tf_first) // TAIL_CHUNK
+                    if q != chunk:
+                        # a new chunk: walk it alone if no worker has taken it, else wait for it
+                        chunk = q
+                        own = pbf_cas(&self.tf_next, q, q + 1)
+                        if not own:
+                            while not pbf_load(&self.tf_done[q]):
+                                _cpu_relax()
+                    if not own and not self.tf_flags[p - 1]:
+                        blocked = True
+                        continue
                 if k > self.prof.s_cnt[0] or prof_known_misfit(&self.prof, k, d):
                     blocked = True
                     continue
@@ -1501,6 +1581,8 @@ cdef class Core:
                 started += 1
                 if self._note_started(j) != 0:
                     return -1
+                if screened:
+                    self._tail_publish()
             elif t > now and resv_left != 0:
                 prof_choose(&self.prof, k, t, d, si, now)
                 if prof_commit(&self.prof, k, t, d, si) != 0:
@@ -1519,6 +1601,8 @@ cdef class Core:
                 blocked = True
             else:
                 blocked = True
+        if screened:
+            self._tail_end()
         if phase2 >= 0 and ex == EX_END and not built:
             if self._build_profile(now) != 0:
                 return -1
@@ -1545,6 +1629,132 @@ cdef class Core:
         self._model_tests_range()
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
                             prof_live_slots(&self.prof) if built else 0)
+
+    cdef int _tail_begin(self, int64_t first, int64_t now, int64_t depth) noexcept nogil:
+        # The rest of the pass asks each job only "can it start now?" (no reservation is left), and
+        # the profile only loses units from here on: a job that cannot start now on an earlier
+        # state of it cannot later either. So the pool screens chunks of the rest ahead of the
+        # walk on the free-now units as of the walk's last start (`tf_snap`, republished after
+        # each start), and the walk takes the next chunk itself when no worker has, or else skips
+        # the jobs the worker found unable to start and tests the others exactly as alone. Same
+        # decisions and statistics for any thread count; the work is shared.
+        cdef int64_t end = self.npend, n, i
+        if self.max_job_test >= 0 and first + (self.max_job_test - depth) < end:
+            end = first + (self.max_job_test - depth)
+        n = (end - first + TAIL_CHUNK - 1) // TAIL_CHUNK
+        if (_grow(<void**>&self.tf_flags, &self.tf_cap, end, sizeof(int8_t)) != 0
+                or _grow(<void**>&self.tf_done, &self.tf_done_cap, n, sizeof(int64_t)) != 0
+                or _grow(<void**>&self.tf_ncand, &self.tf_ncand_cap, n, sizeof(int64_t)) != 0
+                or _grow(<void**>&self.tf_cand, &self.tf_cand_cap, end - first, sizeof(int64_t)) != 0):
+            return -1
+        if self.tf_snap == NULL:
+            self.tf_snap = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
+            if self.tf_snap == NULL:
+                return -1
+        for i in range(n):
+            self.tf_done[i] = 0
+        self.tf_first = first
+        self.tf_end = end
+        self.tf_nchunks = n
+        self.tf_now = now
+        self.tf_stop = 0
+        self.tf_snap_ver = 0
+        self._tail_publish()
+        pbf_store(&self.tf_next, 0)
+        pthread_mutex_lock(&self.pool_mu)
+        self.pool_task = 1
+        self.pool_gen += 1
+        self.pool_finished = 0
+        pthread_cond_broadcast(&self.pool_work)
+        pthread_mutex_unlock(&self.pool_mu)
+        self.tf_active = True
+        self.tail_passes += 1
+        return 0
+
+    cdef void _tail_publish(self) noexcept nogil:
+        # the walk's free-now units, for the workers (a sequence lock: odd while it changes)
+        pbf_store(&self.tf_snap_ver, self.tf_snap_ver + 1)
+        _copy(self.tf_snap, self.prof.s_bits, self.W)
+        self.tf_snap_cnt = self.prof.s_cnt[0]
+        pbf_store(&self.tf_snap_ver, self.tf_snap_ver + 1)
+
+    cdef void _tail_end(self) noexcept nogil:
+        # stop the workers (the walk may have ended early) and wait for them
+        if not self.tf_active:
+            return
+        pbf_store(&self.tf_stop, 1)
+        pthread_mutex_lock(&self.pool_mu)
+        while self.pool_finished < self.pool_threads:
+            pthread_cond_wait(&self.pool_done, &self.pool_mu)
+        pthread_mutex_unlock(&self.pool_mu)
+        self.tf_active = False
+
+    cdef void _tail_worker(self, int64_t wid) noexcept nogil:
+        # screen chunks taken from the shared counter; reads the queue, this pass's reservations
+        # (fixed from here on) and the published free-now units; writes its own flags, scratch and
+        # misfit frontier
+        cdef Prof* F = &self.wprof[wid]
+        cdef Prof* P = &self.prof
+        cdef int64_t c, q, lo, hi, k, d, e, i, w, cnt, v, m, snap_cnt = 0, n = 0, cands = 0
+        cdef int64_t W = self.W, now = self.tf_now
+        cdef uint64_t* cand = F.cand
+        cdef uint64_t* snap = F.mask
+        cdef uint64_t* bits
+        F.nfrontier = 0
+        while not pbf_load(&self.tf_stop):
+            c = pbf_fetch_add(&self.tf_next, 1)
+            if c >= self.tf_nchunks:
+                break
+            while True:        # a consistent copy of the published free-now units
+                v = pbf_load(&self.tf_snap_ver)
+                if v & 1:
+                    _cpu_relax()
+                    continue
+                _copy(snap, self.tf_snap, W)
+                snap_cnt = self.tf_snap_cnt
+                pbf_fence()
+                if pbf_load(&self.tf_snap_ver) == v:
+                    break
+            lo = self.tf_first + c * TAIL_CHUNK
+            hi = lo + TAIL_CHUNK if lo + TAIL_CHUNK < self.tf_end else self.tf_end
+            m = 0
+            for q in range(lo, hi):
+                k = self.pend[q].units
+                d = self.pend[q].est
+                n += 1
+                if k > snap_cnt or prof_known_misfit(F, k, d):
+                    self.tf_flags[q] = 0
+                    continue
+                if P.monotone:
+                    self.tf_flags[q] = 1
+                    self.tf_cand[c * TAIL_CHUNK + m] = q
+                    m += 1
+                    continue
+                # prof_find_start's start-now test on the published units
+                e = prof_round_up(P, now + d)
+                _copy(cand, snap, W)
+                for i in range(P.nresv_pass):
+                    if P.r_begin[i] < e:
+                        bits = P.r_bits + i * W
+                        for w in range(W):
+                            cand[w] &= ~bits[w]
+                cnt = 0
+                for w in range(W):
+                    cnt += __builtin_popcountll(cand[w])
+                if cnt >= k:
+                    self.tf_flags[q] = 1
+                    self.tf_cand[c * TAIL_CHUNK + m] = q
+                    m += 1
+                else:
+                    self.tf_flags[q] = 0
+                    prof_note_misfit(F, k, d)
+            self.tf_ncand[c] = m
+            cands += m
+            pbf_store(&self.tf_done[c], 1)
+        pbf_fetch_add(&self.tail_screened, n)
+        pbf_fetch_add(&self.tail_candidates, cands)
+        if self.w_tests_total != NULL:
+            self.w_tests_total[wid] += n
 
     cdef int _sjbf_phase(self, Prof* P, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
         cdef int64_t n = self.npend - first, i, j, k, d, t, a, b, x
@@ -1716,6 +1926,7 @@ cdef class Core:
             self.w_tests[i] = 0
         # wake the pool, work as worker 0, wait for the others
         pthread_mutex_lock(&self.pool_mu)
+        self.pool_task = 0
         self.pool_gen += 1
         self.pool_finished = 0
         pthread_cond_broadcast(&self.pool_work)
@@ -2001,7 +2212,10 @@ cdef class Core:
                 break
             gen = self.pool_gen
             pthread_mutex_unlock(&self.pool_mu)
-            self._pass_worker(wid)
+            if self.pool_task == 1:
+                self._tail_worker(wid)
+            else:
+                self._pass_worker(wid)
             pthread_mutex_lock(&self.pool_mu)
             self.pool_finished += 1
             if self.pool_finished == self.pool_threads:
