@@ -439,7 +439,10 @@ cdef class Core:
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
     cdef public int speculative           # ordered commit on the whole-pass speculative path (else: tail)
     cdef public int64_t parallel_tail_min # the start-now tail is prescreened by the pool from this many jobs
-    cdef int pool_task                    # what the pool runs: 0 = the speculative pass, 1 = the tail
+    cdef int pool_task                    # what the pool runs: 0 = the speculative pass, 1 = the tail, 2 = the profile's bitmaps
+    cdef int64_t* bp_start                # profile build: the first running job (by_end) ending at each slot
+    cdef int64_t bp_cap
+    cdef public int64_t parallel_build_min_words, parallel_builds
     cdef int8_t* tf_flags                 # tail prescreen: 1 = may start now (test it), 0 = cannot
     cdef int64_t* tf_done                 # per chunk: 1 once a worker has screened it
     cdef int64_t* tf_ncand                # per chunk: how many of its jobs may start now
@@ -557,6 +560,7 @@ cdef class Core:
         self.workers = 1
         self.parallel_min_queue = 64
         self.parallel_tail_min = 4096
+        self.parallel_build_min_words = 65536
         self.resume = 1
         # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job
         # tests cost nanoseconds) stay sequential. Decisions are the same either way.
@@ -587,6 +591,7 @@ cdef class Core:
         free(self.p_inv)
         free(self.pp_committed)
         free(self.tf_flags)
+        free(self.bp_start)
         free(self.tf_done)
         free(self.tf_ncand)
         free(self.tf_cand)
@@ -1256,10 +1261,14 @@ cdef class Core:
     # ------------------------------------------------------------------ profile
     cdef int _build_profile(self, int64_t now) noexcept nogil:
         # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
-        # planned end of a running job (start + estimate, never before now + 1), adding its units
-        cdef int64_t i, k, j, e
+        # planned end of a running job (start + estimate, never before now + 1), adding its units.
+        # First the slots (begin, free count, which running jobs end at each), then their bitmaps,
+        # which the pool fills in word ranges when there are many (each word is a prefix OR of its
+        # own: the ranges are independent).
+        cdef int64_t i, j, e, n, words
         cdef int32_t s, prev
-        cdef uint64_t* row
+        if _grow(<void**>&self.bp_start, &self.bp_cap, self.nrun + 2, sizeof(int64_t)) != 0:
+            return -1
         self.prof.nslots = 0
         self.prof.nmerged = 0
         s = prof_new_slot(&self.prof)
@@ -1268,7 +1277,6 @@ cdef class Core:
         self.prof.s_begin[0] = now
         self.prof.s_cnt[0] = self.free_cnt
         self.prof.s_next[0] = -1
-        _copy(self.prof.s_bits, self.free_now, self.W)
         prev = 0
         i = 0
         while i < self.nrun:
@@ -1281,16 +1289,56 @@ cdef class Core:
             self.prof.s_cnt[s] = self.prof.s_cnt[prev]
             self.prof.s_next[s] = -1
             self.prof.s_next[prev] = s
-            _copy(self.prof.s_bits + <int64_t>s * self.W, self.prof.s_bits + <int64_t>prev * self.W, self.W)
+            self.bp_start[s] = i
             while i < self.nrun and prof_round_up(&self.prof, self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
-                j = self.by_end[i].job
-                row = self.pool + <int64_t>self.j_row[j] * self.W
-                for k in range(self.W):
-                    self.prof.s_bits[<int64_t>s * self.W + k] |= row[k]
-                self.prof.s_cnt[s] += self.j_units[j]
+                self.prof.s_cnt[s] += self.j_units[self.by_end[i].job]
                 i += 1
             prev = s
+        n = self.prof.nslots
+        self.bp_start[n] = self.nrun
+        words = n * self.W
+        if self.workers > 1 and self.pool_threads > 0 and words >= self.parallel_build_min_words and self.W >= 16:
+            pthread_mutex_lock(&self.pool_mu)
+            self.pool_task = 2
+            self.pool_gen += 1
+            self.pool_finished = 0
+            pthread_cond_broadcast(&self.pool_work)
+            pthread_mutex_unlock(&self.pool_mu)
+            self._build_worker(0)
+            pthread_mutex_lock(&self.pool_mu)
+            while self.pool_finished < self.pool_threads:
+                pthread_cond_wait(&self.pool_done, &self.pool_mu)
+            pthread_mutex_unlock(&self.pool_mu)
+            self.parallel_builds += 1
+        else:
+            self._fill_slot_words(0, self.W)
         return 0
+
+    cdef void _build_worker(self, int64_t wid) noexcept nogil:
+        # this worker's share of the words, in whole cache lines (8 words)
+        cdef int64_t n = self.pool_threads + 1, lines = (self.W + 7) // 8
+        cdef int64_t w0 = (lines * wid // n) * 8, w1 = (lines * (wid + 1) // n) * 8
+        if w1 > self.W:
+            w1 = self.W
+        if w0 < w1:
+            self._fill_slot_words(w0, w1)
+
+    cdef void _fill_slot_words(self, int64_t w0, int64_t w1) noexcept nogil:
+        # words [w0, w1) of every slot's bitmap: slot 0 = free now; each next slot = the one
+        # before OR the units of the running jobs that end at its start
+        cdef int64_t s, i, k, W = self.W, n = self.prof.nslots
+        cdef uint64_t* dst
+        cdef uint64_t* row
+        for k in range(w0, w1):
+            self.prof.s_bits[k] = self.free_now[k]
+        for s in range(1, n):
+            dst = self.prof.s_bits + s * W
+            for k in range(w0, w1):
+                dst[k] = dst[k - W]
+            for i in range(self.bp_start[s], self.bp_start[s + 1]):
+                row = self.pool + <int64_t>self.j_row[self.by_end[i].job] * W
+                for k in range(w0, w1):
+                    dst[k] |= row[k]
 
     cdef int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
@@ -2214,6 +2262,8 @@ cdef class Core:
             pthread_mutex_unlock(&self.pool_mu)
             if self.pool_task == 1:
                 self._tail_worker(wid)
+            elif self.pool_task == 2:
+                self._build_worker(wid)
             else:
                 self._pass_worker(wid)
             pthread_mutex_lock(&self.pool_mu)
