@@ -63,12 +63,37 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_cond_wait(pthread_cond_t*, pthread_mutex_t*)
     int pthread_cond_broadcast(pthread_cond_t*)
 
+cdef extern from "<stdlib.h>" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
+
 cdef extern from "<sched.h>" nogil:
     int sched_yield()
 
 # jobs per chunk of the start-now tail screened by the pool
 cdef enum:
     TAIL_CHUNK = 512
+
+# shared counters, 8 int64 (a cache line) apart so that threads do not contend for a line
+cdef enum:
+    SY_GEN = 0
+    SY_KIND = 8
+    SY_ACTIVE = 16
+    SY_BP_NEXT = 24
+    SY_TF_NEXT = 32
+    SY_TF_STOP = 40
+    SY_SNAP_VER = 48
+    SY_CANDS = 56
+    SY_SCREENED = 64
+    SY_INSESS = 72
+    SY_WORDS = 80
+    PAD = 8             # per-chunk flags of the tail are this many int64 apart
+
+# tasks of a pass session
+cdef enum:
+    SESS_IDLE = 0
+    SESS_BUILD = 1
+    SESS_TAIL = 2
+    SESS_END = 3
 
 # speculative evaluation modes of the parallel pass
 cdef enum:
@@ -443,16 +468,25 @@ cdef class Core:
     cdef int64_t* bp_start                # profile build: the first running job (by_end) ending at each slot
     cdef int64_t bp_cap
     cdef public int64_t parallel_build_min_words, parallel_builds
+    cdef public int64_t pool_spin_us      # idle workers spin this long before parking
+    cdef public bint pool_oversubscribed  # more workers than cores: spinning threads yield
+    # a pass session: the pool spins through one sequential pass, taking tasks as they are posted
+    cdef int64_t bp_lines, bp_width
+    cdef bint sess_on
+    cdef int64_t sess_base
     cdef int8_t* tf_flags                 # tail prescreen: 1 = may start now (test it), 0 = cannot
     cdef int64_t* tf_done                 # per chunk: 1 once a worker has screened it
+    cdef int64_t* tf_owner                # per chunk: 0 unclaimed, 1 the walk, 2 a worker
+    cdef int64_t tf_owner_cap
     cdef int64_t* tf_ncand                # per chunk: how many of its jobs may start now
     cdef int64_t* tf_cand                 # their queue positions, chunk by chunk
     cdef int64_t tf_ncand_cap, tf_cand_cap
     cdef uint64_t* tf_snap                # free-now units as of the last start (published by the walk)
-    cdef int64_t tf_cap, tf_done_cap, tf_first, tf_end, tf_next, tf_now, tf_nchunks, tf_stop
-    cdef int64_t tf_snap_ver, tf_snap_cnt
+    cdef int64_t tf_cap, tf_done_cap, tf_first, tf_end, tf_now, tf_nchunks
+    cdef int64_t tf_snap_cnt
+    cdef int64_t* sy                      # the counters threads share, one cache line each (SY_*)
     cdef bint tf_active
-    cdef public int64_t tail_passes, tail_screened, tail_candidates
+    cdef public int64_t tail_passes
     cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
     # the clock and time budget of a pass (DESIGN §4.6)
     cdef public int clock                 # CK_FREE, CK_MODEL, CK_WALL
@@ -560,6 +594,10 @@ cdef class Core:
         self.workers = 1
         self.parallel_min_queue = 64
         self.parallel_tail_min = 4096
+        self.pool_spin_us = 2000
+        if posix_memalign(<void**>&self.sy, 64, SY_WORDS * sizeof(int64_t)) != 0:
+            raise MemoryError()
+        memset(self.sy, 0, SY_WORDS * sizeof(int64_t))
         self.parallel_build_min_words = 65536
         self.resume = 1
         # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job
@@ -591,8 +629,10 @@ cdef class Core:
         free(self.p_inv)
         free(self.pp_committed)
         free(self.tf_flags)
+        free(self.sy)
         free(self.bp_start)
         free(self.tf_done)
+        free(self.tf_owner)
         free(self.tf_ncand)
         free(self.tf_cand)
         free(self.tf_snap)
@@ -1297,22 +1337,86 @@ cdef class Core:
         n = self.prof.nslots
         self.bp_start[n] = self.nrun
         words = n * self.W
-        if self.workers > 1 and self.pool_threads > 0 and words >= self.parallel_build_min_words and self.W >= 16:
-            pthread_mutex_lock(&self.pool_mu)
-            self.pool_task = 2
-            self.pool_gen += 1
-            self.pool_finished = 0
-            pthread_cond_broadcast(&self.pool_work)
-            pthread_mutex_unlock(&self.pool_mu)
-            self._build_worker(0)
-            pthread_mutex_lock(&self.pool_mu)
-            while self.pool_finished < self.pool_threads:
-                pthread_cond_wait(&self.pool_done, &self.pool_mu)
-            pthread_mutex_unlock(&self.pool_mu)
+        if self.sess_on and words >= self.parallel_build_min_words and self.W >= 16:
+            # the session's workers and this thread fill the bitmaps in word ranges of whole cache
+            # lines, two ranges a thread (wide ranges: each thread streams its part of every slot)
+            self.bp_lines = 2 * (self.pool_threads + 1)
+            self.bp_width = (((self.W + 7) // 8 + self.bp_lines - 1) // self.bp_lines) * 8
+            pbf_store(&self.sy[SY_BP_NEXT], 0)
+            self._session_post(SESS_BUILD)
+            self._build_claims()
+            while pbf_load(&self.sy[SY_ACTIVE]) > 0:
+                _cpu_relax()
             self.parallel_builds += 1
         else:
             self._fill_slot_words(0, self.W)
         return 0
+
+    cdef void _build_claims(self) noexcept nogil:
+        cdef int64_t c, w1
+        while True:
+            c = pbf_fetch_add(&self.sy[SY_BP_NEXT], 1)
+            if c >= self.bp_lines or c * self.bp_width >= self.W:
+                return
+            w1 = (c + 1) * self.bp_width
+            self._fill_slot_words(c * self.bp_width, w1 if w1 < self.W else self.W)
+
+    # ------------------------------------------------------------------ pass sessions
+    cdef void _session_begin(self) noexcept nogil:
+        # wake the pool for one pass: its threads spin, taking each task this thread posts, so a
+        # task costs a handoff of ~100 ns instead of a wake-up of tens of microseconds
+        pbf_store(&self.sy[SY_KIND], SESS_IDLE)
+        pbf_store(&self.sy[SY_ACTIVE], 0)
+        # a worker may join late: it starts from this generation, so it sees every task posted
+        # (or the end) even if it first looks after them
+        self.sess_base = pbf_load(&self.sy[SY_GEN])
+        pthread_mutex_lock(&self.pool_mu)
+        self.pool_task = 3
+        pbf_store(&self.pool_gen, self.pool_gen + 1)
+        self.pool_finished = 0
+        pthread_cond_broadcast(&self.pool_work)
+        pthread_mutex_unlock(&self.pool_mu)
+        self.sess_on = True
+
+    cdef void _session_post(self, int64_t kind) noexcept nogil:
+        pbf_store(&self.sy[SY_KIND], kind)
+        pbf_fetch_add(&self.sy[SY_GEN], 1)
+
+    cdef void _session_end(self) noexcept nogil:
+        # wait only for the workers inside the session: one that never woke up will see the end
+        # (or a newer session) when it does, and leave
+        if not self.sess_on:
+            return
+        self._session_post(SESS_END)
+        while pbf_load(&self.sy[SY_INSESS]) > 0:
+            _cpu_relax()
+        self.sess_on = False
+
+    cdef void _session_worker(self, int64_t wid) noexcept nogil:
+        # spin until a task is posted; join it (counted in sess_active while working: the poster
+        # waits for that count to drop to zero), then spin again, until the session ends
+        cdef int64_t seen = self.sess_base, g, kind, spins = 0
+        pbf_fetch_add(&self.sy[SY_INSESS], 1)
+        while True:
+            g = pbf_load(&self.sy[SY_GEN])
+            if g == seen:
+                _cpu_relax()
+                spins += 1
+                if self.pool_oversubscribed and spins % 64 == 0:
+                    sched_yield()       # more threads than cores: let the walk run
+                continue
+            seen = g
+            kind = pbf_load(&self.sy[SY_KIND])
+            if kind == SESS_END:
+                pbf_fetch_add(&self.sy[SY_INSESS], -1)
+                return
+            pbf_fetch_add(&self.sy[SY_ACTIVE], 1)
+            if pbf_load(&self.sy[SY_GEN]) == g:      # still this task (else it is over: skip it)
+                if kind == SESS_BUILD:
+                    self._build_claims()
+                elif kind == SESS_TAIL:
+                    self._tail_worker(wid)
+            pbf_fetch_add(&self.sy[SY_ACTIVE], -1)
 
     cdef void _build_worker(self, int64_t wid) noexcept nogil:
         # this worker's share of the words, in whole cache lines (8 words)
@@ -1327,16 +1431,21 @@ cdef class Core:
         # words [w0, w1) of every slot's bitmap: slot 0 = free now; each next slot = the one
         # before OR the units of the running jobs that end at its start
         cdef int64_t s, i, k, W = self.W, n = self.prof.nslots
+        cdef uint64_t* bits = self.prof.s_bits
+        cdef uint64_t* pool = self.pool
+        cdef const int64_t* start = self.bp_start
+        cdef const EndKey* ends = self.by_end
+        cdef const int32_t* jrow = self.j_row
         cdef uint64_t* dst
         cdef uint64_t* row
         for k in range(w0, w1):
-            self.prof.s_bits[k] = self.free_now[k]
+            bits[k] = self.free_now[k]
         for s in range(1, n):
-            dst = self.prof.s_bits + s * W
+            dst = bits + s * W
             for k in range(w0, w1):
                 dst[k] = dst[k - W]
-            for i in range(self.bp_start[s], self.bp_start[s + 1]):
-                row = self.pool + <int64_t>self.j_row[self.by_end[i].job] * W
+            for i in range(start[s], start[s + 1]):
+                row = pool + <int64_t>jrow[ends[i].job] * W
                 for k in range(w0, w1):
                     dst[k] |= row[k]
 
@@ -1470,6 +1579,7 @@ cdef class Core:
         else:
             rc = self._full_pass_sequential(now)
             self._tail_end()
+            self._session_end()
         if self.workers > 1:
             # the pass's own measured wall time (reading the clock costs ~10 ns: once per pass end)
             self.last_full_wall_ns = <int64_t>(self.last_wall_ticks * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
@@ -1529,6 +1639,11 @@ cdef class Core:
             if self._begin_full_pass() != 0:
                 return -1
             p = 0
+        if (self.workers > 1 and self.pool_threads > 0 and not self.sess_on
+                and self.last_full_wall_ns >= self.parallel_min_wall_ns
+                and (self.npend >= self.parallel_tail_min
+                     or self.nrun * self.W >= self.parallel_build_min_words)):
+            self._session_begin()
         while p < self.npend:
             if self.sjbf and resv_left == 0:
                 phase2 = p
@@ -1544,9 +1659,9 @@ cdef class Core:
                     # a new chunk: walk it alone if no worker has taken it, else wait for it
                     chunk = q
                     ci = 0
-                    own = pbf_cas(&self.tf_next, q, q + 1)
+                    own = pbf_cas(&self.tf_owner[q * PAD], 0, 1)
                     if not own:
-                        while not pbf_load(&self.tf_done[q]):
+                        while not pbf_load(&self.tf_done[q * PAD]):
                             _cpu_relax()
                 if not own:
                     # jump to the chunk's next job that may start now: the ones in between fail
@@ -1560,7 +1675,7 @@ cdef class Core:
                         blocked = True
                         p = t
                         continue
-            if (resv_left == 0 and built and not screened and self.workers > 1 and self.pool_threads > 0
+            if (resv_left == 0 and built and not screened and self.sess_on
                     and self.npend - p >= self.parallel_tail_min):
                 # the rest is "can it start now?" only: the pool screens chunks of it ahead of this
                 # walk (see _tail_begin), and the walk tests only the jobs that passed
@@ -1605,9 +1720,9 @@ cdef class Core:
                     if q != chunk:
                         # a new chunk: walk it alone if no worker has taken it, else wait for it
                         chunk = q
-                        own = pbf_cas(&self.tf_next, q, q + 1)
+                        own = pbf_cas(&self.tf_owner[q * PAD], 0, 1)
                         if not own:
-                            while not pbf_load(&self.tf_done[q]):
+                            while not pbf_load(&self.tf_done[q * PAD]):
                                 _cpu_relax()
                     if not own and not self.tf_flags[p - 1]:
                         blocked = True
@@ -1691,7 +1806,8 @@ cdef class Core:
             end = first + (self.max_job_test - depth)
         n = (end - first + TAIL_CHUNK - 1) // TAIL_CHUNK
         if (_grow(<void**>&self.tf_flags, &self.tf_cap, end, sizeof(int8_t)) != 0
-                or _grow(<void**>&self.tf_done, &self.tf_done_cap, n, sizeof(int64_t)) != 0
+                or _grow(<void**>&self.tf_done, &self.tf_done_cap, n * PAD, sizeof(int64_t)) != 0
+                or _grow(<void**>&self.tf_owner, &self.tf_owner_cap, n * PAD, sizeof(int64_t)) != 0
                 or _grow(<void**>&self.tf_ncand, &self.tf_ncand_cap, n, sizeof(int64_t)) != 0
                 or _grow(<void**>&self.tf_cand, &self.tf_cand_cap, end - first, sizeof(int64_t)) != 0):
             return -1
@@ -1700,41 +1816,35 @@ cdef class Core:
             if self.tf_snap == NULL:
                 return -1
         for i in range(n):
-            self.tf_done[i] = 0
+            self.tf_done[i * PAD] = 0
+            self.tf_owner[i * PAD] = 0
         self.tf_first = first
         self.tf_end = end
         self.tf_nchunks = n
         self.tf_now = now
-        self.tf_stop = 0
-        self.tf_snap_ver = 0
+        self.sy[SY_TF_STOP] = 0
+        self.sy[SY_SNAP_VER] = 0
         self._tail_publish()
-        pbf_store(&self.tf_next, 0)
-        pthread_mutex_lock(&self.pool_mu)
-        self.pool_task = 1
-        self.pool_gen += 1
-        self.pool_finished = 0
-        pthread_cond_broadcast(&self.pool_work)
-        pthread_mutex_unlock(&self.pool_mu)
+        pbf_store(&self.sy[SY_TF_NEXT], 0)
+        self._session_post(SESS_TAIL)
         self.tf_active = True
         self.tail_passes += 1
         return 0
 
     cdef void _tail_publish(self) noexcept nogil:
         # the walk's free-now units, for the workers (a sequence lock: odd while it changes)
-        pbf_store(&self.tf_snap_ver, self.tf_snap_ver + 1)
+        pbf_store(&self.sy[SY_SNAP_VER], self.sy[SY_SNAP_VER] + 1)
         _copy(self.tf_snap, self.prof.s_bits, self.W)
         self.tf_snap_cnt = self.prof.s_cnt[0]
-        pbf_store(&self.tf_snap_ver, self.tf_snap_ver + 1)
+        pbf_store(&self.sy[SY_SNAP_VER], self.sy[SY_SNAP_VER] + 1)
 
     cdef void _tail_end(self) noexcept nogil:
         # stop the workers (the walk may have ended early) and wait for them
         if not self.tf_active:
             return
-        pbf_store(&self.tf_stop, 1)
-        pthread_mutex_lock(&self.pool_mu)
-        while self.pool_finished < self.pool_threads:
-            pthread_cond_wait(&self.pool_done, &self.pool_mu)
-        pthread_mutex_unlock(&self.pool_mu)
+        pbf_store(&self.sy[SY_TF_STOP], 1)
+        while pbf_load(&self.sy[SY_ACTIVE]) > 0:
+            _cpu_relax()
         self.tf_active = False
 
     cdef void _tail_worker(self, int64_t wid) noexcept nogil:
@@ -1749,19 +1859,20 @@ cdef class Core:
         cdef uint64_t* snap = F.mask
         cdef uint64_t* bits
         F.nfrontier = 0
-        while not pbf_load(&self.tf_stop):
-            c = pbf_fetch_add(&self.tf_next, 1)
-            if c >= self.tf_nchunks:
+        while not pbf_load(&self.sy[SY_TF_STOP]):
+            # from the far end of the tail, towards the walk: they meet in the middle
+            c = self.tf_nchunks - 1 - pbf_fetch_add(&self.sy[SY_TF_NEXT], 1)
+            if c < 0 or not pbf_cas(&self.tf_owner[c * PAD], 0, 2):
                 break
             while True:        # a consistent copy of the published free-now units
-                v = pbf_load(&self.tf_snap_ver)
+                v = pbf_load(&self.sy[SY_SNAP_VER])
                 if v & 1:
                     _cpu_relax()
                     continue
                 _copy(snap, self.tf_snap, W)
                 snap_cnt = self.tf_snap_cnt
                 pbf_fence()
-                if pbf_load(&self.tf_snap_ver) == v:
+                if pbf_load(&self.sy[SY_SNAP_VER]) == v:
                     break
             lo = self.tf_first + c * TAIL_CHUNK
             hi = lo + TAIL_CHUNK if lo + TAIL_CHUNK < self.tf_end else self.tf_end
@@ -1798,9 +1909,9 @@ cdef class Core:
                     prof_note_misfit(F, k, d)
             self.tf_ncand[c] = m
             cands += m
-            pbf_store(&self.tf_done[c], 1)
-        pbf_fetch_add(&self.tail_screened, n)
-        pbf_fetch_add(&self.tail_candidates, cands)
+            pbf_store(&self.tf_done[c * PAD], 1)
+        pbf_fetch_add(&self.sy[SY_SCREENED], n)
+        pbf_fetch_add(&self.sy[SY_CANDS], cands)
         if self.w_tests_total != NULL:
             self.w_tests_total[wid] += n
 
@@ -1975,7 +2086,7 @@ cdef class Core:
         # wake the pool, work as worker 0, wait for the others
         pthread_mutex_lock(&self.pool_mu)
         self.pool_task = 0
-        self.pool_gen += 1
+        pbf_store(&self.pool_gen, self.pool_gen + 1)
         self.pool_finished = 0
         pthread_cond_broadcast(&self.pool_work)
         pthread_mutex_unlock(&self.pool_mu)
@@ -2252,24 +2363,40 @@ cdef class Core:
     cdef void _pool_loop(self, int64_t wid, int64_t gen) noexcept nogil:
         # gen: the generation when the pool started -- not when this thread first runs, which may be
         # after the first pass was posted (that wake-up would be lost)
+        cdef int64_t spins, until
         pthread_mutex_lock(&self.pool_mu)
         while True:
+            if self.pool_gen == gen and not self.pool_shutdown and self.pool_spin_us > 0 and not self.pool_oversubscribed:
+                # spin a while before parking: the next pass usually comes soon, and waking a
+                # parked thread costs tens of microseconds (OpenMP's workers do the same)
+                pthread_mutex_unlock(&self.pool_mu)
+                until = _clock_ns() + self.pool_spin_us * 1000
+                spins = 0
+                while pbf_load(&self.pool_gen) == gen and not pbf_load(&self.pool_shutdown):
+                    _cpu_relax()
+                    spins += 1
+                    if spins % 256 == 0 and _clock_ns() > until:
+                        break
+                pthread_mutex_lock(&self.pool_mu)
             while self.pool_gen == gen and not self.pool_shutdown:
                 pthread_cond_wait(&self.pool_work, &self.pool_mu)
             if self.pool_shutdown:
                 break
             gen = self.pool_gen
             pthread_mutex_unlock(&self.pool_mu)
-            if self.pool_task == 1:
+            if self.pool_task == 3:
+                self._session_worker(wid)
+            elif self.pool_task == 1:
                 self._tail_worker(wid)
             elif self.pool_task == 2:
                 self._build_worker(wid)
             else:
                 self._pass_worker(wid)
             pthread_mutex_lock(&self.pool_mu)
-            self.pool_finished += 1
-            if self.pool_finished == self.pool_threads:
-                pthread_cond_broadcast(&self.pool_done)
+            if self.pool_gen == gen:        # (a late finish of an older task does not count)
+                self.pool_finished += 1
+                if self.pool_finished == self.pool_threads:
+                    pthread_cond_broadcast(&self.pool_done)
         pthread_mutex_unlock(&self.pool_mu)
 
     def _pool_thread(self, int64_t wid, int64_t gen):
@@ -2318,6 +2445,8 @@ cdef class Core:
             pthread_cond_init(&self.pool_done, NULL)
             self.pool_sync_ready = True
         self.pool_shutdown = 0
+        import os
+        self.pool_oversubscribed = workers > (os.cpu_count() or 1)
         self._threads = [threading.Thread(target=self._pool_thread, args=(wid, self.pool_gen),
                                           daemon=True, name=f"pbf-worker-{wid}")
                          for wid in range(1, workers)]
@@ -2331,7 +2460,7 @@ cdef class Core:
             return
         with nogil:
             pthread_mutex_lock(&self.pool_mu)
-            self.pool_shutdown = 1
+            pbf_store(&self.pool_shutdown, 1)
             pthread_cond_broadcast(&self.pool_work)
             pthread_mutex_unlock(&self.pool_mu)
         for th in self._threads:
@@ -2493,6 +2622,16 @@ cdef class Core:
         for i in range(jobs.shape[0]):
             v[i] = src[jobs[i]]
         return out
+
+    @property
+    def tail_screened(self):
+        """Jobs the pool screened in start-now tails (all passes)."""
+        return self.sy[SY_SCREENED]
+
+    @property
+    def tail_candidates(self):
+        """Of those, the ones that might start (the walk tested them)."""
+        return self.sy[SY_CANDS]
 
     def keys(self):
         """The priority key of every job (as last computed)."""
