@@ -33,21 +33,10 @@ cdef extern from *:
     static inline int64_t pbf_fetch_add(int64_t* p, int64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
     static inline int64_t pbf_load(int64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void pbf_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    static inline int pbf_cas(int64_t* p, int64_t expected, int64_t desired) {
-        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); }
-    static inline void pbf_fence(void) { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
-    #if defined(__x86_64__) || defined(__i386__)
-    static inline void pbf_cpu_relax(void) { __builtin_ia32_pause(); }
-    #else
-    static inline void pbf_cpu_relax(void) { }
-    #endif
     """
     int64_t pbf_fetch_add(int64_t* p, int64_t v) nogil
     int64_t pbf_load(int64_t* p) nogil
     void pbf_store(int64_t* p, int64_t v) nogil
-    bint pbf_cas(int64_t* p, int64_t expected, int64_t desired) nogil
-    void pbf_fence() nogil
-    void _cpu_relax "pbf_cpu_relax"() nogil
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
@@ -63,37 +52,8 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_cond_wait(pthread_cond_t*, pthread_mutex_t*)
     int pthread_cond_broadcast(pthread_cond_t*)
 
-cdef extern from "<stdlib.h>" nogil:
-    int posix_memalign(void** memptr, size_t alignment, size_t size)
-
 cdef extern from "<sched.h>" nogil:
     int sched_yield()
-
-# jobs per chunk of the start-now tail screened by the pool
-cdef enum:
-    TAIL_CHUNK = 512
-
-# shared counters, 8 int64 (a cache line) apart so that threads do not contend for a line
-cdef enum:
-    SY_GEN = 0
-    SY_KIND = 8
-    SY_ACTIVE = 16
-    SY_BP_NEXT = 24
-    SY_TF_NEXT = 32
-    SY_TF_STOP = 40
-    SY_SNAP_VER = 48
-    SY_CANDS = 56
-    SY_SCREENED = 64
-    SY_INSESS = 72
-    SY_WORDS = 80
-    PAD = 8             # per-chunk flags of the tail are this many int64 apart
-
-# tasks of a pass session
-cdef enum:
-    SESS_IDLE = 0
-    SESS_BUILD = 1
-    SESS_TAIL = 2
-    SESS_END = 3
 
 # speculative evaluation modes of the parallel pass
 cdef enum:
@@ -462,31 +422,6 @@ cdef class Core:
     cdef int64_t last_inversions
     cdef int64_t* p_inv
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
-    cdef public int speculative           # ordered commit on the whole-pass speculative path (else: tail)
-    cdef public int64_t parallel_tail_min # the start-now tail is prescreened by the pool from this many jobs
-    cdef int pool_task                    # what the pool runs: 0 = the speculative pass, 1 = the tail, 2 = the profile's bitmaps
-    cdef int64_t* bp_start                # profile build: the first running job (by_end) ending at each slot
-    cdef int64_t bp_cap
-    cdef public int64_t parallel_build_min_words, parallel_builds
-    cdef public int64_t pool_spin_us      # idle workers spin this long before parking
-    cdef public bint pool_oversubscribed  # more workers than cores: spinning threads yield
-    # a pass session: the pool spins through one sequential pass, taking tasks as they are posted
-    cdef int64_t bp_lines, bp_width
-    cdef bint sess_on
-    cdef int64_t sess_base
-    cdef int8_t* tf_flags                 # tail prescreen: 1 = may start now (test it), 0 = cannot
-    cdef int64_t* tf_done                 # per chunk: 1 once a worker has screened it
-    cdef int64_t* tf_owner                # per chunk: 0 unclaimed, 1 the walk, 2 a worker
-    cdef int64_t tf_owner_cap
-    cdef int64_t* tf_ncand                # per chunk: how many of its jobs may start now
-    cdef int64_t* tf_cand                 # their queue positions, chunk by chunk
-    cdef int64_t tf_ncand_cap, tf_cand_cap
-    cdef uint64_t* tf_snap                # free-now units as of the last start (published by the walk)
-    cdef int64_t tf_cap, tf_done_cap, tf_first, tf_end, tf_now, tf_nchunks
-    cdef int64_t tf_snap_cnt
-    cdef int64_t* sy                      # the counters threads share, one cache line each (SY_*)
-    cdef bint tf_active
-    cdef public int64_t tail_passes
     cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
     # the clock and time budget of a pass (DESIGN §4.6)
     cdef public int clock                 # CK_FREE, CK_MODEL, CK_WALL
@@ -503,7 +438,7 @@ cdef class Core:
     cdef bint rs_valid, rs_blocked
     cdef int64_t rs_version, rs_npend, rs_resv, rs_resv_left, rs_time
     cdef public int64_t resumed_passes
-    cdef public int resume                # 0: never resume (benchmarks of a fresh pass)
+    cdef public int resume                # 0: never resume (to measure fresh passes)
     cdef int64_t last_duration_us         # the last full pass's charged duration
     cdef int64_t* p_model
     cdef int64_t last_full_wall_ns
@@ -593,12 +528,6 @@ cdef class Core:
         self.now = -INF
         self.workers = 1
         self.parallel_min_queue = 64
-        self.parallel_tail_min = 4096
-        self.pool_spin_us = 2000
-        if posix_memalign(<void**>&self.sy, 64, SY_WORDS * sizeof(int64_t)) != 0:
-            raise MemoryError()
-        memset(self.sy, 0, SY_WORDS * sizeof(int64_t))
-        self.parallel_build_min_words = 65536
         self.resume = 1
         # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job
         # tests cost nanoseconds) stay sequential. Decisions are the same either way.
@@ -628,14 +557,6 @@ cdef class Core:
         free(self.p_tmin)
         free(self.p_inv)
         free(self.pp_committed)
-        free(self.tf_flags)
-        free(self.sy)
-        free(self.bp_start)
-        free(self.tf_done)
-        free(self.tf_owner)
-        free(self.tf_ncand)
-        free(self.tf_cand)
-        free(self.tf_snap)
         free(self.log_t)
         free(self.log_d)
         free(self.log_k)
@@ -1301,14 +1222,10 @@ cdef class Core:
     # ------------------------------------------------------------------ profile
     cdef int _build_profile(self, int64_t now) noexcept nogil:
         # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
-        # planned end of a running job (start + estimate, never before now + 1), adding its units.
-        # First the slots (begin, free count, which running jobs end at each), then their bitmaps,
-        # which the pool fills in word ranges when there are many (each word is a prefix OR of its
-        # own: the ranges are independent).
-        cdef int64_t i, j, e, n, words
+        # planned end of a running job (start + estimate, never before now + 1), adding its units
+        cdef int64_t i, k, j, e
         cdef int32_t s, prev
-        if _grow(<void**>&self.bp_start, &self.bp_cap, self.nrun + 2, sizeof(int64_t)) != 0:
-            return -1
+        cdef uint64_t* row
         self.prof.nslots = 0
         self.prof.nmerged = 0
         s = prof_new_slot(&self.prof)
@@ -1317,6 +1234,7 @@ cdef class Core:
         self.prof.s_begin[0] = now
         self.prof.s_cnt[0] = self.free_cnt
         self.prof.s_next[0] = -1
+        _copy(self.prof.s_bits, self.free_now, self.W)
         prev = 0
         i = 0
         while i < self.nrun:
@@ -1329,125 +1247,16 @@ cdef class Core:
             self.prof.s_cnt[s] = self.prof.s_cnt[prev]
             self.prof.s_next[s] = -1
             self.prof.s_next[prev] = s
-            self.bp_start[s] = i
+            _copy(self.prof.s_bits + <int64_t>s * self.W, self.prof.s_bits + <int64_t>prev * self.W, self.W)
             while i < self.nrun and prof_round_up(&self.prof, self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
-                self.prof.s_cnt[s] += self.j_units[self.by_end[i].job]
+                j = self.by_end[i].job
+                row = self.pool + <int64_t>self.j_row[j] * self.W
+                for k in range(self.W):
+                    self.prof.s_bits[<int64_t>s * self.W + k] |= row[k]
+                self.prof.s_cnt[s] += self.j_units[j]
                 i += 1
             prev = s
-        n = self.prof.nslots
-        self.bp_start[n] = self.nrun
-        words = n * self.W
-        if self.sess_on and words >= self.parallel_build_min_words and self.W >= 16:
-            # the session's workers and this thread fill the bitmaps in word ranges of whole cache
-            # lines, two ranges a thread (wide ranges: each thread streams its part of every slot)
-            self.bp_lines = 2 * (self.pool_threads + 1)
-            self.bp_width = (((self.W + 7) // 8 + self.bp_lines - 1) // self.bp_lines) * 8
-            pbf_store(&self.sy[SY_BP_NEXT], 0)
-            self._session_post(SESS_BUILD)
-            self._build_claims()
-            while pbf_load(&self.sy[SY_ACTIVE]) > 0:
-                _cpu_relax()
-            self.parallel_builds += 1
-        else:
-            self._fill_slot_words(0, self.W)
         return 0
-
-    cdef void _build_claims(self) noexcept nogil:
-        cdef int64_t c, w1
-        while True:
-            c = pbf_fetch_add(&self.sy[SY_BP_NEXT], 1)
-            if c >= self.bp_lines or c * self.bp_width >= self.W:
-                return
-            w1 = (c + 1) * self.bp_width
-            self._fill_slot_words(c * self.bp_width, w1 if w1 < self.W else self.W)
-
-    # ------------------------------------------------------------------ pass sessions
-    cdef void _session_begin(self) noexcept nogil:
-        # wake the pool for one pass: its threads spin, taking each task this thread posts, so a
-        # task costs a handoff of ~100 ns instead of a wake-up of tens of microseconds
-        pbf_store(&self.sy[SY_KIND], SESS_IDLE)
-        pbf_store(&self.sy[SY_ACTIVE], 0)
-        # a worker may join late: it starts from this generation, so it sees every task posted
-        # (or the end) even if it first looks after them
-        self.sess_base = pbf_load(&self.sy[SY_GEN])
-        pthread_mutex_lock(&self.pool_mu)
-        self.pool_task = 3
-        pbf_store(&self.pool_gen, self.pool_gen + 1)
-        self.pool_finished = 0
-        pthread_cond_broadcast(&self.pool_work)
-        pthread_mutex_unlock(&self.pool_mu)
-        self.sess_on = True
-
-    cdef void _session_post(self, int64_t kind) noexcept nogil:
-        pbf_store(&self.sy[SY_KIND], kind)
-        pbf_fetch_add(&self.sy[SY_GEN], 1)
-
-    cdef void _session_end(self) noexcept nogil:
-        # wait only for the workers inside the session: one that never woke up will see the end
-        # (or a newer session) when it does, and leave
-        if not self.sess_on:
-            return
-        self._session_post(SESS_END)
-        while pbf_load(&self.sy[SY_INSESS]) > 0:
-            _cpu_relax()
-        self.sess_on = False
-
-    cdef void _session_worker(self, int64_t wid) noexcept nogil:
-        # spin until a task is posted; join it (counted in sess_active while working: the poster
-        # waits for that count to drop to zero), then spin again, until the session ends
-        cdef int64_t seen = self.sess_base, g, kind, spins = 0
-        pbf_fetch_add(&self.sy[SY_INSESS], 1)
-        while True:
-            g = pbf_load(&self.sy[SY_GEN])
-            if g == seen:
-                _cpu_relax()
-                spins += 1
-                if self.pool_oversubscribed and spins % 64 == 0:
-                    sched_yield()       # more threads than cores: let the walk run
-                continue
-            seen = g
-            kind = pbf_load(&self.sy[SY_KIND])
-            if kind == SESS_END:
-                pbf_fetch_add(&self.sy[SY_INSESS], -1)
-                return
-            pbf_fetch_add(&self.sy[SY_ACTIVE], 1)
-            if pbf_load(&self.sy[SY_GEN]) == g:      # still this task (else it is over: skip it)
-                if kind == SESS_BUILD:
-                    self._build_claims()
-                elif kind == SESS_TAIL:
-                    self._tail_worker(wid)
-            pbf_fetch_add(&self.sy[SY_ACTIVE], -1)
-
-    cdef void _build_worker(self, int64_t wid) noexcept nogil:
-        # this worker's share of the words, in whole cache lines (8 words)
-        cdef int64_t n = self.pool_threads + 1, lines = (self.W + 7) // 8
-        cdef int64_t w0 = (lines * wid // n) * 8, w1 = (lines * (wid + 1) // n) * 8
-        if w1 > self.W:
-            w1 = self.W
-        if w0 < w1:
-            self._fill_slot_words(w0, w1)
-
-    cdef void _fill_slot_words(self, int64_t w0, int64_t w1) noexcept nogil:
-        # words [w0, w1) of every slot's bitmap: slot 0 = free now; each next slot = the one
-        # before OR the units of the running jobs that end at its start
-        cdef int64_t s, i, k, W = self.W, n = self.prof.nslots
-        cdef uint64_t* bits = self.prof.s_bits
-        cdef uint64_t* pool = self.pool
-        cdef const int64_t* start = self.bp_start
-        cdef const EndKey* ends = self.by_end
-        cdef const int32_t* jrow = self.j_row
-        cdef uint64_t* dst
-        cdef uint64_t* row
-        for k in range(w0, w1):
-            bits[k] = self.free_now[k]
-        for s in range(1, n):
-            dst = bits + s * W
-            for k in range(w0, w1):
-                dst[k] = dst[k - W]
-            for i in range(start[s], start[s + 1]):
-                row = pool + <int64_t>jrow[ends[i].job] * W
-                for k in range(w0, w1):
-                    dst[k] |= row[k]
 
     cdef int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
@@ -1573,13 +1382,11 @@ cdef class Core:
             return -1
         if self.no_backfill:
             return self._quick_pass(now)
-        if (self.workers > 1 and self.pool_threads > 0 and (self.commit_eager or self.speculative)
-                and self.npend >= self.parallel_min_queue and self.last_full_wall_ns >= self.parallel_min_wall_ns):
+        if (self.workers > 1 and self.pool_threads > 0 and self.npend >= self.parallel_min_queue
+                and self.last_full_wall_ns >= self.parallel_min_wall_ns):
             rc = self._full_pass_parallel(now)
         else:
             rc = self._full_pass_sequential(now)
-            self._tail_end()
-            self._session_end()
         if self.workers > 1:
             # the pass's own measured wall time (reading the clock costs ~10 ns: once per pass end)
             self.last_full_wall_ns = <int64_t>(self.last_wall_ticks * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
@@ -1619,8 +1426,7 @@ cdef class Core:
         cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
-        cdef bint blocked = False, backfilled = False, screened = False, own = False
-        cdef int64_t chunk = -1, ci = 0
+        cdef bint blocked = False, backfilled = False
         cdef int ex = EX_END
         cdef bint built = False
         if self._can_resume(now):
@@ -1639,11 +1445,6 @@ cdef class Core:
             if self._begin_full_pass() != 0:
                 return -1
             p = 0
-        if (self.workers > 1 and self.pool_threads > 0 and not self.sess_on
-                and self.last_full_wall_ns >= self.parallel_min_wall_ns
-                and (self.npend >= self.parallel_tail_min
-                     or self.nrun * self.W >= self.parallel_build_min_words)):
-            self._session_begin()
         while p < self.npend:
             if self.sjbf and resv_left == 0:
                 phase2 = p
@@ -1653,36 +1454,6 @@ cdef class Core:
                 # test at once
                 ex = self._count_rest(self.npend - p, prof_live_slots(&self.prof), &depth)
                 break
-            if screened and p < self.tf_end and self.clock == CK_FREE:
-                q = (p - self.tf_first) // TAIL_CHUNK
-                if q != chunk:
-                    # a new chunk: walk it alone if no worker has taken it, else wait for it
-                    chunk = q
-                    ci = 0
-                    own = pbf_cas(&self.tf_owner[q * PAD], 0, 1)
-                    if not own:
-                        while not pbf_load(&self.tf_done[q * PAD]):
-                            _cpu_relax()
-                if not own:
-                    # jump to the chunk's next job that may start now: the ones in between fail
-                    # their test (counted as tested, as each would be)
-                    while ci < self.tf_ncand[q] and self.tf_cand[q * TAIL_CHUNK + ci] < p:
-                        ci += 1
-                    t = self.tf_cand[q * TAIL_CHUNK + ci] if ci < self.tf_ncand[q] else \
-                        min(self.tf_first + (q + 1) * TAIL_CHUNK, self.tf_end)
-                    if t > p:
-                        depth += t - p
-                        blocked = True
-                        p = t
-                        continue
-            if (resv_left == 0 and built and not screened and self.sess_on
-                    and self.npend - p >= self.parallel_tail_min):
-                # the rest is "can it start now?" only: the pool screens chunks of it ahead of this
-                # walk (see _tail_begin), and the walk tests only the jobs that passed
-                if self._tail_begin(p, now, depth) != 0:
-                    return -1
-                screened = True
-                chunk = -1
             j = self.pend[p].job
             k = self.pend[p].units
             d = self.pend[p].est
@@ -1715,18 +1486,6 @@ cdef class Core:
                 built = True
             if resv_left == 0:
                 # no reservation left: only "can it start now?"; the free count rejects most at once
-                if screened and p - 1 < self.tf_end and self.clock != CK_FREE:
-                    q = (p - 1 - self.tf_first) // TAIL_CHUNK
-                    if q != chunk:
-                        # a new chunk: walk it alone if no worker has taken it, else wait for it
-                        chunk = q
-                        own = pbf_cas(&self.tf_owner[q * PAD], 0, 1)
-                        if not own:
-                            while not pbf_load(&self.tf_done[q * PAD]):
-                                _cpu_relax()
-                    if not own and not self.tf_flags[p - 1]:
-                        blocked = True
-                        continue
                 if k > self.prof.s_cnt[0] or prof_known_misfit(&self.prof, k, d):
                     blocked = True
                     continue
@@ -1744,8 +1503,6 @@ cdef class Core:
                 started += 1
                 if self._note_started(j) != 0:
                     return -1
-                if screened:
-                    self._tail_publish()
             elif t > now and resv_left != 0:
                 prof_choose(&self.prof, k, t, d, si, now)
                 if prof_commit(&self.prof, k, t, d, si) != 0:
@@ -1764,8 +1521,6 @@ cdef class Core:
                 blocked = True
             else:
                 blocked = True
-        if screened:
-            self._tail_end()
         if phase2 >= 0 and ex == EX_END and not built:
             if self._build_profile(now) != 0:
                 return -1
@@ -1792,128 +1547,6 @@ cdef class Core:
         self._model_tests_range()
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
                             prof_live_slots(&self.prof) if built else 0)
-
-    cdef int _tail_begin(self, int64_t first, int64_t now, int64_t depth) noexcept nogil:
-        # The rest of the pass asks each job only "can it start now?" (no reservation is left), and
-        # the profile only loses units from here on: a job that cannot start now on an earlier
-        # state of it cannot later either. So the pool screens chunks of the rest ahead of the
-        # walk on the free-now units as of the walk's last start (`tf_snap`, republished after
-        # each start), and the walk takes the next chunk itself when no worker has, or else skips
-        # the jobs the worker found unable to start and tests the others exactly as alone. Same
-        # decisions and statistics for any thread count; the work is shared.
-        cdef int64_t end = self.npend, n, i
-        if self.max_job_test >= 0 and first + (self.max_job_test - depth) < end:
-            end = first + (self.max_job_test - depth)
-        n = (end - first + TAIL_CHUNK - 1) // TAIL_CHUNK
-        if (_grow(<void**>&self.tf_flags, &self.tf_cap, end, sizeof(int8_t)) != 0
-                or _grow(<void**>&self.tf_done, &self.tf_done_cap, n * PAD, sizeof(int64_t)) != 0
-                or _grow(<void**>&self.tf_owner, &self.tf_owner_cap, n * PAD, sizeof(int64_t)) != 0
-                or _grow(<void**>&self.tf_ncand, &self.tf_ncand_cap, n, sizeof(int64_t)) != 0
-                or _grow(<void**>&self.tf_cand, &self.tf_cand_cap, end - first, sizeof(int64_t)) != 0):
-            return -1
-        if self.tf_snap == NULL:
-            self.tf_snap = <uint64_t*>malloc(max(1, self.W) * sizeof(uint64_t))
-            if self.tf_snap == NULL:
-                return -1
-        for i in range(n):
-            self.tf_done[i * PAD] = 0
-            self.tf_owner[i * PAD] = 0
-        self.tf_first = first
-        self.tf_end = end
-        self.tf_nchunks = n
-        self.tf_now = now
-        self.sy[SY_TF_STOP] = 0
-        self.sy[SY_SNAP_VER] = 0
-        self._tail_publish()
-        pbf_store(&self.sy[SY_TF_NEXT], 0)
-        self._session_post(SESS_TAIL)
-        self.tf_active = True
-        self.tail_passes += 1
-        return 0
-
-    cdef void _tail_publish(self) noexcept nogil:
-        # the walk's free-now units, for the workers (a sequence lock: odd while it changes)
-        pbf_store(&self.sy[SY_SNAP_VER], self.sy[SY_SNAP_VER] + 1)
-        _copy(self.tf_snap, self.prof.s_bits, self.W)
-        self.tf_snap_cnt = self.prof.s_cnt[0]
-        pbf_store(&self.sy[SY_SNAP_VER], self.sy[SY_SNAP_VER] + 1)
-
-    cdef void _tail_end(self) noexcept nogil:
-        # stop the workers (the walk may have ended early) and wait for them
-        if not self.tf_active:
-            return
-        pbf_store(&self.sy[SY_TF_STOP], 1)
-        while pbf_load(&self.sy[SY_ACTIVE]) > 0:
-            _cpu_relax()
-        self.tf_active = False
-
-    cdef void _tail_worker(self, int64_t wid) noexcept nogil:
-        # screen chunks taken from the shared counter; reads the queue, this pass's reservations
-        # (fixed from here on) and the published free-now units; writes its own flags, scratch and
-        # misfit frontier
-        cdef Prof* F = &self.wprof[wid]
-        cdef Prof* P = &self.prof
-        cdef int64_t c, q, lo, hi, k, d, e, i, w, cnt, v, m, snap_cnt = 0, n = 0, cands = 0
-        cdef int64_t W = self.W, now = self.tf_now
-        cdef uint64_t* cand = F.cand
-        cdef uint64_t* snap = F.mask
-        cdef uint64_t* bits
-        F.nfrontier = 0
-        while not pbf_load(&self.sy[SY_TF_STOP]):
-            # from the far end of the tail, towards the walk: they meet in the middle
-            c = self.tf_nchunks - 1 - pbf_fetch_add(&self.sy[SY_TF_NEXT], 1)
-            if c < 0 or not pbf_cas(&self.tf_owner[c * PAD], 0, 2):
-                break
-            while True:        # a consistent copy of the published free-now units
-                v = pbf_load(&self.sy[SY_SNAP_VER])
-                if v & 1:
-                    _cpu_relax()
-                    continue
-                _copy(snap, self.tf_snap, W)
-                snap_cnt = self.tf_snap_cnt
-                pbf_fence()
-                if pbf_load(&self.sy[SY_SNAP_VER]) == v:
-                    break
-            lo = self.tf_first + c * TAIL_CHUNK
-            hi = lo + TAIL_CHUNK if lo + TAIL_CHUNK < self.tf_end else self.tf_end
-            m = 0
-            for q in range(lo, hi):
-                k = self.pend[q].units
-                d = self.pend[q].est
-                n += 1
-                if k > snap_cnt or prof_known_misfit(F, k, d):
-                    self.tf_flags[q] = 0
-                    continue
-                if P.monotone:
-                    self.tf_flags[q] = 1
-                    self.tf_cand[c * TAIL_CHUNK + m] = q
-                    m += 1
-                    continue
-                # prof_find_start's start-now test on the published units
-                e = prof_round_up(P, now + d)
-                _copy(cand, snap, W)
-                for i in range(P.nresv_pass):
-                    if P.r_begin[i] < e:
-                        bits = P.r_bits + i * W
-                        for w in range(W):
-                            cand[w] &= ~bits[w]
-                cnt = 0
-                for w in range(W):
-                    cnt += __builtin_popcountll(cand[w])
-                if cnt >= k:
-                    self.tf_flags[q] = 1
-                    self.tf_cand[c * TAIL_CHUNK + m] = q
-                    m += 1
-                else:
-                    self.tf_flags[q] = 0
-                    prof_note_misfit(F, k, d)
-            self.tf_ncand[c] = m
-            cands += m
-            pbf_store(&self.tf_done[c * PAD], 1)
-        pbf_fetch_add(&self.sy[SY_SCREENED], n)
-        pbf_fetch_add(&self.sy[SY_CANDS], cands)
-        if self.w_tests_total != NULL:
-            self.w_tests_total[wid] += n
 
     cdef int _sjbf_phase(self, Prof* P, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:
         cdef int64_t n = self.npend - first, i, j, k, d, t, a, b, x
@@ -2085,8 +1718,7 @@ cdef class Core:
             self.w_tests[i] = 0
         # wake the pool, work as worker 0, wait for the others
         pthread_mutex_lock(&self.pool_mu)
-        self.pool_task = 0
-        pbf_store(&self.pool_gen, self.pool_gen + 1)
+        self.pool_gen += 1
         self.pool_finished = 0
         pthread_cond_broadcast(&self.pool_work)
         pthread_mutex_unlock(&self.pool_mu)
@@ -2363,35 +1995,15 @@ cdef class Core:
     cdef void _pool_loop(self, int64_t wid, int64_t gen) noexcept nogil:
         # gen: the generation when the pool started -- not when this thread first runs, which may be
         # after the first pass was posted (that wake-up would be lost)
-        cdef int64_t spins, until
         pthread_mutex_lock(&self.pool_mu)
         while True:
-            if self.pool_gen == gen and not self.pool_shutdown and self.pool_spin_us > 0 and not self.pool_oversubscribed:
-                # spin a while before parking: the next pass usually comes soon, and waking a
-                # parked thread costs tens of microseconds (OpenMP's workers do the same)
-                pthread_mutex_unlock(&self.pool_mu)
-                until = _clock_ns() + self.pool_spin_us * 1000
-                spins = 0
-                while pbf_load(&self.pool_gen) == gen and not pbf_load(&self.pool_shutdown):
-                    _cpu_relax()
-                    spins += 1
-                    if spins % 256 == 0 and _clock_ns() > until:
-                        break
-                pthread_mutex_lock(&self.pool_mu)
             while self.pool_gen == gen and not self.pool_shutdown:
                 pthread_cond_wait(&self.pool_work, &self.pool_mu)
             if self.pool_shutdown:
                 break
             gen = self.pool_gen
             pthread_mutex_unlock(&self.pool_mu)
-            if self.pool_task == 3:
-                self._session_worker(wid)
-            elif self.pool_task == 1:
-                self._tail_worker(wid)
-            elif self.pool_task == 2:
-                self._build_worker(wid)
-            else:
-                self._pass_worker(wid)
+            self._pass_worker(wid)
             pthread_mutex_lock(&self.pool_mu)
             if self.pool_gen == gen:        # (a late finish of an older task does not count)
                 self.pool_finished += 1
@@ -2445,8 +2057,6 @@ cdef class Core:
             pthread_cond_init(&self.pool_done, NULL)
             self.pool_sync_ready = True
         self.pool_shutdown = 0
-        import os
-        self.pool_oversubscribed = workers > (os.cpu_count() or 1)
         self._threads = [threading.Thread(target=self._pool_thread, args=(wid, self.pool_gen),
                                           daemon=True, name=f"pbf-worker-{wid}")
                          for wid in range(1, workers)]
@@ -2460,7 +2070,7 @@ cdef class Core:
             return
         with nogil:
             pthread_mutex_lock(&self.pool_mu)
-            pbf_store(&self.pool_shutdown, 1)
+            self.pool_shutdown = 1
             pthread_cond_broadcast(&self.pool_work)
             pthread_mutex_unlock(&self.pool_mu)
         for th in self._threads:
@@ -2622,16 +2232,6 @@ cdef class Core:
         for i in range(jobs.shape[0]):
             v[i] = src[jobs[i]]
         return out
-
-    @property
-    def tail_screened(self):
-        """Jobs the pool screened in start-now tails (all passes)."""
-        return self.sy[SY_SCREENED]
-
-    @property
-    def tail_candidates(self):
-        """Of those, the ones that might start (the walk tested them)."""
-        return self.sy[SY_CANDS]
 
     def keys(self):
         """The priority key of every job (as last computed)."""

@@ -14,7 +14,7 @@ PREDICTOR_CODES = {"given": 0, "ave2": 1, "regression": 2}
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
                     trigger="event", bf_interval=30, workers=1, eager=False, priority=None,
                     predictor="given", regression=None, correction="incremental", req=None, user=None,
-                    part=None, qos=None, speculative=False):
+                    part=None, qos=None):
     """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path
     (``eager``: the eager commit order). ``priority``: a plugin object (default FCFS, or SJF with
     ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings)."""
@@ -22,12 +22,8 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     core.record_units = 1
     core.commit_eager = int(eager)
     if workers > 1:
-        # every full pass on the threads: the whole-pass speculative path, or the sequential walk
-        # with its start-now tail screened by the pool from the first job on
         core.parallel_min_queue = 1
         core.parallel_min_wall_ns = 0
-        core.parallel_tail_min = 1
-        core.speculative = int(speculative)
     backfill.apply(core)
     (priority if priority is not None else (SJF() if prio_sjf else FCFS())).apply(core)
     if predictor == "regression":

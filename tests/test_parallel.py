@@ -30,10 +30,9 @@ def test_any_worker_count_equals_the_oracle(sc):
     kw = {k: sc[k] for k in ("backfill", "prio_sjf", "trigger", "bf_interval")}
     want = oracle_replay(*args, **kw)
     for workers in (1, 2, 3, 4, 8):
-        for speculative in ((False, True) if workers > 1 else (False,)):
-            got = compiled_replay(*args, workers=workers, speculative=speculative, **kw)
-            assert_same(got, want)
-            check_invariants(got, sc["submit"], sc["units"], sc["run"], sc["total_units"])
+        got = compiled_replay(*args, workers=workers, **kw)
+        assert_same(got, want)
+        check_invariants(got, sc["submit"], sc["units"], sc["run"], sc["total_units"])
 
 
 def test_stress_thousands_of_parallel_passes_with_8_threads(shared_trace):
@@ -43,10 +42,9 @@ def test_stress_thousands_of_parallel_passes_with_8_threads(shared_trace):
     args = (t.submit[:n], t.units[:n], t.req_time[:n], t.run[:n], 128)
     for backfill in (Backfill(), Backfill(reservations=None)):
         seq = compiled_replay(*args, backfill=backfill)
-        for speculative in (False, True):
-            par = compiled_replay(*args, backfill=backfill, workers=8, speculative=speculative)
-            assert_same(par, seq)
-            assert len(par["passes"]["time"]) > 15_000
+        par = compiled_replay(*args, backfill=backfill, workers=8)
+        assert_same(par, seq)
+        assert len(par["passes"]["time"]) > 15_000
 
 
 def test_whole_trace_replay_identical_for_1_and_8_workers():
@@ -67,7 +65,7 @@ def test_parallel_statistics_are_reported(shared_trace):
     t = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
     n = 2_000
     args = (t.submit[:n], t.units[:n], t.req_time[:n], t.run[:n], 128)
-    r = compiled_replay(*args, backfill=Backfill(reservations=None), workers=4, speculative=True)
+    r = compiled_replay(*args, backfill=Backfill(reservations=None), workers=4)
     p = r["passes"]
     full = p["kind"] == 0
     # every reservation was searched again on the up-to-date profile
