@@ -16,8 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
-
+from pbf.bench import MachineLoad
 from pbf.plugins import PRIORITIES
 from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
@@ -37,22 +36,16 @@ def main():
     configs.update({f"priority {p}": ReplayConfig(priority=p) for p in PRIORITIES.names()})
     times = {k: [] for k in configs}
     proc = []
-    me = psutil.Process()
-    cpu0, own0, w0 = psutil.cpu_times(), me.cpu_times(), time.perf_counter()
-    for _ in range(args.trials):
-        for name, cfg in configs.items():
+    with MachineLoad() as load:
+        for _ in range(args.trials):
+            for name, cfg in configs.items():
+                t0 = time.perf_counter()
+                replay(t, cfg)
+                times[name].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            replay(t, cfg)
-            times[name].append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        subprocess.run(["pbf", "replay", args.trace, "--preset", "gaussier", "--quiet"], check=True)
-        proc.append(time.perf_counter() - t0)
-    wall = time.perf_counter() - w0
-    cpu1, own1 = psutil.cpu_times(), me.cpu_times()
-    busy = lambda c: c.user + c.system + getattr(c, "nice", 0)
-    children = (own1.children_user + own1.children_system) - (own0.children_user + own0.children_system)
-    mine = (own1.user + own1.system) - (own0.user + own0.system) + children
-    others = max(0.0, busy(cpu1) - busy(cpu0) - mine) / wall
+            subprocess.run(["pbf", "replay", args.trace, "--preset", "gaussier", "--quiet"], check=True)
+            proc.append(time.perf_counter() - t0)
+    others = load.other_cores
     res = {"trace": args.trace, "jobs": len(t), "cores": os.cpu_count(), "trials": args.trials,
            "other_processes_cpu_cores": round(others, 3),
            "replay_s": {k: {"median": statistics.median(v), "best": min(v)} for k, v in times.items()},

@@ -621,60 +621,41 @@ cdef class Core:
 
     # ------------------------------------------------------------------ jobs
     cdef int _reserve_jobs(self, int64_t n) noexcept nogil:
-        cdef int64_t cap
+        # room for n jobs in every per-job array (they share one capacity, jcap)
+        cdef int64_t cap = self.jcap, i
+        cdef void** arrays[25]
+        cdef size_t sizes[25]
         if n <= self.jcap:
             return 0
-        cap = self.jcap
-        if (_grow(<void**>&self.j_submit, &cap, n, sizeof(int64_t)) != 0):
-            return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_units, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_est, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_run, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_start, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_end, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_resv, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_resv_min, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_seq, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_runpos, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_row, &cap, n, sizeof(int32_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_state, &cap, n, sizeof(int8_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_how, &cap, n, sizeof(int8_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_reason, &cap, n, sizeof(int8_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_req, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_user, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_pred0, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_ncorr, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_bfkey, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_acc, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_unext, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_uprev, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_key, &cap, n, sizeof(double)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_part, &cap, n, sizeof(double)) != 0: return -1
-        cap = self.jcap
-        if _grow(<void**>&self.j_qos, &cap, n, sizeof(double)) != 0: return -1
+        arrays[0], sizes[0] = <void**>&self.j_submit, sizeof(int64_t)
+        arrays[1], sizes[1] = <void**>&self.j_units, sizeof(int64_t)
+        arrays[2], sizes[2] = <void**>&self.j_est, sizeof(int64_t)
+        arrays[3], sizes[3] = <void**>&self.j_run, sizeof(int64_t)
+        arrays[4], sizes[4] = <void**>&self.j_start, sizeof(int64_t)
+        arrays[5], sizes[5] = <void**>&self.j_end, sizeof(int64_t)
+        arrays[6], sizes[6] = <void**>&self.j_resv, sizeof(int64_t)
+        arrays[7], sizes[7] = <void**>&self.j_resv_min, sizeof(int64_t)
+        arrays[8], sizes[8] = <void**>&self.j_seq, sizeof(int64_t)
+        arrays[9], sizes[9] = <void**>&self.j_runpos, sizeof(int64_t)
+        arrays[10], sizes[10] = <void**>&self.j_row, sizeof(int32_t)
+        arrays[11], sizes[11] = <void**>&self.j_state, sizeof(int8_t)
+        arrays[12], sizes[12] = <void**>&self.j_how, sizeof(int8_t)
+        arrays[13], sizes[13] = <void**>&self.j_reason, sizeof(int8_t)
+        arrays[14], sizes[14] = <void**>&self.j_req, sizeof(int64_t)
+        arrays[15], sizes[15] = <void**>&self.j_user, sizeof(int64_t)
+        arrays[16], sizes[16] = <void**>&self.j_pred0, sizeof(int64_t)
+        arrays[17], sizes[17] = <void**>&self.j_ncorr, sizeof(int64_t)
+        arrays[18], sizes[18] = <void**>&self.j_bfkey, sizeof(int64_t)
+        arrays[19], sizes[19] = <void**>&self.j_acc, sizeof(int64_t)
+        arrays[20], sizes[20] = <void**>&self.j_unext, sizeof(int64_t)
+        arrays[21], sizes[21] = <void**>&self.j_uprev, sizeof(int64_t)
+        arrays[22], sizes[22] = <void**>&self.j_key, sizeof(double)
+        arrays[23], sizes[23] = <void**>&self.j_part, sizeof(double)
+        arrays[24], sizes[24] = <void**>&self.j_qos, sizeof(double)
+        for i in range(25):
+            cap = self.jcap
+            if _grow(arrays[i], &cap, n, sizes[i]) != 0:
+                return -1
         self.jcap = cap
         return 0
 
