@@ -84,3 +84,23 @@ def test_equal_neighbouring_slots_are_merged():
     r = compiled_replay([0, 0, 0], [2, 2, 2], [10, 20, 10], [10, 20, 10], 4)
     assert r["first_planned"][2] == 10
     assert r["passes"]["slots"][0] == 2
+
+
+def test_resuming_passes_changes_nothing(shared_trace):
+    """Resuming the last pass (docs/engine.md) gives the decisions and statistics of fresh passes."""
+    from pbf import _core
+    from pbf.workload import read_swf
+    t = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
+    out = []
+    for resume in (1, 0):
+        core = _core.Core(128)
+        core.resume = resume
+        core.load_trace(t.submit, t.units, t.req_time, t.run)
+        assert core.replay()
+        out.append((core.job_arrays(), core.pass_arrays(), core.resumed_passes))
+    (jobs_on, passes_on, resumed), (jobs_off, passes_off, none) = out
+    assert resumed > 10_000 and none == 0
+    for a, b in zip(jobs_on, jobs_off):
+        assert np.array_equal(a, b)
+    for key in ("time", "queue", "depth", "started", "reservations", "slots", "exit", "kind"):
+        assert np.array_equal(passes_on[key], passes_off[key]), key
