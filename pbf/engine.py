@@ -9,7 +9,7 @@ Every call is checked in full before anything changes: a misuse (an event later 
 going backwards, an unknown or not-running job finished, a duplicate job id, a job wider than the
 cluster, ...) raises :class:`ProtocolError` and leaves the engine exactly as it was.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -165,8 +165,10 @@ class Engine:
         return out
 
     def _view(self, jobs, **kw):
-        cols = {k: np.asarray(v, dtype=np.int64) for k, v in self._cols.items()}
-        return JobsView.of(cols, jobs, **kw)
+        # only the rows asked for (the engine's columns grow with every job it has seen)
+        jobs = [int(j) for j in jobs]
+        cols = {k: np.asarray([v[j] for j in jobs], dtype=np.int64) for k, v in self._cols.items()}
+        return replace(JobsView.of(cols, np.arange(len(jobs)), **kw), index=np.asarray(jobs, dtype=np.int64))
 
     def _python_keys(self, now):
         sc = self._scoring
