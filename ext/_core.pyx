@@ -1318,10 +1318,20 @@ cdef class Core:
     cdef int _note_reserved(self, int64_t j) noexcept nogil:
         return _append(&self.last_reserved, &self.nlast_reserved, &self.last_reserved_cap, j)
 
+    cdef void _compact_marked(self, int64_t first) noexcept nogil:
+        # drop the entries the pass marked started (job = -1); nothing before `first` moved
+        cdef int64_t i, n = first
+        for i in range(first, self.npend):
+            if self.pend[i].job >= 0:
+                self.pend[n] = self.pend[i]
+                n += 1
+        self.npend = n
+
     cdef int _compact_pending(self) noexcept nogil:
+        # keep the entries still pending (entries marked started, job = -1, go too)
         cdef int64_t i, n = 0
         for i in range(self.npend):
-            if self.j_state[self.pend[i].job] == JS_PENDING:
+            if self.pend[i].job >= 0 and self.j_state[self.pend[i].job] == JS_PENDING:
                 self.pend[n] = self.pend[i]
                 n += 1
         self.npend = n
@@ -1353,7 +1363,9 @@ cdef class Core:
             if self._note_started(j) != 0:
                 return -1
         if started:
-            self._compact_pending()
+            # the started jobs are exactly the first `started` entries
+            memmove(self.pend, self.pend + started, (self.npend - started) * sizeof(PendEntry))
+            self.npend -= started
         self.last_duration_us = 0
         return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0, 0)
 
@@ -1408,6 +1420,7 @@ cdef class Core:
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
         cdef bint blocked = False, backfilled = False
+        cdef int64_t first_start = -1
         cdef int ex = EX_END
         cdef bint built = False
         if self._can_resume(now):
@@ -1456,6 +1469,9 @@ cdef class Core:
                     _take_lowest(self.prof.cand, self.prof.chosen, k, self.W, NULL)
                     if self._start(j, now) != 0:
                         return -1
+                    self.pend[p - 1].job = -1
+                    if first_start < 0:
+                        first_start = p - 1
                     self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
                     backfilled = backfilled or blocked
                     started += 1
@@ -1479,6 +1495,9 @@ cdef class Core:
                 prof_choose(&self.prof, k, t, d, si, now)
                 if prof_commit(&self.prof, k, t, d, si) != 0 or self._start(j, now) != 0:
                     return -1
+                self.pend[p - 1].job = -1
+                if first_start < 0:
+                    first_start = p - 1
                 self.j_how[j] = HOW_BACKFILL if blocked else HOW_MAIN
                 backfilled = backfilled or blocked
                 started += 1
@@ -1512,7 +1531,10 @@ cdef class Core:
             if ex < 0:
                 return -1
         if started:
-            self._compact_pending()
+            if phase2 >= 0:
+                self._compact_pending()
+            else:
+                self._compact_marked(first_start)
         self.rs_valid = ex == EX_END and phase2 < 0 and built and not backfilled
         if self.rs_valid:
             self.rs_version = self.run_version
