@@ -8,8 +8,9 @@ A priority function is ``keys(jobs, now) -> array`` over a :class:`pbf.plugins.J
 (lowest key first); a predictor has ``predict(jobs, now) -> seconds`` for the jobs arriving now and an
 optional ``fit(jobs, now)`` for the jobs that finished (``jobs.run``). pbf clips predictions to
 [1, requested] and corrects running jobs that outlive them. Python plugins are called with the GIL
-at every instant with arrivals or queued jobs: slower than the compiled built-ins (about 10-20x on a
-replay), the same decisions as a built-in computing the same numbers (tests/test_plugins.py).
+at every instant with arrivals or queued jobs: slower than the compiled built-ins (a Python SJF
+replays SDSC-SP2 in 0.9 s against 0.05 s built in; see docs/scoring.md), with the same decisions as
+a built-in computing the same numbers (tests/test_plugins.py).
 """
 import sys
 from collections import defaultdict, deque
