@@ -2414,10 +2414,22 @@ cdef class Core:
         return arr
 
     def pending(self):
-        return np.array([self.pend[i].job for i in range(self.npend)], dtype=np.int64)
+        """Queued job indices in priority order."""
+        out = np.empty(self.npend, dtype=np.int64)
+        cdef int64_t[::1] v = out
+        cdef int64_t i
+        for i in range(self.npend):
+            v[i] = self.pend[i].job
+        return out
 
     def running(self):
-        return np.array([self.run_list[i] for i in range(self.nrun)], dtype=np.int64)
+        """Running job indices (in no particular order)."""
+        out = np.empty(self.nrun, dtype=np.int64)
+        cdef int64_t[::1] v = out
+        cdef int64_t i
+        for i in range(self.nrun):
+            v[i] = self.run_list[i]
+        return out
 
     @property
     def n_passes(self):
