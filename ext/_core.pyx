@@ -737,13 +737,14 @@ cdef class Core:
         self.nusers = n
         return 0
 
-    def set_regression(self, double eta, double lam, int over_sq, int under_sq, int weight):
+    def set_regression(self, double eta, double lam, int over_sq, int under_sq, int weight,
+                       double over_slope=1.0, double under_slope=1.0):
         """Use the on-line regression predictor with these settings (fresh model)."""
         if self.reg == NULL:
             self.reg = <Reg*>malloc(sizeof(Reg))
             if self.reg == NULL:
                 raise MemoryError()
-        reg_init(self.reg, eta, lam, over_sq, under_sq, weight)
+        reg_init(self.reg, eta, lam, over_sq, under_sq, weight, over_slope, under_slope)
         self.predictor = PD_REGRESSION
 
     def regression_weights(self):

@@ -30,10 +30,12 @@ ctypedef struct Reg:
     double n               # examples seen + 1
     double eta, lam
     int over_sq, under_sq, weight
+    double over_slope, under_slope   # each branch's factor (predictsim's rightparam / leftparam)
     int64_t fits
 
 
-cdef void reg_init(Reg* R, double eta, double lam, int over_sq, int under_sq, int weight) noexcept nogil:
+cdef void reg_init(Reg* R, double eta, double lam, int over_sq, int under_sq, int weight,
+                   double over_slope, double under_slope) noexcept nogil:
     memset(R, 0, sizeof(Reg))
     R.n = 1.0
     R.eta = eta
@@ -41,6 +43,8 @@ cdef void reg_init(Reg* R, double eta, double lam, int over_sq, int under_sq, in
     R.over_sq = over_sq
     R.under_sq = under_sq
     R.weight = weight
+    R.over_slope = over_slope
+    R.under_slope = under_slope
 
 
 cdef void reg_phi(Reg* R, const double* x) noexcept nogil:
@@ -106,9 +110,9 @@ cdef void reg_fit(Reg* R, const double* x, double y, double gamma) noexcept nogi
     R.N += norm
     e = reg_value(R) - y
     if e > 0.0:            # over-prediction
-        dl = gamma * (2.0 * e if R.over_sq else 1.0)
+        dl = gamma * R.over_slope * (2.0 * e if R.over_sq else 1.0)
     elif e < 0.0:          # under-prediction
-        dl = gamma * (2.0 * e if R.under_sq else -1.0)
+        dl = gamma * R.under_slope * (2.0 * e if R.under_sq else -1.0)
     else:
         dl = 0.0
     for i in range(REG_DIM):

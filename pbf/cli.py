@@ -136,7 +136,8 @@ def _scoring(args):
         if getattr(args, name) is not None:
             chosen[name] = getattr(args, name)
     loss = {k: v for k, v in (("over", args.loss_over), ("under", args.loss_under), ("weight", args.loss_weight),
-                              ("eta", args.eta), ("lam", args.lam)) if v is not None}
+                              ("eta", args.eta), ("lam", args.lam), ("over_slope", args.over_slope),
+                              ("under_slope", args.under_slope)) if v is not None}
     if loss:
         if chosen["predictor"] != "regression":
             raise ConfigError("--loss-over/--loss-under/--loss-weight/--eta/--lambda apply to --predictor regression")
@@ -395,6 +396,10 @@ def build_parser():
                     help="regression: job weighting of Gaussier et al.'s Table 3 (large-area)")
     sg.add_argument("--eta", type=float, help="regression: NAG learning rate (5000)")
     sg.add_argument("--lambda", dest="lam", type=float, help="regression: l2 weight (4e9)")
+    sg.add_argument("--loss-over-slope", dest="over_slope", type=float,
+                    help="regression: factor of the over-prediction branch (1)")
+    sg.add_argument("--loss-under-slope", dest="under_slope", type=float,
+                    help="regression: factor of the under-prediction branch (1)")
     sg.add_argument("--mf-weight", action="append", metavar="NAME=W",
                     help="multifactor weight: age, fairshare, job-size, partition, qos (default Beocat's)")
     sg.add_argument("--mf-max-age", help="multifactor PriorityMaxAge (5h)")

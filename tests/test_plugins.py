@@ -147,9 +147,9 @@ def test_regression_settings_select_the_20_losses():
     for over in ("squared", "linear"):
         for under in ("squared", "linear"):
             for w in ("constant", "short-wide", "long-narrow", "small-area", "large-area"):
-                seen.add(Regression(over=over, under=under, weight=w).settings()[2:])
+                seen.add(Regression(over=over, under=under, weight=w).settings()[2:5])
     assert len(seen) == 20
-    assert Regression().settings() == (5000.0, 4e9, 1, 0, 4)     # the paper's E-Loss
+    assert Regression().settings() == (5000.0, 4e9, 1, 0, 4, 1.0, 1.0)     # the paper's E-Loss
     with pytest.raises(pbf.ConfigError, match="weight must be one of"):
         Regression(weight="huge")
 

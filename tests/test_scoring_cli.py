@@ -27,6 +27,8 @@ def test_regression_and_multifactor_flags(capsys):
     s = run_json(capsys, "--predictor", "regression", "--loss-over", "linear", "--loss-weight", "constant",
                  "--eta", "10")
     assert s["config"]["predictor"] == "regression(over=linear, under=linear, weight=constant, eta=10, lam=4e+09)"
+    s = run_json(capsys, "--predictor", "regression", "--loss-under-slope", "100")
+    assert s["config"]["predictor"].endswith("over_slope=1, under_slope=100)")
     s = run_json(capsys, "--priority", "multifactor", "--mf-weight", "age=1000", "--mf-half-life", "1d",
                  "--mf-qos", "1=10", "--mf-favor-small")
     assert "age 1000" in s["config"]["priority"] and "half_life 86400 s" in s["config"]["priority"]

@@ -31,7 +31,8 @@ def scenarios(draw):
     elif kind != "requested":
         predictor = kind
         regression = (draw(st.sampled_from([1.0, 50.0, 5000.0])), draw(st.sampled_from([0.0, 1.0, 4e9])),
-                      draw(st.integers(0, 1)), draw(st.integers(0, 1)), draw(st.integers(0, len(WEIGHTS) - 1)))
+                      draw(st.integers(0, 1)), draw(st.integers(0, 1)), draw(st.integers(0, len(WEIGHTS) - 1)),
+                      draw(st.sampled_from([1.0, 100.0])), draw(st.sampled_from([1.0, 1e4])))
     if draw(st.booleans()):
         priority = PRIORITIES.resolve(draw(st.sampled_from(BUILTIN)))
         part = qos = None

@@ -63,12 +63,16 @@ class Regression(Predictor):
     ``linear``; ``weight``: one of Table 3's job weightings (``constant``, ``short-wide``,
     ``long-narrow``, ``small-area``, ``large-area``). The defaults are the paper's selected E-Loss
     (squared over, linear under, large area). ``eta`` and ``lam`` (the l2 weight) are predictsim's
-    settings for the paper's runs."""
+    settings for the paper's runs. ``over_slope`` / ``under_slope`` multiply each branch (predictsim's
+    ``rightparam`` / ``leftparam``, swept there over 1, 100, 10,000; the paper names no such
+    parameter, so the default is 1)."""
     over: str = "squared"
     under: str = "linear"
     weight: str = "large-area"
     eta: float = 5000.0
     lam: float = 4e9
+    over_slope: float = 1.0
+    under_slope: float = 1.0
     name = "regression"
     code = PD_REGRESSION
 
@@ -76,21 +80,25 @@ class Regression(Predictor):
         for f, choices in (("over", BRANCHES), ("under", BRANCHES), ("weight", WEIGHTS)):
             if getattr(self, f) not in choices:
                 raise ConfigError(f"regression {f} must be one of {', '.join(choices)}, got {getattr(self, f)!r}")
-        for f in ("eta", "lam"):
+        for f in ("eta", "lam", "over_slope", "under_slope"):
             v = getattr(self, f)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0 or v == float("inf"):
                 raise ConfigError(f"regression {f} must be a finite number >= 0, got {v!r}")
 
     def settings(self):
-        """(eta, lam, over squared?, under squared?, weight index) as the core takes them."""
+        """(eta, lam, over squared?, under squared?, weight index, over slope, under slope) as the
+        core takes them."""
         return (float(self.eta), float(self.lam), int(self.over == "squared"), int(self.under == "squared"),
-                WEIGHTS.index(self.weight))
+                WEIGHTS.index(self.weight), float(self.over_slope), float(self.under_slope))
 
     def apply(self, core):
         core.set_regression(*self.settings())
 
     def describe(self):
-        return f"regression(over={self.over}, under={self.under}, weight={self.weight}, eta={self.eta:g}, lam={self.lam:g})"
+        slopes = "" if (self.over_slope, self.under_slope) == (1.0, 1.0) else \
+            f", over_slope={self.over_slope:g}, under_slope={self.under_slope:g}"
+        return (f"regression(over={self.over}, under={self.under}, weight={self.weight}, eta={self.eta:g}, "
+                f"lam={self.lam:g}{slopes})")
 
 
 @dataclass

@@ -74,8 +74,9 @@ def features(req, units, submit, now, hist, running_starts, running_units):
 class RegressionModel:
     """NAG-trained degree-2 polynomial regression (the oracle's copy of the compiled model)."""
 
-    def __init__(self, eta, lam, over_sq, under_sq, weight_kind):
+    def __init__(self, eta, lam, over_sq, under_sq, weight_kind, over_slope=1.0, under_slope=1.0):
         self.eta, self.lam = float(eta), float(lam)
+        self.over_slope, self.under_slope = float(over_slope), float(under_slope)
         self.over_sq, self.under_sq, self.weight_kind = over_sq, under_sq, weight_kind
         self.w = [0.0] * DIM
         self.s = [0.0] * DIM
@@ -121,9 +122,9 @@ class RegressionModel:
         self.N += norm
         e = self.value(phi) - float(y)
         if e > 0.0:
-            dl = gamma * (2.0 * e if self.over_sq else 1.0)
+            dl = gamma * self.over_slope * (2.0 * e if self.over_sq else 1.0)
         elif e < 0.0:
-            dl = gamma * (2.0 * e if self.under_sq else -1.0)
+            dl = gamma * self.under_slope * (2.0 * e if self.under_sq else -1.0)
         else:
             dl = 0.0
         for i, p in enumerate(phi):
