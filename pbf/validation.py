@@ -76,6 +76,8 @@ def runtime_prediction(trace, progress=None, variants=True):
         run(name, ReplayConfig.from_preset(name))
     run("gaussier, requested correction (the C-V triple Gaussier et al. report for SDSC-SP2)",
         ReplayConfig.from_preset("gaussier", correction="requested"))
+    run("gaussier, under-prediction branch x100 (predictsim's leftparam)",
+        ReplayConfig.from_preset("gaussier", predictor=Regression(under_slope=100.0)))
     learning = {}
     if variants:
         for order in ("queue", "sjbf"):
