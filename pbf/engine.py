@@ -187,6 +187,12 @@ class Engine:
         sc = self._scoring
         run = job.run if job.run is not None else -1
         est = int(sc.predictor.given(np.array([job.requested]), np.array([run]))[0])
+        if isinstance(sc.predictor, PythonPredictor):
+            # asked before anything changes: a plugin that fails leaves this job out entirely
+            one = {k: np.array([getattr(job, k)], dtype=np.int64)
+                   for k in ("id", "submit", "units", "requested", "user")}
+            view = replace(JobsView.of(one, [0]), index=np.array([len(self._ids)], dtype=np.int64))
+            est = int(np.asarray(sc.predictor.predict(view, job.submit))[0])
         user = self._users.setdefault(job.user, len(self._users))
         part, qos = sc.job_factors([job.partition], [job.queue])
         j = self._core.add_jobs(np.array([job.submit], np.int64), np.array([job.units], np.int64),
@@ -198,9 +204,6 @@ class Engine:
         for k, v in (("id", job.id), ("submit", job.submit), ("units", job.units),
                      ("requested", job.requested), ("user", job.user)):
             self._cols[k].append(v)
-        if isinstance(sc.predictor, PythonPredictor):
-            est = sc.predictor.predict(self._view([j]), job.submit)
-            self._core.set_estimates(np.array([j], np.int64), np.asarray(est, np.int64))
         return j
 
     def _validate(self, now, events):
