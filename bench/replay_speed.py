@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import psutil
 
 from pbf._core import Core
+from pbf.bench import MachineLoad
 from pbf.reference import count_easy_replay
 from pbf.workload import read_swf
 
@@ -57,22 +57,16 @@ def main():
     args = ap.parse_args()
     t = read_swf(args.trace)
     units = t.header.cluster_units()
-    me = psutil.Process()
-    cpu0, own0, w0 = psutil.cpu_times(), me.cpu_times(), time.perf_counter()
     comp, ref, proc = [], [], []
-    for _ in range(args.trials):
-        tc, sc = compiled(t, units)
-        tr, sr = reference(t, units)
-        assert np.array_equal(sc, sr), "the compiled replay and the reference disagree"
-        comp.append(tc)
-        ref.append(tr)
-        proc.append(process(args.trace))
-    wall = time.perf_counter() - w0
-    cpu1, own1 = psutil.cpu_times(), me.cpu_times()
-    busy = lambda c: c.user + c.system + getattr(c, "nice", 0)
-    children = (own1.children_user + own1.children_system) - (own0.children_user + own0.children_system)
-    mine = (own1.user + own1.system) - (own0.user + own0.system) + children
-    others = max(0.0, busy(cpu1) - busy(cpu0) - mine) / wall
+    with MachineLoad() as load:
+        for _ in range(args.trials):
+            tc, sc = compiled(t, units)
+            tr, sr = reference(t, units)
+            assert np.array_equal(sc, sr), "the compiled replay and the reference disagree"
+            comp.append(tc)
+            ref.append(tr)
+            proc.append(process(args.trace))
+    others = load.other_cores
     res = {"trace": args.trace, "jobs": len(t), "cores": os.cpu_count(), "trials": args.trials,
            "other_processes_cpu_cores": round(others, 3),
            "compiled_s": {"best": min(comp), "median": statistics.median(comp)},

@@ -209,6 +209,18 @@ cdef int _grow(void** p, int64_t* cap, int64_t need, size_t item) noexcept nogil
     return 0
 
 
+cdef int _grow_all(void*** arrays, const size_t* sizes, int n, int64_t* cap, int64_t need) noexcept nogil:
+    # grow arrays that share one capacity; on success *cap is the new common capacity
+    cdef int64_t c = cap[0]
+    cdef int i
+    for i in range(n):
+        c = cap[0]
+        if _grow(arrays[i], &c, need, sizes[i]) != 0:
+            return -1
+    cap[0] = c
+    return 0
+
+
 cdef int _append(int64_t** arr, int64_t* n, int64_t* cap, int64_t value) noexcept nogil:
     # push onto a growable int64 array
     if _grow(<void**>arr, cap, n[0] + 1, sizeof(int64_t)) != 0:
@@ -622,7 +634,6 @@ cdef class Core:
     # ------------------------------------------------------------------ jobs
     cdef int _reserve_jobs(self, int64_t n) noexcept nogil:
         # room for n jobs in every per-job array (they share one capacity, jcap)
-        cdef int64_t cap = self.jcap, i
         cdef void** arrays[25]
         cdef size_t sizes[25]
         if n <= self.jcap:
@@ -652,12 +663,7 @@ cdef class Core:
         arrays[22], sizes[22] = <void**>&self.j_key, sizeof(double)
         arrays[23], sizes[23] = <void**>&self.j_part, sizeof(double)
         arrays[24], sizes[24] = <void**>&self.j_qos, sizeof(double)
-        for i in range(25):
-            cap = self.jcap
-            if _grow(arrays[i], &cap, n, sizes[i]) != 0:
-                return -1
-        self.jcap = cap
-        return 0
+        return _grow_all(arrays, sizes, 25, &self.jcap, n)
 
     def add_jobs(self, submit, units, est, run, req=None, user=None, part=None, qos=None):
         """Append jobs (not yet submitted); returns the index of the first. Inputs are validated by
@@ -1250,43 +1256,30 @@ cdef class Core:
     # ------------------------------------------------------------------ passes
     cdef int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
                      int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
-        cdef int64_t cap
+        cdef void** arrays[15]
+        cdef size_t sizes[15]
         self.last_wall_ticks = wall
         if not self.record_passes:
             self.npass += 1
             return 0
         if self.npass >= self.pass_cap:
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_time, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_queue, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_depth, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_started, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_resv, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_slots, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_wall, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_kind, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_exit, &cap, self.npass + 1, sizeof(int8_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_model, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_reeval, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_conflict, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_tmax, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_tmin, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            cap = self.pass_cap
-            if _grow(<void**>&self.p_inv, &cap, self.npass + 1, sizeof(int64_t)) != 0: return -1
-            self.pass_cap = cap
+            arrays[0], sizes[0] = <void**>&self.p_time, sizeof(int64_t)
+            arrays[1], sizes[1] = <void**>&self.p_queue, sizeof(int64_t)
+            arrays[2], sizes[2] = <void**>&self.p_depth, sizeof(int64_t)
+            arrays[3], sizes[3] = <void**>&self.p_started, sizeof(int64_t)
+            arrays[4], sizes[4] = <void**>&self.p_resv, sizeof(int64_t)
+            arrays[5], sizes[5] = <void**>&self.p_slots, sizeof(int64_t)
+            arrays[6], sizes[6] = <void**>&self.p_wall, sizeof(int64_t)
+            arrays[7], sizes[7] = <void**>&self.p_kind, sizeof(int8_t)
+            arrays[8], sizes[8] = <void**>&self.p_exit, sizeof(int8_t)
+            arrays[9], sizes[9] = <void**>&self.p_model, sizeof(int64_t)
+            arrays[10], sizes[10] = <void**>&self.p_reeval, sizeof(int64_t)
+            arrays[11], sizes[11] = <void**>&self.p_conflict, sizeof(int64_t)
+            arrays[12], sizes[12] = <void**>&self.p_tmax, sizeof(int64_t)
+            arrays[13], sizes[13] = <void**>&self.p_tmin, sizeof(int64_t)
+            arrays[14], sizes[14] = <void**>&self.p_inv, sizeof(int64_t)
+            if _grow_all(arrays, sizes, 15, &self.pass_cap, self.npass + 1) != 0:
+                return -1
         self.p_time[self.npass] = now
         self.p_queue[self.npass] = queue
         self.p_depth[self.npass] = depth
