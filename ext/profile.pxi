@@ -315,7 +315,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
     #  - a reservation takes first the units busy just before it starts (freed by running jobs or
     #    earlier placements), latest-busy first, so units free now stay free for backfill.
     # Ties and the rest: lowest unit index.
-    cdef int64_t W = P.W, need = k, n = 0, w
+    cdef int64_t W = P.W, need = k, n = 0, w, i, last, stop
     cdef int32_t j
     cdef uint64_t* bits
     if w_popcount(P.cand, W) == k:
@@ -326,10 +326,20 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
     _zero(P.chosen, W)
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
+        # A candidate is free now and outside every start-now placement of this pass; running jobs
+        # only give units back, so a later slot lacks it only inside one of this pass's
+        # reservations: past the last reservation's end no slot can take anything.
+        last = -1
+        for i in range(P.nresv_pass):
+            if P.r_stop[i] > last:
+                last = P.r_stop[i]
+        stop = prof_round_up(P, t + d)
         j = si
-        while j != -1 and P.s_begin[j] < prof_round_up(P, t + d):
+        if last <= stop:
+            j = -1
+        while j != -1 and P.s_begin[j] < stop:
             j = P.s_next[j]
-        while j != -1 and need > 0:
+        while j != -1 and need > 0 and P.s_begin[j] < last:
             bits = P.s_bits + <int64_t>j * W
             for w in range(W):
                 P.mask[w] = ~bits[w]
@@ -355,8 +365,13 @@ cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexc
     # remove P.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
     # a placement holds its units until its end rounded up to the resolution, as running jobs'
     # planned ends are, so that a job started in this pass looks the same as one started before
-    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d)
+    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), lo = 0, hi = P.W
     cdef int32_t j = si, n, last = si
+    # only the words holding chosen units change (a placement's units are few and clustered)
+    while lo < hi and P.chosen[lo] == 0:
+        lo += 1
+    while hi > lo and P.chosen[hi - 1] == 0:
+        hi -= 1
     while j != -1 and P.s_begin[j] < stop:
         end = P.s_begin[P.s_next[j]] if P.s_next[j] != -1 else INF
         if end > stop:
@@ -368,7 +383,7 @@ cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexc
             P.s_next[n] = P.s_next[j]
             P.s_next[j] = n
             _copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
-        for w in range(W):
+        for w in range(lo, hi):
             P.s_bits[<int64_t>j * W + w] &= ~P.chosen[w]
         P.s_cnt[j] -= k
         last = j
