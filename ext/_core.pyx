@@ -16,7 +16,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memcpy, memmove, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
-from words cimport w_popcount, w_count_and
+from words cimport w_popcount, w_count_and, w_any_common
 
 include "regression.pxi"
 from libc.math cimport log10, log2, floor

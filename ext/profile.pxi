@@ -329,11 +329,11 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
         # A candidate is free now and outside every start-now placement of this pass; running jobs
         # only give units back, so a later slot lacks it only inside one of this pass's
         # reservations: past the last reservation's end no slot can take anything.
+        stop = prof_round_up(P, t + d)
         last = -1
         for i in range(P.nresv_pass):
-            if P.r_stop[i] > last:
+            if P.r_stop[i] > stop and P.r_stop[i] > last and w_any_common(P.cand, P.r_bits + i * W, W):
                 last = P.r_stop[i]
-        stop = prof_round_up(P, t + d)
         j = si
         if last <= stop:
             j = -1
