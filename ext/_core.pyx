@@ -330,6 +330,30 @@ cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int
     return need
 
 
+cdef inline int64_t _take_lowest_busy(uint64_t* src, uint64_t* dst, int64_t need, int64_t lo, int64_t hi,
+                                      const uint64_t* free_bits) noexcept nogil:
+    # _take_lowest of (src & ~free_bits) over words [lo, hi) (src is zero outside): the units of
+    # src busy in a slot, without materialising the mask
+    cdef int64_t i, c
+    cdef uint64_t w
+    for i in range(lo, hi):
+        w = src[i] & ~free_bits[i]
+        if w == 0:
+            continue
+        c = __builtin_popcountll(w)
+        if c <= need:
+            dst[i] |= w
+            src[i] &= ~w
+            need -= c
+            if need == 0:
+                break
+        else:
+            # the lowest `need` of the c bits (one word: the plain version's word step)
+            _take_lowest(src + i, dst + i, need, 1, &w)
+            return 0
+    return need
+
+
 include "profile.pxi"
 
 

@@ -20,7 +20,6 @@ ctypedef struct Prof:
     bint monotone              # every slot's free units include the previous slot's (no reservation yet)
     uint64_t* cand             # units free throughout the window found by the last search
     uint64_t* chosen           # the units picked for the placement
-    uint64_t* mask             # scratch
     # sliding-window AND over slots (a queue made of two stacks)
     uint64_t* q_front_agg
     int32_t* q_front_idx
@@ -46,9 +45,8 @@ cdef int prof_init(Prof* P, int64_t W) noexcept nogil:
     P.W = W
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-    P.mask = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-    if P.cand == NULL or P.chosen == NULL or P.mask == NULL or P.q_back_agg == NULL:
+    if P.cand == NULL or P.chosen == NULL or P.q_back_agg == NULL:
         return -1
     return 0
 
@@ -60,7 +58,6 @@ cdef void prof_free(Prof* P) noexcept nogil:
     free(P.s_bits)
     free(P.cand)
     free(P.chosen)
-    free(P.mask)
     free(P.q_front_agg)
     free(P.q_front_idx)
     free(P.q_back_idx)
@@ -315,15 +312,20 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
     #  - a reservation takes first the units busy just before it starts (freed by running jobs or
     #    earlier placements), latest-busy first, so units free now stay free for backfill.
     # Ties and the rest: lowest unit index.
-    cdef int64_t W = P.W, need = k, n = 0, w, i, last, stop
+    cdef int64_t W = P.W, need = k, n = 0, w, i, last, stop, lo, hi
     cdef int32_t j
-    cdef uint64_t* bits
     if w_popcount(P.cand, W) == k:
         # every candidate is needed: the order of preference cannot change the set
         _copy(P.chosen, P.cand, W)
         _zero(P.cand, W)
         return
     _zero(P.chosen, W)
+    lo = 0                     # the candidates' words: every mask below only matters there
+    hi = W
+    while lo < hi and P.cand[lo] == 0:
+        lo += 1
+    while hi > lo and P.cand[hi - 1] == 0:
+        hi -= 1
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
         # A candidate is free now and outside every start-now placement of this pass; running jobs
@@ -340,10 +342,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
         while j != -1 and P.s_begin[j] < stop:
             j = P.s_next[j]
         while j != -1 and need > 0 and P.s_begin[j] < last:
-            bits = P.s_bits + <int64_t>j * W
-            for w in range(W):
-                P.mask[w] = ~bits[w]
-            need = _take_lowest(P.cand, P.chosen, need, W, P.mask)
+            need = _take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>j * W)
             j = P.s_next[j]
     elif t != now:
         j = 0
@@ -353,10 +352,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
             j = P.s_next[j]
         while n > 0 and need > 0:
             n -= 1
-            bits = P.s_bits + <int64_t>P.scratch_idx[n] * W
-            for w in range(W):
-                P.mask[w] = ~bits[w]
-            need = _take_lowest(P.cand, P.chosen, need, W, P.mask)
+            need = _take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>P.scratch_idx[n] * W)
     if need > 0:
         _take_lowest(P.cand, P.chosen, need, W, NULL)
 
