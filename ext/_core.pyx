@@ -1235,40 +1235,57 @@ cdef class Core:
     cdef int _build_profile(self, int64_t now) noexcept nogil:
         # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
         # planned end of a running job (start + estimate, never before now + 1), adding its units
-        cdef int64_t i, k, j, e
-        cdef int32_t s, prev
+        cdef int64_t i, k, j, e, W = self.W, cnt
+        cdef int32_t s
         cdef uint64_t* row
-        self.prof.nslots = 0
-        self.prof.nmerged = 0
-        s = prof_new_slot(&self.prof)
-        if s < 0:
-            return -1
-        self.prof.s_begin[0] = now
-        self.prof.s_cnt[0] = self.free_cnt
-        self.prof.s_next[0] = -1
-        _copy(self.prof.s_bits, self.free_now, self.W)
-        prev = 0
+        cdef uint64_t* bits
+        cdef Prof* P = &self.prof
+        P.nslots = 0
+        P.nmerged = 0
+        # room for every slot up front: at most one per running job, plus slot 0
+        while P.slot_cap < self.nrun + 1:
+            if prof_new_slot(P) < 0:
+                return -1
+            P.nslots = P.slot_cap
+        P.nslots = 1
+        P.s_begin[0] = now
+        cnt = self.free_cnt
+        P.s_cnt[0] = cnt
+        P.s_next[0] = -1
+        bits = P.s_bits
+        _copy(bits, self.free_now, W)
+        s = 0
         i = 0
         while i < self.nrun:
             # planned ends in order; clamping to now + 1 and rounding keep the order
-            e = prof_round_up(&self.prof, self.by_end[i].end if self.by_end[i].end > now else now + 1)
-            s = prof_new_slot(&self.prof)
-            if s < 0:
-                return -1
-            self.prof.s_begin[s] = e
-            self.prof.s_cnt[s] = self.prof.s_cnt[prev]
-            self.prof.s_next[s] = -1
-            self.prof.s_next[prev] = s
-            _copy(self.prof.s_bits + <int64_t>s * self.W, self.prof.s_bits + <int64_t>prev * self.W, self.W)
-            while i < self.nrun and prof_round_up(&self.prof, self.by_end[i].end if self.by_end[i].end > now else now + 1) == e:
+            e = self._planned_end(i, now)
+            P.s_next[s] = s + 1
+            s += 1
+            P.s_begin[s] = e
+            P.s_next[s] = -1
+            _copy(bits + W, bits, W)
+            bits += W
+            while True:
                 j = self.by_end[i].job
-                row = self.pool + <int64_t>self.j_row[j] * self.W
-                for k in range(self.W):
-                    self.prof.s_bits[<int64_t>s * self.W + k] |= row[k]
-                self.prof.s_cnt[s] += self.j_units[j]
+                row = self.pool + <int64_t>self.j_row[j] * W
+                for k in range(W):
+                    bits[k] |= row[k]
+                cnt += self.j_units[j]
                 i += 1
-            prev = s
+                if i >= self.nrun or self._planned_end(i, now) != e:
+                    break
+            P.s_cnt[s] = cnt
+        P.nslots = s + 1
         return 0
+
+    cdef inline int64_t _planned_end(self, int64_t i, int64_t now) noexcept nogil:
+        # the profile's time for the i-th running job's end (by_end order)
+        cdef int64_t e = self.by_end[i].end
+        if e <= now:
+            e = now + 1
+        if self.prof.resolution > 1:
+            e = prof_round_up(&self.prof, e)
+        return e
 
     cdef int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
@@ -1355,10 +1372,17 @@ cdef class Core:
         self.npend = n
         return 0
 
+    cdef inline int64_t _pass_clock(self) noexcept nogil:
+        # A pass's wall time is read only where someone uses it: the per-pass records, or the
+        # parallel pass's choice of threads. Two clock reads are 5-10 % of a replay of short passes.
+        if self.record_passes or self.workers > 1:
+            return _now_ns()
+        return 0
+
     cdef int _quick_pass(self, int64_t now) noexcept nogil:
         # Slurm's main scheduler: start jobs in priority order while they fit now; stop at the first
         # that does not (it keeps the queue head from being overtaken between backfill passes)
-        cdef int64_t t0 = _now_ns(), p, j, k, started = 0, depth = 0, queue = self.npend
+        cdef int64_t t0 = self._pass_clock(), p, j, k, started = 0, depth = 0, queue = self.npend
         cdef int ex = EX_END
         if self._refresh_priorities(now) != 0:
             return -1
@@ -1385,7 +1409,7 @@ cdef class Core:
             memmove(self.pend, self.pend + started, (self.npend - started) * sizeof(PendEntry))
             self.npend -= started
         self.last_duration_us = 0
-        return self._record(now, PK_QUICK, queue, depth, started, 0, ex, _now_ns() - t0, 0)
+        return self._record(now, PK_QUICK, queue, depth, started, 0, ex, self._pass_clock() - t0, 0)
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
         cdef int rc
@@ -1434,7 +1458,7 @@ cdef class Core:
                 and (self.prof.s_next[0] == -1 or self.prof.s_begin[self.prof.s_next[0]] > now))
 
     cdef int _full_pass_sequential(self, int64_t now) noexcept nogil:
-        cdef int64_t t0 = _now_ns(), p, q, j, k, d, t, queue = self.npend
+        cdef int64_t t0 = self._pass_clock(), p, q, j, k, d, t, c0, lim, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
         cdef bint blocked = False, backfilled = False
@@ -1501,8 +1525,21 @@ cdef class Core:
                 built = True
             if resv_left == 0:
                 # no reservation left: only "can it start now?"; the free count rejects most at once
-                if k > self.prof.s_cnt[0] or prof_known_misfit(&self.prof, k, d):
+                c0 = self.prof.s_cnt[0]
+                if k > c0 or prof_known_misfit(&self.prof, k, d):
                     blocked = True
+                    if self.clock == CK_FREE:
+                        # and the jobs after it too, while they are rejected the same way (nothing
+                        # to charge; the loop's checks resume at the first that needs a search)
+                        lim = self.npend
+                        if self.max_job_test >= 0 and p + self.max_job_test - depth < lim:
+                            lim = p + self.max_job_test - depth
+                        q = p
+                        while q < lim and (self.pend[q].units > c0 or prof_known_misfit(
+                                &self.prof, self.pend[q].units, self.pend[q].est)):
+                            q += 1
+                        depth += q - p
+                        p = q
                     continue
                 t = prof_find_start(&self.prof, k, d, now, True, &si)
                 if t < 0:
@@ -1566,7 +1603,7 @@ cdef class Core:
         self.last_conflicts = 0
         self.last_inversions = 0
         self._model_tests_range()
-        return self._record(now, PK_FULL, queue, depth, started, resv, ex, _now_ns() - t0,
+        return self._record(now, PK_FULL, queue, depth, started, resv, ex, self._pass_clock() - t0,
                             prof_live_slots(&self.prof) if built else 0)
 
     cdef int _sjbf_phase(self, Prof* P, int64_t now, int64_t first, int64_t* depth, int64_t* started) noexcept nogil:

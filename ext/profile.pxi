@@ -408,25 +408,35 @@ cdef void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
 
 
 cdef inline bint prof_known_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
-    cdef int64_t i
-    for i in range(P.nfrontier):
-        if P.f_units[i] <= k and P.f_est[i] <= d:
-            return True
-    return False
+    # The pairs are Pareto-minimal and kept sorted by units (so estimates fall): of those no wider
+    # than k, the last has the shortest estimate.
+    cdef int64_t i = 0
+    while i < P.nfrontier and P.f_units[i] <= k:
+        i += 1
+    return i > 0 and P.f_est[i - 1] <= d
 
 
 cdef void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
-    cdef int64_t i = 0, n = 0
-    for i in range(P.nfrontier):       # drop the pairs the new one dominates
-        if not (k <= P.f_units[i] and d <= P.f_est[i]):
-            P.f_units[n] = P.f_units[i]
-            P.f_est[n] = P.f_est[i]
-            n += 1
-    P.nfrontier = n
-    if n < FRONTIER_MAX:
-        P.f_units[n] = k
-        P.f_est[n] = d
-        P.nfrontier = n + 1
+    # insert (k, d), dropping the pairs it dominates (at least as wide and as long): in the sorted
+    # order they are the run starting at the first pair at least k wide
+    cdef int64_t a = 0, b, i, n = P.nfrontier, gone
+    if prof_known_misfit(P, k, d):
+        return
+    while a < n and P.f_units[a] < k:
+        a += 1
+    b = a
+    while b < n and P.f_est[b] >= d:
+        b += 1
+    gone = b - a
+    if gone == 0 and n >= FRONTIER_MAX:
+        return                          # full: a cache may forget
+    # shift the tail [b, n) to a + 1
+    if gone != 1:
+        memmove(&P.f_units[a + 1], &P.f_units[b], (n - b) * sizeof(int64_t))
+        memmove(&P.f_est[a + 1], &P.f_est[b], (n - b) * sizeof(int64_t))
+    P.f_units[a] = k
+    P.f_est[a] = d
+    P.nfrontier = n - gone + 1
 
 
 cdef int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
