@@ -286,6 +286,13 @@ cdef inline void _copy(uint64_t* dst, const uint64_t* src, int64_t W) noexcept n
         dst[i] = src[i]
 
 
+cdef inline void _or_into(uint64_t* dst, const uint64_t* a, const uint64_t* b, int64_t W) noexcept nogil:
+    # dst = a | b (dst may be a)
+    cdef int64_t i
+    for i in range(W):
+        dst[i] = a[i] | b[i]
+
+
 cdef inline void _zero(uint64_t* dst, int64_t W) noexcept nogil:
     cdef int64_t i
     for i in range(W):
@@ -1235,9 +1242,8 @@ cdef class Core:
     cdef int _build_profile(self, int64_t now) noexcept nogil:
         # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
         # planned end of a running job (start + estimate, never before now + 1), adding its units
-        cdef int64_t i, k, j, e, W = self.W, cnt
+        cdef int64_t i, j, e, W = self.W, cnt
         cdef int32_t s
-        cdef uint64_t* row
         cdef uint64_t* bits
         cdef Prof* P = &self.prof
         P.nslots = 0
@@ -1263,17 +1269,17 @@ cdef class Core:
             s += 1
             P.s_begin[s] = e
             P.s_next[s] = -1
-            _copy(bits + W, bits, W)
+            # the new slot = the previous one plus the first ending job's units, in one sweep
+            j = self.by_end[i].job
+            _or_into(bits + W, bits, self.pool + <int64_t>self.j_row[j] * W, W)
             bits += W
-            while True:
+            cnt += self.j_units[j]
+            i += 1
+            while i < self.nrun and self._planned_end(i, now) == e:
                 j = self.by_end[i].job
-                row = self.pool + <int64_t>self.j_row[j] * W
-                for k in range(W):
-                    bits[k] |= row[k]
+                _or_into(bits, bits, self.pool + <int64_t>self.j_row[j] * W, W)
                 cnt += self.j_units[j]
                 i += 1
-                if i >= self.nrun or self._planned_end(i, now) != e:
-                    break
             P.s_cnt[s] = cnt
         P.nslots = s + 1
         return 0
