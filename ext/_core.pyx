@@ -1870,7 +1870,7 @@ cdef class Core:
 
     cdef void _pass_worker(self, int64_t wid) noexcept nogil:
         cdef Prof* P = &self.wprof[wid]
-        cdef int64_t idx, k, d, t, seen = 0, now = self.pp_now, rl, mode
+        cdef int64_t idx, k, d, t, seen = 0, now = self.pp_now, rl, mode, spec_seen = 0
         cdef int32_t si = 0
         if prof_copy(P, &self.prof) != 0 or prof_ensure_scratch(P, self.nrun + 2 * self.npend + 8) != 0:
             self.pp_error = 1
@@ -1898,6 +1898,10 @@ cdef class Core:
                                 prof_note_misfit(P, k, d)
                     else:
                         t = prof_find_start(P, k, d, now, False, &si)
+                        if t >= 0:
+                            # what the commit's AND test starts from
+                            _copy(P.spec, P.cand, self.W)
+                            spec_seen = seen
                     self.w_tests[wid] += 1
             if self.commit_eager:
                 # the paper's order: first done, first committed, one commit at a time
@@ -1915,18 +1919,22 @@ cdef class Core:
             if idx >= pbf_load(&self.pp_stop):
                 continue
             if not self.pp_error:
-                if self._catch_up(P, &seen, wid) != 0 or self._commit_step(P, idx, t, mode) != 0:
+                if self._catch_up(P, &seen, wid) != 0 or self._commit_step(P, idx, t, mode, spec_seen) != 0:
                     self.pp_error = 1
                 # this copy already holds what it just committed: skip its own log entries
                 seen = self.nlog
             pbf_store(&self.pp_commit, idx + 1)
         self.w_seen[wid] = seen
 
-    cdef int _commit_step(self, Prof* P, int64_t p, int64_t spec, int64_t mode) noexcept nogil:
+    cdef int _commit_step(self, Prof* P, int64_t p, int64_t spec, int64_t mode, int64_t spec_seen) noexcept nogil:
         # One iteration of the sequential pass's loop for queue position p, on the up-to-date copy
-        # P, in queue order. Mirrors _full_pass_sequential (same decisions, same counts).
+        # P, in queue order. Mirrors _full_pass_sequential (same decisions, same counts). A
+        # speculative earliest start is confirmed by the AND test (DESIGN §5) against the log
+        # entries committed since the speculation (from spec_seen on), and searched again only if
+        # that leaves too few units.
         cdef int64_t j, k, d, t, q, now = self.pp_now
         cdef int32_t si = 0
+        cdef bint overlap = False
         if self.sjbf and self.pp_resv_left == 0:
             self.pp_phase2 = p
             pbf_store(&self.pp_stop, p)
@@ -1956,16 +1964,23 @@ cdef class Core:
                 self.pp_blocked = True       # could not start now on an older copy: cannot now
                 return 0
             t = prof_find_start(P, k, d, now, True, &si)
+            # a speculative "fits now" is checked again on the up-to-date copy (one AND per
+            # reservation); a conflict is when the commits it had not seen changed the answer
+            self.pp_reeval += 1
+            if t != spec:
+                self.pp_conflicts += 1
+        elif mode == SPEC_FULL and spec < 0:
+            self.pp_blocked = True           # no start within the window on an older copy either
+            return 0
         else:
-            if mode == SPEC_FULL and spec < 0:
-                self.pp_blocked = True       # no start within the window on an older copy either
-                return 0
-            t = prof_find_start(P, k, d, now, False, &si)
-        # a speculative success is always evaluated again on the up-to-date copy; a conflict is when
-        # the commits it had not seen changed the answer
-        self.pp_reeval += 1
-        if t != spec:
-            self.pp_conflicts += 1
+            t = -1
+            if mode == SPEC_FULL:
+                t = self._confirm(P, k, d, spec, spec_seen, &si, &overlap)
+                if overlap:
+                    self.pp_conflicts += 1
+            if t < 0:
+                self.pp_reeval += 1
+                t = prof_find_start(P, k, d, now, False, &si)
         if t == now:
             prof_choose(P, k, t, d, si, now)
             return self._commit_start(P, j, k, d, si)
@@ -1974,6 +1989,37 @@ cdef class Core:
             return self._commit_reservation(P, j, k, t, d, si)
         self.pp_blocked = True
         return 0
+
+    cdef int64_t _confirm(self, Prof* P, int64_t k, int64_t d, int64_t t, int64_t seen, int32_t* at,
+                          bint* overlap) noexcept nogil:
+        # The reconciliation of DESIGN §5. P.spec holds the units free throughout [t, t + d) on
+        # the copy as it was at the speculation, which had applied the first `seen` log entries. A
+        # pass only removes free units, so the earliest start on the up-to-date copy is not before
+        # t; and the units free throughout the window now are P.spec minus the units of the newer
+        # entries overlapping it. If k remain, t is the sequential pass's answer and those units
+        # its candidates (a slot beginning still: were it merged into the slot before, the job
+        # would have fitted earlier on the older copy too). Returns t, or -1 to search again.
+        cdef int64_t W = self.W, e, w, stop = prof_round_up(P, t + d), n = self.nlog
+        cdef int32_t i = 0, prev = -1
+        cdef uint64_t* bits
+        _copy(P.cand, P.spec, W)
+        for e in range(seen, n):
+            if self.log_t[e] < stop and prof_round_up(P, self.log_t[e] + self.log_d[e]) > t:
+                bits = self.log_bits + e * W
+                if w_any_common(P.cand, bits, W):
+                    overlap[0] = True
+                    for w in range(W):
+                        P.cand[w] &= ~bits[w]
+        if overlap[0] and w_popcount(P.cand, W) < k:
+            return -1
+        while i != -1 and P.s_begin[i] < t:
+            prev = i
+            i = P.s_next[i]
+        if i == -1 or P.s_begin[i] != t:
+            return -1                     # (not reached, by the argument above; searching is safe)
+        at[0] = i
+        P.prev_of_at = prev
+        return t
 
     cdef int _commit_reservation(self, Prof* P, int64_t j, int64_t k, int64_t t, int64_t d,
                                  int32_t si) noexcept nogil:

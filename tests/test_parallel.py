@@ -68,11 +68,13 @@ def test_parallel_statistics_are_reported(shared_trace):
     r = compiled_replay(*args, backfill=Backfill(reservations=None), workers=4)
     p = r["passes"]
     full = p["kind"] == 0
-    # every reservation was searched again on the up-to-date profile
-    assert (p["reevaluations"][full] >= p["reservations"][full]).all() and p["reservations"].sum() > 0
-    # how many answers the newer commits changed depends on thread timing (a worker that wakes late
-    # sees every commit): only the bound is certain
-    assert (p["conflicts"] <= p["reevaluations"]).all() and (p["conflicts"] >= 0).all()
+    assert p["reservations"].sum() > 0
+    # How many speculative answers newer commits overlapped (conflicts) or invalidated, so that the
+    # commit searched again (re-evaluations), depends on thread timing (a worker that wakes late
+    # sees every commit before it speculates): only the bounds are certain. Each tested job
+    # counts at most once in each.
+    for name in ("conflicts", "reevaluations"):
+        assert (p[name] >= 0).all() and (p[name] <= p["depth"]).all()
     assert (p["tests_min_worker"] <= p["tests_max_worker"]).all()
     seq = compiled_replay(*args, backfill=Backfill(reservations=None))
     assert (seq["passes"]["reevaluations"] == 0).all() and (seq["passes"]["conflicts"] == 0).all()
