@@ -1980,7 +1980,11 @@ cdef class Core:
                     self.pp_conflicts += 1
             if t < 0:
                 self.pp_reeval += 1
-                t = prof_find_start(P, k, d, now, False, &si)
+                if mode == SPEC_FULL and not P.monotone:
+                    # no start before the speculative one: search from the slot holding it
+                    t = self._search_from(P, k, d, spec, &si)
+                else:
+                    t = prof_find_start(P, k, d, now, False, &si)
         if t == now:
             prof_choose(P, k, t, d, si, now)
             return self._commit_start(P, j, k, d, si)
@@ -1989,6 +1993,17 @@ cdef class Core:
             return self._commit_reservation(P, j, k, t, d, si)
         self.pp_blocked = True
         return 0
+
+    cdef int64_t _search_from(self, Prof* P, int64_t k, int64_t d, int64_t t, int32_t* at) noexcept nogil:
+        # The earliest start on the up-to-date copy P is not before t, the earliest on an older
+        # copy (every start feasible now was feasible then, and one inside a slot of the older copy
+        # would have made that slot's beginning feasible): the window search may begin at the last
+        # slot beginning at or before t, with the same answer and candidates as from slot 0.
+        cdef int32_t i = 0, prev = -1
+        while P.s_next[i] != -1 and P.s_begin[P.s_next[i]] <= t:
+            prev = i
+            i = P.s_next[i]
+        return prof_find_start_window(P, k, d, self.pp_now, i, prev, at)
 
     cdef int64_t _confirm(self, Prof* P, int64_t k, int64_t d, int64_t t, int64_t seen, int32_t* at,
                           bint* overlap) noexcept nogil:

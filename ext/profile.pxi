@@ -201,7 +201,7 @@ cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint no
             i = P.s_next[i]
         return -1
     if not now_only:
-        return prof_find_start_window(P, k, d, now, at)
+        return prof_find_start_window(P, k, d, now, 0, -1, at)
     # Can it start now? The units free throughout [now, stop) are exactly slot 0's free units
     # minus those of this pass's reservations overlapping the window: running jobs only give
     # units back as time goes on, and every start-now placement already left slot 0. So one AND
@@ -223,13 +223,15 @@ cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint no
     return now
 
 
-cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
+cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t first,
+                                   int32_t first_prev, int32_t* at) noexcept nogil:
     # The same search as _find_start, in O(slots x W) instead of O(slots^2 x W): as the candidate
     # start moves to later slots, the end of its window only moves later too, so the AND over the
     # window is kept in a queue of slots built from two stacks (each slot is ANDed in a constant
     # number of times). Returns the earliest start, or -1 (beyond bf_window / out of memory).
+    # The candidates begin at slot `first` (whose predecessor is first_prev): 0 and -1 for all.
     cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0, m
-    cdef int32_t i = 0, e = 0, prev = -1, sl
+    cdef int32_t i = first, e = first, prev = first_prev, sl
     cdef uint64_t* fa
     cdef uint64_t* bits
     cdef uint64_t x
