@@ -459,6 +459,7 @@ cdef class Core:
     # the parallel pass (DESIGN §5): a pool of workers, each with a private profile
     cdef public int workers              # worker threads per pass, counting the caller (1 = sequential)
     cdef public int commit_eager         # 0: ordered commit (deterministic); 1: eager (first done, first committed)
+    cdef public int stale_speculation    # tests: workers speculate without applying newer log entries first (stalest copies)
     cdef pthread_mutex_t commit_mu
     cdef int8_t* pp_committed            # eager: which queue positions have committed
     cdef int64_t pp_committed_cap, pp_low, pp_inversions
@@ -1883,7 +1884,7 @@ cdef class Core:
             t = -1
             mode = SPEC_FULL
             if not self.pp_error:
-                if self._catch_up(P, &seen, wid) != 0:
+                if not self.stale_speculation and self._catch_up(P, &seen, wid) != 0:
                     self.pp_error = 1
                 else:
                     # the speculative test, on a copy that may miss the latest commits

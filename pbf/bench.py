@@ -46,6 +46,16 @@ class PassScenario:
     reservations: int | None = 1
     order: str = "queue"
     seed: int = 0
+    max_job_test: int | None = None
+
+    @property
+    def backfill(self):
+        return Backfill(reservations=self.reservations, order=self.order, max_job_test=self.max_job_test)
+
+    @property
+    def depth(self):
+        """Jobs the pass tests: the queue, or ``max_job_test`` of it."""
+        return self.queued if self.max_job_test is None else min(self.queued, self.max_job_test)
 
     def feasible(self):
         """Running jobs need a unit each, within the 90% of the cluster they hold."""
@@ -74,11 +84,13 @@ class PassScenario:
         (ru, rl), (qu, qe) = self.jobs()
         core = _core.Core(self.units)
         core.record_passes = int(record_passes)
-        Backfill(reservations=self.reservations, order=self.order).apply(core)
+        self.backfill.apply(core)
         zeros = np.zeros(len(ru), dtype=np.int64)
         first = core.add_jobs(zeros, ru, rl, np.full(len(ru), -1, dtype=np.int64))
         core.submit_range(first, len(ru))
+        core.max_job_test = -1            # the set-up pass starts every running job
         core.run_pass(0)
+        self.backfill.apply(core)
         assert len(core.running()) == self.running, "set-up: every running job must start"
         first = core.add_jobs(np.full(len(qu), NOW, dtype=np.int64), qu, qe,
                               np.full(len(qu), -1, dtype=np.int64))
@@ -88,11 +100,12 @@ class PassScenario:
     def reference(self):
         """The pure-Python oracle in the same state."""
         (ru, rl), (qu, qe) = self.jobs()
-        ref = ReferenceCore(self.units, **Backfill(reservations=self.reservations,
-                                                   order=self.order).reference_kwargs())
+        ref = ReferenceCore(self.units, **self.backfill.reference_kwargs())
         for u, e in zip(ru.tolist(), rl.tolist()):
             ref.submit(ref.add_job(0, u, e))
+        ref.max_job_test = -1
         ref.full_pass(0)
+        ref.max_job_test = self.backfill.reference_kwargs()["max_job_test"]
         for u, e in zip(qu.tolist(), qe.tolist()):
             ref.submit(ref.add_job(NOW, u, e))
         return ref
@@ -102,16 +115,17 @@ class PassScenario:
         quadratic in slots for conservative passes and works on big integers of ``units`` bits)."""
         if self.reservations == 1:
             return self.queued * self.units <= 50_000 * 9_128
-        return self.queued <= 500 and self.units <= 9_128
+        return self.depth <= 500 and self.units <= 9_128 and self.running <= 100
 
     def matrix_affordable(self):
         """Conservative passes over deep queues cost seconds to minutes: the matrix runs them up to
         1,000 queued jobs (run deeper ones explicitly)."""
-        return self.feasible() and (self.reservations == 1 or self.queued <= 1_000)
+        return self.feasible() and (self.reservations == 1 or self.depth <= 1_000)
 
     def label(self):
         resv = "unlimited" if self.reservations is None else self.reservations
-        return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}"
+        cap = "" if self.max_job_test is None else f" max_job_test={self.max_job_test}"
+        return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}{cap}"
 
 
 def time_pass(scenario, engine="compiled", workers=1):
@@ -212,7 +226,7 @@ def pass_rows(scenarios, trials=5, reference=True, reference_limit=60.0, workers
         ref_ok = reference and sc.reference_affordable()
         for trial in range(trials):
             dt, done = time_pass(sc)
-            assert done["depth"] == sc.queued, f"{sc.label()}: the pass tested {done['depth']} of {sc.queued} jobs"
+            assert done["depth"] == sc.depth, f"{sc.label()}: the pass tested {done['depth']} of {sc.depth} jobs"
             assert work is None or done == work, "a pass on the same state must do the same work"
             work = done
             comp.append(dt)

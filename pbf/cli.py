@@ -261,6 +261,10 @@ def cmd_bench(args):
                         sizes.append((50_000, 9_128, 2_000))
                     scen = [bench.PassScenario(q, u, r, resv) for q, u, r in sizes for resv in (1, None)]
                     scen = [sc for sc in scen if sc.matrix_affordable()]
+                    if not args.quick:
+                        # the deep pass as Slurm runs it: a reservation for every job tested, up to
+                        # bf_max_job_test (Slurm's default 500)
+                        scen.append(bench.PassScenario(50_000, 9_128, 2_000, None, max_job_test=500))
                 else:
                     m = bench.PASS_MATRIX
                     scen = [bench.PassScenario(q, u, r, resv) for q in m["queued"] for u in m["units"]

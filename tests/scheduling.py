@@ -14,13 +14,15 @@ PREDICTOR_CODES = {"given": 0, "ave2": 1, "regression": 2}
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
                     trigger="event", bf_interval=30, workers=1, eager=False, priority=None,
                     predictor="given", regression=None, correction="incremental", req=None, user=None,
-                    part=None, qos=None):
+                    part=None, qos=None, stale=False):
     """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path
-    (``eager``: the eager commit order). ``priority``: a plugin object (default FCFS, or SJF with
+    (``eager``: the eager commit order; ``stale``: workers speculate on copies that skip the newest
+    commits, so that commits must reconcile). ``priority``: a plugin object (default FCFS, or SJF with
     ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings)."""
     core = _core.Core(total_units)
     core.record_units = 1
     core.commit_eager = int(eager)
+    core.stale_speculation = int(stale)
     if workers > 1:
         core.parallel_min_queue = 1
         core.parallel_min_wall_ns = 0
