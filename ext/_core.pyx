@@ -1046,6 +1046,8 @@ cdef class Core:
         # ascending (key, submit, arrival); insert from the back: arrivals are mostly latest in
         # FCFS order, so this is usually an append
         lo, hi = 0, self.npend
+        if hi == 0 or not self._before(j, self.pend[hi - 1].job):
+            lo = hi
         while lo < hi:
             mid = (lo + hi) // 2
             m = self.pend[mid].job
