@@ -33,10 +33,13 @@ cdef extern from *:
     static inline int64_t pbf_fetch_add(int64_t* p, int64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
     static inline int64_t pbf_load(int64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void pbf_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline int pbf_cas(int64_t* p, int64_t expected, int64_t desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); }
     """
     int64_t pbf_fetch_add(int64_t* p, int64_t v) nogil
     int64_t pbf_load(int64_t* p) nogil
     void pbf_store(int64_t* p, int64_t v) nogil
+    bint pbf_cas(int64_t* p, int64_t expected, int64_t desired) nogil
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:
@@ -497,6 +500,16 @@ cdef class Core:
     cdef int64_t* w_seen                 # per worker: log entries its profile has applied
     # shared state of one parallel pass
     cdef int64_t pp_now, pp_limit, pp_next, pp_commit, pp_stop, pp_phase2, pp_error
+    cdef int64_t pp_committer                  # 1 while a worker holds the commit role (ordered)
+    # speculative results waiting for their commit, a ring of sp_n jobs (ordered commit): the
+    # answer, what was asked (SPEC_*), log entries the copy had applied, candidates (W words), and
+    # the queue position whose result the entry holds (-1: none yet)
+    cdef int64_t* sp_t
+    cdef int64_t* sp_mode
+    cdef int64_t* sp_seen
+    cdef int64_t* sp_ready
+    cdef uint64_t* sp_cand
+    cdef int64_t sp_n
     cdef int64_t pp_depth, pp_started, pp_resv, pp_resv_left
     cdef int64_t pp_reeval, pp_conflicts       # commits that searched again / found another answer
     cdef int64_t last_reeval, last_conflicts, last_tests_max, last_tests_min
@@ -591,6 +604,11 @@ cdef class Core:
             free(self.wprof)
         free(self.w_tests)
         free(self.w_seen)
+        free(self.sp_t)
+        free(self.sp_mode)
+        free(self.sp_seen)
+        free(self.sp_ready)
+        free(self.sp_cand)
         free(self.m_cost)
         free(self.m_tests)
         free(self.p_model)
@@ -1759,9 +1777,12 @@ cdef class Core:
         cap = self.pp_limit if self.resv_max < 0 else min(self.pp_limit, self.free_cnt + self.resv_max)
         if self._log_reserve(cap + 1) != 0:
             return -1
+        if self._ring_reserve(2 * n if n >= 2 else 4) != 0:
+            return -1
         self.pp_now = now
         self.pp_next = 0
         self.pp_commit = 0
+        self.pp_committer = 0
         self.pp_stop = INF
         self.pp_phase2 = -1
         self.pp_error = 0
@@ -1871,65 +1892,134 @@ cdef class Core:
         pbf_store(&self.nlog, e + 1)
         return 0
 
+    cdef int _ring_reserve(self, int64_t n) noexcept nogil:
+        # the ring of speculative results: n entries, none holding a result
+        cdef int64_t i
+        if self.sp_n != n:
+            free(self.sp_t)
+            free(self.sp_mode)
+            free(self.sp_seen)
+            free(self.sp_ready)
+            free(self.sp_cand)
+            self.sp_t = <int64_t*>malloc(n * sizeof(int64_t))
+            self.sp_mode = <int64_t*>malloc(n * sizeof(int64_t))
+            self.sp_seen = <int64_t*>malloc(n * sizeof(int64_t))
+            self.sp_ready = <int64_t*>malloc(n * sizeof(int64_t))
+            self.sp_cand = <uint64_t*>malloc(<size_t>(n * max(1, self.W)) * sizeof(uint64_t))
+            self.sp_n = n
+            if (self.sp_t == NULL or self.sp_mode == NULL or self.sp_seen == NULL or self.sp_ready == NULL
+                    or self.sp_cand == NULL):
+                self.sp_n = 0
+                return -1
+        for i in range(n):
+            self.sp_ready[i] = -1
+        return 0
+
     cdef void _pass_worker(self, int64_t wid) noexcept nogil:
         cdef Prof* P = &self.wprof[wid]
-        cdef int64_t idx, k, d, t, seen = 0, now = self.pp_now, rl, mode, spec_seen = 0
-        cdef int32_t si = 0
+        cdef int64_t seen = 0
         if prof_copy(P, &self.prof) != 0 or prof_ensure_scratch(P, self.nrun + 2 * self.npend + 8) != 0:
-            self.pp_error = 1
+            self._abandon_pass()
+        if self.commit_eager:
+            self._pass_worker_eager(P, wid, &seen)
+        else:
+            self._pass_worker_ordered(P, wid, &seen)
+        self.w_seen[wid] = seen
+
+    cdef void _abandon_pass(self) noexcept nogil:
+        # out of memory somewhere: every worker stops, and the pass reports the error
+        self.pp_error = 1
+        pbf_store(&self.pp_stop, 0)
+
+    cdef void _speculate(self, Prof* P, int64_t idx, int64_t wid, int64_t* seen,
+                         int64_t* t_out, int64_t* mode_out, uint64_t* cand) noexcept nogil:
+        # the speculative test of queue position idx on this worker's copy, which may miss the
+        # latest commits; `cand` (if not NULL) gets the candidates of an earliest start found
+        cdef int64_t k = self.pend[idx].units, d = self.pend[idx].est, t = -1, mode = SPEC_FULL
+        cdef int64_t now = self.pp_now
+        cdef int32_t si = 0
+        if not self.pp_error:
+            if not self.stale_speculation and self._catch_up(P, seen, wid) != 0:
+                self._abandon_pass()
+            elif pbf_load(&self.pp_resv_left) == 0:
+                mode = SPEC_NOW
+                if k <= P.s_cnt[0] and not prof_known_misfit(P, k, d):
+                    t = prof_find_start(P, k, d, now, True, &si)
+                    if t < 0:
+                        prof_note_misfit(P, k, d)
+            else:
+                t = prof_find_start(P, k, d, now, False, &si)
+                if t >= 0 and cand != NULL:
+                    _copy(cand, P.cand, self.W)     # what the commit's AND test starts from
+            self.w_tests[wid] += 1
+        t_out[0] = t
+        mode_out[0] = mode
+
+    cdef void _pass_worker_ordered(self, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+        # Take the next job, speculate, leave the result in the ring; whoever finds the next
+        # result in queue order ready commits it (and every ready one after it) on its own copy.
+        # Nobody waits for a turn: a worker that cannot commit takes another job, as long as the
+        # ring has room (at most sp_n jobs between the commit point and the next job taken).
+        cdef int64_t idx, stop, s, n = self.sp_n
+        while True:
+            self._help_commit(P, wid, seen)
+            stop = pbf_load(&self.pp_stop)
+            if stop > self.pp_limit:
+                stop = self.pp_limit
+            if pbf_load(&self.pp_commit) >= stop:
+                return
+            idx = pbf_load(&self.pp_next)
+            if idx >= stop or idx - pbf_load(&self.pp_commit) >= n:
+                sched_yield()           # nothing to take until the commits move on
+                continue
+            if not pbf_cas(&self.pp_next, idx, idx + 1):
+                continue
+            s = idx % n
+            self._speculate(P, idx, wid, seen, &self.sp_t[s], &self.sp_mode[s], self.sp_cand + s * self.W)
+            self.sp_seen[s] = seen[0]   # the log entries the speculation saw
+            pbf_store(&self.sp_ready[s], idx)
+
+    cdef void _help_commit(self, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+        # commit, in queue order, every result ready at the commit point, if no other worker is
+        # doing so; a result made ready just after the holder looked is committed by the next
+        # call of any worker (each calls this between jobs until the pass is done)
+        cdef int64_t c, s, n = self.sp_n
+        while True:
+            c = pbf_load(&self.pp_commit)
+            if c >= self.pp_limit or c >= pbf_load(&self.pp_stop) or pbf_load(&self.sp_ready[c % n]) != c:
+                return
+            if not pbf_cas(&self.pp_committer, 0, 1):
+                return
+            c = pbf_load(&self.pp_commit)
+            while c < self.pp_limit and c < pbf_load(&self.pp_stop) and pbf_load(&self.sp_ready[c % n]) == c:
+                s = c % n
+                if (self.pp_error or self._catch_up(P, seen, wid) != 0
+                        or self._commit_step(P, c, self.sp_t[s], self.sp_mode[s], self.sp_seen[s],
+                                             self.sp_cand + s * self.W) != 0):
+                    self._abandon_pass()
+                    break
+                seen[0] = self.nlog     # this copy holds what it just committed
+                c += 1
+                pbf_store(&self.pp_commit, c)
+            pbf_store(&self.pp_committer, 0)
+
+    cdef void _pass_worker_eager(self, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+        # the paper's order: first done, first committed, one commit at a time
+        cdef int64_t idx, t, mode
         while True:
             idx = pbf_fetch_add(&self.pp_next, 1)
             if idx >= self.pp_limit or idx >= pbf_load(&self.pp_stop):
-                break
-            k = self.pend[idx].units
-            d = self.pend[idx].est
-            t = -1
-            mode = SPEC_FULL
+                return
+            self._speculate(P, idx, wid, seen, &t, &mode, NULL)
+            pthread_mutex_lock(&self.commit_mu)
             if not self.pp_error:
-                if not self.stale_speculation and self._catch_up(P, &seen, wid) != 0:
-                    self.pp_error = 1
-                else:
-                    # the speculative test, on a copy that may miss the latest commits
-                    rl = pbf_load(&self.pp_resv_left)
-                    if rl == 0:
-                        mode = SPEC_NOW
-                        if k > P.s_cnt[0] or prof_known_misfit(P, k, d):
-                            t = -1
-                        else:
-                            t = prof_find_start(P, k, d, now, True, &si)
-                            if t < 0:
-                                prof_note_misfit(P, k, d)
-                    else:
-                        t = prof_find_start(P, k, d, now, False, &si)
-                        if t >= 0:
-                            # what the commit's AND test starts from
-                            _copy(P.spec, P.cand, self.W)
-                            spec_seen = seen
-                    self.w_tests[wid] += 1
-            if self.commit_eager:
-                # the paper's order: first done, first committed, one commit at a time
-                pthread_mutex_lock(&self.commit_mu)
-                if not self.pp_error:
-                    if self._catch_up(P, &seen, wid) != 0 or self._commit_step_eager(P, idx, t, mode) != 0:
-                        self.pp_error = 1
-                    seen = self.nlog
-                pthread_mutex_unlock(&self.commit_mu)
-                continue
-            # wait for this job's turn to commit; a job at or past a stop is never committed (the
-            # jobs before it may not be either), so it does not wait
-            while pbf_load(&self.pp_commit) != idx and idx < pbf_load(&self.pp_stop):
-                sched_yield()
-            if idx >= pbf_load(&self.pp_stop):
-                continue
-            if not self.pp_error:
-                if self._catch_up(P, &seen, wid) != 0 or self._commit_step(P, idx, t, mode, spec_seen) != 0:
-                    self.pp_error = 1
-                # this copy already holds what it just committed: skip its own log entries
-                seen = self.nlog
-            pbf_store(&self.pp_commit, idx + 1)
-        self.w_seen[wid] = seen
+                if self._catch_up(P, seen, wid) != 0 or self._commit_step_eager(P, idx, t, mode) != 0:
+                    self._abandon_pass()
+                seen[0] = self.nlog
+            pthread_mutex_unlock(&self.commit_mu)
 
-    cdef int _commit_step(self, Prof* P, int64_t p, int64_t spec, int64_t mode, int64_t spec_seen) noexcept nogil:
+    cdef int _commit_step(self, Prof* P, int64_t p, int64_t spec, int64_t mode, int64_t spec_seen,
+                          const uint64_t* spec_cand) noexcept nogil:
         # One iteration of the sequential pass's loop for queue position p, on the up-to-date copy
         # P, in queue order. Mirrors _full_pass_sequential (same decisions, same counts). A
         # speculative earliest start is confirmed by the AND test (DESIGN §5) against the log
@@ -1978,7 +2068,7 @@ cdef class Core:
         else:
             t = -1
             if mode == SPEC_FULL:
-                t = self._confirm(P, k, d, spec, spec_seen, &si, &overlap)
+                t = self._confirm(P, k, d, spec, spec_cand, spec_seen, &si, &overlap)
                 if overlap:
                     self.pp_conflicts += 1
             if t < 0:
@@ -2008,19 +2098,19 @@ cdef class Core:
             i = P.s_next[i]
         return prof_find_start_window(P, k, d, self.pp_now, i, prev, at)
 
-    cdef int64_t _confirm(self, Prof* P, int64_t k, int64_t d, int64_t t, int64_t seen, int32_t* at,
-                          bint* overlap) noexcept nogil:
-        # The reconciliation of DESIGN §5. P.spec holds the units free throughout [t, t + d) on
+    cdef int64_t _confirm(self, Prof* P, int64_t k, int64_t d, int64_t t, const uint64_t* spec_cand,
+                          int64_t seen, int32_t* at, bint* overlap) noexcept nogil:
+        # The reconciliation of DESIGN §5. spec_cand holds the units free throughout [t, t + d) on
         # the copy as it was at the speculation, which had applied the first `seen` log entries. A
         # pass only removes free units, so the earliest start on the up-to-date copy is not before
-        # t; and the units free throughout the window now are P.spec minus the units of the newer
+        # t; and the units free throughout the window now are spec_cand minus the units of the newer
         # entries overlapping it. If k remain, t is the sequential pass's answer and those units
         # its candidates (a slot beginning still: were it merged into the slot before, the job
         # would have fitted earlier on the older copy too). Returns t, or -1 to search again.
         cdef int64_t W = self.W, e, w, stop = prof_round_up(P, t + d), n = self.nlog
         cdef int32_t i = 0, prev = -1
         cdef uint64_t* bits
-        _copy(P.cand, P.spec, W)
+        _copy(P.cand, spec_cand, W)
         for e in range(seen, n):
             if self.log_t[e] < stop and prof_round_up(P, self.log_t[e] + self.log_d[e]) > t:
                 bits = self.log_bits + e * W

@@ -20,7 +20,6 @@ ctypedef struct Prof:
     bint monotone              # every slot's free units include the previous slot's (no reservation yet)
     uint64_t* cand             # units free throughout the window found by the last search
     uint64_t* chosen           # the units picked for the placement
-    uint64_t* spec             # parallel pass: a worker's speculative candidates, kept for its commit
     # sliding-window AND over slots (a queue made of two stacks)
     uint64_t* q_front_agg
     int32_t* q_front_idx
@@ -46,9 +45,8 @@ cdef int prof_init(Prof* P, int64_t W) noexcept nogil:
     P.W = W
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-    P.spec = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-    if P.cand == NULL or P.chosen == NULL or P.spec == NULL or P.q_back_agg == NULL:
+    if P.cand == NULL or P.chosen == NULL or P.q_back_agg == NULL:
         return -1
     return 0
 
@@ -60,7 +58,6 @@ cdef void prof_free(Prof* P) noexcept nogil:
     free(P.s_bits)
     free(P.cand)
     free(P.chosen)
-    free(P.spec)
     free(P.q_front_agg)
     free(P.q_front_idx)
     free(P.q_back_idx)
