@@ -92,7 +92,6 @@ def test_parallel_statistics_are_reported(shared_trace):
     args = (t.submit[:n], t.units[:n], t.req_time[:n], t.run[:n], 128)
     r = compiled_replay(*args, backfill=Backfill(reservations=None), workers=4)
     p = r["passes"]
-    full = p["kind"] == 0
     assert p["reservations"].sum() > 0
     # How many speculative answers newer commits overlapped (conflicts) or invalidated, so that the
     # commit searched again (re-evaluations), depends on thread timing (a worker that wakes late
