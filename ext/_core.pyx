@@ -1270,10 +1270,8 @@ cdef class Core:
         P.nslots = 0
         P.nmerged = 0
         # room for every slot up front: at most one per running job, plus slot 0
-        while P.slot_cap < self.nrun + 1:
-            if prof_new_slot(P) < 0:
-                return -1
-            P.nslots = P.slot_cap
+        if prof_reserve_slots(P, self.nrun + 1) != 0:
+            return -1
         P.nslots = 1
         P.s_begin[0] = now
         cnt = self.free_cnt

@@ -143,26 +143,46 @@ cdef inline int64_t prof_live_slots(const Prof* P) noexcept nogil:
     return P.nslots - P.nmerged
 
 
-cdef int32_t prof_new_slot(Prof* P) noexcept nogil:
+cdef int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
+    # room for n slots (doubling)
     cdef int64_t cap
     cdef void* q
-    if P.nslots >= P.slot_cap:
-        cap = P.slot_cap * 2 if P.slot_cap else 64
-        q = realloc(P.s_begin, cap * sizeof(int64_t))
-        if q == NULL: return -1
-        P.s_begin = <int64_t*>q
-        q = realloc(P.s_cnt, cap * sizeof(int64_t))
-        if q == NULL: return -1
-        P.s_cnt = <int64_t*>q
-        q = realloc(P.s_next, cap * sizeof(int32_t))
-        if q == NULL: return -1
-        P.s_next = <int32_t*>q
-        q = realloc(P.s_bits, <size_t>(cap * P.W) * sizeof(uint64_t))
-        if q == NULL: return -1
-        P.s_bits = <uint64_t*>q
-        P.slot_cap = cap
+    if n <= P.slot_cap:
+        return 0
+    cap = P.slot_cap * 2 if P.slot_cap else 64
+    while cap < n:
+        cap *= 2
+    q = realloc(P.s_begin, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    P.s_begin = <int64_t*>q
+    q = realloc(P.s_cnt, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    P.s_cnt = <int64_t*>q
+    q = realloc(P.s_next, cap * sizeof(int32_t))
+    if q == NULL: return -1
+    P.s_next = <int32_t*>q
+    q = realloc(P.s_bits, <size_t>(cap * P.W) * sizeof(uint64_t))
+    if q == NULL: return -1
+    P.s_bits = <uint64_t*>q
+    P.slot_cap = cap
+    return 0
+
+
+cdef int32_t prof_new_slot(Prof* P) noexcept nogil:
+    if prof_reserve_slots(P, P.nslots + 1) != 0:
+        return -1
     P.nslots += 1
     return <int32_t>(P.nslots - 1)
+
+
+cdef inline void word_span(const uint64_t* bits, int64_t W, int64_t* lo, int64_t* hi) noexcept nogil:
+    # [lo, hi): the words from the first to the last that hold a set bit (lo == hi if none)
+    lo[0] = 0
+    hi[0] = W
+    while lo[0] < hi[0] and bits[lo[0]] == 0:
+        lo[0] += 1
+    while hi[0] > lo[0] and bits[hi[0] - 1] == 0:
+        hi[0] -= 1
 
 
 cdef inline int64_t prof_round_up(Prof* P, int64_t t) noexcept nogil:
@@ -314,7 +334,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
     #  - a reservation takes first the units busy just before it starts (freed by running jobs or
     #    earlier placements), latest-busy first, so units free now stay free for backfill.
     # Ties and the rest: lowest unit index.
-    cdef int64_t W = P.W, need = k, n = 0, w, i, last, stop, lo, hi
+    cdef int64_t W = P.W, need = k, n = 0, i, last, stop, lo, hi
     cdef int32_t j
     if w_popcount(P.cand, W) == k:
         # every candidate is needed: the order of preference cannot change the set
@@ -322,12 +342,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
         _zero(P.cand, W)
         return
     _zero(P.chosen, W)
-    lo = 0                     # the candidates' words: every mask below only matters there
-    hi = W
-    while lo < hi and P.cand[lo] == 0:
-        lo += 1
-    while hi > lo and P.cand[hi - 1] == 0:
-        hi -= 1
+    word_span(P.cand, W, &lo, &hi)     # every mask below only matters over the candidates' words
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
         # A candidate is free now and outside every start-now placement of this pass; running jobs
@@ -363,13 +378,10 @@ cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexc
     # remove P.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
     # a placement holds its units until its end rounded up to the resolution, as running jobs'
     # planned ends are, so that a job started in this pass looks the same as one started before
-    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), lo = 0, hi = P.W
+    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), lo, hi
     cdef int32_t j = si, n, last = si
     # only the words holding chosen units change (a placement's units are few and clustered)
-    while lo < hi and P.chosen[lo] == 0:
-        lo += 1
-    while hi > lo and P.chosen[hi - 1] == 0:
-        hi -= 1
+    word_span(P.chosen, W, &lo, &hi)
     while j != -1 and P.s_begin[j] < stop:
         end = P.s_begin[P.s_next[j]] if P.s_next[j] != -1 else INF
         if end > stop:
