@@ -1263,7 +1263,7 @@ cdef class Core:
     cdef int _build_profile(self, int64_t now) noexcept nogil:
         # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct
         # planned end of a running job (start + estimate, never before now + 1), adding its units
-        cdef int64_t i, j, e, W = self.W, cnt
+        cdef int64_t i, j, e, e_next, W = self.W, cnt
         cdef int32_t s
         cdef uint64_t* bits
         cdef Prof* P = &self.prof
@@ -1281,9 +1281,10 @@ cdef class Core:
         _copy(bits, self.free_now, W)
         s = 0
         i = 0
+        e_next = self._planned_end(0, now) if self.nrun > 0 else 0
         while i < self.nrun:
             # planned ends in order; clamping to now + 1 and rounding keep the order
-            e = self._planned_end(i, now)
+            e = e_next
             P.s_next[s] = s + 1
             s += 1
             P.s_begin[s] = e
@@ -1294,7 +1295,10 @@ cdef class Core:
             bits += W
             cnt += self.j_units[j]
             i += 1
-            while i < self.nrun and self._planned_end(i, now) == e:
+            while i < self.nrun:
+                e_next = self._planned_end(i, now)
+                if e_next != e:
+                    break
                 j = self.by_end[i].job
                 _or_into(bits, bits, self.pool + <int64_t>self.j_row[j] * W, W)
                 cnt += self.j_units[j]
@@ -1623,11 +1627,15 @@ cdef class Core:
             self.rs_resv_left = resv_left
             self.rs_blocked = blocked
             self.rs_time = now
-        self.last_duration_us = self._clock_duration_us()
+        self.last_duration_us = self._clock_duration_us() if self.clock != CK_FREE else 0
         self.last_reeval = 0
         self.last_conflicts = 0
         self.last_inversions = 0
-        self._model_tests_range()
+        if self.clock == CK_MODEL:
+            self._model_tests_range()
+        else:
+            self.last_tests_max = -1
+            self.last_tests_min = -1
         return self._record(now, PK_FULL, queue, depth, started, resv, ex, self._pass_clock() - t0,
                             prof_live_slots(&self.prof) if built else 0)
 
@@ -1676,6 +1684,8 @@ cdef class Core:
         cdef int64_t i, n = self.workers if self.workers > 0 else 1
         if self.clock == CK_WALL:
             self.pass_t0 = _now_ns()
+        if self.clock != CK_MODEL:
+            return 0                 # only the model clock keeps per-worker accounts
         if self.m_n < n:
             free(self.m_cost)
             free(self.m_tests)

@@ -455,12 +455,13 @@ cdef void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
 
 cdef int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
     cdef int64_t cap = P.r_cap
-    if _grow(<void**>&P.r_begin, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
-        return -1
-    cap = P.r_cap
-    if _grow(<void**>&P.r_stop, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
-        return -1
-    P.r_cap = cap
+    if P.nresv_pass >= P.r_cap:
+        if _grow(<void**>&P.r_begin, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
+            return -1
+        cap = P.r_cap
+        if _grow(<void**>&P.r_stop, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
+            return -1
+        P.r_cap = cap
     if _grow(<void**>&P.r_bits, &P.r_bits_cap, (P.nresv_pass + 1) * P.W, sizeof(uint64_t)) != 0:
         return -1
     P.r_begin[P.nresv_pass] = t
