@@ -290,8 +290,13 @@ cdef inline void _copy(uint64_t* dst, const uint64_t* src, int64_t W) noexcept n
 
 
 cdef inline void _or_into(uint64_t* dst, const uint64_t* a, const uint64_t* b, int64_t W) noexcept nogil:
-    # dst = a | b (dst may be a)
+    # dst = a | b (dst may be a); clusters of up to 128 units skip the vectorised loop's set-up
     cdef int64_t i
+    if W <= 2:
+        dst[0] = a[0] | b[0]
+        if W == 2:
+            dst[1] = a[1] | b[1]
+        return
     for i in range(W):
         dst[i] = a[i] | b[i]
 
