@@ -185,6 +185,10 @@ ctypedef struct PendEntry:     # a pending job with what the pass reads of it, c
     int64_t est
 
 
+cdef inline bint _endkey_less(const EndKey* x, const EndKey* y) noexcept nogil:
+    return x.end < y.end or (x.end == y.end and x.job < y.job)
+
+
 cdef int _cmp_endkey(const void* a, const void* b) noexcept nogil:
     cdef const EndKey* x = <const EndKey*>a
     cdef const EndKey* y = <const EndKey*>b
@@ -1139,7 +1143,7 @@ cdef class Core:
         key.job = j
         while lo < hi:
             mid = (lo + hi) // 2
-            if _cmp_endkey(&self.by_end[mid], &key) < 0:
+            if _endkey_less(&self.by_end[mid], &key):
                 lo = mid + 1
             else:
                 hi = mid
@@ -1236,7 +1240,7 @@ cdef class Core:
         self.nheap += 1
         while i > 0:
             parent = (i - 1) // 2
-            if _cmp_endkey(&self.heap[i], &self.heap[parent]) >= 0:
+            if not _endkey_less(&self.heap[i], &self.heap[parent]):
                 break
             tmp = self.heap[i]
             self.heap[i] = self.heap[parent]
@@ -1254,9 +1258,9 @@ cdef class Core:
             c = 2 * i + 1
             if c >= n:
                 break
-            if c + 1 < n and _cmp_endkey(&self.heap[c + 1], &self.heap[c]) < 0:
+            if c + 1 < n and _endkey_less(&self.heap[c + 1], &self.heap[c]):
                 c += 1
-            if _cmp_endkey(&self.heap[c], &self.heap[i]) >= 0:
+            if not _endkey_less(&self.heap[c], &self.heap[i]):
                 break
             tmp = self.heap[i]
             self.heap[i] = self.heap[c]
