@@ -311,12 +311,23 @@ cdef inline void _zero(uint64_t* dst, int64_t W) noexcept nogil:
         dst[i] = 0
 
 
+cdef inline uint64_t _lowest_bits(uint64_t w, int64_t need) noexcept nogil:
+    # the lowest `need` set bits of w (0 < need < popcount(w)): find the need-th set bit by
+    # halving over prefix popcounts (branch-free; peeling bits one by one cost up to 63 steps)
+    cdef int64_t pos = 0, step = 32
+    while step > 0:
+        if __builtin_popcountll(w & (((<uint64_t>1) << (pos + step)) - 1)) < need:
+            pos += step
+        step >>= 1
+    return w & (((<uint64_t>2) << pos) - 1)
+
+
 cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W,
                                  const uint64_t* mask) noexcept nogil:
     # Move up to `need` of the lowest set bits of (src & mask) (mask NULL = all) from src to dst.
     # Returns how many are still needed.
     cdef int64_t i, c
-    cdef uint64_t w, low, t
+    cdef uint64_t w, t
     for i in range(W):
         if need == 0:
             break
@@ -329,21 +340,8 @@ cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int
             src[i] &= ~w
             need -= c
         else:
-            # the lowest `need` of the c bits: peel the lowest ones, or drop the highest c - need
-            if need <= c - need:
-                t = 0
-                while need > 0:
-                    low = w & (~w + 1)
-                    t |= low
-                    w ^= low
-                    need -= 1
-            else:
-                t = w
-                c -= need
-                while c > 0:
-                    t ^= (<uint64_t>1) << (63 - __builtin_clzll(t))
-                    c -= 1
-                need = 0
+            t = _lowest_bits(w, need)
+            need = 0
             dst[i] |= t
             src[i] &= ~t
     return need
@@ -367,8 +365,9 @@ cdef inline int64_t _take_lowest_busy(uint64_t* src, uint64_t* dst, int64_t need
             if need == 0:
                 break
         else:
-            # the lowest `need` of the c bits (one word: the plain version's word step)
-            _take_lowest(src + i, dst + i, need, 1, &w)
+            w = _lowest_bits(w, need)
+            dst[i] |= w
+            src[i] &= ~w
             return 0
     return need
 
