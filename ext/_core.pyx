@@ -1450,7 +1450,10 @@ cdef class Core:
 
     cdef int _full_pass(self, int64_t now) noexcept nogil:
         cdef int rc
-        if self._refresh_priorities(now) != 0 or self._apply_corrections(now) != 0:
+        # (the checks that let both calls out are made here: a pass starts at every event)
+        if self.prio >= PR_WFP3 and self._refresh_priorities(now) != 0:
+            return -1
+        if self.nrun > 0 and self.by_end[0].end <= now and self._apply_corrections(now) != 0:
             return -1
         if self.no_backfill:
             return self._quick_pass(now)

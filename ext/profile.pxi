@@ -168,8 +168,8 @@ cdef int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
     return 0
 
 
-cdef int32_t prof_new_slot(Prof* P) noexcept nogil:
-    if prof_reserve_slots(P, P.nslots + 1) != 0:
+cdef inline int32_t prof_new_slot(Prof* P) noexcept nogil:
+    if P.nslots >= P.slot_cap and prof_reserve_slots(P, P.nslots + 1) != 0:
         return -1
     P.nslots += 1
     return <int32_t>(P.nslots - 1)
