@@ -1131,10 +1131,10 @@ cdef class Core:
                 return -1
         return 0
 
-    cdef int64_t _by_end_find(self, int64_t end, int64_t j) noexcept nogil:
+    cdef inline int64_t _by_end_find(self, int64_t end, int64_t j) noexcept nogil:
         return self._by_end_find_in(self.nrun, end, j)
 
-    cdef int64_t _by_end_find_in(self, int64_t n, int64_t end, int64_t j) noexcept nogil:
+    cdef inline int64_t _by_end_find_in(self, int64_t n, int64_t end, int64_t j) noexcept nogil:
         # position of the first entry not before (end, j) among the first n sorted entries
         cdef int64_t lo = 0, hi = n, mid
         cdef EndKey key
@@ -1148,7 +1148,7 @@ cdef class Core:
                 hi = mid
         return lo
 
-    cdef int _by_end_insert(self, int64_t j) noexcept nogil:
+    cdef inline int _by_end_insert(self, int64_t j) noexcept nogil:
         # called before nrun is incremented
         cdef int64_t e = self.j_start[j] + self.j_est[j], p
         if _grow(<void**>&self.by_end, &self.by_end_cap, self.nrun + 1, sizeof(EndKey)) != 0:
@@ -1228,7 +1228,7 @@ cdef class Core:
             _append(&self.fin_buf, &self.nfin, &self.fin_cap, j)
 
     # ------------------------------------------------------------------ replay heap
-    cdef int _heap_push(self, int64_t end, int64_t job) noexcept nogil:
+    cdef inline int _heap_push(self, int64_t end, int64_t job) noexcept nogil:
         cdef int64_t i, parent
         cdef EndKey tmp
         if _grow(<void**>&self.heap, &self.heap_cap, self.nheap + 1, sizeof(EndKey)) != 0:
@@ -1247,7 +1247,7 @@ cdef class Core:
             i = parent
         return 0
 
-    cdef int64_t _heap_pop(self) noexcept nogil:
+    cdef inline int64_t _heap_pop(self) noexcept nogil:
         cdef int64_t job = self.heap[0].job, i = 0, c, n
         cdef EndKey tmp
         self.nheap -= 1
@@ -1324,7 +1324,7 @@ cdef class Core:
             e = prof_round_up(&self.prof, e)
         return e
 
-    cdef int _ensure_scratch(self) noexcept nogil:
+    cdef inline int _ensure_scratch(self) noexcept nogil:
         cdef int64_t need = self.nrun + 2 * self.npend + 8
         # the backward walk of _choose lists at most every slot: 1 + running + 2 per placement
         if prof_ensure_scratch(&self.prof, need) != 0:
@@ -1332,7 +1332,7 @@ cdef class Core:
         return 0
 
     # ------------------------------------------------------------------ passes
-    cdef int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
+    cdef inline int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
                      int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
         cdef void** arrays[15]
         cdef size_t sizes[15]
@@ -1384,13 +1384,13 @@ cdef class Core:
         self.npass += 1
         return 0
 
-    cdef int _note_started(self, int64_t j) noexcept nogil:
+    cdef inline int _note_started(self, int64_t j) noexcept nogil:
         return _append(&self.last_started, &self.nlast_started, &self.last_started_cap, j)
 
-    cdef int _note_reserved(self, int64_t j) noexcept nogil:
+    cdef inline int _note_reserved(self, int64_t j) noexcept nogil:
         return _append(&self.last_reserved, &self.nlast_reserved, &self.last_reserved_cap, j)
 
-    cdef void _compact_marked(self, int64_t first) noexcept nogil:
+    cdef inline void _compact_marked(self, int64_t first) noexcept nogil:
         # drop the entries the pass marked started (job = -1); nothing before `first` moved
         cdef int64_t i, n = first
         for i in range(first, self.npend):
@@ -1467,7 +1467,7 @@ cdef class Core:
             self.last_full_wall_ns = <int64_t>(self.last_wall_ticks * (_NS_PER_TICK if PBF_HAVE_TSC else 1.0))
         return rc
 
-    cdef int _begin_full_pass(self) noexcept nogil:
+    cdef inline int _begin_full_pass(self) noexcept nogil:
         # what every full pass does first, sequential or parallel: scratch space, the clock, a fresh
         # per-pass profile state (monotone: a start now clears units only before its end; a
         # reservation takes units from the future and breaks it), last pass's plans forgotten
@@ -1481,7 +1481,7 @@ cdef class Core:
         self.nlast_reserved = 0
         return 0
 
-    cdef bint _can_resume(self, int64_t now) noexcept nogil:
+    cdef inline bint _can_resume(self, int64_t now) noexcept nogil:
         # The last full pass can be continued instead of run again when nothing it decided can
         # come out differently: no job started or ended since (its own starts aside) and no
         # estimate changed; every arrival since is queued behind its jobs (static priority); no
@@ -1691,7 +1691,7 @@ cdef class Core:
         return EX_END
 
     # ------------------------------------------------------------------ clock and budget
-    cdef int _clock_start(self) noexcept nogil:
+    cdef inline int _clock_start(self) noexcept nogil:
         cdef int64_t i, n = self.workers if self.workers > 0 else 1
         if self.clock == CK_WALL:
             self.pass_t0 = _now_ns()
@@ -1750,7 +1750,7 @@ cdef class Core:
             q -= 1
         return EX_END
 
-    cdef void _model_tests_range(self) noexcept nogil:
+    cdef inline void _model_tests_range(self) noexcept nogil:
         cdef int64_t i, n = self.workers if self.workers > 0 else 1
         self.last_tests_max = -1
         self.last_tests_min = -1
@@ -1763,7 +1763,7 @@ cdef class Core:
                 if self.m_tests[i] < self.last_tests_min:
                     self.last_tests_min = self.m_tests[i]
 
-    cdef int64_t _clock_duration_us(self) noexcept nogil:
+    cdef inline int64_t _clock_duration_us(self) noexcept nogil:
         # the pass's charged duration: the busiest modelled worker, or the measured time
         cdef int64_t i, mx = 0, n = self.workers if self.workers > 0 else 1
         if self.clock == CK_MODEL:
