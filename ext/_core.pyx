@@ -914,7 +914,7 @@ cdef class Core:
         return 0
 
     # ------------------------------------------------------------------ priorities
-    cdef double _key(self, int64_t j, int64_t now) noexcept nogil:
+    cdef inline double _key(self, int64_t j, int64_t now) noexcept nogil:
         # the priority key of pending job j at time now (ascending: lowest runs first); the formulas
         # are RLScheduler's (reference §6.1) and Slurm's multifactor (§1.8)
         cdef double r = <double>self.j_est[j], n = <double>self.j_units[j]
@@ -1017,7 +1017,7 @@ cdef class Core:
         return 0
 
     # ------------------------------------------------------------------ node state
-    cdef int32_t _alloc_row(self) noexcept nogil:
+    cdef inline int32_t _alloc_row(self) noexcept nogil:
         # a free row of the running-units pool, growing the pool when none is left
         cdef int64_t rows, r
         cdef void* q
@@ -1038,7 +1038,7 @@ cdef class Core:
         self.pool_nfree -= 1
         return self.pool_free[self.pool_nfree]
 
-    cdef int _submit(self, int64_t j) noexcept nogil:
+    cdef inline int _submit(self, int64_t j) noexcept nogil:
         # a new pending job; rejected with a reason when it can never run
         cdef int64_t lo, hi, mid, m, p, e
         if self.j_units[j] <= 0:
@@ -1098,7 +1098,7 @@ cdef class Core:
             return self.j_submit[a] < self.j_submit[b]
         return self.j_seq[a] < self.j_seq[b]
 
-    cdef int _start(self, int64_t j, int64_t now) noexcept nogil:
+    cdef inline int _start(self, int64_t j, int64_t now) noexcept nogil:
         # start job j now on the units in self.prof.chosen
         cdef int32_t r = self._alloc_row()
         cdef int64_t i
@@ -1159,7 +1159,7 @@ cdef class Core:
         self.by_end[p].job = j
         return 0
 
-    cdef void _finish(self, int64_t j, int64_t now) noexcept nogil:
+    cdef inline void _finish(self, int64_t j, int64_t now) noexcept nogil:
         cdef int64_t i, p, last
         p = self._by_end_find(self.j_start[j] + self.j_est[j], j)
         memmove(self.by_end + p, self.by_end + p + 1, (self.nrun - p - 1) * sizeof(EndKey))
@@ -1181,7 +1181,7 @@ cdef class Core:
         self.run_version += 1
         self._user_finished(j, now)
 
-    cdef void _user_started(self, int64_t j, int64_t now) noexcept nogil:
+    cdef inline void _user_started(self, int64_t j, int64_t now) noexcept nogil:
         # the user's running list stays in start order: starts come in time order
         cdef UserHist* h = &self.uh[self.j_user[j]]
         self.j_acc[j] = now
@@ -1196,7 +1196,7 @@ cdef class Core:
         h.run_units += self.j_units[j]
         h.run_start_sum += now
 
-    cdef void _user_finished(self, int64_t j, int64_t now) noexcept nogil:
+    cdef inline void _user_finished(self, int64_t j, int64_t now) noexcept nogil:
         # history for the predictors (and the model's training step), usage for fair share
         cdef int64_t u = self.j_user[j], run = now - self.j_start[j]
         cdef UserHist* h = &self.uh[u]
@@ -1448,7 +1448,7 @@ cdef class Core:
         self.last_duration_us = 0
         return self._record(now, PK_QUICK, queue, depth, started, 0, ex, self._pass_clock() - t0, 0)
 
-    cdef int _full_pass(self, int64_t now) noexcept nogil:
+    cdef inline int _full_pass(self, int64_t now) noexcept nogil:
         cdef int rc
         # (the checks that let both calls out are made here: a pass starts at every event)
         if self.prio >= PR_WFP3 and self._refresh_priorities(now) != 0:
@@ -1497,7 +1497,7 @@ cdef class Core:
                 and self.prio < PR_WFP3 and now >= self.rs_time and self.npend >= self.rs_npend
                 and (self.prof.s_next[0] == -1 or self.prof.s_begin[self.prof.s_next[0]] > now))
 
-    cdef int _full_pass_sequential(self, int64_t now) noexcept nogil:
+    cdef inline int _full_pass_sequential(self, int64_t now) noexcept nogil:
         cdef int64_t t0 = self._pass_clock(), p, q, j, k, d, t, c0, lim, queue = self.npend
         cdef int64_t depth = 0, started = 0, resv = 0, resv_left = self.resv_max, phase2 = -1
         cdef int32_t si = 0
@@ -2536,7 +2536,7 @@ cdef class Core:
         done[0] = False
         return 0
 
-    cdef bint _next_instant(self, int64_t* tp, bint* events, bint* done) noexcept nogil:
+    cdef inline bint _next_instant(self, int64_t* tp, bint* events, bint* done) noexcept nogil:
         # move to the next instant and apply its completions; True when the trace is done
         cdef int64_t t, ts, te, tb, j
         ts = self.j_submit[self.next_sub] if self.next_sub < self.njobs else INF
