@@ -547,6 +547,10 @@ cdef class Core:
 
     # per-pass records
     cdef int64_t npass, pass_cap
+    # totals over every pass, kept whether or not each pass is recorded (the replay's summary)
+    cdef int64_t tot_full, tot_depth, tot_depth_max, tot_depth_full, tot_wall, tot_charged_full
+    cdef int64_t tot_charged_max, tot_reeval, tot_conflicts, tot_inv, tot_tmax_full, tot_tmin_full
+    cdef int64_t[8] tot_exit
     cdef int64_t* p_time
     cdef int64_t* p_queue
     cdef int64_t* p_depth
@@ -1336,7 +1340,26 @@ cdef class Core:
                      int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
         cdef void** arrays[15]
         cdef size_t sizes[15]
+        cdef int64_t tmax = depth, tmin = depth
         self.last_wall_ticks = wall
+        if kind == PK_FULL:
+            tmax = self.last_tests_max if self.last_tests_max >= 0 else depth
+            tmin = self.last_tests_min if self.last_tests_min >= 0 else depth
+            self.tot_full += 1
+            self.tot_depth_full += depth
+            self.tot_charged_full += self.last_duration_us
+            self.tot_reeval += self.last_reeval
+            self.tot_conflicts += self.last_conflicts
+            self.tot_inv += self.last_inversions
+            self.tot_tmax_full += tmax
+            self.tot_tmin_full += tmin
+        self.tot_depth += depth
+        if depth > self.tot_depth_max:
+            self.tot_depth_max = depth
+        if self.last_duration_us > self.tot_charged_max:
+            self.tot_charged_max = self.last_duration_us
+        self.tot_wall += wall
+        self.tot_exit[ex] += 1
         if not self.record_passes:
             self.npass += 1
             return 0
@@ -1366,18 +1389,12 @@ cdef class Core:
         self.p_slots[self.npass] = slots
         self.p_model[self.npass] = self.last_duration_us
         self.p_inv[self.npass] = self.last_inversions if kind == PK_FULL else 0
-        if kind == PK_FULL:
-            self.p_reeval[self.npass] = self.last_reeval
-            self.p_conflict[self.npass] = self.last_conflicts
-            # tests per worker: real threads in a parallel pass, else the modelled workers of the
-            # model clock, else one worker that tested them all
-            self.p_tmax[self.npass] = self.last_tests_max if self.last_tests_max >= 0 else depth
-            self.p_tmin[self.npass] = self.last_tests_min if self.last_tests_min >= 0 else depth
-        else:
-            self.p_reeval[self.npass] = 0
-            self.p_conflict[self.npass] = 0
-            self.p_tmax[self.npass] = depth
-            self.p_tmin[self.npass] = depth
+        # tests per worker: real threads in a parallel pass, else the modelled workers of the model
+        # clock, else one worker that tested them all
+        self.p_tmax[self.npass] = tmax
+        self.p_tmin[self.npass] = tmin
+        self.p_reeval[self.npass] = self.last_reeval if kind == PK_FULL else 0
+        self.p_conflict[self.npass] = self.last_conflicts if kind == PK_FULL else 0
         self.p_wall[self.npass] = wall
         self.p_kind[self.npass] = kind
         self.p_exit[self.npass] = ex
@@ -2578,6 +2595,23 @@ cdef class Core:
             a4[i] = self.j_reason[i]
             a5[i] = self.j_resv[i]
         return tuple(out)
+
+    def pass_totals(self):
+        """Totals over every pass, kept whether or not passes are recorded: ``count``, ``full``,
+        ``depth`` (sum), ``depth_max``, ``depth_full`` (sum over full passes), ``wall_ns`` (sum; 0
+        unless passes are recorded or threads are used: the clock is read only then),
+        ``charged_us_full`` (sum), ``charged_us_max``, ``reevaluations``, ``conflicts``,
+        ``inversions``, ``tests_max_worker_full``, ``tests_min_worker_full`` (sums over full passes)
+        and ``exit`` (passes per exit reason code)."""
+        if _NS_PER_TICK == 0.0:
+            _calibrate()
+        return {"count": self.npass, "full": self.tot_full, "depth": self.tot_depth,
+                "depth_max": self.tot_depth_max, "depth_full": self.tot_depth_full,
+                "wall_ns": int(self.tot_wall * _NS_PER_TICK), "charged_us_full": self.tot_charged_full,
+                "charged_us_max": self.tot_charged_max, "reevaluations": self.tot_reeval,
+                "conflicts": self.tot_conflicts, "inversions": self.tot_inv,
+                "tests_max_worker_full": self.tot_tmax_full, "tests_min_worker_full": self.tot_tmin_full,
+                "exit": [self.tot_exit[i] for i in range(len(EXIT_REASONS))]}
 
     def pass_arrays(self):
         """Per-pass records as a dict of numpy arrays (empty when passes are not recorded)."""

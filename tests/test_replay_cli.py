@@ -32,6 +32,42 @@ def test_replay_writes_summary_jobs_and_passes(tmp_path, capsys):
     assert passes[0].keys() >= {"time", "kind", "depth", "started", "reservations", "exit", "wall_us"}
 
 
+@pytest.mark.parametrize("kw", [{}, {"trigger": "interval"}, {"workers": 3, "clock": "model"}])
+def test_summary_is_the_same_without_pass_records(tmp_path, kw):
+    """The pass totals kept by the core give the summary that the per-pass records give, and
+    --no-pass-records writes no passes.csv (and removes an earlier run's)."""
+    from pbf.config import Backfill
+    t = read_swf(SAMPLE)
+    cfg = dict(bsld_bound=600.0, backfill=Backfill(reservations=3), **kw)
+    a = replay(t, ReplayConfig(**cfg))
+    b = replay(t, ReplayConfig(pass_records=False, **cfg))
+    for key in ("state", "start", "end", "how"):
+        assert np.array_equal(a.jobs[key], b.jobs[key])
+    p, q = a.summary["passes"], b.summary["passes"]
+    assert q["wall_ms_total"] is None and p["wall_ms_total"] > 0
+    # the summary again from the records themselves
+    rec, full = a.passes, a.passes["kind"] == 0
+    assert p["count"] == len(rec["depth"]) and p["full"] == full.sum()
+    assert p["max_depth"] == rec["depth"].max() and p["mean_depth"] == pytest.approx(rec["depth"].mean())
+    assert p["mean_depth_full"] == pytest.approx(rec["depth"][full].mean())
+    assert p["charged_s_max"] == pytest.approx(rec["charged_us"].max() / 1e6)
+    assert p["tests_max_worker_mean_full"] == pytest.approx(rec["tests_max_worker"][full].mean())
+    # (each record's wall time is truncated to whole nanoseconds, the total once)
+    assert p["wall_ms_total"] == pytest.approx(rec["wall_us"].sum() / 1e3, abs=p["count"] * 1e-6)
+    for name in ("reevaluations", "conflicts"):
+        assert p[name] == rec[name].sum()
+    assert sum(p["exit_reasons"].values()) == p["count"]
+    for key in p:
+        if key not in ("wall_ms_total", "wall_us_mean"):
+            assert p[key] == q[key], key
+    assert len(b.passes["depth"]) == 0
+    out = tmp_path / "out"
+    a.write(out)
+    b.write(out)
+    assert (out / "summary.json").exists() and not (out / "passes.csv").exists()
+    assert main(["replay", str(SAMPLE), "--no-pass-records", "--out", str(out)]) == 0
+
+
 def test_replay_json_and_options(capsys):
     assert main(["replay", str(SAMPLE), "--json", "--reservations", "unlimited", "--trigger", "interval",
                  "--priority", "sjf", "--order", "sjbf", "--max-job-test", "50", "--bf-window", "1d",
