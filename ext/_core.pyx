@@ -179,6 +179,15 @@ cdef int _cmp_sortrec(const void* a, const void* b) noexcept nogil:
     return 0
 
 
+ctypedef struct PassRec:       # one pass's record (counts fit 32 bits: jobs and slots of one pass)
+    int64_t time
+    int64_t wall               # ticks
+    int64_t model_us           # the clock's charge
+    int32_t queue, depth, started, resv, slots
+    int32_t reeval, conflict, tmax, tmin, inv
+    int8_t kind, exit
+
+
 ctypedef struct PendEntry:     # a pending job with what the pass reads of it, contiguous in queue order
     int64_t job
     int64_t units
@@ -475,7 +484,6 @@ cdef class Core:
     cdef int8_t* pp_committed            # eager: which queue positions have committed
     cdef int64_t pp_committed_cap, pp_low, pp_inversions
     cdef int64_t last_inversions
-    cdef int64_t* p_inv
     cdef public int64_t parallel_min_queue  # shallower passes run sequentially (same decisions)
     cdef public int64_t parallel_min_wall_ns  # ... and so do passes after a full pass shorter than this
     # the clock and time budget of a pass (DESIGN §4.6)
@@ -495,7 +503,6 @@ cdef class Core:
     cdef public int64_t resumed_passes
     cdef public int resume                # 0: never resume (to measure fresh passes)
     cdef int64_t last_duration_us         # the last full pass's charged duration
-    cdef int64_t* p_model
     cdef int64_t last_full_wall_ns
     cdef Prof* wprof
     cdef int64_t nwprof
@@ -522,10 +529,6 @@ cdef class Core:
     cdef int64_t pp_reeval, pp_conflicts       # commits that searched again / found another answer
     cdef int64_t last_reeval, last_conflicts, last_tests_max, last_tests_min
     cdef int64_t* w_tests_total                # per worker, over all parallel passes
-    cdef int64_t* p_reeval
-    cdef int64_t* p_conflict
-    cdef int64_t* p_tmax
-    cdef int64_t* p_tmin
     cdef bint pp_blocked, pp_built
     cdef int pp_ex
     # the commit log: placements in commit order (t, estimate, units, reservation?)
@@ -547,19 +550,11 @@ cdef class Core:
 
     # per-pass records
     cdef int64_t npass, pass_cap
+    cdef PassRec* passes                  # with record_passes: one record a pass
     # totals over every pass, kept whether or not each pass is recorded (the replay's summary)
     cdef int64_t tot_full, tot_depth, tot_depth_max, tot_depth_full, tot_wall, tot_charged_full
     cdef int64_t tot_charged_max, tot_reeval, tot_conflicts, tot_inv, tot_tmax_full, tot_tmin_full
     cdef int64_t[8] tot_exit
-    cdef int64_t* p_time
-    cdef int64_t* p_queue
-    cdef int64_t* p_depth
-    cdef int64_t* p_started
-    cdef int64_t* p_resv
-    cdef int64_t* p_slots
-    cdef int64_t* p_wall
-    cdef int8_t* p_kind
-    cdef int8_t* p_exit
 
     # last pass's decisions (for the embedding API)
     cdef int64_t* last_started
@@ -623,13 +618,8 @@ cdef class Core:
         free(self.sp_cand)
         free(self.m_cost)
         free(self.m_tests)
-        free(self.p_model)
+        free(self.passes)
         free(self.w_tests_total)
-        free(self.p_reeval)
-        free(self.p_conflict)
-        free(self.p_tmax)
-        free(self.p_tmin)
-        free(self.p_inv)
         free(self.pp_committed)
         free(self.log_t)
         free(self.log_d)
@@ -681,15 +671,6 @@ cdef class Core:
         free(self.pend)
         free(self.ends)
         free(self.heap)
-        free(self.p_time)
-        free(self.p_queue)
-        free(self.p_depth)
-        free(self.p_started)
-        free(self.p_resv)
-        free(self.p_slots)
-        free(self.p_wall)
-        free(self.p_kind)
-        free(self.p_exit)
         free(self.last_started)
         free(self.last_reserved)
 
@@ -1338,9 +1319,8 @@ cdef class Core:
     # ------------------------------------------------------------------ passes
     cdef inline int _record(self, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
                      int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
-        cdef void** arrays[15]
-        cdef size_t sizes[15]
         cdef int64_t tmax = depth, tmin = depth
+        cdef PassRec* r
         self.last_wall_ticks = wall
         if kind == PK_FULL:
             tmax = self.last_tests_max if self.last_tests_max >= 0 else depth
@@ -1363,41 +1343,27 @@ cdef class Core:
         if not self.record_passes:
             self.npass += 1
             return 0
-        if self.npass >= self.pass_cap:
-            arrays[0], sizes[0] = <void**>&self.p_time, sizeof(int64_t)
-            arrays[1], sizes[1] = <void**>&self.p_queue, sizeof(int64_t)
-            arrays[2], sizes[2] = <void**>&self.p_depth, sizeof(int64_t)
-            arrays[3], sizes[3] = <void**>&self.p_started, sizeof(int64_t)
-            arrays[4], sizes[4] = <void**>&self.p_resv, sizeof(int64_t)
-            arrays[5], sizes[5] = <void**>&self.p_slots, sizeof(int64_t)
-            arrays[6], sizes[6] = <void**>&self.p_wall, sizeof(int64_t)
-            arrays[7], sizes[7] = <void**>&self.p_kind, sizeof(int8_t)
-            arrays[8], sizes[8] = <void**>&self.p_exit, sizeof(int8_t)
-            arrays[9], sizes[9] = <void**>&self.p_model, sizeof(int64_t)
-            arrays[10], sizes[10] = <void**>&self.p_reeval, sizeof(int64_t)
-            arrays[11], sizes[11] = <void**>&self.p_conflict, sizeof(int64_t)
-            arrays[12], sizes[12] = <void**>&self.p_tmax, sizeof(int64_t)
-            arrays[13], sizes[13] = <void**>&self.p_tmin, sizeof(int64_t)
-            arrays[14], sizes[14] = <void**>&self.p_inv, sizeof(int64_t)
-            if _grow_all(arrays, sizes, 15, &self.pass_cap, self.npass + 1) != 0:
-                return -1
-        self.p_time[self.npass] = now
-        self.p_queue[self.npass] = queue
-        self.p_depth[self.npass] = depth
-        self.p_started[self.npass] = started
-        self.p_resv[self.npass] = resv
-        self.p_slots[self.npass] = slots
-        self.p_model[self.npass] = self.last_duration_us
-        self.p_inv[self.npass] = self.last_inversions if kind == PK_FULL else 0
+        if self.npass >= self.pass_cap and _grow(<void**>&self.passes, &self.pass_cap, self.npass + 1,
+                                                 sizeof(PassRec)) != 0:
+            return -1
+        r = &self.passes[self.npass]
+        r.time = now
+        r.wall = wall
+        r.model_us = self.last_duration_us
+        r.queue = <int32_t>queue
+        r.depth = <int32_t>depth
+        r.started = <int32_t>started
+        r.resv = <int32_t>resv
+        r.slots = <int32_t>slots
         # tests per worker: real threads in a parallel pass, else the modelled workers of the model
         # clock, else one worker that tested them all
-        self.p_tmax[self.npass] = tmax
-        self.p_tmin[self.npass] = tmin
-        self.p_reeval[self.npass] = self.last_reeval if kind == PK_FULL else 0
-        self.p_conflict[self.npass] = self.last_conflicts if kind == PK_FULL else 0
-        self.p_wall[self.npass] = wall
-        self.p_kind[self.npass] = kind
-        self.p_exit[self.npass] = ex
+        r.tmax = <int32_t>tmax
+        r.tmin = <int32_t>tmin
+        r.reeval = <int32_t>(self.last_reeval if kind == PK_FULL else 0)
+        r.conflict = <int32_t>(self.last_conflicts if kind == PK_FULL else 0)
+        r.inv = <int32_t>(self.last_inversions if kind == PK_FULL else 0)
+        r.kind = kind
+        r.exit = ex
         self.npass += 1
         return 0
 
@@ -2368,10 +2334,10 @@ cdef class Core:
         i = self.npass - 1
         if _NS_PER_TICK == 0.0:
             _calibrate()
-        return {"time": self.p_time[i], "queue": self.p_queue[i], "depth": self.p_depth[i],
-                "started": self.p_started[i], "reservations": self.p_resv[i], "slots": self.p_slots[i],
-                "exit": EXIT_REASONS[self.p_exit[i]], "kind": PASS_KINDS[self.p_kind[i]],
-                "wall_ns": <int64_t>(self.p_wall[i] * _NS_PER_TICK)}
+        cdef PassRec* r = &self.passes[i]
+        return {"time": r.time, "queue": r.queue, "depth": r.depth, "started": r.started,
+                "reservations": r.resv, "slots": r.slots, "exit": EXIT_REASONS[r.exit],
+                "kind": PASS_KINDS[r.kind], "wall_ns": <int64_t>(r.wall * _NS_PER_TICK)}
 
     def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
         """Benchmark kernel: ``reps`` times, build the profile at ``now`` and find the earliest start of
@@ -2628,22 +2594,24 @@ cdef class Core:
         cdef int64_t[::1] re = out["reevaluations"], co = out["conflicts"], tx = out["tests_max_worker"], tn = out["tests_min_worker"]
         cdef int64_t[::1] iv = out["inversions"]
         cdef int8_t[::1] k = out["kind"], e = out["exit"]
+        cdef PassRec* p
         for i in range(n):
-            t[i] = self.p_time[i]
-            q[i] = self.p_queue[i]
-            d[i] = self.p_depth[i]
-            st[i] = self.p_started[i]
-            r[i] = self.p_resv[i]
-            sl[i] = self.p_slots[i]
-            w[i] = <int64_t>(self.p_wall[i] * _NS_PER_TICK)
-            mo[i] = self.p_model[i]
-            re[i] = self.p_reeval[i]
-            co[i] = self.p_conflict[i]
-            tx[i] = self.p_tmax[i]
-            tn[i] = self.p_tmin[i]
-            iv[i] = self.p_inv[i]
-            k[i] = self.p_kind[i]
-            e[i] = self.p_exit[i]
+            p = &self.passes[i]
+            t[i] = p.time
+            q[i] = p.queue
+            d[i] = p.depth
+            st[i] = p.started
+            r[i] = p.resv
+            sl[i] = p.slots
+            w[i] = <int64_t>(p.wall * _NS_PER_TICK)
+            mo[i] = p.model_us
+            re[i] = p.reeval
+            co[i] = p.conflict
+            tx[i] = p.tmax
+            tn[i] = p.tmin
+            iv[i] = p.inv
+            k[i] = p.kind
+            e[i] = p.exit
         return out
 
     def units_of(self, int64_t j):
