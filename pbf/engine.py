@@ -109,6 +109,9 @@ class Engine:
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         self._core = _core.Core(cluster.units)
+        # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
+        # memory does not grow by a record every pass
+        self._core.record_passes = 0
         backfill.apply(self._core)
         scoring.apply(self._core)
         self._core.hooks = 0      # the engine calls Python plugins itself
