@@ -331,16 +331,14 @@ cdef inline uint64_t _lowest_bits(uint64_t w, int64_t need) noexcept nogil:
     return w & (((<uint64_t>2) << pos) - 1)
 
 
-cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W,
-                                 const uint64_t* mask) noexcept nogil:
-    # Move up to `need` of the lowest set bits of (src & mask) (mask NULL = all) from src to dst.
-    # Returns how many are still needed.
+cdef inline int64_t _take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W) noexcept nogil:
+    # Move up to `need` of the lowest set bits of src to dst. Returns how many are still needed.
     cdef int64_t i, c
     cdef uint64_t w, t
     for i in range(W):
         if need == 0:
             break
-        w = src[i] if mask == NULL else (src[i] & mask[i])
+        w = src[i]
         if w == 0:
             continue
         c = __builtin_popcountll(w)
@@ -1417,7 +1415,7 @@ cdef class Core:
                 break
             _copy(self.prof.cand, self.free_now, self.W)
             _zero(self.prof.chosen, self.W)
-            _take_lowest(self.prof.cand, self.prof.chosen, k, self.W, NULL)
+            _take_lowest(self.prof.cand, self.prof.chosen, k, self.W)
             if self._start(j, now) != 0:
                 return -1
             self.j_how[j] = HOW_MAIN
@@ -1531,7 +1529,7 @@ cdef class Core:
                 if k <= self.free_cnt:
                     _copy(self.prof.cand, self.free_now, self.W)
                     _zero(self.prof.chosen, self.W)
-                    _take_lowest(self.prof.cand, self.prof.chosen, k, self.W, NULL)
+                    _take_lowest(self.prof.cand, self.prof.chosen, k, self.W)
                     if self._start(j, now) != 0:
                         return -1
                     self.pend[p - 1].job = -1
@@ -2051,7 +2049,7 @@ cdef class Core:
                 # no reservation yet: the lowest free units, as the sequential pass takes them
                 _copy(P.cand, P.s_bits, self.W)
                 _zero(P.chosen, self.W)
-                _take_lowest(P.cand, P.chosen, k, self.W, NULL)
+                _take_lowest(P.cand, P.chosen, k, self.W)
                 return self._commit_start(P, j, k, d, 0)
             self.pp_built = True
         if self.pp_resv_left == 0:
@@ -2168,7 +2166,7 @@ cdef class Core:
         if not self.pp_built and k <= P.s_cnt[0]:
             _copy(P.cand, P.s_bits, self.W)
             _zero(P.chosen, self.W)
-            _take_lowest(P.cand, P.chosen, k, self.W, NULL)
+            _take_lowest(P.cand, P.chosen, k, self.W)
             rc = self._commit_start(P, j, k, d, 0)
         else:
             if not self.pp_built:

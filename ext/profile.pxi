@@ -342,7 +342,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
         _zero(P.cand, W)
         return
     _zero(P.chosen, W)
-    word_span(P.cand, W, &lo, &hi)     # every mask below only matters over the candidates' words
+    word_span(P.cand, W, &lo, &hi)     # the busy units below only matter among the candidates
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
         # A candidate is free now and outside every start-now placement of this pass; running jobs
@@ -371,7 +371,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
             n -= 1
             need = _take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>P.scratch_idx[n] * W)
     if need > 0:
-        _take_lowest(P.cand, P.chosen, need, W, NULL)
+        _take_lowest(P.cand, P.chosen, need, W)
 
 
 cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
