@@ -199,13 +199,12 @@ cdef inline bint _endkey_less(const EndKey* x, const EndKey* y) noexcept nogil:
 
 
 cdef int _cmp_endkey(const void* a, const void* b) noexcept nogil:
+    # qsort's form of _endkey_less (one definition of the order)
     cdef const EndKey* x = <const EndKey*>a
     cdef const EndKey* y = <const EndKey*>b
-    if x.end != y.end:
-        return -1 if x.end < y.end else 1
-    if x.job != y.job:
-        return -1 if x.job < y.job else 1
-    return 0
+    if _endkey_less(x, y):
+        return -1
+    return 1 if _endkey_less(y, x) else 0
 
 
 cdef int _grow(void** p, int64_t* cap, int64_t need, size_t item) noexcept nogil:
