@@ -31,10 +31,10 @@ extensions = [
     Extension(
         f"pbf.{pyx.stem}",
         [str(pyx.relative_to(HERE))],
-        include_dirs=["ext"],
+        include_dirs=["ext", "."],
         extra_compile_args=["-O3", "-ffp-contract=off"] + POPCNT + (["-UNDEBUG"] if DEBUG else []),
     )
     for pyx in sorted((HERE / "ext").glob("_*.pyx"))
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives, include_path=["ext"]))
+setup(ext_modules=cythonize(extensions, compiler_directives=directives, include_path=["ext", "."]))

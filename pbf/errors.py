@@ -1,6 +1,6 @@
 """The error hierarchy: every pbf error derives from :class:`PbfError` and the builtin it specialises."""
 
-__all__ = ["PbfError", "TraceFormatError", "ConfigError"]
+__all__ = ["PbfError", "TraceFormatError", "ConfigError", "InternalError"]
 
 
 class PbfError(Exception):
@@ -24,3 +24,7 @@ class TraceFormatError(PbfError, ValueError):
         what = f"field {field}" if field is not None else "record"
         shown = value if len(str(value)) <= 80 else str(value)[:77] + "..."
         super().__init__(f"{where}: {what}: got {shown!r}, expected {expected}")
+
+
+class InternalError(PbfError, RuntimeError):
+    """pbf broke one of its own invariants (a bug in pbf, not in the input); the message says which."""

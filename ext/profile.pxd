@@ -1,46 +1,59 @@
 # The profile (DESIGN §4.2): the plan of the future during one pass, as a linked list of time slots,
-# each with the bitmap and count of the units free in it. Included into _core.pyx (one compiled
-# module); every function works on a Prof struct without the GIL, so that each worker thread of the
-# parallel pass can own a private copy.
+# each with the bitmap and count of the units free in it (header only). Every function works on a
+# Prof struct without the GIL, so that each worker thread of the parallel pass can own a private copy.
 
-DEF FRONTIER_MAX = 32
+from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memmove, memcpy
+
+from memory cimport INF, grow
+from words cimport w_popcount, w_any_common, w_copy, w_zero, w_take_lowest, w_take_lowest_busy, w_span
+from pbf._codes cimport RC_SLOT_NOT_FOUND
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+
+cdef enum:
+    FRONTIER_MAX = 32          # (units, estimate) misfit pairs a pass remembers
 
 ctypedef struct Prof:
     int64_t W                  # words per bitmap
     int64_t window             # bf_window (0 = unlimited)
     int64_t resolution         # bf_resolution (0 = exact)
-    # slots: begin time, free count, next slot (-1 ends the list), free bitmap (W words each)
-    int64_t* s_begin
-    int64_t* s_cnt
-    int32_t* s_next
-    uint64_t* s_bits
-    int64_t nslots, slot_cap
+    int64_t* s_begin           # slot i begins at s_begin[i] (slot 0: now) ...
+    int64_t* s_cnt             # ... has s_cnt[i] units free ...
+    int32_t* s_next            # ... and is followed by slot s_next[i] (-1: the last slot)
+    uint64_t* s_bits           # the free units of slot i: W words from s_bits + i W
+    int64_t nslots             # slots allocated in this pass (merged ones included)
+    int64_t slot_cap           # room for slots
     int64_t nmerged            # slots unlinked by merging (live slots = nslots - nmerged)
     int32_t prev_of_at         # set by prof_find_start: the slot before the one returned, or -1
     bint monotone              # every slot's free units include the previous slot's (no reservation yet)
     uint64_t* cand             # units free throughout the window found by the last search
     uint64_t* chosen           # the units picked for the placement
-    # sliding-window AND over slots (a queue made of two stacks)
-    uint64_t* q_front_agg
-    int32_t* q_front_idx
-    int32_t* q_back_idx
-    uint64_t* q_back_agg
-    int64_t q_cap
-    # this pass's reservations: [r_begin, r_stop) and their units
-    int64_t* r_begin
-    int64_t* r_stop
-    uint64_t* r_bits
-    int64_t nresv_pass, r_cap, r_bits_cap
+    # the sliding-window AND over slots of prof_find_start_window, a queue made of two stacks:
+    uint64_t* q_front_agg      # front stack: suffix ANDs, W words an entry
+    int32_t* q_front_idx       # front stack: slot indices
+    int32_t* q_back_idx        # back stack: slot indices
+    uint64_t* q_back_agg       # back stack: the AND of all its slots (W words)
+    int64_t q_cap              # room in each stack
+    # this pass's reservations:
+    int64_t* r_begin           # reservation i holds its units from r_begin[i] ...
+    int64_t* r_stop            # ... to r_stop[i] ...
+    uint64_t* r_bits           # ... and they are these W words
+    int64_t nresv_pass         # reservations made in this pass
+    int64_t r_cap              # room in r_begin, r_stop
+    int64_t r_bits_cap         # room in r_bits (words)
     # (units, estimate) pairs that could not start now in this pass, Pareto-minimal: a job at least
     # as wide and as long cannot start now either, since a pass only ever removes free units
-    int64_t f_units[FRONTIER_MAX]
-    int64_t f_est[FRONTIER_MAX]
-    int64_t nfrontier
-    int32_t* scratch_idx
-    int64_t scratch_cap
+    int64_t f_units[FRONTIER_MAX]  # sorted ascending ...
+    int64_t f_est[FRONTIER_MAX]    # ... so these fall
+    int64_t nfrontier          # pairs held
+    int32_t* scratch_idx       # prof_choose's backward walk: slots before a reservation's start
+    int64_t scratch_cap        # room in scratch_idx
 
 
-cdef int prof_init(Prof* P, int64_t W) noexcept nogil:
+cdef inline int prof_init(Prof* P, int64_t W) noexcept nogil:
     memset(P, 0, sizeof(Prof))
     P.W = W
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
@@ -51,7 +64,7 @@ cdef int prof_init(Prof* P, int64_t W) noexcept nogil:
     return 0
 
 
-cdef void prof_free(Prof* P) noexcept nogil:
+cdef inline void prof_free(Prof* P) noexcept nogil:
     free(P.s_begin)
     free(P.s_cnt)
     free(P.s_next)
@@ -69,7 +82,7 @@ cdef void prof_free(Prof* P) noexcept nogil:
     memset(P, 0, sizeof(Prof))
 
 
-cdef void prof_start_pass(Prof* P, int64_t window, int64_t resolution) noexcept nogil:
+cdef inline void prof_start_pass(Prof* P, int64_t window, int64_t resolution) noexcept nogil:
     # per-pass state: no reservation, no known misfit, monotone
     P.window = window
     P.resolution = resolution
@@ -78,7 +91,7 @@ cdef void prof_start_pass(Prof* P, int64_t window, int64_t resolution) noexcept 
     P.nresv_pass = 0
 
 
-cdef int prof_copy(Prof* D, const Prof* S) noexcept nogil:
+cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     # D becomes a copy of S's slots, reservations and per-pass state (a worker's private profile)
     cdef int64_t n = S.nslots, cap
     D.window = S.window
@@ -88,11 +101,11 @@ cdef int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.nslots = 0
     if D.slot_cap < n:
         cap = D.slot_cap
-        if _grow(<void**>&D.s_begin, &cap, n, sizeof(int64_t)) != 0: return -1
+        if grow(<void**>&D.s_begin, &cap, n, sizeof(int64_t)) != 0: return -1
         cap = D.slot_cap
-        if _grow(<void**>&D.s_cnt, &cap, n, sizeof(int64_t)) != 0: return -1
+        if grow(<void**>&D.s_cnt, &cap, n, sizeof(int64_t)) != 0: return -1
         cap = D.slot_cap
-        if _grow(<void**>&D.s_next, &cap, n, sizeof(int32_t)) != 0: return -1
+        if grow(<void**>&D.s_next, &cap, n, sizeof(int32_t)) != 0: return -1
         free(D.s_bits)
         D.s_bits = <uint64_t*>malloc(<size_t>(cap * D.W) * sizeof(uint64_t))
         if D.s_bits == NULL:
@@ -107,13 +120,13 @@ cdef int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.nmerged = S.nmerged
     D.nresv_pass = 0
     for cap in range(S.nresv_pass):
-        _copy(D.chosen, S.r_bits + cap * S.W, D.W)
+        w_copy(D.chosen, S.r_bits + cap * S.W, D.W)
         if prof_note_resv(D, S.r_begin[cap], S.r_stop[cap]) != 0:
             return -1
     return 0
 
 
-cdef int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint64_t* units, bint reservation) noexcept nogil:
+cdef inline int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint64_t* units, bint reservation) noexcept nogil:
     # Apply a placement committed elsewhere (the commit log of the parallel pass) exactly as the
     # committer applied it: its start t is a slot beginning in every copy that has applied the same
     # earlier placements, so the same splits and merges happen.
@@ -122,9 +135,9 @@ cdef int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint64_t* un
         prev = si
         si = P.s_next[si]
     if si == -1:
-        return -2
+        return RC_SLOT_NOT_FOUND
     P.prev_of_at = prev
-    _copy(P.chosen, units, P.W)
+    w_copy(P.chosen, units, P.W)
     if prof_commit(P, k, t, d, si) != 0:
         return -1
     if reservation:
@@ -134,16 +147,16 @@ cdef int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint64_t* un
     return 0
 
 
-cdef int prof_ensure_scratch(Prof* P, int64_t need) noexcept nogil:
+cdef inline int prof_ensure_scratch(Prof* P, int64_t need) noexcept nogil:
     # the backward walk of prof_choose lists at most every slot
-    return _grow(<void**>&P.scratch_idx, &P.scratch_cap, need, sizeof(int32_t))
+    return grow(<void**>&P.scratch_idx, &P.scratch_cap, need, sizeof(int32_t))
 
 
 cdef inline int64_t prof_live_slots(const Prof* P) noexcept nogil:
     return P.nslots - P.nmerged
 
 
-cdef int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
+cdef inline int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
     # room for n slots (doubling)
     cdef int64_t cap
     cdef void* q
@@ -175,23 +188,13 @@ cdef inline int32_t prof_new_slot(Prof* P) noexcept nogil:
     return <int32_t>(P.nslots - 1)
 
 
-cdef inline void word_span(const uint64_t* bits, int64_t W, int64_t* lo, int64_t* hi) noexcept nogil:
-    # [lo, hi): the words from the first to the last that hold a set bit (lo == hi if none)
-    lo[0] = 0
-    hi[0] = W
-    while lo[0] < hi[0] and bits[lo[0]] == 0:
-        lo[0] += 1
-    while hi[0] > lo[0] and bits[hi[0] - 1] == 0:
-        hi[0] -= 1
-
-
 cdef inline int64_t prof_round_up(Prof* P, int64_t t) noexcept nogil:
     if P.resolution <= 1:
         return t
     return ((t + P.resolution - 1) // P.resolution) * P.resolution
 
 
-cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint now_only,
+cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint now_only,
                          int32_t* at) noexcept nogil:
     # Earliest start t >= now at which k units are free throughout [t, round_up(t+d)); P.cand
     # gets the units free throughout, *at the slot starting at t. Candidate starts are slot
@@ -208,7 +211,7 @@ cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint no
             if P.window > 0 and t > now + P.window:
                 return -1
             if P.s_cnt[i] >= k:
-                _copy(P.cand, P.s_bits + <int64_t>i * W, W)
+                w_copy(P.cand, P.s_bits + <int64_t>i * W, W)
                 at[0] = i
                 P.prev_of_at = prev
                 return t
@@ -224,7 +227,7 @@ cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint no
     # units back as time goes on, and every start-now placement already left slot 0. So one AND
     # per overlapping reservation replaces one per slot (thousands on a busy cluster).
     e = prof_round_up(P, now + d)
-    _copy(P.cand, P.s_bits, W)
+    w_copy(P.cand, P.s_bits, W)
     for i in range(P.nresv_pass):
         if P.r_begin[i] < e:
             bits = P.r_bits + <int64_t>i * W
@@ -240,7 +243,7 @@ cdef int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, bint no
     return now
 
 
-cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t first,
+cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t first,
                                    int32_t first_prev, int32_t* at) noexcept nogil:
     # The same search as _find_start, in O(slots x W) instead of O(slots^2 x W): as the candidate
     # start moves to later slots, the end of its window only moves later too, so the AND over the
@@ -253,7 +256,7 @@ cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, 
     cdef uint64_t* bits
     cdef uint64_t x
     if P.q_cap < P.nslots + 1:
-        if _grow(<void**>&P.q_front_idx, &P.q_cap, P.nslots + 1, sizeof(int32_t)) != 0:
+        if grow(<void**>&P.q_front_idx, &P.q_cap, P.nslots + 1, sizeof(int32_t)) != 0:
             return -1
         free(P.q_back_idx)
         free(P.q_front_agg)
@@ -276,7 +279,7 @@ cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, 
         while e != -1 and P.s_begin[e] < stop:
             bits = P.s_bits + <int64_t>e * W
             if nb == 0:
-                _copy(P.q_back_agg, bits, W)
+                w_copy(P.q_back_agg, bits, W)
             else:
                 for w in range(W):
                     P.q_back_agg[w] &= bits[w]
@@ -306,7 +309,7 @@ cdef int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, 
     return -1
 
 
-cdef void prof_window_transfer(Prof* P, int64_t* nf, int64_t* nb) noexcept nogil:
+cdef inline void prof_window_transfer(Prof* P, int64_t* nf, int64_t* nb) noexcept nogil:
     # move the back stack onto the (empty) front stack, newest first, keeping suffix ANDs: the
     # front's top then holds the AND of the whole queue from its oldest slot
     cdef int64_t W = P.W, w, m, n = 0
@@ -316,7 +319,7 @@ cdef void prof_window_transfer(Prof* P, int64_t* nf, int64_t* nb) noexcept nogil
     while m >= 0:
         bits = P.s_bits + <int64_t>P.q_back_idx[m] * W
         if n == 0:
-            _copy(fa, bits, W)
+            w_copy(fa, bits, W)
         else:
             for w in range(W):
                 fa[n * W + w] = fa[(n - 1) * W + w] & bits[w]
@@ -327,7 +330,7 @@ cdef void prof_window_transfer(Prof* P, int64_t* nf, int64_t* nb) noexcept nogil
     nb[0] = 0
 
 
-cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
+cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
     # Pick k units of P.cand into P.chosen (DESIGN §4.4):
     #  - a job starting now takes first the units that a later slot (a reservation) needs, the
     #    earliest-needed first, so units free for long stay free for long jobs;
@@ -338,11 +341,11 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
     cdef int32_t j
     if w_popcount(P.cand, W) == k:
         # every candidate is needed: the order of preference cannot change the set
-        _copy(P.chosen, P.cand, W)
-        _zero(P.cand, W)
+        w_copy(P.chosen, P.cand, W)
+        w_zero(P.cand, W)
         return
-    _zero(P.chosen, W)
-    word_span(P.cand, W, &lo, &hi)     # the busy units below only matter among the candidates
+    w_zero(P.chosen, W)
+    w_span(P.cand, W, &lo, &hi)     # the busy units below only matter among the candidates
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
         # A candidate is free now and outside every start-now placement of this pass; running jobs
@@ -359,7 +362,7 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
         while j != -1 and P.s_begin[j] < stop:
             j = P.s_next[j]
         while j != -1 and need > 0 and P.s_begin[j] < last:
-            need = _take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>j * W)
+            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>j * W)
             j = P.s_next[j]
     elif t != now:
         j = 0
@@ -369,19 +372,19 @@ cdef void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int6
             j = P.s_next[j]
         while n > 0 and need > 0:
             n -= 1
-            need = _take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>P.scratch_idx[n] * W)
+            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>P.scratch_idx[n] * W)
     if need > 0:
-        _take_lowest(P.cand, P.chosen, need, W)
+        w_take_lowest(P.cand, P.chosen, need, W)
 
 
-cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
+cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
     # remove P.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
     # a placement holds its units until its end rounded up to the resolution, as running jobs'
     # planned ends are, so that a job started in this pass looks the same as one started before
     cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), lo, hi
     cdef int32_t j = si, n, last = si
     # only the words holding chosen units change (a placement's units are few and clustered)
-    word_span(P.chosen, W, &lo, &hi)
+    w_span(P.chosen, W, &lo, &hi)
     while j != -1 and P.s_begin[j] < stop:
         end = P.s_begin[P.s_next[j]] if P.s_next[j] != -1 else INF
         if end > stop:
@@ -392,7 +395,7 @@ cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexc
             P.s_cnt[n] = P.s_cnt[j]
             P.s_next[n] = P.s_next[j]
             P.s_next[j] = n
-            _copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
+            w_copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
         for w in range(lo, hi):
             P.s_bits[<int64_t>j * W + w] &= ~P.chosen[w]
         P.s_cnt[j] -= k
@@ -408,7 +411,7 @@ cdef int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexc
     return 0
 
 
-cdef void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
+cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
     # unlink a's successor when both have the same free units
     cdef int32_t b = P.s_next[a]
     cdef int64_t w, W = P.W
@@ -430,7 +433,7 @@ cdef inline bint prof_known_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil
     return i > 0 and P.f_est[i - 1] <= d
 
 
-cdef void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
+cdef inline void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
     # insert (k, d), dropping the pairs it dominates (at least as wide and as long): in the sorted
     # order they are the run starting at the first pair at least k wide
     cdef int64_t a = 0, b, i, n = P.nfrontier, gone
@@ -453,19 +456,19 @@ cdef void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
     P.nfrontier = n - gone + 1
 
 
-cdef int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
+cdef inline int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
     cdef int64_t cap = P.r_cap
     if P.nresv_pass >= P.r_cap:
-        if _grow(<void**>&P.r_begin, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
+        if grow(<void**>&P.r_begin, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
             return -1
         cap = P.r_cap
-        if _grow(<void**>&P.r_stop, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
+        if grow(<void**>&P.r_stop, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
             return -1
         P.r_cap = cap
-    if _grow(<void**>&P.r_bits, &P.r_bits_cap, (P.nresv_pass + 1) * P.W, sizeof(uint64_t)) != 0:
+    if grow(<void**>&P.r_bits, &P.r_bits_cap, (P.nresv_pass + 1) * P.W, sizeof(uint64_t)) != 0:
         return -1
     P.r_begin[P.nresv_pass] = t
     P.r_stop[P.nresv_pass] = stop
-    _copy(P.r_bits + P.nresv_pass * P.W, P.chosen, P.W)
+    w_copy(P.r_bits + P.nresv_pass * P.W, P.chosen, P.W)
     P.nresv_pass += 1
     return 0

@@ -1,4 +1,4 @@
-# The on-line regression predictor of Gaussier et al. (SC'15), included by _core.pyx.
+# The on-line regression predictor of Gaussier et al. (SC'15) (header only).
 #
 # A degree-2 polynomial model over the paper's Table 2 features, trained at each job completion by
 # Normalized Adaptive Gradient (Ross, Mineiro & Langford, UAI'13) on the E-Loss family: a squared or
@@ -6,35 +6,34 @@
 # an l2 penalty. pbf/plugins/regression.py is the same model in plain Python (the oracle); every
 # floating-point operation here happens in the same order there, so both predict the same seconds.
 
-from libc.math cimport log, sqrt, fabs, cos, sin, pow, M_PI
+from libc.stdint cimport int64_t
+from libc.string cimport memset
+from libc.math cimport log, sqrt, fabs
+
+from pbf._codes cimport RW_CONSTANT, RW_SHORT_WIDE, RW_LONG_NARROW, RW_SMALL_AREA
 
 cdef enum:
     REG_NF = 20        # raw features (Table 2)
     REG_DIM = 231      # 1 + 2 REG_NF + REG_NF (REG_NF - 1) / 2: 1, x, x^2, x_i x_j (i < j)
 
-# job weightings (Table 3)
-cdef enum:
-    RW_CONSTANT = 0     # 1
-    RW_SHORT_WIDE = 1   # 5 + log(q / p)
-    RW_LONG_NARROW = 2  # 5 + log(p / q)
-    RW_SMALL_AREA = 3   # 11 + log(1 / (q p))
-    RW_LARGE_AREA = 4   # log(q p)
-
-
 ctypedef struct Reg:
-    double w[REG_DIM]
+    double w[REG_DIM]      # the model's weights over the basis
     double s[REG_DIM]      # largest |phi_i| seen (NAG's per-feature scale)
     double G[REG_DIM]      # sum of squared gradients
-    double phi[REG_DIM]    # scratch
+    double phi[REG_DIM]    # scratch: the basis of the example at hand
     double N               # NAG's normaliser: sum over examples of sum_i (phi_i / s_i)^2
     double n               # examples seen + 1
-    double eta, lam
-    int over_sq, under_sq, weight
-    double over_slope, under_slope   # each branch's factor (predictsim's rightparam / leftparam)
-    int64_t fits
+    double eta             # NAG's learning rate
+    double lam             # the l2 penalty's weight
+    int over_sq            # over-prediction branch: 1 squared, 0 linear
+    int under_sq           # under-prediction branch: 1 squared, 0 linear
+    int weight             # the job weighting (RW_*)
+    double over_slope      # the over-prediction branch's factor (predictsim's rightparam)
+    double under_slope     # the under-prediction branch's factor (predictsim's leftparam)
+    int64_t fits           # examples fitted
 
 
-cdef void reg_init(Reg* R, double eta, double lam, int over_sq, int under_sq, int weight,
+cdef inline void reg_init(Reg* R, double eta, double lam, int over_sq, int under_sq, int weight,
                    double over_slope, double under_slope) noexcept nogil:
     memset(R, 0, sizeof(Reg))
     R.n = 1.0
@@ -47,7 +46,7 @@ cdef void reg_init(Reg* R, double eta, double lam, int over_sq, int under_sq, in
     R.under_slope = under_slope
 
 
-cdef void reg_phi(Reg* R, const double* x) noexcept nogil:
+cdef inline void reg_phi(Reg* R, const double* x) noexcept nogil:
     cdef int i, j, k = 1 + 2 * REG_NF
     R.phi[0] = 1.0
     for i in range(REG_NF):
@@ -59,7 +58,7 @@ cdef void reg_phi(Reg* R, const double* x) noexcept nogil:
             k += 1
 
 
-cdef double reg_value(Reg* R) noexcept nogil:
+cdef inline double reg_value(Reg* R) noexcept nogil:
     cdef double f = 0.0
     cdef int i
     for i in range(REG_DIM):
@@ -67,7 +66,7 @@ cdef double reg_value(Reg* R) noexcept nogil:
     return f
 
 
-cdef int64_t reg_predict(Reg* R, const double* x, int64_t req) noexcept nogil:
+cdef inline int64_t reg_predict(Reg* R, const double* x, int64_t req) noexcept nogil:
     # the model's prediction clipped to [1, requested] (a negative or NaN value gives 1)
     reg_phi(R, x)
     cdef double f = reg_value(R)
@@ -78,7 +77,7 @@ cdef int64_t reg_predict(Reg* R, const double* x, int64_t req) noexcept nogil:
     return <int64_t>f
 
 
-cdef double reg_weight(int kind, double q, double p) noexcept nogil:
+cdef inline double reg_weight(int kind, double q, double p) noexcept nogil:
     # Table 3, floored at 0: a negative weight would turn the loss upside down
     cdef double g
     if kind == RW_CONSTANT:
@@ -94,7 +93,7 @@ cdef double reg_weight(int kind, double q, double p) noexcept nogil:
     return g if g > 0.0 else 0.0
 
 
-cdef void reg_fit(Reg* R, const double* x, double y, double gamma) noexcept nogil:
+cdef inline void reg_fit(Reg* R, const double* x, double y, double gamma) noexcept nogil:
     cdef int i
     cdef double a, e, dl, g, norm = 0.0
     reg_phi(R, x)

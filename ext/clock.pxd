@@ -1,0 +1,82 @@
+# What a full pass costs and whether it may go on (DESIGN §4.6), header only: the free clock (nothing),
+# the model clock (each job test charged to the least-loaded modelled worker) and the wall clock.
+
+from libc.stdint cimport int64_t
+from libc.stdlib cimport calloc, free
+
+from ticks cimport now_ticks
+from pbf._codes cimport CK_FREE, CK_MODEL, CK_WALL
+
+
+ctypedef struct PassClock:
+    int kind                   # CK_*
+    int64_t budget_us          # the time budget of a full pass (bf_max_time); <= 0: none
+    int64_t cost_test_us       # model clock: charged per job test ...
+    int64_t cost_slot_us       # ... plus this per live profile slot
+    int64_t* cost              # model clock: accumulated cost per modelled worker ...
+    int64_t* tests             # ... and jobs it tested, in the pass under way
+    int64_t n                  # modelled workers allocated
+    int64_t t0                 # wall clock: ticks at the start of the pass under way
+    double ns_per_tick         # the tick rate (see ticks.pxd), measured once per process
+
+
+cdef inline int clock_start(PassClock* C, int64_t workers) noexcept nogil:
+    # a new pass: the wall clock notes the time; the model clock zeroes each worker's account
+    cdef int64_t i
+    if C.kind == CK_WALL:
+        C.t0 = now_ticks()
+    if C.kind != CK_MODEL:
+        return 0
+    if C.n < workers:
+        free(C.cost)
+        free(C.tests)
+        C.cost = <int64_t*>calloc(workers, sizeof(int64_t))
+        C.tests = <int64_t*>calloc(workers, sizeof(int64_t))
+        if C.cost == NULL or C.tests == NULL:
+            C.n = 0
+            return -1
+        C.n = workers
+    for i in range(workers):
+        C.cost[i] = 0
+        C.tests[i] = 0
+    return 0
+
+
+cdef inline bint clock_charge_test(PassClock* C, int64_t workers, int64_t slots) noexcept nogil:
+    # May the next job be tested? If so, charge the test. Model clock: the job goes to the modelled
+    # worker with the least accumulated cost (the first when tied), as threads taking the next job
+    # from a shared queue would; the pass stops once even that worker is over budget.
+    cdef int64_t w = 0, i
+    if C.kind == CK_FREE:
+        return True
+    if C.kind == CK_WALL:
+        return not (C.budget_us > 0 and (now_ticks() - C.t0) * C.ns_per_tick >= C.budget_us * 1000.0)
+    for i in range(1, workers):
+        if C.cost[i] < C.cost[w]:
+            w = i
+    if C.budget_us > 0 and C.cost[w] >= C.budget_us:
+        return False
+    C.cost[w] += C.cost_test_us + C.cost_slot_us * slots
+    C.tests[w] += 1
+    return True
+
+
+cdef inline int64_t clock_duration_us(const PassClock* C, int64_t workers) noexcept nogil:
+    # the pass's charged duration: the busiest modelled worker, or the measured time
+    cdef int64_t i, mx = 0
+    if C.kind == CK_MODEL:
+        for i in range(workers):
+            if C.cost[i] > mx:
+                mx = C.cost[i]
+        return mx
+    if C.kind == CK_WALL:
+        return <int64_t>((now_ticks() - C.t0) * C.ns_per_tick / 1000.0)
+    return 0
+
+
+cdef inline void clock_free(PassClock* C) noexcept nogil:
+    free(C.cost)
+    free(C.tests)
+    C.cost = NULL
+    C.tests = NULL
+    C.n = 0

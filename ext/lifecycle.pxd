@@ -1,0 +1,252 @@
+# A job's life in the engine (header only): submission (rejected with a reason, or queued in priority
+# order), start on chosen units, finish; the user history and usage that follow each; and the two
+# things a pass does to the whole queue or running set first: new priority keys, corrected estimates.
+
+from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc, free, qsort
+from libc.string cimport memcpy, memmove
+
+from memory cimport grow, append
+from words cimport w_copy
+from jobs cimport UserHist
+from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_end_find, nodes_by_end_put, nodes_by_end_remove
+from queue cimport SortRec, sortrec_cmp, queue_insert
+from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
+from state cimport State
+from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE,
+                         RJ_NO_UNITS, PD_GIVEN, PR_WFP3, PR_KEYED, PR_MULTIFACTOR)
+
+
+cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
+    # a new pending job; rejected with a reason when it can never run
+    cdef int64_t e, pos
+    if S.jobs.units[j] <= 0:
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_NO_UNITS
+        return 0
+    if S.jobs.units[j] > S.units:
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_OVERSIZE
+        return 0
+    if S.policy.predictor != PD_GIVEN:
+        if S.jobs.req[j] <= 0:
+            S.jobs.state[j] = JS_REJECTED
+            S.jobs.reason[j] = RJ_NO_ESTIMATE
+            return 0
+        e = policy_predict(&S.policy, &S.jobs, &S.users, j, S.jobs.submit[j])
+        if e < 0:
+            return -1
+        S.jobs.est[j] = e
+    if S.jobs.est[j] <= 0:
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_NO_ESTIMATE
+        return 0
+    S.jobs.pred0[j] = S.jobs.est[j]
+    S.jobs.seq[j] = S.queue.nseq
+    S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, S.jobs.submit[j])
+    pos = queue_insert(&S.queue, &S.jobs, j)
+    if pos < 0:
+        return -1
+    S.jobs.state[j] = JS_PENDING
+    S.queue.nseq += 1
+    if pos < S.queue.n - 1:
+        S.resume_st.valid = False      # not behind every queued job: the last pass cannot be resumed
+    return 0
+
+
+cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* units) noexcept nogil:
+    # start job j now on `units`
+    cdef int32_t r = nodes_occupy(&S.nodes, units, S.jobs.units[j])
+    if r < 0:
+        return -1
+    if grow(<void**>&S.nodes.running, &S.nodes.running_cap, S.nodes.nrun + 1, sizeof(int64_t)) != 0:
+        return -1
+    if grow(<void**>&S.nodes.by_end, &S.nodes.by_end_cap, S.nodes.nrun + 1, sizeof(EndKey)) != 0:
+        return -1
+    if S.testing.record_units:
+        memcpy(S.jobs.bits + j * S.W, units, S.W * sizeof(uint64_t))
+    S.jobs.row[j] = r
+    S.jobs.state[j] = JS_RUNNING
+    S.jobs.start[j] = now
+    S.jobs.resv[j] = -1
+    S.jobs.runpos[j] = S.nodes.nrun
+    S.nodes.running[S.nodes.nrun] = j
+    nodes_by_end_put(&S.nodes, S.nodes.nrun, now + S.jobs.est[j], j)
+    S.nodes.nrun += 1
+    S.nodes.version += 1
+    user_started(S, j, now)
+    if S.jobs.run[j] >= 0:
+        S.jobs.end[j] = now + S.jobs.run[j]
+        if heap_push(S, S.jobs.end[j], j) != 0:
+            return -1
+    return 0
+
+
+cdef inline void job_finish(State* S, int64_t j, int64_t now) noexcept nogil:
+    cdef int64_t p, last
+    nodes_by_end_remove(&S.nodes, S.jobs.start[j] + S.jobs.est[j], j)
+    nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
+    S.jobs.row[j] = -1
+    p = S.jobs.runpos[j]
+    last = S.nodes.running[S.nodes.nrun - 1]
+    S.nodes.running[p] = last
+    S.jobs.runpos[last] = p
+    S.nodes.nrun -= 1
+    S.jobs.runpos[j] = -1
+    S.jobs.state[j] = JS_DONE
+    S.jobs.end[j] = now
+    S.nodes.version += 1
+    user_finished(S, j, now)
+
+
+cdef inline void user_started(State* S, int64_t j, int64_t now) noexcept nogil:
+    # the user's running list stays in start order: starts come in time order
+    cdef UserHist* h = &S.users.hist[S.jobs.user[j]]
+    S.jobs.acc[j] = now
+    S.jobs.unext[j] = -1
+    S.jobs.uprev[j] = h.last_run
+    if h.last_run >= 0:
+        S.jobs.unext[h.last_run] = j
+    else:
+        h.first_run = j
+    h.last_run = j
+    h.n_run += 1
+    h.run_units += S.jobs.units[j]
+    h.run_start_sum += now
+
+
+cdef inline void user_finished(State* S, int64_t j, int64_t now) noexcept nogil:
+    # history for the predictors (and the model's training step), usage for fair share
+    cdef int64_t u = S.jobs.user[j], run = now - S.jobs.start[j]
+    cdef UserHist* h = &S.users.hist[u]
+    if S.jobs.uprev[j] >= 0:
+        S.jobs.unext[S.jobs.uprev[j]] = S.jobs.unext[j]
+    else:
+        h.first_run = S.jobs.unext[j]
+    if S.jobs.unext[j] >= 0:
+        S.jobs.uprev[S.jobs.unext[j]] = S.jobs.uprev[j]
+    else:
+        h.last_run = S.jobs.uprev[j]
+    h.n_run -= 1
+    h.run_units -= S.jobs.units[j]
+    h.run_start_sum -= S.jobs.start[j]
+    S.users.raw[u] += S.jobs.units[j] * (now - S.jobs.acc[j])
+    policy_learn(&S.policy, &S.jobs, j, run)
+    h.p3 = h.p2
+    h.p2 = h.p1
+    h.p1 = run
+    h.n_done += 1
+    h.sum_run += run
+    h.sum_units += S.jobs.units[j]
+    h.last_end = now
+    if S.cfg.hooks:
+        append(&S.replay.finished, &S.replay.nfinished, &S.replay.finished_cap, j)
+
+
+cdef inline int apply_corrections(State* S, int64_t now) noexcept nogil:
+    # Running jobs still running at their planned end get a new estimate (DESIGN §6.2). Applied
+    # before every full pass: the profile and reservations follow the corrected estimates.
+    cdef int64_t n = 0, i, j, e
+    while n < S.nodes.nrun and S.nodes.by_end[n].end <= now:
+        n += 1
+    if n == 0:
+        return 0
+    S.nodes.version += 1
+    if grow(<void**>&S.ends, &S.ends_cap, n, sizeof(EndKey)) != 0:
+        return -1
+    memcpy(S.ends, S.nodes.by_end, n * sizeof(EndKey))
+    memmove(S.nodes.by_end, S.nodes.by_end + n, (S.nodes.nrun - n) * sizeof(EndKey))
+    for i in range(n):
+        j = S.ends[i].job
+        e = policy_correct(&S.policy, &S.jobs, j, now)
+        S.jobs.est[j] = e
+        # back into the planned-end order (nrun - n + i entries are in place)
+        nodes_by_end_put(&S.nodes, S.nodes.nrun - n + i, S.jobs.start[j] + e, j)
+    return 0
+
+
+cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
+    # time-dependent keys: recompute (when due) and re-sort the queue
+    cdef int64_t i, j
+    cdef SortRec* rec
+    if S.policy.prio < PR_WFP3:
+        return 0
+    if S.policy.prio == PR_KEYED:
+        if not S.policy.keys_dirty:
+            return 0
+    elif S.policy.prio_period > 0 and now < S.policy.next_prio:
+        return 0
+    else:
+        if S.policy.prio == PR_MULTIFACTOR:
+            policy_charge_usage(&S.policy, &S.jobs, &S.users, &S.nodes, now)
+        S.policy.next_prio = now + S.policy.prio_period
+    S.policy.keys_dirty = False
+    S.resume_st.valid = False
+    if S.queue.n == 0:
+        return 0
+    rec = <SortRec*>malloc(S.queue.n * sizeof(SortRec))
+    if rec == NULL:
+        return -1
+    for i in range(S.queue.n):
+        j = S.queue.entries[i].job
+        if S.policy.prio != PR_KEYED:
+            S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, now)
+        rec[i].key = S.jobs.key[j]
+        rec[i].submit = S.jobs.submit[j]
+        rec[i].seq = S.jobs.seq[j]
+        rec[i].job = j
+        rec[i].units = S.queue.entries[i].units
+        rec[i].est = S.queue.entries[i].est
+    qsort(rec, S.queue.n, sizeof(SortRec), sortrec_cmp)
+    for i in range(S.queue.n):
+        S.queue.entries[i].job = rec[i].job
+        S.queue.entries[i].units = rec[i].units
+        S.queue.entries[i].est = rec[i].est
+    free(rec)
+    return 0
+
+
+# ---- the replay's heap of actual ends
+
+cdef inline int heap_push(State* S, int64_t end, int64_t job) noexcept nogil:
+    cdef int64_t i, parent
+    cdef EndKey tmp
+    cdef EndKey* h
+    if grow(<void**>&S.replay.heap, &S.replay.heap_cap, S.replay.nheap + 1, sizeof(EndKey)) != 0:
+        return -1
+    h = S.replay.heap
+    i = S.replay.nheap
+    h[i].end = end
+    h[i].job = job
+    S.replay.nheap += 1
+    while i > 0:
+        parent = (i - 1) // 2
+        if not endkey_less(&h[i], &h[parent]):
+            break
+        tmp = h[i]
+        h[i] = h[parent]
+        h[parent] = tmp
+        i = parent
+    return 0
+
+
+cdef inline int64_t heap_pop(State* S) noexcept nogil:
+    cdef EndKey* h = S.replay.heap
+    cdef int64_t job = h[0].job, i = 0, c, n
+    cdef EndKey tmp
+    S.replay.nheap -= 1
+    n = S.replay.nheap
+    h[0] = h[n]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and endkey_less(&h[c + 1], &h[c]):
+            c += 1
+        if not endkey_less(&h[c], &h[i]):
+            break
+        tmp = h[i]
+        h[i] = h[c]
+        h[c] = tmp
+        i = c
+    return job

@@ -1,0 +1,142 @@
+# Node state (header only): which units are free now, the units of every running job, and the
+# running jobs in the order of their planned ends (the order the profile is built in).
+
+from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memmove
+
+from memory cimport grow
+from words cimport w_copy
+
+
+ctypedef struct EndKey:        # a (time, job) pair ordered by time, then job: planned and actual ends
+    int64_t end                # the time
+    int64_t job                # the job index
+
+
+cdef inline bint endkey_less(const EndKey* x, const EndKey* y) noexcept nogil:
+    return x.end < y.end or (x.end == y.end and x.job < y.job)
+
+
+cdef inline int endkey_cmp(const void* a, const void* b) noexcept nogil:
+    # qsort's form of endkey_less (one definition of the order)
+    cdef const EndKey* x = <const EndKey*>a
+    cdef const EndKey* y = <const EndKey*>b
+    if endkey_less(x, y):
+        return -1
+    return 1 if endkey_less(y, x) else 0
+
+
+ctypedef struct Nodes:
+    int64_t units              # units in the cluster
+    int64_t W                  # words per bitmap: ceil(units / 64)
+    uint64_t* free             # the units free now (W words)
+    int64_t nfree              # how many
+    uint64_t* rows             # rows of W words: the units of running jobs (Jobs.row says which)
+    int64_t rows_cap           # rows allocated
+    int32_t* spare             # rows not in use ...
+    int64_t nspare             # ... how many ...
+    int64_t spare_cap          # ... and room in spare
+    int64_t* running           # running job indices, in no order (Jobs.runpos is each one's place)
+    int64_t nrun               # how many
+    int64_t running_cap        # room in running
+    EndKey* by_end             # running jobs sorted by (start + estimate, job): the profile's order
+    int64_t by_end_cap         # room in by_end
+    int64_t version            # bumped whenever a job starts or ends or an estimate changes
+
+
+cdef inline int nodes_init(Nodes* N, int64_t units) noexcept nogil:
+    # every unit free
+    memset(N, 0, sizeof(Nodes))
+    N.units = units
+    N.W = (units + 63) // 64
+    N.free = <uint64_t*>malloc((N.W if N.W > 0 else 1) * sizeof(uint64_t))
+    if N.free == NULL:
+        return -1
+    memset(N.free, 0xFF, N.W * sizeof(uint64_t))
+    if units % 64:
+        N.free[N.W - 1] = ((<uint64_t>1) << (units % 64)) - 1
+    N.nfree = units
+    return 0
+
+
+cdef inline void nodes_free(Nodes* N) noexcept nogil:
+    free(N.free); free(N.rows); free(N.spare); free(N.running); free(N.by_end)
+    memset(N, 0, sizeof(Nodes))
+
+
+cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
+    # a free row for a running job's units, growing the rows when none is left; -1: out of memory
+    cdef int64_t rows, r
+    cdef void* q
+    if N.nspare == 0:
+        rows = N.rows_cap * 2 if N.rows_cap else 64
+        q = realloc(N.rows, <size_t>(rows * N.W) * sizeof(uint64_t))
+        if q == NULL:
+            return -1
+        N.rows = <uint64_t*>q
+        if grow(<void**>&N.spare, &N.spare_cap, rows, sizeof(int32_t)) != 0:
+            return -1
+        r = rows
+        while r > N.rows_cap:
+            r -= 1
+            N.spare[N.nspare] = <int32_t>r
+            N.nspare += 1
+        N.rows_cap = rows
+    N.nspare -= 1
+    return N.spare[N.nspare]
+
+
+cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noexcept nogil:
+    # the k units in `units` become busy: a row holds them; returns the row, or -1 (out of memory)
+    cdef int32_t r = nodes_alloc_row(N)
+    cdef int64_t i
+    cdef uint64_t* row
+    if r < 0:
+        return -1
+    row = N.rows + <int64_t>r * N.W
+    for i in range(N.W):
+        row[i] = units[i]
+        N.free[i] &= ~units[i]
+    N.nfree -= k
+    return r
+
+
+cdef inline void nodes_release(Nodes* N, int32_t r, int64_t k) noexcept nogil:
+    # the k units of row r are free again, and so is the row
+    cdef int64_t i
+    cdef uint64_t* row = N.rows + <int64_t>r * N.W
+    for i in range(N.W):
+        N.free[i] |= row[i]
+    N.nfree += k
+    N.spare[N.nspare] = r
+    N.nspare += 1
+
+
+cdef inline int64_t nodes_by_end_find(Nodes* N, int64_t n, int64_t end, int64_t j) noexcept nogil:
+    # position of the first entry not before (end, j) among the first n of by_end
+    cdef int64_t lo = 0, hi = n, mid
+    cdef EndKey key
+    key.end = end
+    key.job = j
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if endkey_less(&N.by_end[mid], &key):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline void nodes_by_end_put(Nodes* N, int64_t n, int64_t end, int64_t j) noexcept nogil:
+    # insert (end, j) among the first n sorted entries (room for n + 1 is there)
+    cdef int64_t p = nodes_by_end_find(N, n, end, j)
+    memmove(N.by_end + p + 1, N.by_end + p, (n - p) * sizeof(EndKey))
+    N.by_end[p].end = end
+    N.by_end[p].job = j
+
+
+cdef inline void nodes_by_end_remove(Nodes* N, int64_t end, int64_t j) noexcept nogil:
+    # remove (end, j) from the nrun sorted entries
+    cdef int64_t p = nodes_by_end_find(N, N.nrun, end, j)
+    memmove(N.by_end + p, N.by_end + p + 1, (N.nrun - p - 1) * sizeof(EndKey))

@@ -1,0 +1,129 @@
+# The shared state of the parallel pass (DESIGN §5), header only: the worker pool, the ring of
+# speculative results waiting for their commit, and the commit log every worker's profile copy
+# catches up from. The pass itself is in parallel_pass.pxd.
+
+from libc.stdint cimport uint64_t, int64_t, int8_t
+from libc.stdlib cimport malloc, free
+
+from memory cimport grow
+from profile cimport Prof, prof_free
+from sync cimport pthread_mutex_t, pthread_cond_t
+from words cimport w_copy
+
+
+ctypedef struct WorkerPool:
+    Prof* prof                 # one private profile copy per worker (worker 0 = the calling thread)
+    int64_t nprof              # copies allocated
+    int64_t threads            # threads besides the caller
+    int64_t gen                # bumped to post a pass to the threads
+    int64_t finished           # threads done with the posted pass
+    int64_t shutdown           # 1: the threads exit
+    bint sync_ready            # mu, work, done and commit_mu are initialised
+    pthread_mutex_t mu         # guards gen, finished, shutdown
+    pthread_cond_t work        # signalled when a pass is posted or the pool shuts down
+    pthread_cond_t done        # signalled when the last thread finishes a pass
+    pthread_mutex_t commit_mu  # eager commit: one commit at a time
+    int64_t* tests             # per worker: jobs it evaluated in the last parallel pass
+    int64_t* seen              # per worker: log entries its profile has applied
+    int64_t* tests_total       # per worker, over every parallel pass
+
+
+ctypedef struct SpecRing:      # speculative results, slot = queue position % n (ordered commit)
+    int64_t n                  # entries
+    int64_t* t                 # the answer: earliest start, or -1
+    int64_t* mode              # what was asked (SPEC_*)
+    int64_t* seen              # log entries the speculating copy had applied
+    int64_t* ready             # the queue position whose result the entry holds (-1: none yet)
+    uint64_t* cand             # candidates of the earliest start found (W words an entry)
+
+
+ctypedef struct CommitLog:     # placements in commit order: what copies catch up from
+    int64_t n                  # entries (published with a release store; readers acquire)
+    int64_t cap                # room
+    int64_t* t                 # start ...
+    int64_t* d                 # ... estimate ...
+    int64_t* k                 # ... units ...
+    int8_t* resv               # ... reservation (1) or start now (0) ...
+    uint64_t* bits             # ... and the units chosen (W words an entry)
+
+
+ctypedef struct ParallelPass:  # the shared state of the parallel pass under way
+    int64_t limit              # queue positions that may be tested (max_job_test)
+    int64_t next               # the next queue position to speculate on
+    int64_t commit             # the next queue position to commit (ordered)
+    int64_t committer          # 1 while a worker holds the commit role (ordered)
+    int64_t stop               # the first position not to commit (INF: none yet)
+    int64_t error              # a worker's failure (RC_*), 0 if none
+    int8_t* committed          # eager: which queue positions have committed ...
+    int64_t committed_cap      # ... room ...
+    int64_t low                # ... and the first that has not
+
+
+cdef enum:                     # what a speculation asked
+    SPEC_NOW = 0               # only "can it start now?" (no reservation was left)
+    SPEC_FULL = 1              # the earliest start
+
+
+cdef inline int log_reserve(CommitLog* L, int64_t cap, int64_t W) noexcept nogil:
+    # room for cap entries
+    cdef int64_t c
+    if cap <= L.cap:
+        return 0
+    c = L.cap
+    if grow(<void**>&L.t, &c, cap, sizeof(int64_t)) != 0: return -1
+    c = L.cap
+    if grow(<void**>&L.d, &c, cap, sizeof(int64_t)) != 0: return -1
+    c = L.cap
+    if grow(<void**>&L.k, &c, cap, sizeof(int64_t)) != 0: return -1
+    c = L.cap
+    if grow(<void**>&L.resv, &c, cap, sizeof(int8_t)) != 0: return -1
+    free(L.bits)
+    L.bits = <uint64_t*>malloc(<size_t>(c * W) * sizeof(uint64_t))
+    if L.bits == NULL:
+        L.cap = 0
+        return -1
+    L.cap = c
+    return 0
+
+
+cdef inline void log_free(CommitLog* L) noexcept nogil:
+    free(L.t); free(L.d); free(L.k); free(L.resv); free(L.bits)
+    L.t = NULL; L.d = NULL; L.k = NULL; L.resv = NULL; L.bits = NULL
+    L.n = 0; L.cap = 0
+
+
+cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W) noexcept nogil:
+    # n entries, none holding a result
+    cdef int64_t i
+    if R.n != n:
+        ring_free(R)
+        R.t = <int64_t*>malloc(n * sizeof(int64_t))
+        R.mode = <int64_t*>malloc(n * sizeof(int64_t))
+        R.seen = <int64_t*>malloc(n * sizeof(int64_t))
+        R.ready = <int64_t*>malloc(n * sizeof(int64_t))
+        R.cand = <uint64_t*>malloc(<size_t>(n * (W if W > 0 else 1)) * sizeof(uint64_t))
+        R.n = n
+        if R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL:
+            R.n = 0
+            return -1
+    for i in range(n):
+        R.ready[i] = -1
+    return 0
+
+
+cdef inline void ring_free(SpecRing* R) noexcept nogil:
+    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand)
+    R.t = NULL; R.mode = NULL; R.seen = NULL; R.ready = NULL; R.cand = NULL
+    R.n = 0
+
+
+cdef inline void pool_free_copies(WorkerPool* P) noexcept nogil:
+    # the profile copies and per-worker counters (threads already stopped)
+    cdef int64_t i
+    if P.prof != NULL:
+        for i in range(P.nprof):
+            prof_free(&P.prof[i])
+        free(P.prof)
+    free(P.tests); free(P.seen); free(P.tests_total)
+    P.prof = NULL; P.tests = NULL; P.seen = NULL; P.tests_total = NULL
+    P.nprof = 0

@@ -1,0 +1,268 @@
+# The parallel full pass (DESIGN §5), header only. Workers evaluate jobs speculatively on private,
+# possibly stale copies of the profile; results commit through job_step on the committer's copy,
+# brought up to date with the commit log. The commit skips only what the speculation proves (a job
+# that could not start, or had no start in the window, on an older copy cannot on the newer one: a
+# pass only removes free units), so decisions and statistics equal the sequential pass's. Ordered
+# commit (the default) commits in queue order; eager commit in completion order (the paper's).
+
+from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.string cimport memset
+
+from memory cimport INF, grow
+from words cimport w_copy
+from ticks cimport now_ticks
+from profile cimport (Prof, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
+                      prof_known_misfit, prof_note_misfit)
+from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
+from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pthread_mutex_lock, pthread_mutex_unlock,
+                   pthread_cond_wait, pthread_cond_broadcast, sched_yield)
+from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step, begin_full_pass,
+                     build_profile, sjbf_phase, end_full_pass, record_pass)
+from state cimport State, PassCtx
+from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
+
+
+cdef inline int catch_up(State* S, Prof* P, int64_t* seen) noexcept nogil:
+    # apply the log entries this copy has not seen; RC_* on failure
+    cdef int64_t n = pbf_load(&S.log.n), e = seen[0]
+    cdef int rc
+    while e < n:
+        rc = prof_apply(P, S.log.k[e], S.log.t[e], S.log.d[e], S.log.bits + e * S.W, S.log.resv[e])
+        if rc != 0:
+            return rc
+        e += 1
+    seen[0] = n
+    return 0
+
+
+cdef inline void abandon_pass(State* S, int rc) noexcept nogil:
+    # a failure somewhere: every worker stops, and the pass reports it
+    S.par.error = rc
+    pbf_store(&S.par.stop, 0)
+
+
+cdef inline void speculate(State* S, Prof* P, int64_t idx, int64_t wid, int64_t* seen, int64_t* t_out,
+                           int64_t* mode_out, uint64_t* cand) noexcept nogil:
+    # the speculative test of queue position idx on this worker's copy, which may miss the latest
+    # commits; `cand` (if not NULL) gets the candidates of an earliest start found
+    cdef int64_t k = S.queue.entries[idx].units, d = S.queue.entries[idx].est, t = -1, mode = SPEC_FULL
+    cdef int64_t now = S.ctx.now
+    cdef int32_t si = 0
+    cdef int rc
+    if not S.par.error:
+        rc = 0 if S.testing.stale_speculation else catch_up(S, P, seen)
+        if rc != 0:
+            abandon_pass(S, rc)
+        elif pbf_load(&S.ctx.resv_left) == 0:
+            mode = SPEC_NOW
+            if k <= P.s_cnt[0] and not prof_known_misfit(P, k, d):
+                t = prof_find_start(P, k, d, now, True, &si)
+                if t < 0:
+                    prof_note_misfit(P, k, d)
+        else:
+            t = prof_find_start(P, k, d, now, False, &si)
+            if t >= 0 and cand != NULL:
+                w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
+        S.pool.tests[wid] += 1
+    t_out[0] = t
+    mode_out[0] = mode
+
+
+cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
+    # commit, in queue order, every result ready at the commit point, if no other worker is doing so;
+    # a result made ready just after the holder looked is committed by the next call of any worker
+    # (each calls this between jobs until the pass is done)
+    cdef int64_t c, s, n = S.ring.n, q
+    cdef Spec spec
+    cdef int rc
+    while True:
+        c = pbf_load(&S.par.commit)
+        if c >= S.par.limit or c >= pbf_load(&S.par.stop) or pbf_load(&S.ring.ready[c % n]) != c:
+            return
+        if not pbf_cas(&S.par.committer, 0, 1):
+            return
+        c = pbf_load(&S.par.commit)
+        while c < S.par.limit and c < pbf_load(&S.par.stop) and pbf_load(&S.ring.ready[c % n]) == c:
+            s = c % n
+            if S.par.error:
+                break
+            rc = catch_up(S, P, seen)
+            if rc != 0:
+                abandon_pass(S, rc)
+                break
+            spec.t = S.ring.t[s]
+            spec.mode = S.ring.mode[s]
+            spec.seen = S.ring.seen[s]
+            spec.cand = S.ring.cand + s * S.W
+            q = job_step(S, P, c, CM_ORDERED, &spec)
+            if q == STEP_ERROR:
+                abandon_pass(S, RC_NO_MEMORY)
+                break
+            if q == STEP_STOP:
+                pbf_store(&S.par.stop, c)
+            seen[0] = S.log.n     # this copy holds what it just committed
+            c += 1
+            pbf_store(&S.par.commit, c)
+        pbf_store(&S.par.committer, 0)
+
+
+cdef inline void worker_ordered(State* S, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+    # Take the next job, speculate, leave the result in the ring; whoever finds the next result in
+    # queue order ready commits it (and every ready one after it) on its own copy. Nobody waits for
+    # a turn: a worker that cannot commit takes another job, as long as the ring has room (at most
+    # ring.n jobs between the commit point and the next job taken).
+    cdef int64_t idx, stop, s, n = S.ring.n
+    while True:
+        help_commit(S, P, seen)
+        stop = pbf_load(&S.par.stop)
+        if stop > S.par.limit:
+            stop = S.par.limit
+        if pbf_load(&S.par.commit) >= stop:
+            return
+        idx = pbf_load(&S.par.next)
+        if idx >= stop or idx - pbf_load(&S.par.commit) >= n:
+            sched_yield()           # nothing to take until the commits move on
+            continue
+        if not pbf_cas(&S.par.next, idx, idx + 1):
+            continue
+        s = idx % n
+        speculate(S, P, idx, wid, seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W)
+        S.ring.seen[s] = seen[0]    # the log entries the speculation saw
+        pbf_store(&S.ring.ready[s], idx)
+
+
+cdef inline void worker_eager(State* S, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+    # the paper's order: first done, first committed, one commit at a time. A placement made while a
+    # higher-priority job of this pass has not committed yet is a priority inversion.
+    cdef int64_t idx, before, q
+    cdef Spec spec
+    cdef int rc
+    cdef PassCtx* c = &S.ctx
+    spec.seen = 0
+    spec.cand = NULL
+    while True:
+        idx = pbf_fetch_add(&S.par.next, 1)
+        if idx >= S.par.limit or idx >= pbf_load(&S.par.stop):
+            return
+        speculate(S, P, idx, wid, seen, &spec.t, &spec.mode, NULL)
+        pthread_mutex_lock(&S.pool.commit_mu)
+        if not S.par.error:
+            rc = catch_up(S, P, seen)
+            if rc != 0:
+                abandon_pass(S, rc)
+            else:
+                before = c.started + c.resv
+                q = job_step(S, P, idx, CM_EAGER, &spec)
+                if q == STEP_ERROR:
+                    abandon_pass(S, RC_NO_MEMORY)
+                elif q == STEP_STOP:
+                    pbf_store(&S.par.stop, 0)      # no further job is tested
+                else:
+                    if c.started + c.resv > before and idx > S.par.low:
+                        c.inversions += 1
+                    S.par.committed[idx] = 1
+                    while S.par.low < S.par.limit and S.par.committed[S.par.low]:
+                        S.par.low += 1
+            seen[0] = S.log.n
+        pthread_mutex_unlock(&S.pool.commit_mu)
+
+
+cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
+    cdef Prof* P = &S.pool.prof[wid]
+    cdef int64_t seen = 0
+    if prof_copy(P, &S.prof) != 0 or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
+        abandon_pass(S, RC_NO_MEMORY)
+    if S.cfg.commit_eager:
+        worker_eager(S, P, wid, &seen)
+    else:
+        worker_ordered(S, P, wid, &seen)
+    S.pool.seen[wid] = seen
+
+
+cdef inline void pool_loop(State* S, int64_t wid, int64_t gen) noexcept nogil:
+    # a pool thread: run pass_worker for every pass posted, until shutdown. gen: the generation when
+    # the pool started -- not when this thread first runs, which may be after the first pass was
+    # posted (that wake-up would be lost)
+    pthread_mutex_lock(&S.pool.mu)
+    while True:
+        while S.pool.gen == gen and not S.pool.shutdown:
+            pthread_cond_wait(&S.pool.work, &S.pool.mu)
+        if S.pool.shutdown:
+            break
+        gen = S.pool.gen
+        pthread_mutex_unlock(&S.pool.mu)
+        pass_worker(S, wid)
+        pthread_mutex_lock(&S.pool.mu)
+        if S.pool.gen == gen:        # (a late finish of an older task does not count)
+            S.pool.finished += 1
+            if S.pool.finished == S.pool.threads:
+                pthread_cond_broadcast(&S.pool.done)
+    pthread_mutex_unlock(&S.pool.mu)
+
+
+cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
+    # the pass on every worker of the pool; RC_* on failure
+    cdef int64_t t0 = now_ticks(), queue = S.queue.n, cap, i, n = S.cfg.workers, slots
+    cdef PassCtx* c = &S.ctx
+    cdef int rc
+    cdef int ex
+    S.resume_st.valid = False
+    if begin_full_pass(S, now, True) != 0 or build_profile(S, now) != 0:
+        return RC_NO_MEMORY
+    S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
+    # every job places at most once; a start needs a free unit
+    cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
+    if log_reserve(&S.log, cap + 1, S.W) != 0 or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W) != 0:
+        return RC_NO_MEMORY
+    S.par.next = 0
+    S.par.commit = 0
+    S.par.committer = 0
+    S.par.stop = INF
+    S.par.error = 0
+    S.par.low = 0
+    if S.cfg.commit_eager:
+        if grow(<void**>&S.par.committed, &S.par.committed_cap, S.par.limit + 1, sizeof(char)) != 0:
+            return RC_NO_MEMORY
+        memset(S.par.committed, 0, S.par.limit + 1)
+    S.log.n = 0
+    for i in range(n):
+        S.pool.tests[i] = 0
+    # wake the pool, work as worker 0, wait for the others
+    pthread_mutex_lock(&S.pool.mu)
+    S.pool.gen += 1
+    S.pool.finished = 0
+    pthread_cond_broadcast(&S.pool.work)
+    pthread_mutex_unlock(&S.pool.mu)
+    pass_worker(S, 0)
+    pthread_mutex_lock(&S.pool.mu)
+    while S.pool.finished < S.pool.threads:
+        pthread_cond_wait(&S.pool.done, &S.pool.mu)
+    pthread_mutex_unlock(&S.pool.mu)
+    if S.par.error:
+        return <int>S.par.error
+    ex = c.ex
+    if S.par.stop == INF and S.par.limit < S.queue.n:
+        ex = EX_MAX_JOB_TEST      # the sequential pass stops at the first job past max_job_test
+    c.ex = ex
+    # worker 0's profile, brought fully up to date, is the pass's final profile
+    rc = catch_up(S, &S.pool.prof[0], &S.pool.seen[0])
+    if rc != 0:
+        return rc
+    c.parallel = False            # the placements from here on concern no other copy
+    if c.phase2 >= 0 and c.ex == EX_END:
+        c.built = True            # the sequential pass builds its profile for this phase
+        if sjbf_phase(S, &S.pool.prof[0]) != 0:
+            return RC_NO_MEMORY
+    slots = prof_live_slots(&S.pool.prof[0]) if c.built else 0
+    end_full_pass(S, &S.pool.prof[0])
+    if S.clock.kind != CK_MODEL:
+        # the real threads' share of the speculative tests
+        S.last.tests_max = S.pool.tests[0]
+        S.last.tests_min = S.pool.tests[0]
+        for i in range(n):
+            S.pool.tests_total[i] += S.pool.tests[i]
+            if S.pool.tests[i] > S.last.tests_max:
+                S.last.tests_max = S.pool.tests[i]
+            if S.pool.tests[i] < S.last.tests_min:
+                S.last.tests_min = S.pool.tests[i]
+    return record_pass(S, now, PK_FULL, queue, c.depth, c.started, c.resv, c.ex, now_ticks() - t0, slots)

@@ -1,0 +1,551 @@
+# The passes (header only): the one job-test step, the sequential full pass and its SJBF phase, and
+# Slurm's quick main-scheduler pass. The parallel pass (parallel_pass.pxd) commits through the same
+# step; sequential is the one-worker case.
+
+from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdlib cimport qsort
+from libc.string cimport memmove
+
+from memory cimport INF, grow, append
+from words cimport w_copy, w_zero, w_or_into, w_take_lowest, w_popcount, w_any_common
+from ticks cimport now_ticks
+from nodes cimport EndKey, endkey_cmp
+from queue cimport PendEntry, queue_compact
+from profile cimport (Prof, prof_start_pass, prof_reserve_slots, prof_ensure_scratch, prof_live_slots,
+                      prof_round_up, prof_find_start, prof_find_start_window, prof_choose, prof_commit,
+                      prof_known_misfit, prof_note_misfit, prof_note_resv)
+from clock cimport clock_start, clock_charge_test, clock_duration_us
+from records cimport records_add
+from parallel cimport SPEC_NOW, SPEC_FULL
+from sync cimport pbf_store
+from lifecycle cimport job_start, refresh_priorities
+from state cimport State, PassCtx
+from pbf._codes cimport (CK_FREE, CK_MODEL, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
+                         EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET)
+
+
+cdef enum:                     # how job_step finds a job's start
+    CM_SEARCH = 0              # search the profile (the sequential pass, the SJBF phase)
+    CM_ORDERED = 1             # confirm a speculation by the AND test, commits in queue order (DESIGN §5)
+    CM_EAGER = 2               # search again, commits in completion order (no queue-order shortcuts)
+
+cdef enum:                     # what job_step returns besides the next queue position
+    STEP_STOP = -1             # the pass ends here (PassCtx.ex, phase2 say why)
+    STEP_ERROR = -2            # out of memory
+
+
+ctypedef struct Spec:          # a speculative result of the parallel pass
+    int64_t t                  # the earliest start found, or -1
+    int64_t mode               # what was asked (SPEC_*)
+    int64_t seen               # log entries the copy had applied
+    const uint64_t* cand       # the units free throughout [t, t + d) on that copy (SPEC_FULL), W words
+
+
+# ---- small pieces
+
+cdef inline int64_t pass_clock(State* S) noexcept nogil:
+    # A pass's wall time is read only where someone uses it: the per-pass records, or the parallel
+    # pass's choice of threads. Two clock reads are 5-10 % of a replay of short passes.
+    if S.cfg.record_passes or S.cfg.workers > 1:
+        return now_ticks()
+    return 0
+
+
+cdef inline int64_t planned_end(State* S, int64_t i, int64_t now) noexcept nogil:
+    # the profile's time for the i-th running job's end (by_end order)
+    cdef int64_t e = S.nodes.by_end[i].end
+    if e <= now:
+        e = now + 1
+    if S.prof.resolution > 1:
+        e = prof_round_up(&S.prof, e)
+    return e
+
+
+cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
+    # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct planned
+    # end of a running job (start + estimate, never before now + 1, rounded up), adding its units
+    cdef int64_t i, j, e, e_next, W = S.W, cnt, nrun = S.nodes.nrun
+    cdef int32_t s
+    cdef uint64_t* bits
+    cdef Prof* P = &S.prof
+    P.nslots = 0
+    P.nmerged = 0
+    # room for every slot up front: at most one per running job, plus slot 0
+    if prof_reserve_slots(P, nrun + 1) != 0:
+        return -1
+    P.nslots = 1
+    P.s_begin[0] = now
+    cnt = S.nodes.nfree
+    P.s_cnt[0] = cnt
+    P.s_next[0] = -1
+    bits = P.s_bits
+    w_copy(bits, S.nodes.free, W)
+    s = 0
+    i = 0
+    e_next = planned_end(S, 0, now) if nrun > 0 else 0
+    while i < nrun:
+        # planned ends in order; clamping to now + 1 and rounding keep the order
+        e = e_next
+        P.s_next[s] = s + 1
+        s += 1
+        P.s_begin[s] = e
+        P.s_next[s] = -1
+        # the new slot = the previous one plus the first ending job's units, in one sweep
+        j = S.nodes.by_end[i].job
+        w_or_into(bits + W, bits, S.nodes.rows + <int64_t>S.jobs.row[j] * W, W)
+        bits += W
+        cnt += S.jobs.units[j]
+        i += 1
+        while i < nrun:
+            e_next = planned_end(S, i, now)
+            if e_next != e:
+                break
+            j = S.nodes.by_end[i].job
+            w_or_into(bits, bits, S.nodes.rows + <int64_t>S.jobs.row[j] * W, W)
+            cnt += S.jobs.units[j]
+            i += 1
+        P.s_cnt[s] = cnt
+    P.nslots = s + 1
+    return 0
+
+
+cdef inline int ensure_scratch(State* S) noexcept nogil:
+    # the backward walk of prof_choose lists at most every slot: 1 + running + 2 per placement
+    return prof_ensure_scratch(&S.prof, S.nodes.nrun + 2 * S.queue.n + 8)
+
+
+cdef inline void take_lowest_free(State* S, Prof* P, int64_t k) noexcept nogil:
+    # P.chosen = the k lowest free units (a start now with no reservation in the pass: the future
+    # only has more free units, so this is exactly what the profile would give)
+    w_copy(P.cand, S.nodes.free, S.W)
+    w_zero(P.chosen, S.W)
+    w_take_lowest(P.cand, P.chosen, k, S.W)
+
+
+cdef inline void log_append(State* S, const uint64_t* units, int64_t k, int64_t t, int64_t d, bint resv) noexcept nogil:
+    # publish a placement (only the committer writes; readers acquire the count)
+    cdef int64_t e = S.log.n
+    S.log.t[e] = t
+    S.log.d[e] = d
+    S.log.k[e] = k
+    S.log.resv[e] = resv
+    w_copy(S.log.bits + e * S.W, units, S.W)
+    pbf_store(&S.log.n, e + 1)
+
+
+cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k, int64_t d, int32_t si,
+                             bint on_profile) noexcept nogil:
+    # start job j (queue position p) now on P.chosen; on_profile: remove them from P too
+    cdef PassCtx* c = &S.ctx
+    if on_profile:
+        P.prev_of_at = -1
+        if prof_commit(P, k, c.now, d, si) != 0:
+            return -1
+        if c.parallel:
+            log_append(S, P.chosen, k, c.now, d, False)
+    if job_start(S, j, c.now, P.chosen) != 0:
+        return -1
+    S.queue.entries[p].job = -1
+    if c.first_start < 0 or p < c.first_start:
+        c.first_start = p
+    S.jobs.how[j] = HOW_BACKFILL if c.blocked else HOW_MAIN
+    c.backfilled = c.backfilled or c.blocked
+    c.started += 1
+    return append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j)
+
+
+cdef inline int commit_reservation(State* S, Prof* P, int64_t j, int64_t k, int64_t t, int64_t d,
+                                   int32_t si) noexcept nogil:
+    # reserve P.chosen for job j from t on
+    cdef PassCtx* c = &S.ctx
+    if prof_commit(P, k, t, d, si) != 0:
+        return -1
+    P.monotone = False
+    if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
+        return -1
+    if c.parallel:
+        log_append(S, P.chosen, k, t, d, True)
+    S.jobs.resv[j] = t
+    if S.jobs.resv_min[j] < 0 or t < S.jobs.resv_min[j]:
+        S.jobs.resv_min[j] = t
+    if append(&S.decided.reserved, &S.decided.nreserved, &S.decided.reserved_cap, j) != 0:
+        return -1
+    c.resv += 1
+    if c.resv_left > 0:
+        pbf_store(&c.resv_left, c.resv_left - 1)
+    c.blocked = True
+    return 0
+
+
+cdef inline int count_rest(State* S, int64_t q, int64_t slots, int64_t* depth) noexcept nogil:
+    # The remaining q jobs all fail their test at once (nothing is free now, no reservation left):
+    # count them as tested, and charge them, exactly as testing them one by one would. Returns the
+    # exit reason.
+    if S.clock.kind == CK_FREE:
+        if S.cfg.max_job_test >= 0 and depth[0] + q > S.cfg.max_job_test:
+            depth[0] = S.cfg.max_job_test
+            return EX_MAX_JOB_TEST
+        depth[0] += q
+        return EX_END
+    while q > 0:
+        if S.cfg.max_job_test >= 0 and depth[0] >= S.cfg.max_job_test:
+            return EX_MAX_JOB_TEST
+        if not clock_charge_test(&S.clock, S.cfg.workers, slots):
+            return EX_BUDGET
+        depth[0] += 1
+        q -= 1
+    return EX_END
+
+
+# ---- the ordered commit's shortcuts (DESIGN §5)
+
+cdef inline int64_t search_from(Prof* P, int64_t k, int64_t d, int64_t t, int64_t now, int32_t* at) noexcept nogil:
+    # The earliest start on the up-to-date copy P is not before t, the earliest on an older copy
+    # (every start feasible now was feasible then, and one inside a slot of the older copy would
+    # have made that slot's beginning feasible): the window search may begin at the last slot
+    # beginning at or before t, with the same answer and candidates as from slot 0.
+    cdef int32_t i = 0, prev = -1
+    while P.s_next[i] != -1 and P.s_begin[P.s_next[i]] <= t:
+        prev = i
+        i = P.s_next[i]
+    return prof_find_start_window(P, k, d, now, i, prev, at)
+
+
+cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec* spec, int32_t* at,
+                            bint* overlap) noexcept nogil:
+    # The AND test. spec.cand holds the units free throughout [t, t + d) on the copy as it was at the
+    # speculation, which had applied the first spec.seen log entries. A pass only removes free units,
+    # so the earliest start on the up-to-date copy is not before t; and the units free throughout the
+    # window now are spec.cand minus the units of the newer entries overlapping it. If k remain, t is
+    # the sequential pass's answer and those units its candidates (a slot beginning still: were it
+    # merged into the slot before, the job would have fitted earlier on the older copy too).
+    # Returns t, or -1 to search again.
+    cdef int64_t W = S.W, e, w, t = spec.t, stop = prof_round_up(P, t + d), n = S.log.n
+    cdef int32_t i = 0, prev = -1
+    cdef uint64_t* bits
+    w_copy(P.cand, spec.cand, W)
+    for e in range(spec.seen, n):
+        if S.log.t[e] < stop and prof_round_up(P, S.log.t[e] + S.log.d[e]) > t:
+            bits = S.log.bits + e * W
+            if w_any_common(P.cand, bits, W):
+                overlap[0] = True
+                for w in range(W):
+                    P.cand[w] &= ~bits[w]
+    if overlap[0] and w_popcount(P.cand, W) < k:
+        return -1
+    while i != -1 and P.s_begin[i] < t:
+        prev = i
+        i = P.s_next[i]
+    if i == -1 or P.s_begin[i] != t:
+        return -1                     # (not reached, by the argument above; searching is safe)
+    at[0] = i
+    P.prev_of_at = prev
+    return t
+
+
+# ---- the step
+
+cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec* spec) noexcept nogil:
+    # Test the job at queue position p on profile P: start it now, reserve it, or skip it, and count
+    # it. Every full pass runs its jobs through here: the sequential pass and its SJBF phase
+    # (CM_SEARCH), and the commits of the parallel pass (CM_ORDERED, CM_EAGER), which find the start
+    # from their speculation `spec`. Returns the next queue position to test, STEP_STOP or STEP_ERROR.
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t j, k, d, t, q, lim, c0, now = c.now
+    cdef int32_t si = 0
+    cdef bint overlap = False
+    if mode != CM_EAGER and not c.in_phase2:
+        if S.cfg.sjbf and c.resv_left == 0:
+            c.phase2 = p
+            return STEP_STOP
+        if c.resv_left == 0 and c.built and P.s_cnt[0] == 0:
+            # nothing is free now and no reservation is left: every remaining job fails at once
+            c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
+            return STEP_STOP
+    if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
+        c.ex = EX_MAX_JOB_TEST
+        return STEP_STOP
+    if S.clock.kind != CK_FREE and not clock_charge_test(&S.clock, S.cfg.workers,
+                                                         prof_live_slots(P) if c.built else 1):
+        c.ex = EX_BUDGET
+        return STEP_STOP
+    j = S.queue.entries[p].job
+    k = S.queue.entries[p].units
+    d = S.queue.entries[p].est
+    c.depth += 1
+    if not c.built:
+        # Until a job does not fit now, the profile is not needed: with no reservation the future
+        # only has more free units, so "fits now" is the free count.
+        if k <= S.nodes.nfree:
+            take_lowest_free(S, P, k)
+            return p + 1 if commit_start(S, P, p, j, k, d, 0, c.parallel) == 0 else STEP_ERROR
+        if not c.parallel and build_profile(S, now) != 0:
+            return STEP_ERROR
+        c.built = True
+    if c.resv_left == 0:
+        # no reservation left: only "can it start now?"
+        if mode == CM_SEARCH:
+            c0 = P.s_cnt[0]
+            if k > c0 or prof_known_misfit(P, k, d):
+                c.blocked = True
+                q = p + 1
+                if S.clock.kind == CK_FREE and not c.in_phase2:
+                    # and the jobs after it too, while they are rejected the same way (nothing to
+                    # charge; the checks above resume at the first that needs a search)
+                    lim = S.queue.n
+                    if S.cfg.max_job_test >= 0 and q + S.cfg.max_job_test - c.depth < lim:
+                        lim = q + S.cfg.max_job_test - c.depth
+                    while q < lim and (S.queue.entries[q].units > c0 or prof_known_misfit(
+                            P, S.queue.entries[q].units, S.queue.entries[q].est)):
+                        q += 1
+                    c.depth += q - (p + 1)
+                return q
+            t = prof_find_start(P, k, d, now, True, &si)
+            if t < 0:
+                prof_note_misfit(P, k, d)
+        else:
+            if k > P.s_cnt[0] or spec.t != now:
+                c.blocked = True             # could not start now on an older copy: cannot now
+                return p + 1
+            # a speculative "fits now" is checked again on the up-to-date copy (one AND per
+            # reservation); a conflict is when the commits it had not seen changed the answer
+            t = prof_find_start(P, k, d, now, True, &si)
+            c.reeval += 1
+            if t != spec.t:
+                c.conflicts += 1
+    elif mode == CM_SEARCH:
+        t = prof_find_start(P, k, d, now, False, &si)
+    elif spec.mode == SPEC_FULL and spec.t < 0:
+        c.blocked = True                     # no start within the window on an older copy either
+        return p + 1
+    elif mode == CM_EAGER:
+        t = prof_find_start(P, k, d, now, False, &si)
+        c.reeval += 1
+        if t != spec.t:
+            c.conflicts += 1
+    else:
+        t = -1
+        if spec.mode == SPEC_FULL:
+            t = confirm(S, P, k, d, spec, &si, &overlap)
+            if overlap:
+                c.conflicts += 1
+        if t < 0:
+            c.reeval += 1
+            if spec.mode == SPEC_FULL and not P.monotone:
+                t = search_from(P, k, d, spec.t, now, &si)   # no start before the speculative one
+            else:
+                t = prof_find_start(P, k, d, now, False, &si)
+    if t == now:
+        prof_choose(P, k, t, d, si, now)
+        return p + 1 if commit_start(S, P, p, j, k, d, si, True) == 0 else STEP_ERROR
+    if t > now and c.resv_left != 0:
+        prof_choose(P, k, t, d, si, now)
+        return p + 1 if commit_reservation(S, P, j, k, t, d, si) == 0 else STEP_ERROR
+    c.blocked = True
+    return p + 1
+
+
+# ---- the sequential full pass
+
+cdef inline int begin_full_pass(State* S, int64_t now, bint parallel) noexcept nogil:
+    # what every full pass does first: scratch space, the clock, a fresh per-pass profile state
+    # (monotone: a start now clears units only before its end; a reservation takes units from the
+    # future and breaks it), last pass's plans forgotten, a fresh PassCtx
+    cdef int64_t p
+    cdef PassCtx* c = &S.ctx
+    if ensure_scratch(S) != 0 or clock_start(&S.clock, S.cfg.workers) != 0:
+        return -1
+    prof_start_pass(&S.prof, S.cfg.bf_window, S.cfg.bf_resolution)
+    for p in range(S.decided.nreserved):
+        S.jobs.resv[S.decided.reserved[p]] = -1
+    S.decided.nstarted = 0
+    S.decided.nreserved = 0
+    c.now = now
+    c.depth = 0
+    c.started = 0
+    c.resv = 0
+    c.resv_left = S.cfg.resv_max
+    c.phase2 = -1
+    c.first_start = -1
+    c.reeval = 0
+    c.conflicts = 0
+    c.inversions = 0
+    c.ex = EX_END
+    c.blocked = False
+    c.backfilled = False
+    c.built = False
+    c.parallel = parallel
+    c.in_phase2 = False
+    return 0
+
+
+cdef inline bint can_resume(State* S, int64_t now) noexcept nogil:
+    # The last full pass can be continued instead of run again when nothing it decided can come out
+    # differently: no job started or ended since (its own starts aside) and no estimate changed;
+    # every arrival since is queued behind its jobs (static priority); no slot boundary of its
+    # profile has been reached (the profile at `now` is the same but for where slot 0 begins); it
+    # started nothing after its first blocked job (a backfill start would change the units a fresh
+    # pass gives the reservations made before it); and nothing depends on how many jobs are tested
+    # (free clock, no max_job_test, no window, no SJBF phase). Every job it left queued then fails
+    # again -- a job that could not start at the last pass cannot start later on the same profile,
+    # and each reservation comes out the same -- so a fresh pass would repeat its decisions and
+    # only test the new arrivals.
+    return (S.testing.resume and S.resume_st.valid and S.resume_st.version == S.nodes.version
+            and S.clock.kind == CK_FREE and S.cfg.max_job_test < 0 and S.cfg.bf_window == 0
+            and not S.cfg.sjbf and S.policy.prio < PR_WFP3 and now >= S.resume_st.time
+            and S.queue.n >= S.resume_st.npend
+            and (S.prof.s_next[0] == -1 or S.prof.s_begin[S.prof.s_next[0]] > now))
+
+
+cdef inline int resume_pass(State* S, int64_t now) noexcept nogil:
+    # continue the last pass: its queued jobs count as tested, its reservations stand
+    cdef PassCtx* c = &S.ctx
+    if ensure_scratch(S) != 0:
+        return -1
+    S.prof.s_begin[0] = now
+    S.decided.nstarted = 0
+    c.now = now
+    c.depth = S.resume_st.npend
+    c.started = 0
+    c.resv = S.resume_st.resv
+    c.resv_left = S.resume_st.resv_left
+    c.blocked = S.resume_st.blocked
+    c.phase2 = -1
+    c.first_start = -1
+    c.ex = EX_END
+    c.backfilled = False
+    c.built = True
+    c.parallel = False
+    c.in_phase2 = False
+    c.reeval = 0
+    c.conflicts = 0
+    c.inversions = 0
+    S.resume_st.count += 1
+    return 0
+
+
+cdef inline int sjbf_phase(State* S, Prof* P) noexcept nogil:
+    # EASY-SJBF: the jobs after the reserved ones are tried shortest estimate first (or by a
+    # chooser's keys), for a start now only; ties in priority order. Starts here are backfill.
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t first = c.phase2, n = S.queue.n - c.phase2, i, q
+    cdef EndKey* order
+    if n <= 0:
+        return 0
+    if grow(<void**>&S.ends, &S.ends_cap, n, sizeof(EndKey)) != 0:
+        return -1
+    order = S.ends
+    for i in range(n):
+        order[i].end = (S.jobs.bfkey[S.queue.entries[first + i].job] if S.cfg.bf_keyed
+                        else S.queue.entries[first + i].est)
+        order[i].job = first + i
+    qsort(order, n, sizeof(EndKey), endkey_cmp)
+    c.in_phase2 = True
+    c.blocked = True
+    for i in range(n):
+        q = job_step(S, P, order[i].job, CM_SEARCH, NULL)
+        if q == STEP_ERROR:
+            return -1
+        if q == STEP_STOP:
+            break
+    return 0
+
+
+cdef inline void end_full_pass(State* S, Prof* P) noexcept nogil:
+    # the SJBF phase done, the queue loses the jobs started; the figures of the pass
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t i, n = S.cfg.workers
+    if c.started:
+        queue_compact(&S.queue, c.first_start)
+    S.last.charged_us = clock_duration_us(&S.clock, n) if S.clock.kind != CK_FREE else 0
+    S.last.reeval = c.reeval
+    S.last.conflicts = c.conflicts
+    S.last.inversions = c.inversions
+    S.last.tests_max = -1
+    S.last.tests_min = -1
+    if S.clock.kind == CK_MODEL and S.clock.n >= n:
+        S.last.tests_max = S.clock.tests[0]
+        S.last.tests_min = S.clock.tests[0]
+        for i in range(n):
+            if S.clock.tests[i] > S.last.tests_max:
+                S.last.tests_max = S.clock.tests[i]
+            if S.clock.tests[i] < S.last.tests_min:
+                S.last.tests_min = S.clock.tests[i]
+
+
+cdef inline int record_pass(State* S, int64_t now, int kind, int64_t queue, int64_t depth, int64_t started,
+                            int64_t resv, int ex, int64_t wall, int64_t slots) noexcept nogil:
+    S.last.wall_ticks = wall
+    return records_add(&S.records, &S.totals, &S.last, S.cfg.record_passes, now, kind, queue, depth,
+                       started, resv, ex, wall, slots)
+
+
+cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
+    cdef int64_t t0 = pass_clock(S), queue = S.queue.n, p
+    cdef PassCtx* c = &S.ctx
+    if can_resume(S, now):
+        if resume_pass(S, now) != 0:
+            return -1
+        p = S.resume_st.npend
+    else:
+        if begin_full_pass(S, now, False) != 0:
+            return -1
+        p = 0
+    while p < S.queue.n:
+        p = job_step(S, &S.prof, p, CM_SEARCH, NULL)
+        if p == STEP_ERROR:
+            return -1
+        if p == STEP_STOP:
+            break
+    if c.phase2 >= 0 and c.ex == EX_END:
+        if not c.built:
+            if build_profile(S, now) != 0:
+                return -1
+            c.built = True
+        if sjbf_phase(S, &S.prof) != 0:
+            return -1
+    S.resume_st.valid = c.ex == EX_END and c.phase2 < 0 and c.built and not c.backfilled
+    if S.resume_st.valid:
+        S.resume_st.version = S.nodes.version
+        S.resume_st.resv = c.resv
+        S.resume_st.resv_left = c.resv_left
+        S.resume_st.blocked = c.blocked
+        S.resume_st.time = now
+    end_full_pass(S, &S.prof)
+    if S.resume_st.valid:
+        S.resume_st.npend = S.queue.n
+    return record_pass(S, now, PK_FULL, queue, c.depth, c.started, c.resv, c.ex, pass_clock(S) - t0,
+                       prof_live_slots(&S.prof) if c.built else 0)
+
+
+# ---- Slurm's main scheduler
+
+cdef inline int quick_pass(State* S, int64_t now) noexcept nogil:
+    # start jobs in priority order while they fit now; stop at the first that does not (it keeps the
+    # queue head from being overtaken between backfill passes)
+    cdef int64_t t0 = pass_clock(S), p, j, k, started = 0, depth = 0, queue = S.queue.n
+    cdef int ex = EX_END
+    if refresh_priorities(S, now) != 0:
+        return -1
+    S.decided.nstarted = 0
+    S.decided.nreserved = 0
+    for p in range(S.queue.n):
+        j = S.queue.entries[p].job
+        k = S.queue.entries[p].units
+        depth += 1
+        if k > S.nodes.nfree:
+            ex = EX_QUICK_BLOCKED
+            break
+        take_lowest_free(S, &S.prof, k)
+        if job_start(S, j, now, S.prof.chosen) != 0:
+            return -1
+        S.jobs.how[j] = HOW_MAIN
+        started += 1
+        if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != 0:
+            return -1
+    if started:
+        # the started jobs are exactly the first `started` entries
+        memmove(S.queue.entries, S.queue.entries + started, (S.queue.n - started) * sizeof(PendEntry))
+        S.queue.n -= started
+    S.last.charged_us = 0
+    return record_pass(S, now, PK_QUICK, queue, depth, started, 0, ex, pass_clock(S) - t0, 0)

@@ -1,0 +1,182 @@
+# The whole state of one engine (header only): the named parts below, one struct. Core (in _core.pyx)
+# owns one State and is only the Python entry points; every compiled function takes a State*.
+
+from libc.stdint cimport uint64_t, int64_t
+from libc.stdlib cimport free
+from libc.string cimport memset
+
+from memory cimport INF, append
+from jobs cimport Jobs, Users, jobs_free, users_free
+from nodes cimport Nodes, EndKey, nodes_init, nodes_free
+from queue cimport Queue, queue_free
+from policy cimport Policy, policy_free
+from profile cimport Prof, prof_init, prof_free
+from clock cimport PassClock, clock_free
+from records cimport PassRecords, PassTotals, LastPass, records_free
+from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
+from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
+
+
+ctypedef struct Config:        # the scheduling settings, set before the first pass (core_config.py)
+    int64_t resv_max           # reservations per pass; < 0: unlimited (conservative)
+    int64_t max_job_test       # jobs a full pass may test; < 0: unlimited
+    int64_t bf_window          # seconds ahead a reservation may start; 0: unlimited
+    int64_t bf_resolution      # planned ends rounded up to this many seconds; 0: exact
+    bint sjbf                  # after the reservations, candidates shortest estimate first
+    bint bf_keyed              # ... ordered by keys set from Python (a chooser), not estimates
+    bint no_backfill           # full passes start jobs in order and stop at the first misfit
+    int trigger                # TR_*: when the replay runs passes
+    int64_t bf_interval        # TR_INTERVAL: seconds between full passes
+    bint record_passes         # keep a record of every pass (else the totals only)
+    int64_t workers            # threads per full pass, counting the caller (1: sequential)
+    bint commit_eager          # parallel: first done, first committed (else queue order)
+    bint hooks                 # the replay stops at each instant for Python plugins
+
+
+ctypedef struct Testing:       # switches for tests and benchmarks (Core.set_testing); no decision changes
+    bint record_units          # keep a copy of each started job's units (Jobs.bits)
+    bint stale_speculation     # parallel: speculate on the copy as it was at the pass start
+    bint resume                # 0: never resume the last pass (to measure fresh passes)
+    int64_t parallel_min_queue     # passes with fewer queued jobs run sequentially ...
+    int64_t parallel_min_wall_ns   # ... and so do passes after a full pass shorter than this
+
+
+ctypedef struct ResumeState:   # the last full pass, when it can be continued instead of run again
+    bint valid                 # it can (see pass_can_resume)
+    bint blocked               # it had a job that could not start now
+    int64_t version            # Nodes.version when it ended
+    int64_t npend              # the queue length when it ended (its jobs: the first npend)
+    int64_t resv               # reservations it made ...
+    int64_t resv_left          # ... and had left
+    int64_t time               # when it ran
+    int64_t count              # passes resumed so far
+
+
+ctypedef struct Decisions:     # the last pass's decisions (the embedding API reads them)
+    int64_t* started           # jobs started ...
+    int64_t nstarted
+    int64_t started_cap
+    int64_t* reserved          # ... and jobs reserved
+    int64_t nreserved
+    int64_t reserved_cap
+
+
+ctypedef struct ReplayState:   # the event loop
+    EndKey* heap               # a min-heap of (actual end, job) of running jobs
+    int64_t nheap              # entries
+    int64_t heap_cap           # room
+    int64_t next_sub           # the next job of the trace to submit
+    int64_t next_bf            # TR_INTERVAL: when the next full pass is due
+    int64_t now                # the current instant (-INF before the first)
+    bint hook_waiting          # stopped at an instant for Python (Config.hooks)
+    bint hook_resume           # Python has seen hook_t: go on from there
+    bint hook_events           # that instant had completions or arrivals
+    int64_t hook_t             # the instant handed to Python
+    int64_t* finished          # jobs finished since Python last took them (hooks) ...
+    int64_t nfinished
+    int64_t finished_cap
+
+
+ctypedef struct PassCtx:       # the full pass under way; written by whoever commits (one at a time)
+    int64_t now                # the pass's time
+    int64_t depth              # jobs tested
+    int64_t started            # jobs started
+    int64_t resv               # reservations made
+    int64_t resv_left          # reservations still allowed (< 0: unlimited); speculating workers read it
+    int64_t phase2             # the queue position where the SJBF phase begins, or -1
+    int64_t first_start        # the lowest queue position started (marked in the queue), or -1
+    int64_t reeval             # parallel: commits that searched again
+    int64_t conflicts          # parallel: commits whose answer newer commits touched
+    int64_t inversions         # eager: placements made before a higher-priority job committed
+    int ex                     # why the pass stopped (EX_*)
+    bint blocked               # a job could not start now: later starts are backfill
+    bint backfilled            # a job started after one was blocked
+    bint built                 # the profile is in use (sequential: built at the first misfit)
+    bint parallel              # placements are also published in the commit log
+    bint in_phase2             # the SJBF phase: start-now tests in estimate order
+
+
+ctypedef struct State:
+    int64_t units              # units in the cluster
+    int64_t W                  # words per bitmap
+    Config cfg
+    Testing testing
+    Policy policy
+    Jobs jobs
+    Users users
+    Nodes nodes
+    Queue queue
+    Prof prof                  # the profile of the sequential pass; slot 0 is always the head at `now`
+    PassCtx ctx
+    PassClock clock
+    LastPass last
+    PassTotals totals
+    PassRecords records
+    ResumeState resume_st
+    Decisions decided
+    ReplayState replay
+    EndKey* ends               # scratch: corrected jobs, the SJBF order
+    int64_t ends_cap           # room in ends
+    WorkerPool pool
+    SpecRing ring
+    CommitLog log
+    ParallelPass par
+
+
+cdef inline int state_init(State* S, int64_t units) noexcept nogil:
+    # an empty engine with the default settings; -1: out of memory
+    memset(S, 0, sizeof(State))
+    S.units = units
+    S.W = (units + 63) // 64
+    if nodes_init(&S.nodes, units) != 0 or prof_init(&S.prof, S.W) != 0:
+        return -1
+    S.cfg.resv_max = 1
+    S.cfg.max_job_test = -1
+    S.cfg.trigger = TR_EVENT
+    S.cfg.bf_interval = 30
+    S.cfg.record_passes = 1
+    S.cfg.workers = 1
+    S.policy.prio = PR_FCFS
+    S.policy.predictor = PD_GIVEN
+    S.policy.correction = CR_INCREMENTAL
+    S.policy.max_age = 7 * 86400
+    S.policy.half_life = 7 * 86400
+    S.policy.next_prio = -INF
+    S.users.last_calc = -INF
+    S.replay.next_bf = -INF
+    S.replay.now = -INF
+    S.testing.resume = 1
+    S.testing.parallel_min_queue = 64
+    # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job tests
+    # cost nanoseconds) stay sequential. Decisions are the same either way.
+    S.testing.parallel_min_wall_ns = 20_000_000
+    S.clock.kind = CK_FREE
+    S.clock.cost_test_us = 10_000
+    S.clock.cost_slot_us = 20
+    return 0
+
+
+cdef inline void state_free(State* S) noexcept nogil:
+    # everything but the pool's threads and locks (Core stops and destroys those first)
+    prof_free(&S.prof)
+    pool_free_copies(&S.pool)
+    ring_free(&S.ring)
+    log_free(&S.log)
+    clock_free(&S.clock)
+    records_free(&S.records)
+    free(S.par.committed)
+    jobs_free(&S.jobs)
+    users_free(&S.users)
+    policy_free(&S.policy)
+    nodes_free(&S.nodes)
+    queue_free(&S.queue)
+    free(S.ends)
+    free(S.replay.heap)
+    free(S.replay.finished)
+    free(S.decided.started)
+    free(S.decided.reserved)
+    S.ends = NULL
+    S.replay.heap = NULL
+    S.replay.finished = NULL
+    S.decided.started = NULL
+    S.decided.reserved = NULL

@@ -1,0 +1,76 @@
+# The codes of the compiled core, defined once. `cpdef enum`s: C constants for the compiled code
+# (cimported from here by every header in ext/) and Python IntEnum classes of the module
+# pbf._codes for the Python side (pbf/codes.py adds their labels). This file sits in the package,
+# not in ext/, because a cpdef enum reaches Python only from its module's own .pxd.
+
+cpdef enum Priority:           # the queue order (pbf/plugins/priorities.py has the formulas)
+    PR_FCFS = 0
+    PR_SJF = 1
+    PR_SMALLEST = 2
+    PR_F1 = 3
+    PR_F2 = 4
+    PR_F3 = 5
+    PR_F4 = 6
+    PR_WFP3 = 7                # from here on the key depends on the time: recomputed before passes
+    PR_UNICEP = 8
+    PR_MULTIFACTOR = 9
+    PR_KEYED = 10              # keys set from Python (a user's plugin) before each pass
+
+cpdef enum Predictor:          # run-time predictors computed in the core at submission
+    PD_GIVEN = 0               # the estimate comes with the job (requested, clairvoyant, Python)
+    PD_AVE2 = 1
+    PD_REGRESSION = 2
+
+cpdef enum Correction:         # a new estimate for a running job that outlives its estimate
+    CR_INCREMENTAL = 0
+    CR_REQUESTED = 1
+    CR_DOUBLING = 2
+
+cpdef enum RegressionWeight:   # Gaussier et al.'s Table 3 job weightings
+    RW_CONSTANT = 0            # 1
+    RW_SHORT_WIDE = 1          # 5 + log(q / p)
+    RW_LONG_NARROW = 2         # 5 + log(p / q)
+    RW_SMALL_AREA = 3          # 11 + log(1 / (q p))
+    RW_LARGE_AREA = 4          # log(q p)
+
+cpdef enum Clock:              # what a pass costs (DESIGN §4.6)
+    CK_FREE = 0
+    CK_MODEL = 1
+    CK_WALL = 2
+
+cpdef enum Trigger:            # when the replay runs passes
+    TR_EVENT = 0
+    TR_INTERVAL = 1
+
+cpdef enum JobState:
+    JS_NEW = 0
+    JS_PENDING = 1
+    JS_RUNNING = 2
+    JS_DONE = 3
+    JS_REJECTED = 4
+
+cpdef enum RejectReason:
+    RJ_NONE = 0
+    RJ_OVERSIZE = 1
+    RJ_NO_ESTIMATE = 2
+    RJ_NO_UNITS = 3
+
+cpdef enum How:                # how a job was started
+    HOW_NONE = 0
+    HOW_MAIN = 1               # with no higher-priority job left waiting in that pass
+    HOW_BACKFILL = 2           # ahead of a higher-priority job that could not start
+
+cpdef enum PassKind:
+    PK_FULL = 0
+    PK_QUICK = 1
+
+cpdef enum ExitReason:         # why a pass stopped
+    EX_END = 0
+    EX_MAX_JOB_TEST = 1
+    EX_QUICK_BLOCKED = 2
+    EX_BUDGET = 3
+
+cpdef enum Status:             # return codes of the compiled functions (raised after the nogil block)
+    RC_OK = 0
+    RC_NO_MEMORY = -1
+    RC_SLOT_NOT_FOUND = -2     # an invariant breach: a committed start is not a slot beginning of a copy

@@ -1,0 +1,35 @@
+"""The codes of the compiled core and their labels, read from the one definition (``pbf/_codes.pxd``).
+
+Every Python module takes codes from here; ``tests/test_codes.py`` ties each name to the compiled
+value and each label table to its enum.
+"""
+from ._codes import (Clock, Correction, ExitReason, How, JobState, PassKind, Predictor, Priority,
+                     RegressionWeight, RejectReason, Status, Trigger)
+
+__all__ = ["Clock", "Correction", "ExitReason", "How", "JobState", "PassKind", "Predictor", "Priority",
+           "RegressionWeight", "RejectReason", "Status", "Trigger", "LABELS", "CLOCKS", "TRIGGERS",
+           "CORRECTIONS", "label"]
+
+#: option names of the enums users choose from, in code order
+CLOCKS = ("free", "model", "wall")
+TRIGGERS = ("event", "interval")
+CORRECTIONS = ("incremental", "requested", "recursive-doubling")
+
+#: the strings of the code columns of the outputs (jobs.csv, passes.csv), in code order
+LABELS = {
+    "state": ("new", "pending", "running", "completed", "rejected"),
+    "how": ("", "main", "backfill"),
+    "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units"),
+    "kind": ("full", "quick"),
+    "exit": ("end of queue", "max job test", "first job that does not fit", "time budget"),
+}
+
+#: each label table and option list with the enum whose codes index it
+ENUM_OF = {"state": JobState, "how": How, "reject_reason": RejectReason, "kind": PassKind,
+           "exit": ExitReason, "clocks": Clock, "triggers": Trigger, "corrections": Correction}
+
+
+def label(column, code):
+    """The label of one code of an output column (``state``, ``how``, ``reject_reason``, ``kind``,
+    ``exit``)."""
+    return LABELS[column][int(code)]
