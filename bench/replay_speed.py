@@ -33,7 +33,7 @@ DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "SDSC-SP2-
 
 def compiled(t, units, record_passes=False):
     core = Core(units)
-    core.record_passes = int(record_passes)
+    core.configure(record_passes=int(record_passes))
     core.load_trace(t.submit, t.units, t.req_time, t.run)
     t0 = time.perf_counter()
     core.replay()

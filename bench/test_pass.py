@@ -29,9 +29,9 @@ def test_full_pass(benchmark, sc, workers, commit):
 
     def setup():
         core = sc.core()
-        core.commit_eager = int(commit == "eager")
+        core.configure(commit_eager=int(commit == "eager"))
         if workers > 1:
-            core.parallel_min_queue, core.parallel_min_wall_ns = 1, 0
+            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
             core.start_pool(workers)
         cores.append(core)
         return (core,), {}

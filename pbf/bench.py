@@ -83,14 +83,13 @@ class PassScenario:
         """The compiled engine in the scenario's state (running jobs started at t = 0)."""
         (ru, rl), (qu, qe) = self.jobs()
         core = _core.Core(self.units)
-        core.record_passes = int(record_passes)
-        self.backfill.apply(core)
+        core.configure(**self.backfill.core_settings(), record_passes=int(record_passes))
         zeros = np.zeros(len(ru), dtype=np.int64)
         first = core.add_jobs(zeros, ru, rl, np.full(len(ru), -1, dtype=np.int64))
         core.submit_range(first, len(ru))
-        core.max_job_test = -1            # the set-up pass starts every running job
+        core.configure(max_job_test=-1)            # the set-up pass starts every running job
         core.run_pass(0)
-        self.backfill.apply(core)
+        core.configure(**self.backfill.core_settings())
         assert len(core.running()) == self.running, "set-up: every running job must start"
         first = core.add_jobs(np.full(len(qu), NOW, dtype=np.int64), qu, qe,
                               np.full(len(qu), -1, dtype=np.int64))
@@ -141,7 +140,7 @@ def time_pass(scenario, engine="compiled", workers=1):
         empty = np.zeros(0, dtype=np.int64)
         core.profile_ops(NOW, empty, empty, 1)
         if workers > 1:
-            core.parallel_min_queue, core.parallel_min_wall_ns = 1, 0
+            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
             core.start_pool(workers)
             time.sleep(0.001)
         gc.disable()

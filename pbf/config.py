@@ -53,14 +53,12 @@ class Backfill:
         if not isinstance(self.enabled, bool):
             raise ConfigError(f"enabled must be True or False, got {self.enabled!r}")
 
-    def apply(self, core):
-        """Set these options on a compiled core (or its pure-Python twin's constructor arguments)."""
-        core.resv_max = -1 if self.reservations is None else self.reservations
-        core.max_job_test = -1 if self.max_job_test is None else self.max_job_test
-        core.bf_window = self.window
-        core.bf_resolution = self.resolution
-        core.sjbf = int(self.order != "queue")
-        core.no_backfill = int(not self.enabled)
+    def core_settings(self):
+        """The compiled core's settings for these options (see :mod:`pbf.core_config`)."""
+        return {"resv_max": -1 if self.reservations is None else self.reservations,
+                "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
+                "bf_window": self.window, "bf_resolution": self.resolution,
+                "no_backfill": int(not self.enabled)}    # (the order is the scoring's chooser)
 
     def reference_kwargs(self):
         return {"reservations": -1 if self.reservations is None else self.reservations,

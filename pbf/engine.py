@@ -13,13 +13,12 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import _core
 from .cluster import Cluster
-from .config import Backfill, _check_choice
+from .codes import JobState
+from .config import Backfill
+from .core_config import build_core, check_run_options
 from .errors import ConfigError, PbfError
-from .plugins.choosers import PythonChooser
 from .plugins.predictors import PythonPredictor
-from .plugins.priorities import PythonPriority
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
@@ -104,22 +103,15 @@ class Engine:
         if not isinstance(backfill, Backfill):
             raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
         scoring = Scoring.resolve(priority, predictor, correction, backfill.order)
-        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 256:
-            raise ConfigError(f"workers must be an int from 1 to 256, got {workers!r}")
+        check_run_options(workers, commit, backfill)
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
-        self._core = _core.Core(cluster.units)
         # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
         # memory does not grow by a record every pass
-        self._core.record_passes = 0
-        backfill.apply(self._core)
-        scoring.apply(self._core)
-        self._core.hooks = 0      # the engine calls Python plugins itself
+        self._core = build_core(cluster.units, backfill, scoring, workers=workers, commit=commit,
+                                record_passes=False)
+        self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
-        _check_choice("commit", commit, ("ordered", "eager"))
-        if commit == "eager" and backfill.order != "queue":
-            raise ConfigError("commit='eager' does not support order='sjbf'")
-        self._core.commit_eager = int(commit == "eager")
         self._core.start_pool(workers)
         self.workers = workers
         self._index = {}        # job id -> core index
@@ -174,17 +166,7 @@ class Engine:
         return replace(JobsView.of(cols, np.arange(len(jobs)), **kw), index=np.asarray(jobs, dtype=np.int64))
 
     def _python_keys(self, now):
-        sc = self._scoring
-        if not (isinstance(sc.priority, PythonPriority) or isinstance(sc.chooser, PythonChooser)):
-            return
-        jobs = self._core.pending()
-        if not len(jobs):
-            return
-        view = self._view(jobs, estimate=self._core.values_of("est", jobs))
-        if isinstance(sc.priority, PythonPriority):
-            self._core.set_keys(jobs, sc.priority.keys(view, now))
-        if isinstance(sc.chooser, PythonChooser):
-            self._core.set_bf_keys(jobs, sc.chooser.ranks(view, now))
+        self._scoring.set_keys(self._core, self._view, self._core.pending(), now)
 
     def _add(self, job):
         sc = self._scoring
@@ -252,9 +234,9 @@ class Engine:
                 if j is None:
                     why = "was submitted in this same call and cannot have started" if ev.job_id in new_ids else "is unknown"
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it {why}")
-                if state[j] != _core.JOB_RUNNING or ev.job_id in finishing:
-                    what = {_core.JOB_PENDING: "pending", _core.JOB_DONE: "already finished",
-                            _core.JOB_REJECTED: "rejected"}.get(int(state[j]), "not running")
+                if state[j] != JobState.JS_RUNNING or ev.job_id in finishing:
+                    what = {JobState.JS_PENDING: "pending", JobState.JS_DONE: "already finished",
+                            JobState.JS_REJECTED: "rejected"}.get(int(state[j]), "not running")
                     if ev.job_id in finishing:
                         what = "already finished earlier in this call"
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it is {what}")

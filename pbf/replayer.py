@@ -13,14 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
-from .config import TRIGGERS, Backfill, _check_choice
-from .plugins.scoring import Scoring
-
-CLOCKS = ("free", "model", "wall")
-COMMITS = ("ordered", "eager")
+from .codes import CLOCKS, LABELS, TRIGGERS, JobState, RejectReason
+from .config import Backfill, _check_choice
+from .core_config import COMMITS, build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
+from .plugins.scoring import Scoring
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay"]
 
@@ -92,23 +90,17 @@ class ReplayConfig:
         self.scoring()   # every plugin is looked up now: an unknown name fails here
         _check_choice("trigger", self.trigger, TRIGGERS)
         _check_choice("clock", self.clock, CLOCKS)
-        _check_choice("commit", self.commit, COMMITS)
-        if self.commit == "eager" and self.backfill.order != "queue":
-            raise ConfigError("commit='eager' does not support order='sjbf' (its phase is defined in queue order)")
+        check_run_options(self.workers, self.commit, self.backfill)
         if self.bf_max_time is not None and (not isinstance(self.bf_max_time, int) or self.bf_max_time <= 0):
             raise ConfigError(f"bf_max_time must be an int > 0 seconds or None, got {self.bf_max_time!r}")
         for name in ("cost_per_test_us", "cost_per_slot_us"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
-        if not isinstance(self.backfill, Backfill):
-            raise ConfigError(f"backfill must be a pbf.Backfill, got {self.backfill!r}")
         if not isinstance(self.bf_interval, int) or self.bf_interval <= 0:
             raise ConfigError(f"bf_interval must be an int > 0 seconds, got {self.bf_interval!r}")
         if self.bsld_bound <= 0:
             raise ConfigError(f"bsld_bound must be > 0 seconds, got {self.bsld_bound!r}")
-        if not isinstance(self.workers, int) or isinstance(self.workers, bool) or not 1 <= self.workers <= 256:
-            raise ConfigError(f"workers must be an int from 1 to 256, got {self.workers!r}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
         if self.units is not None and (not isinstance(self.units, int) or self.units <= 0):
@@ -200,19 +192,10 @@ def replay(table, config=ReplayConfig(), progress=None):
     est = scoring.predictor.given(req, run)
     _, user = np.unique(table.user[order], return_inverse=True)
     part, qos = scoring.job_factors(table.partition[order], table.queue[order])
-    core = _core.Core(units)
-    core.record_passes = int(config.pass_records)
-    config.backfill.apply(core)
-    scoring.apply(core)
-    core.trigger = 1 if config.trigger == "interval" else 0
-    core.bf_interval = config.bf_interval
-    core.clock = CLOCKS.index(config.clock)
-    core.commit_eager = int(config.commit == "eager")
-    core.bf_max_time_us = (config.budget_s() or 0) * 1_000_000
-    core.cost_test_us = config.cost_per_test_us
-    core.cost_slot_us = config.cost_per_slot_us
-    if config.clock == "wall":
-        core.calibrate()
+    core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,
+                      record_passes=config.pass_records, trigger=config.trigger,
+                      bf_interval=config.bf_interval, clock=config.clock, budget_s=config.budget_s(),
+                      cost_per_test_us=config.cost_per_test_us, cost_per_slot_us=config.cost_per_slot_us)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
@@ -260,14 +243,13 @@ def _progress_reporter(progress, total):
 
 
 # code columns of the outputs and their labels (strings only when written out)
-_LABELS = {"how": _core.HOW, "state": ("new", "pending", "running", "completed", "rejected"),
-           "reject_reason": _core.REJECT_REASONS, "kind": _core.PASS_KINDS, "exit": _core.EXIT_REASONS}
+_LABELS = LABELS
 
 
 def _results(table, order, core, submit, size, run, units, config, wall):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
     predicted, final_est, corrections, _ = core.estimates()
-    done = state == _core.JOB_DONE
+    done = state == JobState.JS_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
             "predicted": predicted, "corrections": corrections,
@@ -277,7 +259,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
     passes = core.pass_arrays()
     passes["wall_us"] = passes.pop("wall_ns") / 1000.0
     passes["charged_us"] = passes.pop("model_us")
-    n_reason = np.bincount(reason[state == _core.JOB_REJECTED], minlength=len(_core.REJECT_REASONS))
+    n_reason = np.bincount(reason[state == JobState.JS_REJECTED], minlength=len(RejectReason))
     n_how = np.bincount(how, minlength=3)
     # the pass summary comes from the core's totals, kept whether or not every pass is recorded
     tot = core.pass_totals()
@@ -287,7 +269,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
         "trace": table.source, "units": units, "config": config.as_dict(),
         "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
                  "rejected": int(n_reason.sum()),
-                 "rejected_by_reason": {_core.REJECT_REASONS[i]: int(n) for i, n in enumerate(n_reason) if n},
+                 "rejected_by_reason": {LABELS["reject_reason"][i]: int(n) for i, n in enumerate(n_reason) if n},
                  "backfilled": int(n_how[2]), "started_by_main": int(n_how[1])},
         "metrics": {"awt_s": m.awt, "art_s": m.art, "bsld": m.bsld, "bsld_tau_s": m.bsld_tau,
                     "awt_h": m.awt / 3600, "art_h": m.art / 3600, "utilisation": m.utilisation,
@@ -298,7 +280,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                    "mean_depth_full": tot["depth_full"] / full if full else 0.0,
                    "wall_ms_total": wall_ms,
                    "wall_us_mean": (wall_ms * 1e3 / count if count else 0.0) if wall_ms is not None else None,
-                   "exit_reasons": {_core.EXIT_REASONS[i]: n for i, n in enumerate(tot["exit"]) if n},
+                   "exit_reasons": {LABELS["exit"][i]: n for i, n in enumerate(tot["exit"]) if n},
                    "clock": config.clock, "budget_s": config.budget_s(),
                    "charged_s_mean_full": tot["charged_us_full"] / full / 1e6 if full else 0.0,
                    "charged_s_max": tot["charged_us_max"] / 1e6,

@@ -3,12 +3,13 @@ check the invariants every replay must keep."""
 import numpy as np
 
 from pbf import _core
+from pbf.codes import JobState, Predictor, Trigger
 from pbf.config import Backfill
 from pbf.plugins.corrections import code as correction_code
 from pbf.plugins.priorities import FCFS, SJF
 from pbf.reference import reference_replay
 
-PREDICTOR_CODES = {"given": 0, "ave2": 1, "regression": 2}
+PREDICTOR_CODES = {"given": Predictor.PD_GIVEN, "ave2": Predictor.PD_AVE2, "regression": Predictor.PD_REGRESSION}
 
 
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
@@ -20,20 +21,17 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     commits, so that commits must reconcile). ``priority``: a plugin object (default FCFS, or SJF with
     ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings)."""
     core = _core.Core(total_units)
-    core.record_units = 1
-    core.commit_eager = int(eager)
-    core.stale_speculation = int(stale)
+    core.set_testing(record_units=1, stale_speculation=int(stale))
     if workers > 1:
-        core.parallel_min_queue = 1
-        core.parallel_min_wall_ns = 0
-    backfill.apply(core)
-    (priority if priority is not None else (SJF() if prio_sjf else FCFS())).apply(core)
+        core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
+    priority = priority if priority is not None else (SJF() if prio_sjf else FCFS())
+    core.configure(**backfill.core_settings(), **priority.core_settings(), sjbf=int(backfill.order != "queue"),
+                   commit_eager=int(eager), correction=correction_code(correction),
+                   trigger=Trigger.TR_INTERVAL if trigger == "interval" else Trigger.TR_EVENT,
+                   bf_interval=bf_interval)
     if predictor == "regression":
         core.set_regression(*regression)
-    core.predictor = PREDICTOR_CODES[predictor]
-    core.correction = correction_code(correction)
-    core.trigger = 1 if trigger == "interval" else 0
-    core.bf_interval = bf_interval
+    core.configure(predictor=PREDICTOR_CODES[predictor])
     core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)),
                     req=req, user=user, part=part, qos=qos)
     core.start_pool(workers)
@@ -79,9 +77,9 @@ def check_invariants(result, submit, units, run, total_units, fcfs_easy=False):
     reservation, no job starts later than any reservation it was given."""
     state, start, end, reason, bits = (result[k] for k in ("state", "start", "end", "reason", "bits"))
     n = len(submit)
-    assert set(np.unique(state)) <= {_core.JOB_DONE, _core.JOB_REJECTED}
-    assert ((state == _core.JOB_REJECTED) == (reason > 0)).all(), "rejected exactly when a reason is given"
-    ran = state == _core.JOB_DONE
+    assert set(np.unique(state)) <= {JobState.JS_DONE, JobState.JS_REJECTED}
+    assert ((state == JobState.JS_REJECTED) == (reason > 0)).all(), "rejected exactly when a reason is given"
+    ran = state == JobState.JS_DONE
     assert (start[ran] >= np.asarray(submit)[ran]).all()
     assert (end[ran] - start[ran] == np.asarray(run)[ran]).all()
     counts = np.array([sum(bin(int(w)).count("1") for w in row) for row in bits])

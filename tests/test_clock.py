@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from pbf import _core
+from pbf.codes import Clock, Trigger
 from pbf.config import Backfill
 from pbf.experiments import ParallelBackfillExperiment, format_tables
 from pbf.replayer import ReplayConfig, replay
@@ -48,13 +49,12 @@ def test_parallel_execution_equals_sequential_execution_under_the_model_clock(bu
     results = []
     for force in (False, True):
         core = _core.Core(9128)
-        Backfill().apply(core)
-        core.trigger, core.bf_interval = 1, 30
-        core.clock, core.bf_max_time_us, core.cost_test_us = 1, 1_000_000, 10_000
+        core.configure(**Backfill().core_settings(), trigger=Trigger.TR_INTERVAL, bf_interval=30,
+                       clock=Clock.CK_MODEL, bf_max_time_us=1_000_000, cost_test_us=10_000)
         if force:
-            core.parallel_min_queue, core.parallel_min_wall_ns = 1, 0
+            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
         else:
-            core.parallel_min_queue = 10**12
+            core.set_testing(parallel_min_queue=10**12)
         core.load_trace(t.submit, t.units, t.req_time, t.run)
         core.start_pool(4)
         try:

@@ -49,10 +49,10 @@ def test_compiled_equals_oracle(sc):
 
 
 def test_oversize_and_missing_estimate_are_rejected_with_reasons():
-    from pbf import _core
+    from pbf.codes import JobState, label
     r = compiled_replay([0, 0, 0, 1], [5, 1, 0, 2], [10, 0, 10, 10], [5, 5, 5, 5], 4)
-    assert list(r["state"]) == [_core.JOB_REJECTED] * 3 + [_core.JOB_DONE]
-    assert [_core.REJECT_REASONS[x] for x in r["reason"][:3]] == [
+    assert list(r["state"]) == [JobState.JS_REJECTED] * 3 + [JobState.JS_DONE]
+    assert [label("reject_reason", x) for x in r["reason"][:3]] == [
         "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units"]
 
 
@@ -94,7 +94,7 @@ def test_resuming_passes_changes_nothing(shared_trace):
     out = []
     for resume in (1, 0):
         core = _core.Core(128)
-        core.resume = resume
+        core.set_testing(resume=resume)
         core.load_trace(t.submit, t.units, t.req_time, t.run)
         assert core.replay()
         out.append((core.job_arrays(), core.pass_arrays(), core.resumed_passes))

@@ -19,7 +19,7 @@ def queued_core(priority, jobs, now, units=10):
     """A core whose only unit set is busy until 10**6, with ``jobs`` = [(submit, units, est)]
     queued; returns (pending order, keys) after a pass at ``now``."""
     core = _core.Core(units)
-    PRIORITIES.resolve(priority).apply(core) if isinstance(priority, str) else priority.apply(core)
+    core.configure(**(PRIORITIES.resolve(priority) if isinstance(priority, str) else priority).core_settings())
     core.add_jobs([0], [units], [10**6], [-1])
     core.submit(0)
     core.run_pass(0)
@@ -63,7 +63,7 @@ def test_multifactor_by_hand():
     mf = Multifactor(weight_age=100, weight_fairshare=1000, weight_job_size=10, weight_partition=8,
                      weight_qos=0, max_age=100, half_life=0, calc_period=0)
     core = _core.Core(10)
-    mf.apply(core)
+    core.configure(**mf.core_settings())
     core.add_jobs([0, 100, 150, 190], [10, 10, 5, 5], [100, 1000, 50, 50], [-1] * 4,
                   user=[0, 0, 0, 1], part=[1.0, 1.0, 1.0, 0.5])
     core.submit(0)
@@ -162,7 +162,7 @@ def test_regression_settings_select_the_20_losses():
 def test_corrections_by_hand(correction, at_100, at_1000):
     from pbf.plugins.corrections import code
     core = _core.Core(2)
-    core.correction = code(correction)
+    core.configure(correction=code(correction))
     core.add_jobs([0, 0], [2, 1], [100, 10], [-1, -1], req=[5000, 10])
     core.submit(0)
     core.run_pass(0)

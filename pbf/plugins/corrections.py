@@ -12,17 +12,16 @@ the requested or clairvoyant predictor no job ever needs one.
 
 Every correction is capped at the requested time.
 """
+from .._core import INCREMENTS
+from ..codes import CORRECTIONS as _NAMES
 from .registry import Registry
 
-__all__ = ["CORRECTIONS", "INCREMENTS", "correct"]
-
-INCREMENTS = (0, 60, 300, 900, 1800, 3600, 7200, 18000, 36000, 72000, 180000, 360000)
-CR_INCREMENTAL, CR_REQUESTED, CR_DOUBLING = 0, 1, 2
-_CODES = {"incremental": CR_INCREMENTAL, "requested": CR_REQUESTED, "recursive-doubling": CR_DOUBLING}
+__all__ = ["CORRECTIONS", "INCREMENTS", "correct", "code"]
 
 
 def code(name):
-    return _CODES[CORRECTIONS.resolve(name)]
+    """The compiled core's code of a correction (its place in :data:`pbf.codes.CORRECTIONS`)."""
+    return _NAMES.index(CORRECTIONS.resolve(name))
 
 
 def correct(kind, est, pred0, ncorr, req, start, now):
@@ -43,7 +42,7 @@ def correct(kind, est, pred0, ncorr, req, start, now):
 
 def _adapt(obj, where):
     from ..errors import ConfigError
-    raise ConfigError(f"correction {where}: corrections are built in; choose one of {', '.join(_CODES)}")
+    raise ConfigError(f"correction {where}: corrections are built in; choose one of {', '.join(_NAMES)}")
 
 
 CORRECTIONS = Registry("correction", _adapt)

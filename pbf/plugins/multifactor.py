@@ -1,4 +1,4 @@
-"""Slurm's priority/multifactor plugin (reference §1.8), compiled in ``ext/_core.pyx``.
+"""Slurm's priority/multifactor plugin (reference §1.8), compiled in ``ext/policy.pxd``.
 
     priority = floor(W_age age + W_fs fs + W_js js + W_part part + W_qos qos)      (an integer, as Slurm)
     age  = min(1, (now - submit) / max_age)
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ConfigError
-from .priorities import PR_MULTIFACTOR
+from ..codes import Priority
 
 __all__ = ["Multifactor"]
 
@@ -44,7 +44,7 @@ class Multifactor:
     partition_factors: dict = field(default_factory=dict)
     qos_priorities: dict = field(default_factory=dict)
     name = "multifactor"
-    code = PR_MULTIFACTOR
+    code = Priority.PR_MULTIFACTOR
     dynamic = True
 
     def __post_init__(self):
@@ -81,17 +81,13 @@ class Multifactor:
         qos = np.array([qf.get(int(q), 0.0) / qmax for q in queue], dtype=np.float64)
         return part, qos
 
-    def apply(self, core):
-        core.prio = PR_MULTIFACTOR
-        core.prio_period = self.calc_period
-        core.mf_w_age = float(self.weight_age)
-        core.mf_w_fs = float(self.weight_fairshare)
-        core.mf_w_js = float(self.weight_job_size)
-        core.mf_w_part = float(self.weight_partition)
-        core.mf_w_qos = float(self.weight_qos)
-        core.mf_max_age = self.max_age
-        core.mf_half_life = self.half_life
-        core.mf_favor_small = int(self.favor_small)
+    def core_settings(self):
+        """The compiled core's settings (see :mod:`pbf.core_config`)."""
+        return {"prio": int(Priority.PR_MULTIFACTOR), "prio_period": self.calc_period,
+                "mf_w_age": float(self.weight_age), "mf_w_fs": float(self.weight_fairshare),
+                "mf_w_js": float(self.weight_job_size), "mf_w_part": float(self.weight_partition),
+                "mf_w_qos": float(self.weight_qos), "mf_max_age": self.max_age,
+                "mf_half_life": self.half_life, "mf_favor_small": int(self.favor_small)}
 
     def describe(self):
         return (f"multifactor(age {self.weight_age:g}, fairshare {self.weight_fairshare:g}, "

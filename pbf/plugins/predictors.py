@@ -11,27 +11,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..codes import Predictor as PD
 from ..errors import ConfigError
 from .regression import BRANCHES, WEIGHTS
 from .registry import Registry
 
 __all__ = ["Predictor", "Requested", "Clairvoyant", "Ave2", "Regression", "PythonPredictor", "PREDICTORS"]
 
-# codes of Core.predictor (ext/_core.pyx, PD_*)
-PD_GIVEN, PD_AVE2, PD_REGRESSION = 0, 1, 2
-
-
 class Predictor:
     """A built-in predictor."""
     name = ""
-    code = PD_GIVEN
+    code = PD.PD_GIVEN
 
     def given(self, req, run):
         """The estimates to load with the jobs (PD_GIVEN predictors), else the requested times."""
         return np.asarray(req)
 
-    def apply(self, core):
-        core.predictor = self.code
+    def core_settings(self):
+        """The compiled core's settings (see :mod:`pbf.core_config`)."""
+        return {"predictor": int(self.code)}
 
     def describe(self):
         return self.name
@@ -52,7 +50,7 @@ class Clairvoyant(Predictor):
 
 class Ave2(Predictor):
     """Mean of the user's last two run times (Tsafrir et al.); the requested time before two."""
-    name, code = "ave2", PD_AVE2
+    name, code = "ave2", PD.PD_AVE2
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,7 @@ class Regression(Predictor):
     over_slope: float = 1.0
     under_slope: float = 1.0
     name = "regression"
-    code = PD_REGRESSION
+    code = PD.PD_REGRESSION
 
     def __post_init__(self):
         for f, choices in (("over", BRANCHES), ("under", BRANCHES), ("weight", WEIGHTS)):
@@ -91,9 +89,6 @@ class Regression(Predictor):
         return (float(self.eta), float(self.lam), int(self.over == "squared"), int(self.under == "squared"),
                 WEIGHTS.index(self.weight), float(self.over_slope), float(self.under_slope))
 
-    def apply(self, core):
-        core.set_regression(*self.settings())
-
     def describe(self):
         slopes = "" if (self.over_slope, self.under_slope) == (1.0, 1.0) else \
             f", over_slope={self.over_slope:g}, under_slope={self.under_slope:g}"
@@ -106,7 +101,7 @@ class PythonPredictor:
     """A user's predictor: ``predict(jobs, now)`` and optional ``fit(jobs, now)``."""
     obj: object
     where: str = ""
-    code = PD_GIVEN
+    code = PD.PD_GIVEN
 
     @property
     def name(self):
@@ -127,8 +122,8 @@ class PythonPredictor:
         if hasattr(self.obj, "fit"):
             self.obj.fit(jobs, now)
 
-    def apply(self, core):
-        core.predictor = PD_GIVEN
+    def core_settings(self):
+        return {"predictor": int(PD.PD_GIVEN)}
 
     def describe(self):
         return self.where

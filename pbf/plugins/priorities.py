@@ -1,6 +1,6 @@
 """Priority functions (DESIGN §6.1): the queue runs in ascending (key, submit, arrival) order.
 
-Each built-in has a compiled twin in ``ext/_core.pyx`` (``Core._key``); :meth:`Priority.key` here is
+Each built-in has a compiled twin in ``ext/policy.pxd`` (``policy_key``); :meth:`Priority.key` here is
 the plain-Python formula the oracle uses, written operation for operation like the C so that both
 give the same doubles. ``r`` is the job's estimate (the predictor's; the requested time with the
 default predictor), ``n`` its units, ``s`` its submit time, ``w = now - s`` its wait so far.
@@ -14,20 +14,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..codes import Priority as PR
 from ..errors import ConfigError
 from .registry import Registry
 
 __all__ = ["Priority", "PythonPriority", "PRIORITIES", "FCFS", "SJF", "Smallest", "F1", "F2", "F3",
            "F4", "WFP3", "UNICEP"]
 
-# codes of Core.prio (ext/_core.pyx, PR_*)
-PR_FCFS, PR_SJF, PR_SMALLEST, PR_F1, PR_F2, PR_F3, PR_F4, PR_WFP3, PR_UNICEP, PR_MULTIFACTOR, PR_KEYED = range(11)
-
-
 class Priority:
     """A built-in priority function with a compiled twin."""
     name = ""
-    code = PR_FCFS
+    code = PR.PR_FCFS
     #: the key changes with time: recomputed before passes (at most every ``period`` seconds)
     dynamic = False
     period = 0
@@ -41,9 +38,9 @@ class Priority:
         return np.array([self.key(int(e), int(u), int(s), now)
                          for e, u, s in zip(jobs.estimate, jobs.units, jobs.submit)], dtype=np.float64)
 
-    def apply(self, core):
-        core.prio = self.code
-        core.prio_period = self.period
+    def core_settings(self):
+        """The compiled core's settings for this priority (see :mod:`pbf.core_config`)."""
+        return {"prio": int(self.code), "prio_period": self.period}
 
     def describe(self):
         return self.name
@@ -55,7 +52,7 @@ def _log_submit(s):
 
 class FCFS(Priority):
     """First come, first served: by submit time, then arrival."""
-    name, code = "fcfs", PR_FCFS
+    name, code = "fcfs", PR.PR_FCFS
 
     def key(self, est, units, submit, now):
         return 0.0
@@ -63,7 +60,7 @@ class FCFS(Priority):
 
 class SJF(Priority):
     """Shortest job first: by estimate r."""
-    name, code = "sjf", PR_SJF
+    name, code = "sjf", PR.PR_SJF
 
     def key(self, est, units, submit, now):
         return float(est)
@@ -71,7 +68,7 @@ class SJF(Priority):
 
 class Smallest(Priority):
     """Smallest first: by units n."""
-    name, code = "smallest", PR_SMALLEST
+    name, code = "smallest", PR.PR_SMALLEST
 
     def key(self, est, units, submit, now):
         return float(units)
@@ -79,7 +76,7 @@ class Smallest(Priority):
 
 class F1(Priority):
     """Carastan-Santos & de Camargo F1: log10(r) n + 870 log10(s)."""
-    name, code = "f1", PR_F1
+    name, code = "f1", PR.PR_F1
 
     def key(self, est, units, submit, now):
         return math.log10(float(est)) * float(units) + 870.0 * _log_submit(submit)
@@ -87,7 +84,7 @@ class F1(Priority):
 
 class F2(Priority):
     """F2: sqrt(r) n + 25600 log10(s)."""
-    name, code = "f2", PR_F2
+    name, code = "f2", PR.PR_F2
 
     def key(self, est, units, submit, now):
         return math.sqrt(float(est)) * float(units) + 25600.0 * _log_submit(submit)
@@ -95,7 +92,7 @@ class F2(Priority):
 
 class F3(Priority):
     """F3: r n + 6,860,000 log10(s)."""
-    name, code = "f3", PR_F3
+    name, code = "f3", PR.PR_F3
 
     def key(self, est, units, submit, now):
         return float(est) * float(units) + 6860000.0 * _log_submit(submit)
@@ -103,7 +100,7 @@ class F3(Priority):
 
 class F4(Priority):
     """F4: r sqrt(n) + 530,000 log10(s)."""
-    name, code = "f4", PR_F4
+    name, code = "f4", PR.PR_F4
 
     def key(self, est, units, submit, now):
         return float(est) * math.sqrt(float(units)) + 530000.0 * _log_submit(submit)
@@ -111,7 +108,7 @@ class F4(Priority):
 
 class WFP3(Priority):
     """WFP3: -(w / r)^3 n (long waits relative to the estimate first; recomputed every pass)."""
-    name, code, dynamic = "wfp3", PR_WFP3, True
+    name, code, dynamic = "wfp3", PR.PR_WFP3, True
 
     def key(self, est, units, submit, now):
         return -math.pow(float(now - submit) / float(est), 3.0) * float(units)
@@ -119,7 +116,7 @@ class WFP3(Priority):
 
 class UNICEP(Priority):
     """UNICEP: -w / (log2(n) r), with RLScheduler's 1e-15 guards (serial jobs first)."""
-    name, code, dynamic = "unicep", PR_UNICEP, True
+    name, code, dynamic = "unicep", PR.PR_UNICEP, True
 
     def key(self, est, units, submit, now):
         return -(float(now - submit) + 1e-15) / (math.log2(float(units) + 1e-15) * float(est))
@@ -130,7 +127,7 @@ class PythonPriority:
     """A user's priority function (``keys(jobs, now)`` or a callable), called before every pass."""
     fn: object
     where: str = ""
-    code = PR_KEYED
+    code = PR.PR_KEYED
     dynamic = True
     period = 0
 
@@ -147,9 +144,8 @@ class PythonPriority:
             raise ConfigError(f"priority {self.where}: returned NaN keys")
         return out
 
-    def apply(self, core):
-        core.prio = PR_KEYED
-        core.prio_period = 0
+    def core_settings(self):
+        return {"prio": int(PR.PR_KEYED), "prio_period": 0}
 
     def describe(self):
         return self.where

@@ -1,9 +1,11 @@
 """The scoring plugins of one replay or engine, resolved and applied to a compiled core.
 
-Built-ins configure the core and run without Python; a user's Python plugin makes the replay stop
-at every instant with arrivals or queued jobs (``Core.hooks``) so that :meth:`Scoring.on_hook` can
-call it with the GIL: completions are fed to the predictor's ``fit``, arrivals get their estimates,
-and the queue (and the backfill order) get their keys.
+Built-ins configure the core (:meth:`Scoring.core_settings`, applied by :mod:`pbf.core_config`) and
+run without Python; a user's Python plugin makes the replay stop at every instant with arrivals or
+queued jobs (the core's ``hooks`` setting) so that :meth:`Scoring.on_hook` can call it with the GIL:
+completions are fed to the predictor's ``fit``, arrivals get their estimates, and the queue (and the
+backfill order) get their keys. The engine calls the same glue (:meth:`Scoring.set_keys`,
+:meth:`Scoring.predict_one`) at each of its passes.
 """
 from dataclasses import dataclass
 
@@ -12,7 +14,7 @@ import numpy as np
 from .choosers import CHOOSERS, PythonChooser
 from .corrections import CORRECTIONS, code as correction_code
 from .multifactor import Multifactor
-from .predictors import PREDICTORS, PythonPredictor
+from .predictors import PREDICTORS, PythonPredictor, Regression
 from .priorities import PRIORITIES, PythonPriority
 from .views import JobsView
 
@@ -42,13 +44,16 @@ class Scoring:
                 "correction": self.correction,
                 "order": self.chooser if isinstance(self.chooser, str) else self.chooser.describe()}
 
-    def apply(self, core):
-        self.priority.apply(core)
-        self.predictor.apply(core)
-        core.correction = correction_code(self.correction)
-        core.sjbf = int(self.chooser != "queue")
-        core.bf_keyed = int(isinstance(self.chooser, PythonChooser))
-        core.hooks = int(self.needs_hooks)
+    def core_settings(self):
+        """The compiled core's settings for these plugins (the regression model is set apart:
+        :meth:`regression`)."""
+        return {**self.priority.core_settings(), **self.predictor.core_settings(),
+                "correction": correction_code(self.correction), "sjbf": int(self.chooser != "queue"),
+                "bf_keyed": int(isinstance(self.chooser, PythonChooser)), "hooks": int(self.needs_hooks)}
+
+    def regression(self):
+        """The regression predictor's settings for ``Core.set_regression``, or None."""
+        return self.predictor.settings() if isinstance(self.predictor, Regression) else None
 
     def job_factors(self, partition, queue):
         """(part, qos) columns for the core (multifactor), or (None, None)."""
@@ -66,13 +71,20 @@ class Scoring:
             if len(arrivals):
                 est = self.predictor.predict(JobsView.of(columns, arrivals), now)
                 core.set_estimates(np.asarray(arrivals, dtype=np.int64), est)
-        if isinstance(self.priority, PythonPriority) or isinstance(self.chooser, PythonChooser):
-            jobs = np.concatenate([np.asarray(pending, dtype=np.int64), np.asarray(arrivals, dtype=np.int64)])
-            view = JobsView.of(columns, jobs, estimate=core.values_of("est", jobs))
-            if isinstance(self.priority, PythonPriority):
-                core.set_keys(jobs, self.priority.keys(view, now))
-            if isinstance(self.chooser, PythonChooser):
-                core.set_bf_keys(jobs, self.chooser.ranks(view, now))
+        jobs = np.concatenate([np.asarray(pending, dtype=np.int64), np.asarray(arrivals, dtype=np.int64)])
+        self.set_keys(core, lambda rows, **kw: JobsView.of(columns, rows, **kw), jobs, now)
+
+    def set_keys(self, core, view_of, jobs, now):
+        """Give ``jobs`` (core indices) their keys from a Python priority and ranks from a Python
+        chooser, if there are such plugins. ``view_of(rows, estimate=...)`` makes the
+        :class:`JobsView` the plugins read."""
+        if not len(jobs) or not (isinstance(self.priority, PythonPriority) or isinstance(self.chooser, PythonChooser)):
+            return
+        view = view_of(jobs, estimate=core.values_of("est", jobs))
+        if isinstance(self.priority, PythonPriority):
+            core.set_keys(jobs, self.priority.keys(view, now))
+        if isinstance(self.chooser, PythonChooser):
+            core.set_bf_keys(jobs, self.chooser.ranks(view, now))
 
     def flush(self, core, columns, now):
         """Feed the completions not yet seen to a Python predictor's ``fit`` (also called once the

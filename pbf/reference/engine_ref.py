@@ -28,15 +28,20 @@ Semantics in brief (see the compiled core for the same in C):
 import bisect
 import math
 
+from ..codes import ExitReason, How, JobState, RejectReason
 from ..plugins.corrections import correct
 from ..plugins.priorities import FCFS, SJF
 from ..plugins.regression import RegressionModel, features, weight
 
 INF = float("inf")
-NEW, PENDING, RUNNING, DONE, REJECTED = 0, 1, 2, 3, 4
-HOW_MAIN, HOW_BACKFILL = 1, 2
-RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_NO_UNITS = 1, 2, 3
-EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED = 0, 1, 2
+# the codes of the compiled core (pbf/_codes.pxd), as plain ints
+NEW, PENDING, RUNNING, DONE, REJECTED = (int(JobState.JS_NEW), int(JobState.JS_PENDING), int(JobState.JS_RUNNING),
+                                         int(JobState.JS_DONE), int(JobState.JS_REJECTED))
+HOW_MAIN, HOW_BACKFILL = int(How.HOW_MAIN), int(How.HOW_BACKFILL)
+RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_NO_UNITS = (int(RejectReason.RJ_OVERSIZE), int(RejectReason.RJ_NO_ESTIMATE),
+                                            int(RejectReason.RJ_NO_UNITS))
+EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED = (int(ExitReason.EX_END), int(ExitReason.EX_MAX_JOB_TEST),
+                                             int(ExitReason.EX_QUICK_BLOCKED))
 
 
 def _lowest(bits, n):
