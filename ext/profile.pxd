@@ -13,6 +13,31 @@ from pbf._codes cimport RC_SLOT_NOT_FOUND
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
+cdef extern from *:
+    # The window search's stack transfer: move the back stack onto the (empty) front stack, newest
+    # first, keeping suffix ANDs, so that the front's top holds the AND of the whole queue from its
+    # oldest slot; returns the front's size. In C to keep it out of line and the search's stack
+    # sizes in registers (a `cdef inline` taking their addresses was ~9 % slower on deep passes).
+    """
+    static __attribute__((noinline)) int64_t pbf_window_transfer(uint64_t* fa, int32_t* front_idx,
+            const int32_t* back_idx, int64_t nb, const uint64_t* s_bits, int64_t W) {
+        int64_t n = 0, m, w;
+        for (m = nb - 1; m >= 0; m--) {
+            const uint64_t* bits = s_bits + (int64_t)back_idx[m] * W;
+            if (n == 0) {
+                for (w = 0; w < W; w++) fa[w] = bits[w];
+            } else {
+                for (w = 0; w < W; w++) fa[n * W + w] = fa[(n - 1) * W + w] & bits[w];
+            }
+            front_idx[n] = back_idx[m];
+            n++;
+        }
+        return n;
+    }
+    """
+    int64_t pbf_window_transfer(uint64_t* fa, int32_t* front_idx, const int32_t* back_idx, int64_t nb,
+                                const uint64_t* s_bits, int64_t W) nogil
+
 cdef enum:
     FRONTIER_MAX = 32          # (units, estimate) misfit pairs a pass remembers
 
@@ -288,7 +313,8 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             e = P.s_next[e]
         if P.s_cnt[i] >= k:
             if nf == 0:
-                prof_window_transfer(P, &nf, &nb)
+                nf = pbf_window_transfer(fa, P.q_front_idx, P.q_back_idx, nb, P.s_bits, W)
+                nb = 0
             c = 0
             for w in range(W):
                 x = fa[(nf - 1) * W + w]
@@ -302,32 +328,12 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
                 return t
         # drop slot i, the queue's oldest, and move to the next candidate start
         if nf == 0:
-            prof_window_transfer(P, &nf, &nb)
+            nf = pbf_window_transfer(fa, P.q_front_idx, P.q_back_idx, nb, P.s_bits, W)
+            nb = 0
         nf -= 1
         prev = i
         i = P.s_next[i]
     return -1
-
-
-cdef inline void prof_window_transfer(Prof* P, int64_t* nf, int64_t* nb) noexcept nogil:
-    # move the back stack onto the (empty) front stack, newest first, keeping suffix ANDs: the
-    # front's top then holds the AND of the whole queue from its oldest slot
-    cdef int64_t W = P.W, w, m, n = 0
-    cdef uint64_t* fa = P.q_front_agg
-    cdef uint64_t* bits
-    m = nb[0] - 1
-    while m >= 0:
-        bits = P.s_bits + <int64_t>P.q_back_idx[m] * W
-        if n == 0:
-            w_copy(fa, bits, W)
-        else:
-            for w in range(W):
-                fa[n * W + w] = fa[(n - 1) * W + w] & bits[w]
-        P.q_front_idx[n] = P.q_back_idx[m]
-        n += 1
-        m -= 1
-    nf[0] = n
-    nb[0] = 0
 
 
 cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
