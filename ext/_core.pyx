@@ -152,7 +152,8 @@ cdef class Core:
     def set_testing(self, **switches):
         """Switches for tests and benchmarks (no decision changes): ``record_units`` (keep every
         started job's units; set before adding jobs), ``stale_speculation`` (parallel workers
-        speculate on the copy as it was at the pass start, so that nearly every commit reconciles),
+        speculate on a snapshot of the profile taken at the pass start, so that nearly every commit
+        reconciles, with counts that do not depend on thread timing; set before ``start_pool``),
         ``resume`` (0: never continue the last pass), ``parallel_min_queue`` and
         ``parallel_min_wall_ns`` (the thresholds below which passes run sequentially)."""
         unknown = set(switches) - _TESTING_KEYS
@@ -340,6 +341,14 @@ cdef class Core:
                 pool_free_copies(&S.pool)
                 S.cfg.workers = 1
                 raise MemoryError("pbf core: out of memory (worker pool)")
+        if S.testing.stale_speculation:
+            S.pool.snap = <Prof*>calloc(workers, sizeof(Prof))
+            for i in range(workers):
+                S.pool.nsnap = i + 1
+                if S.pool.snap == NULL or prof_init(&S.pool.snap[i], S.W) != 0:
+                    pool_free_copies(&S.pool)
+                    S.cfg.workers = 1
+                    raise MemoryError("pbf core: out of memory (worker pool)")
         if not S.pool.sync_ready:
             pthread_mutex_init(&S.pool.commit_mu, NULL)
             pthread_mutex_init(&S.pool.mu, NULL)

@@ -14,6 +14,8 @@ from words cimport w_copy
 ctypedef struct WorkerPool:
     Prof* prof                 # one private profile copy per worker (worker 0 = the calling thread)
     int64_t nprof              # copies allocated
+    Prof* snap                 # Testing.stale_speculation: per worker, the profile as at the pass start
+    int64_t nsnap              # snapshots allocated
     int64_t threads            # threads besides the caller
     int64_t gen                # bumped to post a pass to the threads
     int64_t finished           # threads done with the posted pass
@@ -124,6 +126,11 @@ cdef inline void pool_free_copies(WorkerPool* P) noexcept nogil:
         for i in range(P.nprof):
             prof_free(&P.prof[i])
         free(P.prof)
+    if P.snap != NULL:
+        for i in range(P.nsnap):
+            prof_free(&P.snap[i])
+        free(P.snap)
     free(P.tests); free(P.seen); free(P.tests_total)
-    P.prof = NULL; P.tests = NULL; P.seen = NULL; P.tests_total = NULL
+    P.prof = NULL; P.snap = NULL; P.tests = NULL; P.seen = NULL; P.tests_total = NULL
     P.nprof = 0
+    P.nsnap = 0

@@ -50,10 +50,12 @@ cdef inline void speculate(State* S, Prof* P, int64_t idx, int64_t wid, int64_t*
     cdef int32_t si = 0
     cdef int rc
     if not S.par.error:
-        rc = 0 if S.testing.stale_speculation else catch_up(S, P, seen)
+        rc = 0 if S.pool.snap != NULL else catch_up(S, P, seen)
         if rc != 0:
             abandon_pass(S, rc)
-        elif pbf_load(&S.ctx.resv_left) == 0:
+        elif (S.cfg.resv_max == 0 if S.pool.snap != NULL else pbf_load(&S.ctx.resv_left) == 0):
+            # (a snapshot asks what it would have asked at the pass start: no answer may depend on
+            # how far the commits are)
             mode = SPEC_NOW
             if k <= P.s_cnt[0] and not prof_known_misfit(P, k, d):
                 t = prof_find_start(P, k, d, now, True, &si)
@@ -69,6 +71,7 @@ cdef inline void speculate(State* S, Prof* P, int64_t idx, int64_t wid, int64_t*
 
 
 cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
+    # (P, seen: the copy commits are made on, and the log entries it has applied)
     # commit, in queue order, every result ready at the commit point, if no other worker is doing so;
     # a result made ready just after the holder looked is committed by the next call of any worker
     # (each calls this between jobs until the pass is done)
@@ -106,12 +109,14 @@ cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
         pbf_store(&S.par.committer, 0)
 
 
-cdef inline void worker_ordered(State* S, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, int64_t wid, int64_t* seen) noexcept nogil:
     # Take the next job, speculate, leave the result in the ring; whoever finds the next result in
     # queue order ready commits it (and every ready one after it) on its own copy. Nobody waits for
     # a turn: a worker that cannot commit takes another job, as long as the ring has room (at most
     # ring.n jobs between the commit point and the next job taken).
-    cdef int64_t idx, stop, s, n = S.ring.n
+    # spec_prof: the copy speculations run on (P, or a pass-start snapshot that never catches up)
+    cdef int64_t idx, stop, s, n = S.ring.n, snap_seen = 0
+    cdef int64_t* spec_seen = seen if spec_prof == P else &snap_seen
     while True:
         help_commit(S, P, seen)
         stop = pbf_load(&S.par.stop)
@@ -126,15 +131,16 @@ cdef inline void worker_ordered(State* S, Prof* P, int64_t wid, int64_t* seen) n
         if not pbf_cas(&S.par.next, idx, idx + 1):
             continue
         s = idx % n
-        speculate(S, P, idx, wid, seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W)
-        S.ring.seen[s] = seen[0]    # the log entries the speculation saw
+        speculate(S, spec_prof, idx, wid, spec_seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W)
+        S.ring.seen[s] = spec_seen[0]    # the log entries the speculation saw
         pbf_store(&S.ring.ready[s], idx)
 
 
-cdef inline void worker_eager(State* S, Prof* P, int64_t wid, int64_t* seen) noexcept nogil:
+cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, int64_t wid, int64_t* seen) noexcept nogil:
     # the paper's order: first done, first committed, one commit at a time. A placement made while a
     # higher-priority job of this pass has not committed yet is a priority inversion.
-    cdef int64_t idx, before, q
+    cdef int64_t idx, before, q, snap_seen = 0
+    cdef int64_t* spec_seen = seen if spec_prof == P else &snap_seen
     cdef Spec spec
     cdef int rc
     cdef PassCtx* c = &S.ctx
@@ -144,7 +150,7 @@ cdef inline void worker_eager(State* S, Prof* P, int64_t wid, int64_t* seen) noe
         idx = pbf_fetch_add(&S.par.next, 1)
         if idx >= S.par.limit or idx >= pbf_load(&S.par.stop):
             return
-        speculate(S, P, idx, wid, seen, &spec.t, &spec.mode, NULL)
+        speculate(S, spec_prof, idx, wid, spec_seen, &spec.t, &spec.mode, NULL)
         pthread_mutex_lock(&S.pool.commit_mu)
         if not S.par.error:
             rc = catch_up(S, P, seen)
@@ -169,13 +175,20 @@ cdef inline void worker_eager(State* S, Prof* P, int64_t wid, int64_t* seen) noe
 
 cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
     cdef Prof* P = &S.pool.prof[wid]
+    cdef Prof* spec_prof = P
     cdef int64_t seen = 0
     if prof_copy(P, &S.prof) != 0 or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
         abandon_pass(S, RC_NO_MEMORY)
+    if S.pool.snap != NULL:
+        # tests: speculate on the profile as at the pass start, so that nearly every commit must
+        # reconcile, deterministically (the speculations depend on nothing but the pass start)
+        spec_prof = &S.pool.snap[wid]
+        if prof_copy(spec_prof, &S.prof) != 0:
+            abandon_pass(S, RC_NO_MEMORY)
     if S.cfg.commit_eager:
-        worker_eager(S, P, wid, &seen)
+        worker_eager(S, P, spec_prof, wid, &seen)
     else:
-        worker_ordered(S, P, wid, &seen)
+        worker_ordered(S, P, spec_prof, wid, &seen)
     S.pool.seen[wid] = seen
 
 

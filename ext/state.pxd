@@ -35,7 +35,7 @@ ctypedef struct Config:        # the scheduling settings, set before the first p
 
 ctypedef struct Testing:       # switches for tests and benchmarks (Core.set_testing); no decision changes
     bint record_units          # keep a copy of each started job's units (Jobs.bits)
-    bint stale_speculation     # parallel: speculate on the copy as it was at the pass start
+    bint stale_speculation     # parallel: speculate on snapshots taken at the pass start (WorkerPool.snap)
     bint resume                # 0: never resume the last pass (to measure fresh passes)
     int64_t parallel_min_queue     # passes with fewer queued jobs run sequentially ...
     int64_t parallel_min_wall_ns   # ... and so do passes after a full pass shorter than this
