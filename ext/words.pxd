@@ -49,36 +49,7 @@ cdef inline void w_andnot(uint64_t* out, const uint64_t* a, const uint64_t* b, P
         out[i] = a[i] & ~b[i]
 
 
-cdef inline void w_or(uint64_t* out, const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n):
-        out[i] = a[i] | b[i]
-
-
-cdef inline int64_t w_first_fit(const uint64_t* a, Py_ssize_t n, int64_t k, uint64_t* chosen) noexcept nogil:
-    # Set in `chosen` (n words, overwritten) the k lowest-numbered set bits of `a`.
-    # Returns k on success, or the number of set bits (< k) when `a` has fewer; `chosen` then holds
-    # all of them.
-    cdef int64_t got = 0
-    cdef Py_ssize_t i
-    cdef uint64_t w, low
-    for i in range(n):
-        chosen[i] = 0
-    if k <= 0:
-        return 0
-    for i in range(n):
-        w = a[i]
-        while w:
-            low = w & (~w + 1)
-            chosen[i] |= low
-            w ^= low
-            got += 1
-            if got == k:
-                return got
-    return got
-
-
-# ---- the unit-choice kernels of the scheduler (the profile and node state use these)
+# ---- copying, OR and unit choice (what the scheduler runs; pbf.bitmap and the tests call them too)
 
 cdef inline void w_copy(uint64_t* dst, const uint64_t* src, int64_t W) noexcept nogil:
     # bitmaps are a few words on most clusters: a loop beats a call to memcpy
@@ -141,8 +112,8 @@ cdef inline int64_t w_take_lowest(uint64_t* src, uint64_t* dst, int64_t need, in
 
 cdef inline int64_t w_take_lowest_busy(uint64_t* src, uint64_t* dst, int64_t need, int64_t lo, int64_t hi,
                                        const uint64_t* free_bits) noexcept nogil:
-    # w_take_lowest of (src & ~free_bits) over words [lo, hi) (src is zero outside): the units of
-    # src busy in a slot, without materialising the mask
+    # w_take_lowest of (src & ~free_bits) over words [lo, hi) (src is zero outside; need >= 1): the
+    # units of src busy in a slot, without materialising the mask
     cdef int64_t i, c
     cdef uint64_t w
     for i in range(lo, hi):

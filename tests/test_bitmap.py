@@ -91,3 +91,36 @@ def test_read_only_inputs_are_accepted():
     a = bitmap.from_bitarray(urandom(640, endian="little"))
     a.flags.writeable = False
     assert bitmap.popcount(a) == bitmap.to_bitarray(a, 640).count()
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 128, 129, 1000, 9128])
+def test_unit_choice_kernels_match_bitarray(n):
+    """The kernels the scheduler chooses units with (words.pxd), against plain bitarray loops."""
+    from pbf import _bitmap
+    rng = np.random.default_rng(n)
+    for trial in range(20):
+        a = bitarray((rng.random(n) < rng.random()).tolist(), endian="little")
+        free = bitarray((rng.random(n) < 0.5).tolist(), endian="little")
+        ones = [i for i, bit in enumerate(a) if bit]
+        need = int(rng.integers(0, len(ones) + 2))
+        # take_lowest: the `need` lowest set bits move from src to dst
+        src, dst = bitmap.from_bitarray(a), bitmap.empty(n)
+        left = _bitmap.take_lowest(src, dst, need)
+        moved = ones[:need]
+        assert left == max(0, need - len(ones))
+        assert [i for i, b in enumerate(bitmap.to_bitarray(dst, n)) if b] == moved
+        assert bitmap.to_bitarray(src, n).count() == len(ones) - len(moved)
+        # take_lowest_busy (called with need >= 1): only the bits of src busy in `free` count
+        busy = [i for i in ones if not free[i]]
+        src, dst = bitmap.from_bitarray(a), bitmap.empty(n)
+        need = max(1, need)
+        left = _bitmap.take_lowest_busy(src, dst, need, bitmap.from_bitarray(free))
+        assert left == max(0, need - len(busy))
+        assert [i for i, b in enumerate(bitmap.to_bitarray(dst, n)) if b] == busy[:need]
+        # or and copy
+        b = bitarray((rng.random(n) < 0.3).tolist(), endian="little")
+        out = bitmap.empty(n)
+        _bitmap.or_into(out, bitmap.from_bitarray(a), bitmap.from_bitarray(b))
+        assert bitmap.to_bitarray(out, n) == (a | b)
+        _bitmap.copy_into(out, bitmap.from_bitarray(b))
+        assert bitmap.to_bitarray(out, n) == b
