@@ -1,11 +1,10 @@
 """Scheduling configuration shared by the engine and the replayer."""
 from dataclasses import dataclass
 
+from .codes import TRIGGERS
 from .errors import ConfigError
 
 __all__ = ["Backfill", "TRIGGERS"]
-
-TRIGGERS = ("event", "interval")
 
 
 def _check_choice(name, value, choices):
