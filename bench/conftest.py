@@ -5,15 +5,17 @@ Groups: kernels, profile, pass, replay. Every benchmark asserts the work it meas
 """
 import pytest
 
-from pbf.bench import shared_trace_dir
+from pbf.errors import ConfigError
+from pbf.studies.traces import shared_trace as find_shared_trace
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_trace():
+    """Path of a real log by file name ($PBF_TRACES, else ../shared/traces); skips the test, saying
+    why, when the log is absent."""
     def get(name):
-        d = shared_trace_dir()
-        path = d / name if d is not None else None
-        if path is None or not path.exists():
-            pytest.skip(f"real log {name} not found (set PBF_TRACES to the folder of the shared traces)")
-        return path
+        try:
+            return find_shared_trace(name)
+        except ConfigError as exc:
+            pytest.skip(f"real log missing: {exc}")
     return get

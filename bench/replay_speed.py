@@ -19,16 +19,15 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from pbf._core import Core
-from pbf.bench import MachineLoad
+from pbf.studies.bench import MachineLoad
+from pbf.studies.traces import shared_trace
 from pbf.reference import count_easy_replay
 from pbf.workload import read_swf
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 
 
 def compiled(t, units, record_passes=False):
@@ -54,10 +53,12 @@ def process(trace):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("trace", nargs="?", default=str(DEFAULT))
+    ap.add_argument("trace", nargs="?", default="SDSC-SP2-1998-4.2-cln.swf.gz",
+                    help="a file, or the name of a log in $PBF_TRACES / ../shared/traces")
     ap.add_argument("--trials", type=int, default=7)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    args.trace = str(shared_trace(args.trace))
     t = read_swf(args.trace)
     units = t.header.cluster_units()
     comp, comp_rec, ref, proc = [], [], [], []

@@ -14,23 +14,24 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from pbf.bench import MachineLoad
+from pbf.studies.bench import MachineLoad
+from pbf.studies.traces import shared_trace
 from pbf.plugins import PRIORITIES
 from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "traces" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 PRESETS = ("easy", "easy-clairvoyant", "easy-sjbf-clairvoyant", "easy++", "gaussier")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("trace", nargs="?", default=str(DEFAULT))
+    ap.add_argument("trace", nargs="?", default="SDSC-SP2-1998-4.2-cln.swf.gz",
+                    help="a file, or the name of a log in $PBF_TRACES / ../shared/traces")
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    args.trace = str(shared_trace(args.trace))
     t = read_swf(args.trace)
     configs = {f"preset {p}": ReplayConfig.from_preset(p) for p in PRESETS}
     configs.update({f"priority {p}": ReplayConfig(priority=p) for p in PRIORITIES.names()})

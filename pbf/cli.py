@@ -250,37 +250,11 @@ def _format_replay(s, out):
 
 
 def cmd_bench(args):
-    from . import bench
+    from .studies import bench
     slices = ("kernels", "pass", "growth", "replay") if args.slice == "all" else (args.slice,)
-    rows = []
-    with bench.MachineLoad() as load:
-        for sl in slices:
-            if sl == "kernels":
-                rows += bench.kernel_rows(repeat=50 if args.quick else 200)
-            elif sl in ("pass", "matrix"):
-                if sl == "pass":
-                    sizes = [(100, 128, 10), (1_000, 1_024, 100), (10_000, 9_128, 2_000)]
-                    if not args.quick:
-                        sizes.append((50_000, 9_128, 2_000))
-                    scen = [bench.PassScenario(q, u, r, resv) for q, u, r in sizes for resv in (1, None)]
-                    scen = [sc for sc in scen if sc.matrix_affordable()]
-                    if not args.quick:
-                        # the deep pass as Slurm runs it: a reservation for every job tested, up to
-                        # bf_max_job_test (Slurm's default 500)
-                        scen.append(bench.PassScenario(50_000, 9_128, 2_000, None, max_job_test=500))
-                else:
-                    m = bench.PASS_MATRIX
-                    scen = [bench.PassScenario(q, u, r, resv) for q in m["queued"] for u in m["units"]
-                            for r in m["running"] for resv in m["reservations"]]
-                    scen = [sc for sc in scen if sc.matrix_affordable()]
-                rows += bench.pass_rows(scen, trials=args.trials, reference=not args.no_reference,
-                                        reference_limit=20.0 if args.quick else 60.0,
-                                        workers=tuple(int(w) for w in args.workers.split(",") if int(w) > 1))
-            elif sl == "growth":
-                rows += bench.growth_rows(trials=args.trials) if not args.quick else bench.growth_rows(
-                    queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=args.trials)
-            elif sl == "replay":
-                rows += bench.replay_rows(trials=args.trials if args.trials <= 3 else 1)
+    workers = tuple(int(w) for w in args.workers.split(",") if int(w) > 1)
+    rows, load = bench.run_slices(slices, trials=args.trials, quick=args.quick,
+                                  reference=not args.no_reference, workers=workers)
     if args.json:
         print(json.dumps({"cores": os.cpu_count(), "other_processes_cpu_cores": load.other_cores,
                           "wall_s": load.wall, "rows": rows}, indent=2))
@@ -292,7 +266,7 @@ def cmd_bench(args):
 def cmd_experiment(args):
     if args.name != "parallel-backfill":
         return _cmd_validation(args)
-    from .experiments import ParallelBackfillExperiment, format_tables
+    from .studies.experiments import ParallelBackfillExperiment, format_tables
     workers = tuple(int(w) for w in args.workers.split(","))
     exp = ParallelBackfillExperiment(jobs=args.jobs, workers=workers, seed=args.seed,
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
@@ -312,7 +286,7 @@ def cmd_experiment(args):
 
 
 def _cmd_validation(args):
-    from . import validation as v
+    from .studies import validation as v
 
     def progress(row):
         if not args.quiet:
@@ -339,7 +313,12 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"pbf {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    for add in (_add_gen, _add_replay, _add_list, _add_bench, _add_experiment, _add_trace):
+        add(sub)
+    return parser
 
+
+def _add_gen(sub):
     gen = sub.add_parser("gen", help="generate or transform workloads").add_subparsers(
         dest="generator", metavar="GENERATOR")
     gen.required = True
@@ -379,6 +358,8 @@ def build_parser():
     rs.add_argument("--quiet", action="store_true")
     rs.set_defaults(func=cmd_gen_rescale)
 
+
+def _add_replay(sub):
     rp = sub.add_parser("replay", help="replay a trace through the scheduler",
                         description="Replay an SWF trace (default: the built-in Beocat-like "
                                     "high-traffic trace) and report AWT, ART, bounded slowdown, "
@@ -448,9 +429,13 @@ def build_parser():
     _add_cleaning(rp)
     rp.set_defaults(func=cmd_replay)
 
+
+def _add_list(sub):
     ls = sub.add_parser("list", help="the priority functions, predictors, corrections, orders and presets")
     ls.set_defaults(func=cmd_list)
 
+
+def _add_bench(sub):
     be = sub.add_parser("bench", help="microbenchmarks of passes, kernels and replays",
                         description="Time a slice of benchmarks and print medians, ratios against "
                                     "the pure-Python reference pass, the core count and how busy the "
@@ -467,6 +452,8 @@ def build_parser():
     be.add_argument("--json", action="store_true", help="print JSON")
     be.set_defaults(func=cmd_bench)
 
+
+def _add_experiment(sub):
     ex = sub.add_parser("experiment", help="reproduce a paper's experiment")
     ex.add_argument("name", choices=("parallel-backfill", "runtime-prediction", "priority-functions"),
                     help="parallel-backfill: Riffel et al. 2024, Tables 1 and 2 (Beocat-like traces); "
@@ -493,6 +480,8 @@ def build_parser():
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)
 
+
+def _add_trace(sub):
     tr = sub.add_parser("trace", help="inspect traces").add_subparsers(dest="trace_cmd", metavar="ACTION")
     tr.required = True
     info = tr.add_parser("info", help="jobs, span, offered load, cleaning counts, accuracy, users")
@@ -500,7 +489,6 @@ def build_parser():
     _add_cleaning(info)
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_trace_info)
-    return parser
 
 
 def _version():

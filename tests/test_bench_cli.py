@@ -2,7 +2,7 @@
 import json
 
 
-from pbf import bench
+from pbf.studies import bench
 from pbf.cli import main
 
 

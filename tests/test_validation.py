@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pbf.replayer import ReplayConfig, replay
-from pbf.validation import RLSchedulerPriority, priority_functions
+from pbf.studies.validation import RLSchedulerPriority, priority_functions
 from pbf.workload import read_swf
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..codes import Priority as PR
 from ..errors import ConfigError
+from .multifactor import Multifactor
 from .registry import Registry
 
 __all__ = ["Priority", "PythonPriority", "PRIORITIES", "FCFS", "SJF", "Smallest", "F1", "F2", "F3",
@@ -152,7 +153,7 @@ class PythonPriority:
 
 
 def _adapt(obj, where):
-    if isinstance(obj, (Priority, PythonPriority)) or type(obj).__name__ == "Multifactor":
+    if isinstance(obj, (Priority, PythonPriority, Multifactor)):
         return obj
     if callable(obj) or hasattr(obj, "keys"):
         return PythonPriority(obj, where)
@@ -164,10 +165,5 @@ for _cls in (FCFS, SJF, Smallest, WFP3, UNICEP, F1, F2, F3, F4):
     PRIORITIES.register(_cls.name, _cls, _cls.__doc__.splitlines()[0])
 
 
-def _multifactor():
-    from .multifactor import Multifactor
-    return Multifactor.beocat()
-
-
-PRIORITIES.register("multifactor", _multifactor,
+PRIORITIES.register("multifactor", Multifactor.beocat,
                     "Slurm multifactor: age, fair share with decay, job size, partition, QOS (Beocat's weights)")

@@ -23,12 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import _core
-from .config import Backfill
-from .reference.engine_ref import ReferenceCore
+from .. import _core
+from ..config import Backfill
+from ..reference.engine_ref import ReferenceCore
+from .traces import shared_trace_dir
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows", "growth_rows",
-           "replay_rows", "format_rows", "PASS_MATRIX", "shared_trace_dir"]
+           "replay_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -184,7 +185,7 @@ def _stats(times):
 # ---------------------------------------------------------------------------------------- slices
 def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
     """Bitmap kernels through :mod:`pbf.bitmap` (argument checks included: what a caller pays)."""
-    from . import bitmap
+    from .. import bitmap
     rows = []
     rng = np.random.default_rng(0)
     for n in sizes:
@@ -275,17 +276,6 @@ def growth_rows(queue_sizes=(1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000)
     return rows
 
 
-def shared_trace_dir():
-    env = os.environ.get("PBF_TRACES")
-    if env:
-        return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
-        cand = base.parent / "shared" / "traces"
-        if cand.is_dir():
-            return cand
-    return None
-
-
 _REPLAY_CHILD = r"""
 import json, resource, sys, time
 from pbf.replayer import ReplayConfig, replay
@@ -368,3 +358,43 @@ def format_rows(rows, load=None):
             lines.append(f"  {r['name']:16s} {r['params']:58s} median {_fmt_time(r['median_s'])} "
                          f"best {_fmt_time(r['best_s'])}{extra}")
     return "\n".join(lines)
+
+
+def pass_scenarios(kind="pass", quick=False):
+    """The scenarios of a ``pbf bench`` slice: ``pass`` (the headline passes, EASY and conservative
+    at three sizes, plus at full size the deep pass as Slurm runs it) or ``matrix`` (every
+    affordable point of :data:`PASS_MATRIX`)."""
+    if kind == "pass":
+        sizes = [(100, 128, 10), (1_000, 1_024, 100), (10_000, 9_128, 2_000)]
+        if not quick:
+            sizes.append((50_000, 9_128, 2_000))
+        scen = [PassScenario(q, u, r, resv) for q, u, r in sizes for resv in (1, None)]
+        scen = [sc for sc in scen if sc.matrix_affordable()]
+        if not quick:
+            # the deep pass as Slurm runs it: a reservation for every job tested, up to
+            # bf_max_job_test (Slurm's default 500)
+            scen.append(PassScenario(50_000, 9_128, 2_000, None, max_job_test=500))
+        return scen
+    m = PASS_MATRIX
+    scen = [PassScenario(q, u, r, resv) for q in m["queued"] for u in m["units"]
+            for r in m["running"] for resv in m["reservations"]]
+    return [sc for sc in scen if sc.matrix_affordable()]
+
+
+def run_slices(slices, trials=5, quick=False, reference=True, workers=(2,)):
+    """Run benchmark slices (``kernels``, ``pass``, ``matrix``, ``growth``, ``replay``); returns
+    (rows, the :class:`MachineLoad` measured meanwhile)."""
+    rows = []
+    with MachineLoad() as load:
+        for sl in slices:
+            if sl == "kernels":
+                rows += kernel_rows(repeat=50 if quick else 200)
+            elif sl in ("pass", "matrix"):
+                rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=reference,
+                                  reference_limit=20.0 if quick else 60.0, workers=workers)
+            elif sl == "growth":
+                rows += growth_rows(trials=trials) if not quick else growth_rows(
+                    queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=trials)
+            elif sl == "replay":
+                rows += replay_rows(trials=trials if trials <= 3 else 1)
+    return rows, load

@@ -13,13 +13,14 @@ import time
 
 import numpy as np
 
-from .config import Backfill
-from .errors import ConfigError
-from .plugins.regression import BRANCHES, WEIGHTS
-from .plugins.predictors import Regression
-from .replayer import ReplayConfig, replay
-from .workload.cleaning import Cleaning
-from .workload.swf import read_swf
+from ..config import Backfill
+from ..errors import ConfigError
+from ..plugins.regression import BRANCHES, WEIGHTS
+from ..plugins.predictors import Regression
+from ..replayer import ReplayConfig, replay
+from ..workload.cleaning import Cleaning
+from ..workload.swf import read_swf
+from .traces import shared_trace, shared_trace_dir
 
 __all__ = ["runtime_prediction", "priority_functions", "format_runtime_prediction",
            "format_priority_functions", "GAUSSIER_SDSC_SP2", "RLSCHEDULER_TABLE_V", "default_trace_dir"]
@@ -46,14 +47,13 @@ RLS_PRIORITIES = ("fcfs", "wfp3", "unicep", "sjf", "f1")
 
 
 def default_trace_dir():
-    """``$PBF_TRACES``, else ``../shared/traces`` from the working directory."""
-    return os.environ.get("PBF_TRACES", os.path.join("..", "shared", "traces"))
+    """The folder of the real logs (:func:`pbf.studies.traces.shared_trace_dir`), as a string."""
+    folder = shared_trace_dir()
+    return str(folder) if folder is not None else os.path.join("..", "shared", "traces")
 
 
 def _trace(path):
-    if not os.path.exists(path):
-        raise ConfigError(f"trace {path!r} not found (set PBF_TRACES or pass the file)")
-    return path
+    return str(shared_trace(path))
 
 
 def runtime_prediction(trace, progress=None, variants=True):

@@ -9,9 +9,9 @@ the pass's budget, so more workers test deeper into the queue in the same time.
 import time
 from dataclasses import asdict, dataclass
 
-from .config import Backfill
-from .replayer import ReplayConfig, replay
-from .workload.beocat import TRAFFIC_WINDOWS, generate_beocat
+from ..config import Backfill
+from ..replayer import ReplayConfig, replay
+from ..workload.beocat import TRAFFIC_WINDOWS, generate_beocat
 
 __all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "format_tables"]
 
