@@ -223,9 +223,7 @@ cdef inline int heap_push(State* S, int64_t end, int64_t job) noexcept nogil:
         parent = (i - 1) // 2
         if not endkey_less(&h[i], &h[parent]):
             break
-        tmp = h[i]
-        h[i] = h[parent]
-        h[parent] = tmp
+        tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
         i = parent
     return 0
 
@@ -245,8 +243,6 @@ cdef inline int64_t heap_pop(State* S) noexcept nogil:
             c += 1
         if not endkey_less(&h[c], &h[i]):
             break
-        tmp = h[i]
-        h[i] = h[c]
-        h[c] = tmp
+        tmp = h[i]; h[i] = h[c]; h[c] = tmp
         i = c
     return job

@@ -87,26 +87,26 @@ cdef inline uint64_t w_lowest_bits(uint64_t w, int64_t need) noexcept nogil:
     return w & (((<uint64_t>2) << pos) - 1)
 
 
+cdef inline int64_t w_move_lowest(uint64_t* src, uint64_t* dst, int64_t i, uint64_t w, int64_t need) noexcept nogil:
+    # move the lowest `need` bits of w (set in src[i], need >= 1) from src[i] to dst[i], or all of
+    # them if w has no more; returns how many are still needed
+    cdef int64_t c = __builtin_popcountll(w)
+    if c > need:
+        w = w_lowest_bits(w, need)
+        c = need
+    dst[i] |= w
+    src[i] &= ~w
+    return need - c
+
+
 cdef inline int64_t w_take_lowest(uint64_t* src, uint64_t* dst, int64_t need, int64_t W) noexcept nogil:
     # move up to `need` of the lowest set bits of src to dst; returns how many are still needed
-    cdef int64_t i, c
-    cdef uint64_t w, t
+    cdef int64_t i
     for i in range(W):
         if need == 0:
             break
-        w = src[i]
-        if w == 0:
-            continue
-        c = __builtin_popcountll(w)
-        if c <= need:
-            dst[i] |= w
-            src[i] &= ~w
-            need -= c
-        else:
-            t = w_lowest_bits(w, need)
-            need = 0
-            dst[i] |= t
-            src[i] &= ~t
+        if src[i] != 0:
+            need = w_move_lowest(src, dst, i, src[i], need)
     return need
 
 
@@ -114,24 +114,14 @@ cdef inline int64_t w_take_lowest_busy(uint64_t* src, uint64_t* dst, int64_t nee
                                        const uint64_t* free_bits) noexcept nogil:
     # w_take_lowest of (src & ~free_bits) over words [lo, hi) (src is zero outside; need >= 1): the
     # units of src busy in a slot, without materialising the mask
-    cdef int64_t i, c
+    cdef int64_t i
     cdef uint64_t w
     for i in range(lo, hi):
         w = src[i] & ~free_bits[i]
-        if w == 0:
-            continue
-        c = __builtin_popcountll(w)
-        if c <= need:
-            dst[i] |= w
-            src[i] &= ~w
-            need -= c
+        if w != 0:
+            need = w_move_lowest(src, dst, i, w, need)
             if need == 0:
                 break
-        else:
-            w = w_lowest_bits(w, need)
-            dst[i] |= w
-            src[i] &= ~w
-            return 0
     return need
 
 
