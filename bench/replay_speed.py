@@ -23,11 +23,10 @@ import time
 import numpy as np
 
 from pbf._core import Core
+from pbf.reference import count_easy_replay
 from pbf.studies.bench import MachineLoad
 from pbf.studies.traces import shared_trace
-from pbf.reference import count_easy_replay
 from pbf.workload import read_swf
-
 
 
 def compiled(t, units, record_passes=False):
@@ -91,7 +90,8 @@ def main():
     print(f"compiled replay     best {min(comp)*1e3:7.1f} ms   median {statistics.median(comp)*1e3:7.1f} ms"
           f"   (ratio best {res['ratio_best']:.1f}x, median {res['ratio_median']:.1f}x)")
     print(f"  + pass records    best {min(comp_rec)*1e3:7.1f} ms   median {statistics.median(comp_rec)*1e3:7.1f} ms"
-          f"   (ratio best {res['ratio_with_pass_records_best']:.1f}x, median {res['ratio_with_pass_records_median']:.1f}x)")
+          f"   (ratio best {res['ratio_with_pass_records_best']:.1f}x, "
+          f"median {res['ratio_with_pass_records_median']:.1f}x)")
     print(f"count-based EASY    best {min(ref)*1e3:7.1f} ms   median {statistics.median(ref)*1e3:7.1f} ms")
     print(f"pbf replay process  best {min(proc):.3f} s    median {statistics.median(proc):.3f} s")
 

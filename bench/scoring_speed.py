@@ -15,10 +15,10 @@ import subprocess
 import sys
 import time
 
-from pbf.studies.bench import MachineLoad
-from pbf.studies.traces import shared_trace
 from pbf.plugins import PRIORITIES
 from pbf.replayer import ReplayConfig, replay
+from pbf.studies.bench import MachineLoad
+from pbf.studies.traces import shared_trace
 from pbf.workload import read_swf
 
 PRESETS = ("easy", "easy-clairvoyant", "easy-sjbf-clairvoyant", "easy++", "gaussier")

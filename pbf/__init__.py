@@ -26,7 +26,7 @@ _WHERE = {
     # metrics
     "Metrics": "metrics", "schedule_metrics": "metrics",
     # errors
-    "PbfError": "errors", "ConfigError": "errors", "TraceFormatError": "errors",
+    "PbfError": "errors", "ConfigError": "errors", "TraceFormatError": "errors", "InternalError": "errors",
 }
 
 #: subpackages reachable as attributes (``pbf.plugins.Regression``)

@@ -1,4 +1,6 @@
 """Clusters: how many units the node state has, optionally grouped into named nodes for display."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from .errors import ConfigError
@@ -34,7 +36,7 @@ _BEOCAT_NORMAL = (("dwarf", 32, 60), ("elf", 16, 8), ("elf", 20, 21), ("hero", 2
                   ("wizard", 64, 2))
 
 
-def beocat_cluster():
+def beocat_cluster() -> Cluster:
     """The Beocat-like cluster: the `normal` partition, 299 nodes, 9,128 cores (1 unit = 1 core)."""
     nodes = []
     for cls, cores, count in _BEOCAT_NORMAL:

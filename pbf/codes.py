@@ -3,8 +3,20 @@
 Every Python module takes codes from here; ``tests/test_codes.py`` ties each name to the compiled
 value and each label table to its enum.
 """
-from ._codes import (Clock, Correction, ExitReason, How, JobState, PassKind, Predictor, Priority,
-                     RegressionWeight, RejectReason, Status, Trigger)
+from ._codes import (
+    Clock,
+    Correction,
+    ExitReason,
+    How,
+    JobState,
+    PassKind,
+    Predictor,
+    Priority,
+    RegressionWeight,
+    RejectReason,
+    Status,
+    Trigger,
+)
 
 __all__ = ["Clock", "Correction", "ExitReason", "How", "JobState", "PassKind", "Predictor", "Priority",
            "RegressionWeight", "RejectReason", "Status", "Trigger", "LABELS", "CLOCKS", "TRIGGERS",

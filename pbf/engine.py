@@ -9,6 +9,9 @@ Every call is checked in full before anything changes: a misuse (an event later 
 going backwards, an unknown or not-running job finished, a duplicate job id, a job wider than the
 cluster, ...) raises :class:`ProtocolError` and leaves the engine exactly as it was.
 """
+from __future__ import annotations
+
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -51,7 +54,7 @@ class Submit:
     job: Job
 
     @property
-    def time(self):
+    def time(self) -> int:
         return self.job.submit
 
 
@@ -93,8 +96,9 @@ class Engine:
     every count; passes with fewer than ``parallel_min_queue`` (64) queued jobs run sequentially.
     """
 
-    def __init__(self, cluster, *, priority="fcfs", predictor="requested", correction="incremental",
-                 backfill=None, report_reservations=False, workers=1, commit="ordered"):
+    def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
+                 correction: str = "incremental", backfill: Backfill | None = None,
+                 report_reservations: bool = False, workers: int = 1, commit: str = "ordered") -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -124,7 +128,8 @@ class Engine:
         self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0}
 
     # ---------------------------------------------------------------- protocol
-    def advance(self, now, events=(), *, quick=False):
+    def advance(self, now: int, events: Iterable[Submit | Finish] = (), *,
+                quick: bool = False) -> list[Start | Reserve]:
         """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
         its decisions: a :class:`Start` per job started (and a :class:`Reserve` per reservation when
         ``report_reservations``). ``quick``: run Slurm's quick main-scheduler pass instead of a full
@@ -225,14 +230,16 @@ class Engine:
                     raise ProtocolError(f"event {i}: job {job.id} asks for {job.units} units, "
                                         f"larger than the cluster ({self.cluster.units})")
                 if not isinstance(job.requested, (int, np.integer)) or job.requested <= 0:
-                    raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; expected an int > 0")
+                    raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; "
+                                        "expected an int > 0")
                 if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)
             else:
                 j = self._index.get(ev.job_id)
                 if j is None:
-                    why = "was submitted in this same call and cannot have started" if ev.job_id in new_ids else "is unknown"
+                    why = ("was submitted in this same call and cannot have started" if ev.job_id in new_ids
+                           else "is unknown")
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it {why}")
                 if state[j] != JobState.JS_RUNNING or ev.job_id in finishing:
                     what = {JobState.JS_PENDING: "pending", JobState.JS_DONE: "already finished",
@@ -243,27 +250,27 @@ class Engine:
                 finishing.add(ev.job_id)
 
     # ---------------------------------------------------------------- queries
-    def pending(self):
+    def pending(self) -> list[int]:
         """Ids of the pending jobs, in priority order."""
         return [self._ids[j] for j in self._core.pending()]
 
-    def running(self):
+    def running(self) -> dict[int, tuple[int, np.ndarray]]:
         """``{job id: (start, unit indices)}`` of the running jobs."""
         start = self._core.job_arrays()[1]
         return {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
                 for j in self._core.running()}
 
-    def reservations(self):
+    def reservations(self) -> dict[int, int]:
         """``{job id: planned start}`` from the last pass."""
         planned = self._core.job_arrays()[5]
         return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
 
-    def stats(self):
+    def stats(self) -> dict[str, int | None]:
         """Counters: submitted, started, finished, passes, pending, running, free units."""
         return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
                     free_units=int(self._core.free_count), now=self._now)
 
-    def close(self):
+    def close(self) -> None:
         """Stop the worker threads and release the engine (idempotent). Later calls to
         :meth:`advance` raise ProtocolError."""
         if not self._closed:

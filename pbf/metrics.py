@@ -10,7 +10,9 @@ replayer produces — and never per-job objects. Definitions:
   instant t are applied (a job that starts the second it arrives is never counted). ``max_queue`` is
   its maximum; ``mean_queue`` its time average over [first submit, last end).
 """
-from dataclasses import dataclass, asdict
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -32,7 +34,7 @@ class Metrics:
     max_queue: int
     mean_queue: float
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, float]:
         return asdict(self)
 
 
@@ -71,7 +73,7 @@ def queue_length_profile(submit, start):
     return times[last_of_instant], level[last_of_instant]
 
 
-def schedule_metrics(submit, start, run, units, total_units, tau=10.0):
+def schedule_metrics(submit, start, run, units, total_units: int, tau: float = 10.0) -> Metrics:
     """The :class:`Metrics` of a schedule. ``tau``: the bounded-slowdown bound in seconds."""
     submit, start, run, units = _arrays(submit, start, run, units)
     if total_units <= 0:

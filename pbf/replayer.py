@@ -4,6 +4,8 @@ The whole event loop (arrivals, completions at start + run time, passes) runs co
 GIL; Python only prepares the arrays, shows progress between chunks of instants and builds outputs.
 Jobs are killed at their requested time (run = min(run, requested)).
 """
+from __future__ import annotations
+
 import csv
 import json
 import os
@@ -15,10 +17,11 @@ import numpy as np
 
 from .codes import CLOCKS, LABELS, TRIGGERS, JobState, RejectReason
 from .config import Backfill, _check_choice
-from .core_config import COMMITS, build_core, check_run_options
+from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
 from .plugins.scoring import Scoring
+from .workload.jobs import JobTable
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay"]
 
@@ -56,7 +59,7 @@ class ReplayConfig:
     and a faster replay (no clock is read; the summary's wall times are then None)."""
 
     @classmethod
-    def from_preset(cls, name, backfill=None, **overrides):
+    def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
         """A config from a preset (``easy``, ``easy++``, ``easy-clairvoyant``,
         ``easy-sjbf-clairvoyant``, ``gaussier``), with ``overrides``."""
         from .plugins.presets import preset
@@ -65,7 +68,7 @@ class ReplayConfig:
         backfill = backfill if backfill is not None else Backfill(order=order)
         return cls(**{**settings, "backfill": backfill, **overrides})
 
-    def budget_s(self):
+    def budget_s(self) -> int | None:
         """The time budget of a full pass in seconds (None with the free clock)."""
         if self.clock == "free":
             return None
@@ -106,11 +109,11 @@ class ReplayConfig:
         if self.units is not None and (not isinstance(self.units, int) or self.units <= 0):
             raise ConfigError(f"units must be a positive int, got {self.units!r}")
 
-    def scoring(self):
+    def scoring(self) -> Scoring:
         """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
         return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
 
-    def as_dict(self):
+    def as_dict(self) -> dict:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "backfill"}
         d["backfill"] = {f: getattr(self.backfill, f) for f in self.backfill.__dataclass_fields__}
         names = self.scoring().describe()
@@ -131,11 +134,11 @@ class ReplayResult:
     metrics: object
 
     @staticmethod
-    def label(column, codes):
+    def label(column: str, codes) -> np.ndarray:
         """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
         return np.asarray(_LABELS[column], dtype=object)[np.asarray(codes)]
 
-    def write(self, out_dir):
+    def write(self, out_dir: str | os.PathLike) -> None:
         """Write ``summary.json``, ``jobs.csv`` and ``passes.csv`` (if passes were recorded) into
         ``out_dir`` (created)."""
         os.makedirs(out_dir, exist_ok=True)
@@ -175,7 +178,7 @@ def _cluster_units(table, config):
     raise ConfigError("cannot tell the cluster size of an empty trace without units")
 
 
-def replay(table, config=ReplayConfig(), progress=None):
+def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None) -> ReplayResult:
     """Replay ``table`` (a :class:`~pbf.JobTable`) under ``config``; returns a :class:`ReplayResult`.
 
     ``progress``: None (no progress), True (a bar on stderr when it is a terminal) or a callable

@@ -2,8 +2,10 @@
 import pbf
 
 DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay",
-              "ReplayConfig", "ReplayResult", "ProtocolError", "Cluster", "beocat_cluster", "JobTable", "Cleaning", "CleaningReport", "read_swf",
+              "ReplayConfig", "ReplayResult", "ProtocolError", "Cluster", "beocat_cluster", "JobTable", "Cleaning",
+              "CleaningReport", "read_swf",
               "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError",
+              "InternalError",
               "plugins"}
 
 
@@ -16,9 +18,24 @@ def test_all_is_the_documented_list():
 def test_errors_specialise_builtins():
     assert issubclass(pbf.TraceFormatError, ValueError) and issubclass(pbf.TraceFormatError, pbf.PbfError)
     assert issubclass(pbf.ConfigError, ValueError) and issubclass(pbf.ProtocolError, pbf.PbfError)
+    assert issubclass(pbf.InternalError, RuntimeError) and issubclass(pbf.InternalError, pbf.PbfError)
 
 
 def test_public_names_stay_callable_after_their_modules_are_imported():
     import pbf
     import pbf.replayer  # noqa: F401  (a submodule import must not shadow the function)
     assert callable(pbf.replay) and pbf.replay is pbf.replayer.replay
+
+
+def test_the_public_api_is_annotated():
+    import inspect
+    for name in ("replay", "read_swf", "write_swf", "schedule_metrics", "beocat_cluster"):
+        sig = inspect.signature(getattr(pbf, name))
+        assert sig.return_annotation is not inspect.Signature.empty, name
+    for method in ("advance", "pending", "running", "reservations", "stats", "close"):
+        assert inspect.signature(getattr(pbf.Engine, method)).return_annotation is not inspect.Signature.empty, method
+
+
+def test_one_version_string():
+    from importlib.metadata import version
+    assert pbf.__version__ == version("pbf")

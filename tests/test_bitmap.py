@@ -98,7 +98,7 @@ def test_unit_choice_kernels_match_bitarray(n):
     """The kernels the scheduler chooses units with (words.pxd), against plain bitarray loops."""
     from pbf import _bitmap
     rng = np.random.default_rng(n)
-    for trial in range(20):
+    for _ in range(20):
         a = bitarray((rng.random(n) < rng.random()).tolist(), endian="little")
         free = bitarray((rng.random(n) < 0.5).tolist(), endian="little")
         ones = [i for i, bit in enumerate(a) if bit]

@@ -7,8 +7,8 @@ import pytest
 from pbf import _core
 from pbf.codes import Clock, Trigger
 from pbf.config import Backfill
-from pbf.studies.experiments import ParallelBackfillExperiment, format_tables
 from pbf.replayer import ReplayConfig, replay
+from pbf.studies.experiments import ParallelBackfillExperiment, format_tables
 from pbf.workload import read_swf
 from pbf.workload.beocat import generate_beocat
 

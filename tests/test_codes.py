@@ -2,7 +2,8 @@
 import pytest
 
 from pbf import _codes, _core, codes
-from pbf.plugins.corrections import CORRECTIONS, code as correction_code
+from pbf.plugins.corrections import CORRECTIONS
+from pbf.plugins.corrections import code as correction_code
 from pbf.plugins.predictors import PREDICTORS
 from pbf.plugins.priorities import PRIORITIES
 from pbf.plugins.regression import WEIGHTS

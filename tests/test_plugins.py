@@ -40,9 +40,11 @@ JOBS = [(1000, 2, 100), (1100, 4, 50), (1200, 1, 400)]   # (submit, units, estim
     ("smallest", [2, 4, 1], [3, 1, 2]),
     # log10(r) n + 870 log10(s): 2*2 + 870*3 = 2614; log10(50)*4 + 870*log10(1100); ...
     ("f1", [2614.0, 4 * math.log10(50) + 870 * math.log10(1100), math.log10(400) + 870 * math.log10(1200)], [1, 2, 3]),
-    ("f2", [10 * 2 + 25600 * 3.0, math.sqrt(50) * 4 + 25600 * math.log10(1100), 20 + 25600 * math.log10(1200)], [1, 2, 3]),
+    ("f2", [10 * 2 + 25600 * 3.0, math.sqrt(50) * 4 + 25600 * math.log10(1100), 20 + 25600 * math.log10(1200)],
+     [1, 2, 3]),
     ("f3", [200 + 6860000 * 3.0, 200 + 6860000 * math.log10(1100), 400 + 6860000 * math.log10(1200)], [1, 2, 3]),
-    ("f4", [100 * math.sqrt(2) + 530000 * 3.0, 50 * 2 + 530000 * math.log10(1100), 400 + 530000 * math.log10(1200)], [1, 2, 3]),
+    ("f4", [100 * math.sqrt(2) + 530000 * 3.0, 50 * 2 + 530000 * math.log10(1100),
+            400 + 530000 * math.log10(1200)], [1, 2, 3]),
     # at now = 1400: w = 400, 300, 200 -> -(w/r)^3 n = -(4^3)*2 = -128, -(6^3)*4 = -864, -(0.5^3)*1
     ("wfp3", [-128.0, -864.0, -0.125], [2, 1, 3]),
     # -w / (log2(n) r): -400/(1*100) = -4, -300/(2*50) = -3, n = 1: log2(1 + 1e-15) ~ 1.4e-15: huge
@@ -276,7 +278,8 @@ def test_presets_and_unknown_names():
     assert (sc.predictor.name, sc.correction, sc.chooser) == ("ave2", "incremental", "sjbf")
     assert ReplayConfig.from_preset("gaussier").scoring().predictor == Regression()
     assert set(PRESETS.names()) == {"easy", "easy++", "easy-clairvoyant", "easy-sjbf-clairvoyant", "gaussier"}
-    with pytest.raises(pbf.ConfigError, match="unknown predictor 'oracle'; known: requested, clairvoyant, ave2, regression"):
+    with pytest.raises(pbf.ConfigError,
+                       match="unknown predictor 'oracle'; known: requested, clairvoyant, ave2, regression"):
         ReplayConfig(predictor="oracle")
     with pytest.raises(pbf.ConfigError, match="cannot import module 'no_such_mod'"):
         ReplayConfig(priority="no_such_mod:f")

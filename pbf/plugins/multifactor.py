@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ConfigError
 from ..codes import Priority
+from ..errors import ConfigError
 
 __all__ = ["Multifactor"]
 

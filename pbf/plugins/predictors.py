@@ -13,8 +13,8 @@ import numpy as np
 
 from ..codes import Predictor as PD
 from ..errors import ConfigError
-from .regression import BRANCHES, WEIGHTS
 from .registry import Registry
+from .regression import BRANCHES, WEIGHTS
 
 __all__ = ["Predictor", "Requested", "Clairvoyant", "Ave2", "Regression", "PythonPredictor", "PREDICTORS"]
 

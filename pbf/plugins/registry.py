@@ -12,7 +12,8 @@ class Registry:
     """Named plugins of one kind (``priority``, ``predictor``, ``correction``, ``chooser``, ``preset``).
 
     :meth:`resolve` accepts a registered name, a ``"package.module:attr"`` string (the module is
-    imported from ``sys.path`` or the current directory; a class is instantiated with no arguments), or a plugin object itself. ``adapt`` turns
+    imported from ``sys.path`` or the current directory; a class is instantiated with no arguments),
+    or a plugin object itself. ``adapt`` turns
     an imported or given object into the kind's plugin type (and says what is wrong with it).
     """
 

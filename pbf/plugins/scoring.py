@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .choosers import CHOOSERS, PythonChooser
-from .corrections import CORRECTIONS, code as correction_code
+from .corrections import CORRECTIONS
+from .corrections import code as correction_code
 from .multifactor import Multifactor
 from .predictors import PREDICTORS, PythonPredictor, Regression
 from .priorities import PRIORITIES, PythonPriority

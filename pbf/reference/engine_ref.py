@@ -17,7 +17,8 @@ Semantics in brief (see the compiled core for the same in C):
   come back. It then walks the queue: a job starts now if its units are free throughout
   [now, now + estimate); else, while reservations are left, it reserves the earliest start where they
   are (within ``bf_window``), blocking those units in the profile for the rest of the pass; else it is
-  skipped. With a resolution, a placement at t holds its units over [t, round_up(t + estimate)). With ``order="sjbf"`` the walk stops at the last reservation and the remaining jobs are
+  skipped. With a resolution, a placement at t holds its units over [t, round_up(t + estimate)).
+  With ``order="sjbf"`` the walk stops at the last reservation and the remaining jobs are
   tried, shortest estimate first, for a start now only.
 * Unit choice: a job starting now takes first the units that later slots need (earliest first); a
   reservation takes first the units busy just before its start (latest first); then lowest index.

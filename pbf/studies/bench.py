@@ -197,9 +197,11 @@ def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
         for i in np.flatnonzero(bits_b):
             b[i // 64] |= np.uint64(1) << np.uint64(i % 64)
         expect = {"popcount": int(bits_a.sum()), "count_and": int((bits_a & bits_b).sum())}
-        ops = {"popcount": lambda: bitmap.popcount(a), "count_and": lambda: bitmap.count_and(a, b),
-               "any_common": lambda: bitmap.any_common(a, b), "andnot": lambda: bitmap.andnot(a, b),
-               "first_fit(n/4)": lambda: bitmap.first_fit(a, int(bits_a.sum()) // 4)}
+        quarter = int(bits_a.sum()) // 4
+        ops = {"popcount": lambda a=a: bitmap.popcount(a), "count_and": lambda a=a, b=b: bitmap.count_and(a, b),
+               "any_common": lambda a=a, b=b: bitmap.any_common(a, b),
+               "andnot": lambda a=a, b=b: bitmap.andnot(a, b),
+               "first_fit(n/4)": lambda a=a, q=quarter: bitmap.first_fit(a, q)}
         for name, op in ops.items():
             result = op()
             if name in expect:
@@ -349,7 +351,8 @@ def format_rows(rows, load=None):
             if sl == "pass":
                 extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
                 if "ratio_vs_reference" in r:
-                    extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({_fmt_time(r['reference_median_s']).strip()})"
+                    ref = _fmt_time(r['reference_median_s']).strip()
+                    extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
                 extra += "".join(f"  | {k.split('_')[1]} workers {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
                                  for k in r if k.startswith("speedup_") and not k.endswith("_best"))
             elif sl == "replay":

@@ -70,7 +70,8 @@ def format_tables(result):
                f"interval trigger {s['bf_interval']} s, model clock {s['cost_per_test_us']} us/test + "
                f"{s['cost_per_slot_us']} us/slot, budget {s['bf_max_time'] or s['bf_interval']} s, "
                f"BSLD bound {s['bsld_bound']:g} s")
-    for traffic, title in (("high", "Table 1: high-job traffic (7 days)"), ("low", "Table 2: low-job traffic (14 days)")):
+    for traffic, title in (("high", "Table 1: high-job traffic (7 days)"),
+                           ("low", "Table 2: low-job traffic (14 days)")):
         out.append(f"\n{title}")
         out.append(f"{'workers':>8} {'AWT h':>8} {'ART h':>8} {'BSLD':>8} {'max queue':>10} {'depth/pass':>11}"
                    f" | paper: {'AWT h':>7} {'ART h':>7} {'BSLD':>7}")

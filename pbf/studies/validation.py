@@ -15,8 +15,8 @@ import numpy as np
 
 from ..config import Backfill
 from ..errors import ConfigError
-from ..plugins.regression import BRANCHES, WEIGHTS
 from ..plugins.predictors import Regression
+from ..plugins.regression import BRANCHES, WEIGHTS
 from ..replayer import ReplayConfig, replay
 from ..workload.cleaning import Cleaning
 from ..workload.swf import read_swf

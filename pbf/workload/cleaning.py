@@ -5,7 +5,9 @@ Defaults follow the PWA/pyss convention used by Gaussier et al. (SC'15): schedul
 a run time longer than the requested time is cut to the requested time. Nothing is changed silently:
 every rule reports how many records it touched.
 """
-from dataclasses import dataclass, asdict
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -54,7 +56,7 @@ class Cleaning:
             raise ConfigError(f"cluster_units must be > 0, got {self.cluster_units}")
 
     @classmethod
-    def none(cls):
+    def none(cls) -> Cleaning:
         """No rule applied (units = max(requested, allocated) is still computed)."""
         return cls(drop_missing_submit=False, drop_nonpositive_runtime=False, drop_nonpositive_units=False,
                    clip_runtime_to_request=False)
@@ -78,7 +80,7 @@ class CleaningReport:
     jobs: int = 0
     sorted_by_submit: bool = False
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, int]:
         d = asdict(self)
         d["first_bad_lines"] = list(self.first_bad_lines)
         return d

@@ -1,4 +1,6 @@
 """The job table: a struct of numpy arrays, one column per SWF field, plus the trace's header."""
+from __future__ import annotations
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,7 +81,7 @@ class SwfHeader:
     def max_runtime(self):
         return self.number("MaxRuntime")
 
-    def cluster_units(self):
+    def cluster_units(self) -> int | None:
         """Cluster size implied by the header: MaxProcs, else MaxNodes, else None."""
         for value in (self.max_procs, self.max_nodes):
             if value is not None and value > 0:
@@ -127,13 +129,13 @@ class JobTable:
     def __repr__(self):
         return f"JobTable({len(self)} jobs, source={self.source!r})"
 
-    def take(self, index):
+    def take(self, index) -> JobTable:
         """A new table with the rows selected by a boolean mask or an index array."""
         return JobTable({k: v[index] for k, v in self.columns.items()}, self.header, self.source,
                         self.report)
 
     @classmethod
-    def from_arrays(cls, header=None, **arrays):
+    def from_arrays(cls, header: SwfHeader | None = None, **arrays) -> JobTable:
         """Build a table from some columns; missing SWF fields are filled with -1 (SWF's "missing")."""
         n = len(next(iter(arrays.values())))
         cols = {name: np.full(n, -1, dtype=np.float64 if name in FLOAT_FIELDS else np.int64)
@@ -142,7 +144,7 @@ class JobTable:
         return cls(cols, header)
 
     @classmethod
-    def concat(cls, tables, header=None):
+    def concat(cls, tables, header: SwfHeader | None = None) -> JobTable:
         """Rows of several tables (same columns) one after another."""
         tables = list(tables)
         if not tables:

@@ -5,6 +5,8 @@ into per-job Python objects. Every malformed input raises :class:`~pbf.errors.Tr
 naming the file, the line, the field and the value, unless ``skip_bad_lines`` asks to skip (and count)
 malformed records.
 """
+from __future__ import annotations
+
 import gzip
 import os
 import zlib
@@ -157,7 +159,8 @@ def _fmt(v):
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
-def read_swf(path, cleaning=Cleaning(), *, skip_bad_lines=False, sort=False):
+def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_bad_lines: bool = False,
+             sort: bool = False) -> JobTable:
     """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`.
 
     ``cleaning``: a :class:`Cleaning` (default: the PWA/pyss convention), or None for no rule at all.
@@ -180,7 +183,7 @@ def read_swf(path, cleaning=Cleaning(), *, skip_bad_lines=False, sort=False):
     return table
 
 
-def write_swf(table, path, header=None):
+def write_swf(table: JobTable, path: str | os.PathLike, header: SwfHeader | None = None) -> None:
     """Write ``table`` as SWF (gzip when ``path`` ends in .gz, with a fixed gzip timestamp so the same
     table always gives the same bytes). The header is ``header`` or the table's own."""
     header = header if header is not None else table.header
