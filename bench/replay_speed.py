@@ -1,4 +1,4 @@
-"""Replay speed (a benchmark script, not a test): issue 3's targets, measured side by side.
+"""Replay speed (a benchmark script, not a test): the replay targets, measured side by side.
 
     python bench/replay_speed.py [TRACE] [--trials 7]
 

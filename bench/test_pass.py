@@ -1,4 +1,4 @@
-"""One full pass across the matrix of issue 6: queued x units x running x reservations x workers
+"""One full pass across the pass matrix: queued x units x running x reservations x workers
 1/2/4/8 x commit ordered/eager.
 
 Each round runs on a fresh copy of the scenario (set-up not timed) and asserts the pass tested every

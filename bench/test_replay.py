@@ -32,7 +32,7 @@ def test_replay_beocat(benchmark, traffic):
 @pytest.mark.benchmark(group="replay-scoring")
 @pytest.mark.parametrize("preset", ["easy", "easy++", "gaussier"])
 def test_replay_sdsc_preset(benchmark, shared_trace, preset):
-    """Issue 5's speed target: a full SDSC-SP2 replay with the regression predictor (gaussier)."""
+    """The scoring speed target: a full SDSC-SP2 replay with the regression predictor (gaussier)."""
     table = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
     result = benchmark.pedantic(replay, args=(table, ReplayConfig.from_preset(preset)), rounds=3, iterations=1)
     assert result.summary["jobs"]["completed"] > 50_000

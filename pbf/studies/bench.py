@@ -33,7 +33,7 @@ __all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
-#: The pass matrix of issue 6 (workers and commit orders join when the parallel pass lands).
+#: The pass matrix: queued x units x running x reservations (pytest bench adds workers and commit orders).
 PASS_MATRIX = {"queued": (100, 1_000, 10_000, 50_000), "units": (128, 1_024, 9_128, 100_000),
                "running": (10, 1_000, 10_000), "reservations": (1, None)}
 
