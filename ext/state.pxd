@@ -54,11 +54,11 @@ ctypedef struct ResumeState:   # the last full pass, when it can be continued in
 
 ctypedef struct Decisions:     # the last pass's decisions (the embedding API reads them)
     int64_t* started           # jobs started ...
-    int64_t nstarted
-    int64_t started_cap
-    int64_t* reserved          # ... and jobs reserved
-    int64_t nreserved
-    int64_t reserved_cap
+    int64_t nstarted           # ... how many ...
+    int64_t started_cap        # ... and room
+    int64_t* reserved          # jobs reserved ...
+    int64_t nreserved          # ... how many ...
+    int64_t reserved_cap       # ... and room
 
 
 ctypedef struct ReplayState:   # the event loop
@@ -73,8 +73,8 @@ ctypedef struct ReplayState:   # the event loop
     bint hook_events           # that instant had completions or arrivals
     int64_t hook_t             # the instant handed to Python
     int64_t* finished          # jobs finished since Python last took them (hooks) ...
-    int64_t nfinished
-    int64_t finished_cap
+    int64_t nfinished          # ... how many ...
+    int64_t finished_cap       # ... and room
 
 
 ctypedef struct PassCtx:       # the full pass under way; written by whoever commits (one at a time)
@@ -99,28 +99,28 @@ ctypedef struct PassCtx:       # the full pass under way; written by whoever com
 ctypedef struct State:
     int64_t units              # units in the cluster
     int64_t W                  # words per bitmap
-    Config cfg
-    Testing testing
-    Policy policy
-    Jobs jobs
-    Users users
-    Nodes nodes
-    Queue queue
+    Config cfg                 # the settings
+    Testing testing            # test and benchmark switches
+    Policy policy              # priority, predictor, correction settings and the regression model
+    Jobs jobs                  # the job table
+    Users users                # per-user history and usage
+    Nodes nodes                # free units, running jobs
+    Queue queue                # pending jobs in priority order
     Prof prof                  # the profile of the sequential pass; slot 0 is always the head at `now`
-    PassCtx ctx
-    PassClock clock
-    LastPass last
-    PassTotals totals
-    PassRecords records
-    ResumeState resume_st
-    Decisions decided
-    ReplayState replay
+    PassCtx ctx                # the full pass under way
+    PassClock clock            # what a pass costs, and its budget
+    LastPass last              # the last full pass's figures
+    PassTotals totals          # sums over every pass
+    PassRecords records        # one record a pass, when kept
+    ResumeState resume_st      # the last pass, if it can be continued
+    Decisions decided          # the last pass's starts and reservations
+    ReplayState replay         # the event loop
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
-    WorkerPool pool
-    SpecRing ring
-    CommitLog log
-    ParallelPass par
+    WorkerPool pool            # the parallel pass's threads and profile copies
+    SpecRing ring              # speculative results waiting for their commit
+    CommitLog log              # placements in commit order
+    ParallelPass par           # the parallel pass's shared progress
 
 
 cdef inline int state_init(State* S, int64_t units) noexcept nogil:
