@@ -500,10 +500,21 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # the reader went away (`pbf list | head -1`): stop quietly, as Unix tools do, and keep
+        # Python from failing again when it flushes stdout at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except PbfError as exc:
         print(f"pbf: error: {exc}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"pbf: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
+    except OSError as exc:
+        # files and folders the user named: missing, a folder where a file is meant, no permission,
+        # no space left
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"pbf: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 2

@@ -5,7 +5,11 @@ from dataclasses import dataclass
 
 from .errors import ConfigError
 
-__all__ = ["Cluster", "beocat_cluster"]
+__all__ = ["Cluster", "beocat_cluster", "MAX_UNITS"]
+
+#: The largest cluster pbf schedules: 2**24 units (16,777,216 cores; the largest machines have under 11
+#: million). Each bitmap is then 2 MB, so a profile of a few thousand slots already needs gigabytes.
+MAX_UNITS = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -21,8 +25,8 @@ class Cluster:
     name: str = "cluster"
 
     def __post_init__(self):
-        if not isinstance(self.units, int) or isinstance(self.units, bool) or self.units <= 0:
-            raise ConfigError(f"units must be a positive int, got {self.units!r}")
+        if not isinstance(self.units, int) or isinstance(self.units, bool) or not 1 <= self.units <= MAX_UNITS:
+            raise ConfigError(f"units must be an int from 1 to {MAX_UNITS:,}, got {self.units!r}")
         if self.nodes and sum(c for _, c in self.nodes) != self.units:
             raise ConfigError(f"nodes add up to {sum(c for _, c in self.nodes)} cores, "
                               f"but units={self.units}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .cluster import MAX_UNITS
 from .codes import CLOCKS, LABELS, TRIGGERS, JobState, RejectReason
 from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
@@ -106,8 +107,9 @@ class ReplayConfig:
             raise ConfigError(f"bsld_bound must be > 0 seconds, got {self.bsld_bound!r}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
-        if self.units is not None and (not isinstance(self.units, int) or self.units <= 0):
-            raise ConfigError(f"units must be a positive int, got {self.units!r}")
+        if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
+                                       or not 1 <= self.units <= MAX_UNITS):
+            raise ConfigError(f"units must be an int from 1 to {MAX_UNITS:,}, got {self.units!r}")
 
     def scoring(self) -> Scoring:
         """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
@@ -174,7 +176,12 @@ def _cluster_units(table, config):
     if hdr:
         return hdr
     if len(table):
-        return int(table.units.max())
+        widest = int(table.units.max())
+        if widest > MAX_UNITS:
+            raise ConfigError(f"{table.source}: the trace has no MaxProcs or MaxNodes header and its widest job asks "
+                              f"for {widest:,} units, more than the largest cluster pbf schedules "
+                              f"({MAX_UNITS:,}); give the cluster size (--units N, ReplayConfig(units=N))")
+        return widest
     raise ConfigError("cannot tell the cluster size of an empty trace without units")
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
-from .registry import Registry
+from .registry import Registry, _as_floats, call_plugin
 
 __all__ = ["CHOOSERS", "PythonChooser"]
 
@@ -23,7 +23,7 @@ class PythonChooser:
 
     def keys(self, jobs, now):
         fn = self.fn.keys if hasattr(self.fn, "keys") else self.fn
-        out = np.asarray(fn(jobs, now), dtype=np.float64)
+        out = _as_floats(call_plugin("chooser", self.where, fn, jobs, now), f"chooser {self.where}")
         if out.shape != (len(jobs),):
             raise ConfigError(f"chooser {self.where}: returned {out.shape} keys for {len(jobs)} jobs")
         if np.isnan(out).any():

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..codes import Predictor as PD
 from ..errors import ConfigError
-from .registry import Registry
+from .registry import Registry, _as_floats, call_plugin
 from .regression import BRANCHES, WEIGHTS
 
 __all__ = ["Predictor", "Requested", "Clairvoyant", "Ave2", "Regression", "PythonPredictor", "PREDICTORS"]
@@ -111,7 +111,8 @@ class PythonPredictor:
         return np.asarray(req)
 
     def predict(self, jobs, now):
-        out = np.asarray(self.obj.predict(jobs, now), dtype=np.float64)
+        out = _as_floats(call_plugin("predictor", self.where, self.obj.predict, jobs, now),
+                         f"predictor {self.where}")
         if out.shape != (len(jobs),):
             raise ConfigError(f"predictor {self.where}: returned {out.shape} estimates for {len(jobs)} jobs")
         if not np.isfinite(out).all():
@@ -120,7 +121,7 @@ class PythonPredictor:
 
     def fit(self, jobs, now):
         if hasattr(self.obj, "fit"):
-            self.obj.fit(jobs, now)
+            call_plugin("predictor", self.where, self.obj.fit, jobs, now)
 
     def core_settings(self):
         return {"predictor": int(PD.PD_GIVEN)}

@@ -17,7 +17,7 @@ import numpy as np
 from ..codes import Priority as PR
 from ..errors import ConfigError
 from .multifactor import Multifactor
-from .registry import Registry
+from .registry import Registry, _as_floats, call_plugin
 
 __all__ = ["Priority", "PythonPriority", "PRIORITIES", "FCFS", "SJF", "Smallest", "F1", "F2", "F3",
            "F4", "WFP3", "UNICEP"]
@@ -138,7 +138,7 @@ class PythonPriority:
 
     def keys(self, jobs, now):
         fn = self.fn.keys if hasattr(self.fn, "keys") and not isinstance(self.fn, dict) else self.fn
-        out = np.asarray(fn(jobs, now), dtype=np.float64)
+        out = _as_floats(call_plugin("priority", self.where, fn, jobs, now), f"priority {self.where}")
         if out.shape != (len(jobs),):
             raise ConfigError(f"priority {self.where}: returned {out.shape} keys for {len(jobs)} jobs")
         if np.isnan(out).any():

@@ -3,9 +3,30 @@ import importlib
 import os
 import sys
 
-from ..errors import ConfigError
+import numpy as np
 
-__all__ = ["Registry"]
+from ..errors import ConfigError, PbfError
+
+__all__ = ["Registry", "call_plugin"]
+
+
+def call_plugin(kind, where, fn, *args):
+    """Call a user's plugin function; whatever it raises comes back as a :class:`ConfigError` that
+    names the plugin (pbf's own errors pass through)."""
+    try:
+        return fn(*args)
+    except PbfError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"{kind} {where}: raised {type(exc).__name__}: {exc}") from exc
+
+
+def _as_floats(values, what):
+    """A plugin's answer as float64s, or a ConfigError saying what it returned instead."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: returned {type(values).__name__} values that are not numbers ({exc})") from None
 
 
 class Registry:

@@ -57,6 +57,16 @@ class SwfHeader:
             self.lines.append(text)
         self.fields[key] = str(value) if key not in _REPEATABLE else [str(value)]
 
+    def size_error(self, key):
+        """For a cluster-size key (MaxProcs, MaxNodes) present in the header: what is wrong with its
+        value (a message of what was expected), or None when it is a whole number from 1 to
+        :data:`pbf.cluster.MAX_UNITS`."""
+        from ..cluster import MAX_UNITS
+        value = str(self.fields.get(key, "")).strip()
+        if value.isdigit() and value.isascii() and 1 <= int(value) <= MAX_UNITS:
+            return None
+        return f"a whole number of units from 1 to {MAX_UNITS:,}"
+
     def number(self, key):
         """The header value of ``key`` as an int, or None when absent or not a number."""
         value = self.fields.get(key)

@@ -18,6 +18,9 @@ from ..errors import TraceFormatError
 from .cleaning import Cleaning, CleaningReport, clean
 from .jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, SwfHeader
 
+#: header keys that give the cluster's size
+SIZE_KEYS = ("MaxProcs", "MaxNodes")
+
 __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 
 _CHUNK_BYTES = 4 << 20
@@ -35,6 +38,34 @@ def open_trace(path):
     with open(path, "rb") as probe:
         magic = probe.read(2)
     return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+class _Truncated(Exception):
+    """The gzip stream ended before its end marker."""
+
+
+def _chunks(path):
+    """The file's text in chunks, gzip (any number of members) decompressed on the way, so that a
+    truncated or corrupt stream is noticed after everything before it was handed out."""
+    with open(path, "rb") as fh:
+        raw = fh.read(_CHUNK_BYTES)
+        if raw[:2] != b"\x1f\x8b":
+            while raw:
+                yield raw
+                raw = fh.read(_CHUNK_BYTES)
+            return
+        d = zlib.decompressobj(wbits=31)
+        while raw:
+            out = d.decompress(raw)
+            while d.eof and d.unused_data:         # the next gzip member
+                rest = d.unused_data
+                d = zlib.decompressobj(wbits=31)
+                out += d.decompress(rest)
+            if out:
+                yield out
+            raw = fh.read(_CHUNK_BYTES)
+        if not d.eof:
+            raise _Truncated()
 
 
 class SwfReader:
@@ -67,6 +98,16 @@ class SwfReader:
         if len(self.first_bad_lines) < _SHOW_BAD:
             self.first_bad_lines.append(line)
 
+    def _header_line(self, text, line):
+        # the cluster size comes from the header: a value that is not a sane unit count is an error
+        self.header.add_line(text)
+        key = text.strip().partition(":")[0].strip()
+        if key in SIZE_KEYS and key in self.header.fields:
+            expected = self.header.size_error(key)
+            if expected:
+                value = self.header.fields.pop(key)
+                self._bad(line, f"{key} (header)", value, expected)
+
     def __iter__(self):
         rows = np.empty((self.block_rows, 18), dtype=np.float64)
         row_line = np.empty(self.block_rows, dtype=np.int64)
@@ -74,40 +115,44 @@ class SwfReader:
         line = 1
         tail = b""
         eof = False
-        with open_trace(self.path) as fh:
-            while not eof:
-                try:
-                    chunk = fh.read(_CHUNK_BYTES)
-                except (EOFError, gzip.BadGzipFile, zlib.error, OSError) as exc:
-                    raise TraceFormatError(self.path, line, None, f"unreadable data ({exc})",
-                                           "a complete, valid gzip stream") from None
-                eof = not chunk
-                data = tail + chunk
-                buf = np.frombuffer(data, dtype=np.uint8)
-                pos = 0
-                while True:
-                    status, pos, got, line, ef, ea, eb = _swf.parse_block(
-                        buf, pos, eof, rows, row_line, nrows, line)
-                    nrows += got
-                    if status == _swf.NEED_DATA:
-                        break
-                    if status == _swf.FULL:
-                        yield self._block(rows, row_line, nrows)
-                        nrows = 0
-                        continue
-                    eol = data.find(b"\n", pos)
-                    eol = len(data) if eol < 0 else eol
-                    text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
-                    if status == _swf.COMMENT:
-                        self.header.add_line(text.lstrip()[1:].rstrip())
-                    elif status == _swf.FIELD_COUNT:
-                        self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
-                    else:
-                        token = data[ea:eb].decode("utf-8", "replace")
-                        self._bad(line, _field_name(ef), token, "a decimal number")
-                    pos = eol + 1
-                    line += 1
-                tail = data[pos:]
+        chunks = _chunks(self.path)
+        while not eof:
+            try:
+                chunk = next(chunks, b"")
+            except _Truncated:
+                raise TraceFormatError(self.path, line, None, "the end of the file inside compressed data",
+                                       f"a complete gzip file (it is truncated: the data stops in line {line})"
+                                       ) from None
+            except zlib.error as exc:
+                raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({exc})",
+                                       "a valid gzip stream") from None
+            eof = not chunk
+            data = tail + chunk
+            buf = np.frombuffer(data, dtype=np.uint8)
+            pos = 0
+            while True:
+                status, pos, got, line, ef, ea, eb = _swf.parse_block(
+                    buf, pos, eof, rows, row_line, nrows, line)
+                nrows += got
+                if status == _swf.NEED_DATA:
+                    break
+                if status == _swf.FULL:
+                    yield self._block(rows, row_line, nrows)
+                    nrows = 0
+                    continue
+                eol = data.find(b"\n", pos)
+                eol = len(data) if eol < 0 else eol
+                text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
+                if status == _swf.COMMENT:
+                    self._header_line(text.lstrip()[1:].rstrip(), line)
+                elif status == _swf.FIELD_COUNT:
+                    self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
+                else:
+                    token = data[ea:eb].decode("utf-8", "replace")
+                    self._bad(line, _field_name(ef), token, "a decimal number")
+                pos = eol + 1
+                line += 1
+            tail = data[pos:]
         self.lines = line - 1
         if nrows:
             yield self._block(rows, row_line, nrows)
