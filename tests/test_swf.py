@@ -1,5 +1,6 @@
 """SWF reading, writing, cleaning, and every kind of malformed input."""
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -140,8 +141,39 @@ def test_truncated_gzip_is_a_trace_error(tmp_path):
     data = gzip.compress((HEADER + "\n".join(rec(i, i) for i in range(1, 5000))).encode())
     p = tmp_path / "cut.swf.gz"
     p.write_bytes(data[: len(data) // 2])
-    with pytest.raises(TraceFormatError, match="complete, valid gzip stream"):
+    with pytest.raises(TraceFormatError, match="truncated: the data stops in line") as err:
         read_swf(p)
+    # the line reached: past the header, and every record before it was readable
+    assert 100 < err.value.line < 5000
+    with pytest.raises(TraceFormatError, match="corrupt gzip data"):
+        bad = bytearray(data)
+        bad[len(bad) // 2: len(bad) // 2 + 64] = b"x" * 64
+        p.write_bytes(bytes(bad))
+        read_swf(p)
+
+
+@pytest.mark.parametrize("value", ["inf", "1e400", "9223372036854775808", "1e18", "100000000000", "abc", "0",
+                                   "-5", "nan", "", "12.5", "64 cpus", "16777217"])
+def test_a_bad_cluster_size_in_the_header_is_a_trace_error(tmp_path, value):
+    for key in ("MaxProcs", "MaxNodes"):
+        p = write(tmp_path, f"; {key}: {value}\n" + rec(1, 0))
+        with pytest.raises(TraceFormatError, match=f"line 1: field {key} \\(header\\): got '{re.escape(value)}', "
+                                                   "expected a whole number of units from 1 to 16,777,216"):
+            read_swf(p)
+        # skipped (and counted) with skip_bad_lines: the cluster size then comes from elsewhere
+        t = read_swf(p, skip_bad_lines=True)
+        assert t.header.cluster_units() is None and t.report.bad_lines_skipped == 1
+
+
+def test_a_trace_wider_than_the_largest_cluster_needs_its_size(tmp_path):
+    import pbf
+    p = write(tmp_path, "1 0 0 10 2147483648 -1 -1 2147483648 10 -1 1 1 1 -1 1 -1 -1 -1\n")
+    with pytest.raises(pbf.ConfigError, match="widest job asks for 2,147,483,648 units.*--units N"):
+        pbf.replay(read_swf(p))
+    r = pbf.replay(read_swf(p), pbf.ReplayConfig(units=64))
+    assert r.summary["jobs"]["rejected_by_reason"] == {"larger than the cluster": 1}
+    with pytest.raises(pbf.ConfigError, match="units must be an int from 1 to 16,777,216"):
+        pbf.Cluster(units=1 << 25)
 
 
 def test_skip_bad_lines_reports_count_and_first_lines(tmp_path):
