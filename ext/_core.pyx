@@ -20,7 +20,7 @@ import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport malloc, calloc
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
 from ticks cimport PBF_HAVE_TSC, clock_ns, now_ticks
@@ -32,7 +32,9 @@ from records cimport PassRec
 from sync cimport (pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_init, pthread_cond_destroy, pthread_cond_broadcast)
 from state cimport State, state_init, state_free
-from jobs cimport jobs_reserve, users_ensure
+from jobs cimport UserHist, jobs_reserve, users_ensure
+from nodes cimport EndKey
+from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
@@ -70,6 +72,14 @@ cdef double _ns_per_tick():
     if _NS_PER_TICK == 0.0:
         calibrate()
     return _NS_PER_TICK
+
+
+cdef void _restore(void* dst, bytes data):
+    # copy saved bytes back over the array they were taken from (which has at least as much room)
+    cdef const unsigned char[::1] b
+    if len(data):
+        b = data
+        memcpy(dst, &b[0], len(data))
 
 
 cdef _raise(int rc, str where):
@@ -434,16 +444,29 @@ cdef class Core:
                 self._int64_array(self.s.jobs.ncorr, n), self._int64_array(self.s.jobs.req, n))
 
     def values_of(self, str column, const int64_t[::1] jobs):
-        """``est``, ``start`` or ``end`` of the given jobs (cheap: for the Python plugin hooks)."""
-        if column not in ("est", "start", "end"):
+        """One column of the given jobs: ``est``, ``start``, ``end`` (cheap: for the Python plugin
+        hooks), or ``state``, ``row``, ``runpos``, ``unext``, ``uprev``, ``acc`` (checkpoints)."""
+        cdef int64_t* src = NULL
+        cdef int64_t i, j
+        if column == "est": src = self.s.jobs.est
+        elif column == "start": src = self.s.jobs.start
+        elif column == "end": src = self.s.jobs.end
+        elif column == "runpos": src = self.s.jobs.runpos
+        elif column == "unext": src = self.s.jobs.unext
+        elif column == "uprev": src = self.s.jobs.uprev
+        elif column == "acc": src = self.s.jobs.acc
+        elif column not in ("state", "row"):
             raise ValueError(column)
-        cdef int64_t* src = self.s.jobs.est if column == "est" else (
-            self.s.jobs.start if column == "start" else self.s.jobs.end)
         out = np.empty(jobs.shape[0], dtype=np.int64)
         cdef int64_t[::1] v = out
-        cdef int64_t i
         for i in range(jobs.shape[0]):
-            v[i] = src[jobs[i]]
+            j = jobs[i]
+            if src != NULL:
+                v[i] = src[j]
+            elif column == "state":
+                v[i] = self.s.jobs.state[j]
+            else:
+                v[i] = self.s.jobs.row[j]
         return out
 
     def keys(self):
@@ -564,6 +587,98 @@ cdef class Core:
         """Running job indices (in no particular order)."""
         return self._int64_array(self.s.nodes.running, self.s.nodes.nrun)
 
+    # ------------------------------------------------------------------ checkpoint and rollback
+    def checkpoint(self):
+        """Save what applying events can change before the next pass (see :class:`Checkpoint`), so
+        that a call that fails half-way can be undone by :meth:`rollback`."""
+        cdef State* S = &self.s
+        cdef Checkpoint cp = Checkpoint()
+        cdef int64_t i, j, W = S.W
+        cp.njobs = S.jobs.n
+        cp.nrun = S.nodes.nrun
+        cp.npend = S.queue.n
+        cp.nseq = S.queue.nseq
+        cp.nusers = S.users.n
+        cp.nspare = S.nodes.nspare
+        cp.nfree = S.nodes.nfree
+        cp.version = S.nodes.version
+        cp.now = S.replay.now
+        cp.nfinished = S.replay.nfinished
+        cp.total = S.users.total
+        cp.last_calc = S.users.last_calc
+        cp.keys_dirty = S.policy.keys_dirty
+        cp.resume_valid = S.resume_st.valid
+        cp.free = (<char*>S.nodes.free)[:W * sizeof(uint64_t)] if W else b""
+        cp.running = (<char*>S.nodes.running)[:S.nodes.nrun * sizeof(int64_t)] if S.nodes.nrun else b""
+        cp.by_end = (<char*>S.nodes.by_end)[:S.nodes.nrun * sizeof(EndKey)] if S.nodes.nrun else b""
+        cp.spare = (<char*>S.nodes.spare)[:S.nodes.nspare * sizeof(int32_t)] if S.nodes.nspare else b""
+        cp.queue = (<char*>S.queue.entries)[:S.queue.n * sizeof(PendEntry)] if S.queue.n else b""
+        cp.users_hist = (<char*>S.users.hist)[:S.users.n * sizeof(UserHist)] if S.users.n else b""
+        cp.users_usage = (<char*>S.users.usage)[:S.users.n * sizeof(double)] if S.users.n else b""
+        cp.users_raw = (<char*>S.users.raw)[:S.users.n * sizeof(int64_t)] if S.users.n else b""
+        cp.reg = (<char*>S.policy.reg)[:sizeof(Reg)] if S.policy.reg != NULL else None
+        running = self._int64_array(S.nodes.running, S.nodes.nrun)
+        cp.touched = running
+        cp.touched_cols = {name: self.values_of(name, running) for name in _RUNNING_COLS}
+        pending = self.pending()
+        cp.pending = pending
+        cp.keys = np.array([S.jobs.key[j] for j in pending], dtype=np.float64)
+        cp.bfkeys = np.array([S.jobs.bfkey[j] for j in pending], dtype=np.int64)
+        return cp
+
+    def rollback(self, Checkpoint cp):
+        """Undo everything since ``cp`` was taken (no pass may have run since)."""
+        cdef State* S = &self.s
+        cdef int64_t i
+        cdef const int64_t[::1] rows
+        S.jobs.n = cp.njobs
+        S.nodes.nrun = cp.nrun
+        S.queue.n = cp.npend
+        S.queue.nseq = cp.nseq
+        S.users.n = cp.nusers
+        S.nodes.nspare = cp.nspare
+        S.nodes.nfree = cp.nfree
+        S.nodes.version = cp.version
+        S.replay.now = cp.now
+        S.replay.nfinished = cp.nfinished
+        S.users.total = cp.total
+        S.users.last_calc = cp.last_calc
+        S.policy.keys_dirty = cp.keys_dirty
+        S.resume_st.valid = False       # (resuming is only a shortcut: a fresh pass decides the same)
+        # (each copy back separately: a C pointer inside a Python tuple would become a bytes object)
+        _restore(S.nodes.free, cp.free)
+        _restore(S.nodes.running, cp.running)
+        _restore(S.nodes.by_end, cp.by_end)
+        _restore(S.nodes.spare, cp.spare)
+        _restore(S.queue.entries, cp.queue)
+        _restore(S.users.hist, cp.users_hist)
+        _restore(S.users.usage, cp.users_usage)
+        _restore(S.users.raw, cp.users_raw)
+        if cp.reg is not None:
+            _restore(S.policy.reg, cp.reg)
+        rows = cp.touched
+        for name, values in cp.touched_cols.items():
+            self._set_column(name, rows, values)
+        cdef const int64_t[::1] pend = cp.pending
+        cdef const double[::1] keys = cp.keys
+        cdef const int64_t[::1] bfkeys = cp.bfkeys
+        for i in range(pend.shape[0]):
+            S.jobs.key[pend[i]] = keys[i]
+            S.jobs.bfkey[pend[i]] = bfkeys[i]
+
+    cdef _set_column(self, str name, const int64_t[::1] jobs, const int64_t[::1] values):
+        cdef int64_t i, j
+        cdef State* S = &self.s
+        for i in range(jobs.shape[0]):
+            j = jobs[i]
+            if name == "state": S.jobs.state[j] = <int8_t>values[i]
+            elif name == "end": S.jobs.end[j] = values[i]
+            elif name == "row": S.jobs.row[j] = <int32_t>values[i]
+            elif name == "runpos": S.jobs.runpos[j] = values[i]
+            elif name == "unext": S.jobs.unext[j] = values[i]
+            elif name == "uprev": S.jobs.uprev[j] = values[i]
+            elif name == "acc": S.jobs.acc[j] = values[i]
+
     @property
     def submitted(self):
         """Replay: how many jobs of the trace have been submitted so far."""
@@ -603,3 +718,19 @@ cdef class Core:
     def n_jobs(self):
         """Jobs added."""
         return self.s.jobs.n
+
+
+cdef class Checkpoint:
+    """What ``Core.checkpoint`` saved: the parts of a core that applying events (submits,
+    finishes, Python keys) can change before a pass. Small: it grows with the running and pending
+    jobs and the users, not with every job ever added."""
+    cdef int64_t njobs, nrun, npend, nseq, nusers, nspare, nfree, version, now, nfinished, ntouched
+    cdef double total
+    cdef int64_t last_calc
+    cdef bint keys_dirty, resume_valid
+    cdef object free, running, by_end, spare, queue, users_hist, users_usage, users_raw, reg
+    cdef object touched, touched_cols, pending, keys, bfkeys
+
+
+# the per-job fields a finish changes, for the running jobs (whose user lists it relinks too)
+_RUNNING_COLS = ("state", "end", "row", "runpos", "unext", "uprev", "acc")

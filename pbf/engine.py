@@ -11,6 +11,8 @@ cluster, ...) raises :class:`ProtocolError` and leaves the engine exactly as it 
 """
 from __future__ import annotations
 
+import copy
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -80,6 +82,21 @@ class Reserve:
     at: int
 
 
+#: The latest time the engine takes (seconds; about 34,800 years), and the longest requested time:
+#: every sum of a time and a duration then stays far inside 64 bits.
+MAX_TIME = 1 << 40
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_time(what, t):
+    if not _is_int(t) or not -MAX_TIME <= t <= MAX_TIME:
+        raise ProtocolError(f"{what} must be an int from {-MAX_TIME:,} to {MAX_TIME:,} (seconds), got {t!r}")
+
+
 def _unit_indices(words, units_total):
     bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:units_total]
     return np.flatnonzero(bits)
@@ -126,6 +143,8 @@ class Engine:
         self._last_event = None
         self._closed = False
         self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0}
+        # one call at a time: calls from several threads are serialised, never interleaved
+        self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- protocol
     def advance(self, now: int, events: Iterable[Submit | Finish] = (), *,
@@ -133,36 +152,79 @@ class Engine:
         """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
         its decisions: a :class:`Start` per job started (and a :class:`Reserve` per reservation when
         ``report_reservations``). ``quick``: run Slurm's quick main-scheduler pass instead of a full
-        backfill pass."""
-        events = list(events)
-        self._validate(now, events)
+        backfill pass.
+
+        The whole call is checked first; Python plugins run on copies of themselves; if anything
+        fails before the pass, the engine (and its plugins) are exactly as before the call."""
+        with self._lock:
+            events = list(events)
+            self._validate(now, events)
+            undo = self._checkpoint()
+            try:
+                scoring = self._apply(now, events)
+            except BaseException:
+                self._rollback(undo)
+                raise
+            self._scoring = scoring
+            core = self._core
+            started, reserved = core.run_pass(now, quick)
+            self._counts["passes"] += 1
+            self._counts["started"] += len(started)
+            out = [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
+                   for j in started]
+            if self.report_reservations:
+                planned = core.job_arrays()[5]
+                out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
+            return out
+
+    def _apply(self, now, events):
+        # the events and the Python plugins' keys; returns the scoring (a copy when it has Python
+        # plugins, whose state the calls may change)
+        sc = self._scoring
+        if sc.needs_hooks:
+            try:
+                sc = copy.deepcopy(sc)
+            except Exception as exc:
+                raise ConfigError(f"a Python plugin cannot be copied, which the engine needs to undo a call "
+                                  f"that fails ({type(exc).__name__}: {exc}); give it a __deepcopy__") from exc
         core = self._core
-        last = self._last_event
         for ev in events:
             if isinstance(ev, Submit):
-                j = self._add(ev.job)
+                j = self._add(sc, ev.job)
                 core.submit(j)
                 self._counts["submitted"] += 1
             else:
                 j = self._index[ev.job_id]
                 core.finish(j, ev.time)
                 self._counts["finished"] += 1
-                if isinstance(self._scoring.predictor, PythonPredictor):
+                if isinstance(sc.predictor, PythonPredictor):
                     start = int(core.values_of("start", np.array([j], np.int64))[0])
-                    self._scoring.predictor.fit(self._view([j], start=[start], run=[ev.time - start]), ev.time)
-            last = ev.time
-        self._last_event = last
+                    sc.predictor.fit(self._view([j], start=[start], run=[ev.time - start]), ev.time)
+            self._last_event = ev.time
         self._now = now
-        self._python_keys(now)
-        started, reserved = core.run_pass(now, quick)
-        self._counts["passes"] += 1
-        self._counts["started"] += len(started)
-        out = [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
-               for j in started]
-        if self.report_reservations:
-            planned = core.job_arrays()[5]
-            out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
-        return out
+        sc.set_keys(core, self._view, core.pending(), now)
+        return sc
+
+    def _checkpoint(self):
+        # what a failed call must restore: only Python plugins can fail once events are applied
+        if not self._scoring.needs_hooks:
+            return None
+        return (self._core.checkpoint(), len(self._ids), set(self._users), dict(self._counts),
+                self._now, self._last_event)
+
+    def _rollback(self, undo):
+        if undo is None:
+            return
+        cp, njobs, users, counts, now, last_event = undo
+        self._core.rollback(cp)
+        for job_id in self._ids[njobs:]:
+            del self._index[job_id]
+        del self._ids[njobs:]
+        for col in self._cols.values():
+            del col[njobs:]
+        for user in set(self._users) - users:
+            del self._users[user]
+        self._counts, self._now, self._last_event = counts, now, last_event
 
     def _view(self, jobs, **kw):
         # only the rows asked for (the engine's columns grow with every job it has seen)
@@ -170,15 +232,10 @@ class Engine:
         cols = {k: np.asarray([v[j] for j in jobs], dtype=np.int64) for k, v in self._cols.items()}
         return replace(JobsView.of(cols, np.arange(len(jobs)), **kw), index=np.asarray(jobs, dtype=np.int64))
 
-    def _python_keys(self, now):
-        self._scoring.set_keys(self._core, self._view, self._core.pending(), now)
-
-    def _add(self, job):
-        sc = self._scoring
+    def _add(self, sc, job):
         run = job.run if job.run is not None else -1
         est = int(sc.predictor.given(np.array([job.requested]), np.array([run]))[0])
         if isinstance(sc.predictor, PythonPredictor):
-            # asked before anything changes: a plugin that fails leaves this job out entirely
             one = {k: np.array([getattr(job, k)], dtype=np.int64)
                    for k in ("id", "submit", "units", "requested", "user")}
             view = replace(JobsView.of(one, [0]), index=np.array([len(self._ids)], dtype=np.int64))
@@ -199,83 +256,100 @@ class Engine:
     def _validate(self, now, events):
         if self._closed:
             raise ProtocolError("the engine is closed")
-        if not isinstance(now, (int, np.integer)) or isinstance(now, bool):
-            raise ProtocolError(f"now must be an int (seconds), got {now!r}")
+        _check_time("now", now)
         if self._now is not None and now < self._now:
             raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
-        state = self._core.job_arrays()[0] if any(isinstance(e, Finish) for e in events) else None
-        last = self._last_event
+        state = start = None
+        if any(isinstance(e, Finish) for e in events):
+            state, start = self._core.job_arrays()[:2]
+        last = self._now        # nothing may happen before the time of the last pass
         new_ids = set()
         finishing = set()
         for i, ev in enumerate(events):
             if not isinstance(ev, (Submit, Finish)):
                 raise ProtocolError(f"event {i} is not a pbf.Submit or pbf.Finish: {ev!r}")
+            if isinstance(ev, Submit) and not isinstance(ev.job, Job):
+                raise ProtocolError(f"event {i}: Submit needs a pbf.Job, got {ev.job!r}")
             t = ev.time
-            if not isinstance(t, (int, np.integer)) or isinstance(t, bool):
-                raise ProtocolError(f"event {i} ({ev!r}) has a non-integer time {t!r}")
+            _check_time(f"event {i} ({ev!r}): time", t)
             if t > now:
                 raise ProtocolError(f"event {i} ({ev!r}) is at {t}, later than now={now}")
             if last is not None and t < last:
-                raise ProtocolError(f"event {i} ({ev!r}) is at {t}, before the previous event at {last}")
+                what = "the previous event" if i and last != self._now else "the last call's now"
+                raise ProtocolError(f"event {i} ({ev!r}) is at {t}, before {what} at {last}")
             last = t
             if isinstance(ev, Submit):
                 job = ev.job
-                if not isinstance(job, Job):
-                    raise ProtocolError(f"event {i}: Submit needs a pbf.Job, got {job!r}")
+                if not _is_int(job.id) or not _INT64_MIN <= job.id <= _INT64_MAX:
+                    raise ProtocolError(f"event {i}: job id {job.id!r} is not an int (64-bit)")
                 if job.id in self._index or job.id in new_ids:
                     raise ProtocolError(f"event {i}: duplicate job id {job.id}")
-                if not isinstance(job.units, (int, np.integer)) or job.units <= 0:
+                if not _is_int(job.units) or job.units <= 0:
                     raise ProtocolError(f"event {i}: job {job.id} asks for {job.units!r} units; expected an int > 0")
                 if job.units > self.cluster.units:
                     raise ProtocolError(f"event {i}: job {job.id} asks for {job.units} units, "
                                         f"larger than the cluster ({self.cluster.units})")
-                if not isinstance(job.requested, (int, np.integer)) or job.requested <= 0:
+                if not _is_int(job.requested) or not 0 < job.requested <= MAX_TIME:
                     raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; "
-                                        "expected an int > 0")
+                                        f"expected an int from 1 to {MAX_TIME:,} s")
+                if job.run is not None and (not _is_int(job.run) or not -1 <= job.run <= MAX_TIME):
+                    raise ProtocolError(f"event {i}: job {job.id} has run time {job.run!r}; "
+                                        f"expected None or an int from 0 to {MAX_TIME:,} s")
+                for name in ("user", "partition", "queue"):
+                    value = getattr(job, name)
+                    if not _is_int(value) or not _INT64_MIN <= value <= _INT64_MAX:
+                        raise ProtocolError(f"event {i}: job {job.id} has {name} {value!r}; expected an int")
                 if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)
             else:
-                j = self._index.get(ev.job_id)
+                j = self._index.get(ev.job_id) if _is_int(ev.job_id) else None
                 if j is None:
                     why = ("was submitted in this same call and cannot have started" if ev.job_id in new_ids
                            else "is unknown")
-                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it {why}")
+                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id!r}: it {why}")
                 if state[j] != JobState.JS_RUNNING or ev.job_id in finishing:
                     what = {JobState.JS_PENDING: "pending", JobState.JS_DONE: "already finished",
                             JobState.JS_REJECTED: "rejected"}.get(int(state[j]), "not running")
                     if ev.job_id in finishing:
                         what = "already finished earlier in this call"
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it is {what}")
+                if t < start[j]:
+                    raise ProtocolError(f"event {i}: job {ev.job_id} cannot finish at {t}: it started at {start[j]}")
                 finishing.add(ev.job_id)
 
     # ---------------------------------------------------------------- queries
     def pending(self) -> list[int]:
         """Ids of the pending jobs, in priority order."""
-        return [self._ids[j] for j in self._core.pending()]
+        with self._lock:
+            return [self._ids[j] for j in self._core.pending()]
 
     def running(self) -> dict[int, tuple[int, np.ndarray]]:
         """``{job id: (start, unit indices)}`` of the running jobs."""
-        start = self._core.job_arrays()[1]
-        return {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
-                for j in self._core.running()}
+        with self._lock:
+            start = self._core.job_arrays()[1]
+            return {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
+                    for j in self._core.running()}
 
     def reservations(self) -> dict[int, int]:
         """``{job id: planned start}`` from the last pass."""
-        planned = self._core.job_arrays()[5]
-        return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
+        with self._lock:
+            planned = self._core.job_arrays()[5]
+            return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
 
     def stats(self) -> dict[str, int | None]:
         """Counters: submitted, started, finished, passes, pending, running, free units."""
-        return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
-                    free_units=int(self._core.free_count), now=self._now)
+        with self._lock:
+            return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
+                        free_units=int(self._core.free_count), now=self._now)
 
     def close(self) -> None:
         """Stop the worker threads and release the engine (idempotent). Later calls to
         :meth:`advance` raise ProtocolError."""
-        if not self._closed:
-            self._core.stop_pool()
-        self._closed = True
+        with self._lock:
+            if not self._closed:
+                self._core.stop_pool()
+            self._closed = True
 
     def __del__(self):
         core = getattr(self, "_core", None)
