@@ -28,11 +28,13 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_OVERSIZE
         return 0
+    if S.jobs.req[j] <= 0:
+        # no requested time: no kill limit, no cap for a prediction; rejected under every predictor,
+        # so that runs with different predictors cover the same jobs
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_NO_ESTIMATE
+        return 0
     if S.policy.predictor != PD_GIVEN:
-        if S.jobs.req[j] <= 0:
-            S.jobs.state[j] = JS_REJECTED
-            S.jobs.reason[j] = RJ_NO_ESTIMATE
-            return 0
         e = policy_predict(&S.policy, &S.jobs, &S.users, j, S.jobs.submit[j])
         if e < 0:
             return -1

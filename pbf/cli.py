@@ -12,9 +12,35 @@ _T_START = time.perf_counter()
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+from .cluster import MAX_UNITS
 from .errors import ConfigError, PbfError
 
 __all__ = ["main"]
+
+
+def _int_in(lo, hi=None):
+    """An argparse type: an int from lo (to hi); argparse names the flag in its error."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {lo:,}" + (f" to {hi:,}" if hi is not None else " up") + f", got {text}")
+        return value
+    return parse
+
+
+def _positive_seconds(text):
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
+    return value
 
 
 def _add_cleaning(p):
@@ -27,11 +53,12 @@ def _add_cleaning(p):
                    help="keep jobs asking for <= 0 units (dropped by default)")
     g.add_argument("--no-clip-runtime", action="store_true",
                    help="do not cut run times longer than the requested time")
-    g.add_argument("--fill-missing-request", action="store_true",
-                   help="use the run time as requested time where none is given")
+    g.add_argument("--fill-missing-request", action="store_true", default=None,
+                   help="use the run time as requested time where none is given (default: only when no "
+                        "job of the trace has one, e.g. Lublin-model traces; said in the output)")
     g.add_argument("--oversize", choices=("reject", "drop"), default="reject",
                    help="jobs larger than the cluster: rejected by the engine (default) or dropped")
-    g.add_argument("--units", type=int, default=None,
+    g.add_argument("--units", type=_int_in(1, MAX_UNITS), default=None,
                    help="cluster size in units (default: the header's MaxProcs, else MaxNodes)")
     g.add_argument("--skip-bad-lines", action="store_true",
                    help="skip malformed records (count and report them) instead of failing")
@@ -182,6 +209,9 @@ def cmd_replay(args):
     from .replayer import ReplayConfig, replay
     from .workload.timeparse import parse_duration
     t0 = time.perf_counter()
+    if args.out:
+        from .replayer import check_output_dir
+        check_output_dir(args.out)            # before the replay, not after it
     if args.trace is None:
         from .workload.beocat import generate_beocat
         table = generate_beocat()
@@ -201,7 +231,8 @@ def cmd_replay(args):
                           bsld_bound=args.bsld_bound, workers=args.workers, clock=args.clock,
                           bf_max_time=args.bf_max_time, cost_per_test_us=args.cost_per_test,
                           cost_per_slot_us=args.cost_per_slot, commit=args.commit,
-                          pass_records=not args.no_pass_records)
+                          pass_records=not args.no_pass_records,
+                          kill_at_request=not args.no_clip_runtime)
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -225,7 +256,8 @@ def _format_replay(s, out):
         f"reservations {resv}, order {bf['order']}, trigger {c['trigger']}, workers {c['workers']}",
         f"jobs         {j['submitted']:,} submitted, {j['completed']:,} completed "
         f"({j['backfilled']:,} by backfill), {j['rejected']:,} rejected"
-        + "".join(f"; {n} {r}" for r, n in j["rejected_by_reason"].items()),
+        + "".join(f"; {n} {r}" for r, n in j["rejected_by_reason"].items())
+        + _rejected_hint(s),
         f"wait         AWT {m['awt_h']:.3f} h, ART {m['art_h']:.3f} h, "
         f"BSLD {m['bsld']:.2f} (tau {m['bsld_tau_s']:g} s)",
         f"cluster use  utilisation {m['utilisation']:.3f}, makespan {m['makespan_s']:,} s, "
@@ -237,6 +269,8 @@ def _format_replay(s, out):
            f"a full pass" if p["clock"] != "free" else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
+    if s.get("cleaning"):
+        lines.insert(2, "cleaning     " + _cleaning_line(s["cleaning"]))
     if c["predictor"] not in ("requested", "clairvoyant"):
         pr = s["prediction"]
         lines.insert(5, f"prediction   {c['predictor']}, correction {c['correction']}: MAE {pr['mae_s']:,.0f} s, "
@@ -247,6 +281,32 @@ def _format_replay(s, out):
         lines.append(f"wrote        {out}/summary.json, jobs.csv"
                      + (", passes.csv" if c["pass_records"] else ""))
     return "\n".join(lines)
+
+
+def _cleaning_line(c):
+    # what the reader and the cleaning did: records read = dropped + jobs replayed
+    dropped = {"no submit time": c["dropped_missing_submit"], "run time <= 0": c["dropped_nonpositive_runtime"],
+               "units <= 0": c["dropped_nonpositive_units"], "larger than the cluster": c["oversize_dropped"]}
+    text = f"{c['records_read']:,} records read, {c['jobs']:,} jobs"
+    gone = [f"{n:,} {what}" for what, n in dropped.items() if n]
+    if gone:
+        text += f"; dropped {', '.join(gone)}"
+    if c["bad_lines_skipped"]:
+        text += f"; {c['bad_lines_skipped']:,} bad lines skipped"
+    if c["filled_because_none_given"]:
+        text += (f"; requested times filled from run times for all {c['filled_missing_request']:,} jobs "
+                 "(the trace gives none)")
+    elif c["filled_missing_request"]:
+        text += f"; {c['filled_missing_request']:,} requested times filled from run times"
+    if c["clipped_runtime_to_request"]:
+        text += f"; {c['clipped_runtime_to_request']:,} run times cut to the requested time"
+    return text
+
+
+def _rejected_hint(s):
+    j = s["jobs"]
+    missing = j["rejected_by_reason"].get("no requested time (estimate <= 0)", 0)
+    return " (--fill-missing-request runs them with their run time as request)" if missing else ""
 
 
 def cmd_bench(args):
@@ -325,21 +385,21 @@ def _add_gen(sub):
     b = gen.add_parser("beocat", help="a Beocat-like trace (the Parallel Backfill paper's datasets)")
     b.add_argument("--traffic", choices=("high", "low"), default="high",
                    help="high: the jobs within 7 days; low: the same jobs within 14 days")
-    b.add_argument("--jobs", type=int, default=100_000, help="number of jobs (default 100000)")
+    b.add_argument("--jobs", type=_int_in(1), default=100_000, help="number of jobs (default 100000)")
     b.add_argument("--window", help="submit window, e.g. 7d (overrides --traffic)")
     b.add_argument("--arrivals", choices=("profile", "pack"), default="profile",
                    help="bursts on the daily/weekly profile (default) or evenly packed")
-    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--seed", type=_int_in(0), default=0, help="random seed (default 0)")
     b.add_argument("-o", "--output", required=True, help="output SWF (.gz to compress)")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=cmd_gen_beocat)
 
     lu = gen.add_parser("lublin", help="the Lublin-Feitelson 2003 model")
     from .workload.lublin import LUBLIN_PRESETS
-    lu.add_argument("--jobs", type=int, default=10_000)
+    lu.add_argument("--jobs", type=_int_in(1), default=10_000, help="number of jobs (default 10000)")
     lu.add_argument("--preset", choices=tuple(LUBLIN_PRESETS), default="lublin-1",
                     help="typed / typeless (the program's constants) or the Lublin-1 / Lublin-2 fits")
-    lu.add_argument("--seed", type=int, default=0)
+    lu.add_argument("--seed", type=_int_in(0), default=0, help="random seed (default 0)")
     lu.add_argument("--start-hour", type=int, default=0, help="hour of day the trace starts at")
     for name in ("uhi", "umed", "ulow", "uprob"):
         lu.add_argument(f"--{name}", type=float, help=f"override {name.upper()} for every job type")
@@ -400,12 +460,13 @@ def _add_replay(sub):
                     help="multifactor QOS priority of SWF queue Q (others 0)")
     rp.add_argument("--no-backfill", action="store_true",
                     help="strict priority order: passes stop at the first job that does not fit")
-    rp.add_argument("--max-job-test", type=int, default=None, help="jobs tested per pass (default: all)")
+    rp.add_argument("--max-job-test", type=_int_in(1), default=None, help="jobs tested per pass (default: all)")
     rp.add_argument("--bf-window", default=None, help="how far ahead reservations may start, e.g. 1d")
-    rp.add_argument("--bf-interval", type=int, default=30, help="seconds between full passes (interval trigger)")
-    rp.add_argument("--bf-resolution", type=int, default=0, help="round planned ends up to this many seconds")
-    rp.add_argument("--bsld-bound", type=float, default=10.0, help="tau of the bounded slowdown, s (default 10)")
-    rp.add_argument("--workers", type=int, default=1,
+    rp.add_argument("--bf-interval", type=_int_in(1), default=30, help="seconds between full passes (interval trigger)")
+    rp.add_argument("--bf-resolution", type=_int_in(0), default=0, help="round planned ends up to this many seconds")
+    rp.add_argument("--bsld-bound", type=_positive_seconds, default=10.0,
+                    help="tau of the bounded slowdown, s (default 10)")
+    rp.add_argument("--workers", type=_int_in(1, 256), default=1,
                     help="threads per backfill pass (ordered commit: the same decisions for any count "
                          "with the free clock; with the model clock, N modelled workers share the budget)")
     rp.add_argument("--no-pass-records", action="store_true",
@@ -417,11 +478,11 @@ def _add_replay(sub):
     rp.add_argument("--clock", choices=("free", "model", "wall"), default="free",
                     help="what a pass costs: nothing (default), a modelled cost per job test and slot "
                          "(deterministic), or the measured time (not reproducible)")
-    rp.add_argument("--bf-max-time", type=int, default=None,
+    rp.add_argument("--bf-max-time", type=_int_in(1), default=None,
                     help="time budget of a full pass in seconds (default with a clock: --bf-interval)")
-    rp.add_argument("--cost-per-test", type=int, default=10_000, metavar="US",
+    rp.add_argument("--cost-per-test", type=_int_in(0), default=10_000, metavar="US",
                     help="model clock: microseconds charged per job test (default 10000)")
-    rp.add_argument("--cost-per-slot", type=int, default=20, metavar="US",
+    rp.add_argument("--cost-per-slot", type=_int_in(0), default=20, metavar="US",
                     help="model clock: microseconds charged per profile slot per test (default 20)")
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
     rp.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -444,7 +505,7 @@ def _add_bench(sub):
                     default="pass", help="pass: headline passes vs the reference (default); matrix: "
                     "the whole pass matrix; kernels: bitmap kernels; growth: cost vs queue and "
                     "units with log-log slopes; replay: trace replay throughput; all")
-    be.add_argument("--trials", type=int, default=5, help="interleaved trials per benchmark (default 5)")
+    be.add_argument("--trials", type=_int_in(1), default=5, help="interleaved trials per benchmark (default 5)")
     be.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     be.add_argument("--no-reference", action="store_true", help="skip the pure-Python reference pass")
     be.add_argument("--workers", default="2", help="worker counts compared with 1 on the pass slice, "
@@ -466,15 +527,17 @@ def _add_experiment(sub):
                     help="runtime-prediction: skip the 120 E-Loss x correction x order replays")
     ex.add_argument("--all-traces", action="store_true",
                     help="priority-functions: also SDSC-SP2 and HPC2N (Table V's other rows)")
-    ex.add_argument("--sequences", type=int, default=10, help="priority-functions: sampled sequences (10)")
-    ex.add_argument("--jobs", type=int, default=100_000)
+    ex.add_argument("--sequences", type=_int_in(1), default=10, help="priority-functions: sampled sequences (10)")
+    ex.add_argument("--jobs", type=_int_in(1), default=100_000, help="jobs per trace (default 100000)")
     ex.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")
-    ex.add_argument("--seed", type=int, default=0)
-    ex.add_argument("--bf-interval", type=int, default=30)
-    ex.add_argument("--bf-max-time", type=int, default=None, help="pass budget, s (default: bf-interval)")
-    ex.add_argument("--cost-per-test", type=int, default=10_000, metavar="US")
-    ex.add_argument("--cost-per-slot", type=int, default=20, metavar="US")
-    ex.add_argument("--bsld-bound", type=float, default=600.0, help="the paper uses 10 minutes")
+    ex.add_argument("--seed", type=_int_in(0), default=0, help="the traces' seed (default 0)")
+    ex.add_argument("--bf-interval", type=_int_in(1), default=30, help="seconds between backfill passes (30)")
+    ex.add_argument("--bf-max-time", type=_int_in(1), default=None, help="pass budget, s (default: bf-interval)")
+    ex.add_argument("--cost-per-test", type=_int_in(0), default=10_000, metavar="US",
+                    help="modelled microseconds per job test (10000)")
+    ex.add_argument("--cost-per-slot", type=_int_in(0), default=20, metavar="US",
+                    help="modelled microseconds per profile slot per test (20)")
+    ex.add_argument("--bsld-bound", type=_positive_seconds, default=600.0, help="the paper uses 10 minutes")
     ex.add_argument("--out", help="also write the JSON result to this file")
     ex.add_argument("--json", action="store_true")
     ex.add_argument("--quiet", action="store_true")

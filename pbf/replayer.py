@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -57,7 +60,10 @@ class ReplayConfig:
 
     ``pass_records``: keep a record of every pass (``passes``, passes.csv, with its wall time); False
     keeps only the totals the summary needs: less memory on long traces (72 bytes a pass)
-    and a faster replay (no clock is read; the summary's wall times are then None)."""
+    and a faster replay (no clock is read; the summary's wall times are then None).
+
+    ``kill_at_request``: a job ends at its requested time at the latest (default); False lets it run
+    its whole run time (the CLI's ``--no-clip-runtime``)."""
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
@@ -89,6 +95,7 @@ class ReplayConfig:
     cost_per_slot_us: int = 20
     commit: str = "ordered"
     pass_records: bool = True
+    kill_at_request: bool = True
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -103,8 +110,11 @@ class ReplayConfig:
                 raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
         if not isinstance(self.bf_interval, int) or self.bf_interval <= 0:
             raise ConfigError(f"bf_interval must be an int > 0 seconds, got {self.bf_interval!r}")
-        if self.bsld_bound <= 0:
-            raise ConfigError(f"bsld_bound must be > 0 seconds, got {self.bsld_bound!r}")
+        if (not isinstance(self.bsld_bound, (int, float)) or isinstance(self.bsld_bound, bool)
+                or not math.isfinite(self.bsld_bound) or self.bsld_bound <= 0):
+            raise ConfigError(f"bsld_bound must be a finite number > 0 (seconds), got {self.bsld_bound!r}")
+        if not isinstance(self.kill_at_request, bool):
+            raise ConfigError(f"kill_at_request must be True or False, got {self.kill_at_request!r}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
         if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
@@ -142,17 +152,66 @@ class ReplayResult:
 
     def write(self, out_dir: str | os.PathLike) -> None:
         """Write ``summary.json``, ``jobs.csv`` and ``passes.csv`` (if passes were recorded) into
-        ``out_dir`` (created)."""
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "summary.json"), "w") as fh:
-            json.dump(self.summary, fh, indent=2)
-            fh.write("\n")
-        _write_csv(os.path.join(out_dir, "jobs.csv"), self.jobs)
-        passes_csv = os.path.join(out_dir, "passes.csv")
-        if self.summary["config"]["pass_records"]:
-            _write_csv(passes_csv, self.passes)
-        elif os.path.exists(passes_csv):
-            os.remove(passes_csv)     # an earlier run's records must not pass for this run's
+        ``out_dir`` (created). The files are written into a temporary folder beside it and moved
+        into place only once all are complete: on any error nothing new is left behind."""
+        check_output_dir(out_dir)
+        out_dir = os.fspath(out_dir)
+        parent = os.path.dirname(os.path.abspath(out_dir))
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".pbf-", dir=parent)
+        try:
+            with open(os.path.join(tmp, "summary.json"), "w") as fh:
+                json.dump(_finite(self.summary), fh, indent=2, allow_nan=False)
+                fh.write("\n")
+            _write_csv(os.path.join(tmp, "jobs.csv"), self.jobs)
+            if self.summary["config"]["pass_records"]:
+                _write_csv(os.path.join(tmp, "passes.csv"), self.passes)
+            if not os.path.exists(out_dir):
+                os.rename(tmp, out_dir)
+                tmp = None
+                return
+            for name in OUTPUT_FILES:
+                src, dst = os.path.join(tmp, name), os.path.join(out_dir, name)
+                if os.path.exists(src):
+                    os.replace(src, dst)
+                elif os.path.exists(dst):
+                    os.remove(dst)     # an earlier run's records must not pass for this run's
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: the files :meth:`ReplayResult.write` writes
+OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv")
+
+
+def check_output_dir(out_dir):
+    """Raise :class:`ConfigError` unless ``out_dir`` can take a replay's outputs: a folder (or
+    nothing yet) whose output file names are free for files. Called before a replay runs, so that a
+    long replay does not end in an error."""
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ConfigError(f"output folder {out_dir!r} exists and is not a folder")
+    for name in OUTPUT_FILES:
+        path = os.path.join(out_dir, name)
+        if os.path.isdir(path):
+            raise ConfigError(f"cannot write {path!r}: a folder of that name is in the way")
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.access(parent if not os.path.exists(out_dir) else out_dir, os.W_OK):
+        raise ConfigError(f"cannot write into {out_dir!r}: no permission")
+
+
+def _finite(value):
+    # JSON has no NaN or infinity: such a figure (e.g. a mean over no jobs) is written as null
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _write_csv(path, columns):
@@ -198,7 +257,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     size = np.ascontiguousarray(table.units[order])
     req = np.ascontiguousarray(table.req_time[order])
     run = np.maximum(table.run[order], 0)
-    run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
+    if config.kill_at_request:
+        run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
     est = scoring.predictor.given(req, run)
     _, user = np.unique(table.user[order], return_inverse=True)
     part, qos = scoring.job_factors(table.partition[order], table.queue[order])
@@ -305,6 +365,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                        "under_predicted": float((err < 0).mean()) if len(err) else 0.0,
                        "corrections": int(core.n_corrections),
                        "jobs_corrected": int((corrections > 0).sum())},
+        "cleaning": table.report.as_dict() if table.report is not None else None,
         "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
         "wall_s": {"replay": wall},
     }

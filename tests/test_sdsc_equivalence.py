@@ -19,13 +19,15 @@ def sdsc(shared_trace):
 @pytest.mark.parametrize("predictor, published", [("requested", 87.9), ("clairvoyant", 70.5)])
 def test_bitmap_engine_equals_count_based_easy(sdsc, predictor, published):
     t = sdsc
-    est = t.req_time if predictor == "requested" else np.maximum(t.run, 1)
-    bitmap = compiled_replay(t.submit, t.units, est, t.run, 128)
+    # a job with no requested time is rejected under every predictor (35 jobs here)
+    est = t.req_time if predictor == "requested" else np.where(t.req_time > 0, np.maximum(t.run, 1), 0)
+    bitmap = compiled_replay(t.submit, t.units, est, t.run, 128, req=t.req_time)
     count = np.array(count_easy_replay(t.submit, t.units, est, t.run, 128))
     assert np.array_equal(bitmap["start"], count), f"{(bitmap['start'] != count).sum()} jobs differ"
     check_invariants(bitmap, t.submit, t.units, t.run, 128, fcfs_easy=True)
     result = replay(t, ReplayConfig(predictor=predictor))
     assert np.array_equal(result.jobs["start"], bitmap["start"])
-    # 35 jobs have no requested time and are rejected with that reason (requested estimates only)
-    assert result.summary["jobs"]["rejected"] == (35 if predictor == "requested" else 0)
+    # 35 jobs have no requested time and are rejected with that reason, whatever the predictor
+    assert result.summary["jobs"]["rejected"] == 35
+    assert result.summary["jobs"]["rejected_by_reason"] == {"no requested time (estimate <= 0)": 35}
     assert result.metrics.bsld == pytest.approx(published, abs=1.0)

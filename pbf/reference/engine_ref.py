@@ -145,10 +145,10 @@ class ReferenceCore:
         if job.units > self.units:
             job.state, job.reason = REJECTED, RJ_OVERSIZE
             return job.state
+        if job.req <= 0:             # (under every predictor: runs then cover the same jobs)
+            job.state, job.reason = REJECTED, RJ_NO_ESTIMATE
+            return job.state
         if self.predictor != "given":
-            if job.req <= 0:
-                job.state, job.reason = REJECTED, RJ_NO_ESTIMATE
-                return job.state
             job.est = self._predict(j)
         if job.est <= 0:
             job.state, job.reason = REJECTED, RJ_NO_ESTIMATE

@@ -32,8 +32,11 @@ class Cleaning:
     clip_runtime_to_request: cut a run time longer than the requested time to the requested time
         (the job would have been killed at its limit).
     fill_missing_request: give a job with no requested time (-1 or 0) its run time as requested time
-        (perfect estimate; what RLScheduler does on Lublin traces). Off by default: such jobs are kept
-        and counted, and the engine rejects them with a reason.
+        (perfect estimate; what RLScheduler does on Lublin traces). ``None`` (the default): only when
+        no job of the trace has a requested time (the field is absent, as in Lublin-model traces), and
+        the report says so (``filled_because_none_given``); otherwise such jobs are kept, counted, and
+        rejected by the engine with a reason (the pyss convention). ``True`` / ``False``: always /
+        never.
     oversize: a job asking for more units than the cluster has is ``reject``-ed by the engine at
         submit (kept here, counted) or ``drop``-ped here.
     cluster_units: the cluster size for the oversize rule; default the header's MaxProcs, else MaxNodes.
@@ -43,7 +46,7 @@ class Cleaning:
     drop_nonpositive_runtime: bool = True
     drop_nonpositive_units: bool = True
     clip_runtime_to_request: bool = True
-    fill_missing_request: bool = False
+    fill_missing_request: bool | None = None
     oversize: str = "reject"
     cluster_units: int | None = None
 
@@ -59,7 +62,7 @@ class Cleaning:
     def none(cls) -> Cleaning:
         """No rule applied (units = max(requested, allocated) is still computed)."""
         return cls(drop_missing_submit=False, drop_nonpositive_runtime=False, drop_nonpositive_units=False,
-                   clip_runtime_to_request=False)
+                   clip_runtime_to_request=False, fill_missing_request=False)
 
 
 @dataclass
@@ -73,6 +76,7 @@ class CleaningReport:
     dropped_nonpositive_units: int = 0
     filled_missing_request: int = 0
     missing_request: int = 0
+    filled_because_none_given: bool = False
     clipped_runtime_to_request: int = 0
     oversize: int = 0
     oversize_dropped: int = 0
@@ -117,7 +121,11 @@ def clean(table, cleaning=Cleaning(), report=None):
         keep &= ~bad
 
     missing = keep & (cols["req_time"] <= 0)
-    if cleaning.fill_missing_request:
+    fill = cleaning.fill_missing_request
+    if fill is None:
+        fill = bool(missing.any()) and bool((missing == keep).all())
+        report.filled_because_none_given = fill
+    if fill:
         report.filled_missing_request = int(missing.sum())
         cols["req_time"] = np.where(missing, cols["run"], cols["req_time"])
     else:
