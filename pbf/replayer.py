@@ -241,7 +241,8 @@ def _cluster_units(table, config):
                               f"for {widest:,} units, more than the largest cluster pbf schedules "
                               f"({MAX_UNITS:,}); give the cluster size (--units N, ReplayConfig(units=N))")
         return widest
-    raise ConfigError("cannot tell the cluster size of an empty trace without units")
+    raise ConfigError(f"{table.source}: no job is left to replay and no MaxProcs or MaxNodes header gives "
+                      "the cluster size (give --units N to replay an empty trace)")
 
 
 def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None) -> ReplayResult:

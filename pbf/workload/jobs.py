@@ -1,6 +1,7 @@
 """The job table: a struct of numpy arrays, one column per SWF field, plus the trace's header."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,9 +72,11 @@ class SwfHeader:
         """The header value of ``key`` as an int, or None when absent or not a number."""
         value = self.fields.get(key)
         try:
-            return int(float(str(value).split()[0]))
+            number = float(str(value).split()[0])
         except (TypeError, ValueError, IndexError):
             return None
+        # (a header may say anything: "inf", "1e400", "nan" are no numbers of seconds)
+        return int(number) if math.isfinite(number) and abs(number) < 2 ** 62 else None
 
     @property
     def max_procs(self):
