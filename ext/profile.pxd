@@ -270,13 +270,18 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
 
 cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t first,
                                    int32_t first_prev, int32_t* at) noexcept nogil:
-    # The same search as _find_start, in O(slots x W) instead of O(slots^2 x W): as the candidate
-    # start moves to later slots, the end of its window only moves later too, so the AND over the
-    # window is kept in a queue of slots built from two stacks (each slot is ANDed in a constant
-    # number of times). Returns the earliest start, or -1 (beyond bf_window / out of memory).
+    # The earliest start t >= now at which k units are free throughout [t, round_up(t + d)), in
+    # O(slots x W): as the candidate start moves to later slots, the end of its window only moves
+    # later too, so the AND over the window is kept in a queue of slots built from two stacks (each
+    # slot is ANDed in a constant number of times). Free counts are read first: a window holding a
+    # slot with fewer than k free units is skipped, with every candidate up to that slot, before any
+    # bitmap work. Returns the earliest start, or -1 (beyond bf_window / out of memory).
     # The candidates begin at slot `first` (whose predecessor is first_prev): 0 and -1 for all.
-    cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0, m
-    cdef int32_t i = first, e = first, prev = first_prev, sl
+    cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0
+    # e: how far the window's counts were read; ea: how far its slots are in the AND queue; bad: the
+    # last slot read with fewer than k free units
+    cdef int32_t i = first, e = first, ea = first, prev = first_prev, bad = -1
+    cdef bint bad_in_window = False
     cdef uint64_t* fa
     cdef uint64_t* bits
     cdef uint64_t x
@@ -300,36 +305,48 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
         if P.window > 0 and t > now + P.window:
             return -1
         stop = prof_round_up(P, t + d)
-        # extend the window to every slot beginning before the placement's end
+        # extend the window to every slot beginning before the placement's end, reading counts only
         while e != -1 and P.s_begin[e] < stop:
-            bits = P.s_bits + <int64_t>e * W
+            if P.s_cnt[e] < k:
+                bad = e
+                bad_in_window = True
+            e = P.s_next[e]
+        if bad_in_window:
+            # A slot of the window has fewer than k free units: no start here, nor at any slot up to
+            # that one (each of their windows holds it too). Go past it without any bitmap work.
+            prev = bad
+            i = P.s_next[bad]
+            bad_in_window = False
+            nf = 0
+            nb = 0
+            ea = i
+            continue
+        # every slot of the window has k free units: AND the ones not yet in the queue
+        while ea != e:
+            bits = P.s_bits + <int64_t>ea * W
             if nb == 0:
                 w_copy(P.q_back_agg, bits, W)
             else:
                 for w in range(W):
                     P.q_back_agg[w] &= bits[w]
-            P.q_back_idx[nb] = e
+            P.q_back_idx[nb] = ea
             nb += 1
-            e = P.s_next[e]
-        if P.s_cnt[i] >= k:
-            if nf == 0:
-                nf = pbf_window_transfer(fa, P.q_front_idx, P.q_back_idx, nb, P.s_bits, W)
-                nb = 0
-            c = 0
-            for w in range(W):
-                x = fa[(nf - 1) * W + w]
-                if nb > 0:
-                    x &= P.q_back_agg[w]
-                P.cand[w] = x
-                c += __builtin_popcountll(x)
-            if c >= k:
-                at[0] = i
-                P.prev_of_at = prev
-                return t
-        # drop slot i, the queue's oldest, and move to the next candidate start
+            ea = P.s_next[ea]
         if nf == 0:
             nf = pbf_window_transfer(fa, P.q_front_idx, P.q_back_idx, nb, P.s_bits, W)
             nb = 0
+        c = 0
+        for w in range(W):
+            x = fa[(nf - 1) * W + w]
+            if nb > 0:
+                x &= P.q_back_agg[w]
+            P.cand[w] = x
+            c += __builtin_popcountll(x)
+        if c >= k:
+            at[0] = i
+            P.prev_of_at = prev
+            return t
+        # drop slot i, the queue's oldest, and move to the next candidate start
         nf -= 1
         prev = i
         i = P.s_next[i]
