@@ -19,6 +19,12 @@ def scenarios(draw):
     req = np.array(draw(st.lists(st.integers(0, 300), min_size=n, max_size=n)))
     run = np.array([draw(st.integers(0, max(1, int(r)))) for r in req])
     run = np.where(req > 0, np.minimum(run, req), run)
+    if draw(st.booleans()):
+        # bursts of identical jobs arriving together, as in Beocat-like traces
+        for i in range(1, n):
+            if draw(st.integers(0, 2)) == 0:
+                size[i], req[i], run[i] = size[i - 1], req[i - 1], run[i - 1]
+                submit[i] = submit[i - 1]
     clairvoyant = draw(st.booleans())
     est = np.maximum(run, 1) if clairvoyant else req
     backfill = Backfill(reservations=draw(st.sampled_from([0, 1, 1, 2, 3, None])),
