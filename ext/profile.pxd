@@ -40,6 +40,7 @@ cdef extern from *:
 
 cdef enum:
     FRONTIER_MAX = 32          # (units, estimate) misfit pairs a pass remembers
+    HINTS_MAX = 16             # earliest starts a pass remembers
 
 ctypedef struct Prof:
     int64_t W                  # words per bitmap
@@ -74,6 +75,13 @@ ctypedef struct Prof:
     int64_t f_units[FRONTIER_MAX]  # sorted ascending ...
     int64_t f_est[FRONTIER_MAX]    # ... so these fall
     int64_t nfrontier          # pairs held
+    # earliest starts found by this pass's full searches: (units, estimate) -> start (-1: none within
+    # the window); a lower bound for every job at least as wide and as long (a ring, newest last)
+    int64_t hint_k[HINTS_MAX]  # units ...
+    int64_t hint_d[HINTS_MAX]  # ... estimate ...
+    int64_t hint_t[HINTS_MAX]  # ... earliest start found
+    int64_t nhint              # entries held
+    int64_t hint_next          # the entry the next search overwrites once the ring is full
     int32_t* scratch_idx       # prof_choose's backward walk: slots before a reservation's start
     int64_t scratch_cap        # room in scratch_idx
 
@@ -114,6 +122,8 @@ cdef inline void prof_start_pass(Prof* P, int64_t window, int64_t resolution) no
     P.monotone = True
     P.nfrontier = 0
     P.nresv_pass = 0
+    P.nhint = 0
+    P.hint_next = 0
 
 
 cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
@@ -123,6 +133,8 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.resolution = S.resolution
     D.monotone = S.monotone
     D.nfrontier = 0
+    D.nhint = 0
+    D.hint_next = 0
     D.nslots = 0
     if D.slot_cap < n:
         cap = D.slot_cap
@@ -246,7 +258,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
             i = P.s_next[i]
         return -1
     if not now_only:
-        return prof_find_start_window(P, k, d, now, 0, -1, at)
+        return prof_find_start_hinted(P, k, d, now, at)
     # Can it start now? The units free throughout [now, stop) are exactly slot 0's free units
     # minus those of this pass's reservations overlapping the window: running jobs only give
     # units back as time goes on, and every start-now placement already left slot 0. So one AND
@@ -266,6 +278,37 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
     at[0] = 0
     P.prev_of_at = -1
     return now
+
+
+cdef inline int64_t prof_find_start_hinted(Prof* P, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
+    # The window search, begun at the latest earliest start this pass found for a job no wider and
+    # no longer: within a pass the profile only loses free units, and a wider or longer job fits
+    # nowhere a narrower or shorter one does not, so its earliest start is not before that one
+    # (nor is there one within the window if that one had none). The search begins at the last
+    # slot beginning at or before the bound, with the same answer and candidates as from slot 0:
+    # bursts of identical jobs cost one walk, not one each.
+    cdef int32_t i = 0, prev = -1
+    cdef int64_t t, bound = -2, h
+    for h in range(P.nhint):
+        if P.hint_k[h] <= k and P.hint_d[h] <= d:
+            if P.hint_t[h] < 0:
+                return -1
+            if P.hint_t[h] > bound:
+                bound = P.hint_t[h]
+    if bound >= 0:
+        while P.s_next[i] != -1 and P.s_begin[P.s_next[i]] <= bound:
+            prev = i
+            i = P.s_next[i]
+    t = prof_find_start_window(P, k, d, now, i, prev, at)
+    h = P.nhint if P.nhint < HINTS_MAX else P.hint_next
+    if P.nhint < HINTS_MAX:
+        P.nhint += 1
+    else:
+        P.hint_next = (P.hint_next + 1) % HINTS_MAX
+    P.hint_k[h] = k
+    P.hint_d[h] = d
+    P.hint_t[h] = t
+    return t
 
 
 cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t first,
