@@ -280,16 +280,19 @@ def growth_rows(queue_sizes=(1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000)
 
 _REPLAY_CHILD = r"""
 import json, resource, sys, time
+from pbf.config import Backfill
 from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 from pbf.workload.beocat import generate_beocat, TRAFFIC_WINDOWS
-name, trigger = sys.argv[1], sys.argv[2]
+name, trigger, slurm = sys.argv[1], sys.argv[2], sys.argv[3] == "slurm"
 if name.startswith("beocat-"):
     table = generate_beocat(100_000, TRAFFIC_WINDOWS[name.split("-")[1]], seed=0)
 else:
     table = read_swf(name)
 t0 = time.perf_counter()
-r = replay(table, ReplayConfig(trigger=trigger))
+# Slurm-like: a reservation for every tested job, bf_max_job_test 500 (Slurm's default)
+backfill = Backfill(reservations=None, max_job_test=500) if slurm else Backfill()
+r = replay(table, ReplayConfig(trigger=trigger, backfill=backfill))
 wall = time.perf_counter() - t0
 s = r.summary
 assert s["jobs"]["completed"] + s["jobs"]["rejected"] == len(table)
@@ -299,7 +302,10 @@ print(json.dumps({"jobs": len(table), "passes": s["passes"]["count"], "wall_s": 
 
 
 def replay_rows(names=None, trials=1):
-    """Replay throughput, each trace in its own process (for its peak RSS): jobs/s, passes/s, wall."""
+    """Replay throughput, each trace in its own process (for its peak RSS): jobs/s, passes/s, wall.
+    ``names``: trace paths or ``beocat-high`` / ``beocat-low``, each optionally suffixed ``+slurm``
+    (Slurm-like passes: a reservation per tested job, ``max_job_test`` 500); default: the real logs
+    at hand, SDSC-SP2 again Slurm-like, and the two Beocat-like traces."""
     if names is None:
         names = []
         d = shared_trace_dir()
@@ -307,20 +313,24 @@ def replay_rows(names=None, trials=1):
                   "LLNL-Thunder-2007-1.1-cln.swf.gz"):
             if d is not None and (d / f).exists():
                 names.append(str(d / f))
+        if d is not None and (d / "SDSC-SP2-1998-4.2-cln.swf.gz").exists():
+            names.append(str(d / "SDSC-SP2-1998-4.2-cln.swf.gz") + "+slurm")
         names += ["beocat-high", "beocat-low"]
     rows = []
     for name in names:
+        name, _, mode = name.partition("+")
         trigger = "interval" if name.startswith("beocat-") else "event"
         results = []
         for _ in range(trials):
             env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-            out = subprocess.run([sys.executable, "-c", _REPLAY_CHILD, name, trigger], check=True,
+            out = subprocess.run([sys.executable, "-c", _REPLAY_CHILD, name, trigger, mode or "easy"], check=True,
                                  capture_output=True, text=True, env=env).stdout
             results.append(json.loads(out))
         walls = [r["wall_s"] for r in results]
         r = results[0]
         med = statistics.median(walls)
-        rows.append({"slice": "replay", "name": Path(name).name, "params": f"trigger={trigger}",
+        rows.append({"slice": "replay", "name": Path(name).name + (" slurm-like" if mode else ""),
+                     "params": f"trigger={trigger}",
                      **_stats(walls), "jobs": r["jobs"], "passes": r["passes"],
                      "jobs_per_s": r["jobs"] / med, "passes_per_s": r["passes"] / med,
                      "peak_rss_mb": max(x["peak_rss_mb"] for x in results)})
