@@ -39,7 +39,8 @@ from lifecycle cimport job_submit, job_finish
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
-from pbf._codes cimport (JS_NEW, HOW_NONE, RJ_NONE, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
+from slurm_loop cimport sim_run
+from pbf._codes cimport (CK_SLURM_SIM, JS_NEW, HOW_NONE, RJ_NONE, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
 
 from .codes import LABELS
 from .errors import InternalError
@@ -97,7 +98,9 @@ _CONFIG_KEYS = frozenset((
     "resv_max", "max_job_test", "bf_window", "bf_resolution", "sjbf", "bf_keyed", "no_backfill",
     "trigger", "bf_interval", "record_passes", "commit_eager", "hooks", "clock", "bf_max_time_us",
     "cost_test_us", "cost_slot_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
-    "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small"))
+    "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small",
+    "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
+    "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel_min_wall_ns"))
 
@@ -158,6 +161,14 @@ cdef class Core:
             elif name == "mf_max_age": S.policy.max_age = value
             elif name == "mf_half_life": S.policy.half_life = value
             elif name == "mf_favor_small": S.policy.favor_small = value
+            elif name == "sim_yield_us": S.sim.yield_us = value
+            elif name == "sim_step_us": S.sim.step_us = value
+            elif name == "sim_sched_delay": S.sim.sched_delay = value
+            elif name == "sim_sched_interval": S.sim.sched_interval = value
+            elif name == "sim_queue_depth": S.sim.queue_depth = value
+            elif name == "sim_max_sched_us": S.sim.max_sched_us = value
+            elif name == "sim_cost_main_us": S.sim.cost_main_us = value
+            elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
 
     def set_testing(self, **switches):
         """Switches for tests and benchmarks (no decision changes): ``record_units`` (keep every
@@ -291,12 +302,16 @@ cdef class Core:
         return out
 
     def replay(self, int64_t max_instants=-1):
-        """Run the event loop for at most ``max_instants`` instants (-1: to the end). Returns True
-        when the trace is done."""
+        """Run the event loop for at most ``max_instants`` instants (-1: to the end; with the
+        slurm-sim clock, main-loop iterations that do something). Returns True when the trace is
+        done."""
         cdef int rc = 0
         cdef bint done = False
         with nogil:
-            rc = replay_run(&self.s, max_instants, &done)
+            if self.s.clock.kind == CK_SLURM_SIM:
+                rc = sim_run(&self.s, max_instants, &done)
+            else:
+                rc = replay_run(&self.s, max_instants, &done)
         if rc != RC_OK:
             _raise(rc, "the replay")
         return done
@@ -491,6 +506,16 @@ cdef class Core:
         return (out[0], self._int64_array(self.s.jobs.start, n), self._int64_array(self.s.jobs.end, n),
                 out[1], out[2], self._int64_array(self.s.jobs.resv, n),
                 self._int64_array(self.s.jobs.resv_min, n))
+
+    def sim_figures(self):
+        """The slurm-sim clock's main loop: ``iterations``, ``cycles``, ``cycles_yielded`` (ended by
+        a yield that saw a change), ``yields``, ``main_passes``, ``main_tests``, ``main_started``,
+        ``cycle_us`` and ``main_us`` (simulated time spent in each) and ``now_us``."""
+        T = &self.s.sim
+        return {"iterations": T.iterations, "cycles": T.cycles, "cycles_yielded": T.cycles_yielded,
+                "yields": T.yields, "main_passes": T.main_passes, "main_tests": T.main_tests,
+                "main_started": T.main_started, "cycle_us": T.cycle_us, "main_us": T.main_us,
+                "now_us": T.now_us}
 
     def pass_totals(self):
         """Totals over every pass, kept whether or not passes are recorded: ``count``, ``full``,

@@ -1,11 +1,12 @@
 # What a full pass costs and whether it may go on (DESIGN §4.6), header only: the free clock (nothing),
-# the model clock (each job test charged to the least-loaded modelled worker) and the wall clock.
+# the model clock (each job test charged to the least-loaded modelled worker), the wall clock, and the
+# slurm-sim clock (charged as the model clock; the loop in slurm_loop.pxd turns charges into simulated time).
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free
 
 from ticks cimport now_ticks
-from pbf._codes cimport CK_FREE, CK_MODEL, CK_WALL
+from pbf._codes cimport CK_FREE, CK_MODEL, CK_WALL, CK_SLURM_SIM
 
 
 ctypedef struct PassClock:
@@ -16,6 +17,7 @@ ctypedef struct PassClock:
     int64_t* cost              # model clock: accumulated cost per modelled worker ...
     int64_t* tests             # ... and jobs it tested, in the pass under way
     int64_t n                  # modelled workers allocated
+    int64_t last_us            # the charge of the worker that took the last test, after it
     int64_t t0                 # wall clock: ticks at the start of the pass under way
     double ns_per_tick         # the tick rate (see ticks.pxd), measured once per process
 
@@ -25,8 +27,9 @@ cdef inline int clock_start(PassClock* C, int64_t workers) noexcept nogil:
     cdef int64_t i
     if C.kind == CK_WALL:
         C.t0 = now_ticks()
-    if C.kind != CK_MODEL:
+    if C.kind != CK_MODEL and C.kind != CK_SLURM_SIM:
         return 0
+    C.last_us = 0
     if C.n < workers:
         free(C.cost)
         free(C.tests)
@@ -58,13 +61,30 @@ cdef inline bint clock_charge_test(PassClock* C, int64_t workers, int64_t slots)
         return False
     C.cost[w] += C.cost_test_us + C.cost_slot_us * slots
     C.tests[w] += 1
+    C.last_us = C.cost[w]
     return True
+
+
+cdef inline int64_t clock_elapsed_us(const PassClock* C, int64_t workers) noexcept nogil:
+    # model clocks: when the next test would begin (the least-loaded modelled worker's charge)
+    cdef int64_t i, mn = C.cost[0]
+    for i in range(1, workers):
+        if C.cost[i] < mn:
+            mn = C.cost[i]
+    return mn
+
+
+cdef inline void clock_charge_all(PassClock* C, int64_t workers, int64_t us) noexcept nogil:
+    # model clocks: serial work before the tests (every modelled worker waits for it)
+    cdef int64_t i
+    for i in range(workers):
+        C.cost[i] += us
 
 
 cdef inline int64_t clock_duration_us(const PassClock* C, int64_t workers) noexcept nogil:
     # the pass's charged duration: the busiest modelled worker, or the measured time
     cdef int64_t i, mx = 0
-    if C.kind == CK_MODEL:
+    if C.kind == CK_MODEL or C.kind == CK_SLURM_SIM:
         for i in range(workers):
             if C.cost[i] > mx:
                 mx = C.cost[i]

@@ -20,7 +20,7 @@ from parallel cimport SPEC_NOW, SPEC_FULL
 from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities
 from state cimport State, PassCtx
-from pbf._codes cimport (CK_FREE, CK_MODEL, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
+from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET)
 
 
@@ -143,7 +143,8 @@ cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k,
             return -1
         if c.parallel:
             log_append(S, P.chosen, k, c.now, d, False)
-    if job_start(S, j, c.now, P.chosen) != 0:
+    if job_start(S, j, c.now if c.start_us0 < 0 else (c.start_us0 + S.clock.last_us) // 1000000,
+                 P.chosen) != 0:
         return -1
     S.queue.entries[p].job = -1
     if c.first_start < 0 or p < c.first_start:
@@ -258,8 +259,9 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
         if S.cfg.sjbf and c.resv_left == 0:
             c.phase2 = p
             return STEP_STOP
-        if c.resv_left == 0 and c.built and P.s_cnt[0] == 0:
+        if c.resv_left == 0 and c.built and P.s_cnt[0] == 0 and c.start_us0 < 0:
             # nothing is free now and no reservation is left: every remaining job fails at once
+            # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
             return STEP_STOP
     if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
@@ -361,6 +363,7 @@ cdef inline int begin_full_pass(State* S, int64_t now, bint parallel) noexcept n
     S.decided.nstarted = 0
     S.decided.nreserved = 0
     c.now = now
+    c.start_us0 = -1
     c.depth = 0
     c.started = 0
     c.resv = 0
@@ -405,6 +408,7 @@ cdef inline int resume_pass(State* S, int64_t now) noexcept nogil:
     S.prof.s_begin[0] = now
     S.decided.nstarted = 0
     c.now = now
+    c.start_us0 = -1
     c.depth = S.resume_st.npend
     c.started = 0
     c.resv = S.resume_st.resv
@@ -463,7 +467,7 @@ cdef inline void end_full_pass(State* S, Prof* P) noexcept nogil:
     S.last.inversions = c.inversions
     S.last.tests_max = -1
     S.last.tests_min = -1
-    if S.clock.kind == CK_MODEL and S.clock.n >= n:
+    if (S.clock.kind == CK_MODEL or S.clock.kind == CK_SLURM_SIM) and S.clock.n >= n:
         S.last.tests_max = S.clock.tests[0]
         S.last.tests_min = S.clock.tests[0]
         for i in range(n):

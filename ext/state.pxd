@@ -12,6 +12,7 @@ from queue cimport Queue, queue_free
 from policy cimport Policy, policy_free
 from profile cimport Prof, prof_init, prof_free
 from clock cimport PassClock, clock_free
+from simtime cimport SimTime, simtime_defaults
 from records cimport PassRecords, PassTotals, LastPass, records_free
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
@@ -79,6 +80,8 @@ ctypedef struct ReplayState:   # the event loop
 
 ctypedef struct PassCtx:       # the full pass under way; written by whoever commits (one at a time)
     int64_t now                # the pass's time
+    int64_t start_us0          # slurm-sim clock: the cycle's start, us (a job starts when the cycle
+                               # reaches it: start_us0 + its worker's charge); -1 otherwise
     int64_t depth              # jobs tested
     int64_t started            # jobs started
     int64_t resv               # reservations made
@@ -109,6 +112,7 @@ ctypedef struct State:
     Prof prof                  # the profile of the sequential pass; slot 0 is always the head at `now`
     PassCtx ctx                # the full pass under way
     PassClock clock            # what a pass costs, and its budget
+    SimTime sim                # the slurm-sim clock's main loop
     LastPass last              # the last full pass's figures
     PassTotals totals          # sums over every pass
     PassRecords records        # one record a pass, when kept
@@ -153,6 +157,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.clock.kind = CK_FREE
     S.clock.cost_test_us = 10_000
     S.clock.cost_slot_us = 20
+    simtime_defaults(&S.sim)
     return 0
 
 

@@ -37,6 +37,7 @@ cpdef enum Clock:              # what a pass costs (DESIGN §4.6)
     CK_FREE = 0
     CK_MODEL = 1
     CK_WALL = 2
+    CK_SLURM_SIM = 3               # the Slurm simulator's: scheduling takes simulated time (slurm_loop.pxd)
 
 cpdef enum Trigger:            # when the replay runs passes
     TR_EVENT = 0
@@ -69,6 +70,7 @@ cpdef enum ExitReason:         # why a pass stopped
     EX_MAX_JOB_TEST = 1
     EX_QUICK_BLOCKED = 2
     EX_BUDGET = 3
+    EX_YIELD = 4               # slurm-sim clock: a yield saw arrivals or completions
 
 cpdef enum Status:             # return codes of the compiled functions (raised after the nogil block)
     RC_OK = 0

@@ -23,7 +23,7 @@ __all__ = ["Clock", "Correction", "ExitReason", "How", "JobState", "PassKind", "
            "CORRECTIONS", "label"]
 
 #: option names of the enums users choose from, in code order
-CLOCKS = ("free", "model", "wall")
+CLOCKS = ("free", "model", "wall", "slurm-sim")
 TRIGGERS = ("event", "interval")
 CORRECTIONS = ("incremental", "requested", "recursive-doubling")
 
@@ -33,7 +33,8 @@ LABELS = {
     "how": ("", "main", "backfill"),
     "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units"),
     "kind": ("full", "quick"),
-    "exit": ("end of queue", "max job test", "first job that does not fit", "time budget"),
+    "exit": ("end of queue", "max job test", "first job that does not fit", "time budget",
+             "state changed at a yield"),
 }
 
 #: each label table and option list with the enum whose codes index it

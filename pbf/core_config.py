@@ -26,10 +26,11 @@ def check_run_options(workers, commit, backfill):
 
 def build_core(units, backfill, scoring, *, workers=1, commit="ordered", record_passes=True,
                trigger="event", bf_interval=30, clock="free", budget_s=None, cost_per_test_us=10_000,
-               cost_per_slot_us=20):
+               cost_per_slot_us=20, slurm_sim=None):
     """A compiled core for ``units`` units configured with ``backfill`` (a :class:`Backfill`),
     ``scoring`` (a resolved :class:`pbf.plugins.Scoring`) and the run options (validated by the
-    callers' dataclasses and :func:`check_run_options`). Its worker pool is not started:
+    callers' dataclasses and :func:`check_run_options`; ``slurm_sim``: the
+    :class:`pbf.SlurmSim` settings of the slurm-sim clock). Its worker pool is not started:
     ``core.start_pool(workers)`` does that when the caller is ready to stop it again."""
     check_run_options(workers, commit, backfill)
     _check_choice("trigger", trigger, TRIGGERS)
@@ -40,6 +41,8 @@ def build_core(units, backfill, scoring, *, workers=1, commit="ordered", record_
                    trigger=TRIGGERS.index(trigger), bf_interval=bf_interval, clock=CLOCKS.index(clock),
                    bf_max_time_us=(budget_s or 0) * 1_000_000, cost_test_us=cost_per_test_us,
                    cost_slot_us=cost_per_slot_us)
+    if slurm_sim is not None:
+        core.configure(**slurm_sim.core_settings())
     regression = scoring.regression()
     if regression is not None:
         core.set_regression(*regression)

@@ -25,6 +25,7 @@ from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
 from .plugins.scoring import Scoring
+from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 from .workload.jobs import JobTable
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay"]
@@ -45,7 +46,12 @@ class ReplayConfig:
     jobs go to the modelled worker with the least accumulated cost, a pass lasts as long as its
     busiest worker: deterministic), or ``wall`` (the measured time; not reproducible). With a clock,
     a full pass stops when ``bf_max_time`` (default: ``bf_interval``, Slurm 17.02) is spent, and its
-    duration delays the next interval pass.
+    duration delays the next interval pass. ``slurm-sim`` (with ``trigger="interval"``): scheduling
+    takes simulated time, as in the Slurm 17.02 simulator -- the main loop, the main scheduler's
+    limits, cycles that yield every ``slurm_sim.bf_yield_interval`` and end when a yield finds
+    arrivals or completions, jobs that start when the cycle reaches them (:class:`pbf.SlurmSim`;
+    docs/engine.md "Scheduler time"). ``cost_per_test_us`` / ``cost_per_slot_us`` default to the
+    clock's own (model: 10,000 / 20; slurm-sim: 62 / 0).
 
     ``commit``: ``ordered`` (default; results commit in queue order: the same decisions for any
     number of workers) or ``eager`` (the paper's algorithm: first done, first committed; results may
@@ -91,11 +97,12 @@ class ReplayConfig:
     workers: int = 1
     clock: str = "free"
     bf_max_time: int | None = None
-    cost_per_test_us: int = 10_000
-    cost_per_slot_us: int = 20
+    cost_per_test_us: int | None = None
+    cost_per_slot_us: int | None = None
     commit: str = "ordered"
     pass_records: bool = True
     kill_at_request: bool = True
+    slurm_sim: SlurmSim = field(default_factory=SlurmSim)
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -106,8 +113,12 @@ class ReplayConfig:
             raise ConfigError(f"bf_max_time must be an int > 0 seconds or None, got {self.bf_max_time!r}")
         for name in ("cost_per_test_us", "cost_per_slot_us"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 0:
-                raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ConfigError(f"{name} must be an int >= 0 or None (the clock's default), got {value!r}")
+        if not isinstance(self.slurm_sim, SlurmSim):
+            raise ConfigError(f"slurm_sim must be a pbf.SlurmSim, got {self.slurm_sim!r}")
+        if self.clock == "slurm-sim":
+            self._check_slurm_sim()
         if not isinstance(self.bf_interval, int) or self.bf_interval <= 0:
             raise ConfigError(f"bf_interval must be an int > 0 seconds, got {self.bf_interval!r}")
         if (not isinstance(self.bsld_bound, (int, float)) or isinstance(self.bsld_bound, bool)
@@ -121,12 +132,35 @@ class ReplayConfig:
                                        or not 1 <= self.units <= MAX_UNITS):
             raise ConfigError(f"units must be an int from 1 to {MAX_UNITS:,}, got {self.units!r}")
 
+    def _check_slurm_sim(self):
+        if self.trigger != "interval":
+            raise ConfigError("clock='slurm-sim' runs Slurm's own loop (main scheduler on events, a backfill "
+                              "cycle every bf_interval): it needs trigger='interval'")
+        if self.backfill.order != "queue":
+            raise ConfigError(f"clock='slurm-sim' models Slurm's backfill, which tests jobs in queue order: "
+                              f"order={self.backfill.order!r} is not supported with it")
+        if self.commit != "ordered":
+            raise ConfigError("clock='slurm-sim' needs commit='ordered' (its cycles yield between job tests)")
+        if self.scoring().needs_hooks:
+            raise ConfigError("clock='slurm-sim' does not run Python plugins (a priority, predictor or chooser "
+                              "written in Python); use the built-in ones")
+        self.slurm_sim.check_budget(self.budget_s())
+
+    def test_costs(self) -> tuple[int, int]:
+        """The charge of a job test and of a profile slot per test, in microseconds: as given, else
+        the clock's default (model: 10,000 and 20; slurm-sim: 62 and 0, see :mod:`pbf.scheduler_time`)."""
+        test, slot = (SLURM_SIM_TEST_COST_US, SLURM_SIM_SLOT_COST_US) if self.clock == "slurm-sim" else (10_000, 20)
+        return (test if self.cost_per_test_us is None else self.cost_per_test_us,
+                slot if self.cost_per_slot_us is None else self.cost_per_slot_us)
+
     def scoring(self) -> Scoring:
         """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
         return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
 
     def as_dict(self) -> dict:
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f != "backfill"}
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in ("backfill", "slurm_sim")}
+        d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
+        d["slurm_sim"] = self.slurm_sim.as_dict() if self.clock == "slurm-sim" else None
         d["backfill"] = {f: getattr(self.backfill, f) for f in self.backfill.__dataclass_fields__}
         names = self.scoring().describe()
         d["priority"], d["predictor"], d["backfill"]["order"] = names["priority"], names["predictor"], names["order"]
@@ -266,7 +300,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,
                       record_passes=config.pass_records, trigger=config.trigger,
                       bf_interval=config.bf_interval, clock=config.clock, budget_s=config.budget_s(),
-                      cost_per_test_us=config.cost_per_test_us, cost_per_slot_us=config.cost_per_slot_us)
+                      cost_per_test_us=config.test_costs()[0], cost_per_slot_us=config.test_costs()[1],
+                      slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
@@ -366,8 +401,23 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                        "under_predicted": float((err < 0).mean()) if len(err) else 0.0,
                        "corrections": int(core.n_corrections),
                        "jobs_corrected": int((corrections > 0).sum())},
+        "scheduler_time": _scheduler_time(core, config),
         "cleaning": table.report.as_dict() if table.report is not None else None,
         "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
         "wall_s": {"replay": wall},
     }
     return ReplayResult(jobs, passes, summary, m)
+
+
+def _scheduler_time(core, config):
+    """What the slurm-sim clock's main loop did (None under the other clocks)."""
+    if config.clock != "slurm-sim":
+        return None
+    f = core.sim_figures()
+    cycles = f["cycles"]
+    return {"iterations": f["iterations"], "cycles": cycles, "cycles_ended_by_yield": f["cycles_yielded"],
+            "yields": f["yields"], "main_passes": f["main_passes"], "main_tests": f["main_tests"],
+            "main_started": f["main_started"], "cycle_s_total": f["cycle_us"] / 1e6,
+            "cycle_s_mean": f["cycle_us"] / 1e6 / cycles if cycles else 0.0,
+            "main_s_total": f["main_us"] / 1e6, "end_s": f["now_us"] / 1e6,
+            "tests_per_cycle": core.pass_totals()["depth_full"] / cycles if cycles else 0.0}

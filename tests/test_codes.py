@@ -35,7 +35,7 @@ def test_predictors_corrections_and_weights_carry_their_compiled_codes():
         "incremental": codes.Correction.CR_INCREMENTAL, "requested": codes.Correction.CR_REQUESTED,
         "recursive-doubling": codes.Correction.CR_DOUBLING}
     assert [codes.RegressionWeight[f"RW_{w.upper().replace('-', '_')}"] for w in WEIGHTS] == list(range(len(WEIGHTS)))
-    assert [codes.Clock[f"CK_{c.upper()}"] for c in codes.CLOCKS] == list(range(len(codes.CLOCKS)))
+    assert [codes.Clock[f"CK_{c.upper().replace('-', '_')}"] for c in codes.CLOCKS] == list(range(len(codes.CLOCKS)))
     assert [codes.Trigger[f"TR_{t.upper()}"] for t in codes.TRIGGERS] == list(range(len(codes.TRIGGERS)))
 
 

@@ -1,0 +1,46 @@
+# The Slurm simulator's clock, its settings and state (header only; the loop is slurm_loop.pxd).
+# Simulated time is kept in microseconds: scheduling work is charged in microseconds, jobs' times
+# are whole seconds (the simulator's time() is the floor of its microsecond clock).
+
+from libc.stdint cimport int64_t
+
+
+ctypedef struct SimTime:
+    # settings (Slurm 17.02 names; see docs/engine.md "Scheduler time" for each default's source)
+    int64_t yield_us           # bf_yield_interval: cycle time between lock yields
+    int64_t step_us            # TimeStep: what every main-loop iteration adds
+    int64_t sched_delay        # batch_sched_delay, s: an event-triggered main pass at most this often
+    int64_t sched_interval     # sched_interval, s: a full-depth main pass this often
+    int64_t queue_depth        # default_queue_depth: jobs an event-triggered main pass tests
+    int64_t max_sched_us       # max_sched_time: a main pass stops once it has cost this much
+    int64_t cost_main_us       # charged per job a main pass tests
+    int64_t cost_queue_us      # charged per queued job when a cycle builds and sorts its queue
+    # state
+    int64_t now_us             # simulated time
+    int64_t next_bf_us         # the next cycle may start from here (bf_interval after the last)
+    int64_t last_sched         # s: the last main pass ...
+    int64_t last_full          # ... and the last full-depth one
+    bint event                 # arrivals or completions since the last main pass
+    int64_t changes            # arrivals, completions and main-pass starts since the last cycle
+    bint started               # the loop has begun (now_us is set)
+    # figures
+    int64_t iterations         # main-loop iterations (those skipped as empty counted too)
+    int64_t cycles             # backfill cycles ...
+    int64_t cycles_yielded     # ... ended by a yield that saw a change
+    int64_t yields             # lock yields
+    int64_t main_passes        # main-scheduler passes ...
+    int64_t main_tests         # ... jobs they tested ...
+    int64_t main_started       # ... and started
+    int64_t cycle_us           # simulated time spent in cycles ...
+    int64_t main_us            # ... and in main passes
+
+
+cdef inline void simtime_defaults(SimTime* T) noexcept nogil:
+    T.yield_us = 2_000_000
+    T.step_us = 1_000_000
+    T.sched_delay = 3
+    T.sched_interval = 60
+    T.queue_depth = 100
+    T.max_sched_us = 2_000_000
+    T.cost_main_us = 62
+    T.cost_queue_us = 0

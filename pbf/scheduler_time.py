@@ -1,0 +1,96 @@
+"""The slurm-sim clock's settings: scheduling that takes simulated time, as in the Slurm 17.02 simulator.
+
+Under ``ReplayConfig(clock="slurm-sim")`` the replay runs the simulator's main loop (docs/engine.md,
+"Scheduler time"): each iteration applies the arrivals and completions due, runs the main scheduler
+when its timers allow, runs a backfill cycle when one is due, and adds ``time_step``. A cycle's job
+tests are charged to the modelled workers (``ReplayConfig.cost_per_test_us``, ``cost_per_slot_us``);
+every ``bf_yield_interval`` of cycle time it yields, and a yield that finds arrivals or completions
+due applies them, runs the main scheduler and ends the cycle.
+
+Every default has a source (``SOURCES``); where no published figure exists the docs say so.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .errors import ConfigError
+
+__all__ = ["SlurmSim", "SOURCES", "SLURM_SIM_TEST_COST_US", "SLURM_SIM_SLOT_COST_US"]
+
+#: the default charge of one backfill job test under the slurm-sim clock, microseconds: the Slurm
+#: simulator's ``bf_model_sim_prefactor`` (6.208e-05 s per tried job) in the Beocat simulator's sim.conf
+SLURM_SIM_TEST_COST_US = 62
+#: the default charge per profile slot per test: the simulator's backfill model charges tried jobs only
+SLURM_SIM_SLOT_COST_US = 0
+
+#: where each default comes from (shown by the docs and the experiment's output)
+SOURCES = {
+    "cost_per_test_us": "Slurm simulator bf_model_sim_prefactor = 6.208e-05 s per tried job (Beocat sim.conf); "
+                        "a production controller: bf_model_real_prefactor = 3.755e-04 s",
+    "cost_per_slot_us": "0: the simulator's bf_model charges per tried job only",
+    "bf_yield_interval": "Slurm 17.02 bf_yield_interval default 2,000,000 us",
+    "time_step": "Slurm simulator TimeStep = 1.0 s (Beocat sim.conf): added by every main-loop iteration",
+    "batch_sched_delay": "Slurm batch_sched_delay default 3 s",
+    "sched_interval": "Slurm sched_interval default 60 s (a full-depth main-scheduler pass)",
+    "default_queue_depth": "Slurm default_queue_depth default 100",
+    "max_sched_time": "Slurm max_sched_time default min(max(MessageTimeout/2, 1), 2) = 2 s",
+    "cost_main_test_us": "no published figure; the backfill per-test prefactor (62 us) is used",
+    "cost_queue_us": "no published figure; 0 (the simulator's bf_model charges per tried job only)",
+}
+
+
+def _number(name, value, low, *, integer=False, unit="s"):
+    ok = (isinstance(value, int) if integer else isinstance(value, (int, float))) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value < low:
+        kind = "an int" if integer else "a number"
+        raise ConfigError(f"slurm_sim.{name} must be {kind} >= {low}{' ' + unit if unit else ''}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SlurmSim:
+    """Settings of the slurm-sim clock's main loop (Slurm 17.02 names; seconds unless said).
+
+    ``bf_yield_interval``: backfill cycle time between lock yields (2 s); ``time_step``: what every
+    main-loop iteration adds (1 s); ``batch_sched_delay``: an event-triggered main-scheduler pass at
+    most this often (3 s); ``sched_interval``: a full-depth main-scheduler pass this often (60 s);
+    ``default_queue_depth``: jobs an event-triggered main pass tests (100); ``max_sched_time``: a
+    main pass stops once it has cost this much (2 s); ``cost_main_test_us``: charged per job a main
+    pass tests (62 us); ``cost_queue_us``: charged per queued job when a cycle builds and sorts its
+    queue (0 us)."""
+
+    bf_yield_interval: float = 2.0
+    time_step: float = 1.0
+    batch_sched_delay: int = 3
+    sched_interval: int = 60
+    default_queue_depth: int = 100
+    max_sched_time: float = 2.0
+    cost_main_test_us: int = 62
+    cost_queue_us: int = 0
+
+    def __post_init__(self):
+        _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
+        _number("time_step", self.time_step, 1e-6)
+        _number("batch_sched_delay", self.batch_sched_delay, 0, integer=True)
+        _number("sched_interval", self.sched_interval, 1, integer=True)
+        _number("default_queue_depth", self.default_queue_depth, 1, integer=True, unit="jobs")
+        _number("max_sched_time", self.max_sched_time, 1e-6)
+        _number("cost_main_test_us", self.cost_main_test_us, 0, integer=True, unit="us")
+        _number("cost_queue_us", self.cost_queue_us, 0, integer=True, unit="us")
+
+    def check_budget(self, budget_s):
+        """A yield interval longer than the cycle's budget would never yield: refuse it."""
+        if budget_s is not None and self.bf_yield_interval > budget_s:
+            raise ConfigError(f"slurm_sim.bf_yield_interval ({self.bf_yield_interval:g} s) is longer than the "
+                              f"backfill cycle's budget (bf_max_time, default bf_interval: {budget_s} s): "
+                              "a cycle would never yield")
+
+    def core_settings(self) -> dict:
+        """The compiled core's settings for this loop."""
+        return dict(sim_yield_us=round(self.bf_yield_interval * 1e6), sim_step_us=round(self.time_step * 1e6),
+                    sim_sched_delay=self.batch_sched_delay, sim_sched_interval=self.sched_interval,
+                    sim_queue_depth=self.default_queue_depth, sim_max_sched_us=round(self.max_sched_time * 1e6),
+                    sim_cost_main_us=self.cost_main_test_us, sim_cost_queue_us=self.cost_queue_us)
+
+    def as_dict(self) -> dict:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
