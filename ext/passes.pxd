@@ -274,6 +274,10 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
     j = S.queue.entries[p].job
     k = S.queue.entries[p].units
     d = S.queue.entries[p].est
+    if c.start_us0 >= 0:
+        # slurm-sim clock: the job would start when the cycle reaches it, this late after the
+        # cycle's now; it is planned so (it needs its units that much longer from now)
+        d += (c.start_us0 + S.clock.last_us) // 1000000 - now
     c.depth += 1
     if not c.built:
         # Until a job does not fit now, the profile is not needed: with no reservation the future

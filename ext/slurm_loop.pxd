@@ -185,7 +185,7 @@ cdef inline int64_t sim_next_action_us(State* S) noexcept nogil:
             x = (S.sim.last_sched + S.sim.sched_delay) * 1000000
             if x < t:
                 t = x
-        if S.sim.changes > 0 and S.sim.next_bf_us < t:
+        if S.sim.changes > 0 and S.sim.next_bf_us < t and not S.cfg.no_backfill:
             t = S.sim.next_bf_us
     return t
 
@@ -211,7 +211,8 @@ cdef inline int sim_run(State* S, int64_t max_iterations, bint* done) noexcept n
         S.replay.now = now
         if sim_apply_events(S, now) != 0 or sim_main_scheduler(S) != 0:
             return -1
-        if S.queue.n > 0 and S.sim.changes > 0 and S.sim.now_us >= S.sim.next_bf_us:
+        if (S.queue.n > 0 and S.sim.changes > 0 and S.sim.now_us >= S.sim.next_bf_us
+                and not S.cfg.no_backfill):
             # Slurm's _more_work: a cycle only after a job or node changed since the last one
             S.sim.changes = 0
             if sim_cycle(S) != 0:

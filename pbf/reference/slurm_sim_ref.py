@@ -1,0 +1,243 @@
+"""The oracle of the slurm-sim clock: the Slurm 17.02 simulator's main loop written plainly.
+
+Slow and obvious on purpose; the compiled loop (``ext/slurm_loop.pxd``) must make exactly the same
+decisions at the same simulated times, which the property tests check. Times of the loop are integer
+microseconds; jobs' times are whole seconds (the floor of the loop's clock).
+
+One main-loop iteration at ``now_us`` (now = now_us // 1e6 seconds):
+
+1. submit every job whose submit time is <= now, then complete every running job whose end (start +
+   run time) is <= now (its end stays start + run time; its units come back now);
+2. the main scheduler: a full-depth pass when ``sched_interval`` seconds have passed since the last
+   full-depth one, else, after arrivals or completions, a pass of at most ``queue_depth`` jobs when
+   ``sched_delay`` seconds have passed since the last pass. A pass walks the queue in priority order
+   and starts each job that fits now on the lowest free units, stopping at the first that does not
+   fit or once it has cost ``max_sched_us``; each job tested costs ``cost_main_us``, the clock
+   advances by the pass's cost, and a job starts when the pass reaches it;
+3. a backfill cycle, when the queue is not empty, something changed (an arrival, a completion or a
+   main-scheduler start) since the last cycle began, and ``bf_interval`` has passed since the last
+   cycle ended. The cycle is the full pass of :class:`ReferenceCore` at now, with each job test
+   charged ``cost_test_us`` + ``cost_slot_us`` x live profile slots to the modelled worker with the
+   least accumulated charge (the first when tied), after ``cost_queue_us`` per queued job charged to
+   every worker; the pass stops when even that worker has spent ``budget_us``. Before each test, once
+   ``yield_us`` of cycle time (the least-loaded worker's charge) has passed since the cycle began or
+   last yielded, it yields: if an arrival or a completion is due by then, the cycle ends there, the
+   due events are applied at that time and the main scheduler runs (step 2's rules). A job the cycle
+   starts starts at the cycle's start + the charge of the worker that tested it, and the job is
+   planned (tested, placed, reserved) with its estimate plus that delay. The clock advances
+   to the cycle's start + its busiest worker's charge (or the yield's main pass, if later);
+4. ``step_us``. Iterations in which nothing can happen are skipped (each still adds ``step_us``).
+"""
+import heapq
+
+from ..codes import ExitReason
+from .engine_ref import EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, HOW_BACKFILL, HOW_MAIN, PENDING, _lowest
+
+__all__ = ["SlurmSimReference"]
+
+US = 1_000_000
+INF = float("inf")
+EX_BUDGET, EX_YIELD = int(ExitReason.EX_BUDGET), int(ExitReason.EX_YIELD)
+
+
+def _count(bits):
+    return bin(bits).count("1")
+
+
+class SlurmSimReference:
+    """Replays the jobs of a :class:`~pbf.reference.ReferenceCore` (added in submit order) under the
+    slurm-sim clock. ``budget_us`` <= 0: no cycle budget."""
+
+    def __init__(self, core, *, workers=1, bf_interval=30, budget_us=30 * US, cost_test_us=62, cost_slot_us=0,
+                 yield_us=2 * US, step_us=US, sched_delay=3, sched_interval=60, queue_depth=100,
+                 max_sched_us=2 * US, cost_main_us=62, cost_queue_us=0):
+        self.core = core
+        self.workers, self.bf_interval, self.budget_us = workers, bf_interval, budget_us
+        self.cost_test_us, self.cost_slot_us, self.cost_queue_us = cost_test_us, cost_slot_us, cost_queue_us
+        self.yield_us, self.step_us = yield_us, step_us
+        self.sched_delay, self.sched_interval, self.queue_depth = sched_delay, sched_interval, queue_depth
+        self.max_sched_us, self.cost_main_us = max_sched_us, cost_main_us
+        self.ends = []            # (end, job) of running jobs
+        self.nxt = 0              # the next job to submit
+        self.now_us = 0
+        self.event = False        # arrivals or completions since the last main pass
+        self.changes = 0          # ... and main-pass starts since the last cycle began
+        self.figures = dict(cycles=0, cycles_yielded=0, yields=0, main_passes=0, main_tests=0,
+                            main_started=0, cycle_us=0, main_us=0)
+
+    # events ---------------------------------------------------------------
+    def _events_due(self, now):
+        c = self.core
+        return ((self.nxt < len(c.jobs) and c.jobs[self.nxt].submit <= now)
+                or (self.ends and self.ends[0][0] <= now))
+
+    def _apply_events(self, now):
+        c, n = self.core, 0
+        while self.nxt < len(c.jobs) and c.jobs[self.nxt].submit <= now:
+            if c.submit(self.nxt) == PENDING:
+                n += 1
+            self.nxt += 1
+        while self.ends and self.ends[0][0] <= now:
+            end, j = heapq.heappop(self.ends)
+            c.finish(j, end)
+            n += 1
+        if n:
+            self.event = True
+            self.changes += n
+
+    def _start(self, j, bits, start, how):
+        self.core._start(j, bits, start, how)
+        heapq.heappush(self.ends, (self.core.jobs[j].end, j))
+
+    # the main scheduler -----------------------------------------------------------
+    def _main_pass(self, depth_limit):
+        c = self.core
+        t_us = self.now_us
+        now = t_us // US
+        c._refresh_priorities(now)
+        cost = depth = started = 0
+        ex = EX_END
+        for j in list(c.pending):
+            if depth_limit >= 0 and depth >= depth_limit:
+                ex = EX_MAX_JOB_TEST
+                break
+            if cost >= self.max_sched_us:
+                ex = EX_BUDGET
+                break
+            depth += 1
+            cost += self.cost_main_us
+            job = c.jobs[j]
+            if job.units > _count(c.free):
+                ex = EX_QUICK_BLOCKED
+                break
+            self._start(j, _lowest(c.free, job.units), (t_us + cost) // US, HOW_MAIN)
+            started += 1
+        c.pending = [j for j in c.pending if c.jobs[j].state == PENDING]
+        self.changes += started
+        f = self.figures
+        f["main_passes"] += 1
+        f["main_tests"] += depth
+        f["main_started"] += started
+        f["main_us"] += cost
+        self.now_us += cost
+        c.passes.append(("quick", now, depth, started, 0, ex, 0))
+
+    def _main_scheduler(self):
+        now = self.now_us // US
+        if not self.core.pending:
+            return
+        if now - self.last_full >= self.sched_interval:
+            self.last_full = self.last_sched = now
+            self.event = False
+            self._main_pass(-1)
+        elif self.event and now - self.last_sched >= self.sched_delay:
+            self.last_sched = now
+            self.event = False
+            self._main_pass(self.queue_depth)
+
+    # the backfill cycle ------------------------------------------------------------
+    def _cycle(self):
+        c = self.core
+        T0 = self.now_us
+        now = T0 // US
+        c._refresh_priorities(now)
+        c._apply_corrections(now)
+        slots = c._profile(now)
+        cost = [self.cost_queue_us * len(c.pending)] * self.workers
+        for j in c.pending:
+            c.jobs[j].resv = -1
+        queue = list(c.pending)
+        built = blocked = yielded = False
+        resv_left, depth, started, reserved, ex = c.resv_max, 0, 0, 0, EX_END
+        next_yield, elapsed = self.yield_us, 0
+        for j in queue:
+            elapsed = min(cost)
+            if elapsed >= next_yield and not (self.budget_us > 0 and elapsed >= self.budget_us):
+                self.figures["yields"] += 1
+                if self._events_due((T0 + elapsed) // US):
+                    ex, yielded = EX_YIELD, True
+                    break
+                next_yield = elapsed + self.yield_us
+            if 0 <= c.max_job_test <= depth:
+                ex = EX_MAX_JOB_TEST
+                break
+            w = cost.index(min(cost))
+            if self.budget_us > 0 and cost[w] >= self.budget_us:
+                ex = EX_BUDGET
+                break
+            cost[w] += self.cost_test_us + self.cost_slot_us * (len(slots) if built else 1)
+            depth += 1
+            job = c.jobs[j]
+            start = (T0 + cost[w]) // US
+            d = job.est + start - now      # it would start that late: planned so
+            built = built or job.units > _count(c.free)
+            found = c._find_start(slots, job.units, d, now, now_only=(resv_left == 0))
+            if found and found[0] == now:
+                t, i, cand = found
+                chosen = c._choose(slots, job.units, t, d, i, cand, now)
+                c._commit(slots, t, d, i, chosen)
+                self._start(j, chosen, start, HOW_BACKFILL if blocked else HOW_MAIN)
+                started += 1
+            elif found and resv_left != 0:
+                t, i, cand = found
+                chosen = c._choose(slots, job.units, t, d, i, cand, now)
+                c._commit(slots, t, d, i, chosen)
+                job.resv = t
+                reserved += 1
+                resv_left -= 1
+                blocked = True
+            else:
+                blocked = True
+        c.pending = [j for j in c.pending if c.jobs[j].state == PENDING]
+        c.passes.append(("full", now, depth, started, reserved, ex, len(slots) if built else 0))
+        dur = max(cost)
+        f = self.figures
+        f["cycles"] += 1
+        f["cycle_us"] += dur
+        if yielded:
+            f["cycles_yielded"] += 1
+            self.now_us = T0 + elapsed
+            self._apply_events(self.now_us // US)
+            self._main_scheduler()
+            self.now_us = max(self.now_us, T0 + dur)
+        else:
+            self.now_us = T0 + dur
+
+    # the loop ------------------------------------------------------------------
+    def _next_action_us(self):
+        c = self.core
+        t = INF
+        if self.nxt < len(c.jobs):
+            t = c.jobs[self.nxt].submit * US
+        if self.ends:
+            t = min(t, self.ends[0][0] * US)
+        if c.pending:
+            t = min(t, (self.last_full + self.sched_interval) * US)
+            if self.event:
+                t = min(t, (self.last_sched + self.sched_delay) * US)
+            if self.changes > 0 and c.enabled:
+                t = min(t, self.next_bf_us)
+        return t
+
+    def run(self):
+        """Replay to the end; returns the core (its ``jobs`` and ``passes`` hold the results)."""
+        c = self.core
+        if not c.jobs:
+            return c
+        now = c.jobs[0].submit
+        self.now_us = now * US
+        self.last_sched, self.last_full = now - self.sched_delay, now - self.sched_interval
+        self.next_bf_us = self.now_us
+        while True:
+            self._apply_events(self.now_us // US)
+            self._main_scheduler()
+            if c.pending and self.changes > 0 and self.now_us >= self.next_bf_us and c.enabled:
+                self.changes = 0
+                self._cycle()
+                self.next_bf_us = self.now_us + self.bf_interval * US
+            self.now_us += self.step_us
+            target = self._next_action_us()
+            if target == INF:
+                return c
+            if target > self.now_us:
+                self.now_us += -(-(target - self.now_us) // self.step_us) * self.step_us

@@ -1,0 +1,192 @@
+"""The slurm-sim clock: the compiled main loop against its pure-Python oracle, decision for decision,
+and what the clock must do (cycles that take time and yield, the main scheduler's limits)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pbf
+from pbf import _core
+from pbf.codes import Clock, ExitReason, Trigger
+from pbf.config import Backfill
+from pbf.errors import ConfigError
+from pbf.plugins.priorities import FCFS, SJF
+from pbf.reference import ReferenceCore, SlurmSimReference
+from pbf.workload.beocat import generate_beocat
+from scheduling import check_invariants
+
+US = 1_000_000
+
+
+@st.composite
+def scenarios(draw):
+    units = draw(st.integers(1, 100))
+    n = draw(st.integers(1, 40))
+    gaps = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    submit = np.cumsum(gaps)
+    size = np.array([draw(st.integers(1, units + (2 if i % 9 == 0 and draw(st.booleans()) else 0)))
+                     for i in range(n)])
+    req = np.array(draw(st.lists(st.integers(0, 200), min_size=n, max_size=n)))
+    run = np.array([draw(st.integers(0, max(1, int(r)))) for r in req])
+    run = np.where(req > 0, np.minimum(run, req), run)
+    if draw(st.booleans()):
+        for i in range(1, n):             # bursts of identical jobs
+            if draw(st.integers(0, 2)) == 0:
+                size[i], req[i], run[i], submit[i] = size[i - 1], req[i - 1], run[i - 1], submit[i - 1]
+    est = np.maximum(run, 1) if draw(st.booleans()) else req
+    backfill = Backfill(reservations=draw(st.sampled_from([0, 1, 2, None])),
+                        max_job_test=draw(st.sampled_from([None, None, 2, 6])),
+                        window=draw(st.sampled_from([0, 0, 60])), resolution=draw(st.sampled_from([0, 0, 7])),
+                        enabled=draw(st.integers(0, 5)) > 0)
+    sim = dict(workers=draw(st.integers(1, 4)), bf_interval=draw(st.integers(1, 40)),
+               budget_us=draw(st.sampled_from([0, 1 * US, 5 * US, 30 * US])),
+               cost_test_us=draw(st.sampled_from([0, 62, 300_000, 900_000, 2 * US])),
+               cost_slot_us=draw(st.sampled_from([0, 0, 40_000])),
+               yield_us=draw(st.sampled_from([500_000, 1 * US, 2 * US])),
+               step_us=draw(st.sampled_from([1 * US, 1 * US, 250_000, 3 * US])),
+               sched_delay=draw(st.integers(0, 5)), sched_interval=draw(st.sampled_from([1, 10, 60])),
+               queue_depth=draw(st.sampled_from([1, 3, 100])),
+               max_sched_us=draw(st.sampled_from([1, 500_000, 2 * US])),
+               cost_main_us=draw(st.sampled_from([0, 62, 400_000])),
+               cost_queue_us=draw(st.sampled_from([0, 0, 50_000])))
+    return dict(submit=submit, units=size, est=est, run=run, total=units, backfill=backfill,
+                sjf=draw(st.booleans()), sim=sim)
+
+
+def compiled(sc):
+    sim, bf = sc["sim"], sc["backfill"]
+    core = _core.Core(sc["total"])
+    core.set_testing(record_units=1)
+    prio = SJF() if sc["sjf"] else FCFS()
+    core.configure(**bf.core_settings(), **prio.core_settings(), trigger=Trigger.TR_INTERVAL,
+                   bf_interval=sim["bf_interval"], clock=Clock.CK_SLURM_SIM, bf_max_time_us=sim["budget_us"],
+                   cost_test_us=sim["cost_test_us"], cost_slot_us=sim["cost_slot_us"],
+                   sim_yield_us=sim["yield_us"], sim_step_us=sim["step_us"], sim_sched_delay=sim["sched_delay"],
+                   sim_sched_interval=sim["sched_interval"], sim_queue_depth=sim["queue_depth"],
+                   sim_max_sched_us=sim["max_sched_us"], sim_cost_main_us=sim["cost_main_us"],
+                   sim_cost_queue_us=sim["cost_queue_us"])
+    core.load_trace(*(np.array(a, dtype=np.int64) for a in (sc["submit"], sc["units"], sc["est"],
+                                                                      sc["run"])))
+    core.start_pool(sim["workers"])
+    try:
+        assert core.replay()
+    finally:
+        core.stop_pool()
+    state, start, end, how, reason, _, _ = core.job_arrays()
+    return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
+            "bits": core.recorded_units(), "passes": core.pass_arrays(), "figures": core.sim_figures()}
+
+
+def oracle(sc):
+    kw = sc["backfill"].reference_kwargs()
+    kw.pop("sjbf")
+    core = ReferenceCore(sc["total"], prio_sjf=sc["sjf"], **kw)
+    for i in range(len(sc["submit"])):
+        core.add_job(int(sc["submit"][i]), int(sc["units"][i]), int(sc["est"][i]), int(sc["run"][i]))
+    ref = SlurmSimReference(core, **sc["sim"])
+    ref.run()
+    W = (sc["total"] + 63) // 64
+    bits = np.zeros((len(core.jobs), W), dtype=np.uint64)
+    for i, job in enumerate(core.jobs):
+        for w in range(W):
+            bits[i, w] = (job.bits >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
+    field = lambda name: np.array([getattr(j, name) for j in core.jobs], dtype=np.int64)
+    cols = ("kind", "time", "depth", "started", "reservations", "exit", "slots")
+    passes = {k: np.array([(0 if p[0] == "full" else 1) if k == "kind" else p[i] for p in core.passes], dtype=np.int64)
+              for i, k in enumerate(cols)}
+    return {"state": field("state"), "start": field("start"), "end": field("end"), "how": field("how"),
+            "reason": field("reason"), "bits": bits, "passes": passes, "figures": ref.figures}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_compiled_loop_equals_oracle(sc):
+    got, want = compiled(sc), oracle(sc)
+    for key in ("state", "start", "end", "how", "reason"):
+        assert np.array_equal(got[key], want[key]), key
+    assert np.array_equal(got["bits"], want["bits"]), "unit choice differs"
+    for key in ("kind", "time", "depth", "started", "reservations", "exit", "slots"):
+        assert np.array_equal(got["passes"][key].astype(np.int64), want["passes"][key]), f"pass statistic {key}"
+    for key, value in want["figures"].items():
+        assert got["figures"][key] == value, key
+    check_invariants(got, sc["submit"], sc["units"], sc["run"], sc["total"])
+
+
+def _two_jobs_and_a_burst(cost_test_us, workers=1):
+    # one long job holds 4 of 8 units; 40 four-unit jobs queue behind a wide head
+    submit = np.array([0, 1] + [2] * 40)
+    units = np.array([4, 8] + [4] * 40)
+    est = np.array([100, 50] + [30] * 40)
+    return dict(submit=submit, units=units, est=est, run=est.copy(), total=8, backfill=Backfill(reservations=None),
+                sjf=False, sim=dict(workers=workers, bf_interval=30, budget_us=30 * US, cost_test_us=cost_test_us,
+                                    cost_slot_us=0, yield_us=2 * US, step_us=US, sched_delay=3, sched_interval=60,
+                                    queue_depth=100, max_sched_us=2 * US, cost_main_us=62, cost_queue_us=0))
+
+
+def test_a_cycle_takes_simulated_time_and_jobs_start_when_it_reaches_them():
+    cheap, dear = compiled(_two_jobs_and_a_burst(62)), compiled(_two_jobs_and_a_burst(500_000))
+    full = dear["passes"]["kind"] == 0
+    assert dear["figures"]["cycle_us"] > 0 and (dear["passes"]["model_us"][full] > 0).any()
+    # the job the first cycle starts (a four-unit job beside the long one) starts later when tests cost more
+    assert dear["start"][2] > cheap["start"][2]
+    assert dear["start"].mean() > cheap["start"].mean()
+
+
+def test_more_modelled_workers_make_cycles_shorter():
+    one, four = compiled(_two_jobs_and_a_burst(500_000, 1)), compiled(_two_jobs_and_a_burst(500_000, 4))
+    per_cycle = lambda r: r["figures"]["cycle_us"] / r["figures"]["cycles"]
+    assert per_cycle(four) < per_cycle(one)
+
+
+def test_a_yield_that_sees_a_completion_ends_the_cycle():
+    sc = _two_jobs_and_a_burst(1 * US)
+    sc["run"][0] = 3                      # the first job ends while the first long cycle runs
+    got = compiled(sc)
+    assert got["figures"]["cycles_yielded"] >= 1
+    assert (got["passes"]["exit"] == ExitReason.EX_YIELD).any()
+    assert np.array_equal(got["start"], oracle(sc)["start"])
+
+
+@pytest.fixture(scope="module")
+def busy():
+    return generate_beocat(3000, 6 * 3600, seed=2)
+
+
+def test_replay_summary_reports_the_loop(busy):
+    cfg = pbf.ReplayConfig(units=9128, trigger="interval", clock="slurm-sim", workers=2,
+                           backfill=Backfill(reservations=None, max_job_test=200), cost_per_test_us=20_000)
+    r = pbf.replay(busy, cfg)
+    st_ = r.summary["scheduler_time"]
+    assert st_["cycles"] > 0 and st_["main_passes"] > 0 and st_["tests_per_cycle"] > 0
+    assert r.summary["config"]["cost_per_test_us"] == 20_000 and r.summary["config"]["slurm_sim"]["time_step"] == 1.0
+    assert r.summary["jobs"]["completed"] + r.summary["jobs"]["rejected"] == len(busy.submit)
+    again = pbf.replay(busy, cfg)
+    assert np.array_equal(r.jobs["start"], again.jobs["start"]), "the slurm-sim clock is deterministic"
+    default = pbf.ReplayConfig(trigger="interval", clock="slurm-sim")
+    assert default.test_costs() == (62, 0) and pbf.ReplayConfig(clock="model").test_costs() == (10_000, 20)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(clock="slurm-sim"), "needs trigger='interval'"),
+    (dict(clock="slurm-sim", trigger="interval", backfill=Backfill(order="sjbf")), "order='sjbf' is not supported"),
+    (dict(clock="slurm-sim", trigger="interval", workers=2, commit="eager"), "needs commit='ordered'"),
+    (dict(clock="slurm-sim", trigger="interval", bf_interval=1, slurm_sim=pbf.SlurmSim()),
+     r"bf_yield_interval \(2 s\) is longer than the backfill cycle's budget"),
+    (dict(clock="slurm-sim", trigger="interval", cost_per_test_us=-1), "cost_per_test_us must be an int >= 0"),
+])
+def test_bad_slurm_sim_settings(kw, message):
+    with pytest.raises(ConfigError, match=message):
+        pbf.ReplayConfig(**kw)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(bf_yield_interval=0), "bf_yield_interval must be a number >= 1e-06 s, got 0"),
+    (dict(time_step=-1), "time_step must be a number >= 1e-06 s"),
+    (dict(sched_interval=0), "sched_interval must be an int >= 1 s, got 0"),
+    (dict(default_queue_depth=2.5), "default_queue_depth must be an int >= 1 jobs, got 2.5"),
+    (dict(batch_sched_delay=-3), "batch_sched_delay must be an int >= 0 s"),
+    (dict(max_sched_time=float("nan")), "max_sched_time must be a number"),
+])
+def test_bad_loop_settings(kw, message):
+    with pytest.raises(ConfigError, match=message):
+        pbf.SlurmSim(**kw)
