@@ -190,6 +190,46 @@ def _scoring(args):
     return chosen
 
 
+#: the replay options a run preset (--preset slurm) may set, and their values without one
+_RUN_DEFAULTS = {"reservations": 1, "max_job_test": None, "window": 0, "resolution": 0, "trigger": None,
+                 "bf_interval": 30, "clock": "free"}
+_RUN_FLAGS = {"reservations": "reservations", "max_job_test": "max_job_test", "window": "bf_window",
+              "resolution": "bf_resolution", "trigger": "trigger", "bf_interval": "bf_interval", "clock": "clock"}
+
+
+def _preset_run_options(args, scoring):
+    """Backfill and replay options: a flag given on the command line, else the preset's value (the
+    keys a run preset adds to ``scoring`` are taken out of it), else the default."""
+    out = {}
+    for key, default in _RUN_DEFAULTS.items():
+        value = scoring.pop(key, default)
+        flag = _RUN_FLAGS[key]
+        if key == "reservations":
+            if hasattr(args, flag):           # present only when given (None there means unlimited)
+                value = args.reservations
+        elif getattr(args, flag, None) is not None:
+            value = getattr(args, flag)
+        out[key] = value
+    return out
+
+
+_SLURM_SIM_FLAGS = {"bf_yield_interval": "--bf-yield-interval", "time_step": "--time-step",
+                    "batch_sched_delay": "--batch-sched-delay", "sched_interval": "--sched-interval",
+                    "default_queue_depth": "--default-queue-depth", "max_sched_time": "--max-sched-time",
+                    "cost_main_test_us": "--cost-main-test", "cost_queue_us": "--cost-queue"}
+
+
+def _slurm_sim(args, clock):
+    """The slurm-sim clock's loop settings from their flags (an error when they are given under
+    another clock: they would do nothing)."""
+    from .scheduler_time import SlurmSim
+    given = {field: getattr(args, field) for field in _SLURM_SIM_FLAGS if getattr(args, field, None) is not None}
+    if given and clock != "slurm-sim":
+        raise ConfigError(f"{', '.join(_SLURM_SIM_FLAGS[f] for f in given)} apply to --clock slurm-sim "
+                          f"(or --preset slurm), not to the {clock} clock")
+    return SlurmSim(**given)
+
+
 def cmd_list(args):
     from .plugins import CHOOSERS, CORRECTIONS, PREDICTORS, PRESETS, PRIORITIES
     for title, reg in (("priorities (--priority)", PRIORITIES), ("predictors (--predictor)", PREDICTORS),
@@ -222,17 +262,20 @@ def cmd_replay(args):
         trigger = args.trigger or "event"
     parsed = time.perf_counter() - t0
     scoring = _scoring(args)
-    backfill = Backfill(reservations=args.reservations, max_job_test=args.max_job_test,
-                        window=parse_duration(args.bf_window, "--bf-window") if args.bf_window else 0,
-                        resolution=args.bf_resolution, order=scoring.pop("order"),
+    run = _preset_run_options(args, scoring)
+    window = run["window"]
+    backfill = Backfill(reservations=run["reservations"], max_job_test=run["max_job_test"],
+                        window=parse_duration(window, "--bf-window") if isinstance(window, str) else window,
+                        resolution=run["resolution"], order=scoring.pop("order"),
                         enabled=not args.no_backfill)
     config = ReplayConfig(units=args.units, **scoring,
-                          backfill=backfill, trigger=trigger, bf_interval=args.bf_interval,
-                          bsld_bound=args.bsld_bound, workers=args.workers, clock=args.clock,
+                          backfill=backfill, trigger=run["trigger"] or trigger, bf_interval=run["bf_interval"],
+                          bsld_bound=args.bsld_bound, workers=args.workers, clock=run["clock"],
                           bf_max_time=args.bf_max_time, cost_per_test_us=args.cost_per_test,
                           cost_per_slot_us=args.cost_per_slot, commit=args.commit,
                           pass_records=not args.no_pass_records,
-                          kill_at_request=not args.no_clip_runtime)
+                          kill_at_request=not args.no_clip_runtime,
+                          slurm_sim=_slurm_sim(args, run["clock"]))
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -269,6 +312,11 @@ def _format_replay(s, out):
            f"a full pass" if p["clock"] != "free" else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
+    st = s.get("scheduler_time")
+    if st:
+        lines.insert(-1, f"sched. time  {st['cycles']:,} backfill cycles of {st['cycle_s_mean']:.3f} s and "
+                         f"{st['tests_per_cycle']:.1f} tests on average, {st['cycles_ended_by_yield']:,} ended by "
+                         f"a yield; {st['main_passes']:,} main-scheduler passes started {st['main_started']:,} jobs")
     if s.get("cleaning"):
         lines.insert(2, "cleaning     " + _cleaning_line(s["cleaning"]))
     if c["predictor"] not in ("requested", "clairvoyant"):
@@ -326,12 +374,14 @@ def cmd_bench(args):
 def cmd_experiment(args):
     if args.name != "parallel-backfill":
         return _cmd_validation(args)
+    if args.sweep:
+        return _cmd_sweep(args)
     from .studies.experiments import ParallelBackfillExperiment, format_tables
-    workers = tuple(int(w) for w in args.workers.split(","))
-    exp = ParallelBackfillExperiment(jobs=args.jobs, workers=workers, seed=args.seed,
+    workers = _worker_list(args.workers)
+    exp = ParallelBackfillExperiment(jobs=args.jobs or 100_000, workers=workers, seed=args.seed, model=args.model,
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
                                      cost_per_test_us=args.cost_per_test, cost_per_slot_us=args.cost_per_slot,
-                                     bsld_bound=args.bsld_bound)
+                                     bsld_bound=args.bsld_bound, procs=args.procs)
 
     def progress(row):
         if not args.quiet:
@@ -342,6 +392,37 @@ def cmd_experiment(args):
         with open(args.out, "w") as fh:
             json.dump(result, fh, indent=2)
     print(json.dumps(result, indent=2) if args.json else format_tables(result))
+    return 0
+
+
+def _worker_list(text):
+    try:
+        workers = tuple(int(w) for w in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--workers {text!r}: expected comma-separated whole numbers, e.g. 1,2,4,8") from None
+    if not workers or min(workers) < 1 or max(workers) > 256:
+        raise ConfigError(f"--workers {text!r}: each count must be from 1 to 256")
+    return workers
+
+
+def _cmd_sweep(args):
+    from .studies.sweep_time import SchedulerTimeSweep, format_sweep, write_result
+    out = args.out or "parallel-backfill-sweep"
+    sweep = SchedulerTimeSweep(scale=args.scale, workers=_worker_list(args.workers), seed=args.seed,
+                               bsld_bound=args.bsld_bound, procs=args.procs)
+    done = [0]
+    total = len(sweep.cells())
+
+    def progress(row):
+        done[0] += 1
+        if not args.quiet:
+            print(f"  [{done[0]}/{total}] main {row['main']}, {row['load_days']:g} d, {row['cost_us']} us/test, "
+                  f"{row['workers']} workers: AWT {row['awt_h']:.2f} h ({row['wall_s']:.1f} s)", file=sys.stderr)
+    result = sweep.run(progress)
+    files = write_result(result, out, figures=not args.no_figures)
+    print(json.dumps(result["awt_change"], indent=2) if args.json else format_sweep(result))
+    if not args.quiet:
+        print("wrote " + ", ".join(files), file=sys.stderr)
     return 0
 
 
@@ -425,14 +506,15 @@ def _add_replay(sub):
                                     "high-traffic trace) and report AWT, ART, bounded slowdown, "
                                     "utilisation and per-pass statistics.")
     rp.add_argument("trace", nargs="?", help="SWF file (plain or gzip); omit for the built-in trace")
-    rp.add_argument("--reservations", type=_reservations, default=1, metavar="K|unlimited",
-                    help="reservations per pass: 1 = EASY (default), unlimited = conservative")
+    rp.add_argument("--reservations", type=_reservations, default=argparse.SUPPRESS, metavar="K|unlimited",
+                    help="reservations per pass: 1 = EASY (default), unlimited = conservative (and Slurm)")
     rp.add_argument("--trigger", choices=("event", "interval"),
                     help="passes at every event (default for SWF files) or Slurm-like: quick passes "
                          "on events and a full pass every --bf-interval (default for the built-in trace)")
     sg = rp.add_argument_group("scoring (pbf list shows every name; a 'package.module:attr' loads your own)")
     sg.add_argument("--preset", help="easy (default), easy++, easy-clairvoyant, easy-sjbf-clairvoyant, "
-                                     "gaussier; the flags below override it")
+                                     "gaussier, or slurm (Slurm's backfill and its settings with the "
+                                     "slurm-sim clock); explicit flags override it")
     sg.add_argument("--priority", help="fcfs (default), sjf, smallest, wfp3, unicep, f1, f2, f3, f4, multifactor")
     sg.add_argument("--predictor", help="requested (default), clairvoyant, ave2, regression")
     sg.add_argument("--correction", help="when a job outlives its prediction: incremental (default), "
@@ -462,8 +544,10 @@ def _add_replay(sub):
                     help="strict priority order: passes stop at the first job that does not fit")
     rp.add_argument("--max-job-test", type=_int_in(1), default=None, help="jobs tested per pass (default: all)")
     rp.add_argument("--bf-window", default=None, help="how far ahead reservations may start, e.g. 1d")
-    rp.add_argument("--bf-interval", type=_int_in(1), default=30, help="seconds between full passes (interval trigger)")
-    rp.add_argument("--bf-resolution", type=_int_in(0), default=0, help="round planned ends up to this many seconds")
+    rp.add_argument("--bf-interval", type=_int_in(1), default=None,
+                    help="seconds between full passes (interval trigger; default 30)")
+    rp.add_argument("--bf-resolution", type=_int_in(0), default=None,
+                    help="round planned ends up to this many seconds (default 0: exact)")
     rp.add_argument("--bsld-bound", type=_positive_seconds, default=10.0,
                     help="tau of the bounded slowdown, s (default 10)")
     rp.add_argument("--workers", type=_int_in(1, 256), default=1,
@@ -475,20 +559,42 @@ def _add_replay(sub):
     rp.add_argument("--commit", choices=("ordered", "eager"), default="ordered",
                     help="parallel commit order: queue order, deterministic (default), or first done "
                          "first committed (the paper's; may vary run to run)")
-    rp.add_argument("--clock", choices=("free", "model", "wall"), default="free",
+    rp.add_argument("--clock", choices=("free", "model", "wall", "slurm-sim"), default=None,
                     help="what a pass costs: nothing (default), a modelled cost per job test and slot "
-                         "(deterministic), or the measured time (not reproducible)")
+                         "(deterministic), the measured time (not reproducible), or slurm-sim: "
+                         "scheduling takes simulated time, as in the Slurm 17.02 simulator")
     rp.add_argument("--bf-max-time", type=_int_in(1), default=None,
                     help="time budget of a full pass in seconds (default with a clock: --bf-interval)")
-    rp.add_argument("--cost-per-test", type=_int_in(0), default=10_000, metavar="US",
-                    help="model clock: microseconds charged per job test (default 10000)")
-    rp.add_argument("--cost-per-slot", type=_int_in(0), default=20, metavar="US",
-                    help="model clock: microseconds charged per profile slot per test (default 20)")
+    rp.add_argument("--cost-per-test", type=_int_in(0), default=None, metavar="US",
+                    help="microseconds charged per job test (model clock: 10000; slurm-sim: 62)")
+    rp.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US",
+                    help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
+    _add_slurm_sim(rp)
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
     rp.add_argument("--json", action="store_true", help="print the summary as JSON")
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
     _add_cleaning(rp)
     rp.set_defaults(func=cmd_replay)
+
+
+def _add_slurm_sim(p):
+    g = p.add_argument_group("scheduler time (--clock slurm-sim; Slurm 17.02 defaults, sources in docs/engine.md)")
+    g.add_argument("--bf-yield-interval", type=_positive_seconds, metavar="S",
+                   help="backfill cycle time between lock yields (2)")
+    g.add_argument("--time-step", type=_positive_seconds, metavar="S",
+                   help="simulated time every main-loop iteration adds (1)")
+    g.add_argument("--batch-sched-delay", type=_int_in(0), metavar="S",
+                   help="an event-triggered main-scheduler pass at most this often (3)")
+    g.add_argument("--sched-interval", type=_int_in(1), metavar="S",
+                   help="a full-depth main-scheduler pass this often (60)")
+    g.add_argument("--default-queue-depth", type=_int_in(1), metavar="N",
+                   help="jobs an event-triggered main-scheduler pass tests (100)")
+    g.add_argument("--max-sched-time", type=_positive_seconds, metavar="S",
+                   help="a main-scheduler pass stops once it has cost this much (2)")
+    g.add_argument("--cost-main-test", dest="cost_main_test_us", type=_int_in(0), metavar="US",
+                   help="microseconds charged per job a main-scheduler pass tests (62)")
+    g.add_argument("--cost-queue", dest="cost_queue_us", type=_int_in(0), metavar="US",
+                   help="microseconds charged per queued job when a cycle builds its queue (0)")
 
 
 def _add_list(sub):
@@ -528,17 +634,28 @@ def _add_experiment(sub):
     ex.add_argument("--all-traces", action="store_true",
                     help="priority-functions: also SDSC-SP2 and HPC2N (Table V's other rows)")
     ex.add_argument("--sequences", type=_int_in(1), default=10, help="priority-functions: sampled sequences (10)")
-    ex.add_argument("--jobs", type=_int_in(1), default=100_000, help="jobs per trace (default 100000)")
+    ex.add_argument("--jobs", type=_int_in(1), default=None, help="parallel-backfill: jobs per trace (100000)")
+    ex.add_argument("--scale", type=float, default=0.2,
+                    help="--sweep: cluster and trace scaled together (0.2: 1,826 cores, 20,000 jobs)")
     ex.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")
+    ex.add_argument("--model", choices=("slurm", "easy-model"), default="slurm",
+                    help="parallel-backfill: slurm (default: preset slurm, slurm-sim clock) or easy-model "
+                         "(EASY with the model clock)")
+    ex.add_argument("--sweep", action="store_true",
+                    help="parallel-backfill: the grid workers x cost per test x load x main-scheduler model; "
+                         "writes sweep.json and figures into --out (default parallel-backfill-sweep)")
+    ex.add_argument("--procs", type=_int_in(1), default=None,
+                    help="parallel-backfill: local processes running replays (default: the core count)")
+    ex.add_argument("--no-figures", action="store_true", help="--sweep: no PNG figures (no matplotlib needed)")
     ex.add_argument("--seed", type=_int_in(0), default=0, help="the traces' seed (default 0)")
     ex.add_argument("--bf-interval", type=_int_in(1), default=30, help="seconds between backfill passes (30)")
     ex.add_argument("--bf-max-time", type=_int_in(1), default=None, help="pass budget, s (default: bf-interval)")
-    ex.add_argument("--cost-per-test", type=_int_in(0), default=10_000, metavar="US",
-                    help="modelled microseconds per job test (10000)")
-    ex.add_argument("--cost-per-slot", type=_int_in(0), default=20, metavar="US",
-                    help="modelled microseconds per profile slot per test (20)")
+    ex.add_argument("--cost-per-test", type=_int_in(0), default=None, metavar="US",
+                    help="modelled microseconds per job test (slurm: 62; easy-model: 10000)")
+    ex.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US",
+                    help="modelled microseconds per profile slot per test (slurm: 0; easy-model: 20)")
     ex.add_argument("--bsld-bound", type=_positive_seconds, default=600.0, help="the paper uses 10 minutes")
-    ex.add_argument("--out", help="also write the JSON result to this file")
+    ex.add_argument("--out", help="also write the JSON result to this file (--sweep: the output directory)")
     ex.add_argument("--json", action="store_true")
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)

@@ -74,11 +74,13 @@ class ReplayConfig:
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
         """A config from a preset (``easy``, ``easy++``, ``easy-clairvoyant``,
-        ``easy-sjbf-clairvoyant``, ``gaussier``), with ``overrides``."""
-        from .plugins.presets import preset
+        ``easy-sjbf-clairvoyant``, ``gaussier``, ``slurm``), with ``overrides``; ``backfill``
+        replaces the preset's backfill settings."""
+        from .plugins.presets import BACKFILL_KEYS, preset
         settings = preset(name)
         order = settings.pop("order")
-        backfill = backfill if backfill is not None else Backfill(order=order)
+        in_backfill = {k: settings.pop(k) for k in BACKFILL_KEYS if k in settings}
+        backfill = backfill if backfill is not None else Backfill(order=order, **in_backfill)
         return cls(**{**settings, "backfill": backfill, **overrides})
 
     def budget_s(self) -> int | None:

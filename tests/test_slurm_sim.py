@@ -13,6 +13,7 @@ from pbf.errors import ConfigError
 from pbf.plugins.priorities import FCFS, SJF
 from pbf.reference import ReferenceCore, SlurmSimReference
 from pbf.workload.beocat import generate_beocat
+
 from scheduling import check_invariants
 
 US = 1_000_000

@@ -1,7 +1,13 @@
-"""Named policy combinations (Gaussier et al.'s "heuristic triples" and the classics)."""
+"""Named policy combinations (Gaussier et al.'s "heuristic triples" and the classics), and ``slurm``:
+Slurm's backfill as the Beocat simulator ran it (its backfill settings and the slurm-sim clock too)."""
 from .registry import Registry
 
-__all__ = ["PRESETS", "preset"]
+__all__ = ["PRESETS", "preset", "SCORING_KEYS", "BACKFILL_KEYS", "RUN_KEYS"]
+
+#: what a preset may set: scoring, :class:`pbf.Backfill` fields, and replay options
+SCORING_KEYS = ("priority", "predictor", "correction", "order")
+BACKFILL_KEYS = ("reservations", "max_job_test", "window", "resolution")
+RUN_KEYS = ("trigger", "bf_interval", "clock")
 
 PRESETS = Registry("preset")
 _TABLE = {
@@ -15,11 +21,20 @@ _TABLE = {
                               "FCFS + actual run times + SJBF"),
     "gaussier": (dict(priority="fcfs", predictor="regression", correction="incremental", order="sjbf"),
                  "FCFS + E-Loss regression + incremental corrections + SJBF (Gaussier et al.'s selected triple)"),
+    # Slurm's backfill (every tested job gets a reservation) with its defaults: bf_max_job_test 500
+    # (counted as jobs tested, Slurm >= 17.11's meaning and default), bf_window 1 day, bf_resolution
+    # 60 s, bf_interval 30 s, and the slurm-sim clock (docs/engine.md "Scheduler time")
+    "slurm": (dict(priority="fcfs", predictor="requested", correction="incremental", order="queue",
+                   reservations=None, max_job_test=500, window=86400, resolution=60, trigger="interval",
+                   bf_interval=30, clock="slurm-sim"),
+              "Slurm's backfill: a reservation per tested job, bf_max_job_test 500, bf_window 1 day, "
+              "bf_resolution 60 s, bf_interval 30 s, slurm-sim clock"),
 }
 for _name, (_settings, _summary) in _TABLE.items():
     PRESETS.register(_name, (lambda s=_settings: dict(s)), _summary)
 
 
 def preset(name):
-    """The settings of a preset: a dict of priority, predictor, correction and order."""
+    """The settings of a preset: a dict of priority, predictor, correction and order, and for run
+    presets (``slurm``) some of :data:`BACKFILL_KEYS` and :data:`RUN_KEYS`."""
     return PRESETS.resolve(name)

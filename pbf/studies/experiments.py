@@ -2,18 +2,30 @@
 
 The Parallel Backfill paper (Riffel et al., PEARC'24, Tables 1 and 2) replays 100,000 Beocat jobs
 submitted within one week (high traffic) and two weeks (low traffic) with Slurm's backfill and 1, 2, 4
-and 8 worker threads, under Slurm 17.02's rule that a backfill pass stops after ``bf_interval``
-seconds. pbf emulates that with the model clock: every job test costs a modelled time, N workers share
-the pass's budget, so more workers test deeper into the queue in the same time.
+and 8 worker threads in the Slurm 17.02 simulator, where scheduling itself takes simulated time.
+
+Two models are offered (the output names the one used):
+
+* ``slurm`` (default): the ``slurm`` preset -- Slurm's backfill (a reservation per tested job,
+  bf_max_job_test 500, bf_window 1 day, bf_resolution 60 s, bf_interval 30 s) under the slurm-sim
+  clock (:mod:`pbf.scheduler_time`): cycles take simulated time, yield, and share their tests among
+  N modelled workers.
+* ``easy-model``: EASY (one reservation) with the model clock: a pass costs only by delaying the next
+  pass and by its budget (the model pbf used before the slurm-sim clock existed).
 """
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
+from multiprocessing import get_context
 
 from ..config import Backfill
+from ..errors import ConfigError
 from ..replayer import ReplayConfig, replay
+from ..scheduler_time import SlurmSim
 from ..workload.beocat import TRAFFIC_WINDOWS, generate_beocat
 
-__all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "format_tables"]
+__all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "MODELS", "format_tables", "replay_config", "run_cells"]
 
 #: Riffel et al. 2024, Tables 1 and 2 (AWT, ART in hours; their "BSLD (Hours)" uses a 10-minute bound).
 PAPER_TABLES = {
@@ -22,64 +34,139 @@ PAPER_TABLES = {
     "low": {1: (1.68, 6.36, 4.84), 2: (1.39, 6.06, 3.77), 4: (1.37, 6.04, 3.79), 8: (1.38, 6.05, 3.76)},
 }
 
+MODELS = {
+    "slurm": "Slurm's backfill (preset slurm) under the slurm-sim clock",
+    "easy-model": "EASY with the model clock (interval trigger; a pass costs only its budget and delay)",
+}
+
+#: the main scheduler of the slurm-sim loop: Slurm 17.02's limits, or free (every event, any depth, no cost)
+MAIN_SCHEDULERS = {"slurm": SlurmSim(),
+                   "free": SlurmSim(batch_sched_delay=0, default_queue_depth=10**9, max_sched_time=1e9,
+                                    cost_main_test_us=0)}
+
+
+def replay_config(model, workers, *, bf_interval=30, bf_max_time=None, cost_per_test_us=None, cost_per_slot_us=None,
+                  bsld_bound=600.0, main="slurm", units=9128):
+    """The replay configuration of one cell of the experiment (``model``: a key of :data:`MODELS`;
+    ``main``: a key of :data:`MAIN_SCHEDULERS`, slurm model only; ``units``: Beocat's 9,128 cores)."""
+    if model == "slurm":
+        return ReplayConfig.from_preset("slurm", units=units, workers=workers, bf_interval=bf_interval,
+                                        bf_max_time=bf_max_time, cost_per_test_us=cost_per_test_us,
+                                        cost_per_slot_us=cost_per_slot_us, bsld_bound=bsld_bound,
+                                        slurm_sim=MAIN_SCHEDULERS[main])
+    if model == "easy-model":
+        return ReplayConfig(units=units, trigger="interval", bf_interval=bf_interval, clock="model",
+                            bf_max_time=bf_max_time, workers=workers, cost_per_test_us=cost_per_test_us,
+                            cost_per_slot_us=cost_per_slot_us, bsld_bound=bsld_bound,
+                            backfill=Backfill(reservations=1))
+    raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+
+
+def _run_cell(cell):
+    """One replay (in a worker process): the trace is generated there from its seed."""
+    table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"])
+    cfg = replay_config(cell["model"], cell["workers"], **cell["config"])
+    t0 = time.perf_counter()
+    r = replay(table, cfg)
+    m, p, st = r.summary["metrics"], r.summary["passes"], r.summary["scheduler_time"]
+    row = {"awt_h": m["awt_h"], "art_h": m["art_h"], "bsld": m["bsld"], "max_queue": m["max_queue"],
+           "mean_queue": m["mean_queue"], "utilisation": m["utilisation"],
+           "tests_per_cycle": p["mean_depth_full"], "cycle_s_mean": p["charged_s_mean_full"],
+           "cycles": p["full"], "budget_exits": p["exit_reasons"].get("time budget", 0),
+           "cycles_ended_by_yield": st["cycles_ended_by_yield"] if st else 0,
+           "main_started": st["main_started"] if st else None, "wall_s": time.perf_counter() - t0}
+    if cell.get("series"):
+        from .series import time_series
+        row["series"] = time_series(r.jobs, cfg.units)
+    return row
+
+
+def run_cells(cells, procs=None, progress=None):
+    """Run cells on local processes (spawned; ``procs`` default: the core count); returns the rows
+    in the cells' order, each cell's keys plus its results."""
+    procs = procs or os.cpu_count() or 1
+    rows = [None] * len(cells)
+    if procs == 1:
+        for i, cell in enumerate(cells):
+            rows[i] = {**_public(cell), **_run_cell(cell)}
+            if progress:
+                progress(rows[i])
+        return rows
+    with ProcessPoolExecutor(max_workers=procs, mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(_run_cell, cell): i for i, cell in enumerate(cells)}
+        for future in as_completed(futures):
+            i = futures[future]
+            rows[i] = {**_public(cells[i]), **future.result()}
+            if progress:
+                progress(rows[i])
+    return rows
+
+
+def _public(cell):
+    return {k: v for k, v in cell.items() if k not in ("config", "series")}
+
 
 @dataclass(frozen=True)
 class ParallelBackfillExperiment:
-    """The experiment's settings (defaults: the paper's datasets, Slurm 17.02 defaults, and DESIGN
-    §4.6's modelled cost of a production controller's job test)."""
+    """The experiment's settings (defaults: the paper's datasets, the ``slurm`` model with its
+    sourced defaults; ``cost_per_test_us`` None = the clock's default)."""
     jobs: int = 100_000
     workers: tuple = (1, 2, 4, 8)
     seed: int = 0
+    model: str = "slurm"
     bf_interval: int = 30
     bf_max_time: int | None = None
-    cost_per_test_us: int = 10_000
-    cost_per_slot_us: int = 20
+    cost_per_test_us: int | None = None
+    cost_per_slot_us: int | None = None
     bsld_bound: float = 600.0
+    procs: int | None = None
+
+    def __post_init__(self):
+        if self.model not in MODELS:
+            raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {self.model!r}")
+        replay_config(self.model, 1, **self._config())     # bad settings fail before any replay
+
+    def _config(self):
+        return dict(bf_interval=self.bf_interval, bf_max_time=self.bf_max_time, cost_per_test_us=self.cost_per_test_us,
+                    cost_per_slot_us=self.cost_per_slot_us, bsld_bound=self.bsld_bound)
 
     def run(self, progress=None):
         """Replay both traffic levels with every worker count; returns a JSON-ready dict."""
-        rows = []
-        for traffic in ("high", "low"):
-            table = generate_beocat(self.jobs, TRAFFIC_WINDOWS[traffic], seed=self.seed)
-            for w in self.workers:
-                cfg = ReplayConfig(units=9128, trigger="interval", bf_interval=self.bf_interval,
-                                   clock="model", bf_max_time=self.bf_max_time, workers=w,
-                                   cost_per_test_us=self.cost_per_test_us,
-                                   cost_per_slot_us=self.cost_per_slot_us, bsld_bound=self.bsld_bound,
-                                   backfill=Backfill(reservations=1))
-                t0 = time.perf_counter()
-                r = replay(table, cfg)
-                m, p = r.summary["metrics"], r.summary["passes"]
-                rows.append({"traffic": traffic, "workers": w, "awt_h": m["awt_h"], "art_h": m["art_h"],
-                             "bsld": m["bsld"], "max_queue": m["max_queue"],
-                             "mean_queue": m["mean_queue"], "mean_depth_full": p["mean_depth_full"],
-                             "full_passes": p["full"], "budget_exits": p["exit_reasons"].get("time budget", 0),
-                             "charged_s_mean_full": p["charged_s_mean_full"],
-                             "wall_s": time.perf_counter() - t0,
-                             "paper": dict(zip(("awt_h", "art_h", "bsld"), PAPER_TABLES[traffic].get(w, (None,) * 3)))})
-                if progress:
-                    progress(rows[-1])
-        return {"experiment": "parallel-backfill", "settings": asdict(self), "rows": rows}
+        cells = [{"traffic": traffic, "workers": w, "jobs": self.jobs, "window_s": TRAFFIC_WINDOWS[traffic],
+                  "seed": self.seed, "model": self.model, "config": self._config()}
+                 for traffic in ("high", "low") for w in self.workers]
+        rows = run_cells(cells, self.procs, progress)
+        for row in rows:
+            row["paper"] = dict(zip(("awt_h", "art_h", "bsld"), PAPER_TABLES[row["traffic"]].get(row["workers"],
+                                                                                                (None,) * 3)))
+        cfg = replay_config(self.model, 1, **self._config())
+        return {"experiment": "parallel-backfill", "model": self.model, "model_text": MODELS[self.model],
+                "settings": asdict(self), "replay_config": cfg.as_dict(), "rows": rows}
 
 
 def format_tables(result):
     """The paper-shaped tables, pbf's figures beside the paper's."""
     out = []
-    s = result["settings"]
-    out.append(f"Parallel Backfill (Riffel et al. 2024), Beocat-like traces of {s['jobs']:,} jobs, EASY, "
-               f"interval trigger {s['bf_interval']} s, model clock {s['cost_per_test_us']} us/test + "
-               f"{s['cost_per_slot_us']} us/slot, budget {s['bf_max_time'] or s['bf_interval']} s, "
-               f"BSLD bound {s['bsld_bound']:g} s")
+    s, c = result["settings"], result["replay_config"]
+    bf = c["backfill"]
+    resv = "unlimited" if bf["reservations"] is None else bf["reservations"]
+    out.append(f"Parallel Backfill (Riffel et al. 2024), Beocat-like traces of {s['jobs']:,} jobs; model: "
+               f"{result['model_text']}")
+    out.append(f"  reservations {resv}, max job test {bf['max_job_test']}, window {bf['window']} s, resolution "
+               f"{bf['resolution']} s, bf_interval {c['bf_interval']} s, clock {c['clock']} "
+               f"{c['cost_per_test_us']} us/test + {c['cost_per_slot_us']} us/slot, budget "
+               f"{s['bf_max_time'] or s['bf_interval']} s, BSLD bound {s['bsld_bound']:g} s")
     for traffic, title in (("high", "Table 1: high-job traffic (7 days)"),
                            ("low", "Table 2: low-job traffic (14 days)")):
         out.append(f"\n{title}")
-        out.append(f"{'workers':>8} {'AWT h':>8} {'ART h':>8} {'BSLD':>8} {'max queue':>10} {'depth/pass':>11}"
-                   f" | paper: {'AWT h':>7} {'ART h':>7} {'BSLD':>7}")
+        out.append(f"{'workers':>8} {'AWT h':>8} {'ART h':>8} {'BSLD':>8} {'max queue':>10} {'util':>6} "
+                   f"{'tests/cycle':>11} {'cycle s':>8} | paper: {'AWT h':>7} {'ART h':>7} {'BSLD':>7}")
         for r in (r for r in result["rows"] if r["traffic"] == traffic):
             pa = r["paper"]
             paper = (f"{pa['awt_h']:7.2f} {pa['art_h']:7.2f} {pa['bsld']:7.2f}" if pa["awt_h"] is not None
                      else f"{'-':>7} {'-':>7} {'-':>7}")
             label = "1 (orig)" if r["workers"] == 1 else str(r["workers"])
             out.append(f"{label:>8} {r['awt_h']:8.2f} {r['art_h']:8.2f} {r['bsld']:8.2f} {r['max_queue']:10,} "
-                       f"{r['mean_depth_full']:11.1f} |        {paper}")
+                       f"{r['utilisation']:6.3f} {r['tests_per_cycle']:11.1f} {r['cycle_s_mean']:8.3f} |        "
+                       f"{paper}")
     return "\n".join(out)
