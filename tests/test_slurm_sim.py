@@ -191,3 +191,53 @@ def test_bad_slurm_sim_settings(kw, message):
 def test_bad_loop_settings(kw, message):
     with pytest.raises(ConfigError, match=message):
         pbf.SlurmSim(**kw)
+
+
+def test_the_easy_model_is_still_reachable():
+    from pbf.studies.experiments import ParallelBackfillExperiment
+    result = ParallelBackfillExperiment(jobs=2000, workers=(1,), model="easy-model", procs=1).run()
+    assert result["replay_config"]["clock"] == "model" and result["replay_config"]["backfill"]["reservations"] == 1
+    with pytest.raises(ConfigError, match="model must be one of slurm, easy-model"):
+        ParallelBackfillExperiment(model="wall")
+
+
+def test_sweep_writes_its_table_and_figures(tmp_path):
+    from pbf.studies.sweep_time import SchedulerTimeSweep, format_sweep, write_result
+    sweep = SchedulerTimeSweep(scale=0.01, workers=(1, 2), costs_us=(62, 50_000), loads_days=(7.0,), procs=2)
+    result = sweep.run()
+    assert len(result["cells"]) == 2 * 2 * 2 and len(result["awt_change"]) == 2 * 2
+    assert {c["units"] for c in result["cells"]} == {91} and {c["jobs"] for c in result["cells"]} == {1000}
+    series = [c for c in result["cells"] if isinstance(c.get("series"), dict)]
+    assert len(series) == 2 and len(series[0]["series"]["queue"]) == len(series[0]["series"]["hour"])
+    assert "AWT change from 1 to 2 workers" in format_sweep(result)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        files = write_result(result, str(tmp_path), figures=False)
+        assert [p.name for p in tmp_path.iterdir()] == ["sweep.json"]
+        pytest.skip("matplotlib (pbf[plot]) is not installed: the figures were not checked")
+    files = write_result(result, str(tmp_path))
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["awt_change_free.png", "awt_change_slurm.png", "over_time.png", "sweep.json"] and len(files) == 4
+    assert all((tmp_path / n).stat().st_size > 1000 for n in names)
+
+
+def test_cli_preset_slurm_and_flag_errors(capsys):
+    from pathlib import Path
+
+    from pbf.cli import main
+    sample = str(Path(__file__).resolve().parents[1] / "traces" / "beocat-2000-1d.swf.gz")
+    assert main(["replay", sample, "--preset", "slurm", "--workers", "2", "--cost-per-test", "20000",
+                 "--bf-yield-interval", "1", "--json"]) == 0
+    import json
+    s = json.loads(capsys.readouterr().out)
+    assert s["config"]["clock"] == "slurm-sim" and s["config"]["trigger"] == "interval"
+    assert s["config"]["backfill"]["reservations"] is None and s["config"]["backfill"]["window"] == 86400
+    assert s["config"]["slurm_sim"]["bf_yield_interval"] == 1.0 and s["scheduler_time"]["cycles"] > 0
+    # an explicit flag overrides the preset
+    assert main(["replay", sample, "--preset", "slurm", "--reservations", "1", "--clock", "model", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["config"]["backfill"]["reservations"] == 1 and s["config"]["clock"] == "model"
+    assert s["scheduler_time"] is None
+    assert main(["replay", sample, "--sched-interval", "10"]) == 2
+    assert "--sched-interval apply to --clock slurm-sim" in capsys.readouterr().err
