@@ -378,7 +378,8 @@ def cmd_experiment(args):
         return _cmd_sweep(args)
     from .studies.experiments import ParallelBackfillExperiment, format_tables
     workers = _worker_list(args.workers)
-    exp = ParallelBackfillExperiment(jobs=args.jobs or 100_000, workers=workers, seed=args.seed, model=args.model,
+    exp = ParallelBackfillExperiment(jobs=args.jobs or 100_000, workers=workers, seed=args.seed,
+                                     arrivals=args.arrivals, model=args.model,
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
                                      cost_per_test_us=args.cost_per_test, cost_per_slot_us=args.cost_per_slot,
                                      bsld_bound=args.bsld_bound, procs=args.procs)
@@ -409,6 +410,7 @@ def _cmd_sweep(args):
     from .studies.sweep_time import SchedulerTimeSweep, format_sweep, write_result
     out = args.out or "parallel-backfill-sweep"
     sweep = SchedulerTimeSweep(scale=args.scale, workers=_worker_list(args.workers), seed=args.seed,
+                               arrivals=args.arrivals,
                                bsld_bound=args.bsld_bound, procs=args.procs)
     done = [0]
     total = len(sweep.cells())
@@ -635,6 +637,9 @@ def _add_experiment(sub):
                     help="priority-functions: also SDSC-SP2 and HPC2N (Table V's other rows)")
     ex.add_argument("--sequences", type=_int_in(1), default=10, help="priority-functions: sampled sequences (10)")
     ex.add_argument("--jobs", type=_int_in(1), default=None, help="parallel-backfill: jobs per trace (100000)")
+    ex.add_argument("--arrivals", choices=("pack", "profile"), default="pack",
+                    help="parallel-backfill: jobs evenly spaced (pack, the authors' rule; default) or in "
+                         "bursts by the daily and weekly profile")
     ex.add_argument("--scale", type=float, default=0.2,
                     help="--sweep: cluster and trace scaled together (0.2: 1,826 cores, 20,000 jobs)")
     ex.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")

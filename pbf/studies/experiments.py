@@ -64,7 +64,7 @@ def replay_config(model, workers, *, bf_interval=30, bf_max_time=None, cost_per_
 
 def _run_cell(cell):
     """One replay (in a worker process): the trace is generated there from its seed."""
-    table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"])
+    table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"], arrivals=cell["arrivals"])
     cfg = replay_config(cell["model"], cell["workers"], **cell["config"])
     t0 = time.perf_counter()
     r = replay(table, cfg)
@@ -108,11 +108,14 @@ def _public(cell):
 
 @dataclass(frozen=True)
 class ParallelBackfillExperiment:
-    """The experiment's settings (defaults: the paper's datasets, the ``slurm`` model with its
-    sourced defaults; ``cost_per_test_us`` None = the clock's default)."""
+    """The experiment's settings (defaults: the paper's datasets -- Beocat-like jobs packed evenly into
+    the window, as the authors packed theirs (``arrivals="pack"``; ``"profile"``: bursts by the daily
+    and weekly profile) -- and the ``slurm`` model with its sourced defaults; ``cost_per_test_us``
+    None = the clock's default)."""
     jobs: int = 100_000
     workers: tuple = (1, 2, 4, 8)
     seed: int = 0
+    arrivals: str = "pack"
     model: str = "slurm"
     bf_interval: int = 30
     bf_max_time: int | None = None
@@ -133,7 +136,7 @@ class ParallelBackfillExperiment:
     def run(self, progress=None):
         """Replay both traffic levels with every worker count; returns a JSON-ready dict."""
         cells = [{"traffic": traffic, "workers": w, "jobs": self.jobs, "window_s": TRAFFIC_WINDOWS[traffic],
-                  "seed": self.seed, "model": self.model, "config": self._config()}
+                  "seed": self.seed, "arrivals": self.arrivals, "model": self.model, "config": self._config()}
                  for traffic in ("high", "low") for w in self.workers]
         rows = run_cells(cells, self.procs, progress)
         for row in rows:
@@ -150,8 +153,8 @@ def format_tables(result):
     s, c = result["settings"], result["replay_config"]
     bf = c["backfill"]
     resv = "unlimited" if bf["reservations"] is None else bf["reservations"]
-    out.append(f"Parallel Backfill (Riffel et al. 2024), Beocat-like traces of {s['jobs']:,} jobs; model: "
-               f"{result['model_text']}")
+    out.append(f"Parallel Backfill (Riffel et al. 2024), Beocat-like traces of {s['jobs']:,} jobs "
+               f"(arrivals {s['arrivals']}); model: {result['model_text']}")
     out.append(f"  reservations {resv}, max job test {bf['max_job_test']}, window {bf['window']} s, resolution "
                f"{bf['resolution']} s, bf_interval {c['bf_interval']} s, clock {c['clock']} "
                f"{c['cost_per_test_us']} us/test + {c['cost_per_slot_us']} us/slot, budget "

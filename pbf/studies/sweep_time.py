@@ -35,6 +35,7 @@ class SchedulerTimeSweep:
     loads_days: tuple = (7.0, 10.0, 14.0)
     mains: tuple = ("slurm", "free")
     seed: int = 0
+    arrivals: str = "pack"
     bsld_bound: float = 600.0
     procs: int | None = None
 
@@ -68,7 +69,7 @@ class SchedulerTimeSweep:
                                   and w in (min(self.workers), max(self.workers)))
                         out.append({"main": main, "load_days": load, "cost_us": cost, "workers": w,
                                     "jobs": self.jobs, "units": self.units, "window_s": int(round(load * DAY)),
-                                    "seed": self.seed, "model": "slurm", "series": series,
+                                    "seed": self.seed, "arrivals": self.arrivals, "model": "slurm", "series": series,
                                     "config": dict(cost_per_test_us=cost, bsld_bound=self.bsld_bound, main=main,
                                                    units=self.units)})
         return out
