@@ -376,6 +376,8 @@ def cmd_experiment(args):
         return _cmd_validation(args)
     if args.sweep:
         return _cmd_sweep(args)
+    if args.mechanisms:
+        return _cmd_mechanisms(args)
     from .studies.experiments import ParallelBackfillExperiment, format_tables
     workers = _worker_list(args.workers)
     exp = ParallelBackfillExperiment(jobs=args.jobs or 100_000, workers=workers, seed=args.seed,
@@ -404,6 +406,24 @@ def _worker_list(text):
     if not workers or min(workers) < 1 or max(workers) > 256:
         raise ConfigError(f"--workers {text!r}: each count must be from 1 to 256")
     return workers
+
+
+def _cmd_mechanisms(args):
+    from .studies.sweep_time import MechanismStudy, format_mechanisms
+    workers = _worker_list(args.workers) if args.workers != "1,2,4,8" else (1, 8)
+    study = MechanismStudy(scale=args.scale, workers=workers, seed=args.seed, arrivals=args.arrivals,
+                           bsld_bound=args.bsld_bound, procs=args.procs)
+
+    def progress(row):
+        if not args.quiet:
+            print(f"  {row['variant']}, {row['cost_us']} us/test, {row['workers']} workers: AWT {row['awt_h']:.2f} h "
+                  f"({row['wall_s']:.1f} s)", file=sys.stderr)
+    result = study.run(progress)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(result, fh, indent=1)
+    print(json.dumps(result, indent=2) if args.json else format_mechanisms(result))
+    return 0
 
 
 def _cmd_sweep(args):
@@ -649,6 +669,9 @@ def _add_experiment(sub):
     ex.add_argument("--sweep", action="store_true",
                     help="parallel-backfill: the grid workers x cost per test x load x main-scheduler model; "
                          "writes sweep.json and figures into --out (default parallel-backfill-sweep)")
+    ex.add_argument("--mechanisms", action="store_true",
+                    help="parallel-backfill: AWT with 1 and 8 workers with each scheduler-time mechanism "
+                         "switched off, at 10 and 100 ms a test (scaled cluster, as --sweep)")
     ex.add_argument("--procs", type=_int_in(1), default=None,
                     help="parallel-backfill: local processes running replays (default: the core count)")
     ex.add_argument("--no-figures", action="store_true", help="--sweep: no PNG figures (no matplotlib needed)")

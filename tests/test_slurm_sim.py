@@ -241,3 +241,23 @@ def test_cli_preset_slurm_and_flag_errors(capsys):
     assert s["scheduler_time"] is None
     assert main(["replay", sample, "--sched-interval", "10"]) == 2
     assert "--sched-interval apply to --clock slurm-sim" in capsys.readouterr().err
+
+
+def test_mechanism_study_switches_each_mechanism():
+    from dataclasses import replace
+
+    from pbf.studies.experiments import replay_config
+    from pbf.studies.sweep_time import VARIANTS, MechanismStudy, apply_variant, format_mechanisms
+    base = replay_config("slurm", 1, cost_per_test_us=10_000)
+    assert apply_variant(base, "no-budget").budget_s() == 10**6
+    assert apply_variant(base, "no-yield-abort").slurm_sim.bf_yield_interval == base.budget_s()
+    assert apply_variant(base, "no-test-cap").backfill.max_job_test is None
+    assert apply_variant(base, "free-main").slurm_sim.cost_main_test_us == 0
+    with pytest.raises(ConfigError, match="variant must be one of"):
+        apply_variant(base, "faster")
+    study = MechanismStudy(scale=0.01, costs_us=(50_000,), variants=("base", "no-budget"), procs=1)
+    result = study.run()
+    assert {(c["variant"], c["workers"]) for c in result["cells"]} == {(v, w) for v in ("base", "no-budget")
+                                                                        for w in (1, 8)}
+    assert "no-budget" in format_mechanisms(result) and set(VARIANTS) >= set(result["variants"])
+    assert replace(base) == base

@@ -66,6 +66,9 @@ def _run_cell(cell):
     """One replay (in a worker process): the trace is generated there from its seed."""
     table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"], arrivals=cell["arrivals"])
     cfg = replay_config(cell["model"], cell["workers"], **cell["config"])
+    if cell.get("variant"):
+        from .sweep_time import apply_variant
+        cfg = apply_variant(cfg, cell["variant"])
     t0 = time.perf_counter()
     r = replay(table, cfg)
     m, p, st = r.summary["metrics"], r.summary["passes"], r.summary["scheduler_time"]

@@ -13,12 +13,13 @@ cost x load x main model) and, with matplotlib (``pip install "pbf[plot]"``), fi
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ..errors import ConfigError
 from .experiments import MAIN_SCHEDULERS, replay_config, run_cells
 
-__all__ = ["SchedulerTimeSweep", "format_sweep", "write_figures"]
+__all__ = ["SchedulerTimeSweep", "MechanismStudy", "VARIANTS", "format_sweep", "format_mechanisms", "write_figures",
+           "write_result"]
 
 DAY = 86400
 
@@ -182,3 +183,82 @@ def write_result(result, out_dir, figures=True):
     if figures:
         files += write_figures(result, out_dir)
     return files
+
+
+#: the mechanisms through which workers act under the slurm-sim clock, each switched off (or, for the
+#: last two, Slurm 17.02's lack of a cap on jobs tested switched on)
+VARIANTS = {
+    "base": "preset slurm as it is",
+    "no-budget": "no cycle budget (bf_max_time 10^6 s): more workers cannot test deeper within it",
+    "no-yield-abort": "bf_yield_interval = the budget: cycles are not ended by events",
+    "free-main": "main scheduler on every event, any depth, no cost",
+    "no-test-cap": "no bf_max_job_test (Slurm 17.02 did not cap jobs tested): only the budget limits a cycle",
+    "no-test-cap-no-budget": "neither: every cycle tests the whole queue",
+}
+
+
+def apply_variant(cfg, variant):
+    """The replay config ``cfg`` (slurm model) with one mechanism changed (a key of :data:`VARIANTS`)."""
+    from .experiments import MAIN_SCHEDULERS
+    budget = cfg.budget_s()
+    if variant == "base":
+        return cfg
+    if variant == "no-budget":
+        return replace(cfg, bf_max_time=10**6)
+    if variant == "no-yield-abort":
+        return replace(cfg, slurm_sim=replace(cfg.slurm_sim, bf_yield_interval=float(budget)))
+    if variant == "free-main":
+        return replace(cfg, slurm_sim=MAIN_SCHEDULERS["free"])
+    if variant == "no-test-cap":
+        return replace(cfg, backfill=replace(cfg.backfill, max_job_test=None))
+    if variant == "no-test-cap-no-budget":
+        return replace(cfg, bf_max_time=10**6, backfill=replace(cfg.backfill, max_job_test=None))
+    raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+
+
+@dataclass(frozen=True)
+class MechanismStudy:
+    """AWT with the fewest and the most workers, with each mechanism of :data:`VARIANTS` switched,
+    at one cost per test and load (on the cluster scaled as in :class:`SchedulerTimeSweep`)."""
+    scale: float = 0.2
+    workers: tuple = (1, 8)
+    costs_us: tuple = (10_000, 100_000)
+    load_days: float = 7.0
+    variants: tuple = tuple(VARIANTS)
+    seed: int = 0
+    arrivals: str = "pack"
+    bsld_bound: float = 600.0
+    procs: int | None = None
+
+    def cells(self):
+        sweep = SchedulerTimeSweep(scale=self.scale, workers=self.workers, costs_us=self.costs_us,
+                                   loads_days=(self.load_days,), seed=self.seed, arrivals=self.arrivals)
+        return [{"variant": v, "cost_us": c, "workers": w, "jobs": sweep.jobs, "units": sweep.units,
+                 "window_s": int(round(self.load_days * DAY)), "seed": self.seed, "arrivals": self.arrivals,
+                 "model": "slurm", "config": dict(cost_per_test_us=c, bsld_bound=self.bsld_bound, units=sweep.units)}
+                for v in self.variants for c in self.costs_us for w in self.workers]
+
+    def run(self, progress=None):
+        t0 = time.perf_counter()
+        rows = run_cells(self.cells(), self.procs, progress)
+        return {"experiment": "parallel-backfill-mechanisms", "settings": asdict(self),
+                "variants": {v: VARIANTS[v] for v in self.variants}, "cells": rows,
+                "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
+
+
+def format_mechanisms(result):
+    s = result["settings"]
+    lo, hi = min(s["workers"]), max(s["workers"])
+    out = [f"Mechanisms: AWT with {lo} -> {hi} workers, {s['load_days']:g}-day load, cluster scaled by {s['scale']:g}"]
+    out.append(f"{'variant':<24}" + "".join(f"{f'{c:,} us/test':>34}" for c in s["costs_us"]))
+    for v in s["variants"]:
+        line = f"{v:<24}"
+        for c in s["costs_us"]:
+            pick = {r["workers"]: r for r in result["cells"] if r["variant"] == v and r["cost_us"] == c}
+            a, b = pick[lo], pick[hi]
+            change = (b["awt_h"] - a["awt_h"]) / a["awt_h"] if a["awt_h"] > 0 else 0.0
+            line += (f"  {a['awt_h']:6.2f} -> {b['awt_h']:6.2f} h {change:+6.1%} "
+                     f"({a['tests_per_cycle']:5.0f}/{b['tests_per_cycle']:5.0f})")
+        out.append(line)
+    out.append("(in brackets: tests per cycle with the fewest / the most workers)")
+    return "\n".join(out)
