@@ -261,3 +261,23 @@ def test_mechanism_study_switches_each_mechanism():
                                                                         for w in (1, 8)}
     assert "no-budget" in format_mechanisms(result) and set(VARIANTS) >= set(result["variants"])
     assert replace(base) == base
+
+
+def test_real_threads_change_nothing_under_the_slurm_sim_clock():
+    """The modelled worker count sets the schedule; the passes' execution on threads does not."""
+    sc = _two_jobs_and_a_burst(300_000, workers=4)
+    plain = compiled(sc)
+    core = _core.Core(sc["total"])
+    core.set_testing(record_units=1, parallel_min_queue=1, parallel_min_wall_ns=0)
+    sim = sc["sim"]
+    core.configure(**sc["backfill"].core_settings(), trigger=Trigger.TR_INTERVAL, bf_interval=sim["bf_interval"],
+                   clock=Clock.CK_SLURM_SIM, bf_max_time_us=sim["budget_us"], cost_test_us=sim["cost_test_us"],
+                   cost_slot_us=0)
+    core.load_trace(*(np.array(a, dtype=np.int64) for a in (sc["submit"], sc["units"], sc["est"], sc["run"])))
+    core.start_pool(4)
+    try:
+        assert core.replay()
+    finally:
+        core.stop_pool()
+    assert np.array_equal(core.job_arrays()[1], plain["start"])
+    assert np.array_equal(core.recorded_units(), plain["bits"])
