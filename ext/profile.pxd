@@ -376,8 +376,23 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             nb += 1
             ea = P.s_next[ea]
         if nf == 0:
+            # the front is empty: the window's AND is the back stack's, ready without a transfer
+            # (most searches succeed at their first counted candidate; the transfer is only for
+            # dropping slots)
+            c = 0
+            for w in range(W):
+                c += __builtin_popcountll(P.q_back_agg[w])
+            if c >= k:
+                w_copy(P.cand, P.q_back_agg, W)
+                at[0] = i
+                P.prev_of_at = prev
+                return t
             nf = pbf_window_transfer(fa, P.q_front_idx, P.q_back_idx, nb, P.s_bits, W)
             nb = 0
+            nf -= 1
+            prev = i
+            i = P.s_next[i]
+            continue
         c = 0
         for w in range(W):
             x = fa[(nf - 1) * W + w]
