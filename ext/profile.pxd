@@ -61,7 +61,9 @@ ctypedef struct Prof:
     uint64_t* q_front_agg      # front stack: suffix ANDs, W words an entry
     int32_t* q_front_idx       # front stack: slot indices
     int32_t* q_back_idx        # back stack: slot indices
-    uint64_t* q_back_agg       # back stack: the AND of all its slots (W words)
+    uint64_t* q_back_agg       # back stack: the AND of all its slots (W words) ...
+    int32_t* q_nz              # ... the words of it that are not zero (the others stay zero) ...
+    int64_t q_nnz              # ... how many
     int64_t q_cap              # room in each stack
     # this pass's reservations:
     int64_t* r_begin           # reservation i holds its units from r_begin[i] ...
@@ -92,7 +94,8 @@ cdef inline int prof_init(Prof* P, int64_t W) noexcept nogil:
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-    if P.cand == NULL or P.chosen == NULL or P.q_back_agg == NULL:
+    P.q_nz = <int32_t*>malloc(max(1, W) * sizeof(int32_t))
+    if P.cand == NULL or P.chosen == NULL or P.q_back_agg == NULL or P.q_nz == NULL:
         return -1
     return 0
 
@@ -108,6 +111,7 @@ cdef inline void prof_free(Prof* P) noexcept nogil:
     free(P.q_front_idx)
     free(P.q_back_idx)
     free(P.q_back_agg)
+    free(P.q_nz)
     free(P.r_begin)
     free(P.r_stop)
     free(P.r_bits)
@@ -320,7 +324,7 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
     # slot with fewer than k free units is skipped, with every candidate up to that slot, before any
     # bitmap work. Returns the earliest start, or -1 (beyond bf_window / out of memory).
     # The candidates begin at slot `first` (whose predecessor is first_prev): 0 and -1 for all.
-    cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0
+    cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0, nnz = 0, m, j
     # e: how far the window's counts were read; ea: how far its slots are in the AND queue; bad: the
     # last slot read with fewer than k free units
     cdef int32_t i = first, e = first, ea = first, prev = first_prev, bad = -1
@@ -364,14 +368,28 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             nb = 0
             ea = i
             continue
-        # every slot of the window has k free units: AND the ones not yet in the queue
+        # every slot of the window has k free units: AND the ones not yet in the queue. The back
+        # stack's AND is kept sparse: near `now` few units are free, so after its first slot only a
+        # few words are not zero, and later slots are ANDed on those words only.
         while ea != e:
             bits = P.s_bits + <int64_t>ea * W
             if nb == 0:
                 w_copy(P.q_back_agg, bits, W)
-            else:
+                nnz = 0
                 for w in range(W):
-                    P.q_back_agg[w] &= bits[w]
+                    if bits[w]:
+                        P.q_nz[nnz] = <int32_t>w
+                        nnz += 1
+            else:
+                m = 0
+                for j in range(nnz):
+                    w = P.q_nz[j]
+                    x = P.q_back_agg[w] & bits[w]
+                    P.q_back_agg[w] = x
+                    if x:
+                        P.q_nz[m] = <int32_t>w
+                        m += 1
+                nnz = m
             P.q_back_idx[nb] = ea
             nb += 1
             ea = P.s_next[ea]
@@ -380,8 +398,8 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             # (most searches succeed at their first counted candidate; the transfer is only for
             # dropping slots)
             c = 0
-            for w in range(W):
-                c += __builtin_popcountll(P.q_back_agg[w])
+            for j in range(nnz):
+                c += __builtin_popcountll(P.q_back_agg[P.q_nz[j]])
             if c >= k:
                 w_copy(P.cand, P.q_back_agg, W)
                 at[0] = i
@@ -394,12 +412,19 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             i = P.s_next[i]
             continue
         c = 0
-        for w in range(W):
-            x = fa[(nf - 1) * W + w]
-            if nb > 0:
-                x &= P.q_back_agg[w]
-            P.cand[w] = x
-            c += __builtin_popcountll(x)
+        if nb > 0:
+            # the window's AND is not zero outside the back stack's non-zero words
+            w_zero(P.cand, W)
+            for j in range(nnz):
+                w = P.q_nz[j]
+                x = fa[(nf - 1) * W + w] & P.q_back_agg[w]
+                P.cand[w] = x
+                c += __builtin_popcountll(x)
+        else:
+            for w in range(W):
+                x = fa[(nf - 1) * W + w]
+                P.cand[w] = x
+                c += __builtin_popcountll(x)
         if c >= k:
             at[0] = i
             P.prev_of_at = prev
