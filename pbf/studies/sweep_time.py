@@ -153,10 +153,10 @@ def write_figures(result, out_dir):
     if series:
         fig, axes = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
         for w, ser in sorted(series.items()):
-            hours = ser["hour"]
-            axes[0].plot(hours, [float("nan") if x is None else x for x in ser["awt_h"]], label=f"{w} workers", lw=1)
-            axes[1].plot(hours, ser["queue"], label=f"{w} workers", lw=1)
-            axes[2].plot(hours, ser["utilisation"], label=f"{w} workers", lw=1)
+            hours, label = ser["hour"], f"{w} worker{'s' if w > 1 else ''}"
+            axes[0].plot(hours, [float("nan") if x is None else x for x in ser["awt_h"]], label=label, lw=1)
+            axes[1].plot(hours, ser["queue"], label=label, lw=1)
+            axes[2].plot(hours, ser["utilisation"], label=label, lw=1)
         for ax, label in zip(axes, ("AWT of jobs submitted (h)", "queued jobs", "utilisation")):
             ax.set_ylabel(label)
             ax.legend(fontsize=8)
