@@ -86,7 +86,8 @@ def _run_cell(cell):
 
 def run_cells(cells, procs=None, progress=None):
     """Run cells on local processes (spawned; ``procs`` default: the core count); returns the rows
-    in the cells' order, each cell's keys plus its results."""
+    in the cells' order, each cell's keys plus its results. A script calling this with ``procs`` > 1
+    needs the ``if __name__ == "__main__":`` guard that spawned processes require."""
     procs = procs or os.cpu_count() or 1
     rows = [None] * len(cells)
     if procs == 1:
