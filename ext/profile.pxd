@@ -62,8 +62,8 @@ ctypedef struct Prof:
     int32_t* q_front_idx       # front stack: slot indices
     int32_t* q_back_idx        # back stack: slot indices
     uint64_t* q_back_agg       # back stack: the AND of all its slots (W words) ...
-    int32_t* q_nz              # ... the words of it that are not zero (the others stay zero) ...
-    int64_t q_nnz              # ... how many
+    int32_t* q_nz              # ... the words of it that are not zero (the others stay zero; also
+                               # prof_commit's scratch: the words of a placement)
     int64_t q_cap              # room in each stack
     # this pass's reservations:
     int64_t* r_begin           # reservation i holds its units from r_begin[i] ...
@@ -487,10 +487,15 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
     # remove P.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
     # a placement holds its units until its end rounded up to the resolution, as running jobs'
     # planned ends are, so that a job started in this pass looks the same as one started before
-    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), lo, hi
+    cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), nw = 0, m
     cdef int32_t j = si, n, last = si
-    # only the words holding chosen units change (a placement's units are few and clustered)
-    w_span(P.chosen, W, &lo, &hi)
+    cdef uint64_t* row
+    # only the words holding chosen units change: a placement's units are few, but a reservation's
+    # may be scattered (it takes the units busy just before it), so the words are listed, not spanned
+    for w in range(W):
+        if P.chosen[w]:
+            P.q_nz[nw] = <int32_t>w
+            nw += 1
     while j != -1 and P.s_begin[j] < stop:
         end = P.s_begin[P.s_next[j]] if P.s_next[j] != -1 else INF
         if end > stop:
@@ -502,8 +507,10 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
             P.s_next[n] = P.s_next[j]
             P.s_next[j] = n
             w_copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
-        for w in range(lo, hi):
-            P.s_bits[<int64_t>j * W + w] &= ~P.chosen[w]
+        row = P.s_bits + <int64_t>j * W
+        for m in range(nw):
+            w = P.q_nz[m]
+            row[w] &= ~P.chosen[w]
         P.s_cnt[j] -= k
         last = j
         j = P.s_next[j]
