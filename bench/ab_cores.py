@@ -1,12 +1,14 @@
 """Two builds of the compiled core side by side in one process (a benchmark script, not a test).
 
     python bench/ab_cores.py OLD_CORE_SO [--trace SDSC-SP2-1998-4.2-cln.swf.gz] [--trials 12]
-                             [--passes] [--pass-trials 7]
+                             [--passes] [--pass-trials 7] [--beocat-slice] [--slice-trials 3]
 
 OLD_CORE_SO is another build's ``pbf/_core*.so`` (e.g. from a checkout of an earlier commit built with
 ``python setup.py build_ext --inplace``); the new one is the installed ``pbf._core``. Interleaved
 trials of the SDSC-SP2 replay (with and without pass records) and, with ``--passes``, of one full pass
-of three scenarios on 1, 2, 4 and 8 workers; every trial checks that both builds decide the same.
+of three scenarios on 1, 2, 4 and 8 workers, and with ``--beocat-slice``, of a Slurm-like replay of
+20,000 Beocat-like jobs in 1.4 days (a reservation per tested job, ``max_job_test`` 500, interval
+trigger); every trial checks that both builds decide the same.
 Separate processes differ by several percent on this kind of machine (memory placement), so a
 comparison of two builds is only meaningful in one process.
 """
@@ -87,6 +89,15 @@ def pass_once(mod, sc, workers):
     return dt, (started.tolist(), reserved.tolist())
 
 
+def slice_once(mod, t):
+    core = mod.Core(9128)
+    configure(core, resv_max=-1, max_job_test=500, trigger=1, bf_interval=30, record_passes=0)
+    core.load_trace(t.submit, t.units, t.req_time, t.run)
+    t0 = time.perf_counter()
+    core.replay()
+    return time.perf_counter() - t0, core.job_arrays()[1]
+
+
 def line(name, old, new_):
     mo, mn = statistics.median(old), statistics.median(new_)
     return (f"{name:34s} old median {mo * 1e3:8.2f} ms best {min(old) * 1e3:8.2f} | new median {mn * 1e3:8.2f} ms "
@@ -100,6 +111,8 @@ def main():
     ap.add_argument("--trials", type=int, default=12)
     ap.add_argument("--passes", action="store_true", help="also one full pass of three scenarios")
     ap.add_argument("--pass-trials", type=int, default=7)
+    ap.add_argument("--beocat-slice", action="store_true", help="also a Slurm-like Beocat-like replay slice")
+    ap.add_argument("--slice-trials", type=int, default=3)
     args = ap.parse_args()
     old = load_old(args.old)
     t = read_swf(shared_trace(args.trace))
@@ -113,6 +126,17 @@ def main():
             a.append(ta)
             b.append(tb)
         print(line(f"replay, pass records {'on' if records else 'off'}", a, b), flush=True)
+    if args.beocat_slice:
+        from pbf.workload.beocat import generate_beocat
+        bt = generate_beocat(20_000, int(1.4 * 86400), seed=0)
+        a, b = [], []
+        for _ in range(args.slice_trials):
+            ta, sa = slice_once(old, bt)
+            tb, sb = slice_once(new, bt)
+            assert np.array_equal(sa, sb), "the two builds start jobs at different times"
+            a.append(ta)
+            b.append(tb)
+        print(line("Beocat-like Slurm-like slice", a, b), flush=True)
     if not args.passes:
         return
     scenarios = [("Slurm-like 50,000 queued", PassScenario(50_000, 9_128, 2_000, None, max_job_test=500)),
