@@ -92,12 +92,13 @@ def test_bad_clock_settings():
 
 
 def test_experiment_tables():
-    exp = ParallelBackfillExperiment(jobs=3000, workers=(1, 2), procs=1)
+    # (bursty arrivals: a queue forms even with 3,000 jobs, so backfill cycles run)
+    exp = ParallelBackfillExperiment(jobs=3000, workers=(1, 2), procs=1, arrivals="profile")
     result = exp.run()
     assert result["model"] == "slurm" and result["replay_config"]["clock"] == "slurm-sim"
     assert result["replay_config"]["backfill"]["reservations"] is None
     for row in result["rows"]:
-        assert row["tests_per_cycle"] > 0 and 0 < row["utilisation"] <= 1
+        assert row["tests_per_cycle"] > 0 and 0 < row["utilisation"] <= 1 and row["arrivals"] == "profile"
     assert [(r["traffic"], r["workers"]) for r in result["rows"]] == [("high", 1), ("high", 2), ("low", 1), ("low", 2)]
     assert result["rows"][0]["paper"]["awt_h"] == 45.89
     text = format_tables(result)

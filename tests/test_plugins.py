@@ -277,7 +277,14 @@ def test_presets_and_unknown_names():
     sc = cfg.scoring()
     assert (sc.predictor.name, sc.correction, sc.chooser) == ("ave2", "incremental", "sjbf")
     assert ReplayConfig.from_preset("gaussier").scoring().predictor == Regression()
-    assert set(PRESETS.names()) == {"easy", "easy++", "easy-clairvoyant", "easy-sjbf-clairvoyant", "gaussier"}
+    assert set(PRESETS.names()) == {"easy", "easy++", "easy-clairvoyant", "easy-sjbf-clairvoyant", "gaussier",
+                                    "slurm"}
+    slurm = ReplayConfig.from_preset("slurm", workers=2)
+    assert (slurm.clock, slurm.trigger, slurm.bf_interval, slurm.workers) == ("slurm-sim", "interval", 30, 2)
+    assert (slurm.backfill.reservations, slurm.backfill.max_job_test, slurm.backfill.window,
+            slurm.backfill.resolution) == (None, 500, 86400, 60)
+    with pytest.raises(pbf.ConfigError, match="unknown preset 'slurm17'"):
+        ReplayConfig.from_preset("slurm17")
     with pytest.raises(pbf.ConfigError,
                        match="unknown predictor 'oracle'; known: requested, clairvoyant, ave2, regression"):
         ReplayConfig(predictor="oracle")
