@@ -284,15 +284,23 @@ from pbf.config import Backfill
 from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 from pbf.workload.beocat import generate_beocat, TRAFFIC_WINDOWS
-name, trigger, slurm = sys.argv[1], sys.argv[2], sys.argv[3] == "slurm"
-if name.startswith("beocat-"):
+name, trigger, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+if name == "beocat-slice":
+    # a Slurm-like slice: 20,000 Beocat-like jobs in 1.4 days (the high-traffic arrival rate)
+    table = generate_beocat(20_000, int(1.4 * 86400), seed=0)
+elif name.startswith("beocat-"):
     table = generate_beocat(100_000, TRAFFIC_WINDOWS[name.split("-")[1]], seed=0)
 else:
     table = read_swf(name)
 t0 = time.perf_counter()
-# Slurm-like: a reservation for every tested job, bf_max_job_test 500 (Slurm's default)
-backfill = Backfill(reservations=None, max_job_test=500) if slurm else Backfill()
-r = replay(table, ReplayConfig(trigger=trigger, backfill=backfill))
+if mode == "slurm-sim":
+    # the slurm preset: Slurm's backfill under the slurm-sim clock
+    config = ReplayConfig.from_preset("slurm", units=9128 if name.startswith("beocat") else None)
+else:
+    # Slurm-like: a reservation for every tested job, bf_max_job_test 500 (Slurm's default)
+    backfill = Backfill(reservations=None, max_job_test=500) if mode == "slurm" else Backfill()
+    config = ReplayConfig(trigger=trigger, backfill=backfill)
+r = replay(table, config)
 wall = time.perf_counter() - t0
 s = r.summary
 assert s["jobs"]["completed"] + s["jobs"]["rejected"] == len(table)
@@ -303,9 +311,11 @@ print(json.dumps({"jobs": len(table), "passes": s["passes"]["count"], "wall_s": 
 
 def replay_rows(names=None, trials=1):
     """Replay throughput, each trace in its own process (for its peak RSS): jobs/s, passes/s, wall.
-    ``names``: trace paths or ``beocat-high`` / ``beocat-low``, each optionally suffixed ``+slurm``
-    (Slurm-like passes: a reservation per tested job, ``max_job_test`` 500); default: the real logs
-    at hand, SDSC-SP2 again Slurm-like, and the two Beocat-like traces."""
+    ``names``: trace paths or ``beocat-high`` / ``beocat-low`` / ``beocat-slice`` (20,000 jobs in 1.4
+    days), each optionally suffixed ``+slurm`` (Slurm-like passes: a reservation per tested job,
+    ``max_job_test`` 500) or ``+slurm-sim`` (the ``slurm`` preset: also the slurm-sim clock);
+    default: the real logs at hand, SDSC-SP2 again Slurm-like, the two Beocat-like traces, and the
+    Beocat-like slice Slurm-like under both clocks."""
     if names is None:
         names = []
         d = shared_trace_dir()
@@ -315,11 +325,11 @@ def replay_rows(names=None, trials=1):
                 names.append(str(d / f))
         if d is not None and (d / "SDSC-SP2-1998-4.2-cln.swf.gz").exists():
             names.append(str(d / "SDSC-SP2-1998-4.2-cln.swf.gz") + "+slurm")
-        names += ["beocat-high", "beocat-low"]
+        names += ["beocat-high", "beocat-low", "beocat-slice+slurm", "beocat-slice+slurm-sim"]
     rows = []
     for name in names:
         name, _, mode = name.partition("+")
-        trigger = "interval" if name.startswith("beocat-") else "event"
+        trigger = "interval" if name.startswith("beocat-") or mode == "slurm-sim" else "event"
         results = []
         for _ in range(trials):
             env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
@@ -329,7 +339,8 @@ def replay_rows(names=None, trials=1):
         walls = [r["wall_s"] for r in results]
         r = results[0]
         med = statistics.median(walls)
-        rows.append({"slice": "replay", "name": Path(name).name + (" slurm-like" if mode else ""),
+        label = {"": "", "slurm": " slurm-like", "slurm-sim": " slurm preset (slurm-sim clock)"}[mode]
+        rows.append({"slice": "replay", "name": Path(name).name + label,
                      "params": f"trigger={trigger}",
                      **_stats(walls), "jobs": r["jobs"], "passes": r["passes"],
                      "jobs_per_s": r["jobs"] / med, "passes_per_s": r["passes"] / med,
