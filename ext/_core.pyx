@@ -95,7 +95,7 @@ cdef _raise(int rc, str where):
 
 # the settings Core.configure takes, and where each goes
 _CONFIG_KEYS = frozenset((
-    "resv_max", "max_job_test", "bf_window", "bf_resolution", "sjbf", "bf_keyed", "no_backfill",
+    "resv_max", "max_job_test", "bf_window", "bf_resolution", "sjbf", "bf_keyed", "no_backfill", "resv_stop",
     "trigger", "bf_interval", "record_passes", "commit_eager", "hooks", "clock", "bf_max_time_us",
     "cost_test_us", "cost_slot_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small",
@@ -140,6 +140,7 @@ cdef class Core:
             elif name == "sjbf": S.cfg.sjbf = value
             elif name == "bf_keyed": S.cfg.bf_keyed = value
             elif name == "no_backfill": S.cfg.no_backfill = value
+            elif name == "resv_stop": S.cfg.resv_stop = value
             elif name == "trigger": S.cfg.trigger = value
             elif name == "bf_interval": S.cfg.bf_interval = value
             elif name == "record_passes": S.cfg.record_passes = value

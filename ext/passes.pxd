@@ -21,7 +21,7 @@ from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities
 from state cimport State, PassCtx
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
-                         EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET)
+                         EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
 
 
 cdef enum:                     # how job_step finds a job's start
@@ -259,7 +259,7 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
         if S.cfg.sjbf and c.resv_left == 0:
             c.phase2 = p
             return STEP_STOP
-        if c.resv_left == 0 and c.built and P.s_cnt[0] == 0 and c.start_us0 < 0:
+        if c.resv_left == 0 and c.built and P.s_cnt[0] == 0 and c.start_us0 < 0 and not S.cfg.resv_stop:
             # nothing is free now and no reservation is left: every remaining job fails at once
             # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
@@ -290,7 +290,14 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
         c.built = True
     if c.resv_left == 0:
         # no reservation left: only "can it start now?"
-        if mode == CM_SEARCH:
+        if mode == CM_SEARCH and S.cfg.resv_stop:
+            # Slurm 17.02's table-size stop: the pass ends at the first job that would need a
+            # reservation (a start within the window, not now)
+            t = prof_find_start(P, k, d, now, False, &si)
+            if t > now:
+                c.ex = EX_RESV_TABLE
+                return STEP_STOP
+        elif mode == CM_SEARCH:
             c0 = P.s_cnt[0]
             if k > c0 or prof_known_misfit(P, k, d):
                 c.blocked = True
@@ -399,6 +406,7 @@ cdef inline bint can_resume(State* S, int64_t now) noexcept nogil:
     # only test the new arrivals.
     return (S.testing.resume and S.resume_st.valid and S.resume_st.version == S.nodes.version
             and S.clock.kind == CK_FREE and S.cfg.max_job_test < 0 and S.cfg.bf_window == 0
+            and not S.cfg.resv_stop
             and not S.cfg.sjbf and S.policy.prio < PR_WFP3 and now >= S.resume_st.time
             and S.queue.n >= S.resume_st.npend
             and (S.prof.s_next[0] == -1 or S.prof.s_begin[S.prof.s_next[0]] > now))

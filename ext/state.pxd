@@ -26,6 +26,7 @@ ctypedef struct Config:        # the scheduling settings, set before the first p
     bint sjbf                  # after the reservations, candidates shortest estimate first
     bint bf_keyed              # ... ordered by keys set from Python (a chooser), not estimates
     bint no_backfill           # full passes start jobs in order and stop at the first misfit
+    bint resv_stop             # with no reservation left, a pass ends at the next job needing one
     int trigger                # TR_*: when the replay runs passes
     int64_t bf_interval        # TR_INTERVAL: seconds between full passes
     bint record_passes         # keep a record of every pass (else the totals only)

@@ -71,6 +71,7 @@ cpdef enum ExitReason:         # why a pass stopped
     EX_QUICK_BLOCKED = 2
     EX_BUDGET = 3
     EX_YIELD = 4               # slurm-sim clock: a yield saw arrivals or completions
+    EX_RESV_TABLE = 5          # Backfill.stop_at_reservation_limit: a job needed a reservation beyond it
 
 cpdef enum Status:             # return codes of the compiled functions (raised after the nogil block)
     RC_OK = 0

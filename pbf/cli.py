@@ -192,9 +192,10 @@ def _scoring(args):
 
 #: the replay options a run preset (--preset slurm) may set, and their values without one
 _RUN_DEFAULTS = {"reservations": 1, "max_job_test": None, "window": 0, "resolution": 0, "trigger": None,
-                 "bf_interval": 30, "clock": "free"}
+                 "bf_interval": 30, "clock": "free", "stop_at_reservation_limit": False}
 _RUN_FLAGS = {"reservations": "reservations", "max_job_test": "max_job_test", "window": "bf_window",
-              "resolution": "bf_resolution", "trigger": "trigger", "bf_interval": "bf_interval", "clock": "clock"}
+              "resolution": "bf_resolution", "trigger": "trigger", "bf_interval": "bf_interval", "clock": "clock",
+              "stop_at_reservation_limit": "stop_at_reservation_limit"}
 
 
 def _preset_run_options(args, scoring):
@@ -267,7 +268,7 @@ def cmd_replay(args):
     backfill = Backfill(reservations=run["reservations"], max_job_test=run["max_job_test"],
                         window=parse_duration(window, "--bf-window") if isinstance(window, str) else window,
                         resolution=run["resolution"], order=scoring.pop("order"),
-                        enabled=not args.no_backfill)
+                        enabled=not args.no_backfill, stop_at_reservation_limit=run["stop_at_reservation_limit"])
     config = ReplayConfig(units=args.units, **scoring,
                           backfill=backfill, trigger=run["trigger"] or trigger, bf_interval=run["bf_interval"],
                           bsld_bound=args.bsld_bound, workers=args.workers, clock=run["clock"],
@@ -535,8 +536,8 @@ def _add_replay(sub):
                          "on events and a full pass every --bf-interval (default for the built-in trace)")
     sg = rp.add_argument_group("scoring (pbf list shows every name; a 'package.module:attr' loads your own)")
     sg.add_argument("--preset", help="easy (default), easy++, easy-clairvoyant, easy-sjbf-clairvoyant, "
-                                     "gaussier, or slurm (Slurm's backfill and its settings with the "
-                                     "slurm-sim clock); explicit flags override it")
+                                     "gaussier, slurm (Slurm's backfill and its settings with the "
+                                     "slurm-sim clock) or slurm-17.02; explicit flags override it")
     sg.add_argument("--priority", help="fcfs (default), sjf, smallest, wfp3, unicep, f1, f2, f3, f4, multifactor")
     sg.add_argument("--predictor", help="requested (default), clairvoyant, ave2, regression")
     sg.add_argument("--correction", help="when a job outlives its prediction: incremental (default), "
@@ -565,6 +566,9 @@ def _add_replay(sub):
     rp.add_argument("--no-backfill", action="store_true",
                     help="strict priority order: passes stop at the first job that does not fit")
     rp.add_argument("--max-job-test", type=_int_in(1), default=None, help="jobs tested per pass (default: all)")
+    rp.add_argument("--stop-at-reservation-limit", action="store_true", default=None,
+                    help="once --reservations are made, a pass ends at the next job that would need one "
+                         "(Slurm 17.02's reservation table; --preset slurm-17.02)")
     rp.add_argument("--bf-window", default=None, help="how far ahead reservations may start, e.g. 1d")
     rp.add_argument("--bf-interval", type=_int_in(1), default=None,
                     help="seconds between full passes (interval trigger; default 30)")
@@ -663,8 +667,9 @@ def _add_experiment(sub):
     ex.add_argument("--scale", type=float, default=0.2,
                     help="--sweep: cluster and trace scaled together (0.2: 1,826 cores, 20,000 jobs)")
     ex.add_argument("--workers", default="1,2,4,8", help="comma-separated worker counts")
-    ex.add_argument("--model", choices=("slurm", "easy-model"), default="slurm",
-                    help="parallel-backfill: slurm (default: preset slurm, slurm-sim clock) or easy-model "
+    ex.add_argument("--model", choices=("slurm", "slurm-17.02", "easy-model"), default="slurm",
+                    help="parallel-backfill: slurm (default: preset slurm, slurm-sim clock), slurm-17.02 "
+                         "(preset slurm-17.02: a 49-reservation table, no cap on jobs tested) or easy-model "
                          "(EASY with the model clock)")
     ex.add_argument("--sweep", action="store_true",
                     help="parallel-backfill: the grid workers x cost per test x load x main-scheduler model; "

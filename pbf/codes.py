@@ -34,7 +34,7 @@ LABELS = {
     "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units"),
     "kind": ("full", "quick"),
     "exit": ("end of queue", "max job test", "first job that does not fit", "time budget",
-             "state changed at a yield"),
+             "state changed at a yield", "reservation limit"),
 }
 
 #: each label table and option list with the enum whose codes index it

@@ -34,6 +34,10 @@ class Backfill:
         chooser (``"package.module:attr"`` or an object; see :mod:`pbf.plugins.choosers`).
     enabled: False turns backfilling off: every pass starts jobs in priority order while they fit
         and stops at the first that does not (strict priority; RLScheduler's "without backfilling").
+    stop_at_reservation_limit: once ``reservations`` are made, the pass ends at the next job that
+        would need one (Slurm 17.02, whose ``bf_max_job_test`` sized the reservation table: about
+        ``(bf_max_job_test - 1) // 2`` reservations, then the cycle stops); False (default): the pass
+        goes on testing the remaining jobs for a start now.
     """
     reservations: int | None = 1
     max_job_test: int | None = None
@@ -41,6 +45,7 @@ class Backfill:
     resolution: int = 0
     order: object = "queue"
     enabled: bool = True
+    stop_at_reservation_limit: bool = False
 
     def __post_init__(self):
         _check_int("reservations", self.reservations, 0, allow_none=True)
@@ -51,16 +56,24 @@ class Backfill:
         CHOOSERS.resolve(self.order)    # fails early, with the known names
         if not isinstance(self.enabled, bool):
             raise ConfigError(f"enabled must be True or False, got {self.enabled!r}")
+        if not isinstance(self.stop_at_reservation_limit, bool):
+            raise ConfigError(f"stop_at_reservation_limit must be True or False, got "
+                              f"{self.stop_at_reservation_limit!r}")
+        if self.stop_at_reservation_limit and (self.reservations is None or self.order != "queue"):
+            raise ConfigError("stop_at_reservation_limit needs a number of reservations (not unlimited) and "
+                              "order='queue'")
 
     def core_settings(self):
         """The compiled core's settings for these options (see :mod:`pbf.core_config`)."""
         return {"resv_max": -1 if self.reservations is None else self.reservations,
                 "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
                 "bf_window": self.window, "bf_resolution": self.resolution,
-                "no_backfill": int(not self.enabled)}    # (the order is the scoring's chooser)
+                "no_backfill": int(not self.enabled),
+                "resv_stop": int(self.stop_at_reservation_limit)}    # (the order is the scoring's chooser)
 
     def reference_kwargs(self):
         return {"reservations": -1 if self.reservations is None else self.reservations,
                 "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
                 "bf_window": self.window, "bf_resolution": self.resolution,
-                "sjbf": self.order != "queue", "enabled": self.enabled}
+                "sjbf": self.order != "queue", "enabled": self.enabled,
+                "resv_stop": self.stop_at_reservation_limit}

@@ -27,11 +27,15 @@ def scenarios(draw):
                 submit[i] = submit[i - 1]
     clairvoyant = draw(st.booleans())
     est = np.maximum(run, 1) if clairvoyant else req
-    backfill = Backfill(reservations=draw(st.sampled_from([0, 1, 1, 2, 3, None])),
+    reservations = draw(st.sampled_from([0, 1, 1, 2, 3, None]))
+    order = draw(st.sampled_from(["queue", "sjbf"]))
+    backfill = Backfill(reservations=reservations,
                         max_job_test=draw(st.sampled_from([None, None, 1, 3, 8])),
                         window=draw(st.sampled_from([0, 0, 50, 200])),
                         resolution=draw(st.sampled_from([0, 0, 7, 60])),
-                        order=draw(st.sampled_from(["queue", "sjbf"])))
+                        order=order,
+                        stop_at_reservation_limit=(reservations is not None and order == "queue"
+                                                   and draw(st.integers(0, 3)) == 0))
     return dict(submit=submit, units=size, est=est, run=run, total_units=units, backfill=backfill,
                 prio_sjf=draw(st.booleans()), trigger=draw(st.sampled_from(["event", "interval"])),
                 bf_interval=draw(st.integers(1, 60)))

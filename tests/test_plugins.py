@@ -278,7 +278,9 @@ def test_presets_and_unknown_names():
     assert (sc.predictor.name, sc.correction, sc.chooser) == ("ave2", "incremental", "sjbf")
     assert ReplayConfig.from_preset("gaussier").scoring().predictor == Regression()
     assert set(PRESETS.names()) == {"easy", "easy++", "easy-clairvoyant", "easy-sjbf-clairvoyant", "gaussier",
-                                    "slurm"}
+                                    "slurm", "slurm-17.02"}
+    old = ReplayConfig.from_preset("slurm-17.02").backfill
+    assert (old.reservations, old.max_job_test, old.stop_at_reservation_limit) == (49, None, True)
     slurm = ReplayConfig.from_preset("slurm", workers=2)
     assert (slurm.clock, slurm.trigger, slurm.bf_interval, slurm.workers) == ("slurm-sim", "interval", 30, 2)
     assert (slurm.backfill.reservations, slurm.backfill.max_job_test, slurm.backfill.window,

@@ -74,7 +74,8 @@ def test_replay_json_and_options(capsys):
                  "--bf-resolution", "60", "--predictor", "clairvoyant", "--quiet"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["config"]["backfill"] == {"reservations": None, "max_job_test": 50, "window": 86400,
-                                       "resolution": 60, "order": "sjbf", "enabled": True}
+                                       "resolution": 60, "order": "sjbf", "enabled": True,
+                                       "stop_at_reservation_limit": False}
     assert s["passes"]["quick"] > 0 and s["config"]["priority"] == "sjf"
 
 

@@ -35,10 +35,12 @@ def scenarios(draw):
             if draw(st.integers(0, 2)) == 0:
                 size[i], req[i], run[i], submit[i] = size[i - 1], req[i - 1], run[i - 1], submit[i - 1]
     est = np.maximum(run, 1) if draw(st.booleans()) else req
-    backfill = Backfill(reservations=draw(st.sampled_from([0, 1, 2, None])),
+    reservations = draw(st.sampled_from([0, 1, 2, None]))
+    backfill = Backfill(reservations=reservations,
                         max_job_test=draw(st.sampled_from([None, None, 2, 6])),
                         window=draw(st.sampled_from([0, 0, 60])), resolution=draw(st.sampled_from([0, 0, 7])),
-                        enabled=draw(st.integers(0, 5)) > 0)
+                        enabled=draw(st.integers(0, 5)) > 0,
+                        stop_at_reservation_limit=reservations is not None and draw(st.integers(0, 3)) == 0)
     sim = dict(workers=draw(st.integers(1, 4)), bf_interval=draw(st.integers(1, 40)),
                budget_us=draw(st.sampled_from([0, 1 * US, 5 * US, 30 * US])),
                cost_test_us=draw(st.sampled_from([0, 62, 300_000, 900_000, 2 * US])),
@@ -197,7 +199,7 @@ def test_the_easy_model_is_still_reachable():
     from pbf.studies.experiments import ParallelBackfillExperiment
     result = ParallelBackfillExperiment(jobs=2000, workers=(1,), model="easy-model", procs=1).run()
     assert result["replay_config"]["clock"] == "model" and result["replay_config"]["backfill"]["reservations"] == 1
-    with pytest.raises(ConfigError, match="model must be one of slurm, easy-model"):
+    with pytest.raises(ConfigError, match="model must be one of slurm, slurm-17.02, easy-model"):
         ParallelBackfillExperiment(model="wall")
 
 
@@ -281,3 +283,18 @@ def test_real_threads_change_nothing_under_the_slurm_sim_clock():
         core.stop_pool()
     assert np.array_equal(core.job_arrays()[1], plain["start"])
     assert np.array_equal(core.recorded_units(), plain["bits"])
+
+
+def test_the_reservation_limit_stop_ends_passes_and_is_validated():
+    with pytest.raises(ConfigError, match="stop_at_reservation_limit needs a number of reservations"):
+        Backfill(reservations=None, stop_at_reservation_limit=True)
+    with pytest.raises(ConfigError, match="stop_at_reservation_limit must be True or False"):
+        Backfill(stop_at_reservation_limit=1)
+    table = generate_beocat(3000, 6 * 3600, seed=2)
+    base = dict(units=1000, trigger="interval", clock="slurm-sim", cost_per_test_us=20_000)
+    limited = Backfill(reservations=2, stop_at_reservation_limit=True)
+    stop = pbf.replay(table, pbf.ReplayConfig(**base, backfill=limited))
+    go_on = pbf.replay(table, pbf.ReplayConfig(**base, backfill=Backfill(reservations=2)))
+    assert stop.summary["passes"]["exit_reasons"].get("reservation limit", 0) > 0
+    assert "reservation limit" not in go_on.summary["passes"]["exit_reasons"]
+    assert stop.summary["passes"]["mean_depth_full"] < go_on.summary["passes"]["mean_depth_full"]

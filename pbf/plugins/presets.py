@@ -6,7 +6,7 @@ __all__ = ["PRESETS", "preset", "SCORING_KEYS", "BACKFILL_KEYS", "RUN_KEYS"]
 
 #: what a preset may set: scoring, :class:`pbf.Backfill` fields, and replay options
 SCORING_KEYS = ("priority", "predictor", "correction", "order")
-BACKFILL_KEYS = ("reservations", "max_job_test", "window", "resolution")
+BACKFILL_KEYS = ("reservations", "max_job_test", "window", "resolution", "stop_at_reservation_limit")
 RUN_KEYS = ("trigger", "bf_interval", "clock")
 
 PRESETS = Registry("preset")
@@ -29,6 +29,13 @@ _TABLE = {
                    bf_interval=30, clock="slurm-sim"),
               "Slurm's backfill: a reservation per tested job, bf_max_job_test 500, bf_window 1 day, "
               "bf_resolution 60 s, bf_interval 30 s, slurm-sim clock"),
+    # Slurm 17.02's meaning of bf_max_job_test (default 100): the size of the reservation table, about
+    # (100 - 1) // 2 = 49 reservations, after which the cycle stops; jobs tested are not capped
+    "slurm-17.02": (dict(priority="fcfs", predictor="requested", correction="incremental", order="queue",
+                         reservations=49, max_job_test=None, stop_at_reservation_limit=True, window=86400,
+                         resolution=60, trigger="interval", bf_interval=30, clock="slurm-sim"),
+                    "Slurm 17.02's backfill: bf_max_job_test 100 as its reservation table (49 reservations, "
+                    "then the cycle stops), no cap on jobs tested, otherwise as slurm"),
 }
 for _name, (_settings, _summary) in _TABLE.items():
     PRESETS.register(_name, (lambda s=_settings: dict(s)), _summary)

@@ -19,7 +19,8 @@ Semantics in brief (see the compiled core for the same in C):
   are (within ``bf_window``), blocking those units in the profile for the rest of the pass; else it is
   skipped. With a resolution, a placement at t holds its units over [t, round_up(t + estimate)).
   With ``order="sjbf"`` the walk stops at the last reservation and the remaining jobs are
-  tried, shortest estimate first, for a start now only.
+  tried, shortest estimate first, for a start now only. With ``resv_stop`` (Slurm 17.02's table-size
+  stop), once no reservation is left the walk ends at the first job that would need one.
 * Unit choice: a job starting now takes first the units that later slots need (earliest first); a
   reservation takes first the units busy just before its start (latest first); then lowest index.
 * A quick pass (the interval trigger's main scheduler) starts jobs in order while they fit now and
@@ -43,6 +44,7 @@ RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_NO_UNITS = (int(RejectReason.RJ_OVERSIZE), int(R
                                             int(RejectReason.RJ_NO_UNITS))
 EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED = (int(ExitReason.EX_END), int(ExitReason.EX_MAX_JOB_TEST),
                                              int(ExitReason.EX_QUICK_BLOCKED))
+EX_RESV_TABLE = int(ExitReason.EX_RESV_TABLE)
 
 
 def _lowest(bits, n):
@@ -82,7 +84,7 @@ class ReferenceCore:
 
     def __init__(self, units, reservations=1, max_job_test=-1, bf_window=0, bf_resolution=0,
                  sjbf=False, prio_sjf=False, priority=None, predictor="given", regression=None,
-                 correction="incremental", enabled=True):
+                 correction="incremental", enabled=True, resv_stop=False):
         """``priority``: a :mod:`pbf.plugins.priorities` built-in or a
         :class:`~pbf.plugins.Multifactor` (default FCFS; ``prio_sjf`` = SJF); ``predictor``:
         ``given``, ``ave2`` or ``regression`` (``regression``: the (eta, lam, over squared, under
@@ -92,7 +94,7 @@ class ReferenceCore:
         self.free = self.all
         self.resv_max, self.max_job_test = reservations, max_job_test
         self.bf_window, self.bf_resolution = bf_window, bf_resolution
-        self.sjbf, self.enabled = sjbf, enabled
+        self.sjbf, self.enabled, self.resv_stop = sjbf, enabled, resv_stop
         self.priority = priority if priority is not None else (SJF() if prio_sjf else FCFS())
         self.multifactor = type(self.priority).__name__ == "Multifactor"
         self.predictor, self.correction = predictor, correction
@@ -310,7 +312,11 @@ class ReferenceCore:
             # (the compiled pass builds its profile only at the first job that does not fit now;
             # the slot count it reports follows that, so this one does too)
             self._built = self._built or job.units > bin(self.free).count("1")
-            found = self._find_start(slots, job.units, job.est, now, now_only=(resv_left == 0))
+            found = self._find_start(slots, job.units, job.est, now,
+                                     now_only=(resv_left == 0 and not self.resv_stop))
+            if found and found[0] > now and resv_left == 0 and self.resv_stop:
+                exit_reason = EX_RESV_TABLE      # it would need a reservation beyond the limit
+                break
             if found and found[0] == now:
                 t, i, cand = found
                 chosen = self._choose(slots, job.units, t, job.est, i, cand, now)

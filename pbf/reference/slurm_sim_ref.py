@@ -31,7 +31,16 @@ One main-loop iteration at ``now_us`` (now = now_us // 1e6 seconds):
 import heapq
 
 from ..codes import ExitReason
-from .engine_ref import EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, HOW_BACKFILL, HOW_MAIN, PENDING, _lowest
+from .engine_ref import (
+    EX_END,
+    EX_MAX_JOB_TEST,
+    EX_QUICK_BLOCKED,
+    EX_RESV_TABLE,
+    HOW_BACKFILL,
+    HOW_MAIN,
+    PENDING,
+    _lowest,
+)
 
 __all__ = ["SlurmSimReference"]
 
@@ -171,7 +180,10 @@ class SlurmSimReference:
             start = (T0 + cost[w]) // US
             d = job.est + start - now      # it would start that late: planned so
             built = built or job.units > _count(c.free)
-            found = c._find_start(slots, job.units, d, now, now_only=(resv_left == 0))
+            found = c._find_start(slots, job.units, d, now, now_only=(resv_left == 0 and not c.resv_stop))
+            if found and found[0] > now and resv_left == 0 and c.resv_stop:
+                ex = EX_RESV_TABLE
+                break
             if found and found[0] == now:
                 t, i, cand = found
                 chosen = c._choose(slots, job.units, t, d, i, cand, now)

@@ -10,6 +10,8 @@ Two models are offered (the output names the one used):
   bf_max_job_test 500, bf_window 1 day, bf_resolution 60 s, bf_interval 30 s) under the slurm-sim
   clock (:mod:`pbf.scheduler_time`): cycles take simulated time, yield, and share their tests among
   N modelled workers.
+* ``slurm-17.02``: the same with Slurm 17.02's meaning of ``bf_max_job_test`` (default 100): the size
+  of the reservation table (49 reservations, then the cycle stops), with no cap on jobs tested.
 * ``easy-model``: EASY (one reservation) with the model clock: a pass costs only by delaying the next
   pass and by its budget (the model pbf used before the slurm-sim clock existed).
 """
@@ -36,6 +38,8 @@ PAPER_TABLES = {
 
 MODELS = {
     "slurm": "Slurm's backfill (preset slurm) under the slurm-sim clock",
+    "slurm-17.02": "Slurm 17.02's backfill (preset slurm-17.02: 49-reservation table, no test cap) under the "
+                   "slurm-sim clock",
     "easy-model": "EASY with the model clock (interval trigger; a pass costs only its budget and delay)",
 }
 
@@ -49,8 +53,8 @@ def replay_config(model, workers, *, bf_interval=30, bf_max_time=None, cost_per_
                   bsld_bound=600.0, main="slurm", units=9128):
     """The replay configuration of one cell of the experiment (``model``: a key of :data:`MODELS`;
     ``main``: a key of :data:`MAIN_SCHEDULERS`, slurm model only; ``units``: Beocat's 9,128 cores)."""
-    if model == "slurm":
-        return ReplayConfig.from_preset("slurm", units=units, workers=workers, bf_interval=bf_interval,
+    if model in ("slurm", "slurm-17.02"):
+        return ReplayConfig.from_preset(model, units=units, workers=workers, bf_interval=bf_interval,
                                         bf_max_time=bf_max_time, cost_per_test_us=cost_per_test_us,
                                         cost_per_slot_us=cost_per_slot_us, bsld_bound=bsld_bound,
                                         slurm_sim=MAIN_SCHEDULERS[main])
