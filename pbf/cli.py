@@ -431,7 +431,7 @@ def _cmd_sweep(args):
     from .studies.sweep_time import SchedulerTimeSweep, format_sweep, write_result
     out = args.out or "parallel-backfill-sweep"
     sweep = SchedulerTimeSweep(scale=args.scale, workers=_worker_list(args.workers), seed=args.seed,
-                               arrivals=args.arrivals,
+                               arrivals=args.arrivals, model=args.model,
                                bsld_bound=args.bsld_bound, procs=args.procs)
     done = [0]
     total = len(sweep.cells())

@@ -37,10 +37,13 @@ class SchedulerTimeSweep:
     mains: tuple = ("slurm", "free")
     seed: int = 0
     arrivals: str = "pack"
+    model: str = "slurm"
     bsld_bound: float = 600.0
     procs: int | None = None
 
     def __post_init__(self):
+        if self.model not in ("slurm", "slurm-17.02"):
+            raise ConfigError(f"the sweep runs the slurm or slurm-17.02 model, got {self.model!r}")
         for m in self.mains:
             if m not in MAIN_SCHEDULERS:
                 raise ConfigError(f"main scheduler models must be among {', '.join(MAIN_SCHEDULERS)}, got {m!r}")
@@ -70,7 +73,8 @@ class SchedulerTimeSweep:
                                   and w in (min(self.workers), max(self.workers)))
                         out.append({"main": main, "load_days": load, "cost_us": cost, "workers": w,
                                     "jobs": self.jobs, "units": self.units, "window_s": int(round(load * DAY)),
-                                    "seed": self.seed, "arrivals": self.arrivals, "model": "slurm", "series": series,
+                                    "seed": self.seed, "arrivals": self.arrivals, "model": self.model,
+                                    "series": series,
                                     "config": dict(cost_per_test_us=cost, bsld_bound=self.bsld_bound, main=main,
                                                    units=self.units)})
         return out
@@ -90,7 +94,7 @@ class SchedulerTimeSweep:
                                        "awt_change": (b - a) / a if a > 0 else 0.0,
                                        "max_queue_lo": pick[lo]["max_queue"], "max_queue_hi": pick[hi]["max_queue"]})
         settings = {**asdict(self), "jobs": self.jobs, "units": self.units}
-        config = replay_config("slurm", 1, main=self.mains[0], units=self.units).as_dict()
+        config = replay_config(self.model, 1, main=self.mains[0], units=self.units).as_dict()
         return {"experiment": "parallel-backfill-sweep", "settings": settings, "replay_config": config,
                 "workers_compared": [lo, hi], "cells": rows, "awt_change": reductions,
                 "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
@@ -100,7 +104,7 @@ def format_sweep(result):
     """The AWT change from the fewest to the most workers, per main-scheduler model, cost and load."""
     lo, hi = result["workers_compared"]
     s = result["settings"]
-    out = [f"Parallel backfill under the slurm-sim clock: AWT change from {lo} to {hi} workers "
+    out = [f"Parallel backfill under the slurm-sim clock (model {s['model']}): AWT change from {lo} to {hi} workers "
            f"(Beocat-like, scaled by {s['scale']:g}: {s['jobs']:,} jobs on {s['units']:,} cores; load = the days "
            "the trace is packed into, 7 = the paper's high traffic)"]
     for main in s["mains"]:
