@@ -671,10 +671,11 @@ def _add_experiment(sub):
                     help="parallel-backfill: slurm (default: preset slurm, slurm-sim clock), slurm-17.02 "
                          "(preset slurm-17.02: a 49-reservation table, no cap on jobs tested) or easy-model "
                          "(EASY with the model clock)")
-    ex.add_argument("--sweep", action="store_true",
+    study = ex.add_mutually_exclusive_group()
+    study.add_argument("--sweep", action="store_true",
                     help="parallel-backfill: the grid workers x cost per test x load x main-scheduler model; "
                          "writes sweep.json and figures into --out (default parallel-backfill-sweep)")
-    ex.add_argument("--mechanisms", action="store_true",
+    study.add_argument("--mechanisms", action="store_true",
                     help="parallel-backfill: AWT with 1 and 8 workers with each scheduler-time mechanism "
                          "switched off, at 10 and 100 ms a test (scaled cluster, as --sweep)")
     ex.add_argument("--procs", type=_int_in(1), default=None,
