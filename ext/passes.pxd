@@ -536,24 +536,36 @@ cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
 
 # ---- Slurm's main scheduler
 
-cdef inline int quick_pass(State* S, int64_t now) noexcept nogil:
-    # start jobs in priority order while they fit now; stop at the first that does not (it keeps the
-    # queue head from being overtaken between backfill passes)
-    cdef int64_t t0 = pass_clock(S), p, j, k, started = 0, depth = 0, queue = S.queue.n
+cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t max_cost_us, int64_t cost_test_us,
+                          int64_t* cost_out) noexcept nogil:
+    # Start jobs in priority order while they fit now, stopping at the first that does not (it keeps
+    # the queue head from being overtaken between backfill passes), after depth_limit jobs (< 0: no
+    # limit) or once the tests have cost max_cost_us. Each test costs cost_test_us; a job starts when
+    # the pass reaches it (t_us plus the cost so far; with no cost, at t_us). The slurm-sim clock's
+    # main scheduler sets the limits; the interval trigger's quick pass has none.
+    cdef int64_t t0 = pass_clock(S), now = t_us // 1000000, cost = 0, p, j, k, started = 0, depth = 0
+    cdef int64_t queue = S.queue.n
     cdef int ex = EX_END
     if refresh_priorities(S, now) != 0:
         return -1
     S.decided.nstarted = 0
     S.decided.nreserved = 0
     for p in range(S.queue.n):
+        if depth_limit >= 0 and depth >= depth_limit:
+            ex = EX_MAX_JOB_TEST
+            break
+        if cost >= max_cost_us:
+            ex = EX_BUDGET
+            break
         j = S.queue.entries[p].job
         k = S.queue.entries[p].units
         depth += 1
+        cost += cost_test_us
         if k > S.nodes.nfree:
             ex = EX_QUICK_BLOCKED
             break
         take_lowest_free(S, &S.prof, k)
-        if job_start(S, j, now, S.prof.chosen) != 0:
+        if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != 0:
             return -1
         S.jobs.how[j] = HOW_MAIN
         started += 1
@@ -563,5 +575,13 @@ cdef inline int quick_pass(State* S, int64_t now) noexcept nogil:
         # the started jobs are exactly the first `started` entries
         memmove(S.queue.entries, S.queue.entries + started, (S.queue.n - started) * sizeof(PendEntry))
         S.queue.n -= started
-    S.last.charged_us = 0
+        S.resume_st.valid = False
+    S.last.charged_us = cost
+    cost_out[0] = cost
     return record_pass(S, now, PK_QUICK, queue, depth, started, 0, ex, pass_clock(S) - t0, 0)
+
+
+cdef inline int quick_pass(State* S, int64_t now) noexcept nogil:
+    # the interval trigger's main scheduler: no depth limit, no cost
+    cdef int64_t cost
+    return main_pass(S, now * 1000000, -1, INF, 0, &cost)

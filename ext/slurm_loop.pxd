@@ -9,16 +9,14 @@
 from libc.stdint cimport int64_t
 from libc.string cimport memmove
 
-from memory cimport INF, append
-from queue cimport PendEntry
+from memory cimport INF
 from profile cimport prof_live_slots
 from clock cimport clock_elapsed_us, clock_charge_all, clock_duration_us
-from lifecycle cimport job_submit, job_finish, job_start, refresh_priorities, apply_corrections, heap_pop
-from passes cimport (begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, take_lowest_free,
+from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop
+from passes cimport (begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass,
                      CM_SEARCH, STEP_STOP, STEP_ERROR)
 from state cimport State, PassCtx
-from pbf._codes cimport (JS_PENDING, PR_WFP3, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
-                         EX_QUICK_BLOCKED, EX_BUDGET, EX_YIELD)
+from pbf._codes cimport JS_PENDING, PR_WFP3, PK_FULL, EX_YIELD
 
 
 cdef inline bint sim_events_due(State* S, int64_t now) noexcept nogil:
@@ -49,50 +47,18 @@ cdef inline int sim_apply_events(State* S, int64_t now) noexcept nogil:
 
 
 cdef inline int sim_main_pass(State* S, int64_t depth_limit) noexcept nogil:
-    # Slurm's main scheduler: jobs in priority order, each started when it fits now, up to
-    # depth_limit jobs (< 0: all), stopping at the first that does not fit (strict priority in the
-    # one partition) or once max_sched_time is spent; each test costs cost_main_us of simulated
-    # time and a job starts when the pass reaches it
-    cdef int64_t t0 = pass_clock(S), t_us = S.sim.now_us, now = t_us // 1000000, cost = 0
-    cdef int64_t p, j, k, started = 0, depth = 0, queue = S.queue.n
-    cdef int ex = EX_END
-    if refresh_priorities(S, now) != 0:
+    # Slurm's main scheduler (passes.pxd main_pass) with its limits and its cost in simulated time
+    cdef int64_t depth0 = S.totals.depth, cost = 0, started
+    if main_pass(S, S.sim.now_us, depth_limit, S.sim.max_sched_us, S.sim.cost_main_us, &cost) != 0:
         return -1
-    S.decided.nstarted = 0
-    S.decided.nreserved = 0
-    for p in range(S.queue.n):
-        if depth_limit >= 0 and depth >= depth_limit:
-            ex = EX_MAX_JOB_TEST
-            break
-        if cost >= S.sim.max_sched_us:
-            ex = EX_BUDGET
-            break
-        j = S.queue.entries[p].job
-        k = S.queue.entries[p].units
-        depth += 1
-        cost += S.sim.cost_main_us
-        if k > S.nodes.nfree:
-            ex = EX_QUICK_BLOCKED
-            break
-        take_lowest_free(S, &S.prof, k)
-        if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != 0:
-            return -1
-        S.jobs.how[j] = HOW_MAIN
-        started += 1
-        if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != 0:
-            return -1
-    if started:
-        memmove(S.queue.entries, S.queue.entries + started, (S.queue.n - started) * sizeof(PendEntry))
-        S.queue.n -= started
-        S.resume_st.valid = False
+    started = S.decided.nstarted
     S.sim.changes += started
     S.sim.main_passes += 1
-    S.sim.main_tests += depth
+    S.sim.main_tests += S.totals.depth - depth0
     S.sim.main_started += started
     S.sim.main_us += cost
     S.sim.now_us += cost
-    S.last.charged_us = cost
-    return record_pass(S, now, PK_QUICK, queue, depth, started, 0, ex, pass_clock(S) - t0, 0)
+    return 0
 
 
 cdef inline int sim_main_scheduler(State* S) noexcept nogil:
