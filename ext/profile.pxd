@@ -13,31 +13,6 @@ from pbf._codes cimport RC_SLOT_NOT_FOUND
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 
-cdef extern from *:
-    # The window search's stack transfer: move the back stack onto the (empty) front stack, newest
-    # first, keeping suffix ANDs, so that the front's top holds the AND of the whole queue from its
-    # oldest slot; returns the front's size. In C to keep it out of line and the search's stack
-    # sizes in registers (a `cdef inline` taking their addresses was ~9 % slower on deep passes).
-    """
-    static __attribute__((noinline)) int64_t pbf_window_transfer(uint64_t* fa, int32_t* front_idx,
-            const int32_t* back_idx, int64_t nb, const uint64_t* s_bits, int64_t W) {
-        int64_t n = 0, m, w;
-        for (m = nb - 1; m >= 0; m--) {
-            const uint64_t* bits = s_bits + (int64_t)back_idx[m] * W;
-            if (n == 0) {
-                for (w = 0; w < W; w++) fa[w] = bits[w];
-            } else {
-                for (w = 0; w < W; w++) fa[n * W + w] = fa[(n - 1) * W + w] & bits[w];
-            }
-            front_idx[n] = back_idx[m];
-            n++;
-        }
-        return n;
-    }
-    """
-    int64_t pbf_window_transfer(uint64_t* fa, int32_t* front_idx, const int32_t* back_idx, int64_t nb,
-                                const uint64_t* s_bits, int64_t W) nogil
-
 cdef enum:
     FRONTIER_MAX = 32          # (units, estimate) misfit pairs a pass remembers
     HINTS_MAX = 16             # earliest starts a pass remembers
@@ -57,21 +32,18 @@ ctypedef struct Prof:
     bint monotone              # every slot's free units include the previous slot's (no reservation yet)
     uint64_t* cand             # units free throughout the window found by the last search
     uint64_t* chosen           # the units picked for the placement
-    # the sliding-window AND over slots of prof_find_start_window, a queue made of two stacks:
-    uint64_t* q_front_agg      # front stack: suffix ANDs, W words an entry
-    int32_t* q_front_idx       # front stack: slot indices
-    int32_t* q_back_idx        # back stack: slot indices
-    uint64_t* q_back_agg       # back stack: the AND of all its slots (W words) ...
-    int32_t* q_nz              # ... the words of it that are not zero (the others stay zero; also
-                               # prof_commit's scratch: the words of a placement)
-    int64_t q_cap              # room in each stack
-    # this pass's reservations:
+    int32_t* q_nz              # prof_commit's scratch: the words of a placement
+    # this pass's reservations, their units kept sparse (a reservation's k units touch at most k
+    # of the W words; most Beocat jobs are serial):
     int64_t* r_begin           # reservation i holds its units from r_begin[i] ...
     int64_t* r_stop            # ... to r_stop[i] ...
-    uint64_t* r_bits           # ... and they are these W words
+    int64_t* r_wofs            # ... and they are r_mask[m] in word r_word[m], r_wofs[i] <= m < r_wofs[i+1]
+    int32_t* r_word
+    uint64_t* r_mask
+    int32_t* r_order           # the reservations by r_begin (ties: made earlier first)
     int64_t nresv_pass         # reservations made in this pass
-    int64_t r_cap              # room in r_begin, r_stop
-    int64_t r_bits_cap         # room in r_bits (words)
+    int64_t r_cap              # room in r_begin, r_stop, r_wofs (one more)
+    int64_t r_words_cap        # room in r_word, r_mask
     # (units, estimate) pairs that could not start now in this pass, Pareto-minimal: a job at least
     # as wide and as long cannot start now either, since a pass only ever removes free units
     int64_t f_units[FRONTIER_MAX]  # sorted ascending ...
@@ -93,10 +65,11 @@ cdef inline int prof_init(Prof* P, int64_t W) noexcept nogil:
     P.W = W
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-    P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.q_nz = <int32_t*>malloc(max(1, W) * sizeof(int32_t))
-    if P.cand == NULL or P.chosen == NULL or P.q_back_agg == NULL or P.q_nz == NULL:
+    P.r_wofs = <int64_t*>malloc(sizeof(int64_t))
+    if P.cand == NULL or P.chosen == NULL or P.q_nz == NULL or P.r_wofs == NULL:
         return -1
+    P.r_wofs[0] = 0
     return 0
 
 
@@ -107,14 +80,13 @@ cdef inline void prof_free(Prof* P) noexcept nogil:
     free(P.s_bits)
     free(P.cand)
     free(P.chosen)
-    free(P.q_front_agg)
-    free(P.q_front_idx)
-    free(P.q_back_idx)
-    free(P.q_back_agg)
     free(P.q_nz)
     free(P.r_begin)
     free(P.r_stop)
-    free(P.r_bits)
+    free(P.r_wofs)
+    free(P.r_word)
+    free(P.r_mask)
+    free(P.r_order)
     free(P.scratch_idx)
     memset(P, 0, sizeof(Prof))
 
@@ -160,10 +132,15 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.nslots = n
     D.nmerged = S.nmerged
     D.nresv_pass = 0
-    for cap in range(S.nresv_pass):
-        w_copy(D.chosen, S.r_bits + cap * S.W, D.W)
-        if prof_note_resv(D, S.r_begin[cap], S.r_stop[cap]) != 0:
-            return -1
+    if prof_reserve_resv(D, S.nresv_pass, S.r_wofs[S.nresv_pass]) != 0:
+        return -1
+    memcpy(D.r_begin, S.r_begin, S.nresv_pass * sizeof(int64_t))
+    memcpy(D.r_stop, S.r_stop, S.nresv_pass * sizeof(int64_t))
+    memcpy(D.r_wofs, S.r_wofs, (S.nresv_pass + 1) * sizeof(int64_t))
+    memcpy(D.r_order, S.r_order, S.nresv_pass * sizeof(int32_t))
+    memcpy(D.r_word, S.r_word, S.r_wofs[S.nresv_pass] * sizeof(int32_t))
+    memcpy(D.r_mask, S.r_mask, S.r_wofs[S.nresv_pass] * sizeof(uint64_t))
+    D.nresv_pass = S.nresv_pass
     return 0
 
 
@@ -269,15 +246,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
     # per overlapping reservation replaces one per slot (thousands on a busy cluster).
     e = prof_round_up(P, now + d)
     w_copy(P.cand, P.s_bits, W)
-    for i in range(P.nresv_pass):
-        if P.r_begin[i] < e:
-            bits = P.r_bits + <int64_t>i * W
-            for w in range(W):
-                P.cand[w] &= ~bits[w]
-    c = 0
-    for w in range(W):
-        c += __builtin_popcountll(P.cand[w])
-    if c < k:
+    if prof_minus_resv(P, P.s_cnt[0], -INF, e, k) < k:
         return -1
     at[0] = 0
     P.prev_of_at = -1
@@ -317,36 +286,20 @@ cdef inline int64_t prof_find_start_hinted(Prof* P, int64_t k, int64_t d, int64_
 
 cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_t now, int32_t first,
                                    int32_t first_prev, int32_t* at) noexcept nogil:
-    # The earliest start t >= now at which k units are free throughout [t, round_up(t + d)), in
-    # O(slots x W): as the candidate start moves to later slots, the end of its window only moves
-    # later too, so the AND over the window is kept in a queue of slots built from two stacks (each
-    # slot is ANDed in a constant number of times). Free counts are read first: a window holding a
-    # slot with fewer than k free units is skipped, with every candidate up to that slot, before any
-    # bitmap work. Returns the earliest start, or -1 (beyond bf_window / out of memory).
-    # The candidates begin at slot `first` (whose predecessor is first_prev): 0 and -1 for all.
-    cdef int64_t W = P.W, w, t, stop, c, nf = 0, nb = 0, nnz = 0, m, j
-    # e: how far the window's counts were read; ea: how far its slots are in the AND queue; bad: the
-    # last slot read with fewer than k free units
-    cdef int32_t i = first, e = first, ea = first, prev = first_prev, bad = -1
+    # The earliest start t >= now at which k units are free throughout [t, round_up(t + d)).
+    # Free counts are read first: a window holding a slot with fewer than k free units is skipped,
+    # with every candidate up to that slot, before any bitmap work. A candidate whose window passes
+    # is tested without walking its slots: apart from this pass's reservations, a unit once free
+    # stays free (running jobs and starts now only give units back), so the units free throughout
+    # the window are those free in its first slot minus the units of the reservations beginning
+    # inside it. That is one bitmap read and a few sparse words per candidate, where an AND over
+    # every slot of a long job's window would cross thousands of cache lines.
+    # Returns the earliest start, or -1 (beyond bf_window). The candidates begin at slot `first`
+    # (whose predecessor is first_prev): 0 and -1 for all.
+    cdef int64_t W = P.W, t, stop
+    # e: how far the window's counts were read; bad: the last slot read with fewer than k free units
+    cdef int32_t i = first, e = first, prev = first_prev, bad = -1
     cdef bint bad_in_window = False
-    cdef uint64_t* fa
-    cdef uint64_t* bits
-    cdef uint64_t x
-    if P.q_cap < P.nslots + 1:
-        if grow(<void**>&P.q_front_idx, &P.q_cap, P.nslots + 1, sizeof(int32_t)) != 0:
-            return -1
-        free(P.q_back_idx)
-        free(P.q_front_agg)
-        P.q_back_idx = <int32_t*>malloc(P.q_cap * sizeof(int32_t))
-        P.q_front_agg = <uint64_t*>malloc(<size_t>(P.q_cap * W) * sizeof(uint64_t))
-        if P.q_back_idx == NULL or P.q_front_agg == NULL:
-            P.q_cap = 0
-            return -1
-    if P.q_back_agg == NULL:
-        P.q_back_agg = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
-        if P.q_back_agg == NULL:
-            return -1
-    fa = P.q_front_agg
     while i != -1:
         t = P.s_begin[i]
         if P.window > 0 and t > now + P.window:
@@ -364,73 +317,12 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             prev = bad
             i = P.s_next[bad]
             bad_in_window = False
-            nf = 0
-            nb = 0
-            ea = i
             continue
-        # every slot of the window has k free units: AND the ones not yet in the queue. The back
-        # stack's AND is kept sparse: near `now` few units are free, so after its first slot only a
-        # few words are not zero, and later slots are ANDed on those words only.
-        while ea != e:
-            bits = P.s_bits + <int64_t>ea * W
-            if nb == 0:
-                w_copy(P.q_back_agg, bits, W)
-                nnz = 0
-                for w in range(W):
-                    if bits[w]:
-                        P.q_nz[nnz] = <int32_t>w
-                        nnz += 1
-            else:
-                m = 0
-                for j in range(nnz):
-                    w = P.q_nz[j]
-                    x = P.q_back_agg[w] & bits[w]
-                    P.q_back_agg[w] = x
-                    if x:
-                        P.q_nz[m] = <int32_t>w
-                        m += 1
-                nnz = m
-            P.q_back_idx[nb] = ea
-            nb += 1
-            ea = P.s_next[ea]
-        if nf == 0:
-            # the front is empty: the window's AND is the back stack's, ready without a transfer
-            # (most searches succeed at their first counted candidate; the transfer is only for
-            # dropping slots)
-            c = 0
-            for j in range(nnz):
-                c += __builtin_popcountll(P.q_back_agg[P.q_nz[j]])
-            if c >= k:
-                w_copy(P.cand, P.q_back_agg, W)
-                at[0] = i
-                P.prev_of_at = prev
-                return t
-            nf = pbf_window_transfer(fa, P.q_front_idx, P.q_back_idx, nb, P.s_bits, W)
-            nb = 0
-            nf -= 1
-            prev = i
-            i = P.s_next[i]
-            continue
-        c = 0
-        if nb > 0:
-            # the window's AND is not zero outside the back stack's non-zero words
-            w_zero(P.cand, W)
-            for j in range(nnz):
-                w = P.q_nz[j]
-                x = fa[(nf - 1) * W + w] & P.q_back_agg[w]
-                P.cand[w] = x
-                c += __builtin_popcountll(x)
-        else:
-            for w in range(W):
-                x = fa[(nf - 1) * W + w]
-                P.cand[w] = x
-                c += __builtin_popcountll(x)
-        if c >= k:
+        w_copy(P.cand, P.s_bits + <int64_t>i * W, W)
+        if prof_minus_resv(P, P.s_cnt[i], t + 1, stop, k) >= k:
             at[0] = i
             P.prev_of_at = prev
             return t
-        # drop slot i, the queue's oldest, and move to the next candidate start
-        nf -= 1
         prev = i
         i = P.s_next[i]
     return -1
@@ -460,7 +352,7 @@ cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t s
         stop = prof_round_up(P, t + d)
         last = -1
         for i in range(P.nresv_pass):
-            if P.r_stop[i] > stop and P.r_stop[i] > last and w_any_common(P.cand, P.r_bits + i * W, W):
+            if P.r_stop[i] > stop and P.r_stop[i] > last and prof_resv_meets(P, i, P.cand):
                 last = P.r_stop[i]
         j = si
         if last <= stop:
@@ -569,19 +461,94 @@ cdef inline void prof_note_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
     P.nfrontier = n - gone + 1
 
 
-cdef inline int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
-    cdef int64_t cap = P.r_cap
-    if P.nresv_pass >= P.r_cap:
-        if grow(<void**>&P.r_begin, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
-            return -1
-        cap = P.r_cap
-        if grow(<void**>&P.r_stop, &cap, P.nresv_pass + 1, sizeof(int64_t)) != 0:
-            return -1
+cdef inline int prof_reserve_resv(Prof* P, int64_t n, int64_t nwords) noexcept nogil:
+    # room for n reservations holding nwords sparse words
+    cdef int64_t cap
+    cdef void* q
+    if n > P.r_cap:
+        cap = P.r_cap * 2 if P.r_cap > 0 else 16
+        while cap < n:
+            cap *= 2
+        q = realloc(P.r_begin, cap * sizeof(int64_t))
+        if q == NULL: return -1
+        P.r_begin = <int64_t*>q
+        q = realloc(P.r_stop, cap * sizeof(int64_t))
+        if q == NULL: return -1
+        P.r_stop = <int64_t*>q
+        q = realloc(P.r_order, cap * sizeof(int32_t))
+        if q == NULL: return -1
+        P.r_order = <int32_t*>q
+        q = realloc(P.r_wofs, (cap + 1) * sizeof(int64_t))
+        if q == NULL: return -1
+        P.r_wofs = <int64_t*>q
         P.r_cap = cap
-    if grow(<void**>&P.r_bits, &P.r_bits_cap, (P.nresv_pass + 1) * P.W, sizeof(uint64_t)) != 0:
-        return -1
-    P.r_begin[P.nresv_pass] = t
-    P.r_stop[P.nresv_pass] = stop
-    w_copy(P.r_bits + P.nresv_pass * P.W, P.chosen, P.W)
-    P.nresv_pass += 1
+    if nwords > P.r_words_cap:
+        cap = P.r_words_cap
+        if grow(<void**>&P.r_word, &cap, nwords, sizeof(int32_t)) != 0: return -1
+        cap = P.r_words_cap
+        if grow(<void**>&P.r_mask, &cap, nwords, sizeof(uint64_t)) != 0: return -1
+        P.r_words_cap = cap
     return 0
+
+
+cdef inline int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
+    # record P.chosen as a reservation over [t, stop)
+    cdef int64_t n = P.nresv_pass, m = P.r_wofs[n], w
+    if prof_reserve_resv(P, n + 1, m + P.W) != 0:
+        return -1
+    for w in range(P.W):
+        if P.chosen[w]:
+            P.r_word[m] = <int32_t>w
+            P.r_mask[m] = P.chosen[w]
+            m += 1
+    P.r_begin[n] = t
+    P.r_stop[n] = stop
+    P.r_wofs[n + 1] = m
+    m = prof_first_resv_from(P, t + 1)
+    memmove(&P.r_order[m + 1], &P.r_order[m], (n - m) * sizeof(int32_t))
+    P.r_order[m] = <int32_t>n
+    P.nresv_pass = n + 1
+    return 0
+
+
+cdef inline int64_t prof_first_resv_from(const Prof* P, int64_t t) noexcept nogil:
+    # the position in r_order of the first reservation beginning at or after t
+    cdef int64_t lo = 0, hi = P.nresv_pass, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if P.r_begin[P.r_order[mid]] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline bint prof_resv_meets(const Prof* P, int64_t r, const uint64_t* units) noexcept nogil:
+    # does reservation r hold any of these units?
+    cdef int64_t m
+    for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+        if units[P.r_word[m]] & P.r_mask[m]:
+            return True
+    return False
+
+
+cdef inline int64_t prof_minus_resv(Prof* P, int64_t c, int64_t lo, int64_t hi, int64_t k) noexcept nogil:
+    # Remove from P.cand (c units) those of every reservation beginning in [lo, hi); returns how
+    # many remain, or stops early (with some fewer than k) once fewer than k do.
+    cdef int64_t o, r, m, w
+    cdef uint64_t x
+    o = prof_first_resv_from(P, lo) if lo > -INF else 0
+    while o < P.nresv_pass:
+        r = P.r_order[o]
+        if P.r_begin[r] >= hi:
+            break
+        for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+            w = P.r_word[m]
+            x = P.cand[w] & P.r_mask[m]
+            if x:
+                c -= __builtin_popcountll(x)
+                P.cand[w] &= ~x
+        if c < k:
+            return c
+        o += 1
+    return c
