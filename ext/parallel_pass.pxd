@@ -11,7 +11,7 @@ from libc.string cimport memset
 from memory cimport INF, grow
 from words cimport w_copy
 from ticks cimport now_ticks
-from profile cimport (Prof, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
+from profile cimport (Prof, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
                       prof_known_misfit, prof_note_misfit)
 from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
 from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pthread_mutex_lock, pthread_mutex_unlock,
@@ -57,7 +57,7 @@ cdef inline void speculate(State* S, Prof* P, int64_t idx, int64_t wid, int64_t*
             # (a snapshot asks what it would have asked at the pass start: no answer may depend on
             # how far the commits are)
             mode = SPEC_NOW
-            if k <= P.s_cnt[0] and not prof_known_misfit(P, k, d):
+            if k <= prof_cnt(P, 0) and not prof_known_misfit(P, k, d):
                 t = prof_find_start(P, k, d, now, True, &si)
                 if t < 0:
                     prof_note_misfit(P, k, d)

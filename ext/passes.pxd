@@ -13,7 +13,7 @@ from nodes cimport EndKey, endkey_cmp
 from queue cimport PendEntry, queue_compact
 from profile cimport (Prof, prof_start_pass, prof_reserve_slots, prof_ensure_scratch, prof_live_slots,
                       prof_round_up, prof_find_start, prof_find_start_window, prof_choose, prof_commit,
-                      prof_known_misfit, prof_note_misfit, prof_note_resv)
+                      prof_known_misfit, prof_note_misfit, prof_cnt, prof_blocks_build, prof_seek)
 from clock cimport clock_start, clock_charge_test, clock_duration_us
 from records cimport records_add
 from parallel cimport SPEC_NOW, SPEC_FULL
@@ -106,6 +106,7 @@ cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
             i += 1
         P.s_cnt[s] = cnt
     P.nslots = s + 1
+    prof_blocks_build(P)
     return 0
 
 
@@ -139,7 +140,7 @@ cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k,
     cdef PassCtx* c = &S.ctx
     if on_profile:
         P.prev_of_at = -1
-        if prof_commit(P, k, c.now, d, si) != 0:
+        if prof_commit(P, k, c.now, d, si, False) != 0:
             return -1
         if c.parallel:
             log_append(S, P.chosen, k, c.now, d, False)
@@ -159,10 +160,7 @@ cdef inline int commit_reservation(State* S, Prof* P, int64_t j, int64_t k, int6
                                    int32_t si) noexcept nogil:
     # reserve P.chosen for job j from t on
     cdef PassCtx* c = &S.ctx
-    if prof_commit(P, k, t, d, si) != 0:
-        return -1
-    P.monotone = False
-    if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
+    if prof_commit(P, k, t, d, si, True) != 0:
         return -1
     if c.parallel:
         log_append(S, P.chosen, k, t, d, True)
@@ -205,10 +203,8 @@ cdef inline int64_t search_from(Prof* P, int64_t k, int64_t d, int64_t t, int64_
     # (every start feasible now was feasible then, and one inside a slot of the older copy would
     # have made that slot's beginning feasible): the window search may begin at the last slot
     # beginning at or before t, with the same answer and candidates as from slot 0.
-    cdef int32_t i = 0, prev = -1
-    while P.s_next[i] != -1 and P.s_begin[P.s_next[i]] <= t:
-        prev = i
-        i = P.s_next[i]
+    cdef int32_t prev
+    cdef int32_t i = prof_seek(P, t, &prev)
     return prof_find_start_window(P, k, d, now, i, prev, at)
 
 
@@ -234,10 +230,8 @@ cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec*
                     P.cand[w] &= ~bits[w]
     if overlap[0] and w_popcount(P.cand, W) < k:
         return -1
-    while i != -1 and P.s_begin[i] < t:
-        prev = i
-        i = P.s_next[i]
-    if i == -1 or P.s_begin[i] != t:
+    i = prof_seek(P, t, &prev)
+    if P.s_begin[i] != t:
         return -1                     # (not reached, by the argument above; searching is safe)
     at[0] = i
     P.prev_of_at = prev
@@ -259,7 +253,7 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
         if S.cfg.sjbf and c.resv_left == 0:
             c.phase2 = p
             return STEP_STOP
-        if c.resv_left == 0 and c.built and P.s_cnt[0] == 0 and c.start_us0 < 0 and not S.cfg.resv_stop:
+        if c.resv_left == 0 and c.built and prof_cnt(P, 0) == 0 and c.start_us0 < 0 and not S.cfg.resv_stop:
             # nothing is free now and no reservation is left: every remaining job fails at once
             # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
@@ -298,7 +292,7 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
                 c.ex = EX_RESV_TABLE
                 return STEP_STOP
         elif mode == CM_SEARCH:
-            c0 = P.s_cnt[0]
+            c0 = prof_cnt(P, 0)
             if k > c0 or prof_known_misfit(P, k, d):
                 c.blocked = True
                 q = p + 1
@@ -317,7 +311,7 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
             if t < 0:
                 prof_note_misfit(P, k, d)
         else:
-            if k > P.s_cnt[0] or spec.t != now:
+            if k > prof_cnt(P, 0) or spec.t != now:
                 c.blocked = True             # could not start now on an older copy: cannot now
                 return p + 1
             # a speculative "fits now" is checked again on the up-to-date copy (one AND per

@@ -1,6 +1,11 @@
-# The profile (DESIGN §4.2): the plan of the future during one pass, as a linked list of time slots,
-# each with the bitmap and count of the units free in it (header only). Every function works on a
-# Prof struct without the GIL, so that each worker thread of the parallel pass can own a private copy.
+# The profile (DESIGN §4.2): the plan of the future during one pass, as a linked list of time slots
+# (header only). A slot has the count of the units free in it and a bitmap of the units that running
+# jobs and this pass's starts leave free -- once free, such a unit stays free -- while this pass's
+# reservations are kept aside as a list (sparse, sorted by begin): a slot's free units are its bitmap
+# minus the reservations active in it. A reservation then costs a count update per slot instead of a
+# bitmap update (one cache line) per slot, and a search needs one bitmap read per candidate start.
+# Every function works on a Prof struct without the GIL, so that each worker thread of the parallel
+# pass can own a private copy.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free
@@ -15,6 +20,7 @@ cdef extern from *:
 
 cdef enum:
     FRONTIER_MAX = 32          # (units, estimate) misfit pairs a pass remembers
+    BLOCK_SLOTS = 32           # slots a block is made with (it splits at twice that)
     HINTS_MAX = 16             # earliest starts a pass remembers
 
 ctypedef struct Prof:
@@ -22,9 +28,21 @@ ctypedef struct Prof:
     int64_t window             # bf_window (0 = unlimited)
     int64_t resolution         # bf_resolution (0 = exact)
     int64_t* s_begin           # slot i begins at s_begin[i] (slot 0: now) ...
-    int64_t* s_cnt             # ... has s_cnt[i] units free ...
+    int64_t* s_cnt             # ... has s_cnt[i] + b_lazy[s_blk[i]] units free (prof_cnt) ...
     int32_t* s_next            # ... and is followed by slot s_next[i] (-1: the last slot)
-    uint64_t* s_bits           # the free units of slot i: W words from s_bits + i W
+    uint64_t* s_bits           # the units of slot i that no running job or start of this pass holds
+                               # (W words from s_bits + i W); minus the reservations active in the
+                               # slot, they are its free units
+    # The slots, in list order, fall into blocks of about BLOCK_SLOTS: a reservation covering a
+    # whole block subtracts its units from the block's count once (b_lazy), and the window search
+    # skips a block whose least count is enough, so neither walks the block's slots.
+    int32_t* s_blk             # the block of slot i
+    int32_t* b_first           # block b's slots run from b_first[b] to b_last[b] in list order ...
+    int32_t* b_last
+    int32_t* b_size            # ... b_size[b] of them (0: the block is gone)
+    int64_t* b_lazy            # units taken from every slot of the block
+    int64_t* b_min             # at most the least s_cnt in the block (b_min + b_lazy bounds counts)
+    int64_t nblk               # blocks made in this pass
     int64_t nslots             # slots allocated in this pass (merged ones included)
     int64_t slot_cap           # room for slots
     int64_t nmerged            # slots unlinked by merging (live slots = nslots - nmerged)
@@ -33,6 +51,8 @@ ctypedef struct Prof:
     uint64_t* cand             # units free throughout the window found by the last search
     uint64_t* chosen           # the units picked for the placement
     int32_t* q_nz              # prof_commit's scratch: the words of a placement
+    uint64_t* prow             # scratch: a slot's free units as this pass sees them (W words)
+    uint64_t* prow2            # scratch: the same for a second slot
     # this pass's reservations, their units kept sparse (a reservation's k units touch at most k
     # of the W words; most Beocat jobs are serial):
     int64_t* r_begin           # reservation i holds its units from r_begin[i] ...
@@ -41,6 +61,9 @@ ctypedef struct Prof:
     int32_t* r_word
     uint64_t* r_mask
     int32_t* r_order           # the reservations by r_begin (ties: made earlier first)
+    int32_t* r_ostop           # the reservations by r_stop (ties: made earlier first)
+    int32_t* r_act             # scratch: reservations active in a slot (prof_choose)
+    int32_t* r_list            # scratch: reservations that matter to a unit choice
     int64_t nresv_pass         # reservations made in this pass
     int64_t r_cap              # room in r_begin, r_stop, r_wofs (one more)
     int64_t r_words_cap        # room in r_word, r_mask
@@ -66,8 +89,11 @@ cdef inline int prof_init(Prof* P, int64_t W) noexcept nogil:
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.q_nz = <int32_t*>malloc(max(1, W) * sizeof(int32_t))
+    P.prow = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
+    P.prow2 = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.r_wofs = <int64_t*>malloc(sizeof(int64_t))
-    if P.cand == NULL or P.chosen == NULL or P.q_nz == NULL or P.r_wofs == NULL:
+    if (P.cand == NULL or P.chosen == NULL or P.q_nz == NULL or P.prow == NULL or P.prow2 == NULL
+            or P.r_wofs == NULL):
         return -1
     P.r_wofs[0] = 0
     return 0
@@ -78,15 +104,26 @@ cdef inline void prof_free(Prof* P) noexcept nogil:
     free(P.s_cnt)
     free(P.s_next)
     free(P.s_bits)
+    free(P.s_blk)
+    free(P.b_first)
+    free(P.b_last)
+    free(P.b_size)
+    free(P.b_lazy)
+    free(P.b_min)
     free(P.cand)
     free(P.chosen)
     free(P.q_nz)
+    free(P.prow)
+    free(P.prow2)
+    free(P.r_list)
     free(P.r_begin)
     free(P.r_stop)
     free(P.r_wofs)
     free(P.r_word)
     free(P.r_mask)
     free(P.r_order)
+    free(P.r_ostop)
+    free(P.r_act)
     free(P.scratch_idx)
     memset(P, 0, sizeof(Prof))
 
@@ -112,23 +149,19 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.nhint = 0
     D.hint_next = 0
     D.nslots = 0
-    if D.slot_cap < n:
-        cap = D.slot_cap
-        if grow(<void**>&D.s_begin, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = D.slot_cap
-        if grow(<void**>&D.s_cnt, &cap, n, sizeof(int64_t)) != 0: return -1
-        cap = D.slot_cap
-        if grow(<void**>&D.s_next, &cap, n, sizeof(int32_t)) != 0: return -1
-        free(D.s_bits)
-        D.s_bits = <uint64_t*>malloc(<size_t>(cap * D.W) * sizeof(uint64_t))
-        if D.s_bits == NULL:
-            D.slot_cap = 0
-            return -1
-        D.slot_cap = cap
+    if prof_reserve_slots(D, n) != 0:
+        return -1
     memcpy(D.s_begin, S.s_begin, n * sizeof(int64_t))
     memcpy(D.s_cnt, S.s_cnt, n * sizeof(int64_t))
     memcpy(D.s_next, S.s_next, n * sizeof(int32_t))
     memcpy(D.s_bits, S.s_bits, <size_t>(n * D.W) * sizeof(uint64_t))
+    memcpy(D.s_blk, S.s_blk, n * sizeof(int32_t))
+    memcpy(D.b_first, S.b_first, S.nblk * sizeof(int32_t))
+    memcpy(D.b_last, S.b_last, S.nblk * sizeof(int32_t))
+    memcpy(D.b_size, S.b_size, S.nblk * sizeof(int32_t))
+    memcpy(D.b_lazy, S.b_lazy, S.nblk * sizeof(int64_t))
+    memcpy(D.b_min, S.b_min, S.nblk * sizeof(int64_t))
+    D.nblk = S.nblk
     D.nslots = n
     D.nmerged = S.nmerged
     D.nresv_pass = 0
@@ -138,6 +171,7 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     memcpy(D.r_stop, S.r_stop, S.nresv_pass * sizeof(int64_t))
     memcpy(D.r_wofs, S.r_wofs, (S.nresv_pass + 1) * sizeof(int64_t))
     memcpy(D.r_order, S.r_order, S.nresv_pass * sizeof(int32_t))
+    memcpy(D.r_ostop, S.r_ostop, S.nresv_pass * sizeof(int32_t))
     memcpy(D.r_word, S.r_word, S.r_wofs[S.nresv_pass] * sizeof(int32_t))
     memcpy(D.r_mask, S.r_mask, S.r_wofs[S.nresv_pass] * sizeof(uint64_t))
     D.nresv_pass = S.nresv_pass
@@ -148,21 +182,13 @@ cdef inline int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint6
     # Apply a placement committed elsewhere (the commit log of the parallel pass) exactly as the
     # committer applied it: its start t is a slot beginning in every copy that has applied the same
     # earlier placements, so the same splits and merges happen.
-    cdef int32_t si = 0, prev = -1
-    while si != -1 and P.s_begin[si] != t:
-        prev = si
-        si = P.s_next[si]
-    if si == -1:
+    cdef int32_t prev
+    cdef int32_t si = prof_seek(P, t, &prev)
+    if P.s_begin[si] != t:
         return RC_SLOT_NOT_FOUND
     P.prev_of_at = prev
     w_copy(P.chosen, units, P.W)
-    if prof_commit(P, k, t, d, si) != 0:
-        return -1
-    if reservation:
-        P.monotone = False
-        if prof_note_resv(P, t, prof_round_up(P, t + d)) != 0:
-            return -1
-    return 0
+    return prof_commit(P, k, t, d, si, reservation)
 
 
 cdef inline int prof_ensure_scratch(Prof* P, int64_t need) noexcept nogil:
@@ -195,6 +221,25 @@ cdef inline int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
     q = realloc(P.s_bits, <size_t>(cap * P.W) * sizeof(uint64_t))
     if q == NULL: return -1
     P.s_bits = <uint64_t*>q
+    # every block holds a slot when made: no more blocks than slots
+    q = realloc(P.s_blk, cap * sizeof(int32_t))
+    if q == NULL: return -1
+    P.s_blk = <int32_t*>q
+    q = realloc(P.b_first, cap * sizeof(int32_t))
+    if q == NULL: return -1
+    P.b_first = <int32_t*>q
+    q = realloc(P.b_last, cap * sizeof(int32_t))
+    if q == NULL: return -1
+    P.b_last = <int32_t*>q
+    q = realloc(P.b_size, cap * sizeof(int32_t))
+    if q == NULL: return -1
+    P.b_size = <int32_t*>q
+    q = realloc(P.b_lazy, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    P.b_lazy = <int64_t*>q
+    q = realloc(P.b_min, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    P.b_min = <int64_t*>q
     P.slot_cap = cap
     return 0
 
@@ -204,6 +249,80 @@ cdef inline int32_t prof_new_slot(Prof* P) noexcept nogil:
         return -1
     P.nslots += 1
     return <int32_t>(P.nslots - 1)
+
+
+cdef inline int64_t prof_cnt(const Prof* P, int64_t i) noexcept nogil:
+    # the units free in slot i
+    return P.s_cnt[i] + P.b_lazy[P.s_blk[i]]
+
+
+cdef inline void prof_blocks_build(Prof* P) noexcept nogil:
+    # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of BLOCK_SLOTS
+    cdef int64_t i, b = -1
+    P.nblk = 0
+    for i in range(P.nslots):
+        if i % BLOCK_SLOTS == 0:
+            b = P.nblk
+            P.nblk += 1
+            P.b_first[b] = <int32_t>i
+            P.b_size[b] = 0
+            P.b_lazy[b] = 0
+            P.b_min[b] = INF
+        P.s_blk[i] = <int32_t>b
+        P.b_last[b] = <int32_t>i
+        P.b_size[b] += 1
+        if P.s_cnt[i] < P.b_min[b]:
+            P.b_min[b] = P.s_cnt[i]
+
+
+cdef inline void prof_block_split(Prof* P, int32_t b) noexcept nogil:
+    # block b has grown to twice BLOCK_SLOTS: its second half becomes a new block (there is room:
+    # no more blocks than slots)
+    cdef int32_t j = P.b_first[b], nb = <int32_t>P.nblk
+    cdef int64_t n
+    P.nblk += 1
+    P.b_lazy[nb] = P.b_lazy[b]
+    P.b_min[b] = INF
+    for n in range(BLOCK_SLOTS):
+        if P.s_cnt[j] < P.b_min[b]:
+            P.b_min[b] = P.s_cnt[j]
+        if n < BLOCK_SLOTS - 1:
+            j = P.s_next[j]
+    P.b_first[nb] = P.s_next[j]
+    P.b_last[nb] = P.b_last[b]
+    P.b_size[nb] = P.b_size[b] - BLOCK_SLOTS
+    P.b_last[b] = j
+    P.b_size[b] = BLOCK_SLOTS
+    P.b_min[nb] = INF
+    j = P.b_first[nb]
+    while True:
+        P.s_blk[j] = nb
+        if P.s_cnt[j] < P.b_min[nb]:
+            P.b_min[nb] = P.s_cnt[j]
+        if j == P.b_last[nb]:
+            break
+        j = P.s_next[j]
+
+
+cdef inline int32_t prof_seek(const Prof* P, int64_t t, int32_t* prev) noexcept nogil:
+    # the last slot beginning at or before t (t >= slot 0's beginning), and in *prev the slot before
+    # it (-1 for none); whole blocks are stepped over
+    cdef int32_t i = 0, p = -1, b, nx
+    while True:
+        b = P.s_blk[i]
+        if i == P.b_first[b]:
+            nx = P.s_next[P.b_last[b]]
+            if nx != -1 and P.s_begin[nx] <= t:
+                p = P.b_last[b]
+                i = nx
+                continue
+        nx = P.s_next[i]
+        if nx == -1 or P.s_begin[nx] > t:
+            break
+        p = i
+        i = nx
+    prev[0] = p
+    return i
 
 
 cdef inline int64_t prof_round_up(Prof* P, int64_t t) noexcept nogil:
@@ -228,7 +347,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
             t = P.s_begin[i]
             if P.window > 0 and t > now + P.window:
                 return -1
-            if P.s_cnt[i] >= k:
+            if prof_cnt(P, i) >= k:
                 w_copy(P.cand, P.s_bits + <int64_t>i * W, W)
                 at[0] = i
                 P.prev_of_at = prev
@@ -245,8 +364,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
     # units back as time goes on, and every start-now placement already left slot 0. So one AND
     # per overlapping reservation replaces one per slot (thousands on a busy cluster).
     e = prof_round_up(P, now + d)
-    w_copy(P.cand, P.s_bits, W)
-    if prof_minus_resv(P, P.s_cnt[0], -INF, e, k) < k:
+    if prof_window_units(P, 0, now, e, k) < k:
         return -1
     at[0] = 0
     P.prev_of_at = -1
@@ -269,9 +387,7 @@ cdef inline int64_t prof_find_start_hinted(Prof* P, int64_t k, int64_t d, int64_
             if P.hint_t[h] > bound:
                 bound = P.hint_t[h]
     if bound >= 0:
-        while P.s_next[i] != -1 and P.s_begin[P.s_next[i]] <= bound:
-            prev = i
-            i = P.s_next[i]
+        i = prof_seek(P, bound, &prev)
     t = prof_find_start_window(P, k, d, now, i, prev, at)
     h = P.nhint if P.nhint < HINTS_MAX else P.hint_next
     if P.nhint < HINTS_MAX:
@@ -289,16 +405,14 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
     # The earliest start t >= now at which k units are free throughout [t, round_up(t + d)).
     # Free counts are read first: a window holding a slot with fewer than k free units is skipped,
     # with every candidate up to that slot, before any bitmap work. A candidate whose window passes
-    # is tested without walking its slots: apart from this pass's reservations, a unit once free
-    # stays free (running jobs and starts now only give units back), so the units free throughout
-    # the window are those free in its first slot minus the units of the reservations beginning
-    # inside it. That is one bitmap read and a few sparse words per candidate, where an AND over
-    # every slot of a long job's window would cross thousands of cache lines.
+    # is tested without walking its slots (prof_window_units): one bitmap read and a few sparse
+    # words, where an AND over every slot of a long job's window would cross thousands of cache
+    # lines.
     # Returns the earliest start, or -1 (beyond bf_window). The candidates begin at slot `first`
     # (whose predecessor is first_prev): 0 and -1 for all.
     cdef int64_t W = P.W, t, stop
     # e: how far the window's counts were read; bad: the last slot read with fewer than k free units
-    cdef int32_t i = first, e = first, prev = first_prev, bad = -1
+    cdef int32_t i = first, e = first, prev = first_prev, bad = -1, b
     cdef bint bad_in_window = False
     while i != -1:
         t = P.s_begin[i]
@@ -307,7 +421,11 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
         stop = prof_round_up(P, t + d)
         # extend the window to every slot beginning before the placement's end, reading counts only
         while e != -1 and P.s_begin[e] < stop:
-            if P.s_cnt[e] < k:
+            b = P.s_blk[e]
+            if e == P.b_first[b] and P.s_begin[P.b_last[b]] < stop and P.b_min[b] + P.b_lazy[b] >= k:
+                e = P.s_next[P.b_last[b]]       # the whole block is in the window, none short
+                continue
+            if P.s_cnt[e] + P.b_lazy[b] < k:
                 bad = e
                 bad_in_window = True
             e = P.s_next[e]
@@ -318,8 +436,7 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             i = P.s_next[bad]
             bad_in_window = False
             continue
-        w_copy(P.cand, P.s_bits + <int64_t>i * W, W)
-        if prof_minus_resv(P, P.s_cnt[i], t + 1, stop, k) >= k:
+        if prof_window_units(P, i, t, stop, k) >= k:
             at[0] = i
             P.prev_of_at = prev
             return t
@@ -335,8 +452,8 @@ cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t s
     #  - a reservation takes first the units busy just before it starts (freed by running jobs or
     #    earlier placements), latest-busy first, so units free now stay free for backfill.
     # Ties and the rest: lowest unit index.
-    cdef int64_t W = P.W, need = k, n = 0, i, last, stop, lo, hi
-    cdef int32_t j
+    cdef int64_t W = P.W, need = k, n = 0, nl = 0, lo, hi, r, m, w, b, o, o2, stop
+    cdef int32_t j, i
     if w_popcount(P.cand, W) == k:
         # every candidate is needed: the order of preference cannot change the set
         w_copy(P.chosen, P.cand, W)
@@ -346,49 +463,114 @@ cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t s
     w_span(P.cand, W, &lo, &hi)     # the busy units below only matter among the candidates
     if t == now and not P.monotone:
         # (while the profile is monotone no later slot lacks any of these units: nothing to prefer)
-        # A candidate is free now and outside every start-now placement of this pass; running jobs
-        # only give units back, so a later slot lacks it only inside one of this pass's
-        # reservations: past the last reservation's end no slot can take anything.
+        # A candidate is free now and outside every reservation overlapping the placement, so a
+        # later slot lacks it only inside a reservation beginning at or after the placement's end:
+        # walking the later slots, the units taken at each are those of the reservations beginning
+        # there, lowest first.
         stop = prof_round_up(P, t + d)
-        last = -1
-        for i in range(P.nresv_pass):
-            if P.r_stop[i] > stop and P.r_stop[i] > last and prof_resv_meets(P, i, P.cand):
-                last = P.r_stop[i]
-        j = si
-        if last <= stop:
-            j = -1
-        while j != -1 and P.s_begin[j] < stop:
-            j = P.s_next[j]
-        while j != -1 and need > 0 and P.s_begin[j] < last:
-            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>j * W)
-            j = P.s_next[j]
+        for w in range(lo, hi):
+            P.prow[w] = ~(<uint64_t>0)
+        o = prof_first_resv_from(P, stop)
+        while o < P.nresv_pass and need > 0:
+            b = P.r_begin[P.r_order[o]]
+            n = o
+            while o < P.nresv_pass and P.r_begin[P.r_order[o]] == b:
+                r = P.r_order[o]
+                for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+                    w = P.r_word[m]
+                    if w >= lo and w < hi:
+                        P.prow[w] &= ~P.r_mask[m]
+                o += 1
+            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.prow)
+            for n in range(n, o):
+                r = P.r_order[n]
+                for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+                    w = P.r_word[m]
+                    if w >= lo and w < hi:
+                        P.prow[w] = ~(<uint64_t>0)
     elif t != now:
-        j = 0
-        while j != -1 and P.s_begin[j] < t:
-            P.scratch_idx[n] = j
-            n += 1
-            j = P.s_next[j]
-        while n > 0 and need > 0:
+        # Slots before t, latest first. A candidate is busy in one of them when running jobs or
+        # this pass's starts hold it there (the slot's bitmap) or a reservation ending by t does
+        # (one overlapping t would overlap the placement too). Walking back, those reservations
+        # join the active set as the walk passes their ends (by stop) and leave it at their begins;
+        # the walk seldom goes past a slot or two.
+        for w in range(lo, hi):
+            P.prow2[w] = 0                      # the units of the active reservations
+        o = prof_first_stop_after(P, t) - 1     # the next reservation to join
+        nl = 0
+        # the slot before si is known from the search; the ones before it are listed only if the
+        # walk gets that far
+        j = P.prev_of_at
+        while j != -1 and need > 0:
+            b = P.s_begin[j]
+            while o >= 0 and P.r_stop[P.r_ostop[o]] > b:
+                r = P.r_ostop[o]
+                o -= 1
+                if P.r_begin[r] <= b and prof_resv_meets(P, r, P.cand):
+                    P.r_act[nl] = <int32_t>r
+                    nl += 1
+                    for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+                        P.prow2[P.r_word[m]] |= P.r_mask[m]
+            # those that began after this slot leave; the rest are ORed again (two reservations at
+            # different times may hold the same unit)
+            stop = nl
+            o2 = 0
+            while o2 < nl:
+                r = P.r_act[o2]
+                if P.r_begin[r] > b:
+                    nl -= 1
+                    P.r_act[o2] = P.r_act[nl]
+                else:
+                    o2 += 1
+            if nl < stop:
+                for w in range(lo, hi):
+                    P.prow2[w] = 0
+                for o2 in range(nl):
+                    r = P.r_act[o2]
+                    for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+                        P.prow2[P.r_word[m]] |= P.r_mask[m]
+            for w in range(lo, hi):
+                P.prow[w] = P.s_bits[<int64_t>j * W + w] & ~P.prow2[w]
+            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.prow)
+            if j == P.prev_of_at:
+                n = 0
+                i = 0
+                while i != j:
+                    P.scratch_idx[n] = <int32_t>i
+                    n += 1
+                    i = P.s_next[i]
+            if n == 0:
+                break
             n -= 1
-            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>P.scratch_idx[n] * W)
+            j = P.scratch_idx[n]
     if need > 0:
         w_take_lowest(P.cand, P.chosen, need, W)
 
 
-cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si) noexcept nogil:
-    # remove P.chosen from every slot overlapping [t, t+d), splitting the last one at t+d
-    # a placement holds its units until its end rounded up to the resolution, as running jobs'
-    # planned ends are, so that a job started in this pass looks the same as one started before
+cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, bint reservation) noexcept nogil:
+    # Place P.chosen over [t, t+d): every slot overlapping it loses k free units, the last one split
+    # at the end. A start takes the units out of the slots' bitmaps; a reservation is listed. A
+    # placement holds its units until its end rounded up to the resolution, as running jobs' planned
+    # ends are, so that a job started in this pass looks the same as one started before.
     cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), nw = 0, m
-    cdef int32_t j = si, n, last = si
+    cdef int32_t j = si, n, last = si, b
     cdef uint64_t* row
-    # only the words holding chosen units change: a placement's units are few, but a reservation's
-    # may be scattered (it takes the units busy just before it), so the words are listed, not spanned
-    for w in range(W):
-        if P.chosen[w]:
-            P.q_nz[nw] = <int32_t>w
-            nw += 1
+    if not reservation:
+        # only the words holding chosen units change
+        for w in range(W):
+            if P.chosen[w]:
+                P.q_nz[nw] = <int32_t>w
+                nw += 1
     while j != -1 and P.s_begin[j] < stop:
+        b = P.s_blk[j]
+        if reservation and j == P.b_first[b]:
+            # a block inside the placement loses k units in every slot: once, for the block
+            n = P.s_next[P.b_last[b]]
+            if n != -1 and P.s_begin[n] <= stop:
+                P.b_lazy[b] -= k
+                last = P.b_last[b]
+                j = n
+                continue
         end = P.s_begin[P.s_next[j]] if P.s_next[j] != -1 else INF
         if end > stop:
             n = prof_new_slot(P)
@@ -399,13 +581,25 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
             P.s_next[n] = P.s_next[j]
             P.s_next[j] = n
             w_copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
+            P.s_blk[n] = b
+            if P.b_last[b] == j:
+                P.b_last[b] = n
+            P.b_size[b] += 1
         row = P.s_bits + <int64_t>j * W
         for m in range(nw):
             w = P.q_nz[m]
             row[w] &= ~P.chosen[w]
         P.s_cnt[j] -= k
+        if P.s_cnt[j] < P.b_min[b]:
+            P.b_min[b] = P.s_cnt[j]
         last = j
         j = P.s_next[j]
+        if P.b_size[b] >= 2 * BLOCK_SLOTS:
+            prof_block_split(P, b)
+    if reservation:
+        P.monotone = False
+        if prof_note_resv(P, t, stop) != 0:
+            return -1
     # Only at the placement's two edges can neighbouring slots have become equal (inside it every
     # slot lost the same units). Merge them: a later boundary with the same free units is never
     # an earliest start, and unit choice sees the same units, so no decision changes; the slot
@@ -420,11 +614,20 @@ cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
     # unlink a's successor when both have the same free units
     cdef int32_t b = P.s_next[a]
     cdef int64_t w, W = P.W
-    if b == -1 or P.s_cnt[a] != P.s_cnt[b]:
+    cdef int32_t bb
+    if b == -1 or prof_cnt(P, a) != prof_cnt(P, b):
         return
+    prof_slot_free(P, a, P.prow, 0, W)
+    prof_slot_free(P, b, P.prow2, 0, W)
     for w in range(W):
-        if P.s_bits[<int64_t>a * W + w] != P.s_bits[<int64_t>b * W + w]:
+        if P.prow[w] != P.prow2[w]:
             return
+    bb = P.s_blk[b]
+    P.b_size[bb] -= 1
+    if P.b_first[bb] == b:
+        P.b_first[bb] = P.s_next[b]     # (unless the block is now empty: then unreachable)
+    elif P.b_last[bb] == b:
+        P.b_last[bb] = a                # (b was not first: a is in the same block)
     P.s_next[a] = P.s_next[b]
     P.nmerged += 1
 
@@ -478,6 +681,15 @@ cdef inline int prof_reserve_resv(Prof* P, int64_t n, int64_t nwords) noexcept n
         q = realloc(P.r_order, cap * sizeof(int32_t))
         if q == NULL: return -1
         P.r_order = <int32_t*>q
+        q = realloc(P.r_list, cap * sizeof(int32_t))
+        if q == NULL: return -1
+        P.r_list = <int32_t*>q
+        q = realloc(P.r_ostop, cap * sizeof(int32_t))
+        if q == NULL: return -1
+        P.r_ostop = <int32_t*>q
+        q = realloc(P.r_act, cap * sizeof(int32_t))
+        if q == NULL: return -1
+        P.r_act = <int32_t*>q
         q = realloc(P.r_wofs, (cap + 1) * sizeof(int64_t))
         if q == NULL: return -1
         P.r_wofs = <int64_t*>q
@@ -507,8 +719,43 @@ cdef inline int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
     m = prof_first_resv_from(P, t + 1)
     memmove(&P.r_order[m + 1], &P.r_order[m], (n - m) * sizeof(int32_t))
     P.r_order[m] = <int32_t>n
+    m = prof_first_stop_after(P, stop)
+    memmove(&P.r_ostop[m + 1], &P.r_ostop[m], (n - m) * sizeof(int32_t))
+    P.r_ostop[m] = <int32_t>n
     P.nresv_pass = n + 1
     return 0
+
+
+cdef inline int64_t prof_first_stop_after(const Prof* P, int64_t t) noexcept nogil:
+    # the position in r_ostop of the first reservation ending after t
+    cdef int64_t lo = 0, hi = P.nresv_pass, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if P.r_stop[P.r_ostop[mid]] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline int64_t prof_overlapping(Prof* P, int64_t lo, int64_t hi) noexcept nogil:
+    # P.r_list = the reservations overlapping [lo, hi) (beginning before hi and ending after lo);
+    # returns how many. Walks the shorter of the two candidate runs: those beginning before hi
+    # (by begin) or those ending after lo (by stop).
+    cdef int64_t nb = prof_first_resv_from(P, hi), s0 = prof_first_stop_after(P, lo), n = 0, o, r
+    if nb <= P.nresv_pass - s0:
+        for o in range(nb):
+            r = P.r_order[o]
+            if P.r_stop[r] > lo:
+                P.r_list[n] = <int32_t>r
+                n += 1
+    else:
+        for o in range(s0, P.nresv_pass):
+            r = P.r_ostop[o]
+            if P.r_begin[r] < hi:
+                P.r_list[n] = <int32_t>r
+                n += 1
+    return n
 
 
 cdef inline int64_t prof_first_resv_from(const Prof* P, int64_t t) noexcept nogil:
@@ -532,16 +779,22 @@ cdef inline bint prof_resv_meets(const Prof* P, int64_t r, const uint64_t* units
     return False
 
 
-cdef inline int64_t prof_minus_resv(Prof* P, int64_t c, int64_t lo, int64_t hi, int64_t k) noexcept nogil:
-    # Remove from P.cand (c units) those of every reservation beginning in [lo, hi); returns how
-    # many remain, or stops early (with some fewer than k) once fewer than k do.
-    cdef int64_t o, r, m, w
+cdef inline int64_t prof_window_units(Prof* P, int32_t i, int64_t t, int64_t stop, int64_t k) noexcept nogil:
+    # P.cand = the units free throughout [t, stop), t the beginning of slot i: a unit that running
+    # jobs and this pass's starts leave free at t stays free, so they are slot i's bitmap minus the
+    # units of every reservation overlapping [t, stop). Returns how many, or stops early (with some
+    # fewer than k, P.cand then partial) once fewer than k remain.
+    cdef int64_t W = P.W, o, r, m, w, c = 0
+    cdef const uint64_t* row = P.s_bits + <int64_t>i * W
     cdef uint64_t x
-    o = prof_first_resv_from(P, lo) if lo > -INF else 0
-    while o < P.nresv_pass:
-        r = P.r_order[o]
-        if P.r_begin[r] >= hi:
-            break
+    for w in range(W):
+        x = row[w]
+        P.cand[w] = x
+        c += __builtin_popcountll(x)
+    if c < k:
+        return c
+    for o in range(prof_overlapping(P, t, stop)):
+        r = P.r_list[o]
         for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
             w = P.r_word[m]
             x = P.cand[w] & P.r_mask[m]
@@ -550,5 +803,33 @@ cdef inline int64_t prof_minus_resv(Prof* P, int64_t c, int64_t lo, int64_t hi, 
                 P.cand[w] &= ~x
         if c < k:
             return c
-        o += 1
     return c
+    for o in range(P.nresv_pass):
+        r = P.r_order[o]
+        if P.r_begin[r] >= stop:
+            break
+        if P.r_stop[r] <= t:
+            continue
+        for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+            w = P.r_word[m]
+            x = P.cand[w] & P.r_mask[m]
+            if x:
+                c -= __builtin_popcountll(x)
+                P.cand[w] &= ~x
+        if c < k:
+            return c
+    return c
+
+
+cdef inline void prof_slot_free(Prof* P, int32_t i, uint64_t* out, int64_t lo, int64_t hi) noexcept nogil:
+    # words [lo, hi) of slot i's free units: its bitmap minus the reservations active in it
+    cdef int64_t b = P.s_begin[i], o, r, m, w
+    cdef const uint64_t* row = P.s_bits + <int64_t>i * P.W
+    for w in range(lo, hi):
+        out[w] = row[w]
+    for o in range(prof_overlapping(P, b, b + 1)):
+        r = P.r_list[o]
+        for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
+            w = P.r_word[m]
+            if w >= lo and w < hi:
+                out[w] &= ~P.r_mask[m]
