@@ -29,7 +29,8 @@ ctypedef struct Prof:
     int64_t resolution         # bf_resolution (0 = exact)
     int64_t* s_begin           # slot i begins at s_begin[i] (slot 0: now) ...
     int64_t* s_cnt             # ... has s_cnt[i] + b_lazy[s_blk[i]] units free (prof_cnt) ...
-    int32_t* s_next            # ... and is followed by slot s_next[i] (-1: the last slot)
+    int32_t* s_next            # ... and is followed by slot s_next[i] (-1: the last slot) ...
+    int32_t* s_prev            # ... and preceded by slot s_prev[i] (-1: slot 0)
     uint64_t* s_bits           # the units of slot i that no running job or start of this pass holds
                                # (W words from s_bits + i W); minus the reservations active in the
                                # slot, they are its free units
@@ -103,6 +104,7 @@ cdef inline void prof_free(Prof* P) noexcept nogil:
     free(P.s_begin)
     free(P.s_cnt)
     free(P.s_next)
+    free(P.s_prev)
     free(P.s_bits)
     free(P.s_blk)
     free(P.b_first)
@@ -154,6 +156,7 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     memcpy(D.s_begin, S.s_begin, n * sizeof(int64_t))
     memcpy(D.s_cnt, S.s_cnt, n * sizeof(int64_t))
     memcpy(D.s_next, S.s_next, n * sizeof(int32_t))
+    memcpy(D.s_prev, S.s_prev, n * sizeof(int32_t))
     memcpy(D.s_bits, S.s_bits, <size_t>(n * D.W) * sizeof(uint64_t))
     memcpy(D.s_blk, S.s_blk, n * sizeof(int32_t))
     memcpy(D.b_first, S.b_first, S.nblk * sizeof(int32_t))
@@ -218,6 +221,9 @@ cdef inline int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
     q = realloc(P.s_next, cap * sizeof(int32_t))
     if q == NULL: return -1
     P.s_next = <int32_t*>q
+    q = realloc(P.s_prev, cap * sizeof(int32_t))
+    if q == NULL: return -1
+    P.s_prev = <int32_t*>q
     q = realloc(P.s_bits, <size_t>(cap * P.W) * sizeof(uint64_t))
     if q == NULL: return -1
     P.s_bits = <uint64_t*>q
@@ -257,10 +263,12 @@ cdef inline int64_t prof_cnt(const Prof* P, int64_t i) noexcept nogil:
 
 
 cdef inline void prof_blocks_build(Prof* P) noexcept nogil:
-    # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of BLOCK_SLOTS
+    # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of BLOCK_SLOTS, and
+    # link it backwards
     cdef int64_t i, b = -1
     P.nblk = 0
     for i in range(P.nslots):
+        P.s_prev[i] = <int32_t>(i - 1)
         if i % BLOCK_SLOTS == 0:
             b = P.nblk
             P.nblk += 1
@@ -498,9 +506,7 @@ cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t s
             P.prow2[w] = 0                      # the units of the active reservations
         o = prof_first_stop_after(P, t) - 1     # the next reservation to join
         nl = 0
-        # the slot before si is known from the search; the ones before it are listed only if the
-        # walk gets that far
-        j = P.prev_of_at
+        j = P.s_prev[si]
         while j != -1 and need > 0:
             b = P.s_begin[j]
             while o >= 0 and P.r_stop[P.r_ostop[o]] > b:
@@ -532,17 +538,7 @@ cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t s
             for w in range(lo, hi):
                 P.prow[w] = P.s_bits[<int64_t>j * W + w] & ~P.prow2[w]
             need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.prow)
-            if j == P.prev_of_at:
-                n = 0
-                i = 0
-                while i != j:
-                    P.scratch_idx[n] = <int32_t>i
-                    n += 1
-                    i = P.s_next[i]
-            if n == 0:
-                break
-            n -= 1
-            j = P.scratch_idx[n]
+            j = P.s_prev[j]
     if need > 0:
         w_take_lowest(P.cand, P.chosen, need, W)
 
@@ -579,6 +575,9 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
             P.s_begin[n] = stop
             P.s_cnt[n] = P.s_cnt[j]
             P.s_next[n] = P.s_next[j]
+            P.s_prev[n] = j
+            if P.s_next[j] != -1:
+                P.s_prev[P.s_next[j]] = n
             P.s_next[j] = n
             w_copy(P.s_bits + <int64_t>n * W, P.s_bits + <int64_t>j * W, W)
             P.s_blk[n] = b
@@ -629,6 +628,8 @@ cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
     elif P.b_last[bb] == b:
         P.b_last[bb] = a                # (b was not first: a is in the same block)
     P.s_next[a] = P.s_next[b]
+    if P.s_next[b] != -1:
+        P.s_prev[P.s_next[b]] = a
     P.nmerged += 1
 
 
