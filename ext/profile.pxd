@@ -264,23 +264,18 @@ cdef inline int64_t prof_cnt(const Prof* P, int64_t i) noexcept nogil:
 
 cdef inline void prof_blocks_build(Prof* P) noexcept nogil:
     # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of BLOCK_SLOTS, and
-    # link it backwards
-    cdef int64_t i, b = -1
-    P.nblk = 0
-    for i in range(P.nslots):
+    # link it backwards. Built counts only grow along the list: a block's least is its first.
+    cdef int64_t i, b, n = P.nslots
+    for i in range(n):
         P.s_prev[i] = <int32_t>(i - 1)
-        if i % BLOCK_SLOTS == 0:
-            b = P.nblk
-            P.nblk += 1
-            P.b_first[b] = <int32_t>i
-            P.b_size[b] = 0
-            P.b_lazy[b] = 0
-            P.b_min[b] = INF
-        P.s_blk[i] = <int32_t>b
-        P.b_last[b] = <int32_t>i
-        P.b_size[b] += 1
-        if P.s_cnt[i] < P.b_min[b]:
-            P.b_min[b] = P.s_cnt[i]
+        P.s_blk[i] = <int32_t>(i // BLOCK_SLOTS)
+    P.nblk = (n + BLOCK_SLOTS - 1) // BLOCK_SLOTS
+    for b in range(P.nblk):
+        P.b_first[b] = <int32_t>(b * BLOCK_SLOTS)
+        P.b_last[b] = <int32_t>(min(n, (b + 1) * BLOCK_SLOTS) - 1)
+        P.b_size[b] = P.b_last[b] - P.b_first[b] + 1
+        P.b_lazy[b] = 0
+        P.b_min[b] = P.s_cnt[P.b_first[b]]
 
 
 cdef inline void prof_block_split(Prof* P, int32_t b) noexcept nogil:
@@ -355,7 +350,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
             t = P.s_begin[i]
             if P.window > 0 and t > now + P.window:
                 return -1
-            if prof_cnt(P, i) >= k:
+            if P.s_cnt[i] >= k:        # (no reservation yet: no block has a lazy count)
                 w_copy(P.cand, P.s_bits + <int64_t>i * W, W)
                 at[0] = i
                 P.prev_of_at = prev
@@ -535,9 +530,12 @@ cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t s
                     r = P.r_act[o2]
                     for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
                         P.prow2[P.r_word[m]] |= P.r_mask[m]
-            for w in range(lo, hi):
-                P.prow[w] = P.s_bits[<int64_t>j * W + w] & ~P.prow2[w]
-            need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.prow)
+            if nl == 0:
+                need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.s_bits + <int64_t>j * W)
+            else:
+                for w in range(lo, hi):
+                    P.prow[w] = P.s_bits[<int64_t>j * W + w] & ~P.prow2[w]
+                need = w_take_lowest_busy(P.cand, P.chosen, need, lo, hi, P.prow)
             j = P.s_prev[j]
     if need > 0:
         w_take_lowest(P.cand, P.chosen, need, W)
@@ -550,6 +548,7 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
     # ends are, so that a job started in this pass looks the same as one started before.
     cdef int64_t W = P.W, w, end, stop = prof_round_up(P, t + d), nw = 0, m
     cdef int32_t j = si, n, last = si, b
+    cdef bint split = False
     cdef uint64_t* row
     if not reservation:
         # only the words holding chosen units change
@@ -584,6 +583,7 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
             if P.b_last[b] == j:
                 P.b_last[b] = n
             P.b_size[b] += 1
+            split = True
         row = P.s_bits + <int64_t>j * W
         for m in range(nw):
             w = P.q_nz[m]
@@ -593,8 +593,8 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
             P.b_min[b] = P.s_cnt[j]
         last = j
         j = P.s_next[j]
-        if P.b_size[b] >= 2 * BLOCK_SLOTS:
-            prof_block_split(P, b)
+    if split and P.b_size[P.s_blk[last]] >= 2 * BLOCK_SLOTS:
+        prof_block_split(P, P.s_blk[last])
     if reservation:
         P.monotone = False
         if prof_note_resv(P, t, stop) != 0:
@@ -609,18 +609,22 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
     return 0
 
 
-cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
-    # unlink a's successor when both have the same free units
-    cdef int32_t b = P.s_next[a]
+cdef inline void prof_merge_equal(Prof* P, int32_t a, int32_t b) noexcept nogil:
+    # (prof_merge_next, once the counts are equal)
     cdef int64_t w, W = P.W
     cdef int32_t bb
-    if b == -1 or prof_cnt(P, a) != prof_cnt(P, b):
-        return
-    prof_slot_free(P, a, P.prow, 0, W)
-    prof_slot_free(P, b, P.prow2, 0, W)
-    for w in range(W):
-        if P.prow[w] != P.prow2[w]:
-            return
+    if not prof_resv_boundary(P, P.s_begin[b]):
+        # the same reservations are active in both, and they hold units free in both bitmaps (a
+        # reservation takes free units): the free units are equal exactly when the bitmaps are
+        for w in range(W):
+            if P.s_bits[<int64_t>a * W + w] != P.s_bits[<int64_t>b * W + w]:
+                return
+    else:
+        prof_slot_free(P, a, P.prow, 0, W)
+        prof_slot_free(P, b, P.prow2, 0, W)
+        for w in range(W):
+            if P.prow[w] != P.prow2[w]:
+                return
     bb = P.s_blk[b]
     P.b_size[bb] -= 1
     if P.b_first[bb] == b:
@@ -631,6 +635,13 @@ cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
     if P.s_next[b] != -1:
         P.s_prev[P.s_next[b]] = a
     P.nmerged += 1
+
+
+cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
+    # unlink a's successor when both have the same free units (the counts tell most apart)
+    cdef int32_t b = P.s_next[a]
+    if b != -1 and prof_cnt(P, a) == prof_cnt(P, b):
+        prof_merge_equal(P, a, b)
 
 
 cdef inline bint prof_known_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
@@ -739,11 +750,35 @@ cdef inline int64_t prof_first_stop_after(const Prof* P, int64_t t) noexcept nog
     return lo
 
 
+cdef inline bint prof_resv_boundary(const Prof* P, int64_t x) noexcept nogil:
+    # does a reservation begin or end at x?
+    cdef int64_t o
+    if P.nresv_pass <= 8:
+        for o in range(P.nresv_pass):
+            if P.r_begin[o] == x or P.r_stop[o] == x:
+                return True
+        return False
+    o = prof_first_resv_from(P, x)
+    if o < P.nresv_pass and P.r_begin[P.r_order[o]] == x:
+        return True
+    o = prof_first_stop_after(P, x - 1)
+    return o < P.nresv_pass and P.r_stop[P.r_ostop[o]] == x
+
+
 cdef inline int64_t prof_overlapping(Prof* P, int64_t lo, int64_t hi) noexcept nogil:
     # P.r_list = the reservations overlapping [lo, hi) (beginning before hi and ending after lo);
     # returns how many. Walks the shorter of the two candidate runs: those beginning before hi
     # (by begin) or those ending after lo (by stop).
-    cdef int64_t nb = prof_first_resv_from(P, hi), s0 = prof_first_stop_after(P, lo), n = 0, o, r
+    cdef int64_t nb, s0, n = 0, o, r
+    if P.nresv_pass <= 8:
+        # (few: a scan costs less than the two binary searches; EASY passes hold one)
+        for r in range(P.nresv_pass):
+            if P.r_begin[r] < hi and P.r_stop[r] > lo:
+                P.r_list[n] = <int32_t>r
+                n += 1
+        return n
+    nb = prof_first_resv_from(P, hi)
+    s0 = prof_first_stop_after(P, lo)
     if nb <= P.nresv_pass - s0:
         for o in range(nb):
             r = P.r_order[o]
