@@ -102,7 +102,7 @@ _CONFIG_KEYS = frozenset((
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
-                           "parallel_min_wall_ns"))
+                           "parallel_min_wall_ns", "block_slots"))
 
 
 cdef class Core:
@@ -177,7 +177,8 @@ cdef class Core:
         speculate on a snapshot of the profile taken at the pass start, so that nearly every commit
         reconciles, with counts that do not depend on thread timing; set before ``start_pool``),
         ``resume`` (0: never continue the last pass), ``parallel_min_queue`` and
-        ``parallel_min_wall_ns`` (the thresholds below which passes run sequentially)."""
+        ``parallel_min_wall_ns`` (the thresholds below which passes run sequentially),
+        ``block_slots`` (slots per block of the profile: small values exercise the block paths)."""
         unknown = set(switches) - _TESTING_KEYS
         if unknown:
             raise ValueError(f"unknown testing switches: {', '.join(sorted(unknown))}")
@@ -188,6 +189,10 @@ cdef class Core:
             elif name == "resume": S.testing.resume = value
             elif name == "parallel_min_queue": S.testing.parallel_min_queue = value
             elif name == "parallel_min_wall_ns": S.testing.parallel_min_wall_ns = value
+            elif name == "block_slots":
+                if value < 1:
+                    raise ValueError(f"block_slots must be >= 1, got {value}")
+                S.prof.blk_slots = value
 
     def set_regression(self, double eta, double lam, int over_sq, int under_sq, int weight,
                        double over_slope=1.0, double under_slope=1.0):

@@ -44,6 +44,7 @@ ctypedef struct Prof:
     int64_t* b_lazy            # units taken from every slot of the block
     int64_t* b_min             # at most the least s_cnt in the block (b_min + b_lazy bounds counts)
     int64_t nblk               # blocks made in this pass
+    int64_t blk_slots          # slots a block is made with (BLOCK_SLOTS; tests make it small)
     int64_t nslots             # slots allocated in this pass (merged ones included)
     int64_t slot_cap           # room for slots
     int64_t nmerged            # slots unlinked by merging (live slots = nslots - nmerged)
@@ -87,6 +88,7 @@ ctypedef struct Prof:
 cdef inline int prof_init(Prof* P, int64_t W) noexcept nogil:
     memset(P, 0, sizeof(Prof))
     P.W = W
+    P.blk_slots = BLOCK_SLOTS
     P.cand = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.chosen = <uint64_t*>malloc(max(1, W) * sizeof(uint64_t))
     P.q_nz = <int32_t*>malloc(max(1, W) * sizeof(int32_t))
@@ -146,6 +148,7 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     cdef int64_t n = S.nslots, cap
     D.window = S.window
     D.resolution = S.resolution
+    D.blk_slots = S.blk_slots
     D.monotone = S.monotone
     D.nfrontier = 0
     D.nhint = 0
@@ -263,39 +266,39 @@ cdef inline int64_t prof_cnt(const Prof* P, int64_t i) noexcept nogil:
 
 
 cdef inline void prof_blocks_build(Prof* P) noexcept nogil:
-    # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of BLOCK_SLOTS, and
+    # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of blk_slots, and
     # link it backwards. Built counts only grow along the list: a block's least is its first.
     cdef int64_t i, b, n = P.nslots
     for i in range(n):
         P.s_prev[i] = <int32_t>(i - 1)
-        P.s_blk[i] = <int32_t>(i // BLOCK_SLOTS)
-    P.nblk = (n + BLOCK_SLOTS - 1) // BLOCK_SLOTS
+        P.s_blk[i] = <int32_t>(i // P.blk_slots)
+    P.nblk = (n + P.blk_slots - 1) // P.blk_slots
     for b in range(P.nblk):
-        P.b_first[b] = <int32_t>(b * BLOCK_SLOTS)
-        P.b_last[b] = <int32_t>(min(n, (b + 1) * BLOCK_SLOTS) - 1)
+        P.b_first[b] = <int32_t>(b * P.blk_slots)
+        P.b_last[b] = <int32_t>(min(n, (b + 1) * P.blk_slots) - 1)
         P.b_size[b] = P.b_last[b] - P.b_first[b] + 1
         P.b_lazy[b] = 0
         P.b_min[b] = P.s_cnt[P.b_first[b]]
 
 
 cdef inline void prof_block_split(Prof* P, int32_t b) noexcept nogil:
-    # block b has grown to twice BLOCK_SLOTS: its second half becomes a new block (there is room:
+    # block b has grown to twice blk_slots: its second half becomes a new block (there is room:
     # no more blocks than slots)
     cdef int32_t j = P.b_first[b], nb = <int32_t>P.nblk
     cdef int64_t n
     P.nblk += 1
     P.b_lazy[nb] = P.b_lazy[b]
     P.b_min[b] = INF
-    for n in range(BLOCK_SLOTS):
+    for n in range(P.blk_slots):
         if P.s_cnt[j] < P.b_min[b]:
             P.b_min[b] = P.s_cnt[j]
-        if n < BLOCK_SLOTS - 1:
+        if n < P.blk_slots - 1:
             j = P.s_next[j]
     P.b_first[nb] = P.s_next[j]
     P.b_last[nb] = P.b_last[b]
-    P.b_size[nb] = P.b_size[b] - BLOCK_SLOTS
+    P.b_size[nb] = P.b_size[b] - P.blk_slots
     P.b_last[b] = j
-    P.b_size[b] = BLOCK_SLOTS
+    P.b_size[b] = <int32_t>P.blk_slots
     P.b_min[nb] = INF
     j = P.b_first[nb]
     while True:
@@ -593,7 +596,7 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
             P.b_min[b] = P.s_cnt[j]
         last = j
         j = P.s_next[j]
-    if split and P.b_size[P.s_blk[last]] >= 2 * BLOCK_SLOTS:
+    if split and P.b_size[P.s_blk[last]] >= 2 * P.blk_slots:
         prof_block_split(P, P.s_blk[last])
     if reservation:
         P.monotone = False

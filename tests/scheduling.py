@@ -15,13 +15,15 @@ PREDICTOR_CODES = {"given": Predictor.PD_GIVEN, "ave2": Predictor.PD_AVE2, "regr
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
                     trigger="event", bf_interval=30, workers=1, eager=False, priority=None,
                     predictor="given", regression=None, correction="incremental", req=None, user=None,
-                    part=None, qos=None, stale=False):
+                    part=None, qos=None, stale=False, block_slots=None):
     """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path
     (``eager``: the eager commit order; ``stale``: workers speculate on copies that skip the newest
     commits, so that commits must reconcile). ``priority``: a plugin object (default FCFS, or SJF with
     ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings)."""
     core = _core.Core(total_units)
     core.set_testing(record_units=1, stale_speculation=int(stale))
+    if block_slots is not None:
+        core.set_testing(block_slots=block_slots)
     if workers > 1:
         core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
     priority = priority if priority is not None else (SJF() if prio_sjf else FCFS())

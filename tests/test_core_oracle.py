@@ -38,7 +38,9 @@ def scenarios(draw):
                                                    and draw(st.integers(0, 3)) == 0))
     return dict(submit=submit, units=size, est=est, run=run, total_units=units, backfill=backfill,
                 prio_sjf=draw(st.booleans()), trigger=draw(st.sampled_from(["event", "interval"])),
-                bf_interval=draw(st.integers(1, 60)))
+                bf_interval=draw(st.integers(1, 60)),
+                # small profile blocks, so that whole-block placements, block skips and splits occur
+                block_slots=draw(st.sampled_from([None, 1, 2, 3, 5])))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -46,7 +48,7 @@ def scenarios(draw):
 def test_compiled_equals_oracle(sc):
     args = (sc["submit"], sc["units"], sc["est"], sc["run"], sc["total_units"])
     kw = {k: sc[k] for k in ("backfill", "prio_sjf", "trigger", "bf_interval")}
-    got, want = compiled_replay(*args, **kw), oracle_replay(*args, **kw)
+    got, want = compiled_replay(*args, **kw, block_slots=sc["block_slots"]), oracle_replay(*args, **kw)
     for key in ("state", "start", "end", "how", "reason"):
         assert np.array_equal(got[key], want[key]), key
     assert np.array_equal(got["bits"], want["bits"]), "unit choice differs"

@@ -30,7 +30,7 @@ def test_any_worker_count_equals_the_oracle(sc):
     kw = {k: sc[k] for k in ("backfill", "prio_sjf", "trigger", "bf_interval")}
     want = oracle_replay(*args, **kw)
     for workers in (1, 2, 3, 4, 8):
-        got = compiled_replay(*args, workers=workers, **kw)
+        got = compiled_replay(*args, workers=workers, block_slots=sc["block_slots"], **kw)
         assert_same(got, want)
         check_invariants(got, sc["submit"], sc["units"], sc["run"], sc["total_units"])
 
@@ -45,7 +45,8 @@ def test_stale_speculation_is_reconciled_exactly(sc):
     kw = {k: sc[k] for k in ("backfill", "prio_sjf", "trigger", "bf_interval")}
     want = compiled_replay(*args, **kw)
     for workers in (2, 3):
-        assert_same(compiled_replay(*args, workers=workers, stale=True, **kw), want)
+        assert_same(compiled_replay(*args, workers=workers, stale=True, block_slots=sc["block_slots"], **kw),
+                    want)
 
 
 @pytest.mark.parametrize("backfill", [Backfill(reservations=None), Backfill(reservations=3, max_job_test=50),
