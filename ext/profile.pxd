@@ -268,14 +268,18 @@ cdef inline int64_t prof_cnt(const Prof* P, int64_t i) noexcept nogil:
 cdef inline void prof_blocks_build(Prof* P) noexcept nogil:
     # cut the freshly built list (slots 0 .. nslots-1 in order) into blocks of blk_slots, and
     # link it backwards. Built counts only grow along the list: a block's least is its first.
-    cdef int64_t i, b, n = P.nslots
+    cdef int64_t i, b = 0, r = 0, n = P.nslots, m = P.blk_slots
     for i in range(n):
         P.s_prev[i] = <int32_t>(i - 1)
-        P.s_blk[i] = <int32_t>(i // P.blk_slots)
-    P.nblk = (n + P.blk_slots - 1) // P.blk_slots
+        P.s_blk[i] = <int32_t>b
+        r += 1
+        if r == m:
+            r = 0
+            b += 1
+    P.nblk = b + (r > 0)
     for b in range(P.nblk):
-        P.b_first[b] = <int32_t>(b * P.blk_slots)
-        P.b_last[b] = <int32_t>(min(n, (b + 1) * P.blk_slots) - 1)
+        P.b_first[b] = <int32_t>(b * m)
+        P.b_last[b] = <int32_t>(min(n, (b + 1) * m) - 1)
         P.b_size[b] = P.b_last[b] - P.b_first[b] + 1
         P.b_lazy[b] = 0
         P.b_min[b] = P.s_cnt[P.b_first[b]]
@@ -606,14 +610,19 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
     # slot lost the same units). Merge them: a later boundary with the same free units is never
     # an earliest start, and unit choice sees the same units, so no decision changes; the slot
     # count stays bounded.
-    prof_merge_next(P, last)
+    # (the counts tell most neighbours apart: checked here, where it costs no call)
+    n = P.s_next[last]
+    if n != -1 and prof_cnt(P, last) == prof_cnt(P, n):
+        prof_merge_equal(P, last, n)
     if P.prev_of_at >= 0:
-        prof_merge_next(P, P.prev_of_at)
+        n = P.s_next[P.prev_of_at]
+        if n != -1 and prof_cnt(P, P.prev_of_at) == prof_cnt(P, n):
+            prof_merge_equal(P, P.prev_of_at, n)
     return 0
 
 
 cdef inline void prof_merge_equal(Prof* P, int32_t a, int32_t b) noexcept nogil:
-    # (prof_merge_next, once the counts are equal)
+    # unlink b, a's successor, when both have the same free units (their counts are equal)
     cdef int64_t w, W = P.W
     cdef int32_t bb
     if not prof_resv_boundary(P, P.s_begin[b]):
@@ -638,13 +647,6 @@ cdef inline void prof_merge_equal(Prof* P, int32_t a, int32_t b) noexcept nogil:
     if P.s_next[b] != -1:
         P.s_prev[P.s_next[b]] = a
     P.nmerged += 1
-
-
-cdef inline void prof_merge_next(Prof* P, int32_t a) noexcept nogil:
-    # unlink a's successor when both have the same free units (the counts tell most apart)
-    cdef int32_t b = P.s_next[a]
-    if b != -1 and prof_cnt(P, a) == prof_cnt(P, b):
-        prof_merge_equal(P, a, b)
 
 
 cdef inline bint prof_known_misfit(Prof* P, int64_t k, int64_t d) noexcept nogil:
