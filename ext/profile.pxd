@@ -845,21 +845,6 @@ cdef inline int64_t prof_window_units(Prof* P, int32_t i, int64_t t, int64_t sto
         if c < k:
             return c
     return c
-    for o in range(P.nresv_pass):
-        r = P.r_order[o]
-        if P.r_begin[r] >= stop:
-            break
-        if P.r_stop[r] <= t:
-            continue
-        for m in range(P.r_wofs[r], P.r_wofs[r + 1]):
-            w = P.r_word[m]
-            x = P.cand[w] & P.r_mask[m]
-            if x:
-                c -= __builtin_popcountll(x)
-                P.cand[w] &= ~x
-        if c < k:
-            return c
-    return c
 
 
 cdef inline void prof_slot_free(Prof* P, int32_t i, uint64_t* out, int64_t lo, int64_t hi) noexcept nogil:
