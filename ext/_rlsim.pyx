@@ -1,0 +1,572 @@
+# cython: cdivision=True
+"""Compiled episodes of the job-selection environment (RLScheduler's semantics).
+
+One :class:`Sim` is one window of consecutive jobs on a cluster modelled, as RLScheduler models it,
+by a free-node counter (node identity never matters: without backfilling a job starts when enough
+nodes are free, and every backfilling rule here counts nodes). The agent picks which queued job
+starts next; the pick is binding: time then advances one event at a time (an arrival when its
+submit time is no later than the next release, else the release) until the job fits, with or
+without backfilling on the way. The rules, their quirks in ``compat`` mode and the fixes of the
+default mode are in ``docs/rl.md``; ``pbf/rl/`` builds the Gymnasium environments on this.
+
+Internal: use :class:`pbf.rl.JobSelectionEnv`.
+"""
+from libc.stdint cimport int64_t, int8_t
+from libc.stdlib cimport malloc, free as c_free
+from libc.string cimport memcpy
+from libc.math cimport log10, log2, pow, sqrt
+
+import numpy as np
+
+cdef enum:
+    MAX_ROWS = 128
+    NF = 8
+cdef double EPS = 1e-5
+cdef double MAX_WAIT = 43200.0     # RLScheduler's MAX_WAIT_TIME: 12 h
+cdef int64_t INF_T = 0x3fffffffffffffff
+
+# heuristic codes (pbf.rl.HEURISTICS names them)
+H_FCFS, H_WFP3, H_UNICEP, H_SJF, H_F1, H_SMALLEST, H_F2 = range(7)
+# metric codes
+M_BSLD, M_WAIT, M_TURNAROUND, M_UTIL, M_SLOWDOWN = range(5)
+ROWS, FEATURES = MAX_ROWS, NF
+
+
+cdef class Sim:
+    """One episode's state over a shared trace (arrays indexed by job, RLScheduler's job order).
+
+    ``nodes[j]``: nodes job j needs; ``procs[j]``: its processors (features and priority keys);
+    ``feat``: (jobs, 8) float32 of the static features (columns 1-6; 0 and 7 are made per step).
+    """
+    cdef const int64_t[:] submit, run, req, nodes, procs
+    cdef const float[:, :] feat
+    cdef int64_t total_nodes, max_procs, skip_time, cap
+    cdef double ppn
+    cdef bint compat, backfill, skip
+    cdef int metric
+    # state
+    cdef int64_t first, last, next_arr, t, free, nq, nrun, started, last_start, max_end
+    cdef int64_t* q          # the queue in list order
+    cdef int64_t* runj       # running jobs in start order
+    cdef int64_t* start      # per window job: start time or -1
+    cdef int64_t* vis        # row -> job (or -1: the skip row)
+    cdef int8_t* mark        # per window job: shown in this observation
+    cdef int64_t* tmp
+    cdef int64_t* tmp2
+    cdef double* k1
+    cdef double* k2
+    cdef double* t1
+    cdef double* t2
+    cdef int64_t nvis
+    cdef bint over, pivot, stuck
+    cdef double score_sum, util_sum
+
+    def __cinit__(self, const int64_t[:] submit, const int64_t[:] run, const int64_t[:] req,
+                  const int64_t[:] nodes, const int64_t[:] procs, const float[:, :] feat, *,
+                  int64_t total_nodes, double ppn, int64_t max_procs, int64_t cap, bint compat,
+                  bint backfill, bint skip, int64_t skip_time, int metric):
+        self.submit, self.run, self.req, self.nodes, self.procs, self.feat = submit, run, req, nodes, procs, feat
+        self.total_nodes, self.ppn, self.max_procs, self.cap = total_nodes, ppn, max_procs, cap
+        self.compat, self.backfill, self.skip, self.skip_time, self.metric = compat, backfill, skip, skip_time, metric
+        n = cap + 1
+        self.q = <int64_t*>malloc(n * sizeof(int64_t))
+        self.runj = <int64_t*>malloc(n * sizeof(int64_t))
+        self.start = <int64_t*>malloc(n * sizeof(int64_t))
+        self.vis = <int64_t*>malloc((MAX_ROWS + 1) * sizeof(int64_t))
+        self.mark = <int8_t*>malloc(n * sizeof(int8_t))
+        self.tmp = <int64_t*>malloc(n * sizeof(int64_t))
+        self.tmp2 = <int64_t*>malloc(n * sizeof(int64_t))
+        self.k1 = <double*>malloc(n * sizeof(double))
+        self.k2 = <double*>malloc(n * sizeof(double))
+        self.t1 = <double*>malloc(n * sizeof(double))
+        self.t2 = <double*>malloc(n * sizeof(double))
+        if not (self.q and self.runj and self.start and self.vis and self.mark and self.tmp and self.tmp2
+                and self.k1 and self.k2 and self.t1 and self.t2):
+            raise MemoryError()
+        self.over = True
+
+    def __dealloc__(self):
+        c_free(self.q); c_free(self.runj); c_free(self.start); c_free(self.vis); c_free(self.mark)
+        c_free(self.tmp); c_free(self.tmp2); c_free(self.k1); c_free(self.k2); c_free(self.t1)
+        c_free(self.t2)
+
+    # ------------------------------------------------------------------ events
+    cdef inline bint fits(self, int64_t j) noexcept nogil:
+        return self.nodes[j] <= self.free
+
+    cdef inline int64_t end_of(self, int64_t j) noexcept nogil:
+        return self.start[j - self.first] + self.run[j]
+
+    cdef inline int64_t next_release(self) noexcept nogil:
+        # the earliest actual end; ties: the job started first (RLScheduler re-sorts a list stably)
+        cdef int64_t i, e, best = INF_T
+        for i in range(self.nrun):
+            e = self.end_of(self.runj[i])
+            if e < best:
+                best = e
+        return best
+
+    cdef void release_first(self) noexcept nogil:
+        cdef int64_t i, e, bi = 0, best = INF_T
+        for i in range(self.nrun):
+            e = self.end_of(self.runj[i])
+            if e < best:
+                best, bi = e, i
+        if best > self.t:
+            self.t = best
+        self.free += self.nodes[self.runj[bi]]
+        for i in range(bi, self.nrun - 1):
+            self.runj[i] = self.runj[i + 1]
+        self.nrun -= 1
+
+    cdef inline void add_arrival(self) noexcept nogil:
+        cdef int64_t j = self.next_arr
+        if self.submit[j] > self.t:
+            self.t = self.submit[j]
+        self.q[self.nq] = j
+        self.nq += 1
+        self.next_arr += 1
+
+    cdef inline bint advance_one(self) noexcept nogil:
+        # one event; False when there is none (a job that can never fit)
+        cdef int64_t rel = self.next_release()
+        if self.next_arr < self.last and self.submit[self.next_arr] <= rel:
+            self.add_arrival()
+            return True
+        if self.nrun == 0:
+            self.stuck = True
+            return False
+        self.release_first()
+        return True
+
+    cdef void start_job(self, int64_t j) noexcept nogil:
+        cdef int64_t i, k = 0, w, r = self.run[j]
+        cdef double resp
+        self.start[j - self.first] = self.t
+        self.free -= self.nodes[j]
+        self.runj[self.nrun] = j
+        self.nrun += 1
+        for i in range(self.nq):
+            if self.q[i] != j:
+                self.q[k] = self.q[i]
+                k += 1
+        self.nq = k
+        self.started += 1
+        self.last_start = self.t
+        if self.t + r > self.max_end:
+            self.max_end = self.t + r
+        w = self.t - self.submit[j]
+        resp = <double>(w + r)
+        if self.metric == 0:
+            self.score_sum += max(1.0, resp / <double>max(r, 10))
+        elif self.metric == 1:
+            self.score_sum += <double>w
+        elif self.metric == 2:
+            self.score_sum += resp
+        elif self.metric == 4:
+            self.score_sum += resp / <double>r
+        self.util_sum += <double>r * <double>self.procs[j]
+
+    cdef bint move_for_job(self) noexcept nogil:
+        # RLScheduler's moveforward_for_job: with an empty queue, advance until a job arrives
+        cdef int64_t rel
+        if self.nq:
+            return True
+        if self.next_arr >= self.last:
+            return False
+        while self.nq == 0:
+            rel = self.next_release()
+            if self.submit[self.next_arr] <= rel:
+                self.add_arrival()
+                return True
+            self.release_first()
+        return True
+
+    # ------------------------------------------------------------------ ordering
+    cdef void set_keys(self, int code) noexcept nogil:
+        # keys of the queue's entries (ascending runs first; RLScheduler's scores, §6.1)
+        cdef int64_t i, j
+        cdef double r, n, s, w
+        for i in range(self.nq):
+            j = self.q[i]
+            r = <double>self.req[j]
+            n = <double>self.procs[j]
+            s = <double>self.submit[j]
+            self.k2[i] = 0.0
+            if code == 0:
+                self.k1[i] = s
+            elif code == 3:
+                self.k1[i], self.k2[i] = r, s
+            elif code == 5:
+                self.k1[i], self.k2[i] = n, s
+            elif code == 4:
+                self.k1[i] = log10(r if r > 0 else 0.1) * n + 870.0 * log10(s if s > 0 else 0.1)
+            elif code == 6:
+                self.k1[i] = sqrt(r) * n + 25600.0 * log10(s if s > 0 else 0.1)
+            else:
+                # RLScheduler reads the scheduled time (-1) of a waiting job as "now"
+                w = (-1.0 - s) if self.compat else <double>(self.t - self.submit[j])
+                if code == 1:
+                    self.k1[i] = -pow(w / r, 3.0) * n
+                else:
+                    self.k1[i] = -(w + 1e-15) / (log2(n + 1e-15) * r)
+
+    cdef void sort_list(self, int64_t* a, int64_t n) noexcept nogil:
+        # stable merge sort of a[0:n] by (k1, k2) (parallel arrays, permuted alongside)
+        cdef int64_t width = 1, lo, mid, hi, i, j, k
+        cdef int64_t* src = a
+        cdef int64_t* dst = self.tmp2
+        cdef double* s1 = self.k1
+        cdef double* s2 = self.k2
+        cdef double* d1 = self.t1
+        cdef double* d2 = self.t2
+        cdef int64_t* ti
+        cdef double* td
+        while width < n:
+            lo = 0
+            while lo < n:
+                mid = min(lo + width, n)
+                hi = min(lo + 2 * width, n)
+                i, j, k = lo, mid, lo
+                while i < mid and j < hi:
+                    if s1[j] < s1[i] or (s1[j] == s1[i] and s2[j] < s2[i]):
+                        dst[k], d1[k], d2[k] = src[j], s1[j], s2[j]
+                        j += 1
+                    else:
+                        dst[k], d1[k], d2[k] = src[i], s1[i], s2[i]
+                        i += 1
+                    k += 1
+                while i < mid:
+                    dst[k], d1[k], d2[k] = src[i], s1[i], s2[i]
+                    i += 1
+                    k += 1
+                while j < hi:
+                    dst[k], d1[k], d2[k] = src[j], s1[j], s2[j]
+                    j += 1
+                    k += 1
+                lo = hi
+            ti = src
+            src = dst
+            dst = ti
+            td = s1
+            s1 = d1
+            d1 = td
+            td = s2
+            s2 = d2
+            d2 = td
+            width *= 2
+        if src != a:
+            memcpy(a, src, n * sizeof(int64_t))
+        # the key arrays are scratch: point them back where set_keys writes
+        if s1 != self.k1:
+            memcpy(self.k1, s1, n * sizeof(double))
+            memcpy(self.k2, s2, n * sizeof(double))
+
+    cdef inline void sort_queue(self, int code) noexcept nogil:
+        self.set_keys(code)
+        self.sort_list(self.q, self.nq)
+
+    # ------------------------------------------------------------------ backfilling
+    cdef bint wait_backfill_compat(self, int64_t job) noexcept nogil:
+        # RLScheduler's moveforward_for_resources_backfill: one shadow time, computed first from
+        # the estimated ends; a job backfills only if it ends strictly before it (no extra nodes)
+        cdef int64_t i, j, n, earliest = self.t
+        cdef double free_p = <double>self.free * self.ppn
+        n = self.nrun
+        for i in range(n):
+            self.tmp[i] = self.runj[i]
+            self.k1[i] = <double>(self.start[self.runj[i] - self.first] + self.req[self.runj[i]])
+            self.k2[i] = 0.0
+        self.sort_list(self.tmp, n)
+        for i in range(n):
+            j = self.tmp[i]
+            free_p += <double>self.nodes[j] * self.ppn
+            earliest = self.start[j - self.first] + self.req[j]
+            if free_p >= <double>self.procs[job]:
+                break
+        while not self.fits(job):
+            self.sort_queue(0)
+            n = self.nq
+            memcpy(self.tmp, self.q, n * sizeof(int64_t))
+            for i in range(n):
+                j = self.tmp[i]
+                if self.t + self.req[j] < earliest and self.fits(j):
+                    self.start_job(j)
+            if not self.advance_one():
+                return False
+        return True
+
+    cdef bint wait_backfill_easy(self, int64_t job) noexcept nogil:
+        # EASY: at every event the reservation (shadow time and extra nodes) is planned again from
+        # the estimates; queued jobs in FCFS order start if they fit now and end by the shadow time
+        # or use only the extra nodes
+        cdef int64_t i, j, n, shadow = INF_T, extra = 0, avail
+        while not self.fits(job):
+            n = self.nrun
+            for i in range(n):
+                self.tmp[i] = self.runj[i]
+                self.k1[i] = <double>(self.start[self.runj[i] - self.first] + self.req[self.runj[i]])
+                self.k2[i] = 0.0
+            self.sort_list(self.tmp, n)
+            avail = self.free
+            shadow, extra = INF_T, 0
+            for i in range(n):
+                j = self.tmp[i]
+                avail += self.nodes[j]
+                if avail >= self.nodes[job]:
+                    shadow = self.start[j - self.first] + self.req[j]
+                    extra = avail - self.nodes[job]
+                    break
+            self.sort_queue(0)
+            n = self.nq
+            memcpy(self.tmp, self.q, n * sizeof(int64_t))
+            for i in range(n):
+                j = self.tmp[i]
+                if j == job or not self.fits(j):
+                    continue
+                if self.t + self.req[j] <= shadow:
+                    self.start_job(j)
+                elif self.nodes[j] <= extra:
+                    extra -= self.nodes[j]
+                    self.start_job(j)
+            if not self.advance_one():
+                return False
+        return True
+
+    cdef bint schedule(self, int64_t job) noexcept nogil:
+        # start `job` (waiting, and backfilling if enabled, until it fits); True when the episode ends
+        if not self.fits(job):
+            if self.backfill:
+                if self.compat:
+                    self.wait_backfill_compat(job)
+                else:
+                    self.wait_backfill_easy(job)
+            else:
+                while not self.fits(job):
+                    if not self.advance_one():
+                        break
+        if self.stuck:
+            self.over = True
+            return True
+        self.start_job(job)
+        if not self.move_for_job():
+            self.over = True
+        return self.over
+
+    cdef void skip_step(self) noexcept nogil:
+        # RLScheduler's skip_schedule: move to the next arrival, release or now + skip_time
+        cdef int64_t rel = self.next_release(), arr = INF_T
+        if self.next_arr < self.last:
+            arr = self.submit[self.next_arr]
+        elif self.compat and self.next_arr < self.submit.shape[0]:
+            arr = self.submit[self.next_arr]     # RLScheduler looks past the window here
+        if self.next_arr >= self.last and self.nrun == 0:
+            self.pivot = True
+            return
+        if self.t + self.skip_time < min(arr, rel):
+            self.t += self.skip_time
+            return
+        if self.next_arr < self.last and self.submit[self.next_arr] <= rel:
+            self.add_arrival()
+        else:
+            self.release_first()
+
+    # ------------------------------------------------------------------ observation
+    cdef void pick_visible(self) noexcept nogil:
+        cdef int64_t i, n = self.nq, a = 0, b = 0, c = 0, j, m
+        cdef int64_t* sjf = self.tmp
+        cdef int64_t* small = self.runj + self.nrun   # unused tail of runj as scratch
+        cdef int64_t* oldest = self.q
+        self.sort_queue(0)
+        if n <= MAX_ROWS:
+            memcpy(self.vis, self.q, n * sizeof(int64_t))
+            self.nvis = n
+            return
+        for i in range(n):
+            self.mark[self.q[i] - self.first] = 0
+        if self.compat:
+            # the queue is sorted in place by F1, F2, SJF, then smallest (each stable on the last);
+            # the window alternates the SJF and smallest lists (its "random" list reads the SJF one)
+            self.sort_queue(4)
+            self.sort_queue(6)
+            self.sort_queue(3)
+            memcpy(sjf, self.q, n * sizeof(int64_t))
+            self.sort_queue(5)
+            small = self.q
+        else:
+            # SJF, smallest and oldest (FCFS) lists in turn: long-waiting jobs are never hidden
+            memcpy(sjf, self.q, n * sizeof(int64_t))
+            self.set_keys(3)
+            self.sort_list(sjf, n)
+            memcpy(small, self.q, n * sizeof(int64_t))
+            self.set_keys(5)
+            self.sort_list(small, n)
+        m = 0
+        while m < MAX_ROWS:
+            j = sjf[a]
+            a += 1
+            if not self.mark[j - self.first]:
+                self.mark[j - self.first] = 1
+                self.vis[m] = j
+                m += 1
+            if m < MAX_ROWS:
+                j = small[b]
+                b += 1
+                if not self.mark[j - self.first]:
+                    self.mark[j - self.first] = 1
+                    self.vis[m] = j
+                    m += 1
+            if m < MAX_ROWS and not self.compat:
+                j = oldest[c]
+                c += 1
+                if not self.mark[j - self.first]:
+                    self.mark[j - self.first] = 1
+                    self.vis[m] = j
+                    m += 1
+        self.nvis = MAX_ROWS
+
+    cdef void observe_into(self, float* out, int8_t* mask) noexcept nogil:
+        cdef int64_t r, j, f
+        cdef float* row
+        cdef double w
+        if self.over:
+            self.nvis = 0
+        else:
+            self.pick_visible()
+        for r in range(MAX_ROWS):
+            row = out + r * NF
+            if r < self.nvis:
+                j = self.vis[r]
+                w = <double>(self.t - self.submit[j]) / MAX_WAIT
+                row[0] = <float>min(w, 1.0 - EPS)
+                for f in range(1, 7):
+                    row[f] = self.feat[j, f]
+                row[7] = <float>(1.0 - EPS if self.fits(j) else EPS)
+                mask[r] = 1
+            elif r == self.nvis and self.skip and not self.over:
+                for f in range(7):
+                    row[f] = 1.0
+                row[7] = 1.0 if self.pivot else 0.0
+                mask[r] = 0 if self.pivot else 1
+                self.vis[r] = -1
+            else:
+                row[0] = 0.0
+                for f in range(1, 7):
+                    row[f] = 1.0
+                row[7] = 0.0
+                mask[r] = 0
+
+    # ------------------------------------------------------------------ Python API
+    def reset(self, int64_t first, int64_t n):
+        """Start the window of jobs ``first .. first + n - 1``: the clock at the first submit."""
+        if n < 1 or n > self.cap or first < 0 or first + n > self.submit.shape[0]:
+            raise ValueError(f"window [{first}, {first + n}) does not fit a trace of "
+                             f"{self.submit.shape[0]} jobs with capacity {self.cap}")
+        self.first, self.last = first, first + n
+        self.t = self.submit[first]
+        self.q[0] = first
+        self.nq = 1
+        self.next_arr = first + 1
+        self.free = self.total_nodes
+        self.nrun = self.started = 0
+        self.score_sum = self.util_sum = 0.0
+        self.last_start = self.t
+        self.max_end = 0
+        self.over = self.pivot = self.stuck = False
+        self.nvis = 0
+        for i in range(n):
+            self.start[i] = -1
+
+    def observe(self, float[::1] out, int8_t[::1] mask):
+        """Write the observation (128 x 8, row-major) and the action mask; returns the rows shown."""
+        self.observe_into(&out[0], &mask[0])
+        return self.nvis
+
+    def step(self, int64_t row, float[::1] out, int8_t[::1] mask):
+        """Act on row ``row`` of the last observation (a valid row: the caller checked the mask),
+        then observe. Returns True when the episode is over."""
+        with nogil:
+            self.step_row(row, &out[0], &mask[0])
+        if self.stuck:
+            raise RuntimeError("a job needs more nodes than the cluster has")
+        return self.over
+
+    cdef void step_row(self, int64_t row, float* out, int8_t* mask) noexcept nogil:
+        if self.vis[row] < 0:
+            self.skip_step()
+        else:
+            self.schedule(self.vis[row])
+        self.observe_into(out, mask)
+
+    def run_heuristic(self, int code):
+        """Run the whole (freshly reset) window with a heuristic pick; returns the metric."""
+        cdef int64_t j
+        with nogil:
+            while not self.over:
+                self.sort_queue(code)
+                j = self.q[0]
+                self.schedule(j)
+        if self.stuck:
+            raise RuntimeError("a job needs more nodes than the cluster has")
+        return self.value()
+
+    def run_order(self, const int64_t[:] rank):
+        """Run the window always picking the queued job of least ``rank[j]`` (ties: list order)."""
+        cdef int64_t i, j, best
+        with nogil:
+            while not self.over:
+                best = 0
+                for i in range(1, self.nq):
+                    if rank[self.q[i]] < rank[self.q[best]]:
+                        best = i
+                j = self.q[best]
+                self.schedule(j)
+        return self.value()
+
+    def value(self):
+        """The episode's metric (utilisation as a share; the others as means over started jobs)."""
+        cdef double span
+        if self.started == 0:
+            return 0.0
+        if self.metric == 3:
+            span = <double>((self.t if self.compat else self.max_end) - self.submit[self.first])
+            return self.util_sum / (span * self.max_procs) if span > 0 else 0.0
+        return self.score_sum / <double>self.started
+
+    def starts(self):
+        """Start time of each job of the window (-1: not started)."""
+        out = np.empty(self.last - self.first, dtype=np.int64)
+        cdef int64_t[::1] o = out
+        for i in range(self.last - self.first):
+            o[i] = self.start[i]
+        return out
+
+    @property
+    def done(self):
+        return self.over
+
+    @property
+    def now(self):
+        return self.t
+
+    @property
+    def queued(self):
+        return self.nq
+
+    def visible(self):
+        """Job index per row of the last observation (-1: the skip row)."""
+        return np.array([self.vis[r] for r in range(self.nvis + (1 if self.skip and not self.over
+                                                                  and self.nvis < MAX_ROWS else 0))],
+                        dtype=np.int64)
+
+
+def step_many(list sims, const int64_t[::1] rows, float[:, ::1] obs, int8_t[:, ::1] masks, int8_t[::1] done):
+    """Step every sim by its row (one call for a batch of windows); ``done[i]`` set when it ends."""
+    cdef Sim s
+    cdef Py_ssize_t i
+    for i in range(len(sims)):
+        s = <Sim>sims[i]
+        s.step_row(rows[i], &obs[i, 0], &masks[i, 0])
+        if s.stuck:
+            raise RuntimeError("a job needs more nodes than the cluster has")
+        done[i] = s.done
