@@ -570,3 +570,70 @@ def step_many(list sims, const int64_t[::1] rows, float[:, ::1] obs, int8_t[:, :
         if s.stuck:
             raise RuntimeError("a job needs more nodes than the cluster has")
         done[i] = s.done
+
+
+# ---------------------------------------------------------------------- the kernel network
+cdef extern from "kernel.h":
+    void pbf_kernel_scores(long n, const float* x, const float* w0, const float* b0, const float* w1,
+                           const float* b1, const float* w2, const float* b2, const float* w3,
+                           const float* b3, float* out) noexcept nogil
+
+
+cdef class Kernel:
+    """The kernel network's weights, copied into C arrays (see ``ext/kernel.h``)."""
+    cdef float w0[256]
+    cdef float b0[32]
+    cdef float w1[512]
+    cdef float b1[16]
+    cdef float w2[128]
+    cdef float b2[8]
+    cdef float w3[8]
+    cdef float b3[1]
+
+    def __init__(self, const float[:, ::1] w0, const float[::1] b0, const float[:, ::1] w1, const float[::1] b1,
+                 const float[:, ::1] w2, const float[::1] b2, const float[:, ::1] w3, const float[::1] b3):
+        if (w0.shape[0], w0.shape[1], b0.shape[0], w1.shape[0], w1.shape[1], b1.shape[0], w2.shape[0],
+                w2.shape[1], b2.shape[0], w3.shape[0], w3.shape[1], b3.shape[0]) != \
+                (8, 32, 32, 32, 16, 16, 16, 8, 8, 8, 1, 1):
+            raise ValueError("kernel weights must have the shapes 8x32, 32, 32x16, 16, 16x8, 8, 8x1, 1")
+        memcpy(self.w0, &w0[0, 0], 256 * sizeof(float))
+        memcpy(self.b0, &b0[0], 32 * sizeof(float))
+        memcpy(self.w1, &w1[0, 0], 512 * sizeof(float))
+        memcpy(self.b1, &b1[0], 16 * sizeof(float))
+        memcpy(self.w2, &w2[0, 0], 128 * sizeof(float))
+        memcpy(self.b2, &b2[0], 8 * sizeof(float))
+        memcpy(self.w3, &w3[0, 0], 8 * sizeof(float))
+        memcpy(self.b3, &b3[0], sizeof(float))
+
+    cdef inline void score_rows(self, const float* x, long n, float* out) noexcept nogil:
+        pbf_kernel_scores(n, x, self.w0, self.b0, self.w1, self.b1, self.w2, self.b2, self.w3, self.b3, out)
+
+    def scores(self, const float[:, ::1] x, float[::1] out):
+        """Scores of the rows of ``x`` (n, 8) into ``out`` (at least n long)."""
+        if x.shape[1] != 8 or out.shape[0] < x.shape[0]:
+            raise ValueError("scores: x must be (n, 8) and out at least n long")
+        if x.shape[0]:
+            with nogil:
+                self.score_rows(&x[0, 0], x.shape[0], &out[0])
+
+
+def run_policy(Sim sim, Kernel kernel):
+    """Run the (freshly reset) window of ``sim`` picking, at every decision, the visible row of
+    highest score (ties: the first row); returns the metric."""
+    cdef float obs[MAX_ROWS * NF]
+    cdef int8_t mask[MAX_ROWS]
+    cdef float sc[MAX_ROWS]
+    cdef int64_t r, best, rows
+    with nogil:
+        sim.observe_into(obs, mask)
+        while not sim.over:
+            rows = min(sim.nvis + 1, MAX_ROWS)     # the jobs and a skip row; the rest is padding
+            kernel.score_rows(obs, rows, sc)
+            best = -1
+            for r in range(rows):
+                if mask[r] and (best < 0 or sc[r] > sc[best]):
+                    best = r
+            sim.step_row(best, obs, mask)
+    if sim.stuck:
+        raise RuntimeError("a job needs more nodes than the cluster has")
+    return sim.value()
