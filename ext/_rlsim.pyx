@@ -553,6 +553,12 @@ cdef class Sim:
     def queued(self):
         return self.nq
 
+    def job_at(self, int64_t row):
+        """The job (trace index) shown in row ``row`` of the last observation (-1: the skip row)."""
+        if not 0 <= row <= self.nvis or row >= MAX_ROWS:
+            raise IndexError(f"row {row} of {self.nvis} shown")
+        return self.vis[row]
+
     def visible(self):
         """Job index per row of the last observation (-1: the skip row)."""
         return np.array([self.vis[r] for r in range(self.nvis + (1 if self.skip and not self.over

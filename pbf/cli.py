@@ -239,6 +239,14 @@ def cmd_list(args):
         print(title)
         for name, summary in reg.summaries():
             print(f"  {name:<22} {summary}")
+        for prefix, summary in reg.prefixes():
+            print(f"  {prefix + ':...':<22} {summary}")
+    from .rl.kernel import shipped_models
+    models = shipped_models()
+    if models:
+        print("shipped learned models (--priority learned:NAME)")
+        for name in models:
+            print(f"  {name}")
     print("any of the first four may also be 'package.module:attr' naming your own Python plugin")
     return 0
 
@@ -449,8 +457,30 @@ def _cmd_sweep(args):
     return 0
 
 
+def _cmd_rlscheduler(args):
+    from .rl.evaluate import RLS_TRACES
+    from .studies.rlscheduler import format_rlscheduler, rlscheduler_table
+
+    def progress(row):
+        if not args.quiet:
+            rl = row["pbf"].get("rl")
+            print(f"  {row['trace']} backfill={row['backfill']} {row['windows']}: SJF {row['pbf']['sjf']:.2f}, "
+                  f"F1 {row['pbf']['f1']:.2f}" + (f", RL {rl:.2f}" if rl is not None else "")
+                  + f" ({row['wall_s']:.1f} s)", file=sys.stderr)
+    traces = tuple(RLS_TRACES) if args.all_traces else ("lublin-1", "sdsc-sp2")
+    result = rlscheduler_table(args.trace, traces=traces, model=args.policy, samples=args.samples,
+                               seed=args.seed, progress=progress, held_out=args.held_out)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(result, fh, indent=2)
+    print(json.dumps(result, indent=2) if args.json else format_rlscheduler(result))
+    return 0
+
+
 def _cmd_validation(args):
     from .studies import validation as v
+    if args.name == "rlscheduler":
+        return _cmd_rlscheduler(args)
 
     def progress(row):
         if not args.quiet:
@@ -472,12 +502,66 @@ def _cmd_validation(args):
     return 0
 
 
+def cmd_train(args):
+    from .rl.train import TrainConfig, train_job_selection
+    out = args.out or f"train-{os.path.basename(args.trace).split('.swf')[0]}"
+    cfg = TrainConfig(args.trace, out, epochs=args.epochs, trajectories=args.trajectories, window=args.window,
+                      metric=args.metric, backfill=args.backfill, skip=args.skip,
+                      compat="rlscheduler" if args.compat else None, slice_jobs=args.slice, envs=args.envs,
+                      seed=args.seed, learning_rate=args.lr, gae_lambda=args.gae_lambda,
+                      max_grad_norm=args.max_grad_norm, ppo_epochs=args.ppo_epochs,
+                      batch_size=args.batch_size, window_filter=args.filter, filter_epochs=args.filter_epochs,
+                      checkpoint_every=args.checkpoint_every, threads=args.threads, name=args.name)
+
+    def progress(epoch, total, row):
+        if not args.quiet:
+            print(f"  epoch {epoch}/{total}: {row[2]} windows, mean {args.metric} {row[3]:.2f} "
+                  f"(SJF {row[4]:.2f}, ratio {row[5]:.3f}), {row[6]:.0f} s", file=sys.stderr)
+    train_job_selection(cfg, progress)
+    print(f"wrote {os.path.join(out, 'model.npz')} (and training.csv, training.png, config.json, checkpoints/)")
+    return 0
+
+
+def _add_train(sub):
+    tr = sub.add_parser("train", help="train a learned policy (needs the rl extra and torch)")
+    what = tr.add_subparsers(dest="train_cmd", metavar="POLICY")
+    what.required = True
+    js = what.add_parser("job-selection", help="RLScheduler's job selection: MaskablePPO with the kernel policy")
+    js.add_argument("--trace", required=True, help="SWF trace to draw training windows from")
+    js.add_argument("--out", help="output folder (default train-<trace>)")
+    js.add_argument("--name", help="the model's name (default: the output folder's)")
+    js.add_argument("--epochs", type=_int_in(1), default=40, help="epochs: rollouts + updates (40)")
+    js.add_argument("--trajectories", type=_int_in(1), default=100, help="windows per epoch (100)")
+    js.add_argument("--window", type=_int_in(2), default=256, help="jobs per window (256)")
+    js.add_argument("--metric", choices=("bsld", "wait", "turnaround", "utilisation", "slowdown"), default="bsld")
+    js.add_argument("--backfill", action="store_true", help="backfill while the picked job waits")
+    js.add_argument("--skip", action="store_true", help="add the skip (wait) action")
+    js.add_argument("--compat", action="store_true", help="RLScheduler's rules and quirks (docs/rl.md)")
+    js.add_argument("--slice", type=_int_in(1), default=None, help="draw windows from the first N jobs only")
+    js.add_argument("--envs", type=_int_in(1), default=8, help="windows stepped together (8)")
+    js.add_argument("--seed", type=_int_in(0), default=0)
+    js.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (1e-3)")
+    js.add_argument("--gae-lambda", type=float, default=1.0, help="GAE lambda (1: Monte Carlo returns)")
+    js.add_argument("--max-grad-norm", type=float, default=10.0, help="gradient-norm cap (10)")
+    js.add_argument("--ppo-epochs", type=_int_in(1), default=10, help="passes over each rollout (10)")
+    js.add_argument("--batch-size", type=_int_in(2), default=1024, help="minibatch size (1024)")
+    js.add_argument("--filter", choices=("none", "absolute", "quantile"), default="none",
+                    help="RLScheduler's trajectory filter on the window's SJF metric: absolute (10, 150) or "
+                         "quantile (median, 2 x mean)")
+    js.add_argument("--filter-epochs", type=_int_in(1), default=None,
+                    help="filter only during the first N epochs, then train on every window")
+    js.add_argument("--checkpoint-every", type=_int_in(0), default=5, help="epochs between checkpoints (5; 0: none)")
+    js.add_argument("--threads", type=_int_in(1), default=1, help="torch threads (1)")
+    js.add_argument("--quiet", action="store_true")
+    js.set_defaults(func=cmd_train)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="pbf", description="Parallel-backfill HPC scheduler engine.")
     parser.add_argument("--version", action="version", version=f"pbf {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for add in (_add_gen, _add_replay, _add_list, _add_bench, _add_experiment, _add_trace):
+    for add in (_add_gen, _add_replay, _add_list, _add_bench, _add_experiment, _add_train, _add_trace):
         add(sub)
     return parser
 
@@ -538,7 +622,8 @@ def _add_replay(sub):
     sg.add_argument("--preset", help="easy (default), easy++, easy-clairvoyant, easy-sjbf-clairvoyant, "
                                      "gaussier, slurm (Slurm's backfill and its settings with the "
                                      "slurm-sim clock) or slurm-17.02; explicit flags override it")
-    sg.add_argument("--priority", help="fcfs (default), sjf, smallest, wfp3, unicep, f1, f2, f3, f4, multifactor")
+    sg.add_argument("--priority", help="fcfs (default), sjf, smallest, wfp3, unicep, f1, f2, f3, f4, multifactor, "
+                                       "or learned:FILE.npz / learned:NAME (a learned job-selection policy)")
     sg.add_argument("--predictor", help="requested (default), clairvoyant, ave2, regression")
     sg.add_argument("--correction", help="when a job outlives its prediction: incremental (default), "
                                          "requested, recursive-doubling")
@@ -648,17 +733,25 @@ def _add_bench(sub):
 
 def _add_experiment(sub):
     ex = sub.add_parser("experiment", help="reproduce a paper's experiment")
-    ex.add_argument("name", choices=("parallel-backfill", "runtime-prediction", "priority-functions"),
+    ex.add_argument("name", choices=("parallel-backfill", "runtime-prediction", "priority-functions",
+                                     "rlscheduler"),
                     help="parallel-backfill: Riffel et al. 2024, Tables 1 and 2 (Beocat-like traces); "
                          "runtime-prediction: Gaussier et al. 2015 on SDSC-SP2; priority-functions: "
-                         "RLScheduler's Table V on the Lublin traces (the last two read $PBF_TRACES or "
-                         "../shared/traces)")
-    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions: the "
-                                    "directory of the traces")
+                         "RLScheduler's Table V heuristics replayed by pbf's engine; rlscheduler: RLScheduler's "
+                         "evaluation (its rules and test windows) with the shipped learned models (the last "
+                         "three read $PBF_TRACES or ../shared/traces)")
+    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions and "
+                                    "rlscheduler: the directory of the traces")
+    ex.add_argument("--policy", help="rlscheduler: a .npz kernel policy (or shipped model name) for the RL "
+                                    "column of every row (default: the shipped model of each row)")
+    ex.add_argument("--samples", type=_int_in(0), default=0,
+                    help="rlscheduler: also N sampled runs per window (RLScheduler samples; default greedy only)")
+    ex.add_argument("--held-out", action="store_true",
+                    help="rlscheduler: also 10 windows after the first 10,000 jobs (not trained on)")
     ex.add_argument("--no-variants", action="store_true",
                     help="runtime-prediction: skip the 120 E-Loss x correction x order replays")
     ex.add_argument("--all-traces", action="store_true",
-                    help="priority-functions: also SDSC-SP2 and HPC2N (Table V's other rows)")
+                    help="priority-functions: also SDSC-SP2 and HPC2N; rlscheduler: also HPC2N and Lublin-2")
     ex.add_argument("--sequences", type=_int_in(1), default=10, help="priority-functions: sampled sequences (10)")
     ex.add_argument("--jobs", type=_int_in(1), default=None, help="parallel-backfill: jobs per trace (100000)")
     ex.add_argument("--arrivals", choices=("pack", "profile"), default="pack",

@@ -167,3 +167,12 @@ for _cls in (FCFS, SJF, Smallest, WFP3, UNICEP, F1, F2, F3, F4):
 
 PRIORITIES.register("multifactor", Multifactor.beocat,
                     "Slurm multifactor: age, fair share with decay, job size, partition, QOS (Beocat's weights)")
+
+
+def _learned(path):
+    from ..rl.kernel import KernelPolicy
+    return KernelPolicy.load(path)
+
+
+PRIORITIES.register_prefix("learned", _learned,
+                           "a learned job-selection kernel policy: learned:FILE.npz or learned:NAME (shipped)")

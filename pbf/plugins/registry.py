@@ -41,6 +41,7 @@ class Registry:
     def __init__(self, kind, adapt=None):
         self.kind = kind
         self._entries = {}
+        self._prefixes = {}
         self._adapt = adapt
 
     def register(self, name, factory, summary):
@@ -49,6 +50,15 @@ class Registry:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._entries[name] = (factory, summary)
         return factory
+
+    def register_prefix(self, prefix, factory, summary):
+        """Resolve ``"prefix:ARGUMENT"`` by ``factory(ARGUMENT)`` (e.g. ``learned:model.npz``)."""
+        self._prefixes[prefix] = (factory, summary)
+        return factory
+
+    def prefixes(self):
+        """``[(prefix, one-line summary)]``."""
+        return [(p, summary) for p, (_, summary) in self._prefixes.items()]
 
     def names(self):
         return list(self._entries)
@@ -61,6 +71,12 @@ class Registry:
         if isinstance(spec, str):
             if spec in self._entries:
                 return self._entries[spec][0]()
+            prefix, sep, rest = spec.partition(":")
+            if sep and prefix in self._prefixes:
+                if not rest:
+                    raise ConfigError(f"{self.kind} {spec!r}: expected {prefix}:ARGUMENT "
+                                      f"({self._prefixes[prefix][1]})")
+                return self._adapt_obj(self._prefixes[prefix][0](rest), spec)
             if ":" in spec:
                 return self._adapt_obj(_import(spec, self.kind), spec)
             raise ConfigError(f"unknown {self.kind} {spec!r}; known: {', '.join(self._entries)} "

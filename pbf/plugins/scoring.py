@@ -81,11 +81,19 @@ class Scoring:
         :class:`JobsView` the plugins read."""
         if not len(jobs) or not (isinstance(self.priority, PythonPriority) or isinstance(self.chooser, PythonChooser)):
             return
-        view = view_of(jobs, estimate=core.values_of("est", jobs))
+        view = view_of(jobs, estimate=core.values_of("est", jobs), free_units=core.free_count)
         if isinstance(self.priority, PythonPriority):
             core.set_keys(jobs, self.priority.keys(view, now))
         if isinstance(self.chooser, PythonChooser):
             core.set_bf_keys(jobs, self.chooser.ranks(view, now))
+
+    def prepare(self, table, units):
+        """Before a replay: hand ``table`` (the jobs in replay order) and the cluster's units to
+        the plugins that want them (a learned policy takes its feature normalisers from them)."""
+        for plugin in (self.priority, self.chooser):
+            fn = getattr(plugin, "fn", None)
+            if hasattr(fn, "prepare"):
+                fn.prepare(table, units)
 
     def flush(self, core, columns, now):
         """Feed the completions not yet seen to a Python predictor's ``fit`` (also called once the

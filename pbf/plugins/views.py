@@ -13,7 +13,8 @@ class JobsView:
     ``index``: the job's position in the replay or engine (stable; use it to keep per-job state);
     ``id``: the trace's job id; ``submit``, ``units``, ``requested`` (seconds), ``estimate`` (the
     engine's current estimate: the prediction once made, else the requested time); ``user``: the
-    trace's user id; ``start`` and ``run``: for finished jobs (else -1).
+    trace's user id; ``start`` and ``run``: for finished jobs (else -1). ``free_units``: the units
+    free when the plugin is called before a pass (-1 where that is not known).
     """
     index: np.ndarray
     id: np.ndarray
@@ -24,12 +25,13 @@ class JobsView:
     user: np.ndarray
     start: np.ndarray
     run: np.ndarray
+    free_units: int = -1
 
     def __len__(self):
         return len(self.index)
 
     @classmethod
-    def of(cls, columns, index, estimate=None, start=None, run=None):
+    def of(cls, columns, index, estimate=None, start=None, run=None, free_units=-1):
         """A view of rows ``index`` of ``columns`` (a dict with id, submit, units, requested, user)."""
         index = np.asarray(index, dtype=np.int64)
         none = np.full(len(index), -1, dtype=np.int64)
@@ -37,4 +39,4 @@ class JobsView:
                    units=columns["units"][index], requested=columns["requested"][index],
                    estimate=columns["requested"][index] if estimate is None else np.asarray(estimate),
                    user=columns["user"][index], start=none if start is None else np.asarray(start),
-                   run=none if run is None else np.asarray(run))
+                   run=none if run is None else np.asarray(run), free_units=int(free_units))

@@ -150,9 +150,10 @@ if gym is not None:
         ``slice_jobs``: draw windows from the first jobs only (RLScheduler's ``batch_job_slice``);
         ``window_filter``: a :class:`WindowFilter`.
 
-        ``reset(options={"start": k})`` runs the window starting at job k. An action on a masked
-        row never raises: the first visible job is started instead and ``info["invalid_action"]``
-        is True.
+        ``reset(options={"start": k})`` runs the window starting at job k. ``info["job"]`` after a
+        step: the job picked (its index in ``env.trace``; -1 for the skip row). An action on a
+        masked row never raises: the first visible job is picked instead and
+        ``info["invalid_action"]`` is True.
         """
         metadata = {"render_modes": []}
 
@@ -183,8 +184,9 @@ if gym is not None:
             invalid = not (0 <= row < ROWS and self._mask[row])
             if invalid:
                 row = int(np.argmax(self._mask))
+            job = self.sim.job_at(row)
             done = self.sim.step(row, self._obs, self._mask)
-            info = {"invalid_action": invalid}
+            info = {"invalid_action": invalid, "job": job}
             reward = 0.0
             if done:
                 value = self.sim.value()

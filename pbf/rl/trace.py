@@ -58,6 +58,7 @@ class RLTrace:
     procs_per_node: float
     job_id: np.ndarray
     dropped: dict = field(default_factory=dict)
+    norm: dict = field(default_factory=dict)     # the feature normalisers used
 
     def __len__(self):
         return len(self.submit)
@@ -66,7 +67,7 @@ class RLTrace:
     def load(cls, path: str | os.PathLike, *, compat: bool = False, procs: int | None = None,
              nodes: int | None = None) -> RLTrace:
         """Read an SWF trace. ``procs`` / ``nodes`` override the header's MaxProcs / MaxNodes."""
-        table = read_swf(path, None if compat else Cleaning(), sort=not compat)
+        table = read_swf(path, None if compat else Cleaning(), sort=True)
         header = table.header
         max_nodes = nodes or header.max_nodes or header.max_procs
         max_procs = procs or header.max_procs or max_nodes
@@ -121,7 +122,8 @@ class RLTrace:
         return cls(name=name, compat=compat, submit=as64(submit), run=as64(run), req=as64(req),
                    procs=as64(procs_col), nodes=as64(need), user=as64(c["user"][idx]), features=feat,
                    total_nodes=int(max_nodes), max_procs=int(max_procs), procs_per_node=ppn,
-                   job_id=as64(c["job_id"][idx]), dropped=dropped)
+                   job_id=as64(c["job_id"][idx]), dropped=dropped,
+                   norm={"req": float(max_exec), "procs": float(max_procs), **top})
 
     def nodes_needed(self, procs):
         return int(math.ceil(procs / self.procs_per_node))

@@ -1,0 +1,313 @@
+"""Training a job-selection kernel policy with sb3-contrib's MaskablePPO (needs torch).
+
+The policy is RLScheduler's: the actor is the per-job kernel network (8 -> 32 -> 16 -> 8 -> 1)
+whose 128 outputs are the logits (SB3's extra ``action_net`` layer, which would mix rows, is
+removed); the critic is RLScheduler's critic (a second kernel, then 128 -> 64 -> 32 -> 8 -> 1).
+Episodes are whole windows (each rollout holds complete trajectories: ``n_steps`` is a multiple
+of the window length). The reward the trainer sees is the environment's terminal reward divided by
+the window's SJF metric (so windows of very different difficulty weigh alike; the environment
+itself returns RLScheduler's raw reward). What differs from RLScheduler's Spinning-Up PPO is in
+``docs/rl.md``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import ConfigError
+from .env import FEATURES, ROWS, VecJobSelection, WindowFilter
+from .kernel import KernelPolicy
+
+__all__ = ["TrainConfig", "train_job_selection"]
+
+try:
+    import torch as th
+    from gymnasium import spaces
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+    from torch import nn
+except ImportError as _exc:  # pragma: no cover - the rl extra is not installed
+    _MISSING = _exc
+else:
+    _MISSING = None
+
+
+def _require():
+    if _MISSING is not None:
+        raise ImportError(f"training needs torch, gymnasium and sb3-contrib: pip install 'pbf[rl]' "
+                          f"(and torch, CPU build: pip install torch) ({_MISSING})")
+
+
+@dataclass
+class TrainConfig:
+    """Settings of one training run (the flags of ``pbf train job-selection``).
+
+    An epoch is ``trajectories`` whole windows (rounded up to a multiple of ``envs``) followed by
+    ``ppo_epochs`` passes over them in minibatches of ``batch_size``. ``gae_lambda`` 1 and a
+    gradient-norm cap of 10 are the defaults because a terminal-only reward reaches the first
+    decisions of a 256-step window only through lambda^255 otherwise (see ``docs/rl.md``).
+    """
+    trace: str
+    out: str
+    epochs: int = 40
+    trajectories: int = 100
+    window: int = 256
+    metric: str = "bsld"
+    backfill: bool = False
+    skip: bool = False
+    compat: str | None = None
+    slice_jobs: int | None = None
+    envs: int = 8
+    seed: int = 0
+    learning_rate: float = 1e-3
+    ppo_epochs: int = 10
+    batch_size: int = 1024
+    gamma: float = 1.0
+    gae_lambda: float = 1.0
+    clip_range: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+    max_grad_norm: float = 10.0
+    window_filter: str = "none"
+    filter_epochs: int | None = None
+    checkpoint_every: int = 5
+    threads: int = 1
+    name: str | None = None
+
+    def __post_init__(self):
+        self.trace, self.out = str(self.trace), str(self.out)
+        if self.epochs < 1 or self.trajectories < 1 or self.envs < 1:
+            raise ConfigError("epochs, trajectories and envs must be >= 1")
+        if self.window_filter not in ("none", "absolute", "quantile"):
+            raise ConfigError(f"window filter must be none, absolute or quantile, got {self.window_filter!r}")
+
+    def as_dict(self):
+        return asdict(self)
+
+
+if _MISSING is None:
+    def _kernel(width_in=FEATURES):
+        return nn.Sequential(nn.Linear(width_in, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(),
+                             nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    class KernelExtractor(nn.Module):
+        """The actor's per-row kernel (logits) and RLScheduler's critic (its last layer is SB3's
+        ``value_net``)."""
+        latent_dim_pi = ROWS
+        latent_dim_vf = 8
+
+        def __init__(self):
+            super().__init__()
+            self.actor = _kernel()
+            self.critic_rows = _kernel()
+            self.critic = nn.Sequential(nn.Linear(ROWS, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
+                                        nn.Linear(32, 8), nn.ReLU())
+
+        def forward_actor(self, x):
+            return self.actor(x.reshape(-1, ROWS, FEATURES)).squeeze(-1)
+
+        def forward_critic(self, x):
+            return self.critic(self.critic_rows(x.reshape(-1, ROWS, FEATURES)).squeeze(-1))
+
+        def forward(self, x):
+            return self.forward_actor(x), self.forward_critic(x)
+
+    class KernelActorCritic(MaskableActorCriticPolicy):
+        """MaskablePPO's policy with the kernel actor (SB3's custom-policy pattern)."""
+
+        def __init__(self, *args, **kwargs):
+            kwargs["ortho_init"] = False
+            super().__init__(*args, **kwargs)
+
+        def _build_mlp_extractor(self):
+            self.mlp_extractor = KernelExtractor()
+
+        def _build(self, lr_schedule):
+            super()._build(lr_schedule)
+            self.action_net = nn.Identity()
+            # the optimizer must own the final parameter set (action_net changed)
+            self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    class SB3JobSelection(VecEnv):
+        """:class:`VecJobSelection` as a Stable-Baselines3 vector env (rewards scaled by the
+        window's SJF metric; the raw metric and baselines go to the episode log)."""
+
+        def __init__(self, vec, on_episode):
+            super().__init__(vec.n_envs, spaces.Box(0.0, 1.0, (ROWS * FEATURES,), np.float32), spaces.Discrete(ROWS))
+            self.vec, self.on_episode = vec, on_episode
+            self._actions = None
+            self._sjf = np.ones(vec.n_envs)
+
+        def _remember(self, i, info):
+            self._sjf[i] = max(float(info["baselines"].get("sjf", 1.0)), 1e-9)
+
+        def reset(self):
+            obs = self.vec.reset()
+            for i, info in enumerate(self.vec.reset_infos):
+                self._remember(i, info)
+            return obs
+
+        def step_async(self, actions):
+            self._actions = actions
+
+        def step_wait(self):
+            obs, rewards, dones, infos = self.vec.step(self._actions)
+            rewards = rewards.astype(np.float64)
+            for i in np.flatnonzero(dones):
+                info = infos[i]
+                base = self._sjf[i]
+                rewards[i] = rewards[i] / base
+                self.on_episode(info["metric"], base, info["start"])
+                self._remember(i, info["next"])
+            return obs, rewards.astype(np.float32), dones, infos
+
+        def close(self):
+            pass
+
+        def get_attr(self, attr_name, indices=None):
+            if attr_name == "action_masks":
+                return [self.vec.action_masks] * self.num_envs
+            if attr_name == "render_mode":
+                return [None] * self.num_envs
+            raise AttributeError(attr_name)
+
+        def set_attr(self, attr_name, value, indices=None):
+            raise AttributeError(attr_name)
+
+        def env_method(self, method_name, *args, indices=None, **kwargs):
+            if method_name == "action_masks":
+                return list(self.vec.action_masks())
+            raise AttributeError(method_name)
+
+        def env_is_wrapped(self, wrapper_class, indices=None):
+            return [False] * self.num_envs
+
+        def seed(self, seed=None):
+            self.vec.seed(seed)
+            return [seed] * self.num_envs
+
+    class _Progress(BaseCallback):
+        def __init__(self, run):
+            super().__init__()
+            self.run = run
+
+        def _on_step(self):
+            return True
+
+        def _on_rollout_end(self):
+            self.run.end_epoch(self.model)
+
+
+def export_kernel(model, meta):
+    """The actor kernel of a trained MaskablePPO as a :class:`KernelPolicy`."""
+    _require()
+    return _export_actor(model.policy.mlp_extractor, meta)
+
+
+def _export_actor(extractor, meta):
+    layers = [m for m in extractor.actor if isinstance(m, nn.Linear)]
+    weights = [(m.weight.detach().cpu().numpy().T.copy(), m.bias.detach().cpu().numpy().copy()) for m in layers]
+    return KernelPolicy(weights, meta)
+
+
+class _Run:
+    """Bookkeeping of a training run: episode metrics, the CSV log, checkpoints, the progress line."""
+
+    def __init__(self, cfg, vec, meta, progress):
+        self.cfg, self.vec, self.meta, self.progress = cfg, vec, meta, progress
+        self.epoch = 0
+        self.episodes = []
+        self.t0 = time.perf_counter()
+        os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
+        self.log_path = os.path.join(cfg.out, "training.csv")
+        with open(self.log_path, "w", newline="") as fh:
+            csv.writer(fh).writerow(["epoch", "steps", "episodes", "metric_mean", "sjf_mean", "ratio_to_sjf",
+                                     "seconds"])
+        self.rows = []
+
+    def on_episode(self, metric, sjf, start):
+        self.episodes.append((metric, sjf))
+
+    def end_epoch(self, model):
+        self.epoch += 1
+        eps, self.episodes = self.episodes, []
+        m = np.array([e[0] for e in eps]) if eps else np.array([np.nan])
+        s = np.array([e[1] for e in eps]) if eps else np.array([np.nan])
+        row = [self.epoch, int(model.num_timesteps), len(eps), float(np.mean(m)), float(np.mean(s)),
+               float(np.mean(m / s)), round(time.perf_counter() - self.t0, 1)]
+        self.rows.append(row)
+        with open(self.log_path, "a", newline="") as fh:
+            csv.writer(fh).writerow(row)
+        if self.cfg.filter_epochs is not None and self.epoch == self.cfg.filter_epochs:
+            self.vec.window_filter = None     # phase 2: every window
+        if self.cfg.checkpoint_every and self.epoch % self.cfg.checkpoint_every == 0:
+            export_kernel(model, dict(self.meta, epoch=self.epoch)).save(
+                os.path.join(self.cfg.out, "checkpoints", f"epoch{self.epoch:04d}.npz"))
+        if self.progress:
+            self.progress(self.epoch, self.cfg.epochs, row)
+
+
+def train_job_selection(cfg: TrainConfig, progress=None):
+    """Train; writes ``model.npz``, ``training.csv``, ``training.png`` (with matplotlib),
+    ``config.json`` and ``checkpoints/`` in ``cfg.out``; returns the :class:`KernelPolicy`."""
+    _require()
+    th.set_num_threads(cfg.threads)
+    os.makedirs(cfg.out, exist_ok=True)
+    wf = None if cfg.window_filter == "none" else WindowFilter(cfg.window_filter, seed=cfg.seed)
+    vec = VecJobSelection(cfg.trace, cfg.envs, seed=cfg.seed, window=cfg.window, metric=cfg.metric,
+                          backfill=cfg.backfill, skip=cfg.skip, compat=cfg.compat, baselines=("sjf",),
+                          slice_jobs=cfg.slice_jobs, window_filter=wf)
+    t = vec.trace
+    meta = {"name": cfg.name or os.path.basename(os.path.normpath(cfg.out)), "kind": "job-selection",
+            "trace": t.name, "metric": cfg.metric, "backfill": cfg.backfill, "skip": cfg.skip,
+            "compat": bool(cfg.compat), "window": cfg.window, "seed": cfg.seed, "norm": t.norm,
+            "trained_with": "sb3-contrib MaskablePPO"}
+    with open(os.path.join(cfg.out, "config.json"), "w") as fh:
+        json.dump(dict(cfg.as_dict(), filter_bounds=wf.describe() if wf else None), fh, indent=2, default=str)
+    run = _Run(cfg, vec, meta, progress)
+    env = SB3JobSelection(vec, run.on_episode)
+    per_env = cfg.window * -(-cfg.trajectories // cfg.envs)     # whole windows per rollout
+    model = MaskablePPO(KernelActorCritic, env, learning_rate=cfg.learning_rate, n_steps=per_env,
+                        batch_size=cfg.batch_size, n_epochs=cfg.ppo_epochs, gamma=cfg.gamma,
+                        gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
+                        vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm,
+                        seed=cfg.seed, device="cpu", verbose=0)
+    model.learn(total_timesteps=cfg.epochs * per_env * cfg.envs, callback=_Progress(run))
+    policy = export_kernel(model, dict(meta, epochs=run.epoch))
+    policy.save(os.path.join(cfg.out, "model.npz"))
+    _plot(run.rows, os.path.join(cfg.out, "training.png"), meta)
+    return policy
+
+
+def _plot(rows, path, meta):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    if not rows:
+        return None
+    ep = [r[0] for r in rows]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    ax[0].plot(ep, [r[3] for r in rows], label="policy")
+    ax[0].plot(ep, [r[4] for r in rows], label="SJF (same windows)", alpha=0.7)
+    ax[0].set_xlabel("epoch")
+    ax[0].set_ylabel(f"mean {meta['metric']} per window")
+    ax[0].legend()
+    ax[1].plot(ep, [r[5] for r in rows])
+    ax[1].axhline(1.0, color="grey", lw=0.8)
+    ax[1].set_xlabel("epoch")
+    ax[1].set_ylabel("policy / SJF (mean over windows)")
+    fig.suptitle(f"{meta['name']}: {meta['trace']}, {'with' if meta['backfill'] else 'without'} backfilling")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,107 @@
+"""RLScheduler's evaluation (Zhang et al., SC'20; README table): heuristics and learned job
+selection on its test windows, beside the published means.
+
+The episodes are RLScheduler's own rules (``compat="rlscheduler"``: its loading, its lazy
+arrivals, its WFP3/UNICEP wait and its backfilling); the windows are its seed-1 windows (10 x 1,024
+jobs within the first 10,000). See ``docs/validation.md``.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..rl.evaluate import RLS_TEST_STARTS, RLS_TRACES, RLSCHEDULER_TABLE, evaluate_windows
+from ..rl.kernel import KernelPolicy, shipped_models
+from .traces import shared_trace
+
+__all__ = ["rlscheduler_table", "format_rlscheduler", "HEURISTIC_COLUMNS", "shipped_model_for"]
+
+HEURISTIC_COLUMNS = ("fcfs", "wfp3", "unicep", "sjf", "f1")
+
+
+def shipped_model_for(trace, backfill):
+    """The name of the shipped model for a trace and backfilling flag, or None."""
+    name = f"{trace}{'-backfill' if backfill else ''}"
+    return name if name in shipped_models() else None
+
+
+def _trace_path(trace_dir, name):
+    if name not in RLS_TRACES:
+        raise ConfigError(f"unknown trace {name!r}; known: {', '.join(RLS_TRACES)}")
+    path = os.path.join(trace_dir, RLS_TRACES[name]) if trace_dir else RLS_TRACES[name]
+    return str(shared_trace(path))
+
+
+def rlscheduler_table(trace_dir=None, traces=("lublin-1", "sdsc-sp2"), backfill=(False, True), model=None,
+                      samples=0, seed=0, progress=None, held_out=False):
+    """Mean bounded slowdown of each rule on each trace's test windows, with the paper's figure.
+
+    ``model``: a :class:`KernelPolicy` (or path / shipped name) evaluated on every row; by default
+    each row uses the shipped model for its trace and backfilling flag, if there is one.
+    ``held_out``: also evaluate on 10 windows drawn (seed 1) after the first 10,000 jobs, which no
+    shipped model was trained on (traces of more than 11,025 jobs: SDSC-SP2 and HPC2N).
+    """
+    rows = []
+    given = None
+    if model is not None:
+        given = model if isinstance(model, KernelPolicy) else KernelPolicy.load(model)
+    for name in traces:
+        path = _trace_path(trace_dir, name)
+        for bf in backfill:
+            t0 = time.perf_counter()
+            rules = {h: h for h in HEURISTIC_COLUMNS}
+            learned = given
+            if learned is None and shipped_model_for(name, bf):
+                learned = KernelPolicy.load(shipped_model_for(name, bf))
+            if learned is not None:
+                rules["rl"] = learned
+            windows = {"test": RLS_TEST_STARTS}
+            if held_out and _held_out_starts(path) is not None:
+                windows["held-out"] = _held_out_starts(path)
+            for label, starts in windows.items():
+                values = evaluate_windows(path, rules, starts=starts, backfill=bf, samples=samples, seed=seed)
+                row = {"trace": name, "backfill": bf, "windows": label, "starts": list(starts),
+                       "model": learned.name if learned is not None else None,
+                       "pbf": {k: float(np.mean(v)) for k, v in values.items()},
+                       "per_window": {k: [float(x) for x in v] for k, v in values.items()},
+                       "paper": RLSCHEDULER_TABLE[name][bf] if label == "test" else None,
+                       "wall_s": time.perf_counter() - t0}
+                rows.append(row)
+                if progress:
+                    progress(row)
+    return {"experiment": "rlscheduler", "metric": "bsld", "window": 1024, "rows": rows}
+
+
+def _held_out_starts(path, count=10, window=1024):
+    from ..rl.trace import RLTrace
+    n = len(RLTrace.load(path, compat=True))
+    lo, hi = 10_000, n - window - 1
+    if hi <= lo:
+        return None     # the whole trace is the first 10,000 jobs (the Lublin traces)
+    rng = np.random.default_rng(1)
+    return tuple(int(s) for s in rng.integers(lo, hi, size=count))
+
+
+def format_rlscheduler(result):
+    cols = list(HEURISTIC_COLUMNS) + ["rl"]
+    out = ["RLScheduler (Zhang et al. SC'20): mean bounded slowdown (tau 10 s) over 10 windows of 1,024 jobs,",
+           "RLScheduler's rules; each cell pbf / paper (held-out rows: pbf only)", ""]
+    header = f"{'trace':<10}{'backfill':<9}{'windows':<9}" + "".join(f"{c:>23}" for c in cols)
+    out.append(header)
+    for row in result["rows"]:
+        cells = []
+        for c in cols:
+            mine = row["pbf"].get(c)
+            paper = (row["paper"] or {}).get(c)
+            text = "-" if mine is None else f"{mine:,.2f}"
+            if paper is not None:
+                text += f" / {paper:,.2f}"
+            cells.append(f"{text:>23}")
+        out.append(f"{row['trace']:<10}{'yes' if row['backfill'] else 'no':<9}{row['windows']:<9}" + "".join(cells))
+        if row["model"]:
+            out.append(f"{'':<28}rl = {row['model']}"
+                       + (f"; sampled {row['pbf']['rl~sampled']:,.2f}" if "rl~sampled" in row["pbf"] else ""))
+    return "\n".join(out)
