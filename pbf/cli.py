@@ -368,7 +368,7 @@ def _rejected_hint(s):
 
 def cmd_bench(args):
     from .studies import bench
-    slices = ("kernels", "pass", "growth", "replay") if args.slice == "all" else (args.slice,)
+    slices = ("kernels", "pass", "growth", "replay", "rl") if args.slice == "all" else (args.slice,)
     workers = tuple(int(w) for w in args.workers.split(",") if int(w) > 1)
     rows, load = bench.run_slices(slices, trials=args.trials, quick=args.quick,
                                   reference=not args.no_reference, workers=workers)
@@ -718,10 +718,11 @@ def _add_bench(sub):
                         description="Time a slice of benchmarks and print medians, ratios against "
                                     "the pure-Python reference pass, the core count and how busy the "
                                     "machine was. See docs/benchmarks.md.")
-    be.add_argument("--slice", choices=("pass", "matrix", "kernels", "growth", "replay", "all"),
+    be.add_argument("--slice", choices=("pass", "matrix", "kernels", "growth", "replay", "rl", "all"),
                     default="pass", help="pass: headline passes vs the reference (default); matrix: "
                     "the whole pass matrix; kernels: bitmap kernels; growth: cost vs queue and "
-                    "units with log-log slopes; replay: trace replay throughput; all")
+                    "units with log-log slopes; replay: trace replay throughput; rl: learned-policy environment "
+                    "steps and kernel decisions (needs gymnasium); all")
     be.add_argument("--trials", type=_int_in(1), default=5, help="interleaved trials per benchmark (default 5)")
     be.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     be.add_argument("--no-reference", action="store_true", help="skip the pure-Python reference pass")

@@ -29,7 +29,7 @@ from ..reference.engine_ref import ReferenceCore
 from .traces import shared_trace_dir
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows", "growth_rows",
-           "replay_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
+           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -348,6 +348,76 @@ def replay_rows(names=None, trials=1):
     return rows
 
 
+#: RLScheduler's own environment (HPCSimPickJobs.HPCEnv, 256-job windows of rlsched_lublin_256, random
+#: valid actions, its two per-window heuristic baselines included), measured on this 2-core machine
+#: when the job-selection work was planned; its code is not part of pbf, so it is not re-run here
+RLSCHEDULER_ENV_STEPS_PER_S = 1_300
+
+
+def rl_rows(trials=5, seconds=1.0):
+    """The learned-policy layer: environment steps per second (random valid actions, 256-job
+    windows of ``rlsched_lublin_256`` or, without the real logs, a generated Lublin-1 trace, with
+    the SJF and F1 baselines run at every reset as RLScheduler does), the vector form, and one
+    kernel decision over 128 rows."""
+    try:
+        import gymnasium  # noqa: F401
+    except ImportError:
+        return []
+    from ..rl.env import JobSelectionEnv, VecJobSelection
+    from ..rl.kernel import KernelPolicy
+    folder = shared_trace_dir()
+    path = folder / "rlsched_lublin_256.swf.gz" if folder is not None else None
+    if path is None or not path.exists():
+        import tempfile
+
+        from ..workload import write_swf
+        from ..workload.lublin import generate_lublin
+        path = Path(tempfile.mkdtemp()) / "lublin-1.swf"
+        write_swf(generate_lublin(10_000, "lublin-1", seed=0), path)
+    rows = []
+    env = JobSelectionEnv(path, window=256, baselines=("sjf", "f1"))
+    rng = np.random.default_rng(0)
+    per_step = []
+    for t in range(trials):
+        env.reset(seed=t)
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            steps += 1
+            if done:
+                env.reset()
+        per_step.append((time.perf_counter() - t0) / steps)
+    st = _stats(per_step)
+    rows.append({"slice": "rl", "name": "env step", "params": f"{path.name}, 256-job windows, SJF+F1 baselines",
+                 **st, "steps_per_s": 1.0 / st["median_s"],
+                 "vs_rlscheduler": 1.0 / st["median_s"] / RLSCHEDULER_ENV_STEPS_PER_S})
+    vec = VecJobSelection(path, 16, seed=0, window=256, baselines=("sjf", "f1"))
+    vec.reset()
+    per_step = []
+    for _ in range(trials):
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            masks = vec.action_masks()
+            vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            steps += vec.n_envs
+        per_step.append((time.perf_counter() - t0) / steps)
+    st = _stats(per_step)
+    rows.append({"slice": "rl", "name": "vector env step", "params": "16 windows a call, same settings",
+                 **st, "steps_per_s": 1.0 / st["median_s"],
+                 "vs_rlscheduler": 1.0 / st["median_s"] / RLSCHEDULER_ENV_STEPS_PER_S})
+    k = KernelPolicy.random(0)
+    obs = rng.random(1024).astype(np.float32)
+    mask = np.ones(128, dtype=bool)
+    times = []
+    for _ in range(trials):
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            k.act(obs, mask)
+        times.append((time.perf_counter() - t0) / 2000)
+    rows.append({"slice": "rl", "name": "kernel decision", "params": "KernelPolicy.act, 128 rows", **_stats(times)})
+    return rows
+
+
 def _fmt_time(s):
     return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms" if s < 1 else f"{s:9.3f} s "
 
@@ -358,7 +428,7 @@ def format_rows(rows, load=None):
         f"; other processes used {load.other_cores:.2f} cores on average during the run "
         f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
         if load is not None else "")]
-    for sl in ("kernels", "pass", "growth", "replay"):
+    for sl in ("kernels", "pass", "growth", "replay", "rl"):
         sub = [r for r in rows if r["slice"] == sl]
         if not sub:
             continue
@@ -376,6 +446,9 @@ def format_rows(rows, load=None):
                     extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
                 extra += "".join(f"  | {k.split('_')[1]} workers {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
                                  for k in r if k.startswith("speedup_") and not k.endswith("_best"))
+            elif sl == "rl" and "steps_per_s" in r:
+                extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_rlscheduler']:.0f}x RLScheduler's "
+                         f"{RLSCHEDULER_ENV_STEPS_PER_S:,}/s)")
             elif sl == "replay":
                 extra = (f"  {r['jobs']:,} jobs  {r['jobs_per_s']:,.0f} jobs/s  {r['passes_per_s']:,.0f} "
                          f"passes/s  peak RSS {r['peak_rss_mb']:.0f} MB")
@@ -421,4 +494,6 @@ def run_slices(slices, trials=5, quick=False, reference=True, workers=(2,)):
                     queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=trials)
             elif sl == "replay":
                 rows += replay_rows(trials=trials if trials <= 3 else 1)
+            elif sl == "rl":
+                rows += rl_rows(trials=trials, seconds=0.3 if quick else 1.0)
     return rows, load

@@ -1,0 +1,53 @@
+"""The learned-policy layer: job-selection environment steps and kernel decisions."""
+import numpy as np
+import pytest
+
+pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
+
+from pbf.rl.env import JobSelectionEnv, VecJobSelection  # noqa: E402
+from pbf.rl.kernel import KernelPolicy  # noqa: E402
+
+
+def _steps(env, rng, n):
+    done_windows = 0
+    for _ in range(n):
+        _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if done:
+            done_windows += 1
+            env.reset()
+    return done_windows
+
+
+@pytest.mark.benchmark(group="rl")
+def test_env_steps(benchmark, shared_trace):
+    """1,024 random valid steps on 256-job windows of Lublin-1 (SJF and F1 run at every reset)."""
+    env = JobSelectionEnv(shared_trace("rlsched_lublin_256.swf.gz"), window=256, baselines=("sjf", "f1"))
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    windows = benchmark(_steps, env, rng, 1024)
+    assert windows >= 3
+    benchmark.extra_info["steps_per_s"] = 1024 / benchmark.stats.stats.median
+
+
+@pytest.mark.benchmark(group="rl")
+def test_vector_env_steps(benchmark, shared_trace):
+    vec = VecJobSelection(shared_trace("rlsched_lublin_256.swf.gz"), 16, seed=0, baselines=("sjf", "f1"))
+    vec.reset()
+    rng = np.random.default_rng(0)
+
+    def run():
+        for _ in range(64):
+            m = vec.action_masks()
+            vec.step(np.argmax(rng.random(m.shape) * m, axis=1))
+    benchmark(run)
+    assert vec.invalid_actions == 0
+    benchmark.extra_info["steps_per_s"] = 64 * 16 / benchmark.stats.stats.median
+
+
+@pytest.mark.benchmark(group="rl")
+def test_kernel_decision(benchmark):
+    k = KernelPolicy.random(0)
+    obs = np.random.default_rng(0).random(1024).astype(np.float32)
+    mask = np.ones(128, dtype=bool)
+    row = benchmark(k.act, obs, mask)
+    assert 0 <= row < 128
