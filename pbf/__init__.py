@@ -30,7 +30,7 @@ _WHERE = {
 }
 
 #: subpackages reachable as attributes (``pbf.plugins.Regression``)
-_SUBPACKAGES = ("plugins",)
+_SUBPACKAGES = ("plugins", "rl")
 
 __all__ = list(_WHERE) + list(_SUBPACKAGES)
 
