@@ -202,7 +202,8 @@ cdef class Sim:
             elif code == 4:
                 self.k1[i] = log10(r if r > 0 else 0.1) * n + 870.0 * log10(s if s > 0 else 0.1)
             elif code == 6:
-                self.k1[i] = sqrt(r) * n + 25600.0 * log10(s if s > 0 else 0.1)
+                # RLScheduler's F2 takes log10 of the submit time unguarded (-inf at 0)
+                self.k1[i] = sqrt(r) * n + 25600.0 * log10(s if (s > 0 or self.compat) else 0.1)
             else:
                 # RLScheduler reads the scheduled time (-1) of a waiting job as "now"
                 w = (-1.0 - s) if self.compat else <double>(self.t - self.submit[j])
