@@ -515,8 +515,11 @@ def cmd_train(args):
 
     def progress(epoch, total, row):
         if not args.quiet:
-            print(f"  epoch {epoch}/{total}: {row[2]} windows, mean {args.metric} {row[3]:.2f} "
-                  f"(SJF {row[4]:.2f}, ratio {row[5]:.3f}), {row[6]:.0f} s", file=sys.stderr)
+            left = row[6] / epoch * (total - epoch)
+            bar = "#" * (20 * epoch // total) + "-" * (20 - 20 * epoch // total)
+            print(f"  [{bar}] epoch {epoch}/{total}: {row[2]} windows, mean {args.metric} {row[3]:.2f} "
+                  f"(SJF {row[4]:.2f}, ratio {row[5]:.3f}); {row[6]:.0f} s, ~{left / 60:.0f} min left",
+                  file=sys.stderr)
     train_job_selection(cfg, progress)
     print(f"wrote {os.path.join(out, 'model.npz')} (and training.csv, training.png, config.json, checkpoints/)")
     return 0

@@ -337,3 +337,19 @@ def test_training_writes_a_loadable_model(small_trace, tmp_path):
     assert len(rows) == 3 and rows[0].startswith("epoch,")
     assert sorted(os.listdir(out / "checkpoints")) == ["epoch0001.npz", "epoch0002.npz"]
     assert json.loads((out / "config.json").read_text())["epochs"] == 2
+
+
+def test_window_filter_keeps_windows_in_range(small_trace):
+    from pbf.rl.env import WindowFilter
+    wf = WindowFilter("quantile", sample=200, seed=0)
+    env = JobSelectionEnv(small_trace, window=40, window_filter=wf)
+    lo, hi = wf.bounds(env)
+    assert 0 < lo < hi
+    for seed in range(20):
+        _, info = env.reset(seed=seed)
+        assert lo < info["baselines"]["sjf"] < hi
+        assert info["baselines"]["sjf"] == pytest.approx(env.baseline_of(info["start"], "sjf"))
+    with pytest.raises(ConfigError, match="no window"):
+        JobSelectionEnv(small_trace, window=40, window_filter=WindowFilter("absolute", 1e9, 2e9)).reset(seed=0)
+    with pytest.raises(ConfigError):
+        WindowFilter("median")
