@@ -353,3 +353,18 @@ def test_window_filter_keeps_windows_in_range(small_trace):
         JobSelectionEnv(small_trace, window=40, window_filter=WindowFilter("absolute", 1e9, 2e9)).reset(seed=0)
     with pytest.raises(ConfigError):
         WindowFilter("median")
+
+
+def test_shipped_models_load_and_beat_the_heuristics(shared_trace):
+    # the shipped weights, greedy on RLScheduler's test windows (compat), against its heuristics
+    from pbf.rl.kernel import shipped_models
+    from pbf.studies.rlscheduler import rlscheduler_table
+    models = shipped_models()
+    assert "lublin-1" in models
+    for name in models:
+        k = KernelPolicy.load(name)
+        assert k.meta["kind"] == "job-selection" and k.meta["compat"] is True
+    shared_trace("rlsched_lublin_256.swf.gz")
+    row = rlscheduler_table(traces=("lublin-1",), backfill=(False,))["rows"][0]
+    assert row["model"] == "lublin-1"
+    assert row["pbf"]["rl"] < min(row["pbf"]["sjf"], row["pbf"]["f1"])

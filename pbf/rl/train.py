@@ -297,7 +297,7 @@ def _plot(rows, path, meta):
         return None
     ep = [r[0] for r in rows]
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-    ax[0].plot(ep, [r[3] for r in rows], label="policy")
+    ax[0].plot(ep, [r[3] for r in rows], label="policy (sampled, as trained)")
     ax[0].plot(ep, [r[4] for r in rows], label="SJF (same windows)", alpha=0.7)
     ax[0].set_xlabel("epoch")
     ax[0].set_ylabel(f"mean {meta['metric']} per window")
