@@ -511,6 +511,7 @@ def cmd_train(args):
                       seed=args.seed, learning_rate=args.lr, gae_lambda=args.gae_lambda,
                       max_grad_norm=args.max_grad_norm, ppo_epochs=args.ppo_epochs,
                       batch_size=args.batch_size, window_filter=args.filter, filter_epochs=args.filter_epochs,
+                      reward_scale=args.reward_scale,
                       checkpoint_every=args.checkpoint_every, threads=args.threads, name=args.name)
 
     def progress(epoch, total, row):
@@ -551,6 +552,8 @@ def _add_train(sub):
     js.add_argument("--filter", choices=("none", "absolute", "quantile"), default="none",
                     help="RLScheduler's trajectory filter on the window's SJF metric: absolute (10, 150) or "
                          "quantile (median, 2 x mean)")
+    js.add_argument("--reward-scale", choices=("sjf", "f1", "none"), default="sjf",
+                    help="divide the terminal reward by the window's SJF (default) or F1 metric, or not at all")
     js.add_argument("--filter-epochs", type=_int_in(1), default=None,
                     help="filter only during the first N epochs, then train on every window")
     js.add_argument("--checkpoint-every", type=_int_in(0), default=5, help="epochs between checkpoints (5; 0: none)")

@@ -77,6 +77,7 @@ class TrainConfig:
     max_grad_norm: float = 10.0
     window_filter: str = "none"
     filter_epochs: int | None = None
+    reward_scale: str = "sjf"
     checkpoint_every: int = 5
     threads: int = 1
     name: str | None = None
@@ -85,6 +86,8 @@ class TrainConfig:
         self.trace, self.out = str(self.trace), str(self.out)
         if self.epochs < 1 or self.trajectories < 1 or self.envs < 1:
             raise ConfigError("epochs, trajectories and envs must be >= 1")
+        if self.reward_scale not in ("sjf", "f1", "none"):
+            raise ConfigError(f"reward scale must be sjf, f1 or none, got {self.reward_scale!r}")
         if self.window_filter not in ("none", "absolute", "quantile"):
             raise ConfigError(f"window filter must be none, absolute or quantile, got {self.window_filter!r}")
 
@@ -139,14 +142,16 @@ if _MISSING is None:
         """:class:`VecJobSelection` as a Stable-Baselines3 vector env (rewards scaled by the
         window's SJF metric; the raw metric and baselines go to the episode log)."""
 
-        def __init__(self, vec, on_episode):
+        def __init__(self, vec, on_episode, scale_by="sjf"):
             super().__init__(vec.n_envs, spaces.Box(0.0, 1.0, (ROWS * FEATURES,), np.float32), spaces.Discrete(ROWS))
-            self.vec, self.on_episode = vec, on_episode
+            self.vec, self.on_episode, self.scale_by = vec, on_episode, scale_by
             self._actions = None
             self._sjf = np.ones(vec.n_envs)
+            self._scale = np.ones(vec.n_envs)
 
         def _remember(self, i, info):
             self._sjf[i] = max(float(info["baselines"].get("sjf", 1.0)), 1e-9)
+            self._scale[i] = 1.0 if self.scale_by == "none" else max(float(info["baselines"][self.scale_by]), 1e-9)
 
         def reset(self):
             obs = self.vec.reset()
@@ -162,9 +167,8 @@ if _MISSING is None:
             rewards = rewards.astype(np.float64)
             for i in np.flatnonzero(dones):
                 info = infos[i]
-                base = self._sjf[i]
-                rewards[i] = rewards[i] / base
-                self.on_episode(info["metric"], base, info["start"])
+                rewards[i] = rewards[i] / self._scale[i]
+                self.on_episode(info["metric"], self._sjf[i], info["start"])
                 self._remember(i, info["next"])
             return obs, rewards.astype(np.float32), dones, infos
 
@@ -262,7 +266,8 @@ def train_job_selection(cfg: TrainConfig, progress=None):
     os.makedirs(cfg.out, exist_ok=True)
     wf = None if cfg.window_filter == "none" else WindowFilter(cfg.window_filter, seed=cfg.seed)
     vec = VecJobSelection(cfg.trace, cfg.envs, seed=cfg.seed, window=cfg.window, metric=cfg.metric,
-                          backfill=cfg.backfill, skip=cfg.skip, compat=cfg.compat, baselines=("sjf",),
+                          backfill=cfg.backfill, skip=cfg.skip, compat=cfg.compat,
+                          baselines=("sjf", "f1") if cfg.reward_scale == "f1" else ("sjf",),
                           slice_jobs=cfg.slice_jobs, window_filter=wf)
     t = vec.trace
     meta = {"name": cfg.name or os.path.basename(os.path.normpath(cfg.out)), "kind": "job-selection",
@@ -272,7 +277,7 @@ def train_job_selection(cfg: TrainConfig, progress=None):
     with open(os.path.join(cfg.out, "config.json"), "w") as fh:
         json.dump(dict(cfg.as_dict(), filter_bounds=wf.describe() if wf else None), fh, indent=2, default=str)
     run = _Run(cfg, vec, meta, progress)
-    env = SB3JobSelection(vec, run.on_episode)
+    env = SB3JobSelection(vec, run.on_episode, cfg.reward_scale)
     per_env = cfg.window * -(-cfg.trajectories // cfg.envs)     # whole windows per rollout
     model = MaskablePPO(KernelActorCritic, env, learning_rate=cfg.learning_rate, n_steps=per_env,
                         batch_size=cfg.batch_size, n_epochs=cfg.ppo_epochs, gamma=cfg.gamma,
