@@ -364,7 +364,9 @@ def test_shipped_models_load_and_beat_the_heuristics(shared_trace):
     for name in models:
         k = KernelPolicy.load(name)
         assert k.meta["kind"] == "job-selection" and k.meta["compat"] is True
+    assert {"lublin-1", "lublin-1-backfill", "sdsc-sp2", "sdsc-sp2-backfill"} <= set(models)
     shared_trace("rlsched_lublin_256.swf.gz")
-    row = rlscheduler_table(traces=("lublin-1",), backfill=(False,))["rows"][0]
-    assert row["model"] == "lublin-1"
-    assert row["pbf"]["rl"] < min(row["pbf"]["sjf"], row["pbf"]["f1"])
+    shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")
+    for row in rlscheduler_table(traces=("lublin-1", "sdsc-sp2"))["rows"]:
+        assert row["model"] == row["trace"] + ("-backfill" if row["backfill"] else "")
+        assert row["pbf"]["rl"] < min(row["pbf"]["sjf"], row["pbf"]["f1"]), row
