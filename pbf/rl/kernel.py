@@ -39,7 +39,7 @@ def shipped_models():
     root = resources.files("pbf.rl") / "models"
     out = {}
     if root.is_dir():
-        for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        for entry in sorted(root.iterdir(), key=lambda e: e.name.split(".")[0]):
             if entry.name.endswith(".npz"):
                 out[entry.name[:-4]] = str(entry)
     return out
