@@ -374,7 +374,9 @@ cdef class Sim:
 
     # ------------------------------------------------------------------ observation
     cdef void pick_visible(self) noexcept nogil:
-        cdef int64_t i, n = self.nq, a = 0, b = 0, c = 0, j, m
+        cdef int64_t i, n = self.nq, j, m, k = 0, nlists
+        cdef int64_t pos[3]
+        cdef int64_t* lists[3]
         cdef int64_t* sjf = self.tmp
         cdef int64_t* small = self.runj + self.nrun   # unused tail of runj as scratch
         cdef int64_t* oldest = self.q
@@ -385,6 +387,7 @@ cdef class Sim:
             return
         for i in range(n):
             self.mark[self.q[i] - self.first] = 0
+        pos[0] = pos[1] = pos[2] = 0
         if self.compat:
             # the queue is sorted in place by F1, F2, SJF, then smallest (each stable on the last);
             # the window alternates the SJF and smallest lists (its "random" list reads the SJF one)
@@ -402,28 +405,20 @@ cdef class Sim:
             memcpy(small, self.q, n * sizeof(int64_t))
             self.set_keys(5)
             self.sort_list(small, n)
+        # round robin over the lists, skipping jobs already shown
+        lists[0] = sjf
+        lists[1] = small
+        lists[2] = oldest
+        nlists = 2 if self.compat else 3
         m = 0
         while m < MAX_ROWS:
-            j = sjf[a]
-            a += 1
+            j = lists[k][pos[k]]
+            pos[k] += 1
             if not self.mark[j - self.first]:
                 self.mark[j - self.first] = 1
                 self.vis[m] = j
                 m += 1
-            if m < MAX_ROWS:
-                j = small[b]
-                b += 1
-                if not self.mark[j - self.first]:
-                    self.mark[j - self.first] = 1
-                    self.vis[m] = j
-                    m += 1
-            if m < MAX_ROWS and not self.compat:
-                j = oldest[c]
-                c += 1
-                if not self.mark[j - self.first]:
-                    self.mark[j - self.first] = 1
-                    self.vis[m] = j
-                    m += 1
+            k = (k + 1) % nlists
         self.nvis = MAX_ROWS
 
     cdef void observe_into(self, float* out, int8_t* mask) noexcept nogil:

@@ -8,44 +8,34 @@
 
 #define PBF_KERNEL_BLOCK 128
 
+/* out[o][r] = (relu)(b[o] + sum_i in[i][r] * w[i * outs + o]) for n rows; in and out are
+ * feature-major with a row stride of PBF_KERNEL_BLOCK */
+static inline void pbf_dense(long n, int ins, int outs, const float* in, const float* w, const float* b,
+                             float* out, int relu) {
+    for (int o = 0; o < outs; o++) {
+        float* h = out + (long)o * PBF_KERNEL_BLOCK;
+        for (long r = 0; r < n; r++) h[r] = b[o];
+        for (int i = 0; i < ins; i++) {
+            const float wi = w[i * outs + o], *a = in + (long)i * PBF_KERNEL_BLOCK;
+            for (long r = 0; r < n; r++) h[r] += a[r] * wi;
+        }
+        if (relu)
+            for (long r = 0; r < n; r++) h[r] = h[r] > 0 ? h[r] : 0;
+    }
+}
+
 static void pbf_kernel_block(long n, const float* x, const float* w0, const float* b0, const float* w1,
                              const float* b1, const float* w2, const float* b2, const float* w3,
                              const float* b3, float* out) {
     float xt[8][PBF_KERNEL_BLOCK], h0[32][PBF_KERNEL_BLOCK], h1[16][PBF_KERNEL_BLOCK], h2[8][PBF_KERNEL_BLOCK];
+    float s[PBF_KERNEL_BLOCK];
     for (long r = 0; r < n; r++)
         for (int i = 0; i < 8; i++) xt[i][r] = x[r * 8 + i];
-    for (int o = 0; o < 32; o++) {
-        float* h = h0[o];
-        for (long r = 0; r < n; r++) h[r] = b0[o];
-        for (int i = 0; i < 8; i++) {
-            const float w = w0[i * 32 + o], *a = xt[i];
-            for (long r = 0; r < n; r++) h[r] += a[r] * w;
-        }
-        for (long r = 0; r < n; r++) h[r] = h[r] > 0 ? h[r] : 0;
-    }
-    for (int o = 0; o < 16; o++) {
-        float* h = h1[o];
-        for (long r = 0; r < n; r++) h[r] = b1[o];
-        for (int i = 0; i < 32; i++) {
-            const float w = w1[i * 16 + o], *a = h0[i];
-            for (long r = 0; r < n; r++) h[r] += a[r] * w;
-        }
-        for (long r = 0; r < n; r++) h[r] = h[r] > 0 ? h[r] : 0;
-    }
-    for (int o = 0; o < 8; o++) {
-        float* h = h2[o];
-        for (long r = 0; r < n; r++) h[r] = b2[o];
-        for (int i = 0; i < 16; i++) {
-            const float w = w2[i * 8 + o], *a = h1[i];
-            for (long r = 0; r < n; r++) h[r] += a[r] * w;
-        }
-        for (long r = 0; r < n; r++) h[r] = h[r] > 0 ? h[r] : 0;
-    }
-    for (long r = 0; r < n; r++) out[r] = b3[0];
-    for (int i = 0; i < 8; i++) {
-        const float w = w3[i], *a = h2[i];
-        for (long r = 0; r < n; r++) out[r] += a[r] * w;
-    }
+    pbf_dense(n, 8, 32, &xt[0][0], w0, b0, &h0[0][0], 1);
+    pbf_dense(n, 32, 16, &h0[0][0], w1, b1, &h1[0][0], 1);
+    pbf_dense(n, 16, 8, &h1[0][0], w2, b2, &h2[0][0], 1);
+    pbf_dense(n, 8, 1, &h2[0][0], w3, b3, s, 0);
+    for (long r = 0; r < n; r++) out[r] = s[r];
 }
 
 static void pbf_kernel_scores(long n, const float* x, const float* w0, const float* b0, const float* w1,

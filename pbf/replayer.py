@@ -305,7 +305,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
                       cost_per_test_us=config.test_costs()[0], cost_per_slot_us=config.test_costs()[1],
                       slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
-    scoring.prepare(table.take(order), units)
+    scoring.prepare(lambda: table.take(order), units)
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
                "user": table.user[order]}

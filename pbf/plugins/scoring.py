@@ -87,12 +87,15 @@ class Scoring:
         if isinstance(self.chooser, PythonChooser):
             core.set_bf_keys(jobs, self.chooser.ranks(view, now))
 
-    def prepare(self, table, units):
-        """Before a replay: hand ``table`` (the jobs in replay order) and the cluster's units to
-        the plugins that want them (a learned policy takes its feature normalisers from them)."""
-        for plugin in (self.priority, self.chooser):
-            fn = getattr(plugin, "fn", None)
-            if hasattr(fn, "prepare"):
+    def prepare(self, table_in_order, units):
+        """Before a replay: hand the jobs in replay order (``table_in_order()`` makes them, only if
+        a plugin wants them) and the cluster's units to plugins with a ``prepare`` method (a
+        learned policy takes its feature normalisers from them)."""
+        wanting = [fn for fn in (getattr(p, "fn", None) for p in (self.priority, self.chooser))
+                   if hasattr(fn, "prepare")]
+        if wanting:
+            table = table_in_order()
+            for fn in wanting:
                 fn.prepare(table, units)
 
     def flush(self, core, columns, now):
