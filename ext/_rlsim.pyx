@@ -32,6 +32,60 @@ M_BSLD, M_WAIT, M_TURNAROUND, M_UTIL, M_SLOWDOWN = range(5)
 ROWS, FEATURES = MAX_ROWS, NF
 
 
+cdef void stable_sort(int64_t* a, int64_t n, double* k1, double* k2, int64_t* tmp, double* t1,
+                      double* t2) noexcept nogil:
+    # stable merge sort of a[0:n] by (k1, k2) (parallel arrays, permuted alongside; tmp, t1, t2 are
+    # scratch of n entries). Python's list.sort is stable: the list orders the simulated schedulers
+    # keep are mirrored exactly.
+    cdef int64_t width = 1, lo, mid, hi, i, j, k
+    cdef int64_t* src = a
+    cdef int64_t* dst = tmp
+    cdef double* s1 = k1
+    cdef double* s2 = k2
+    cdef double* d1 = t1
+    cdef double* d2 = t2
+    cdef int64_t* ti
+    cdef double* td
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if s1[j] < s1[i] or (s1[j] == s1[i] and s2[j] < s2[i]):
+                    dst[k], d1[k], d2[k] = src[j], s1[j], s2[j]
+                    j += 1
+                else:
+                    dst[k], d1[k], d2[k] = src[i], s1[i], s2[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k], d1[k], d2[k] = src[i], s1[i], s2[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k], d1[k], d2[k] = src[j], s1[j], s2[j]
+                j += 1
+                k += 1
+            lo = hi
+        ti = src
+        src = dst
+        dst = ti
+        td = s1
+        s1 = d1
+        d1 = td
+        td = s2
+        s2 = d2
+        d2 = td
+        width *= 2
+    if src != a:
+        memcpy(a, src, n * sizeof(int64_t))
+    if s1 != k1:
+        memcpy(k1, s1, n * sizeof(double))
+        memcpy(k2, s2, n * sizeof(double))
+
+
 cdef class Sim:
     """One episode's state over a shared trace (arrays indexed by job, RLScheduler's job order).
 
@@ -213,55 +267,7 @@ cdef class Sim:
                     self.k1[i] = -(w + 1e-15) / (log2(n + 1e-15) * r)
 
     cdef void sort_list(self, int64_t* a, int64_t n) noexcept nogil:
-        # stable merge sort of a[0:n] by (k1, k2) (parallel arrays, permuted alongside)
-        cdef int64_t width = 1, lo, mid, hi, i, j, k
-        cdef int64_t* src = a
-        cdef int64_t* dst = self.tmp2
-        cdef double* s1 = self.k1
-        cdef double* s2 = self.k2
-        cdef double* d1 = self.t1
-        cdef double* d2 = self.t2
-        cdef int64_t* ti
-        cdef double* td
-        while width < n:
-            lo = 0
-            while lo < n:
-                mid = min(lo + width, n)
-                hi = min(lo + 2 * width, n)
-                i, j, k = lo, mid, lo
-                while i < mid and j < hi:
-                    if s1[j] < s1[i] or (s1[j] == s1[i] and s2[j] < s2[i]):
-                        dst[k], d1[k], d2[k] = src[j], s1[j], s2[j]
-                        j += 1
-                    else:
-                        dst[k], d1[k], d2[k] = src[i], s1[i], s2[i]
-                        i += 1
-                    k += 1
-                while i < mid:
-                    dst[k], d1[k], d2[k] = src[i], s1[i], s2[i]
-                    i += 1
-                    k += 1
-                while j < hi:
-                    dst[k], d1[k], d2[k] = src[j], s1[j], s2[j]
-                    j += 1
-                    k += 1
-                lo = hi
-            ti = src
-            src = dst
-            dst = ti
-            td = s1
-            s1 = d1
-            d1 = td
-            td = s2
-            s2 = d2
-            d2 = td
-            width *= 2
-        if src != a:
-            memcpy(a, src, n * sizeof(int64_t))
-        # the key arrays are scratch: point them back where set_keys writes
-        if s1 != self.k1:
-            memcpy(self.k1, s1, n * sizeof(double))
-            memcpy(self.k2, s2, n * sizeof(double))
+        stable_sort(a, n, self.k1, self.k2, self.tmp2, self.t1, self.t2)
 
     cdef inline void sort_queue(self, int code) noexcept nogil:
         self.set_keys(code)
@@ -576,13 +582,14 @@ def step_many(list sims, const int64_t[::1] rows, float[:, ::1] obs, int8_t[:, :
 
 # ---------------------------------------------------------------------- the kernel network
 cdef extern from "kernel.h":
-    void pbf_kernel_scores(long n, const float* x, const float* w0, const float* b0, const float* w1,
+    void pbf_kernel_scores(long n, int nf, const float* x, const float* w0, const float* b0, const float* w1,
                            const float* b1, const float* w2, const float* b2, const float* w3,
                            const float* b3, float* out) noexcept nogil
 
 
 cdef class Kernel:
-    """The kernel network's weights, copied into C arrays (see ``ext/kernel.h``)."""
+    """The kernel network's weights, copied into C arrays (see ``ext/kernel.h``); ``nf`` inputs per
+    row (8: job selection, 6: backfilling)."""
     cdef float w0[256]
     cdef float b0[32]
     cdef float w1[512]
@@ -591,14 +598,16 @@ cdef class Kernel:
     cdef float b2[8]
     cdef float w3[8]
     cdef float b3[1]
+    cdef readonly int nf
 
     def __init__(self, const float[:, ::1] w0, const float[::1] b0, const float[:, ::1] w1, const float[::1] b1,
                  const float[:, ::1] w2, const float[::1] b2, const float[:, ::1] w3, const float[::1] b3):
-        if (w0.shape[0], w0.shape[1], b0.shape[0], w1.shape[0], w1.shape[1], b1.shape[0], w2.shape[0],
-                w2.shape[1], b2.shape[0], w3.shape[0], w3.shape[1], b3.shape[0]) != \
-                (8, 32, 32, 32, 16, 16, 16, 8, 8, 8, 1, 1):
-            raise ValueError("kernel weights must have the shapes 8x32, 32, 32x16, 16, 16x8, 8, 8x1, 1")
-        memcpy(self.w0, &w0[0, 0], 256 * sizeof(float))
+        if not 1 <= w0.shape[0] <= 8 or (w0.shape[1], b0.shape[0], w1.shape[0], w1.shape[1], b1.shape[0],
+                                          w2.shape[0], w2.shape[1], b2.shape[0], w3.shape[0], w3.shape[1],
+                                          b3.shape[0]) != (32, 32, 32, 16, 16, 16, 8, 8, 8, 1, 1):
+            raise ValueError("kernel weights must have the shapes Fx32 (F <= 8), 32, 32x16, 16, 16x8, 8, 8x1, 1")
+        self.nf = w0.shape[0]
+        memcpy(self.w0, &w0[0, 0], self.nf * 32 * sizeof(float))
         memcpy(self.b0, &b0[0], 32 * sizeof(float))
         memcpy(self.w1, &w1[0, 0], 512 * sizeof(float))
         memcpy(self.b1, &b1[0], 16 * sizeof(float))
@@ -608,12 +617,13 @@ cdef class Kernel:
         memcpy(self.b3, &b3[0], sizeof(float))
 
     cdef inline void score_rows(self, const float* x, long n, float* out) noexcept nogil:
-        pbf_kernel_scores(n, x, self.w0, self.b0, self.w1, self.b1, self.w2, self.b2, self.w3, self.b3, out)
+        pbf_kernel_scores(n, self.nf, x, self.w0, self.b0, self.w1, self.b1, self.w2, self.b2, self.w3, self.b3,
+                          out)
 
     def scores(self, const float[:, ::1] x, float[::1] out):
-        """Scores of the rows of ``x`` (n, 8) into ``out`` (at least n long)."""
-        if x.shape[1] != 8 or out.shape[0] < x.shape[0]:
-            raise ValueError("scores: x must be (n, 8) and out at least n long")
+        """Scores of the rows of ``x`` (n, nf) into ``out`` (at least n long)."""
+        if x.shape[1] != self.nf or out.shape[0] < x.shape[0]:
+            raise ValueError(f"scores: x must be (n, {self.nf}) and out at least n long")
         if x.shape[0]:
             with nogil:
                 self.score_rows(&x[0, 0], x.shape[0], &out[0])
@@ -626,6 +636,8 @@ def run_policy(Sim sim, Kernel kernel):
     cdef int8_t mask[MAX_ROWS]
     cdef float sc[MAX_ROWS]
     cdef int64_t r, best, rows
+    if kernel.nf != NF:
+        raise ValueError(f"a job-selection kernel has {NF} inputs, this one {kernel.nf}")
     with nogil:
         sim.observe_into(obs, mask)
         while not sim.over:
@@ -639,3 +651,6 @@ def run_policy(Sim sim, Kernel kernel):
     if sim.stuck:
         raise RuntimeError("a job needs more nodes than the cluster has")
     return sim.value()
+
+
+include "rl_backfill.pxi"

@@ -8,6 +8,10 @@ are dropped; jobs are sorted by id; the normalisers (largest run time, memory, u
 executable) are taken over every record, dropped ones included; the requested-time feature is
 divided by the largest *run* time.
 
+``compat="rlbackfilling"`` (RLBackfilling's ``Job``/``Workloads``): as RLScheduler's, except that
+the requested time is raised to the run time when it is missing *or smaller*, and processors
+beyond ``MaxProcs`` are cut to it (so no job is ever too large).
+
 ``compat=False`` (pbf's): the trace is cleaned by :class:`pbf.Cleaning` (run time <= 0 dropped, run
 time cut to the requested time, a trace without requested times gets its run times), jobs stay in
 submit order, and the requested-time feature is divided by the largest requested time.
@@ -64,9 +68,14 @@ class RLTrace:
         return len(self.submit)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, compat: bool = False, procs: int | None = None,
+    def load(cls, path: str | os.PathLike, *, compat: bool | str = False, procs: int | None = None,
              nodes: int | None = None) -> RLTrace:
-        """Read an SWF trace. ``procs`` / ``nodes`` override the header's MaxProcs / MaxNodes."""
+        """Read an SWF trace. ``compat``: False (pbf's cleaning), True or ``"rlscheduler"``, or
+        ``"rlbackfilling"``. ``procs`` / ``nodes`` override the header's MaxProcs / MaxNodes."""
+        if compat not in (False, True, "rlscheduler", "rlbackfilling"):
+            raise ConfigError(f"compat={compat!r}: expected False, True, 'rlscheduler' or 'rlbackfilling'")
+        backfilling = compat == "rlbackfilling"
+        compat = bool(compat)
         table = read_swf(path, None if compat else Cleaning(), sort=True)
         header = table.header
         max_nodes = nodes or header.max_nodes or header.max_procs
@@ -80,6 +89,9 @@ class RLTrace:
         run = c["run"].astype(np.int64)
         req = c["req_time"].astype(np.int64)
         dropped = {}
+        if backfilling:
+            req = np.where((req == -1) | (req < run), run, req)
+            procs_col = np.minimum(procs_col, max_procs)
         if compat:
             req = np.where(req == -1, run, req)
             max_exec = int(run.max()) if len(run) else 0
