@@ -27,12 +27,13 @@ cdef class BackfillSim:
 
     ``head``: the base priority's order code; ``guarded``: candidates must end before the head's
     shadow time (+ ``relax`` x its expected wait), else any job that fits now is one; ``act_size``:
-    the agent is asked when more candidates than this exist; ``compat``: keep RLBackfilling's quirks.
+    the agent is asked when more candidates than this exist; ``compat``: keep RLBackfilling's quirks;
+    ``stop``: a last row (features 0 but the sixth, 1) that ends backfilling until the next event.
     """
     cdef const int64_t[:] submit, run, req, nodes, procs
     cdef int64_t total_nodes, cap, act_size
     cdef double ppn, max_procs, max_exec, relax
-    cdef bint compat, guarded
+    cdef bint compat, guarded, stop
     cdef int head_code
     # state
     cdef int64_t first, last, next_arr, t, free, nq, nrun, head, nvis, decisions, shadow
@@ -51,18 +52,20 @@ cdef class BackfillSim:
     def __cinit__(self, const int64_t[:] submit, const int64_t[:] run, const int64_t[:] req,
                   const int64_t[:] nodes, const int64_t[:] procs, int64_t total_nodes, double ppn,
                   double max_procs, double max_exec, int64_t cap, int head=0, bint guarded=False,
-                  double relax=0.0, bint compat=True, int64_t act_size=1):
+                  double relax=0.0, bint compat=True, int64_t act_size=1, bint stop=False):
         cdef int64_t n = len(submit)
         if not (len(run) == len(req) == len(nodes) == len(procs) == n):
             raise ValueError("job arrays differ in length")
         if total_nodes <= 0 or ppn <= 0 or max_procs <= 0 or max_exec <= 0 or cap <= 0:
             raise ValueError("total_nodes, ppn, max_procs, max_exec and cap must be positive")
+        if act_size < (0 if stop else 1):
+            raise ValueError("act_size must be >= 1 (>= 0 with the stop row)")
         if not 0 <= head <= BK_LARGEST:
             raise ValueError(f"head order code {head} is not one of 0..{BK_LARGEST}")
         self.submit, self.run, self.req, self.nodes, self.procs = submit, run, req, nodes, procs
         self.total_nodes, self.ppn, self.max_procs, self.max_exec = total_nodes, ppn, max_procs, max_exec
         self.cap, self.head_code, self.guarded, self.relax = cap, head, guarded, relax
-        self.compat, self.act_size = compat, act_size
+        self.compat, self.act_size, self.stop = compat, act_size, stop
         self.q = <int64_t*>malloc(cap * sizeof(int64_t))
         self.runj = <int64_t*>malloc(cap * sizeof(int64_t))
         self.start = <int64_t*>malloc(cap * sizeof(int64_t))
@@ -272,7 +275,15 @@ cdef class BackfillSim:
                 mask[r] = 1
                 self.vis[r] = j
                 r += 1
+                if self.stop and r == MAX_ROWS - 1:
+                    break
             self.nvis = r
+            if self.stop:
+                row = out + r * BF_NF
+                row[0], row[1], row[2], row[3], row[4], row[5] = 0.0, 0.0, 0.0, 0.0, 0.0, 1.0
+                mask[r] = 1
+                self.vis[r] = -1
+                r += 1
         while r < MAX_ROWS:
             row = out + r * BF_NF
             row[0], row[1], row[2], row[3], row[4], row[5] = 0.0, 1.0, 1.0, 1.0, 1.0, 0.0
@@ -283,10 +294,18 @@ cdef class BackfillSim:
         if self.over:
             self.observe_into(out, mask)
             return
+        self.decisions += 1
+        if self.stop and row == self.nvis:
+            # no more backfilling now: the next event, then the head again
+            if not self.jump():
+                self.over = True
+            else:
+                self.proceed(False)
+            self.observe_into(out, mask)
+            return
         if row < 0 or row >= self.nvis:
             row = 0                  # an invalid pick takes the first candidate
         self.start_job(self.vis[row])
-        self.decisions += 1
         self.proceed(True)
         self.observe_into(out, mask)
 
@@ -368,8 +387,9 @@ cdef class BackfillSim:
         return out
 
     def visible(self):
-        """Job index per candidate row of the last observation."""
-        return np.array([self.vis[r] for r in range(self.nvis)], dtype=np.int64)
+        """Job index per row of the last observation (-1: the stop row)."""
+        return np.array([self.vis[r] for r in range(self.nvis + (1 if self.stop and not self.over else 0))],
+                        dtype=np.int64)
 
     @property
     def done(self):
@@ -410,9 +430,9 @@ def run_backfill_policy(BackfillSim sim, Kernel kernel):
     with nogil:
         sim.observe_into(obs, mask)
         while not sim.over:
-            kernel.score_rows(obs, sim.nvis, sc)
+            kernel.score_rows(obs, sim.nvis + sim.stop, sc)
             best = 0
-            for r in range(1, sim.nvis):
+            for r in range(1, sim.nvis + sim.stop):
                 if sc[r] > sc[best]:
                     best = r
             sim.step_row(best, obs, mask)

@@ -477,10 +477,31 @@ def _cmd_rlscheduler(args):
     return 0
 
 
+def _cmd_rlbackfilling(args):
+    from .studies.rlbackfilling import format_rlbackfilling, rlbackfilling_table
+
+    def progress(row):
+        if not args.quiet:
+            p = row["pbf"]
+            print(f"  {row['trace']}: FCFS+EASY {p['fcfs+easy']:.2f}, FCFS+EASY-AR {p['fcfs+easy-ar']:.2f}"
+                  + (f", FCFS+RLBF {p['fcfs+rlbf']:.2f}" if "fcfs+rlbf" in p else "")
+                  + f" ({row['wall_s']:.1f} s)", file=sys.stderr)
+    traces = ("sdsc-sp2", "lublin-1", "hpc2n", "lublin-2") if args.all_traces else ("sdsc-sp2", "lublin-1")
+    result = rlbackfilling_table(args.trace, traces=traces, model=args.policy, samples=args.samples,
+                                 seed=args.seed, progress=progress)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(result, fh, indent=2)
+    print(json.dumps(result, indent=2) if args.json else format_rlbackfilling(result))
+    return 0
+
+
 def _cmd_validation(args):
     from .studies import validation as v
     if args.name == "rlscheduler":
         return _cmd_rlscheduler(args)
+    if args.name == "rlbackfilling":
+        return _cmd_rlbackfilling(args)
 
     def progress(row):
         if not args.quiet:
@@ -503,27 +524,55 @@ def _cmd_validation(args):
 
 
 def cmd_train(args):
-    from .rl.train import TrainConfig, train_job_selection
+    from .rl.train import TrainConfig, train_backfilling, train_job_selection
     out = args.out or f"train-{os.path.basename(args.trace).split('.swf')[0]}"
-    cfg = TrainConfig(args.trace, out, epochs=args.epochs, trajectories=args.trajectories, window=args.window,
-                      metric=args.metric, backfill=args.backfill, skip=args.skip,
-                      compat="rlscheduler" if args.compat else None, slice_jobs=args.slice, envs=args.envs,
-                      seed=args.seed, learning_rate=args.lr, gae_lambda=args.gae_lambda,
-                      max_grad_norm=args.max_grad_norm, ppo_epochs=args.ppo_epochs,
-                      batch_size=args.batch_size, window_filter=args.filter, filter_epochs=args.filter_epochs,
-                      reward_scale=args.reward_scale,
-                      checkpoint_every=args.checkpoint_every, threads=args.threads, name=args.name)
+    backfilling = args.train_cmd == "backfilling"
+    common = dict(epochs=args.epochs, trajectories=args.trajectories, window=args.window, slice_jobs=args.slice,
+                  envs=args.envs, seed=args.seed, learning_rate=args.lr, gae_lambda=args.gae_lambda,
+                  max_grad_norm=args.max_grad_norm, ppo_epochs=args.ppo_epochs, batch_size=args.batch_size,
+                  checkpoint_every=args.checkpoint_every, threads=args.threads, name=args.name)
+    if backfilling:
+        cfg = TrainConfig(args.trace, out, compat="rlbackfilling" if args.compat else None, head=args.head,
+                          guarded=args.guarded, relax=args.relax, reward_scale="none", **common)
+        base = "EASY-SJBF"
+    else:
+        cfg = TrainConfig(args.trace, out, metric=args.metric, backfill=args.backfill, skip=args.skip,
+                          compat="rlscheduler" if args.compat else None, window_filter=args.filter,
+                          filter_epochs=args.filter_epochs, reward_scale=args.reward_scale, **common)
+        base = "SJF"
+    metric = "bsld" if backfilling else args.metric
 
     def progress(epoch, total, row):
         if not args.quiet:
             left = row[6] / epoch * (total - epoch)
             bar = "#" * (20 * epoch // total) + "-" * (20 - 20 * epoch // total)
-            print(f"  [{bar}] epoch {epoch}/{total}: {row[2]} windows, mean {args.metric} {row[3]:.2f} "
-                  f"(SJF {row[4]:.2f}, ratio {row[5]:.3f}); {row[6]:.0f} s, ~{left / 60:.0f} min left",
+            print(f"  [{bar}] epoch {epoch}/{total}: {row[2]} windows, mean {metric} {row[3]:.2f} "
+                  f"({base} {row[4]:.2f}, ratio {row[5]:.3f}); {row[6]:.0f} s, ~{left / 60:.0f} min left",
                   file=sys.stderr)
-    train_job_selection(cfg, progress)
+    (train_backfilling if backfilling else train_job_selection)(cfg, progress)
     print(f"wrote {os.path.join(out, 'model.npz')} (and training.csv, training.png, config.json, checkpoints/)")
     return 0
+
+
+def _train_common(p, lr, gae_lambda, batch_size):
+    p.add_argument("--trace", required=True, help="SWF trace to draw training windows from")
+    p.add_argument("--out", help="output folder (default train-<trace>)")
+    p.add_argument("--name", help="the model's name (default: the output folder's)")
+    p.add_argument("--epochs", type=_int_in(1), default=40, help="epochs: rollouts + updates (40)")
+    p.add_argument("--trajectories", type=_int_in(1), default=100, help="windows per epoch (100)")
+    p.add_argument("--window", type=_int_in(2), default=256, help="jobs per window (256)")
+    p.add_argument("--slice", type=_int_in(1), default=None, help="draw windows from the first N jobs only")
+    p.add_argument("--envs", type=_int_in(1), default=8, help="windows stepped together (8)")
+    p.add_argument("--seed", type=_int_in(0), default=0)
+    p.add_argument("--lr", type=float, default=lr, help=f"Adam learning rate ({lr:g})")
+    p.add_argument("--gae-lambda", type=float, default=gae_lambda, help=f"GAE lambda ({gae_lambda:g})")
+    p.add_argument("--max-grad-norm", type=float, default=10.0, help="gradient-norm cap (10)")
+    p.add_argument("--ppo-epochs", type=_int_in(1), default=10, help="passes over each rollout (10)")
+    p.add_argument("--batch-size", type=_int_in(2), default=batch_size, help=f"minibatch size ({batch_size})")
+    p.add_argument("--checkpoint-every", type=_int_in(0), default=5, help="epochs between checkpoints (5; 0: none)")
+    p.add_argument("--threads", type=_int_in(1), default=1, help="torch threads (1)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_train)
 
 
 def _add_train(sub):
@@ -531,24 +580,11 @@ def _add_train(sub):
     what = tr.add_subparsers(dest="train_cmd", metavar="POLICY")
     what.required = True
     js = what.add_parser("job-selection", help="RLScheduler's job selection: MaskablePPO with the kernel policy")
-    js.add_argument("--trace", required=True, help="SWF trace to draw training windows from")
-    js.add_argument("--out", help="output folder (default train-<trace>)")
-    js.add_argument("--name", help="the model's name (default: the output folder's)")
-    js.add_argument("--epochs", type=_int_in(1), default=40, help="epochs: rollouts + updates (40)")
-    js.add_argument("--trajectories", type=_int_in(1), default=100, help="windows per epoch (100)")
-    js.add_argument("--window", type=_int_in(2), default=256, help="jobs per window (256)")
+    _train_common(js, 1e-3, 1.0, 1024)
     js.add_argument("--metric", choices=("bsld", "wait", "turnaround", "utilisation", "slowdown"), default="bsld")
     js.add_argument("--backfill", action="store_true", help="backfill while the picked job waits")
     js.add_argument("--skip", action="store_true", help="add the skip (wait) action")
     js.add_argument("--compat", action="store_true", help="RLScheduler's rules and quirks (docs/rl.md)")
-    js.add_argument("--slice", type=_int_in(1), default=None, help="draw windows from the first N jobs only")
-    js.add_argument("--envs", type=_int_in(1), default=8, help="windows stepped together (8)")
-    js.add_argument("--seed", type=_int_in(0), default=0)
-    js.add_argument("--lr", type=float, default=1e-3, help="Adam learning rate (1e-3)")
-    js.add_argument("--gae-lambda", type=float, default=1.0, help="GAE lambda (1: Monte Carlo returns)")
-    js.add_argument("--max-grad-norm", type=float, default=10.0, help="gradient-norm cap (10)")
-    js.add_argument("--ppo-epochs", type=_int_in(1), default=10, help="passes over each rollout (10)")
-    js.add_argument("--batch-size", type=_int_in(2), default=1024, help="minibatch size (1024)")
     js.add_argument("--filter", choices=("none", "absolute", "quantile"), default="none",
                     help="RLScheduler's trajectory filter on the window's SJF metric: absolute (10, 150) or "
                          "quantile (median, 2 x mean)")
@@ -556,10 +592,15 @@ def _add_train(sub):
                     help="divide the terminal reward by the window's SJF (default) or F1 metric, or not at all")
     js.add_argument("--filter-epochs", type=_int_in(1), default=None,
                     help="filter only during the first N epochs, then train on every window")
-    js.add_argument("--checkpoint-every", type=_int_in(0), default=5, help="epochs between checkpoints (5; 0: none)")
-    js.add_argument("--threads", type=_int_in(1), default=1, help="torch threads (1)")
-    js.add_argument("--quiet", action="store_true")
-    js.set_defaults(func=cmd_train)
+    bf = what.add_parser("backfilling", help="RLBackfilling's learned backfilling: MaskablePPO with the kernel "
+                                             "policy over the backfill candidates")
+    _train_common(bf, 1e-3, 1.0, 512)
+    bf.add_argument("--head", choices=("fcfs", "sjf", "wfp3", "f1", "largest"), default="fcfs",
+                    help="base priority of the head job (fcfs)")
+    bf.add_argument("--guarded", action="store_true",
+                    help="candidates must end before the head's shadow time (default: any job that fits now)")
+    bf.add_argument("--relax", type=float, default=0.0, help="shadow window relaxation x expected wait (0)")
+    bf.add_argument("--compat", action="store_true", help="RLBackfilling's trace loading and quirks (docs/rl.md)")
 
 
 def build_parser():
@@ -633,7 +674,8 @@ def _add_replay(sub):
     sg.add_argument("--predictor", help="requested (default), clairvoyant, ave2, regression")
     sg.add_argument("--correction", help="when a job outlives its prediction: incremental (default), "
                                          "requested, recursive-doubling")
-    sg.add_argument("--order", help="backfill candidates: queue (priority order, default) or sjbf")
+    sg.add_argument("--order", help="backfill candidates: queue (priority order, default), sjbf, or "
+                                    "learned:FILE.npz / learned:NAME (a learned backfilling policy)")
     sg.add_argument("--loss-over", choices=("squared", "linear"), help="regression: over-prediction branch (squared)")
     sg.add_argument("--loss-under", choices=("squared", "linear"), help="regression: under-prediction branch (linear)")
     sg.add_argument("--loss-weight", choices=("constant", "short-wide", "long-narrow", "small-area", "large-area"),
@@ -741,24 +783,27 @@ def _add_bench(sub):
 def _add_experiment(sub):
     ex = sub.add_parser("experiment", help="reproduce a paper's experiment")
     ex.add_argument("name", choices=("parallel-backfill", "runtime-prediction", "priority-functions",
-                                     "rlscheduler"),
+                                     "rlscheduler", "rlbackfilling"),
                     help="parallel-backfill: Riffel et al. 2024, Tables 1 and 2 (Beocat-like traces); "
                          "runtime-prediction: Gaussier et al. 2015 on SDSC-SP2; priority-functions: "
                          "RLScheduler's Table V heuristics replayed by pbf's engine; rlscheduler: RLScheduler's "
-                         "evaluation (its rules and test windows) with the shipped learned models (the last "
-                         "three read $PBF_TRACES or ../shared/traces)")
-    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions and "
-                                    "rlscheduler: the directory of the traces")
-    ex.add_argument("--policy", help="rlscheduler: a .npz kernel policy (or shipped model name) for the RL "
-                                    "column of every row (default: the shipped model of each row)")
+                         "evaluation (its rules and test windows) with the shipped learned models; rlbackfilling: "
+                         "RLBackfilling's Tables 4 and 5 with the shipped backfilling models (the last four read "
+                         "$PBF_TRACES or ../shared/traces)")
+    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions, rlscheduler "
+                                    "and rlbackfilling: the directory of the traces")
+    ex.add_argument("--policy", help="rlscheduler / rlbackfilling: a .npz kernel policy (or shipped model name) "
+                                    "for the learned column of every row (default: the shipped model of each row)")
     ex.add_argument("--samples", type=_int_in(0), default=0,
-                    help="rlscheduler: also N sampled runs per window (RLScheduler samples; default greedy only)")
+                    help="rlscheduler / rlbackfilling: also N sampled runs per window (both papers sample; "
+                         "default greedy only)")
     ex.add_argument("--held-out", action="store_true",
                     help="rlscheduler: also 10 windows after the first 10,000 jobs (not trained on)")
     ex.add_argument("--no-variants", action="store_true",
                     help="runtime-prediction: skip the 120 E-Loss x correction x order replays")
     ex.add_argument("--all-traces", action="store_true",
-                    help="priority-functions: also SDSC-SP2 and HPC2N; rlscheduler: also HPC2N and Lublin-2")
+                    help="priority-functions: also SDSC-SP2 and HPC2N; rlscheduler and rlbackfilling: also HPC2N "
+                         "and Lublin-2")
     ex.add_argument("--sequences", type=_int_in(1), default=10, help="priority-functions: sampled sequences (10)")
     ex.add_argument("--jobs", type=_int_in(1), default=None, help="parallel-backfill: jobs per trace (100000)")
     ex.add_argument("--arrivals", choices=("pack", "profile"), default="pack",

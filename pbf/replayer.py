@@ -362,7 +362,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
             "predicted": predicted, "corrections": corrections,
-            "how": how, "state": state, "reject_reason": reason}
+            "how": how, "state": state, "reject_reason": reason, "first_reservation": first_planned}
     err = (predicted[done] - run[done]).astype(np.float64)
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
     passes = core.pass_arrays()

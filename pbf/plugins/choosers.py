@@ -51,3 +51,12 @@ def _adapt(obj, where):
 CHOOSERS = Registry("chooser", _adapt)
 CHOOSERS.register("queue", lambda: "queue", "priority order")
 CHOOSERS.register("sjbf", lambda: "sjbf", "after the reservations, shortest estimate first (EASY-SJBF)")
+
+
+def _learned(path):
+    from ..rl.chooser import LearnedBackfill
+    return LearnedBackfill(path)
+
+
+CHOOSERS.register_prefix("learned", _learned,
+                         "a learned backfilling kernel policy: learned:FILE.npz or learned:NAME (shipped)")

@@ -171,7 +171,9 @@ PRIORITIES.register("multifactor", Multifactor.beocat,
 
 def _learned(path):
     from ..rl.kernel import KernelPolicy
-    return KernelPolicy.load(path)
+    policy = KernelPolicy.load(path)
+    policy._as_priority()
+    return policy
 
 
 PRIORITIES.register_prefix("learned", _learned,

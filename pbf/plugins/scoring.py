@@ -81,7 +81,11 @@ class Scoring:
         :class:`JobsView` the plugins read."""
         if not len(jobs) or not (isinstance(self.priority, PythonPriority) or isinstance(self.chooser, PythonChooser)):
             return
-        view = view_of(jobs, estimate=core.values_of("est", jobs), free_units=core.free_count)
+        running = None
+        if isinstance(self.chooser, PythonChooser) and getattr(self.chooser.fn, "wants_running", False):
+            rows = core.running()
+            running = view_of(rows, estimate=core.values_of("est", rows), start=core.values_of("start", rows))
+        view = view_of(jobs, estimate=core.values_of("est", jobs), free_units=core.free_count, running=running)
         if isinstance(self.priority, PythonPriority):
             core.set_keys(jobs, self.priority.keys(view, now))
         if isinstance(self.chooser, PythonChooser):

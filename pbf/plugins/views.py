@@ -14,7 +14,8 @@ class JobsView:
     ``id``: the trace's job id; ``submit``, ``units``, ``requested`` (seconds), ``estimate`` (the
     engine's current estimate: the prediction once made, else the requested time); ``user``: the
     trace's user id; ``start`` and ``run``: for finished jobs (else -1). ``free_units``: the units
-    free when the plugin is called before a pass (-1 where that is not known).
+    free when the plugin is called before a pass (-1 where that is not known). ``running``: for a
+    chooser with ``wants_running = True``, a view of the running jobs (``start``, ``estimate``).
     """
     index: np.ndarray
     id: np.ndarray
@@ -26,12 +27,13 @@ class JobsView:
     start: np.ndarray
     run: np.ndarray
     free_units: int = -1
+    running: object = None
 
     def __len__(self):
         return len(self.index)
 
     @classmethod
-    def of(cls, columns, index, estimate=None, start=None, run=None, free_units=-1):
+    def of(cls, columns, index, estimate=None, start=None, run=None, free_units=-1, running=None):
         """A view of rows ``index`` of ``columns`` (a dict with id, submit, units, requested, user)."""
         index = np.asarray(index, dtype=np.int64)
         none = np.full(len(index), -1, dtype=np.int64)
@@ -39,4 +41,4 @@ class JobsView:
                    units=columns["units"][index], requested=columns["requested"][index],
                    estimate=columns["requested"][index] if estimate is None else np.asarray(estimate),
                    user=columns["user"][index], start=none if start is None else np.asarray(start),
-                   run=none if run is None else np.asarray(run), free_units=int(free_units))
+                   run=none if run is None else np.asarray(run), free_units=int(free_units), running=running)

@@ -7,7 +7,8 @@ recomputed for every job it counts, the list it iterates while removing from it 
 each classic-backfill start is not tested), the three EASY baselines scheduled at every reset, and
 the observation built row by row. ``compat=False`` applies the same fixes as the compiled default
 mode (no skipped job, a waiting job's real wait in WFP3, the shadow recomputed while the head
-waits in the heuristics). Only bounded slowdown is scored.
+waits in the heuristics); ``stop=True`` adds the default mode's stop row. Only bounded slowdown is
+scored.
 """
 from __future__ import annotations
 
@@ -50,14 +51,16 @@ ORDERS = ("fcfs", "sjf", "wfp3", "f1", "largest")
 class ReferenceBackfillEnv:
     """One trace (an :class:`pbf.rl.RLTrace` loaded with ``compat="rlbackfilling"``), windows of it."""
 
-    def __init__(self, trace, *, head="fcfs", guarded=False, relax=0.0, compat=True, act_size=1, baselines=True):
+    def __init__(self, trace, *, head="fcfs", guarded=False, relax=0.0, compat=True, act_size=1, baselines=True,
+                 stop=False, req_scale=None):
         self.t = trace
         self.compat, self.guarded, self.relax, self.act_size = compat, guarded, relax, act_size
+        self.stop = stop
         self.baselines = baselines
         self.order = _orders(self)
         self.head_key = self.order[head]
         self.ppn = trace.procs_per_node
-        self.max_exec = float(trace.norm["req"])
+        self.max_exec = float(req_scale or trace.norm["req"])
         self.max_procs = float(trace.max_procs)
 
     # ------------------------------------------------------------ the cluster and the lists
@@ -210,7 +213,7 @@ class ReferenceBackfillEnv:
         shadow, ew = self._shadow(h)
         cands = [j for j in self.queue if j is not h and j.nodes <= self.free
                  and (not self.guarded or self._in_time(j, shadow, ew))]
-        self.visible = cands[:ROWS]
+        self.visible = cands[:ROWS - 1 if self.stop else ROWS]
         vec = np.zeros(ROWS * FEATURES, dtype=np.float64)
         gap = shadow + self.relax * ew + 1 - self.now
         for i in range(ROWS):
@@ -220,13 +223,21 @@ class ReferenceBackfillEnv:
                 row = [min((self.now - j.submit) / _MAX_WAIT, 1 - _EPS), min(j.req / self.max_exec, 1 - _EPS),
                        min(j.procs / self.max_procs, 1 - _EPS), min(j.req / (gap + 1), 1 - _EPS),
                        min(j.nodes / self.free, 1 - _EPS), 0.0]
+            elif self.stop and i == len(self.visible):
+                row = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
             else:
                 row = _PAD
             vec[i * FEATURES:(i + 1) * FEATURES] = row
         return vec
 
     def step(self, row):
-        """Start the candidate in ``row``; run to the next choice. Returns the observation or None."""
+        """Start the candidate in ``row`` (or, on the stop row, advance one event); run to the next
+        choice. Returns the observation or None."""
+        if self.stop and row == len(self.visible):
+            if not self._jump():
+                self.done = True
+                return None
+            return self._proceed(False)
         self._start(self.visible[row])
         return self._proceed(True)
 

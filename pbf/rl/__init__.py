@@ -1,16 +1,19 @@
-"""Learned scheduling policies (DESIGN §6): RLScheduler-style job selection.
+"""Learned scheduling policies (DESIGN §6): RLScheduler-style job selection and RLBackfilling-style
+backfilling.
 
-``JobSelectionEnv`` (Gymnasium; optional extra ``pbf[rl]``) runs episodes in compiled code;
-``KernelPolicy`` evaluates a trained per-job kernel network in numpy (no torch) and plugs into
-replays and the engine as a priority; training (``pbf train job-selection``) needs torch and
-sb3-contrib. See ``docs/rl.md``.
+``JobSelectionEnv`` and ``BackfillEnv`` (Gymnasium; optional extra ``pbf[rl]``) run episodes in
+compiled code; ``KernelPolicy`` evaluates a trained per-job kernel network without torch and plugs
+into replays and the engine as a priority (job selection) or, through ``LearnedBackfill``, as a
+backfill order; training (``pbf train job-selection|backfilling``) needs torch and sb3-contrib.
+See ``docs/rl.md``.
 """
 import importlib
 
 _WHERE = {
     "RLTrace": "trace",
     "JobSelectionEnv": "env", "VecJobSelection": "env", "HEURISTICS": "env", "METRICS": "env",
-    "KernelPolicy": "kernel", "shipped_models": "kernel",
+    "BackfillEnv": "backfill_env", "VecBackfill": "backfill_env", "BASELINES": "backfill_env",
+    "KernelPolicy": "kernel", "shipped_models": "kernel", "LearnedBackfill": "chooser",
     "evaluate_windows": "evaluate",
 }
 

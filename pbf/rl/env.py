@@ -30,7 +30,7 @@ _COMPAT = (None, "rlscheduler")
 
 def _trace(trace, compat):
     if isinstance(trace, RLTrace):
-        if trace.compat != compat:
+        if trace.compat != compat or trace.loader == "rlbackfilling":
             raise ConfigError(f"trace {trace.name} was loaded with compat={trace.compat}, the environment "
                               f"needs compat={compat}: load it again with RLTrace.load(..., compat={compat})")
         return trace

@@ -1,14 +1,16 @@
-"""The kernel policy without torch: RLScheduler's per-job network evaluated in numpy.
+"""The kernel policy without torch: RLScheduler's and RLBackfilling's per-job network, compiled.
 
-The same small MLP (8 -> 32 -> 16 -> 8 -> 1, ReLU between layers) scores every visible job; a
-masked softmax over the scores is the policy. Weights live in ``.npz`` files (never pickle) with a
+The same small MLP (F -> 32 -> 16 -> 8 -> 1, ReLU between layers; F = 8 features for job
+selection, 6 for backfilling) scores every visible job; a masked softmax over the scores is the
+policy. Weights live in ``.npz`` files (never pickle) with a
 format name and version, the layer arrays ``w0, b0 .. w3, b3`` and a JSON ``meta`` string (what the
 model was trained on and the normalisers of its features).
 
-A :class:`KernelPolicy` is also a priority (``keys(jobs, now)``): before every pass it scores the
+A job-selection :class:`KernelPolicy` is also a priority (``keys(jobs, now)``): before every pass it scores the
 queued jobs from the same 8 features (the units free at that moment give the "can start now"
 feature) and the queue runs in descending score order. ``pbf replay --priority learned:FILE.npz``
-(or ``learned:NAME`` for a shipped model) uses it that way.
+(or ``learned:NAME`` for a shipped model) uses it that way. A backfilling policy is a backfill
+order instead (:class:`pbf.rl.LearnedBackfill`, ``pbf replay --order learned:...``).
 """
 from __future__ import annotations
 
@@ -22,13 +24,20 @@ import numpy as np
 from .. import _rlsim
 from ..errors import ConfigError
 
-__all__ = ["KernelPolicy", "shipped_models", "FORMAT", "VERSION", "LAYERS"]
+__all__ = ["KernelPolicy", "shipped_models", "FORMAT", "VERSION", "LAYERS", "KIND_FEATURES"]
 
 FORMAT = "pbf-kernel-policy"
 VERSION = 1
-#: (inputs, outputs) of each dense layer
+#: (inputs, outputs) of each dense layer of a job-selection kernel (a backfilling one takes 6 inputs)
 LAYERS = ((8, 32), (32, 16), (16, 8), (8, 1))
 ROWS, FEATURES = 128, 8
+#: inputs per row of each kind of policy
+KIND_FEATURES = {"job-selection": 8, "backfilling": 6}
+
+
+def layers(features):
+    """(inputs, outputs) of each dense layer of a kernel over ``features`` inputs."""
+    return ((features, 32),) + LAYERS[1:]
 _EPS = 1e-5
 _MAX_WAIT = 43200.0
 _NORM_KEYS = ("req", "procs", "mem", "user", "group", "exe")
@@ -72,7 +81,11 @@ class KernelPolicy:
         self.rng = np.random.default_rng(seed)
         self._static = None
         self.norm = {k: float(v) for k, v in self.meta.get("norm", {}).items()}
-        _check_shapes(self.weights, self.name)
+        self.kind = self.meta.get("kind", "job-selection")
+        if self.kind not in KIND_FEATURES:
+            raise ConfigError(f"kernel policy {self.name}: kind {self.kind!r}, expected one of {', '.join(KIND_FEATURES)}")
+        self.nf = KIND_FEATURES[self.kind]
+        _check_shapes(self.weights, self.name, self.nf)
         self.compiled = _rlsim.Kernel(*[a for wb in self.weights for a in (wb[0], wb[1])])
 
     # ---------------------------------------------------------------- files
@@ -98,8 +111,17 @@ class KernelPolicy:
         version = int(data.get("version", -1))
         if version != VERSION:
             raise ConfigError(f"{where}: format version {version}, this pbf reads version {VERSION}")
+        try:
+            meta = json.loads(str(data["meta"])) if "meta" in data else {}
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: the 'meta' entry is not JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{where}: the 'meta' entry must be a JSON object")
+        kind = meta.get("kind", "job-selection")
+        if kind not in KIND_FEATURES:
+            raise ConfigError(f"{where}: meta kind {kind!r}, expected one of {', '.join(KIND_FEATURES)}")
         weights = []
-        for i, (fan_in, fan_out) in enumerate(LAYERS):
+        for i, (fan_in, fan_out) in enumerate(layers(KIND_FEATURES[kind])):
             for key, shape in ((f"w{i}", (fan_in, fan_out)), (f"b{i}", (fan_out,))):
                 if key not in data:
                     raise ConfigError(f"{where}: array {key!r} is missing (expected shape {shape})")
@@ -109,12 +131,6 @@ class KernelPolicy:
                 if arr.dtype.kind != "f" or not np.isfinite(arr).all():
                     raise ConfigError(f"{where}: array {key!r} must hold finite floats")
             weights.append((data[f"w{i}"], data[f"b{i}"]))
-        try:
-            meta = json.loads(str(data["meta"])) if "meta" in data else {}
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{where}: the 'meta' entry is not JSON ({exc})") from None
-        if not isinstance(meta, dict):
-            raise ConfigError(f"{where}: the 'meta' entry must be a JSON object")
         name = meta.get("name") or os.path.basename(where)[:-4]
         return cls(weights, meta, sample=sample, seed=seed, name=name)
 
@@ -132,16 +148,17 @@ class KernelPolicy:
     def random(cls, seed=0, meta=None):
         """Random weights (PyTorch's default initialisation ranges): for tests and baselines."""
         rng = np.random.default_rng(seed)
+        meta = dict(meta or {})
         weights = []
-        for fan_in, fan_out in LAYERS:
+        for fan_in, fan_out in layers(KIND_FEATURES[meta.get("kind", "job-selection")]):
             bound = 1.0 / np.sqrt(fan_in)
             weights.append((rng.uniform(-bound, bound, (fan_in, fan_out)), rng.uniform(-bound, bound, fan_out)))
-        return cls(weights, meta or {})
+        return cls(weights, meta)
 
     # ---------------------------------------------------------------- the network
     def scores(self, x):
-        """Per-row scores of feature rows ``x`` (n, 8) -> (n) (compiled)."""
-        x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, FEATURES)
+        """Per-row scores of feature rows ``x`` (n, F) -> (n) (compiled)."""
+        x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, self.nf)
         out = np.empty(len(x), dtype=np.float32)
         self.compiled.scores(x, out)
         return out
@@ -158,12 +175,12 @@ class KernelPolicy:
         return h[..., 0]
 
     def logits(self, obs, mask):
-        """Masked logits of observations (flat 1024 or (128, 8); batches allowed): -inf on masked rows."""
-        x = np.asarray(obs, dtype=np.float32).reshape(-1, ROWS, FEATURES)
+        """Masked logits of observations (flat 128 x F or (128, F); batches allowed): -inf on masked rows."""
+        x = np.asarray(obs, dtype=np.float32).reshape(-1, ROWS, self.nf)
         m = np.asarray(mask, dtype=bool).reshape(-1, ROWS)
         out = np.full(m.shape, -np.inf, dtype=np.float32)
         out[m] = self.scores(x[m])
-        return out[0] if np.size(obs) == ROWS * FEATURES else out
+        return out[0] if np.size(obs) == ROWS * self.nf else out
 
     def act(self, obs, mask):
         """The row to pick: the argmax of the masked logits, or a sample of their softmax."""
@@ -171,7 +188,7 @@ class KernelPolicy:
         rows = np.flatnonzero(m)
         if len(rows) == 0:
             raise ConfigError("act: the mask admits no row")
-        s = self.scores(np.asarray(obs, dtype=np.float32).reshape(ROWS, FEATURES)[rows])
+        s = self.scores(np.asarray(obs, dtype=np.float32).reshape(ROWS, self.nf)[rows])
         if not self.sample:
             return int(rows[int(np.argmax(s))])
         p = np.exp(s - s.max())
@@ -179,10 +196,16 @@ class KernelPolicy:
         return int(rows[int(self.rng.choice(len(rows), p=p))])
 
     # ---------------------------------------------------------------- as a priority
+    def _as_priority(self):
+        if self.kind != "job-selection":
+            raise ConfigError(f"learned policy {self.name} is a {self.kind} policy: use it as a backfill order "
+                              f"(--order learned:...), not as a priority")
+
     def prepare(self, table, units):
         """Before a replay: normalise by the replayed trace (its largest requested time, the
         cluster's units, its largest memory, user, group and executable), as the environments do,
         and keep the static features of its jobs (``table`` in the replay's job order)."""
+        self._as_priority()
         compat = bool(self.meta.get("compat", False))
         c = table.columns
         top_req = float(c["run"].max() if compat else c["req_time"].max()) if len(table) else 0.0
@@ -229,10 +252,10 @@ class KernelPolicy:
         return f"learned:{self.name}"
 
 
-def _check_shapes(weights, name):
+def _check_shapes(weights, name, features):
     if len(weights) != len(LAYERS):
         raise ConfigError(f"kernel policy {name}: {len(weights)} layers, expected {len(LAYERS)}")
-    for i, ((w, b), (fan_in, fan_out)) in enumerate(zip(weights, LAYERS)):
+    for i, ((w, b), (fan_in, fan_out)) in enumerate(zip(weights, layers(features))):
         if w.shape != (fan_in, fan_out) or b.shape != (fan_out,):
             raise ConfigError(f"kernel policy {name}: layer {i} has shapes {w.shape} and {b.shape}, expected "
                               f"({fan_in}, {fan_out}) and ({fan_out},)")

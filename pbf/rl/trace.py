@@ -63,6 +63,7 @@ class RLTrace:
     job_id: np.ndarray
     dropped: dict = field(default_factory=dict)
     norm: dict = field(default_factory=dict)     # the feature normalisers used
+    loader: str = "pbf"                          # "pbf", "rlscheduler" or "rlbackfilling"
 
     def __len__(self):
         return len(self.submit)
@@ -75,6 +76,7 @@ class RLTrace:
         if compat not in (False, True, "rlscheduler", "rlbackfilling"):
             raise ConfigError(f"compat={compat!r}: expected False, True, 'rlscheduler' or 'rlbackfilling'")
         backfilling = compat == "rlbackfilling"
+        loader = "rlbackfilling" if backfilling else ("rlscheduler" if compat else "pbf")
         compat = bool(compat)
         table = read_swf(path, None if compat else Cleaning(), sort=True)
         header = table.header
@@ -135,7 +137,7 @@ class RLTrace:
                    procs=as64(procs_col), nodes=as64(need), user=as64(c["user"][idx]), features=feat,
                    total_nodes=int(max_nodes), max_procs=int(max_procs), procs_per_node=ppn,
                    job_id=as64(c["job_id"][idx]), dropped=dropped,
-                   norm={"req": float(max_exec), "procs": float(max_procs), **top})
+                   norm={"req": float(max_exec), "procs": float(max_procs), **top}, loader=loader)
 
     def nodes_needed(self, procs):
         return int(math.ceil(procs / self.procs_per_node))

@@ -1,4 +1,4 @@
-"""Training a job-selection kernel policy with sb3-contrib's MaskablePPO (needs torch).
+"""Training kernel policies with sb3-contrib's MaskablePPO (needs torch): job selection and backfilling.
 
 The policy is RLScheduler's: the actor is the per-job kernel network (8 -> 32 -> 16 -> 8 -> 1)
 whose 128 outputs are the logits (SB3's extra ``action_net`` layer, which would mix rows, is
@@ -8,6 +8,10 @@ of the window length). The reward the trainer sees is the environment's terminal
 the window's SJF metric (so windows of very different difficulty weigh alike; the environment
 itself returns RLScheduler's raw reward). What differs from RLScheduler's Spinning-Up PPO is in
 ``docs/rl.md``.
+
+A backfilling policy (:func:`train_backfilling`) is RLBackfilling's: the kernel actor over 6
+features per candidate and its critic (an MLP on the flat observation, 768 -> 32 -> 16 -> 8 -> 1);
+its reward is already relative to the window's EASY-SJBF schedule and is not scaled.
 """
 from __future__ import annotations
 
@@ -20,10 +24,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from .backfill_env import BF_FEATURES, ORDERS, VecBackfill
 from .env import FEATURES, ROWS, VecJobSelection, WindowFilter
 from .kernel import KernelPolicy
 
-__all__ = ["TrainConfig", "train_job_selection"]
+__all__ = ["TrainConfig", "train_job_selection", "train_backfilling"]
 
 try:
     import torch as th
@@ -47,7 +52,8 @@ def _require():
 
 @dataclass
 class TrainConfig:
-    """Settings of one training run (the flags of ``pbf train job-selection``).
+    """Settings of one training run (the flags of ``pbf train job-selection`` and ``pbf train
+    backfilling``; ``head``, ``guarded`` and ``relax`` are the backfilling environment's).
 
     An epoch is ``trajectories`` whole windows (rounded up to a multiple of ``envs``) followed by
     ``ppo_epochs`` passes over them in minibatches of ``batch_size``. ``gae_lambda`` 1 and a
@@ -81,6 +87,9 @@ class TrainConfig:
     checkpoint_every: int = 5
     threads: int = 1
     name: str | None = None
+    head: str = "fcfs"
+    guarded: bool = False
+    relax: float = 0.0
 
     def __post_init__(self):
         self.trace, self.out = str(self.trace), str(self.out)
@@ -88,6 +97,8 @@ class TrainConfig:
             raise ConfigError("epochs, trajectories and envs must be >= 1")
         if self.reward_scale not in ("sjf", "f1", "none"):
             raise ConfigError(f"reward scale must be sjf, f1 or none, got {self.reward_scale!r}")
+        if self.head not in ORDERS:
+            raise ConfigError(f"head order must be one of {', '.join(ORDERS)}, got {self.head!r}")
         if self.window_filter not in ("none", "absolute", "quantile"):
             raise ConfigError(f"window filter must be none, absolute or quantile, got {self.window_filter!r}")
 
@@ -106,18 +117,25 @@ if _MISSING is None:
         latent_dim_pi = ROWS
         latent_dim_vf = 8
 
-        def __init__(self):
+        def __init__(self, features=FEATURES, critic="rows"):
             super().__init__()
-            self.actor = _kernel()
-            self.critic_rows = _kernel()
-            self.critic = nn.Sequential(nn.Linear(ROWS, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
-                                        nn.Linear(32, 8), nn.ReLU())
+            self.features, self.flat_critic = features, critic == "flat"
+            self.actor = _kernel(features)
+            if self.flat_critic:       # RLBackfilling's critic: an MLP on the whole observation
+                self.critic = nn.Sequential(nn.Linear(ROWS * features, 32), nn.ReLU(), nn.Linear(32, 16),
+                                            nn.ReLU(), nn.Linear(16, 8), nn.ReLU())
+            else:                      # RLScheduler's: a kernel per row, then an MLP on the 128 scores
+                self.critic_rows = _kernel(features)
+                self.critic = nn.Sequential(nn.Linear(ROWS, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
+                                            nn.Linear(32, 8), nn.ReLU())
 
         def forward_actor(self, x):
-            return self.actor(x.reshape(-1, ROWS, FEATURES)).squeeze(-1)
+            return self.actor(x.reshape(-1, ROWS, self.features)).squeeze(-1)
 
         def forward_critic(self, x):
-            return self.critic(self.critic_rows(x.reshape(-1, ROWS, FEATURES)).squeeze(-1))
+            if self.flat_critic:
+                return self.critic(x.reshape(-1, ROWS * self.features))
+            return self.critic(self.critic_rows(x.reshape(-1, ROWS, self.features)).squeeze(-1))
 
         def forward(self, x):
             return self.forward_actor(x), self.forward_critic(x)
@@ -125,12 +143,13 @@ if _MISSING is None:
     class KernelActorCritic(MaskableActorCriticPolicy):
         """MaskablePPO's policy with the kernel actor (SB3's custom-policy pattern)."""
 
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args, features=FEATURES, critic="rows", **kwargs):
             kwargs["ortho_init"] = False
+            self._extractor_args = (features, critic)
             super().__init__(*args, **kwargs)
 
         def _build_mlp_extractor(self):
-            self.mlp_extractor = KernelExtractor()
+            self.mlp_extractor = KernelExtractor(*self._extractor_args)
 
         def _build(self, lr_schedule):
             super()._build(lr_schedule)
@@ -139,18 +158,20 @@ if _MISSING is None:
             self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     class SB3JobSelection(VecEnv):
-        """:class:`VecJobSelection` as a Stable-Baselines3 vector env (rewards scaled by the
-        window's SJF metric; the raw metric and baselines go to the episode log)."""
+        """:class:`VecJobSelection` or :class:`VecBackfill` as a Stable-Baselines3 vector env
+        (rewards scaled by a baseline's metric of the window, or not: ``scale_by="none"``; the raw
+        metric and the logged baseline go to the episode log)."""
 
-        def __init__(self, vec, on_episode, scale_by="sjf"):
-            super().__init__(vec.n_envs, spaces.Box(0.0, 1.0, (ROWS * FEATURES,), np.float32), spaces.Discrete(ROWS))
+        def __init__(self, vec, on_episode, scale_by="sjf", features=FEATURES):
+            super().__init__(vec.n_envs, spaces.Box(0.0, 1.0, (ROWS * features,), np.float32), spaces.Discrete(ROWS))
             self.vec, self.on_episode, self.scale_by = vec, on_episode, scale_by
+            self.log_baseline = getattr(vec, "log_baseline", "sjf")
             self._actions = None
             self._sjf = np.ones(vec.n_envs)
             self._scale = np.ones(vec.n_envs)
 
         def _remember(self, i, info):
-            self._sjf[i] = max(float(info["baselines"].get("sjf", 1.0)), 1e-9)
+            self._sjf[i] = max(float(info["baselines"].get(self.log_baseline, 1.0)), 1e-9)
             self._scale[i] = 1.0 if self.scale_by == "none" else max(float(info["baselines"][self.scale_by]), 1e-9)
 
         def reset(self):
@@ -224,15 +245,16 @@ def _export_actor(extractor, meta):
 class _Run:
     """Bookkeeping of a training run: episode metrics, the CSV log, checkpoints, the progress line."""
 
-    def __init__(self, cfg, vec, meta, progress):
+    def __init__(self, cfg, vec, meta, progress, baseline="sjf"):
         self.cfg, self.vec, self.meta, self.progress = cfg, vec, meta, progress
+        b = baseline.replace("-", "_")
         self.epoch = 0
         self.episodes = []
         self.t0 = time.perf_counter()
         os.makedirs(os.path.join(cfg.out, "checkpoints"), exist_ok=True)
         self.log_path = os.path.join(cfg.out, "training.csv")
         with open(self.log_path, "w", newline="") as fh:
-            csv.writer(fh).writerow(["epoch", "steps", "episodes", "metric_mean", "sjf_mean", "ratio_to_sjf",
+            csv.writer(fh).writerow(["epoch", "steps", "episodes", "metric_mean", f"{b}_mean", f"ratio_to_{b}",
                                      "seconds"])
         self.rows = []
 
@@ -291,6 +313,56 @@ def train_job_selection(cfg: TrainConfig, progress=None):
     return policy
 
 
+def train_backfilling(cfg: TrainConfig, progress=None):
+    """Train a backfilling policy (RLBackfilling's environment, ``cfg.head`` / ``guarded`` /
+    ``relax``; ``cfg.compat`` None or ``"rlbackfilling"``); writes what
+    :func:`train_job_selection` writes; returns the :class:`KernelPolicy` (kind ``backfilling``)."""
+    _require()
+    th.set_num_threads(cfg.threads)
+    os.makedirs(cfg.out, exist_ok=True)
+    if cfg.window_filter != "none":
+        raise ConfigError("window filters apply to job selection only")
+    vec = VecBackfill(cfg.trace, cfg.envs, seed=cfg.seed, window=cfg.window, head=cfg.head, guarded=cfg.guarded,
+                      relax=cfg.relax, compat=cfg.compat, slice_jobs=cfg.slice_jobs)
+    t = vec.trace
+    meta = {"name": cfg.name or os.path.basename(os.path.normpath(cfg.out)), "kind": "backfilling",
+            "trace": t.name, "metric": "bsld", "head": cfg.head, "guarded": cfg.guarded, "relax": cfg.relax,
+            "compat": bool(cfg.compat), "window": cfg.window, "seed": cfg.seed, "norm": t.norm,
+            "baseline": vec.log_baseline, "req_scale": vec.req_scale, "stop": vec.stop,
+            "act_size": vec.act_size, "trained_with": "sb3-contrib MaskablePPO"}
+    with open(os.path.join(cfg.out, "config.json"), "w") as fh:
+        json.dump(cfg.as_dict(), fh, indent=2, default=str)
+    run = _Run(cfg, vec, meta, progress, baseline=vec.log_baseline)
+    env = SB3JobSelection(vec, run.on_episode, "none", features=BF_FEATURES)
+    # episodes vary in length (one step per choice): a rollout is about `trajectories` windows
+    per_env = max(64, _mean_choices(vec) * -(-cfg.trajectories // cfg.envs))
+    model = MaskablePPO(KernelActorCritic, env, learning_rate=cfg.learning_rate, n_steps=per_env,
+                        batch_size=cfg.batch_size, n_epochs=cfg.ppo_epochs, gamma=cfg.gamma,
+                        gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
+                        vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, device="cpu",
+                        verbose=0, policy_kwargs={"features": BF_FEATURES, "critic": "flat"})
+    model.learn(total_timesteps=cfg.epochs * per_env * cfg.envs, callback=_Progress(run))
+    policy = export_kernel(model, dict(meta, epochs=run.epoch))
+    policy.save(os.path.join(cfg.out, "model.npz"))
+    _plot(run.rows, os.path.join(cfg.out, "training.png"), meta)
+    return policy
+
+
+def _mean_choices(vec, sample=20):
+    # choices per window under a first-candidate rule, on windows drawn apart from training's
+    rng = np.random.default_rng(12345)
+    sim, counts = vec._sim(), []
+    obs = np.zeros(ROWS * BF_FEATURES, dtype=np.float32)
+    mask = np.zeros(ROWS, dtype=np.int8)
+    for _ in range(sample):
+        vec._begin(sim, rng, None)
+        sim.observe(obs, mask)
+        while not sim.done:
+            sim.step(0, obs, mask)
+        counts.append(sim.decisions_made)
+    return int(np.ceil(np.mean(counts)))
+
+
 def _plot(rows, path, meta):
     try:
         import matplotlib
@@ -303,15 +375,20 @@ def _plot(rows, path, meta):
     ep = [r[0] for r in rows]
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
     ax[0].plot(ep, [r[3] for r in rows], label="policy (sampled, as trained)")
-    ax[0].plot(ep, [r[4] for r in rows], label="SJF (same windows)", alpha=0.7)
+    base = meta.get("baseline", "sjf").upper()
+    ax[0].plot(ep, [r[4] for r in rows], label=f"{base} (same windows)", alpha=0.7)
     ax[0].set_xlabel("epoch")
     ax[0].set_ylabel(f"mean {meta['metric']} per window")
     ax[0].legend()
     ax[1].plot(ep, [r[5] for r in rows])
     ax[1].axhline(1.0, color="grey", lw=0.8)
     ax[1].set_xlabel("epoch")
-    ax[1].set_ylabel("policy / SJF (mean over windows)")
-    fig.suptitle(f"{meta['name']}: {meta['trace']}, {'with' if meta['backfill'] else 'without'} backfilling")
+    ax[1].set_ylabel(f"policy / {base} (mean over windows)")
+    if meta.get("kind") == "backfilling":
+        fig.suptitle(f"{meta['name']}: {meta['trace']}, learned backfilling ({meta['head'].upper()} head, "
+                     f"{'guarded' if meta['guarded'] else 'unguarded'})")
+    else:
+        fig.suptitle(f"{meta['name']}: {meta['trace']}, {'with' if meta['backfill'] else 'without'} backfilling")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
