@@ -46,6 +46,24 @@ cdef void stable_sort(int64_t* a, int64_t n, double* k1, double* k2, int64_t* tm
     cdef double* d2 = t2
     cdef int64_t* ti
     cdef double* td
+    cdef int64_t ai, descents = 0
+    cdef double x1, x2
+    # the lists the schedulers sort are often sorted already, or sorted but for entries appended
+    # since the last sort: those take one pass, or an insertion sort
+    for i in range(1, n):
+        if k1[i] < k1[i - 1] or (k1[i] == k1[i - 1] and k2[i] < k2[i - 1]):
+            descents += 1
+    if descents == 0:
+        return
+    if n <= 32 or descents == 1:
+        for i in range(1, n):
+            ai, x1, x2 = a[i], k1[i], k2[i]
+            j = i - 1
+            while j >= 0 and (x1 < k1[j] or (x1 == k1[j] and x2 < k2[j])):
+                a[j + 1], k1[j + 1], k2[j + 1] = a[j], k1[j], k2[j]
+                j -= 1
+            a[j + 1], k1[j + 1], k2[j + 1] = ai, x1, x2
+        return
     while width < n:
         lo = 0
         while lo < n:

@@ -386,6 +386,12 @@ cdef class BackfillSim:
             o[i] = self.start[i]
         return out
 
+    def job_at(self, int64_t row):
+        """The job (trace index) in row ``row`` of the last observation (-1: the stop row)."""
+        if not 0 <= row < self.nvis + (1 if self.stop and not self.over else 0) or row >= MAX_ROWS:
+            raise IndexError(f"row {row} of {self.nvis} shown")
+        return self.vis[row]
+
     def visible(self):
         """Job index per row of the last observation (-1: the stop row)."""
         return np.array([self.vis[r] for r in range(self.nvis + (1 if self.stop and not self.over else 0))],

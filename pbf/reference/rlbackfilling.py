@@ -1,11 +1,13 @@
 """RLBackfilling's environment loop in plain Python: the oracle of the compiled backfilling episodes
 (:class:`pbf.rl.BackfillEnv`) and the peer their speed is compared with.
 
-It keeps RLBackfilling's data structures and their costs: job objects in Python lists, the queue
+It keeps RLBackfilling's data structures and their costs: a machine object per node (allocation
+walks the machine list, a job keeps the machines it holds), job objects in Python lists, the queue
 and the running list re-sorted (stably) where its ``HPCEnv`` sorts them, the head's shadow time
 recomputed for every job it counts, the list it iterates while removing from it (the job after
 each classic-backfill start is not tested), the three EASY baselines scheduled at every reset, and
-the observation built row by row. ``compat=False`` applies the same fixes as the compiled default
+the observation built row by row, and every job of the trace reset before each schedule (its
+``Workloads.reset``). ``compat=False`` applies the same fixes as the compiled default
 mode (no skipped job, a waiting job's real wait in WFP3, the shadow recomputed while the head
 waits in the heuristics); ``stop=True`` adds the default mode's stop row. Only bounded slowdown is
 scored.
@@ -25,11 +27,43 @@ _PAD = [0.0, 1.0, 1.0, 1.0, 1.0, 0.0]
 
 
 class _Job:
-    __slots__ = ("idx", "submit", "run", "req", "procs", "nodes", "start")
+    __slots__ = ("idx", "submit", "run", "req", "procs", "nodes", "start", "machines")
 
     def __init__(self, idx, submit, run, req, procs, nodes):
         self.idx, self.submit, self.run, self.req, self.procs, self.nodes = idx, submit, run, req, procs, nodes
         self.start = -1
+        self.machines = None
+
+
+class _Machine:
+    __slots__ = ("id", "running", "free")
+
+    def __init__(self, i):
+        self.id, self.running, self.free = i, -1, True
+
+
+class _Cluster:
+    """RLBackfilling's ``Cluster``: a free-node count and the machine objects behind it."""
+
+    def __init__(self, nodes):
+        self.machines = [_Machine(i) for i in range(nodes)]
+        self.free = nodes
+
+    def allocate(self, job):
+        taken = []
+        for m in self.machines:
+            if len(taken) == job.nodes:
+                break
+            if m.free:
+                m.free, m.running = False, job.idx
+                taken.append(m)
+        self.free -= len(taken)
+        return taken
+
+    def release(self, machines):
+        self.free += len(machines)
+        for m in machines:
+            m.free, m.running = True, -1
 
 
 def _orders(env):
@@ -62,22 +96,32 @@ class ReferenceBackfillEnv:
         self.ppn = trace.procs_per_node
         self.max_exec = float(req_scale or trace.norm["req"])
         self.max_procs = float(trace.max_procs)
+        t = trace
+        self.all = [_Job(i, int(t.submit[i]), int(t.run[i]), int(t.req[i]), int(t.procs[i]), int(t.nodes[i]))
+                    for i in range(len(t))]
+        self.cluster = _Cluster(t.total_nodes)
 
     # ------------------------------------------------------------ the cluster and the lists
     def _load(self, first, n):
-        t = self.t
-        self.jobs = [_Job(i, int(t.submit[i]), int(t.run[i]), int(t.req[i]), int(t.procs[i]), int(t.nodes[i]))
-                     for i in range(first, first + n)]
+        for j in self.all:                     # RLBackfilling's Workloads.reset: every job of the trace
+            j.start = -1
+        for m in self.cluster.machines:        # and Cluster.reset
+            m.free, m.running = True, -1
+        self.cluster.free = len(self.cluster.machines)
+        self.jobs = self.all[first:first + n]
         self.first, self.n = first, n
         self.now = self.jobs[0].submit
         self.queue = [self.jobs[0]]
         self.running = []
         self.next = 1
-        self.free = t.total_nodes
+
+    @property
+    def free(self):
+        return self.cluster.free
 
     def _start(self, j):
         j.start = self.now
-        self.free -= j.nodes
+        j.machines = self.cluster.allocate(j)
         self.running.append(j)
         self.queue.remove(j)
 
@@ -92,7 +136,7 @@ class ReferenceBackfillEnv:
                 self.next += 1
             else:
                 self.now = max(self.now, rel)
-                self.free += first.nodes
+                self.cluster.release(first.machines)
                 self.running.pop(0)
             return True
         if self.next >= self.n:

@@ -178,10 +178,9 @@ if gym is not None:
             invalid = not (0 <= row < BF_ROWS and self._mask[row])
             job = -1
             if not self.sim.done:
-                visible = self.sim.visible()
                 if invalid:
                     row = 0
-                job = int(visible[row])      # -1: the stop row
+                job = self.sim.job_at(row)      # -1: the stop row
                 self.sim.step(row, self._obs, self._mask)
             info = {"invalid_action": invalid, "job": job}
             reward = 0.0

@@ -1,8 +1,8 @@
 """A learned backfilling policy as a backfill order for replays and the engine.
 
 Before every pass the queued jobs get the kernel's scores from RLBackfilling's six features, taken
-at that moment: wait (/ 12 h), estimate (/ the largest estimate of the replay), units (/ the
-cluster's units), estimate / (time to the head's shadow + 1 s), units / free units, and 0. The
+at that moment: wait (/ 12 h), estimate (/ the model's scale: 24 h for a default-mode model, the
+replay's largest requested time for a compat-mode one), units (/ the cluster's units), estimate / (time to the head's shadow + 1 s), units / free units, and 0. The
 head is the first queued job in priority order; its shadow time is when, the running jobs ending
 at their estimated ends (start + estimate, earliest first), enough units are free for it. After the
 reservations, the pass tries the remaining jobs in descending score order for a start now only,
@@ -39,6 +39,8 @@ class LearnedBackfill:
                               f"(--priority learned:...), not as a backfill order")
         self.policy = policy
         self.relax = float(policy.meta.get("relax", 0.0) if relax is None else relax)
+        compat = bool(policy.meta.get("compat", False))
+        self.req_scale = None if compat else float(policy.meta.get("req_scale", 86400.0))
         self.max_est = 0.0
         self.units = 0.0
 
@@ -56,7 +58,8 @@ class LearnedBackfill:
         ends = np.asarray(run.start + run.estimate, dtype=np.int64)
         order = np.argsort(ends, kind="stable")
         avail = free + np.cumsum(run.units[order])
-        k = int(np.searchsorted(avail >= head_units, True)) if (avail >= head_units).any() else len(order) - 1
+        enough = avail >= head_units
+        k = int(np.argmax(enough)) if enough.any() else len(order) - 1
         shadow = max(int(ends[order[k]]), now)
         return shadow, float(shadow - jobs.submit[0])
 
@@ -67,7 +70,7 @@ class LearnedBackfill:
         if n == 0:
             return x
         est = np.asarray(jobs.estimate, dtype=np.float64)
-        top_est = self.max_est or float(max(est.max(), 1.0))
+        top_est = self.req_scale or self.max_est or float(max(est.max(), 1.0))
         top_units = self.units or float(max(jobs.units.max(), 1))
         shadow, ew = self.shadow(jobs, now)
         gap = shadow + self.relax * ew + 1.0 - now

@@ -415,7 +415,61 @@ def rl_rows(trials=5, seconds=1.0):
             k.act(obs, mask)
         times.append((time.perf_counter() - t0) / 2000)
     rows.append({"slice": "rl", "name": "kernel decision", "params": "KernelPolicy.act, 128 rows", **_stats(times)})
+    rows += _backfill_rows(folder, path, trials, seconds)
     return rows
+
+
+def _random_steps(env, rng, seconds):
+    # random valid actions for `seconds`; returns seconds per step
+    steps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        steps += 1
+        if done:
+            env.reset()
+    return (time.perf_counter() - t0) / steps
+
+
+def _backfill_rows(folder, fallback, trials, seconds):
+    """The backfilling environment (compat mode, 256-job windows of SDSC-SP2 when the real logs are
+    there, with the three EASY baselines RLBackfilling schedules at every reset) beside the
+    plain-Python reference of RLBackfilling's loop, measured alike in the same run."""
+    from ..reference.rlbackfilling import ReferenceBackfillEnv
+    from ..rl.backfill_env import BackfillEnv, VecBackfill
+    path = folder / "SDSC-SP2-1998-4.2-cln.swf.gz" if folder is not None else None
+    if path is None or not path.exists():
+        path = fallback
+    env = BackfillEnv(path, window=256, compat="rlbackfilling", baselines=("easy", "easy-largest"))
+    ref = ReferenceBackfillEnv(env.trace)
+    rng = np.random.default_rng(0)
+    ours, theirs = [], []
+    for t in range(trials):
+        env.reset(seed=t)
+        ours.append(_random_steps(env, rng, seconds))
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < 3 * seconds:
+            obs = ref.reset(int(rng.integers(env.start_lo, env.start_hi)), 256)
+            while obs is not None:
+                obs = ref.step(int(rng.integers(len(ref.visible))))
+                steps += 1
+        theirs.append((time.perf_counter() - t0) / max(steps, 1))
+    vec = VecBackfill(path, 16, seed=0, window=256, compat="rlbackfilling", baselines=("easy", "easy-largest"))
+    vec.reset()
+    per_vec = []
+    for _ in range(trials):
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            masks = vec.action_masks()
+            vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            steps += vec.n_envs
+        per_vec.append((time.perf_counter() - t0) / steps)
+    st, peer, sv = _stats(ours), _stats(theirs), _stats(per_vec)
+    return [{"slice": "rl", "name": "backfill env step", "params": f"{path.name}, 256-job windows, 3 EASY baselines",
+             **st, "steps_per_s": 1.0 / st["median_s"], "peer_steps_per_s": 1.0 / peer["median_s"],
+             "vs_peer": peer["median_s"] / st["median_s"]},
+            {"slice": "rl", "name": "backfill vector", "params": "16 windows a call, same settings",
+             **sv, "steps_per_s": 1.0 / sv["median_s"], "peer_steps_per_s": 1.0 / peer["median_s"],
+             "vs_peer": peer["median_s"] / sv["median_s"]}]
 
 
 def _fmt_time(s):
@@ -446,6 +500,9 @@ def format_rows(rows, load=None):
                     extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
                 extra += "".join(f"  | {k.split('_')[1]} workers {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
                                  for k in r if k.startswith("speedup_") and not k.endswith("_best"))
+            elif sl == "rl" and "vs_peer" in r:
+                extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_peer']:.0f}x the Python reference of "
+                         f"RLBackfilling's loop, {r['peer_steps_per_s']:,.0f}/s)")
             elif sl == "rl" and "steps_per_s" in r:
                 extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_rlscheduler']:.0f}x RLScheduler's "
                          f"{RLSCHEDULER_ENV_STEPS_PER_S:,}/s)")
