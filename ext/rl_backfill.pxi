@@ -36,7 +36,7 @@ cdef class BackfillSim:
     cdef bint compat, guarded, stop
     cdef int head_code
     # state
-    cdef int64_t first, last, next_arr, t, free, nq, nrun, head, nvis, decisions, shadow
+    cdef int64_t first, last, next_arr, t, free, nq, nrun, head, nvis, decisions, shadow, extra
     cdef double ew
     cdef bint over
     cdef int64_t* q          # the queue in list order
@@ -167,33 +167,51 @@ cdef class BackfillSim:
         return True
 
     cdef void set_shadow(self, int64_t h) noexcept nogil:
-        # the head's earliest start from the running jobs' requested ends, and its expected wait
+        # the head's earliest start from the running jobs' requested ends, its expected wait, and
+        # (EASY, default mode) the nodes still free at that time once the head has its own
         cdef double avail = <double>self.free * self.ppn
-        cdef int64_t i, r, est = self.t
+        cdef int64_t i, r, est = self.t, nodes = self.free
         self.sort_running(True)
-        for i in range(self.nrun):
+        i = 0
+        while i < self.nrun:
             r = self.runj[i]
             avail += <double>self.nodes[r] * self.ppn
+            nodes += self.nodes[r]
             est = self.start[r - self.first] + self.req[r]
+            i += 1
             if avail >= <double>self.procs[h]:
                 break
+        while i < self.nrun and self.start[self.runj[i] - self.first] + self.req[self.runj[i]] == est:
+            nodes += self.nodes[self.runj[i]]      # every job ending at the shadow time frees its nodes
+            i += 1
         self.shadow = est
         self.ew = <double>(est - self.submit[h])
+        self.extra = max(nodes - self.nodes[h], 0)
 
     cdef inline bint ends_in_time(self, int64_t j) noexcept nogil:
-        return <double>(self.t + self.req[j]) < <double>self.shadow + self.ew * self.relax
+        # RLBackfilling: strictly before the shadow time; EASY (default): by it
+        if self.compat:
+            return <double>(self.t + self.req[j]) < <double>self.shadow + self.ew * self.relax
+        return <double>(self.t + self.req[j]) <= <double>self.shadow + self.ew * self.relax
+
+    cdef inline bint safe(self, int64_t j) noexcept nogil:
+        # backfilling j now cannot delay the head: it ends in time or (default mode) fits in the
+        # extra nodes
+        return self.ends_in_time(j) or (not self.compat and self.nodes[j] <= self.extra)
 
     cdef inline bint candidate(self, int64_t j, int64_t h) noexcept nogil:
-        return j != h and self.fits(j) and (not self.guarded or self.ends_in_time(j))
+        return j != h and self.fits(j) and (not self.guarded or self.safe(j))
 
     cdef void classic(self, int64_t h, int code) noexcept nogil:
-        # start, in `code` order, every job that fits and ends before the shadow time. RLBackfilling
+        # start, in `code` order, every job that fits and cannot delay the head. RLBackfilling
         # removes from the list it iterates, so the job after each start is not tested (compat).
         cdef int64_t i = 0, j
         self.sort_by(self.q, self.nq, code)
         while i < self.nq:
             j = self.q[i]
-            if j != h and self.ends_in_time(j) and self.fits(j):
+            if j != h and self.safe(j) and self.fits(j):
+                if not self.ends_in_time(j):
+                    self.extra -= self.nodes[j]
                 self.start_job(j)
                 if self.compat:
                     i += 1

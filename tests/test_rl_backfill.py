@@ -3,6 +3,7 @@ Gymnasium environment, RLBackfilling's published EASY figures, the learned backf
 replays, and training (with torch)."""
 import numpy as np
 import pytest
+from test_rl import _write_swf
 
 import pbf
 from pbf import _rlsim
@@ -12,8 +13,6 @@ from pbf.rl.backfill_env import BASELINES, ORDERS, REQ_SCALE
 from pbf.rl.kernel import KernelPolicy
 from pbf.rl.trace import RLTrace
 from pbf.studies.rlbackfilling import learned_value, rlb_test_starts
-
-from test_rl import _write_swf
 
 gym = pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
 from pbf.rl.backfill_env import BackfillEnv, VecBackfill  # noqa: E402
@@ -336,3 +335,40 @@ def test_shipped_models_beat_easy(shared_trace):
 
 def test_baseline_names():
     assert set(BASELINES) >= {"easy", "easy-sjbf", "easy-largest"}
+
+
+def test_env_schedule_equals_a_replay_of_its_decisions(tmp_path):
+    # default mode, guarded: the candidates are EASY's (end by the shadow time or fit in the extra
+    # nodes). An agent that always starts the candidate of best rank makes, pass after pass, the
+    # decisions of pbf's EASY pass trying the jobs after the reservation in rank order; with no two
+    # events at the same instant (the environment takes events one at a time) the schedules agree.
+    n, units = 400, 32
+    rng = np.random.default_rng(5)
+    submit = np.cumsum(rng.integers(1, 4000, n)) * 7 + 11
+    run = rng.integers(1, 60_000, n) * 3 + 1
+    req = run + rng.integers(0, 90_000, n)
+    size = rng.choice([1, 2, 3, 4, 8, 16, 32], n)
+    lines = [f"; MaxProcs: {units}", f"; MaxNodes: {units}"]
+    lines += [f"{i + 1} {submit[i]} -1 {run[i]} {size[i]} -1 -1 {size[i]} {req[i]} -1 1 1 1 1 1 1 -1 -1"
+              for i in range(n)]
+    path = tmp_path / "no-ties.swf"
+    path.write_text("\n".join(lines) + "\n")
+    t = RLTrace.load(path, compat="rlbackfilling")
+    rank = rng.permutation(n).astype(float)
+    sim = _sim(t, guarded=True, compat=False, stop=True, cap=n)
+    sim.reset(0, n)
+    obs, mask = np.zeros(768, np.float32), np.zeros(128, np.int8)
+    sim.observe(obs, mask)
+    choices = 0
+    while not sim.done:
+        jobs = sim.visible()[:-1]                  # the last row is the stop row: never taken
+        sim.step(int(np.argmin(rank[jobs])), obs, mask)
+        choices += 1
+    assert choices > 30
+    cfg = pbf.ReplayConfig(units=units, priority="fcfs",
+                           backfill=pbf.Backfill(order=lambda jobs, now: rank[jobs.index]))
+    res = pbf.replay(pbf.read_swf(path), cfg)
+    got = np.asarray(res.jobs["start"])[np.argsort(np.asarray(res.jobs["id"]))]
+    assert got.tolist() == sim.starts().tolist()
+    plain = pbf.replay(pbf.read_swf(path), pbf.ReplayConfig(units=units, priority="fcfs"))
+    assert np.asarray(plain.jobs["start"]).tolist() != got.tolist(), "the rank must change the schedule"

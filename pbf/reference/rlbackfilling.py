@@ -74,7 +74,8 @@ def _orders(env):
         "fcfs": lambda j: j.submit,
         "sjf": lambda j: (j.req, j.submit),
         "wfp3": wfp3,
-        "f1": lambda j: math.log10(j.req if j.req > 0 else 0.1) * j.procs + 870 * math.log10(j.submit if j.submit > 0 else 0.1),
+        "f1": lambda j: (math.log10(j.req if j.req > 0 else 0.1) * j.procs
+                         + 870 * math.log10(j.submit if j.submit > 0 else 0.1)),
         "largest": lambda j: (-j.procs, j.submit),
     }
 
@@ -150,26 +151,34 @@ class ReferenceBackfillEnv:
         est = self.now
         self.running.sort(key=lambda r: r.start + r.req)
         avail = self.free * self.ppn
+        nodes, i = self.free, 0
         for r in self.running:
             avail += r.nodes * self.ppn
+            nodes += r.nodes
             est = r.start + r.req
+            i += 1
             if avail >= head.procs:
                 break
+        nodes += sum(r.nodes for r in self.running[i:] if r.start + r.req == est)
+        self.extra = max(nodes - head.nodes, 0)      # EASY's extra nodes (default mode)
         return est, est - head.submit
 
     def _in_time(self, j, shadow, ew):
-        return self.now + j.req < shadow + ew * self.relax
+        if self.compat:
+            return self.now + j.req < shadow + ew * self.relax
+        return self.now + j.req <= shadow + ew * self.relax
+
+    def _safe(self, j, shadow, ew):
+        return self._in_time(j, shadow, ew) or (not self.compat and j.nodes <= self.extra)
 
     def _classic(self, head, shadow, ew, key):
         self.queue.sort(key=key)
-        if self.compat:
-            for j in self.queue:            # removes from the list it iterates, as RLBackfilling does
-                if j is not head and self._in_time(j, shadow, ew) and j.nodes <= self.free:
-                    self._start(j)
-        else:
-            for j in list(self.queue):
-                if j is not head and self._in_time(j, shadow, ew) and j.nodes <= self.free:
-                    self._start(j)
+        for j in (self.queue if self.compat else list(self.queue)):
+            # compat: removes from the list it iterates, as RLBackfilling does
+            if j is not head and self._safe(j, shadow, ew) and j.nodes <= self.free:
+                if not self._in_time(j, shadow, ew):
+                    self.extra -= j.nodes
+                self._start(j)
 
     def _count(self, head):
         n = 0
@@ -178,7 +187,7 @@ class ReferenceBackfillEnv:
                 continue
             if self.guarded:
                 shadow, ew = self._shadow(head)    # recomputed per job, as RLBackfilling does
-                if self._in_time(j, shadow, ew) and j.nodes <= self.free:
+                if self._safe(j, shadow, ew) and j.nodes <= self.free:
                     n += 1
             elif j.nodes <= self.free:
                 n += 1
@@ -256,7 +265,7 @@ class ReferenceBackfillEnv:
         h = self.head
         shadow, ew = self._shadow(h)
         cands = [j for j in self.queue if j is not h and j.nodes <= self.free
-                 and (not self.guarded or self._in_time(j, shadow, ew))]
+                 and (not self.guarded or self._safe(j, shadow, ew))]
         self.visible = cands[:ROWS - 1 if self.stop else ROWS]
         vec = np.zeros(ROWS * FEATURES, dtype=np.float64)
         gap = shadow + self.relax * ew + 1 - self.now

@@ -1,14 +1,15 @@
 """A learned backfilling policy as a backfill order for replays and the engine.
 
 Before every pass the queued jobs get the kernel's scores from RLBackfilling's six features, taken
-at that moment: wait (/ 12 h), estimate (/ the model's scale: 24 h for a default-mode model, the
-replay's largest requested time for a compat-mode one), units (/ the cluster's units), estimate / (time to the head's shadow + 1 s), units / free units, and 0. The
-head is the first queued job in priority order; its shadow time is when, the running jobs ending
-at their estimated ends (start + estimate, earliest first), enough units are free for it. After the
-reservations, the pass tries the remaining jobs in descending score order for a start now only,
-as it tries them shortest-first for EASY-SJBF: pbf never delays a reservation, so a learned order
-is always the guarded form of RLBackfilling's agent. The scores are fixed for the pass (the
-environment re-scores after every start, when the free units change): ``docs/rl.md``.
+at that moment: wait (/ 12 h); estimate (/ the model's scale: 24 h for a default-mode model, the
+replay's largest requested time for a compat-mode one); units (/ the cluster's units); estimate /
+(time to the head's shadow + 2 s); units / free units; and 0. The head is the first queued job in
+priority order; its shadow time is when, the running jobs ending at their estimated ends
+(earliest first), enough units are free for it. After the reservations, the pass tries the
+remaining jobs in descending score order for a start now only, as it tries them shortest-first
+for EASY-SJBF: pbf never delays a reservation, so a learned order is always the guarded form of
+RLBackfilling's agent. The scores are fixed for the pass (the environment re-scores after every
+start, when the free units change): ``docs/rl.md``.
 """
 from __future__ import annotations
 

@@ -83,7 +83,8 @@ class KernelPolicy:
         self.norm = {k: float(v) for k, v in self.meta.get("norm", {}).items()}
         self.kind = self.meta.get("kind", "job-selection")
         if self.kind not in KIND_FEATURES:
-            raise ConfigError(f"kernel policy {self.name}: kind {self.kind!r}, expected one of {', '.join(KIND_FEATURES)}")
+            raise ConfigError(f"kernel policy {self.name}: kind {self.kind!r}, expected one of "
+                              f"{', '.join(KIND_FEATURES)}")
         self.nf = KIND_FEATURES[self.kind]
         _check_shapes(self.weights, self.name, self.nf)
         self.compiled = _rlsim.Kernel(*[a for wb in self.weights for a in (wb[0], wb[1])])

@@ -192,7 +192,8 @@ def format_rlbackfilling(result):
         if row["model"]:
             sampled = [f"{h.upper()} head {row['pbf'][f'{h}+rlbf~sampled']:,.2f}" for h in ("fcfs", "sjf")
                        if f"{h}+rlbf~sampled" in row["pbf"]]
-            out.append(f"{'':<10}rlbf = {row['model']} (greedy)" + (f"; sampled: {', '.join(sampled)}" if sampled else ""))
+            out.append(f"{'':<10}rlbf = {row['model']} (greedy)"
+                       + (f"; sampled: {', '.join(sampled)}" if sampled else ""))
     if result.get("cross"):
         out += ["", "Table 5: a model trained on one trace (columns) on another (rows); pbf / paper"]
         for head, table in result["cross"].items():
