@@ -533,7 +533,8 @@ def cmd_train(args):
                   checkpoint_every=args.checkpoint_every, threads=args.threads, name=args.name)
     if backfilling:
         cfg = TrainConfig(args.trace, out, compat="rlbackfilling" if args.compat else None, head=args.head,
-                          guarded=args.guarded, relax=args.relax, reward_scale="none", **common)
+                          guarded=args.guarded, relax=args.relax, reward_scale="none",
+                          warm_start=args.warm_start, **common)
         base = "EASY-SJBF"
     else:
         cfg = TrainConfig(args.trace, out, metric=args.metric, backfill=args.backfill, skip=args.skip,
@@ -601,6 +602,8 @@ def _add_train(sub):
                     help="candidates must end before the head's shadow time (default: any job that fits now)")
     bf.add_argument("--relax", type=float, default=0.0, help="shadow window relaxation x expected wait (0)")
     bf.add_argument("--compat", action="store_true", help="RLBackfilling's trace loading and quirks (docs/rl.md)")
+    bf.add_argument("--warm-start", choices=("none", "sjbf"), default="none",
+                    help="before PPO, clone EASY-SJBF's choice (shortest candidate, never stop): sjbf")
 
 
 def build_parser():

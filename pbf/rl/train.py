@@ -90,6 +90,7 @@ class TrainConfig:
     head: str = "fcfs"
     guarded: bool = False
     relax: float = 0.0
+    warm_start: str = "none"
 
     def __post_init__(self):
         self.trace, self.out = str(self.trace), str(self.out)
@@ -97,6 +98,8 @@ class TrainConfig:
             raise ConfigError("epochs, trajectories and envs must be >= 1")
         if self.reward_scale not in ("sjf", "f1", "none"):
             raise ConfigError(f"reward scale must be sjf, f1 or none, got {self.reward_scale!r}")
+        if self.warm_start not in ("none", "sjbf"):
+            raise ConfigError(f"warm start must be none or sjbf, got {self.warm_start!r}")
         if self.head not in ORDERS:
             raise ConfigError(f"head order must be one of {', '.join(ORDERS)}, got {self.head!r}")
         if self.window_filter not in ("none", "absolute", "quantile"):
@@ -341,11 +344,51 @@ def train_backfilling(cfg: TrainConfig, progress=None):
                         gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                         vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, device="cpu",
                         verbose=0, policy_kwargs={"features": BF_FEATURES, "critic": "flat"})
+    if cfg.warm_start == "sjbf":
+        meta["warm_start"] = _clone_sjbf(model, vec, cfg.seed)
     model.learn(total_timesteps=cfg.epochs * per_env * cfg.envs, callback=_Progress(run))
     policy = export_kernel(model, dict(meta, epochs=run.epoch))
     policy.save(os.path.join(cfg.out, "model.npz"))
     _plot(run.rows, os.path.join(cfg.out, "training.png"), meta)
     return policy
+
+
+def _clone_sjbf(model, vec, seed, windows=200, epochs=20):
+    """Behaviour cloning before PPO: the actor learns to start the candidate of shortest requested
+    time and never to stop (EASY-SJBF's choice, unguarded), from ``windows`` windows drawn apart
+    from training's; PPO then starts from that policy instead of a random one. Returns a summary."""
+    rng = np.random.default_rng(seed + 777)
+    sim = vec._sim()
+    obs = np.zeros(ROWS * BF_FEATURES, dtype=np.float32)
+    mask = np.zeros(ROWS, dtype=np.int8)
+    xs, ms, ys = [], [], []
+    for _ in range(windows):
+        vec._begin(sim, rng, None)
+        sim.observe(obs, mask)
+        while not sim.done:
+            rows = sim.visible()
+            cand = np.flatnonzero(rows >= 0)
+            pick = int(cand[np.argmin(obs.reshape(ROWS, BF_FEATURES)[cand, 1])])
+            xs.append(obs.copy())
+            ms.append(mask.astype(bool))
+            ys.append(pick)
+            sim.step(pick, obs, mask)
+    x, m, y = th.as_tensor(np.array(xs)), th.as_tensor(np.array(ms)), th.as_tensor(np.array(ys))
+    actor = model.policy.mlp_extractor
+    opt = th.optim.Adam(actor.actor.parameters(), lr=1e-3)
+    order = np.arange(len(y))
+    for _ in range(epochs):
+        rng.shuffle(order)
+        for i in range(0, len(order), 512):
+            b = th.as_tensor(order[i:i + 512])
+            logits = actor.forward_actor(x[b]).masked_fill(~m[b], -1e9)
+            loss = nn.functional.cross_entropy(logits, y[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with th.no_grad():
+        agree = float((actor.forward_actor(x).masked_fill(~m, -1e9).argmax(1) == y).float().mean())
+    return {"teacher": "sjbf", "decisions": int(len(y)), "agreement": round(agree, 4)}
 
 
 def _mean_choices(vec, sample=20):
