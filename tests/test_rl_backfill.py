@@ -372,3 +372,42 @@ def test_env_schedule_equals_a_replay_of_its_decisions(tmp_path):
     assert got.tolist() == sim.starts().tolist()
     plain = pbf.replay(pbf.read_swf(path), pbf.ReplayConfig(units=units, priority="fcfs"))
     assert np.asarray(plain.jobs["start"]).tolist() != got.tolist(), "the rank must change the schedule"
+
+
+def test_experiment_rlbackfilling(shared_trace, tmp_path, capsys):
+    import json
+
+    from pbf.cli import main
+    path = shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")
+    k = KernelPolicy.random(4, {"kind": "backfilling", "compat": False, "name": "random-bf"})
+    k.save(tmp_path / "bf.npz")
+    out = tmp_path / "table.json"
+    assert main(["experiment", "rlbackfilling", "--trace", str(path.parent), "--policy", str(tmp_path / "bf.npz"),
+                 "--samples", "1", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "289.21 / 292.82" in text and "random-bf" in text
+    result = json.loads(out.read_text())
+    sdsc = result["rows"][0]
+    assert sdsc["starts"] == list(SDSC_STARTS) and sdsc["model"] == "random-bf"
+    t = RLTrace.load(path, compat="rlbackfilling")
+    assert sdsc["pbf"]["fcfs+rlbf"] == pytest.approx(np.mean([learned_value(t, k, s) for s in SDSC_STARTS]))
+    assert {"fcfs+rlbf~sampled", "sjf+rlbf~sampled"} <= set(sdsc["pbf"])
+    with pytest.raises(ConfigError, match="not a backfilling"):
+        from pbf.studies.rlbackfilling import rlbackfilling_table
+        rlbackfilling_table(str(path.parent), model=KernelPolicy.random(1))
+
+
+def test_learned_backfill_shadow():
+    # two running jobs ending at 100 (4 units) and 300 (4 units), 2 free; the head needs 8
+    from pbf.plugins import JobsView
+    from pbf.rl.chooser import LearnedBackfill
+    lb = LearnedBackfill(KernelPolicy.random(0, {"kind": "backfilling"}))
+    cols = {"id": np.arange(5), "submit": np.array([0, 0, 10, 10, 20]), "units": np.array([4, 4, 8, 1, 2]),
+            "requested": np.array([100, 300, 50, 40, 400]), "user": np.zeros(5, int)}
+    running = JobsView.of(cols, [0, 1], start=np.array([0, 0]))
+    jobs = JobsView.of(cols, [2, 3, 4], free_units=2, running=running)
+    assert lb.shadow(jobs, 50) == (300, 290.0)
+    x = lb.features(jobs, 50)
+    assert x[1, 3] == pytest.approx(40 / (300 + 1 - 50 + 1))
+    assert x[2, 4] == pytest.approx(1 - 1e-5) and x[1, 4] == pytest.approx(0.5)
+    assert x[:, 1] == pytest.approx(np.array([50, 40, 400]) / 86400)
