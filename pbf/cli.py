@@ -241,12 +241,13 @@ def cmd_list(args):
             print(f"  {name:<22} {summary}")
         for prefix, summary in reg.prefixes():
             print(f"  {prefix + ':...':<22} {summary}")
-    from .rl.kernel import shipped_models
+    from .rl.kernel import KernelPolicy, shipped_models
     models = shipped_models()
     if models:
-        print("shipped learned models (--priority learned:NAME)")
+        print("shipped learned models (job selection: --priority learned:NAME; backfilling: --order learned:NAME)")
         for name in models:
-            print(f"  {name}")
+            meta = KernelPolicy.load(name).meta
+            print(f"  {name:22s} {meta.get('kind', 'job-selection'):14s} trained on {meta.get('trace', '?')}")
     print("any of the first four may also be 'package.module:attr' naming your own Python plugin")
     return 0
 

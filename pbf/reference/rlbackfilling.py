@@ -294,6 +294,12 @@ class ReferenceBackfillEnv:
         self._start(self.visible[row])
         return self._proceed(True)
 
+    def action_masks(self):
+        """The rows that hold a candidate (and the stop row), as a boolean array of 128."""
+        m = np.zeros(ROWS, dtype=bool)
+        m[:len(self.visible) + (1 if self.stop else 0)] = True
+        return m
+
     def value(self):
         return self._bsld()
 

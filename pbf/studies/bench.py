@@ -449,8 +449,8 @@ def _backfill_rows(folder, fallback, trials, seconds):
         steps, t0 = 0, time.perf_counter()
         while time.perf_counter() - t0 < 3 * seconds:
             obs = ref.reset(int(rng.integers(env.start_lo, env.start_hi)), 256)
-            while obs is not None:
-                obs = ref.step(int(rng.integers(len(ref.visible))))
+            while obs is not None:          # actions drawn as for the compiled environment
+                obs = ref.step(int(rng.choice(np.flatnonzero(ref.action_masks()))))
                 steps += 1
         theirs.append((time.perf_counter() - t0) / max(steps, 1))
     vec = VecBackfill(path, 16, seed=0, window=256, compat="rlbackfilling", baselines=("easy", "easy-largest"))
