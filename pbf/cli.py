@@ -531,6 +531,7 @@ def cmd_train(args):
     common = dict(epochs=args.epochs, trajectories=args.trajectories, window=args.window, slice_jobs=args.slice,
                   envs=args.envs, seed=args.seed, learning_rate=args.lr, gae_lambda=args.gae_lambda,
                   max_grad_norm=args.max_grad_norm, ppo_epochs=args.ppo_epochs, batch_size=args.batch_size,
+                  ent_coef=args.ent_coef,
                   checkpoint_every=args.checkpoint_every, threads=args.threads, name=args.name)
     if backfilling:
         cfg = TrainConfig(args.trace, out, compat="rlbackfilling" if args.compat else None, head=args.head,
@@ -570,6 +571,7 @@ def _train_common(p, lr, gae_lambda, batch_size):
     p.add_argument("--gae-lambda", type=float, default=gae_lambda, help=f"GAE lambda ({gae_lambda:g})")
     p.add_argument("--max-grad-norm", type=float, default=10.0, help="gradient-norm cap (10)")
     p.add_argument("--ppo-epochs", type=_int_in(1), default=10, help="passes over each rollout (10)")
+    p.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus coefficient (0)")
     p.add_argument("--batch-size", type=_int_in(2), default=batch_size, help=f"minibatch size ({batch_size})")
     p.add_argument("--checkpoint-every", type=_int_in(0), default=5, help="epochs between checkpoints (5; 0: none)")
     p.add_argument("--threads", type=_int_in(1), default=1, help="torch threads (1)")
