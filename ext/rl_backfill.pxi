@@ -28,7 +28,7 @@ cdef class BackfillSim:
     ``head``: the base priority's order code; ``guarded``: candidates must end before the head's
     shadow time (+ ``relax`` x its expected wait), else any job that fits now is one; ``act_size``:
     the agent is asked when more candidates than this exist; ``compat``: keep RLBackfilling's quirks;
-    ``stop``: a last row (all features 0: no job reads so) that ends backfilling until the next event.
+    ``stop``: a last row (features 0 but the sixth, 1) that ends backfilling until the next event.
     """
     cdef const int64_t[:] submit, run, req, nodes, procs
     cdef int64_t total_nodes, cap, act_size
@@ -289,9 +289,7 @@ cdef class BackfillSim:
                 row[2] = min(<double>self.procs[j] / self.max_procs, 1.0 - EPS)
                 row[3] = min(<double>self.req[j] / (gap + 1.0), 1.0 - EPS)
                 row[4] = min(<double>self.nodes[j] / <double>self.free, 1.0 - EPS)
-                # RLBackfilling's sixth feature is 0; the default mode says whether starting the
-                # job can delay the head (0) or not (1: EASY would start it)
-                row[5] = 0.0 if self.compat else (1.0 if self.safe(j) else 0.0)
+                row[5] = 0.0
                 mask[r] = 1
                 self.vis[r] = j
                 r += 1
@@ -300,7 +298,7 @@ cdef class BackfillSim:
             self.nvis = r
             if self.stop:
                 row = out + r * BF_NF
-                row[0], row[1], row[2], row[3], row[4], row[5] = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+                row[0], row[1], row[2], row[3], row[4], row[5] = 0.0, 0.0, 0.0, 0.0, 0.0, 1.0
                 mask[r] = 1
                 self.vis[r] = -1
                 r += 1

@@ -273,12 +273,11 @@ class ReferenceBackfillEnv:
             if i < len(self.visible):
                 j = self.visible[i]
                 max(self.now - c.submit for c in cands)   # RLBackfilling computes (and drops) this per row
-                safe = 0.0 if self.compat else float(self._safe(j, shadow, ew))
                 row = [min((self.now - j.submit) / _MAX_WAIT, 1 - _EPS), min(j.req / self.max_exec, 1 - _EPS),
                        min(j.procs / self.max_procs, 1 - _EPS), min(j.req / (gap + 1), 1 - _EPS),
-                       min(j.nodes / self.free, 1 - _EPS), safe]
+                       min(j.nodes / self.free, 1 - _EPS), 0.0]
             elif self.stop and i == len(self.visible):
-                row = [0.0] * FEATURES
+                row = [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
             else:
                 row = _PAD
             vec[i * FEATURES:(i + 1) * FEATURES] = row

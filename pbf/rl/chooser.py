@@ -3,8 +3,7 @@
 Before every pass the queued jobs get the kernel's scores from RLBackfilling's six features, taken
 at that moment: wait (/ 12 h); estimate (/ the model's scale: 24 h for a default-mode model, the
 replay's largest requested time for a compat-mode one); units (/ the cluster's units); estimate /
-(time to the head's shadow + 2 s); units / free units; and, for a default-mode model, 1 when
-starting the job cannot delay the head (it ends by the shadow time or fits in the extra units). The head is the first queued job in
+(time to the head's shadow + 2 s); units / free units; and 0. The head is the first queued job in
 priority order; its shadow time is when, the running jobs ending at their estimated ends
 (earliest first), enough units are free for it. After the reservations, the pass tries the
 remaining jobs in descending score order for a start now only, as it tries them shortest-first
@@ -52,11 +51,10 @@ class LearnedBackfill:
         self.units = float(units)
 
     def shadow(self, jobs, now):
-        """The head's shadow time, its expected wait, and the units still free at the shadow time
-        once the head has its own (RLBackfilling's rule, EASY's extra units; estimated ends)."""
+        """The head's shadow time and its expected wait (RLBackfilling's rule, estimated ends)."""
         head_units, free = int(jobs.units[0]), int(jobs.free_units)
         if free < 0 or head_units <= free or jobs.running is None or len(jobs.running) == 0:
-            return now, float(now - jobs.submit[0]), max(free - head_units, 0)
+            return now, float(now - jobs.submit[0])
         run = jobs.running
         ends = np.asarray(run.start + run.estimate, dtype=np.int64)
         order = np.argsort(ends, kind="stable")
@@ -64,8 +62,7 @@ class LearnedBackfill:
         enough = avail >= head_units
         k = int(np.argmax(enough)) if enough.any() else len(order) - 1
         shadow = max(int(ends[order[k]]), now)
-        extra = free + int(run.units[ends <= shadow].sum()) - head_units
-        return shadow, float(shadow - jobs.submit[0]), max(extra, 0)
+        return shadow, float(shadow - jobs.submit[0])
 
     def features(self, jobs, now):
         """The six features of the queued jobs (a :class:`pbf.plugins.JobsView`) at ``now``."""
@@ -76,7 +73,7 @@ class LearnedBackfill:
         est = np.asarray(jobs.estimate, dtype=np.float64)
         top_est = self.req_scale or self.max_est or float(max(est.max(), 1.0))
         top_units = self.units or float(max(jobs.units.max(), 1))
-        shadow, ew, extra = self.shadow(jobs, now)
+        shadow, ew = self.shadow(jobs, now)
         gap = shadow + self.relax * ew + 1.0 - now
         free = float(jobs.free_units)
         x[:, 0] = np.minimum((now - jobs.submit) / _MAX_WAIT, 1.0 - _EPS)
@@ -84,8 +81,6 @@ class LearnedBackfill:
         x[:, 2] = np.minimum(jobs.units / top_units, 1.0 - _EPS)
         x[:, 3] = np.minimum(est / (gap + 1.0), 1.0 - _EPS)
         x[:, 4] = np.minimum(jobs.units / free, 1.0 - _EPS) if free > 0 else 1.0 - _EPS
-        if self.req_scale is not None:       # default-mode models: can starting it delay the head?
-            x[:, 5] = ((now + est <= shadow + self.relax * ew) | (jobs.units <= extra)).astype(np.float32)
         return x
 
     def keys(self, jobs, now):

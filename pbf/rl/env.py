@@ -31,9 +31,8 @@ _COMPAT = (None, "rlscheduler")
 def _trace(trace, compat):
     if isinstance(trace, RLTrace):
         if trace.compat != compat or trace.loader == "rlbackfilling":
-            raise ConfigError(f"trace {trace.name} was loaded by the {trace.loader!r} rules, the job-selection "
-                              f"environment needs compat={compat}: load it again with "
-                              f"RLTrace.load(..., compat={compat})")
+            raise ConfigError(f"trace {trace.name} was loaded with compat={trace.compat}, the environment "
+                              f"needs compat={compat}: load it again with RLTrace.load(..., compat={compat})")
         return trace
     if isinstance(trace, (str, os.PathLike)):
         return RLTrace.load(trace, compat=compat)

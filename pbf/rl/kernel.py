@@ -33,14 +33,14 @@ LAYERS = ((8, 32), (32, 16), (16, 8), (8, 1))
 ROWS, FEATURES = 128, 8
 #: inputs per row of each kind of policy
 KIND_FEATURES = {"job-selection": 8, "backfilling": 6}
-_EPS = 1e-5
-_MAX_WAIT = 43200.0
-_NORM_KEYS = ("req", "procs", "mem", "user", "group", "exe")
 
 
 def layers(features):
     """(inputs, outputs) of each dense layer of a kernel over ``features`` inputs."""
     return ((features, 32),) + LAYERS[1:]
+_EPS = 1e-5
+_MAX_WAIT = 43200.0
+_NORM_KEYS = ("req", "procs", "mem", "user", "group", "exe")
 
 
 def shipped_models():
