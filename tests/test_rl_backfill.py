@@ -319,18 +319,27 @@ def test_training_writes_a_loadable_model(small_trace, tmp_path):
         "epoch,steps,episodes,metric_mean,easy_sjbf_mean")
 
 
-def test_shipped_models_beat_easy(shared_trace):
+@pytest.mark.parametrize("trace,file", [("sdsc-sp2", "SDSC-SP2-1998-4.2-cln.swf.gz"),
+                                        ("lublin-1", "rlsched_lublin_256.swf.gz")])
+def test_shipped_models_beat_easy_with_actual_run_times(shared_trace, trace, file):
+    # on RLBackfilling's test windows, greedy: below FCFS+EASY and below FCFS+EASY with every job's
+    # actual run time as its request (EASY proper, the default mode's; on the Lublin traces, which
+    # have no requests, RLBackfilling's EASY is that already)
     from pbf.rl.kernel import shipped_models
     from pbf.studies.rlbackfilling import SHIPPED
-    have = shipped_models()
-    if SHIPPED["sdsc-sp2"] not in have:
-        pytest.skip("no shipped backfilling model")
-    t = RLTrace.load(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"), compat="rlbackfilling")
-    policy = KernelPolicy.load(SHIPPED["sdsc-sp2"])
-    ar = _sim(t, cap=1024, req=t.run)
-    learned = np.mean([learned_value(t, policy, s) for s in SDSC_STARTS])
-    clairvoyant = np.mean([ar.run_heuristic(s, 1024, 0, 0) for s in SDSC_STARTS])
-    assert learned < clairvoyant
+    if SHIPPED[trace] not in shipped_models():
+        pytest.skip(f"no shipped backfilling model for {trace}")
+    t = RLTrace.load(shared_trace(file), compat="rlbackfilling")
+    starts = rlb_test_starts(len(t))
+    policy = KernelPolicy.load(SHIPPED[trace])
+    learned = np.mean([learned_value(t, policy, s) for s in starts])
+    easy = np.mean([_sim(t, cap=1024).run_heuristic(s, 1024, 0, 0) for s in starts])
+    assert learned < easy
+    if trace == "sdsc-sp2":
+        proper_ar = _sim(t, cap=1024, req=t.run, compat=False)
+        assert learned < np.mean([proper_ar.run_heuristic(s, 1024, 0, 0) for s in starts])
+    else:
+        assert (t.req == t.run).all()       # no requests: EASY is EASY-AR
 
 
 def test_baseline_names():
