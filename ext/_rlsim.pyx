@@ -32,6 +32,19 @@ M_BSLD, M_WAIT, M_TURNAROUND, M_UTIL, M_SLOWDOWN = range(5)
 ROWS, FEATURES = MAX_ROWS, NF
 
 
+cdef inline void insertion_sort(int64_t* a, int64_t lo, int64_t hi, double* k1, double* k2) noexcept nogil:
+    # stable insertion sort of a[lo:hi] by (k1, k2), keys permuted alongside
+    cdef int64_t i, j, ai
+    cdef double x1, x2
+    for i in range(lo + 1, hi):
+        ai, x1, x2 = a[i], k1[i], k2[i]
+        j = i - 1
+        while j >= lo and (x1 < k1[j] or (x1 == k1[j] and x2 < k2[j])):
+            a[j + 1], k1[j + 1], k2[j + 1] = a[j], k1[j], k2[j]
+            j -= 1
+        a[j + 1], k1[j + 1], k2[j + 1] = ai, x1, x2
+
+
 cdef void stable_sort(int64_t* a, int64_t n, double* k1, double* k2, int64_t* tmp, double* t1,
                       double* t2) noexcept nogil:
     # stable merge sort of a[0:n] by (k1, k2) (parallel arrays, permuted alongside; tmp, t1, t2 are
@@ -46,8 +59,7 @@ cdef void stable_sort(int64_t* a, int64_t n, double* k1, double* k2, int64_t* tm
     cdef double* d2 = t2
     cdef int64_t* ti
     cdef double* td
-    cdef int64_t ai, descents = 0
-    cdef double x1, x2
+    cdef int64_t descents = 0
     # the lists the schedulers sort are often sorted already, or sorted but for entries appended
     # since the last sort: those take one pass, or an insertion sort
     for i in range(1, n):
@@ -56,14 +68,14 @@ cdef void stable_sort(int64_t* a, int64_t n, double* k1, double* k2, int64_t* tm
     if descents == 0:
         return
     if n <= 32 or descents == 1:
-        for i in range(1, n):
-            ai, x1, x2 = a[i], k1[i], k2[i]
-            j = i - 1
-            while j >= 0 and (x1 < k1[j] or (x1 == k1[j] and x2 < k2[j])):
-                a[j + 1], k1[j + 1], k2[j + 1] = a[j], k1[j], k2[j]
-                j -= 1
-            a[j + 1], k1[j + 1], k2[j + 1] = ai, x1, x2
+        insertion_sort(a, 0, n, k1, k2)
         return
+    # runs of 16 by insertion, then bottom-up merges
+    width = 16
+    lo = 0
+    while lo < n:
+        insertion_sort(a, lo, min(lo + width, n), k1, k2)
+        lo += width
     while width < n:
         lo = 0
         while lo < n:

@@ -34,7 +34,7 @@ cdef class BackfillSim:
     cdef int64_t total_nodes, cap, act_size
     cdef double ppn, max_procs, max_exec, relax
     cdef bint compat, guarded, stop
-    cdef int head_code
+    cdef int head_code, sorted_code, run_sorted     # run_sorted: 0 unknown, 1 by end, 2 by requested end
     # state
     cdef int64_t first, last, next_arr, t, free, nq, nrun, head, nvis, decisions, shadow, extra
     cdef double ew
@@ -62,6 +62,9 @@ cdef class BackfillSim:
             raise ValueError("act_size must be >= 1 (>= 0 with the stop row)")
         if not 0 <= head <= BK_LARGEST:
             raise ValueError(f"head order code {head} is not one of 0..{BK_LARGEST}")
+        for i in range(n):
+            if nodes[i] < 1:
+                raise ValueError(f"job {i} needs {nodes[i]} nodes; every job needs at least one")
         self.submit, self.run, self.req, self.nodes, self.procs = submit, run, req, nodes, procs
         self.total_nodes, self.ppn, self.max_procs, self.max_exec = total_nodes, ppn, max_procs, max_exec
         self.cap, self.head_code, self.guarded, self.relax = cap, head, guarded, relax
@@ -95,42 +98,57 @@ cdef class BackfillSim:
     cdef inline bint fits(self, int64_t j) noexcept nogil:
         return self.nodes[j] <= self.free
 
-    cdef void sort_by(self, int64_t* a, int64_t n, int code) noexcept nogil:
+    cdef inline void key_of(self, int64_t j, int code, double* x1, double* x2) noexcept nogil:
         # RLBackfilling's score functions (ascending runs first)
-        cdef int64_t i, j
-        cdef double r, p, s, w
+        cdef double r = <double>self.req[j], p = <double>self.procs[j], s = <double>self.submit[j], w
+        x2[0] = 0.0
+        if code == BK_FCFS:
+            x1[0] = s
+        elif code == BK_SJF:
+            x1[0], x2[0] = r, s
+        elif code == BK_WFP3:
+            # RLBackfilling reads a waiting job's scheduled time (-1) as its start
+            w = (-1.0 - s) if self.compat else <double>(self.t - self.submit[j])
+            x1[0] = -pow(w / r, 3.0) * p
+        elif code == BK_F1:
+            x1[0] = log10(r if r > 0 else 0.1) * p + 870.0 * log10(s if s > 0 else 0.1)
+        else:
+            x1[0], x2[0] = -p, s
+
+    cdef void sort_by(self, int64_t* a, int64_t n, int code) noexcept nogil:
+        # a stable sort of the queue by `code`. The queue remembers the order it is sorted in
+        # (orders whose keys do not change with time): a sorted list is left as it is, which is
+        # what a stable sort would do with it
+        cdef int64_t i
+        if a == self.q and code == self.sorted_code:
+            return
         for i in range(n):
-            j = a[i]
-            r = <double>self.req[j]
-            p = <double>self.procs[j]
-            s = <double>self.submit[j]
-            self.k2[i] = 0.0
-            if code == BK_FCFS:
-                self.k1[i] = s
-            elif code == BK_SJF:
-                self.k1[i], self.k2[i] = r, s
-            elif code == BK_WFP3:
-                # RLBackfilling reads a waiting job's scheduled time (-1) as its start
-                w = (-1.0 - s) if self.compat else <double>(self.t - self.submit[j])
-                self.k1[i] = -pow(w / r, 3.0) * p
-            elif code == BK_F1:
-                self.k1[i] = log10(r if r > 0 else 0.1) * p + 870.0 * log10(s if s > 0 else 0.1)
-            else:
-                self.k1[i], self.k2[i] = -p, s
+            self.key_of(a[i], code, &self.k1[i], &self.k2[i])
         stable_sort(a, n, self.k1, self.k2, self.tmp, self.t1, self.t2)
+        if a == self.q:
+            self.sorted_code = code if (code != BK_WFP3 or self.compat) else -1
+
+    cdef inline int64_t end_of(self, int64_t j, bint by_request) noexcept nogil:
+        return self.start[j - self.first] + (self.req[j] if by_request else self.run[j])
 
     cdef void sort_running(self, bint by_request) noexcept nogil:
+        # by requested or actual end; like the queue, the list remembers which order it is in
         cdef int64_t i, j
+        if self.run_sorted == (2 if by_request else 1):
+            return
         for i in range(self.nrun):
-            j = self.runj[i]
-            self.k1[i] = <double>(self.start[j - self.first] + (self.req[j] if by_request else self.run[j]))
+            self.k1[i] = <double>self.end_of(self.runj[i], by_request)
             self.k2[i] = 0.0
         stable_sort(self.runj, self.nrun, self.k1, self.k2, self.tmp, self.t1, self.t2)
+        self.run_sorted = 2 if by_request else 1
 
     cdef void start_job(self, int64_t j) noexcept nogil:
         cdef int64_t i, k = 0
         self.start[j - self.first] = self.t
         self.free -= self.nodes[j]
+        if self.run_sorted and self.nrun and \
+                self.end_of(j, self.run_sorted == 2) < self.end_of(self.runj[self.nrun - 1], self.run_sorted == 2):
+            self.run_sorted = 0
         self.runj[self.nrun] = j
         self.nrun += 1
         for i in range(self.nq):
@@ -138,6 +156,18 @@ cdef class BackfillSim:
                 self.q[k] = self.q[i]
                 k += 1
         self.nq = k
+
+    cdef void append(self, int64_t j) noexcept nogil:
+        # an arrival joins the end of the queue; the queue stays sorted if it sorts last
+        cdef double a1, a2, b1, b2
+        if self.sorted_code >= 0 and self.nq > 0:
+            self.key_of(self.q[self.nq - 1], self.sorted_code, &a1, &a2)
+            self.key_of(j, self.sorted_code, &b1, &b2)
+            if b1 < a1 or (b1 == a1 and b2 < a2):
+                self.sorted_code = -1
+        self.run_sorted = 0
+        self.q[self.nq] = j
+        self.nq += 1
 
     cdef bint jump(self) noexcept nogil:
         # one event: the next arrival if it comes no later than the next release, else the release
@@ -148,8 +178,7 @@ cdef class BackfillSim:
             rel = self.start[j - self.first] + self.run[j]
             if self.next_arr < self.last and self.submit[self.next_arr] <= rel:
                 self.t = max(self.t, self.submit[self.next_arr])
-                self.q[self.nq] = self.next_arr
-                self.nq += 1
+                self.append(self.next_arr)
                 self.next_arr += 1
             else:
                 self.t = max(self.t, rel)
@@ -161,8 +190,7 @@ cdef class BackfillSim:
         if self.next_arr >= self.last:
             return False
         self.t = max(self.t, self.submit[self.next_arr])
-        self.q[self.nq] = self.next_arr
-        self.nq += 1
+        self.append(self.next_arr)
         self.next_arr += 1
         return True
 
@@ -207,7 +235,7 @@ cdef class BackfillSim:
         # removes from the list it iterates, so the job after each start is not tested (compat).
         cdef int64_t i = 0, j
         self.sort_by(self.q, self.nq, code)
-        while i < self.nq:
+        while i < self.nq and self.free > 0:     # (every job needs a node)
             j = self.q[i]
             if j != h and self.safe(j) and self.fits(j):
                 if not self.ends_in_time(j):
@@ -224,6 +252,8 @@ cdef class BackfillSim:
         self.t = self.submit[first]
         self.q[0] = first
         self.nq, self.nrun, self.next_arr = 1, 0, first + 1
+        self.sorted_code = -1
+        self.run_sorted = 0
         self.free = self.total_nodes
         self.over, self.nvis, self.decisions, self.head = False, 0, 0, -1
         for i in range(n):
@@ -247,9 +277,10 @@ cdef class BackfillSim:
                     if self.guarded:
                         self.set_shadow(h)
                     n = 0
-                    for i in range(self.nq):
-                        if self.candidate(self.q[i], h):
-                            n += 1
+                    if self.free > 0:
+                        for i in range(self.nq):
+                            if self.candidate(self.q[i], h):
+                                n += 1
                     if n > 0 and not self.guarded:
                         self.set_shadow(h)
                     if n > self.act_size:

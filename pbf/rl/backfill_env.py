@@ -228,6 +228,7 @@ class VecBackfill(_BackfillEpisodes):
         self._done = np.zeros(self.n_envs, dtype=np.int8)
         self.starts = np.full(self.n_envs, -1, dtype=np.int64)
         self._base = [{} for _ in range(self.n_envs)]
+        self._envs = np.arange(self.n_envs)
         self.invalid_actions = 0
 
     def seed(self, seed):
@@ -246,15 +247,15 @@ class VecBackfill(_BackfillEpisodes):
 
     def step(self, actions):
         rows = np.asarray(actions, dtype=np.int64).reshape(self.n_envs)
-        bad = ~((rows >= 0) & (rows < BF_ROWS))
-        bad[~bad] = self.masks[np.flatnonzero(~bad), rows[~bad]] == 0
+        inside = (rows >= 0) & (rows < BF_ROWS)
+        bad = ~inside | (self.masks[self._envs, np.where(inside, rows, 0)] == 0)
         if bad.any():
             self.invalid_actions += int(bad.sum())
             rows = np.where(bad, 0, rows)
         _rlsim.bf_step_many(self.sims, np.ascontiguousarray(rows), self.obs, self.masks, self._done)
         rewards = np.zeros(self.n_envs, dtype=np.float32)
         dones = self._done.astype(bool)
-        infos = [{"invalid_action": bool(b)} for b in bad]
+        infos = [{"invalid_action": b} for b in bad.tolist()]
         for i in np.flatnonzero(dones):
             value = self.sims[i].value()
             base = self._base[i][REWARD_BASELINE]
