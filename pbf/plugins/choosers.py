@@ -37,7 +37,7 @@ class PythonChooser:
         return inverse.astype(np.int64)
 
     def describe(self):
-        return self.where
+        return self.fn.describe() if callable(getattr(self.fn, "describe", None)) else self.where
 
 
 def _adapt(obj, where):
