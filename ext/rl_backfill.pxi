@@ -262,8 +262,9 @@ cdef class BackfillSim:
     # ------------------------------------------------------------------ the agent's episode
     cdef void proceed(self, bint at_head) noexcept nogil:
         # RLBackfilling's reset_to_next_backfill_or_end / step: run until the agent has a choice to
-        # make (self.head set, the candidates counted) or the window is over
-        cdef int64_t h = self.head, n, i
+        # make (self.head set, the candidates listed in self.vis) or the window is over
+        cdef int64_t h = self.head, n, i, j
+        cdef int64_t rows = MAX_ROWS - 1 if self.stop else MAX_ROWS
         while True:
             if at_head:
                 if self.fits(h):
@@ -279,8 +280,13 @@ cdef class BackfillSim:
                     n = 0
                     if self.free > 0:
                         for i in range(self.nq):
-                            if self.candidate(self.q[i], h):
+                            j = self.q[i]
+                            if self.candidate(j, h):
+                                self.vis[n] = j     # the rows of the observation, in queue order
                                 n += 1
+                                if n == rows and n > self.act_size:
+                                    break           # enough: the agent is asked
+                    self.nvis = min(n, rows)
                     if n > 0 and not self.guarded:
                         self.set_shadow(h)
                     if n > self.act_size:
@@ -303,17 +309,15 @@ cdef class BackfillSim:
             at_head = True
 
     cdef void observe_into(self, float* out, int8_t* mask) noexcept nogil:
-        cdef int64_t r = 0, i, j, h = self.head
+        # the candidates proceed() listed (self.vis), then the stop row, then padding
+        cdef int64_t r = 0, j
         cdef float* row
         cdef double gap = <double>self.shadow + self.relax * self.ew + 1.0 - <double>self.t
-        self.nvis = 0
-        if not self.over:
-            for i in range(self.nq):
-                if r >= MAX_ROWS:
-                    break
-                j = self.q[i]
-                if not self.candidate(j, h):
-                    continue
+        if self.over:
+            self.nvis = 0
+        else:
+            for r in range(self.nvis):
+                j = self.vis[r]
                 row = out + r * BF_NF
                 row[0] = min(<double>(self.t - self.submit[j]) / MAX_WAIT, 1.0 - EPS)
                 row[1] = min(<double>self.req[j] / self.max_exec, 1.0 - EPS)
@@ -322,11 +326,7 @@ cdef class BackfillSim:
                 row[4] = min(<double>self.nodes[j] / <double>self.free, 1.0 - EPS)
                 row[5] = 0.0
                 mask[r] = 1
-                self.vis[r] = j
-                r += 1
-                if self.stop and r == MAX_ROWS - 1:
-                    break
-            self.nvis = r
+            r = self.nvis
             if self.stop:
                 row = out + r * BF_NF
                 row[0], row[1], row[2], row[3], row[4], row[5] = 0.0, 0.0, 0.0, 0.0, 0.0, 1.0
