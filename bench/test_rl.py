@@ -51,3 +51,17 @@ def test_kernel_decision(benchmark):
     mask = np.ones(128, dtype=bool)
     row = benchmark(k.act, obs, mask)
     assert 0 <= row < 128
+
+
+@pytest.mark.benchmark(group="rl")
+def test_backfill_env_steps(benchmark, shared_trace):
+    """1,024 random valid steps on 256-job windows of SDSC-SP2 in compat mode (the three EASY
+    baselines RLBackfilling schedules run at every reset)."""
+    from pbf.rl.backfill_env import BackfillEnv
+    env = BackfillEnv(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"), window=256, compat="rlbackfilling",
+                      baselines=("easy", "easy-largest"))
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    windows = benchmark(_steps, env, rng, 1024)
+    assert windows >= 3
+    benchmark.extra_info["steps_per_s"] = 1024 / benchmark.stats.stats.median
