@@ -3,9 +3,9 @@
 #
 # One BackfillSim is one window of consecutive jobs on RLBackfilling's free-node counter cluster.
 # The head job (by the base priority) starts when it fits; while it does not, the jobs that could
-# start now are the backfilling candidates: with two or more the agent picks one (it starts now),
-# with one the classic rule runs (FCFS order, only jobs that end before the head's shadow time),
-# with none time advances one event. The lists RLBackfilling keeps (queue, running jobs) are
+# start now are the backfilling candidates: with more than act_size of them the agent picks one (it
+# starts now) or, with the stop row, none; with fewer the classic rule runs (FCFS order, only jobs
+# that cannot delay the head), with none time advances one event. The lists RLBackfilling keeps (queue, running jobs) are
 # mirrored in their order, with stable sorts where it sorts, so that ties break as in its code.
 # docs/rl.md lists the rules, the compat-mode quirks and what the default mode fixes.
 
@@ -17,7 +17,7 @@ cdef enum:
     BK_F1 = 3
     BK_LARGEST = 4
 
-# order codes (pbf.rl.BACKFILL_ORDERS names them)
+# order codes (pbf.rl.backfill_env.ORDERS names them)
 O_FCFS, O_SJF, O_WFP3, O_F1, O_LARGEST = range(5)
 BF_FEATURES = BF_NF
 
@@ -25,8 +25,9 @@ BF_FEATURES = BF_NF
 cdef class BackfillSim:
     """One backfilling episode over a shared trace (arrays indexed by job, in RLBackfilling's order).
 
-    ``head``: the base priority's order code; ``guarded``: candidates must end before the head's
-    shadow time (+ ``relax`` x its expected wait), else any job that fits now is one; ``act_size``:
+    ``head``: the base priority's order code; ``guarded``: candidates must not delay the head (end
+    before its shadow time + ``relax`` x its expected wait; in the default mode also: fit in the
+    extra nodes), else any job that fits now is one; ``act_size``:
     the agent is asked when more candidates than this exist; ``compat``: keep RLBackfilling's quirks;
     ``stop``: a last row (features 0 but the sixth, 1) that ends backfilling until the next event.
     """

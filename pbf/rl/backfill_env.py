@@ -2,10 +2,11 @@
 
 An episode is a window of ``window`` consecutive jobs of a trace. The head job (by the base
 priority, ``head``) starts when it fits; while it does not, the jobs that could start now are the
-candidates (``guarded``: only those that end before the head's shadow time plus ``relax`` times
-its expected wait; unguarded: any that fits). With two or more the agent picks one, which starts
-now (``Discrete(128)``, the candidates' rows in ``action_masks()``); with one the classic rule
-runs; with none time advances. The observation is 128 rows x 6 features (a flat ``Box``). The
+candidates (``guarded``: only those that cannot delay the head, by its shadow time plus ``relax``
+times its expected wait; unguarded: any that fits). Then the agent picks one, which starts now
+(``Discrete(128)``, the candidates' rows in ``action_masks()``), or in the default mode the stop
+row; with too few candidates (compat: fewer than two) the classic rule runs; with none time
+advances. The observation is 128 rows x 6 features (a flat ``Box``). The
 reward is 0 until the window is over, then ``(b - v) / b`` with ``v`` the episode's mean bounded
 slowdown and ``b`` that of EASY with shortest-first backfilling (FCFS head) on the same window, as
 RLBackfilling rewards it. Rules and the two modes: ``docs/rl.md``.
