@@ -259,6 +259,8 @@ def cmd_replay(args):
     from .replayer import ReplayConfig, replay
     from .workload.timeparse import parse_duration
     t0 = time.perf_counter()
+    if args.report and not args.out:
+        raise ConfigError("--report needs --out DIR: the report is drawn from the files written there")
     if args.out:
         from .replayer import check_output_dir
         check_output_dir(args.out)            # before the replay, not after it
@@ -295,7 +297,33 @@ def cmd_replay(args):
         print(json.dumps(result.summary, indent=2))
     elif not args.quiet:
         print(_format_replay(result.summary, args.out))
+    if args.report:
+        from .studies.report import write_report
+        files = write_report(args.out)
+        if not args.quiet:
+            print(f"report       {files[-1]} (and {len(files) - 1} figures)")
     return 0
+
+
+def cmd_report(args):
+    from .studies.report import write_report
+    files = write_report(args.run_dir, args.out)
+    if not args.quiet:
+        print("wrote " + ", ".join(files))
+    return 0
+
+
+def _add_report(sub):
+    rp = sub.add_parser("report", help="figures and report.html from a replay's output folder",
+                        description="Figures (PNG) and one self-contained report.html from the summary.json, "
+                                    "jobs.csv and passes.csv that pbf replay --out DIR writes: utilisation and "
+                                    "queue over time, wait-time CDF by size class, bounded slowdown by size x "
+                                    "run-time class, backfill depth and pass time, tests per worker (parallel "
+                                    "passes). Needs matplotlib (pip install \"pbf[plot]\").")
+    rp.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by pbf replay --out")
+    rp.add_argument("--out", help="where to write the report (default RUN_DIR/report)")
+    rp.add_argument("--quiet", action="store_true")
+    rp.set_defaults(func=cmd_report)
 
 
 def _format_replay(s, out):
@@ -614,7 +642,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"pbf {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for add in (_add_gen, _add_replay, _add_list, _add_bench, _add_experiment, _add_train, _add_trace):
+    for add in (_add_gen, _add_replay, _add_report, _add_list, _add_bench, _add_experiment, _add_train, _add_trace):
         add(sub)
     return parser
 
@@ -736,6 +764,8 @@ def _add_replay(sub):
                     help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
     _add_slurm_sim(rp)
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
+    rp.add_argument("--report", action="store_true", help="also write figures and report.html into OUT/report "
+                    "(pbf report; needs --out and matplotlib)")
     rp.add_argument("--json", action="store_true", help="print the summary as JSON")
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
     _add_cleaning(rp)

@@ -1,0 +1,293 @@
+"""``pbf report RUN_DIR``: figures and one self-contained ``report.html`` from a replay's output
+folder (``summary.json``, ``jobs.csv`` and, when passes were recorded, ``passes.csv``).
+
+Figures (PNG, matplotlib: ``pip install "pbf[plot]"``): utilisation and queue length over time;
+the wait-time CDF by job size class; mean bounded slowdown by size x run-time class; backfill
+depth and pass wall time over time; and, for parallel passes, the tests of the busiest and the
+idlest worker. ``report.html`` holds the figures (embedded) and the summary tables, so it can be
+mailed or archived alone.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import json
+import os
+
+import numpy as np
+
+from ..errors import ConfigError
+
+__all__ = ["write_report", "load_run", "SIZE_CLASSES", "RUN_CLASSES"]
+
+DAY = 86400.0
+#: job size classes, as shares of the cluster's units (upper bounds; the first class is one unit)
+SIZE_CLASSES = (("1 unit", None), ("2 units to 1/64 of the cluster", 1 / 64), ("up to 1/8 of the cluster", 1 / 8),
+                ("up to 1/2 of the cluster", 1 / 2), ("over 1/2 of the cluster", 1.0))
+#: run-time classes (upper bounds in seconds)
+RUN_CLASSES = (("< 10 min", 600), ("10 min - 1 h", 3600), ("1 - 10 h", 36000), (">= 10 h", float("inf")))
+
+
+def _read_csv(path):
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    if not rows:
+        raise ConfigError(f"{path}: empty file (expected a header line)")
+    head, body = rows[0], rows[1:]
+    cols = {}
+    for i, name in enumerate(head):
+        values = [r[i] if i < len(r) else "" for r in body]
+        try:
+            cols[name] = np.array([float(v) if v != "" else np.nan for v in values])
+        except ValueError:
+            cols[name] = np.array(values, dtype=object)
+    return cols
+
+
+def load_run(run_dir):
+    """``(summary, jobs, passes)`` of a replay output folder (``passes`` is None without passes.csv)."""
+    run_dir = os.fspath(run_dir)
+    need = [os.path.join(run_dir, f) for f in ("summary.json", "jobs.csv")]
+    missing = [p for p in need if not os.path.exists(p)]
+    if missing:
+        raise ConfigError(f"{run_dir}: not a replay output folder ({', '.join(os.path.basename(m) for m in missing)} "
+                          f"missing; write one with pbf replay TRACE --out DIR)")
+    with open(need[0]) as fh:
+        try:
+            summary = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{need[0]}: not JSON ({exc})") from None
+    jobs = _read_csv(need[1])
+    for col in ("submit", "start", "end", "wait", "run", "units", "state"):
+        if col not in jobs:
+            raise ConfigError(f"{need[1]}: column {col!r} missing")
+    passes_path = os.path.join(run_dir, "passes.csv")
+    passes = _read_csv(passes_path) if os.path.exists(passes_path) else None
+    return summary, jobs, passes
+
+
+def _size_class(units, total):
+    out = np.zeros(len(units), dtype=int)
+    for k, (_, share) in enumerate(SIZE_CLASSES):
+        if share is None:
+            continue
+        lo = 1 if k == 1 else SIZE_CLASSES[k - 1][1] * total
+        out[(units > lo) & (units <= share * total + 1e-9)] = k
+    out[units <= 1] = 0
+    return out
+
+
+def _run_class(run):
+    return np.searchsorted(np.array([c[1] for c in RUN_CLASSES[:-1]]), run, side="right")
+
+
+def _step_series(times, deltas):
+    order = np.argsort(times, kind="stable")
+    t, level = times[order], np.cumsum(deltas[order])
+    last = np.r_[t[1:] != t[:-1], True]       # the level after all changes of an instant
+    return t[last], level[last]
+
+
+def _fig_utilisation(plt, jobs, total, t0):
+    done = jobs["state"] == "completed"
+    start, end, units = jobs["start"][done], jobs["end"][done], jobs["units"][done]
+    t_busy, busy = _step_series(np.r_[start, end], np.r_[units, -units])
+    sub = jobs["submit"]
+    started = ~np.isnan(jobs["start"]) & (jobs["start"] >= 0)
+    t_q, queue = _step_series(np.r_[sub, jobs["start"][started]], np.r_[np.ones(len(sub)), -np.ones(started.sum())])
+    fig, ax = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
+    ax[0].step((t_busy - t0) / DAY, 100.0 * busy / total, where="post", lw=0.5, alpha=0.5, label="at each event")
+    # the mean over 200 equal spans (sampled at 20 instants each)
+    grid = np.linspace(t_busy[0], t_busy[-1], 4001)
+    level = busy[np.clip(np.searchsorted(t_busy, grid, side="right") - 1, 0, len(busy) - 1)]
+    mean = level[:-1].reshape(200, 20).mean(axis=1)
+    ax[0].plot((grid[10:-1:20] - t0) / DAY, 100.0 * mean / total, lw=1.4, color="black", label="mean over spans of "
+               f"{(grid[-1] - grid[0]) / 200 / DAY:.1f} days")
+    ax[0].legend(fontsize=8, loc="lower right")
+    ax[0].set_ylabel("units busy (%)")
+    ax[0].set_ylim(0, 105)
+    ax[0].set_title("Utilisation and queue over time")
+    ax[1].step((t_q - t0) / DAY, queue, where="post", lw=0.7, color="tab:orange")
+    ax[1].set_ylabel("jobs queued")
+    ax[1].set_xlabel("time since the first submission (days)")
+    fig.tight_layout()
+    return fig
+
+
+def _fig_wait_cdf(plt, jobs, total):
+    done = jobs["state"] == "completed"
+    wait_h = jobs["wait"][done] / 3600.0
+    cls = _size_class(jobs["units"][done], total)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for k, (name, _) in enumerate(SIZE_CLASSES):
+        w = np.sort(wait_h[cls == k])
+        if len(w) == 0:
+            continue
+        ax.step(np.maximum(w, 1 / 3600), np.arange(1, len(w) + 1) / len(w), where="post",
+                label=f"{name} ({len(w):,} jobs)")
+    ax.set_xscale("log")
+    ax.set_xlabel("wait (hours; waits under 1 s drawn at 1 s)")
+    ax.set_ylabel("share of jobs waiting at most this long")
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Wait-time CDF by job size")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def _fig_bsld(plt, jobs, total, tau):
+    done = jobs["state"] == "completed"
+    run, wait = jobs["run"][done], jobs["wait"][done]
+    bsld = np.maximum((wait + run) / np.maximum(run, tau), 1.0)
+    sc, rc = _size_class(jobs["units"][done], total), _run_class(run)
+    grid = np.full((len(SIZE_CLASSES), len(RUN_CLASSES)), np.nan)
+    count = np.zeros(grid.shape, dtype=int)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            sel = (sc == i) & (rc == j)
+            count[i, j] = int(sel.sum())
+            if count[i, j]:
+                grid[i, j] = float(bsld[sel].mean())
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    im = ax.imshow(np.log10(grid), cmap="viridis", aspect="auto")
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            if count[i, j]:
+                ax.text(j, i, f"{grid[i, j]:,.1f}\n({count[i, j]:,})", ha="center", va="center", fontsize=7,
+                        color="white" if np.log10(grid[i, j]) < np.nanmax(np.log10(grid)) * 0.6 else "black")
+    ax.set_xticks(range(len(RUN_CLASSES)), [c[0] for c in RUN_CLASSES])
+    ax.set_yticks(range(len(SIZE_CLASSES)), [c[0] for c in SIZE_CLASSES])
+    ax.set_xlabel("run time")
+    ax.set_title(f"Mean bounded slowdown (tau {tau:g} s) by size and run time; (jobs)")
+    fig.colorbar(im, ax=ax, label="log10 mean bounded slowdown")
+    fig.tight_layout()
+    return fig
+
+
+def _binned(t, values, bins):
+    edges = np.linspace(t.min(), t.max() + 1, bins + 1)
+    idx = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, bins - 1)
+    mids, med, top = [], [], []
+    for b in range(bins):
+        v = values[idx == b]
+        if len(v):
+            mids.append((edges[b] + edges[b + 1]) / 2)
+            med.append(np.median(v))
+            top.append(v.max())
+    return np.array(mids), np.array(med), np.array(top)
+
+
+def _fig_passes(plt, passes, t0):
+    t = passes["time"]
+    fig, ax = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
+    x, med, top = _binned(t, passes["depth"], 200)
+    ax[0].plot((x - t0) / DAY, top, lw=0.7, label="most in a bin")
+    ax[0].plot((x - t0) / DAY, med, lw=0.9, label="median")
+    ax[0].set_ylabel("jobs tested per pass")
+    ax[0].set_title(f"Backfill passes over time ({len(t):,} passes, 200 time bins)")
+    ax[0].legend(fontsize=8)
+    x, med, top = _binned(t, passes["wall_us"], 200)
+    ax[1].plot((x - t0) / DAY, top, lw=0.7, label="slowest in a bin")
+    ax[1].plot((x - t0) / DAY, med, lw=0.9, label="median")
+    ax[1].set_yscale("log")
+    ax[1].set_ylabel("pass wall time (µs)")
+    ax[1].set_xlabel("time since the first submission (days)")
+    ax[1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _fig_workers(plt, passes, t0, workers):
+    if workers <= 1 or "tests_min_worker" not in passes:
+        return None
+    # passes that ran on more than one worker: the busiest and the idlest differ somewhere
+    par = passes["tests_max_worker"] >= 0
+    if not par.any() or not (passes["tests_max_worker"][par] != passes["tests_min_worker"][par]).any():
+        return None
+    hi, lo = passes["tests_max_worker"][par], passes["tests_min_worker"][par]
+    fig, ax = plt.subplots(figsize=(6, 5))
+    ax.scatter(hi, lo, s=6, alpha=0.4)
+    top = max(float(hi.max()), 1.0)
+    ax.plot([0, top], [0, top], color="grey", lw=0.8, label="balanced (equal tests)")
+    ax.set_xlabel("job tests of the busiest worker in a pass")
+    ax.set_ylabel("job tests of the idlest worker in a pass")
+    ax.set_title(f"Work per worker in parallel passes ({int(par.sum()):,} passes, a point each)")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def _table(rows):
+    return "<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+                               for k, v in rows) + "</table>"
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return v
+
+
+def write_report(run_dir, out=None):
+    """Write the figures and ``report.html`` of the replay in ``run_dir`` into ``out`` (default
+    ``run_dir/report``); returns the paths written."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError('pbf report draws with matplotlib: pip install "pbf[plot]"') from None
+    summary, jobs, passes = load_run(run_dir)
+    out = os.fspath(out or os.path.join(run_dir, "report"))
+    os.makedirs(out, exist_ok=True)
+    total = float(summary.get("units") or max(jobs["units"].max(), 1))
+    tau = float(summary.get("metrics", {}).get("bsld_tau_s", 10.0))
+    t0 = float(np.nanmin(jobs["submit"])) if len(jobs["submit"]) else 0.0
+    figures = [("utilisation.png", "Utilisation and queue length", lambda: _fig_utilisation(plt, jobs, total, t0)),
+               ("wait_cdf.png", "Wait-time CDF by size class", lambda: _fig_wait_cdf(plt, jobs, total)),
+               ("bsld_classes.png", "Bounded slowdown by size and run time", lambda: _fig_bsld(plt, jobs, total, tau))]
+    if passes is not None and len(passes.get("time", [])):
+        figures.append(("passes.png", "Backfill depth and pass time", lambda: _fig_passes(plt, passes, t0)))
+        workers = int(summary.get("config", {}).get("workers", 1) or 1)
+        figures.append(("workers.png", "Tests per worker", lambda: _fig_workers(plt, passes, t0, workers)))
+    written, shown = [], []
+    for name, title, make in figures:
+        fig = make()
+        if fig is None:
+            continue
+        path = os.path.join(out, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+        shown.append((title, path))
+    html_path = os.path.join(out, "report.html")
+    with open(html_path, "w") as fh:
+        fh.write(_html(summary, shown, run_dir))
+    written.append(html_path)
+    return written
+
+
+def _html(summary, figures, run_dir):
+    m, j, p = summary.get("metrics", {}), summary.get("jobs", {}), summary.get("passes", {})
+    cfg = summary.get("config", {})
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
+             f"<title>pbf report: {html.escape(str(summary.get('trace', run_dir)))}</title>",
+             "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
+             "margin:0 2em 1em 0;display:inline-table;vertical-align:top}th,td{border:1px solid #ccc;"
+             "padding:2px 8px;text-align:left;font-size:13px}img{max-width:100%}</style></head><body>",
+             f"<h1>pbf report</h1><p>trace {html.escape(str(summary.get('trace')))}, "
+             f"{html.escape(str(summary.get('units')))} units; folder {html.escape(os.path.abspath(run_dir))}</p>",
+             "<h2>Summary</h2>",
+             _table([(k, _fmt(v)) for k, v in m.items()]),
+             _table([(k, _fmt(v)) for k, v in j.items() if not isinstance(v, dict)]),
+             _table([(k, _fmt(v)) for k, v in p.items() if not isinstance(v, dict)]),
+             "<h2>Configuration</h2>",
+             _table([(k, v if not isinstance(v, dict) else json.dumps(v)) for k, v in cfg.items()])]
+    for title, path in figures:
+        with open(path, "rb") as fh:
+            data = base64.b64encode(fh.read()).decode("ascii")
+        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' "
+                     f"src='data:image/png;base64,{data}'>")
+    parts.append("</body></html>")
+    return "\n".join(parts)

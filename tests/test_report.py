@@ -1,0 +1,81 @@
+"""pbf report: figures and a self-contained report.html from a replay's output folder."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from pbf.cli import main
+from pbf.errors import ConfigError
+
+pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+from pbf.studies.report import load_run, write_report  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACES = os.path.join(os.path.dirname(HERE), "traces")
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def slurm_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report") / "run"
+    assert main(["replay", os.path.join(TRACES, "beocat-2000-1d.swf.gz"), "--preset", "slurm", "--workers", "4",
+                 "--out", str(out), "--report", "--quiet"]) == 0
+    return out
+
+
+def test_replay_report_writes_figures_and_html(slurm_run):
+    files = sorted(os.listdir(slurm_run / "report"))
+    assert files == ["bsld_classes.png", "passes.png", "report.html", "utilisation.png", "wait_cdf.png",
+                     "workers.png"]
+    for f in files[:-1]:
+        if f.endswith(".png"):
+            assert (slurm_run / "report" / f).read_bytes()[:8] == PNG
+    page = (slurm_run / "report" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 5       # self-contained: every figure embedded
+    assert "<th>bsld</th>" in page and "<th>workers</th>" in page
+    assert "src='report/" not in page and "href=" not in page
+
+
+def test_one_worker_and_no_passes(tmp_path):
+    # without parallel passes there is no per-worker figure; without passes.csv no pass figures
+    out = tmp_path / "run"
+    assert main(["replay", os.path.join(TRACES, "lublin1-1000.swf.gz"), "--out", str(out), "--quiet",
+                 "--no-pass-records"]) == 0
+    written = write_report(out, tmp_path / "rep")
+    names = sorted(os.path.basename(p) for p in written)
+    assert names == ["bsld_classes.png", "report.html", "utilisation.png", "wait_cdf.png"]
+    summary, jobs, passes = load_run(out)
+    assert passes is None and len(jobs["submit"]) == summary["jobs"]["submitted"]
+
+
+def test_errors_name_the_problem(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="summary.json, jobs.csv missing"):
+        write_report(tmp_path)
+    (tmp_path / "summary.json").write_text("{not json")
+    (tmp_path / "jobs.csv").write_text("id,submit\n1,2\n")
+    with pytest.raises(ConfigError, match="not JSON"):
+        write_report(tmp_path)
+    (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(ConfigError, match="column 'start' missing"):
+        write_report(tmp_path)
+    assert main(["replay", os.path.join(TRACES, "lublin1-1000.swf.gz"), "--report"]) != 0
+    assert "--report needs --out" in capsys.readouterr().err
+
+
+def _browser():
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def test_report_opens_in_a_headless_browser(slurm_run, tmp_path):
+    browser = _browser()
+    if browser is None:
+        pytest.skip("no headless browser (chromium) installed")
+    page = slurm_run / "report" / "report.html"
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path}",
+                           "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("<img") == 5 and "pbf report" in done.stdout
