@@ -20,6 +20,8 @@ _WHERE = {
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
     "Reserve": "engine", "ProtocolError": "engine", "Backfill": "config",
     "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer", "SlurmSim": "scheduler_time",
+    # sweeps of replays (local processes or Ray)
+    "sweep": "sweeps",
     # cluster and workloads
     "Cluster": "cluster", "beocat_cluster": "cluster", "JobTable": "workload", "Cleaning": "workload",
     "CleaningReport": "workload", "read_swf": "workload", "write_swf": "workload",

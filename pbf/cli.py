@@ -313,6 +313,38 @@ def cmd_report(args):
     return 0
 
 
+def cmd_sweep(args):
+    from .sweeps import sweep
+    out = args.out or os.path.splitext(os.path.basename(args.spec))[0]
+    records = sweep(args.spec, out, jobs=args.jobs, backend=args.backend, address=args.address, resume=args.resume,
+                    progress=not args.quiet)
+    ok = sum(r["status"] == "ok" for r in records)
+    failed = [r for r in records if r["status"] != "ok"]
+    if not args.quiet:
+        print(f"wrote {os.path.join(out, 'results.csv')} and results.jsonl: {ok} cells ok, {len(failed)} failed")
+        for r in failed[:5]:
+            print(f"  failed {r['cell']} {r['params']}: {r['error'].splitlines()[0]}")
+    return 1 if failed else 0
+
+
+def _add_sweep(sub):
+    sw = sub.add_parser("sweep", help="run a grid of replays (local processes or a Ray cluster)",
+                        description="Run every cell of a sweep spec (TOML: [trace], [config], [grid]; see "
+                                    "pbf.sweep) and append each cell's metrics to OUT/results.jsonl as it "
+                                    "finishes; OUT/results.csv has one row per cell. Exit status 1 if a cell "
+                                    "failed (its error is recorded; the others complete).")
+    sw.add_argument("spec", metavar="SPEC.toml")
+    sw.add_argument("--out", help="output folder (default: the spec's name without .toml)")
+    sw.add_argument("--jobs", type=_int_in(1), default=None, help="local processes (default: the cores)")
+    sw.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="local processes (default) or a Ray cluster (pip install \"pbf[ray]\")")
+    sw.add_argument("--address", help="ray: the cluster's address (ray start --head prints it); default: "
+                                      "start a Ray instance on this machine")
+    sw.add_argument("--resume", action="store_true", help="complete the cells OUT has no ok result for")
+    sw.add_argument("--quiet", action="store_true")
+    sw.set_defaults(func=cmd_sweep)
+
+
 def _add_report(sub):
     rp = sub.add_parser("report", help="figures and report.html from a replay's output folder",
                         description="Figures (PNG) and one self-contained report.html from the summary.json, "
@@ -642,7 +674,8 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"pbf {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for add in (_add_gen, _add_replay, _add_report, _add_list, _add_bench, _add_experiment, _add_train, _add_trace):
+    for add in (_add_gen, _add_replay, _add_sweep, _add_report, _add_list, _add_bench, _add_experiment,
+                _add_train, _add_trace):
         add(sub)
     return parser
 

@@ -1,0 +1,73 @@
+"""The Ray backend of :func:`pbf.sweep`: cells as Ray tasks, each trace put once in the
+object store, metrics (not job tables) returned, records appended as tasks finish.
+
+``address``: a running cluster (``ray start --head`` prints it; ``ray://HOST:10001`` for a remote
+one through Ray Client), or None to start a Ray instance on this machine for the sweep. Ray binds
+every interface of the machines it runs on: run it on a trusted network.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from .errors import ConfigError
+
+__all__ = ["run_ray"]
+
+
+def _cell_task(trace, params, table):
+    import traceback
+
+    from .sweeps import run_cell
+    try:
+        return "ok", run_cell(trace, params, table), None
+    except Exception as exc:  # noqa: BLE001 - a cell's failure is recorded, not raised
+        return "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+
+
+def _trace_key(trace, params):
+    if "trace" in params:
+        return json.dumps({"path": params["trace"]})
+    if "path" in trace:
+        return json.dumps({"path": trace["path"]})
+    return json.dumps({**trace, "seed": params.get("seed", trace.get("seed", 0))}, sort_keys=True)
+
+
+def run_ray(spec, todo, results, report, address):
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError('the ray backend needs Ray: pip install "pbf[ray]"') from None
+    from .sweeps import _trace_table
+    if not todo:
+        return
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        task = ray.remote(num_cpus=1)(_cell_task)
+        tables = {}
+        pending = {}
+        for cell in todo:
+            key = _trace_key(spec["trace"], cell["params"])
+            if key not in tables:          # each trace goes to the object store once
+                try:
+                    tables[key] = ray.put(_trace_table(spec["trace"], cell["params"]))
+                except Exception as exc:  # noqa: BLE001 - recorded for the cells of that trace
+                    tables[key] = exc
+            if isinstance(tables[key], Exception):
+                results.add(cell, "error", None, f"{type(tables[key]).__name__}: {tables[key]}", 0.0)
+                report("error")
+                continue
+            ref = task.remote(spec["trace"], cell["params"], tables[key])
+            pending[ref] = (cell, time.perf_counter())
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                cell, t0 = pending.pop(ref)
+                status, metrics, error = ray.get(ref)
+                results.add(cell, status, metrics, error, time.perf_counter() - t0)
+                report(status)
+    finally:
+        if started_here:
+            ray.shutdown()
