@@ -7,7 +7,7 @@ DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve
               "CleaningReport", "read_swf",
               "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError",
               "InternalError",
-              "plugins", "rl"}
+              "plugins", "rl", "sweep"}
 
 
 def test_all_is_the_documented_list():
@@ -26,6 +26,8 @@ def test_public_names_stay_callable_after_their_modules_are_imported():
     import pbf
     import pbf.replayer  # noqa: F401  (a submodule import must not shadow the function)
     assert callable(pbf.replay) and pbf.replay is pbf.replayer.replay
+    import pbf.sweeps  # noqa: F401
+    assert callable(pbf.sweep) and pbf.sweep is pbf.sweeps.sweep
 
 
 def test_the_public_api_is_annotated():

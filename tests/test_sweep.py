@@ -133,7 +133,8 @@ def test_ray_backend_matches_local_inside_a_private_network(local_run, tmp_path)
               f"--disable-usage-stats >{tmp_path / 'ray.log'} 2>&1 && "
               f"{sys.executable} -m pbf sweep {spec} --out {out} --backend ray --address 127.0.0.1:6391 --quiet; "
               f"rc=$?; {ray_bin} stop --force >/dev/null 2>&1; exit $rc")
+    # (run from the test's folder: in a source checkout the uncompiled pbf/ would shadow the installed one)
     done = subprocess.run(["unshare", "-rn", "sh", "-c", script], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})
+                          env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}, cwd=tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:] + (tmp_path / "ray.log").read_text()[-2000:]
     assert _table(out) == _table(local)
