@@ -306,8 +306,8 @@ def cmd_replay(args):
 
 
 def cmd_report(args):
-    from .studies.report import write_report
-    files = write_report(args.run_dir, args.out)
+    from .studies.report import report_folder
+    files = report_folder(args.run_dir, args.out)
     if not args.quiet:
         print("wrote " + ", ".join(files))
     return 0
@@ -352,7 +352,8 @@ def _add_report(sub):
                                     "queue over time, wait-time CDF by size class, bounded slowdown by size x "
                                     "run-time class, backfill depth and pass time, tests per worker (parallel "
                                     "passes). Needs matplotlib (pip install \"pbf[plot]\").")
-    rp.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by pbf replay --out")
+    rp.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by pbf replay --out, or by pbf sweep "
+                    "(then: each metric against each parameter, and a heatmap of the first two)")
     rp.add_argument("--out", help="where to write the report (default RUN_DIR/report)")
     rp.add_argument("--quiet", action="store_true")
     rp.set_defaults(func=cmd_report)

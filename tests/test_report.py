@@ -79,3 +79,14 @@ def test_report_opens_in_a_headless_browser(slurm_run, tmp_path):
                            "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("<img") == 5 and "pbf report" in done.stdout
+
+
+def test_sweep_folder_report(tmp_path):
+    from pbf.sweeps import sweep
+    spec = {"trace": {"gen": "lublin", "jobs": 400}, "config": {}, "grid": {"reservations": [1, 2], "seed": [0, 1]}}
+    sweep(spec, tmp_path / "sw", jobs=1, progress=False)
+    assert main(["report", str(tmp_path / "sw"), "--quiet"]) == 0
+    files = sorted(os.listdir(tmp_path / "sw" / "report"))
+    assert "sweep_bsld.png" in files and "sweep_bsld_heatmap.png" in files and "report.html" in files
+    page = (tmp_path / "sw" / "report" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 6 and page.count("<tr>") == 5

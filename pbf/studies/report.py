@@ -1,5 +1,6 @@
 """``pbf report RUN_DIR``: figures and one self-contained ``report.html`` from a replay's output
-folder (``summary.json``, ``jobs.csv`` and, when passes were recorded, ``passes.csv``).
+folder (``summary.json``, ``jobs.csv`` and, when passes were recorded, ``passes.csv``), or from a
+sweep folder (``results.csv``, ``spec.json``: each metric against each parameter, heatmaps of two).
 
 Figures (PNG, matplotlib: ``pip install "pbf[plot]"``): utilisation and queue length over time;
 the wait-time CDF by job size class; mean bounded slowdown by size x run-time class; backfill
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["write_report", "load_run", "SIZE_CLASSES", "RUN_CLASSES"]
+__all__ = ["write_report", "write_sweep_report", "report_folder", "load_run", "SIZE_CLASSES", "RUN_CLASSES"]
 
 DAY = 86400.0
 #: job size classes, as shares of the cluster's units (upper bounds; the first class is one unit)
@@ -291,3 +292,123 @@ def _html(summary, figures, run_dir):
                      f"src='data:image/png;base64,{data}'>")
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- sweep folders
+_SWEEP_METRICS = (("bsld", "mean bounded slowdown"), ("awt_h", "mean wait (h)"), ("utilisation", "utilisation"))
+
+
+def _sweep_rows(run_dir):
+    with open(os.path.join(run_dir, "spec.json")) as fh:
+        spec = json.load(fh)
+    rows = _read_csv(os.path.join(run_dir, "results.csv"))
+    return spec, rows
+
+
+def _axis_values(rows, axis):
+    col = rows[axis]
+    try:
+        values = sorted({float(v) for v in col})
+        return values, np.array([float(v) for v in col])
+    except (TypeError, ValueError):
+        values = sorted({str(v) for v in col})
+        return values, np.array([str(v) for v in col], dtype=object)
+
+
+def write_sweep_report(run_dir, out=None):
+    """Comparison figures of a sweep folder (``pbf sweep``): each metric against each axis of the
+    grid (mean over the other axes, with their range), a heatmap for the first two axes, and
+    ``report.html`` with the results table. Returns the paths written."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    spec, rows = _sweep_rows(run_dir)
+    out = os.fspath(out or os.path.join(run_dir, "report"))
+    os.makedirs(out, exist_ok=True)
+    ok = np.array([s == "ok" for s in rows["status"]])
+    axes = [a for a, v in spec["grid"].items() if len(v) > 1]
+    shown, written = [], []
+    for metric, label in _SWEEP_METRICS:
+        if metric not in rows or not ok.any():
+            continue
+        y = np.array([float(v) for v in rows[metric]])
+        fig, ax = plt.subplots(1, max(len(axes), 1), figsize=(4.2 * max(len(axes), 1), 3.6), squeeze=False)
+        for k, axis in enumerate(axes):
+            values, col = _axis_values(rows, axis)
+            mean = [np.mean(y[ok & (col == v)]) for v in values]
+            lo = [np.min(y[ok & (col == v)]) for v in values]
+            hi = [np.max(y[ok & (col == v)]) for v in values]
+            xs = range(len(values))
+            ax[0][k].plot(xs, mean, marker="o", label="mean over the other axes")
+            ax[0][k].fill_between(xs, lo, hi, alpha=0.2, label="their range")
+            ax[0][k].set_xticks(list(xs), [f"{v:g}" if isinstance(v, float) else str(v) for v in values])
+            ax[0][k].set_xlabel(axis)
+            ax[0][k].set_ylabel(label)
+            ax[0][k].legend(fontsize=7)
+        fig.suptitle(f"{spec.get('name', 'sweep')}: {label} by parameter ({int(ok.sum())} cells ok)")
+        fig.tight_layout()
+        path = os.path.join(out, f"sweep_{metric}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+        shown.append((f"{label} by parameter", path))
+        if len(axes) >= 2:
+            (va, ca), (vb, cb) = _axis_values(rows, axes[0]), _axis_values(rows, axes[1])
+            grid = np.array([[np.mean(y[ok & (ca == a) & (cb == b)]) if (ok & (ca == a) & (cb == b)).any()
+                              else np.nan for b in vb] for a in va])
+            fig, ax = plt.subplots(figsize=(1.2 * len(vb) + 3, 0.7 * len(va) + 2.2))
+            im = ax.imshow(grid, cmap="viridis", aspect="auto")
+            for i in range(grid.shape[0]):
+                for j in range(grid.shape[1]):
+                    if np.isfinite(grid[i, j]):
+                        light = grid[i, j] > np.nanmin(grid) + 0.6 * (np.nanmax(grid) - np.nanmin(grid))
+                        ax.text(j, i, f"{grid[i, j]:.3g}", ha="center", va="center", fontsize=8,
+                                color="black" if light else "white")
+            ax.set_xticks(range(len(vb)), [f"{v:g}" if isinstance(v, float) else str(v) for v in vb])
+            ax.set_yticks(range(len(va)), [f"{v:g}" if isinstance(v, float) else str(v) for v in va])
+            ax.set_xlabel(axes[1])
+            ax.set_ylabel(axes[0])
+            ax.set_title(f"{label}, mean over the other axes")
+            fig.colorbar(im, ax=ax, label=label)
+            fig.tight_layout()
+            path = os.path.join(out, f"sweep_{metric}_heatmap.png")
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            written.append(path)
+            shown.append((f"{label}: {axes[0]} x {axes[1]}", path))
+    html_path = os.path.join(out, "report.html")
+    with open(html_path, "w") as fh:
+        fh.write(_sweep_html(spec, rows, shown, run_dir))
+    written.append(html_path)
+    return written
+
+
+def _sweep_html(spec, rows, figures, run_dir):
+    cols = [c for c in rows if c != "error"] + (["error"] if "error" in rows else [])
+    n = len(rows["cell"])
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(_fmt(rows[c][i])))}</td>" for c in cols) + "</tr>"
+                   for i in range(n))
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
+             f"<title>pbf sweep report: {html.escape(str(spec.get('name')))}</title>",
+             "<style>body{font-family:sans-serif;max-width:1300px;margin:auto}table{border-collapse:collapse}"
+             "th,td{border:1px solid #ccc;padding:2px 6px;font-size:12px}img{max-width:100%}</style></head><body>",
+             f"<h1>pbf sweep report: {html.escape(str(spec.get('name')))}</h1>",
+             f"<p>{n} cells; folder {html.escape(os.path.abspath(run_dir))}; trace "
+             f"{html.escape(json.dumps(spec.get('trace')))}; fixed settings "
+             f"{html.escape(json.dumps(spec.get('config')))}</p>"]
+    for title, path in figures:
+        with open(path, "rb") as fh:
+            data = base64.b64encode(fh.read()).decode("ascii")
+        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' "
+                     f"src='data:image/png;base64,{data}'>")
+    parts.append(f"<h2>Results</h2><table><tr>{head}</tr>{body}</table></body></html>")
+    return "\n".join(parts)
+
+
+def report_folder(run_dir, out=None):
+    """A replay folder's report, or a sweep folder's (it holds ``results.csv`` and ``spec.json``)."""
+    run_dir = os.fspath(run_dir)
+    if os.path.exists(os.path.join(run_dir, "results.csv")) and os.path.exists(os.path.join(run_dir, "spec.json")):
+        return write_sweep_report(run_dir, out)
+    return write_report(run_dir, out)
