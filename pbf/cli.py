@@ -455,7 +455,8 @@ def cmd_experiment(args):
                                      arrivals=args.arrivals, model=args.model,
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
                                      cost_per_test_us=args.cost_per_test, cost_per_slot_us=args.cost_per_slot,
-                                     bsld_bound=args.bsld_bound, procs=args.procs)
+                                     bsld_bound=args.bsld_bound, procs=args.procs,
+                                     backend=args.backend, address=args.address)
 
     def progress(row):
         if not args.quiet:
@@ -483,7 +484,8 @@ def _cmd_mechanisms(args):
     from .studies.sweep_time import MechanismStudy, format_mechanisms
     workers = _worker_list(args.workers) if args.workers != "1,2,4,8" else (1, 8)
     study = MechanismStudy(scale=args.scale, workers=workers, seed=args.seed, arrivals=args.arrivals,
-                           bsld_bound=args.bsld_bound, procs=args.procs)
+                           bsld_bound=args.bsld_bound, procs=args.procs,
+                                     backend=args.backend, address=args.address)
 
     def progress(row):
         if not args.quiet:
@@ -502,7 +504,8 @@ def _cmd_sweep(args):
     out = args.out or "parallel-backfill-sweep"
     sweep = SchedulerTimeSweep(scale=args.scale, workers=_worker_list(args.workers), seed=args.seed,
                                arrivals=args.arrivals, model=args.model,
-                               bsld_bound=args.bsld_bound, procs=args.procs)
+                               bsld_bound=args.bsld_bound, procs=args.procs,
+                                     backend=args.backend, address=args.address)
     done = [0]
     total = len(sweep.cells())
 
@@ -895,6 +898,10 @@ def _add_experiment(sub):
                          "switched off, at 10 and 100 ms a test (scaled cluster, as --sweep)")
     ex.add_argument("--procs", type=_int_in(1), default=None,
                     help="parallel-backfill: local processes running replays (default: the core count)")
+    ex.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="parallel-backfill (and --sweep, --mechanisms): run the replays on local processes "
+                         "(default) or as Ray tasks (pip install \"pbf[ray]\")")
+    ex.add_argument("--address", help="--backend ray: a running cluster's address (default: a local Ray instance)")
     ex.add_argument("--no-figures", action="store_true", help="--sweep: no PNG figures (no matplotlib needed)")
     ex.add_argument("--seed", type=_int_in(0), default=0, help="the traces' seed (default 0)")
     ex.add_argument("--bf-interval", type=_int_in(1), default=30, help="seconds between backfill passes (30)")

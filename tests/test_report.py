@@ -90,3 +90,13 @@ def test_sweep_folder_report(tmp_path):
     assert "sweep_bsld.png" in files and "sweep_bsld_heatmap.png" in files and "report.html" in files
     page = (tmp_path / "sw" / "report" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 6 and page.count("<tr>") == 5
+
+
+def test_parallel_backfill_experiment_report(tmp_path):
+    result = tmp_path / "pb.json"
+    assert main(["experiment", "parallel-backfill", "--jobs", "2000", "--workers", "1,2", "--procs", "1",
+                 "--out", str(result), "--quiet"]) == 0
+    assert main(["report", str(result), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+    assert (tmp_path / "rep" / "workers.png").read_bytes()[:8] == PNG
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 1 and page.count("<tr>") == 5

@@ -131,10 +131,19 @@ def test_ray_backend_matches_local_inside_a_private_network(local_run, tmp_path)
     script = (f"ip link set lo up && {ray_bin} start --head --port=6391 --num-cpus=2 "
               f"--object-store-memory=100000000 --include-dashboard=false --node-ip-address=127.0.0.1 "
               f"--disable-usage-stats >{tmp_path / 'ray.log'} 2>&1 && "
-              f"{sys.executable} -m pbf sweep {spec} --out {out} --backend ray --address 127.0.0.1:6391 --quiet; "
+              f"{sys.executable} -m pbf sweep {spec} --out {out} --backend ray --address 127.0.0.1:6391 --quiet && "
+              f"{sys.executable} -m pbf experiment parallel-backfill --jobs 2000 --workers 1,2 --backend ray "
+              f"--address 127.0.0.1:6391 --json --quiet > {tmp_path / 'exp-ray.json'}; "
               f"rc=$?; {ray_bin} stop --force >/dev/null 2>&1; exit $rc")
     # (run from the test's folder: in a source checkout the uncompiled pbf/ would shadow the installed one)
     done = subprocess.run(["unshare", "-rn", "sh", "-c", script], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}, cwd=tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:] + (tmp_path / "ray.log").read_text()[-2000:]
     assert _table(out) == _table(local)
+    # the paper experiment's cells on Ray equal those on local processes
+    assert main(["experiment", "parallel-backfill", "--jobs", "2000", "--workers", "1,2", "--procs", "1",
+                 "--out", str(tmp_path / "exp-local.json"), "--quiet"]) == 0
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]  # noqa: E731
+    ray_rows = json.loads((tmp_path / "exp-ray.json").read_text())["rows"]
+    local_rows = json.loads((tmp_path / "exp-local.json").read_text())["rows"]
+    assert len(ray_rows) == 4 and strip(ray_rows) == strip(local_rows)

@@ -88,10 +88,15 @@ def _run_cell(cell):
     return row
 
 
-def run_cells(cells, procs=None, progress=None):
-    """Run cells on local processes (spawned; ``procs`` default: the core count); returns the rows
-    in the cells' order, each cell's keys plus its results. A script calling this with ``procs`` > 1
-    needs the ``if __name__ == "__main__":`` guard that spawned processes require."""
+def run_cells(cells, procs=None, progress=None, backend="local", address=None):
+    """Run cells on local processes (spawned; ``procs`` default: the core count) or, with
+    ``backend="ray"``, as Ray tasks (``address``: a running cluster, else a local Ray instance);
+    returns the rows in the cells' order, each cell's keys plus its results. A script calling this
+    with ``procs`` > 1 needs the ``if __name__ == "__main__":`` guard that spawned processes require."""
+    if backend == "ray":
+        return _run_cells_ray(cells, progress, address)
+    if backend != "local":
+        raise ConfigError(f"backend {backend!r}: expected local or ray")
     procs = procs or os.cpu_count() or 1
     rows = [None] * len(cells)
     if procs == 1:
@@ -107,6 +112,31 @@ def run_cells(cells, procs=None, progress=None):
             rows[i] = {**_public(cells[i]), **future.result()}
             if progress:
                 progress(rows[i])
+    return rows
+
+
+def _run_cells_ray(cells, progress, address):
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError('the ray backend needs Ray: pip install "pbf[ray]"') from None
+    rows = [None] * len(cells)
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        task = ray.remote(num_cpus=1)(_run_cell)     # a cell carries its settings; its trace is made there
+        pending = {task.remote(cell): i for i, cell in enumerate(cells)}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                i = pending.pop(ref)
+                rows[i] = {**_public(cells[i]), **ray.get(ref)}
+                if progress:
+                    progress(rows[i])
+    finally:
+        if started_here:
+            ray.shutdown()
     return rows
 
 
@@ -131,6 +161,8 @@ class ParallelBackfillExperiment:
     cost_per_slot_us: int | None = None
     bsld_bound: float = 600.0
     procs: int | None = None
+    backend: str = "local"
+    address: str | None = None
 
     def __post_init__(self):
         if self.model not in MODELS:
@@ -146,7 +178,7 @@ class ParallelBackfillExperiment:
         cells = [{"traffic": traffic, "workers": w, "jobs": self.jobs, "window_s": TRAFFIC_WINDOWS[traffic],
                   "seed": self.seed, "arrivals": self.arrivals, "model": self.model, "config": self._config()}
                  for traffic in ("high", "low") for w in self.workers]
-        rows = run_cells(cells, self.procs, progress)
+        rows = run_cells(cells, self.procs, progress, self.backend, self.address)
         for row in rows:
             row["paper"] = dict(zip(("awt_h", "art_h", "bsld"), PAPER_TABLES[row["traffic"]].get(row["workers"],
                                                                                                 (None,) * 3)))

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import ConfigError
 
-__all__ = ["write_report", "write_sweep_report", "report_folder", "load_run", "SIZE_CLASSES", "RUN_CLASSES"]
+__all__ = ["write_report", "write_sweep_report", "write_experiment_report", "report_folder", "load_run",
+           "SIZE_CLASSES", "RUN_CLASSES"]
 
 DAY = 86400.0
 #: job size classes, as shares of the cluster's units (upper bounds; the first class is one unit)
@@ -406,9 +407,62 @@ def _sweep_html(spec, rows, figures, run_dir):
     return "\n".join(parts)
 
 
+def write_experiment_report(path, out=None):
+    """Figures of a ``pbf experiment parallel-backfill --out FILE.json`` result: AWT, bounded
+    slowdown and the longest queue against the number of workers, per traffic, beside the
+    paper's figures where it gives them; plus ``report.html`` with the rows."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with open(path) as fh:
+        result = json.load(fh)
+    out = os.fspath(out or os.path.splitext(path)[0] + "-report")
+    os.makedirs(out, exist_ok=True)
+    rows = result["rows"]
+    traffics = list(dict.fromkeys(r["traffic"] for r in rows))
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
+    for metric, label, k in (("awt_h", "mean wait (h)", 0), ("bsld", "mean bounded slowdown", 1),
+                             ("max_queue", "longest queue (jobs)", 2)):
+        for traffic in traffics:
+            rs = [r for r in rows if r["traffic"] == traffic]
+            w = [r["workers"] for r in rs]
+            line = ax[k].plot(w, [r[metric] for r in rs], marker="o", label=f"pbf, {traffic} traffic")[0]
+            paper = [(r["workers"], r["paper"][metric]) for r in rs if (r.get("paper") or {}).get(metric) is not None]
+            if paper:
+                ax[k].plot(*zip(*paper), marker="x", ls="--", color=line.get_color(), label=f"paper, {traffic} traffic")
+        ax[k].set_xscale("log", base=2)
+        ax[k].set_xticks(sorted({r["workers"] for r in rows}), [str(w) for w in sorted({r["workers"] for r in rows})])
+        ax[k].set_xlabel("backfill workers")
+        ax[k].set_ylabel(label)
+        ax[k].legend(fontsize=7)
+    fig.suptitle(f"Parallel backfill ({result.get('model', '')} model): the replays against the number of workers")
+    fig.tight_layout()
+    fig_path = os.path.join(out, "workers.png")
+    fig.savefig(fig_path, dpi=110)
+    plt.close(fig)
+    with open(fig_path, "rb") as fh:
+        data = base64.b64encode(fh.read()).decode("ascii")
+    cols = [c for c in rows[0] if c not in ("paper", "series")]
+    table = ("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"
+             + "".join("<tr>" + "".join(f"<td>{html.escape(str(_fmt(r.get(c))))}</td>" for c in cols) + "</tr>"
+                       for r in rows) + "</table>")
+    html_path = os.path.join(out, "report.html")
+    with open(html_path, "w") as fh:
+        fh.write("<!DOCTYPE html><html><head><meta charset='utf-8'><title>pbf experiment report</title>"
+                 "<style>body{font-family:sans-serif;max-width:1300px;margin:auto}table{border-collapse:collapse}"
+                 "th,td{border:1px solid #ccc;padding:2px 6px;font-size:12px}img{max-width:100%}</style></head><body>"
+                 f"<h1>pbf experiment: {html.escape(str(result.get('experiment')))}</h1>"
+                 f"<p>{html.escape(str(result.get('model_text', '')))}</p>"
+                 f"<img alt='workers' src='data:image/png;base64,{data}'><h2>Rows</h2>{table}</body></html>")
+    return [fig_path, html_path]
+
+
 def report_folder(run_dir, out=None):
-    """A replay folder's report, or a sweep folder's (it holds ``results.csv`` and ``spec.json``)."""
+    """A replay folder's report, a sweep folder's (it holds ``results.csv`` and ``spec.json``), or
+    that of a ``pbf experiment parallel-backfill --out FILE.json`` result."""
     run_dir = os.fspath(run_dir)
+    if os.path.isfile(run_dir) and run_dir.endswith(".json"):
+        return write_experiment_report(run_dir, out)
     if os.path.exists(os.path.join(run_dir, "results.csv")) and os.path.exists(os.path.join(run_dir, "spec.json")):
         return write_sweep_report(run_dir, out)
     return write_report(run_dir, out)

@@ -40,6 +40,8 @@ class SchedulerTimeSweep:
     model: str = "slurm"
     bsld_bound: float = 600.0
     procs: int | None = None
+    backend: str = "local"
+    address: str | None = None
 
     def __post_init__(self):
         if self.model not in ("slurm", "slurm-17.02"):
@@ -81,7 +83,7 @@ class SchedulerTimeSweep:
 
     def run(self, progress=None):
         t0 = time.perf_counter()
-        rows = run_cells(self.cells(), self.procs, progress)
+        rows = run_cells(self.cells(), self.procs, progress, self.backend, self.address)
         lo, hi = min(self.workers), max(self.workers)
         reductions = []
         for main in self.mains:
@@ -233,6 +235,8 @@ class MechanismStudy:
     arrivals: str = "pack"
     bsld_bound: float = 600.0
     procs: int | None = None
+    backend: str = "local"
+    address: str | None = None
 
     def cells(self):
         sweep = SchedulerTimeSweep(scale=self.scale, workers=self.workers, costs_us=self.costs_us,
@@ -244,7 +248,7 @@ class MechanismStudy:
 
     def run(self, progress=None):
         t0 = time.perf_counter()
-        rows = run_cells(self.cells(), self.procs, progress)
+        rows = run_cells(self.cells(), self.procs, progress, self.backend, self.address)
         return {"experiment": "parallel-backfill-mechanisms", "settings": asdict(self),
                 "variants": {v: VARIANTS[v] for v in self.variants}, "cells": rows,
                 "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
