@@ -147,3 +147,35 @@ def test_ray_backend_matches_local_inside_a_private_network(local_run, tmp_path)
     ray_rows = json.loads((tmp_path / "exp-ray.json").read_text())["rows"]
     local_rows = json.loads((tmp_path / "exp-local.json").read_text())["rows"]
     assert len(ray_rows) == 4 and strip(ray_rows) == strip(local_rows)
+
+
+def _records(path):
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass                                     # the line the kill cut
+    return out
+
+
+def test_resume_after_a_real_kill(tmp_path):
+    import signal
+    import time
+    spec = _spec(tmp_path, SPEC.replace("jobs = 800", "jobs = 3000"))
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "pbf", "sweep", str(spec), "--out", str(out), "--jobs", "1",
+                             "--quiet"], cwd=tmp_path, start_new_session=True)
+    path = out / "results.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not path.exists() or len(path.read_text().splitlines()) < 4):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)             # the sweep and its worker process, mid-run
+    proc.wait()
+    before = _records(path)
+    assert 4 <= len(before) < 24, "the kill must land mid-sweep"
+    records = sweep(spec, out, jobs=2, resume=True, progress=False)
+    assert len(records) == 24 and all(r["status"] == "ok" for r in records)
+    after = _records(path)
+    assert len(after) == 24                          # only the missing cells ran
+    assert {r["cell"] for r in after[len(before):]} == {r["cell"] for r in records} - {r["cell"] for r in before}
