@@ -85,7 +85,7 @@ def load_spec(spec):
 
 def cells_of(spec):
     """Every cell of the grid, in grid order: ``{"id": ..., "params": {...}}``."""
-    spec = load_spec(spec) if not (isinstance(spec, dict) and "grid" in spec and "trace" in spec) else spec
+    spec = load_spec(spec)          # (idempotent on a loaded spec: its paths are absolute)
     axes = list(spec["grid"])
     out = []
     for values in itertools.product(*(spec["grid"][a] for a in axes)):
