@@ -917,6 +917,16 @@ def _add_experiment(sub):
     ex.set_defaults(func=cmd_experiment)
 
 
+def cmd_trace_from_sacct(args):
+    from .workload import write_swf
+    from .workload.sacct import read_sacct
+    table = read_sacct(args.dump, partition=args.partition, since=args.since, until=args.until, pack_days=args.pack)
+    write_swf(table, args.output)
+    dropped = ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in table.dropped.items() if n)
+    print(f"wrote {len(table):,} jobs to {args.output}" + (f" (left out: {dropped})" if dropped else ""))
+    return 0
+
+
 def _add_trace(sub):
     tr = sub.add_parser("trace", help="inspect traces").add_subparsers(dest="trace_cmd", metavar="ACTION")
     tr.required = True
@@ -925,6 +935,19 @@ def _add_trace(sub):
     _add_cleaning(info)
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=cmd_trace_info)
+    fs = tr.add_parser("from-sacct", help="convert a Slurm accounting dump (sacct --parsable2) to SWF",
+                       description="Convert a sacct --parsable2 dump (fields in any order; see pbf.workload.sacct "
+                                   "for the rules: steps and array elements dropped, Slurm times and states "
+                                   "mapped to SWF, partitions and QOS numbered in the header) to an SWF file. "
+                                   "A dump is also read directly wherever a trace is accepted.")
+    fs.add_argument("dump", metavar="DUMP")
+    fs.add_argument("-o", "--output", required=True, help="the SWF file to write (.gz: compressed)")
+    fs.add_argument("--partition", help="keep this partition only")
+    fs.add_argument("--since", help="keep jobs submitted at or after this date (YYYY-MM-DD[THH:MM:SS], UTC)")
+    fs.add_argument("--until", help="keep jobs submitted before this date")
+    fs.add_argument("--pack", type=float, default=None, metavar="DAYS",
+                    help="re-space the submits evenly over DAYS days (the Parallel Backfill authors' 'pack')")
+    fs.set_defaults(func=cmd_trace_from_sacct)
 
 
 def _version():

@@ -206,12 +206,20 @@ def _fmt(v):
 
 def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_bad_lines: bool = False,
              sort: bool = False) -> JobTable:
-    """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`.
+    """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`. A Slurm accounting
+    dump (``sacct --parsable2``, detected by its header line) is read by :mod:`pbf.workload.sacct`.
 
     ``cleaning``: a :class:`Cleaning` (default: the PWA/pyss convention), or None for no rule at all.
     ``sort``: sort the jobs by submit time (stable) instead of rejecting a file whose submit times go
     backwards. The table's ``report`` (:class:`CleaningReport`) tells what each rule touched.
     """
+    from .sacct import is_sacct, read_sacct
+    if is_sacct(path):
+        # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
+        table = read_sacct(path)
+        report = CleaningReport(records_read=len(table))
+        table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
+        return table
     reader = SwfReader(path, skip_bad_lines=skip_bad_lines, require_sorted=not sort)
     table = JobTable.concat(list(reader), header=reader.header)
     table.header = reader.header
