@@ -35,6 +35,7 @@ import calendar
 import os
 import re
 import time
+import zlib
 
 import numpy as np
 
@@ -64,8 +65,8 @@ def is_sacct(path):
                 if line:
                     names = line.split("|")
                     return len(names) > 2 and ("JobID" in names or "JobIDRaw" in names)
-    except OSError:
-        return False
+    except (OSError, EOFError, zlib.error):
+        return False                   # unreadable: the SWF reader says what is wrong with it
     return False
 
 
