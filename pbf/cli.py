@@ -346,15 +346,18 @@ def _add_sweep(sub):
 
 
 def _add_report(sub):
-    rp = sub.add_parser("report", help="figures and report.html from a replay's output folder",
+    rp = sub.add_parser("report", help="figures and report.html from a replay, a sweep or an experiment result",
                         description="Figures (PNG) and one self-contained report.html from the summary.json, "
                                     "jobs.csv and passes.csv that pbf replay --out DIR writes: utilisation and "
                                     "queue over time, wait-time CDF by size class, bounded slowdown by size x "
                                     "run-time class, backfill depth and pass time, tests per worker (parallel "
-                                    "passes). Needs matplotlib (pip install \"pbf[plot]\").")
-    rp.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by pbf replay --out, or by pbf sweep "
-                    "(then: each metric against each parameter, and a heatmap of the first two)")
-    rp.add_argument("--out", help="where to write the report (default RUN_DIR/report)")
+                                    "passes); or from a pbf sweep folder (each metric against each parameter, "
+                                    "a heatmap of the first two, the results table), or from a pbf experiment "
+                                    "parallel-backfill --out RESULT.json (the metrics against workers, beside the "
+                                    "paper's). Needs matplotlib (pip install \"pbf[plot]\").")
+    rp.add_argument("run_dir", metavar="RUN_DIR", help="a folder written by pbf replay --out or by pbf sweep, or "
+                    "a RESULT.json of pbf experiment parallel-backfill --out")
+    rp.add_argument("--out", help="where to write the report (default RUN_DIR/report, or RESULT-report/)")
     rp.add_argument("--quiet", action="store_true")
     rp.set_defaults(func=cmd_report)
 
@@ -928,7 +931,8 @@ def cmd_trace_from_sacct(args):
 
 
 def _add_trace(sub):
-    tr = sub.add_parser("trace", help="inspect traces").add_subparsers(dest="trace_cmd", metavar="ACTION")
+    tr = sub.add_parser("trace", help="inspect traces, convert Slurm accounting dumps").add_subparsers(
+        dest="trace_cmd", metavar="ACTION")
     tr.required = True
     info = tr.add_parser("info", help="jobs, span, offered load, cleaning counts, accuracy, users")
     info.add_argument("trace")
