@@ -26,6 +26,7 @@ latest record of every cell, one row each; ``pandas.read_csv`` reads it) and ``s
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -36,7 +37,7 @@ import traceback
 
 from .errors import ConfigError
 
-__all__ = ["sweep", "load_spec", "cells_of", "run_cell", "SETTINGS"]
+__all__ = ["sweep", "load_spec", "cells_of", "run_cell", "run_recorded", "SETTINGS"]
 
 SETTINGS = ("preset", "priority", "predictor", "correction", "order", "reservations", "max_job_test", "no_backfill",
             "workers", "commit", "clock", "trigger", "bf_interval", "bf_max_time", "cost_per_test_us", "units",
@@ -96,6 +97,19 @@ def cells_of(spec):
 
 
 def _trace_table(trace, params):
+    # cells of one worker process often share a trace (a seed, a file): make it once
+    key = json.dumps({"trace": trace, "path": params.get("trace"), "seed": params.get("seed")}, sort_keys=True)
+    return _cached_table(key)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_table(key):
+    spec = json.loads(key)
+    trace, params = spec["trace"], {k: v for k, v in (("trace", spec["path"]), ("seed", spec["seed"])) if v is not None}
+    return _make_table(trace, params)
+
+
+def _make_table(trace, params):
     from .workload import read_swf
     if "trace" in params:
         return read_swf(params["trace"])
@@ -155,9 +169,10 @@ def run_cell(trace, params, table=None):
     return m
 
 
-def _run_local(trace, params):
+def run_recorded(trace, params, table=None):
+    """``(status, metrics, error)`` of one cell: its failure is recorded, not raised (both backends)."""
     try:
-        return "ok", run_cell(trace, params), None
+        return "ok", run_cell(trace, params, table), None
     except Exception as exc:  # noqa: BLE001 - a cell's failure is recorded, not raised
         return "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
 
@@ -267,7 +282,7 @@ def _local(spec, todo, results, report, jobs):
     if jobs < 1:
         raise ConfigError(f"jobs must be >= 1, got {jobs}")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=mp.get_context("spawn")) as pool:
-        started = {pool.submit(_run_local, spec["trace"], c["params"]): (c, time.perf_counter()) for c in todo}
+        started = {pool.submit(run_recorded, spec["trace"], c["params"]): (c, time.perf_counter()) for c in todo}
         for fut in as_completed(started):
             cell, t0 = started[fut]
             status, metrics, error = fut.result()

@@ -15,16 +15,6 @@ from .errors import ConfigError
 __all__ = ["run_ray"]
 
 
-def _cell_task(trace, params, table):
-    import traceback
-
-    from .sweeps import run_cell
-    try:
-        return "ok", run_cell(trace, params, table), None
-    except Exception as exc:  # noqa: BLE001 - a cell's failure is recorded, not raised
-        return "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
-
-
 def _trace_key(trace, params):
     if "trace" in params:
         return json.dumps({"path": params["trace"]})
@@ -38,14 +28,14 @@ def run_ray(spec, todo, results, report, address):
         import ray
     except ImportError:
         raise ConfigError('the ray backend needs Ray: pip install "pbf[ray]"') from None
-    from .sweeps import _trace_table
+    from .sweeps import _trace_table, run_recorded
     if not todo:
         return
     started_here = not ray.is_initialized()
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        task = ray.remote(num_cpus=1)(_cell_task)
+        task = ray.remote(num_cpus=1)(run_recorded)
         tables = {}
         pending = {}
         for cell in todo:

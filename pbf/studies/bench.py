@@ -392,16 +392,7 @@ def rl_rows(trials=5, seconds=1.0):
                  **st, "steps_per_s": 1.0 / st["median_s"],
                  "vs_rlscheduler": 1.0 / st["median_s"] / RLSCHEDULER_ENV_STEPS_PER_S})
     vec = VecJobSelection(path, 16, seed=0, window=256, baselines=("sjf", "f1"))
-    vec.reset()
-    per_step = []
-    for _ in range(trials):
-        steps, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            masks = vec.action_masks()
-            vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
-            steps += vec.n_envs
-        per_step.append((time.perf_counter() - t0) / steps)
-    st = _stats(per_step)
+    st = _stats(_vector_steps(vec, rng, trials, seconds))
     rows.append({"slice": "rl", "name": "vector env step", "params": "16 windows a call, same settings",
                  **st, "steps_per_s": 1.0 / st["median_s"],
                  "vs_rlscheduler": 1.0 / st["median_s"] / RLSCHEDULER_ENV_STEPS_PER_S})
@@ -417,6 +408,20 @@ def rl_rows(trials=5, seconds=1.0):
     rows.append({"slice": "rl", "name": "kernel decision", "params": "KernelPolicy.act, 128 rows", **_stats(times)})
     rows += _backfill_rows(folder, path, trials, seconds)
     return rows
+
+
+def _vector_steps(vec, rng, trials, seconds):
+    # seconds per step of a vector env under random valid actions, one figure per trial
+    vec.reset()
+    out = []
+    for _ in range(trials):
+        steps, t0 = 0, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            masks = vec.action_masks()
+            vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+            steps += vec.n_envs
+        out.append((time.perf_counter() - t0) / steps)
+    return out
 
 
 def _random_steps(env, rng, seconds):
@@ -454,15 +459,7 @@ def _backfill_rows(folder, fallback, trials, seconds):
                 steps += 1
         theirs.append((time.perf_counter() - t0) / max(steps, 1))
     vec = VecBackfill(path, 16, seed=0, window=256, compat="rlbackfilling", baselines=("easy", "easy-largest"))
-    vec.reset()
-    per_vec = []
-    for _ in range(trials):
-        steps, t0 = 0, time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            masks = vec.action_masks()
-            vec.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
-            steps += vec.n_envs
-        per_vec.append((time.perf_counter() - t0) / steps)
+    per_vec = _vector_steps(vec, rng, trials, seconds)
     st, peer, sv = _stats(ours), _stats(theirs), _stats(per_vec)
     return [{"slice": "rl", "name": "backfill env step", "params": f"{path.name}, 256-job windows, 3 EASY baselines",
              **st, "steps_per_s": 1.0 / st["median_s"], "peer_steps_per_s": 1.0 / peer["median_s"],

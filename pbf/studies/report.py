@@ -220,6 +220,19 @@ def _fig_workers(plt, passes, t0, workers):
     return fig
 
 
+def _save(plt, fig, path, written):
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    return path
+
+
+def _embedded(title, path):
+    with open(path, "rb") as fh:
+        data = base64.b64encode(fh.read()).decode("ascii")
+    return f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
+
+
 def _table(rows):
     return "<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
                                for k, v in rows) + "</table>"
@@ -258,11 +271,7 @@ def write_report(run_dir, out=None):
         fig = make()
         if fig is None:
             continue
-        path = os.path.join(out, name)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
-        shown.append((title, path))
+        shown.append((title, _save(plt, fig, os.path.join(out, name), written)))
     html_path = os.path.join(out, "report.html")
     with open(html_path, "w") as fh:
         fh.write(_html(summary, shown, run_dir))
@@ -286,11 +295,7 @@ def _html(summary, figures, run_dir):
              _table([(k, _fmt(v)) for k, v in p.items() if not isinstance(v, dict)]),
              "<h2>Configuration</h2>",
              _table([(k, v if not isinstance(v, dict) else json.dumps(v)) for k, v in cfg.items()])]
-    for title, path in figures:
-        with open(path, "rb") as fh:
-            data = base64.b64encode(fh.read()).decode("ascii")
-        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' "
-                     f"src='data:image/png;base64,{data}'>")
+    parts += [_embedded(title, path) for title, path in figures]
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -348,11 +353,7 @@ def write_sweep_report(run_dir, out=None):
             ax[0][k].legend(fontsize=7)
         fig.suptitle(f"{spec.get('name', 'sweep')}: {label} by parameter ({int(ok.sum())} cells ok)")
         fig.tight_layout()
-        path = os.path.join(out, f"sweep_{metric}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
-        shown.append((f"{label} by parameter", path))
+        shown.append((f"{label} by parameter", _save(plt, fig, os.path.join(out, f"sweep_{metric}.png"), written)))
         if len(axes) >= 2:
             (va, ca), (vb, cb) = _axis_values(rows, axes[0]), _axis_values(rows, axes[1])
             grid = np.array([[np.mean(y[ok & (ca == a) & (cb == b)]) if (ok & (ca == a) & (cb == b)).any()
@@ -372,11 +373,8 @@ def write_sweep_report(run_dir, out=None):
             ax.set_title(f"{label}, mean over the other axes")
             fig.colorbar(im, ax=ax, label=label)
             fig.tight_layout()
-            path = os.path.join(out, f"sweep_{metric}_heatmap.png")
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            written.append(path)
-            shown.append((f"{label}: {axes[0]} x {axes[1]}", path))
+            shown.append((f"{label}: {axes[0]} x {axes[1]}",
+                          _save(plt, fig, os.path.join(out, f"sweep_{metric}_heatmap.png"), written)))
     html_path = os.path.join(out, "report.html")
     with open(html_path, "w") as fh:
         fh.write(_sweep_html(spec, rows, shown, run_dir))
@@ -398,11 +396,7 @@ def _sweep_html(spec, rows, figures, run_dir):
              f"<p>{n} cells; folder {html.escape(os.path.abspath(run_dir))}; trace "
              f"{html.escape(json.dumps(spec.get('trace')))}; fixed settings "
              f"{html.escape(json.dumps(spec.get('config')))}</p>"]
-    for title, path in figures:
-        with open(path, "rb") as fh:
-            data = base64.b64encode(fh.read()).decode("ascii")
-        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' "
-                     f"src='data:image/png;base64,{data}'>")
+    parts += [_embedded(title, path) for title, path in figures]
     parts.append(f"<h2>Results</h2><table><tr>{head}</tr>{body}</table></body></html>")
     return "\n".join(parts)
 
