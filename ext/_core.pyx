@@ -33,14 +33,15 @@ from sync cimport (pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock
                    pthread_cond_init, pthread_cond_destroy, pthread_cond_broadcast)
 from state cimport State, state_init, state_free
 from jobs cimport UserHist, jobs_reserve, users_ensure
-from nodes cimport EndKey
+from nodes cimport EndKey, OutageEvents, outage_events_free
 from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
+from outages cimport units_down, units_resume, reject_unrunnable
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
 from slurm_loop cimport sim_run
-from pbf._codes cimport (CK_SLURM_SIM, JS_NEW, HOW_NONE, RJ_NONE, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
+from pbf._codes cimport (CK_SLURM_SIM, JS_NEW, HOW_NONE, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
 
 from .codes import LABELS
 from .errors import InternalError
@@ -241,6 +242,8 @@ cdef class Core:
             S.jobs.qos[j] = vo[i]
             S.jobs.pred0[j] = -1
             S.jobs.ncorr[j] = 0
+            S.jobs.requeues[j] = 0
+            S.jobs.lost[j] = 0
             S.jobs.bfkey[j] = 0
             S.jobs.key[j] = 0.0
             S.jobs.acc[j] = -1
@@ -321,6 +324,90 @@ cdef class Core:
         if rc != RC_OK:
             _raise(rc, "the replay")
         return done
+
+    # ------------------------------------------------------------------ outages
+    def load_outages(self, const int64_t[::1] t, const int8_t[::1] kind, const int64_t[::1] until,
+                     const uint64_t[:, ::1] bits, bint requeue):
+        """A replay's outage events (checked and sorted by the caller: time order, resumes of an
+        instant first): OK_DRAIN / OK_FAIL take ``bits`` (rows of W words) out of service until
+        ``until`` (-1: until a resume), OK_RESUME brings back those whose until is at most
+        ``until`` (-1: every one). ``requeue``: a failed unit's running job goes back to the queue
+        (else it ends killed). Later outages cannot be added: the replay rejects a pending job once
+        no event left can bring enough units back."""
+        cdef int64_t n = t.shape[0], i, W = self.s.W
+        cdef OutageEvents* O = &self.s.outages
+        if bits.shape[0] != n or (n and bits.shape[1] != W):
+            raise ValueError("outage bits: one row of W words per event")
+        outage_events_free(O)
+        O.t = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        O.until = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        O.kind = <int8_t*>malloc(max(n, 1) * sizeof(int8_t))
+        O.bits = <uint64_t*>malloc(max(n * W, 1) * sizeof(uint64_t))
+        if O.t == NULL or O.until == NULL or O.kind == NULL or O.bits == NULL:
+            outage_events_free(O)
+            raise MemoryError("pbf core: out of memory (loading outages)")
+        for i in range(n):
+            O.t[i] = t[i]
+            O.kind[i] = kind[i]
+            O.until[i] = INF if until[i] < 0 else until[i]
+            if W:
+                memcpy(O.bits + i * W, &bits[i, 0], W * sizeof(uint64_t))
+        O.n = n
+        O.next = 0
+        O.requeue = requeue
+        O.final = True
+
+    def set_requeue(self, bint requeue):
+        """Embedding API: a failed unit's running job goes back to the queue (else it ends killed)."""
+        self.s.outages.requeue = requeue
+
+    def jobs_on(self, const uint64_t[::1] bits):
+        """Running job indices holding any unit of ``bits`` (W words)."""
+        cdef int64_t i, j, w, W = self.s.W
+        out = []
+        for i in range(self.s.nodes.nrun):
+            j = self.s.nodes.running[i]
+            for w in range(W):
+                if self.s.nodes.rows[<int64_t>self.s.jobs.row[j] * W + w] & bits[w]:
+                    out.append(j)
+                    break
+        return np.array(sorted(out), dtype=np.int64)
+
+    def outage(self, int64_t now, int kind, const uint64_t[::1] bits, int64_t until=-1):
+        """Embedding API: apply one outage at ``now`` (OK_DRAIN, OK_FAIL: ``until`` -1 = until a
+        resume; OK_RESUME: every unit of ``bits``). Returns the running jobs a failure stopped."""
+        cdef int rc = 0
+        if bits.shape[0] != self.s.W:
+            raise ValueError("outage bits: W words")
+        hit = self.jobs_on(bits) if kind != OK_RESUME else np.empty(0, np.int64)
+        if kind == OK_RESUME:
+            units_resume(&self.s, &bits[0], INF)
+        else:
+            rc = units_down(&self.s, &bits[0], INF if until < 0 else until, kind, now, self.s.outages.requeue)
+        if rc != 0:
+            _raise(RC_NO_MEMORY, "an outage")
+        return hit
+
+    def outage_figures(self):
+        """What the outages did: killed, requeued, lost unit-seconds, units down now, units down
+        that no event brings back."""
+        cdef OutageEvents* O = &self.s.outages
+        return {"killed": O.killed, "requeued": O.requeued, "lost_unit_s": O.lost,
+                "units_down": self.s.nodes.ndown, "units_lost": O.units_lost}
+
+    def down_units(self):
+        """The units out of service now (W words)."""
+        arr = np.zeros(self.s.W, dtype=np.uint64)
+        cdef uint64_t[::1] v = arr
+        cdef int64_t w
+        for w in range(self.s.W):
+            v[w] = self.s.nodes.down[w]
+        return arr
+
+    def failure_arrays(self):
+        """(requeues, lost unit-seconds) per job."""
+        n = self.s.jobs.n
+        return self._int64_array(self.s.jobs.requeues, n), self._int64_array(self.s.jobs.lost, n)
 
     def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
         """Benchmark kernel: ``reps`` times, build the profile at ``now`` and find the earliest start

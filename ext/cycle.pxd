@@ -6,6 +6,7 @@ from libc.stdint cimport int64_t
 from memory cimport INF
 from ticks cimport PBF_HAVE_TSC
 from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop
+from outages cimport outages_apply_due
 from passes cimport quick_pass, full_pass_sequential
 from parallel_pass cimport full_pass_parallel
 from state cimport State
@@ -35,14 +36,19 @@ cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
 
 
 cdef inline bint next_instant(State* S, int64_t* tp, bint* events, bint* done) noexcept nogil:
-    # move to the next instant and apply its completions; True when the trace is done
-    cdef int64_t t, ts, te, tb, j
+    # move to the next instant and apply its completions and outages; True when the trace is done
+    # (done set) or on an error (done not set: the caller returns -1)
+    cdef int64_t t, ts, te, tb, to, j
+    cdef int rc
     ts = S.jobs.submit[S.replay.next_sub] if S.replay.next_sub < S.jobs.n else INF
     te = S.replay.heap[0].end if S.replay.nheap > 0 else INF
+    to = S.outages.t[S.outages.next] if S.outages.next < S.outages.n else INF
     tb = INF
     if S.cfg.trigger != TR_EVENT and S.queue.n > 0:
         tb = S.replay.next_bf
     t = ts if ts < te else te
+    if to < t:
+        t = to
     if tb < t:
         t = tb
     if t == INF:
@@ -55,6 +61,12 @@ cdef inline bint next_instant(State* S, int64_t* tp, bint* events, bint* done) n
     while S.replay.nheap > 0 and S.replay.heap[0].end == t:
         j = heap_pop(S)
         job_finish(S, j, t)
+        events[0] = True
+    if to == t:
+        # after the completions of the instant: a job ending when its units fail has completed
+        rc = outages_apply_due(S, t)
+        if rc < 0:
+            return True
         events[0] = True
     tp[0] = t
     return False
@@ -75,7 +87,7 @@ cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept 
             events = S.replay.hook_events
             count += 1
         elif next_instant(S, &t, &events, done):
-            return 0
+            return 0 if done[0] else -1
         elif S.cfg.hooks and ((S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] == t)
                               or S.queue.n > 0):
             S.replay.hook_t = t

@@ -26,6 +26,8 @@ ctypedef struct Jobs:          # index j = arrival order of the trace (replay) o
     int64_t* seq               # arrival sequence (priority tie-break after submit), or -1
     int64_t* pred0             # the estimate given at submission, before corrections, or -1
     int64_t* ncorr             # corrections applied
+    int64_t* requeues          # times its units failed under it and it went back to the queue
+    int64_t* lost              # unit-seconds of its runs cut short by failures
     int64_t* bfkey             # backfill order key set by a Python chooser
     int64_t* acc               # multifactor: usage charged up to this time
     int64_t* unext             # the user's running list: next job ...
@@ -87,6 +89,7 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
             or _regrow(<void**>&J.resv, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.resv_min, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.seq, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.pred0, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.ncorr, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.bfkey, J.cap, cap, sizeof(int64_t)) != 0
+            or _regrow(<void**>&J.requeues, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.lost, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.acc, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.unext, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.uprev, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.key, J.cap, cap, sizeof(double)) != 0
             or _regrow(<void**>&J.runpos, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.row, J.cap, cap, sizeof(int32_t)) != 0
@@ -100,7 +103,7 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
 cdef inline void jobs_free(Jobs* J) noexcept nogil:
     free(J.submit); free(J.units); free(J.est); free(J.run); free(J.req); free(J.user)
     free(J.part); free(J.qos); free(J.start); free(J.end); free(J.resv); free(J.resv_min)
-    free(J.seq); free(J.pred0); free(J.ncorr); free(J.bfkey); free(J.acc); free(J.unext)
+    free(J.seq); free(J.pred0); free(J.ncorr); free(J.requeues); free(J.lost); free(J.bfkey); free(J.acc); free(J.unext)
     free(J.uprev); free(J.key); free(J.runpos); free(J.row); free(J.state); free(J.how)
     free(J.reason); free(J.x); free(J.bits)
     memset(J, 0, sizeof(Jobs))

@@ -14,7 +14,7 @@ from queue cimport SortRec, sortrec_cmp, queue_insert
 from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE,
-                         RJ_NO_UNITS, PD_GIVEN, PR_WFP3, PR_KEYED, PR_MULTIFACTOR)
+                         RJ_NO_UNITS, RJ_UNITS_DOWN, PD_GIVEN, PR_WFP3, PR_KEYED, PR_MULTIFACTOR)
 
 
 cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
@@ -27,6 +27,12 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
     if S.jobs.units[j] > S.units:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_OVERSIZE
+        return 0
+    if (S.outages.units_lost > 0 and S.outages.final and S.outages.next >= S.outages.n
+            and S.jobs.units[j] > S.units - S.outages.units_lost):
+        # (outages.pxd reject_unrunnable: no event left brings enough units back)
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_UNITS_DOWN
         return 0
     if S.jobs.req[j] <= 0:
         # no requested time: no kill limit, no cap for a prediction; rejected under every predictor,
@@ -117,9 +123,9 @@ cdef inline void user_started(State* S, int64_t j, int64_t now) noexcept nogil:
     h.run_start_sum += now
 
 
-cdef inline void user_finished(State* S, int64_t j, int64_t now) noexcept nogil:
-    # history for the predictors (and the model's training step), usage for fair share
-    cdef int64_t u = S.jobs.user[j], run = now - S.jobs.start[j]
+cdef inline void user_unlink(State* S, int64_t j, int64_t now) noexcept nogil:
+    # job j leaves its user's running list; its usage up to now is charged (fair share)
+    cdef int64_t u = S.jobs.user[j]
     cdef UserHist* h = &S.users.hist[u]
     if S.jobs.uprev[j] >= 0:
         S.jobs.unext[S.jobs.uprev[j]] = S.jobs.unext[j]
@@ -133,6 +139,13 @@ cdef inline void user_finished(State* S, int64_t j, int64_t now) noexcept nogil:
     h.run_units -= S.jobs.units[j]
     h.run_start_sum -= S.jobs.start[j]
     S.users.raw[u] += S.jobs.units[j] * (now - S.jobs.acc[j])
+
+
+cdef inline void user_finished(State* S, int64_t j, int64_t now) noexcept nogil:
+    # history for the predictors (and the model's training step), usage for fair share
+    cdef int64_t run = now - S.jobs.start[j]
+    cdef UserHist* h = &S.users.hist[S.jobs.user[j]]
+    user_unlink(S, j, now)
     policy_learn(&S.policy, &S.jobs, j, run)
     h.p3 = h.p2
     h.p2 = h.p1
@@ -228,6 +241,41 @@ cdef inline int heap_push(State* S, int64_t end, int64_t job) noexcept nogil:
         tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
         i = parent
     return 0
+
+
+cdef inline void heap_sift(State* S, int64_t i) noexcept nogil:
+    # restore the heap order at entry i (moved in from elsewhere): up, then down
+    cdef EndKey* h = S.replay.heap
+    cdef int64_t parent, c, n = S.replay.nheap
+    cdef EndKey tmp
+    while i > 0:
+        parent = (i - 1) // 2
+        if not endkey_less(&h[i], &h[parent]):
+            break
+        tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
+        i = parent
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and endkey_less(&h[c + 1], &h[c]):
+            c += 1
+        if not endkey_less(&h[c], &h[i]):
+            break
+        tmp = h[i]; h[i] = h[c]; h[c] = tmp
+        i = c
+
+
+cdef inline void heap_remove(State* S, int64_t job) noexcept nogil:
+    # drop a running job's end (a failure killed it; rare: a scan finds it)
+    cdef int64_t i
+    for i in range(S.replay.nheap):
+        if S.replay.heap[i].job == job:
+            S.replay.nheap -= 1
+            S.replay.heap[i] = S.replay.heap[S.replay.nheap]
+            if i < S.replay.nheap:
+                heap_sift(S, i)
+            return
 
 
 cdef inline int64_t heap_pop(State* S) noexcept nogil:

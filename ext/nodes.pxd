@@ -1,11 +1,14 @@
 # Node state (header only): which units are free now, the units of every running job, and the
 # running jobs in the order of their planned ends (the order the profile is built in).
 
-from libc.stdint cimport uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memset, memmove
 
 from memory cimport grow
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
 from words cimport w_copy
 
 
@@ -42,7 +45,39 @@ ctypedef struct Nodes:
     int64_t running_cap        # room in running
     EndKey* by_end             # running jobs sorted by (start + estimate, job): the profile's order
     int64_t by_end_cap         # room in by_end
-    int64_t version            # bumped whenever a job starts or ends or an estimate changes
+    int64_t version            # bumped whenever a job starts or ends, an estimate changes or a unit
+                               # goes down or comes back
+    # units out of service (outages.pxd): they take no new job; a drained one may still hold a
+    # running job, which releases it to `down`, not to `free`
+    uint64_t* down             # W words
+    int64_t ndown              # how many
+    int64_t* until             # per unit, while down: when it comes back (INF: at a resume)
+
+
+ctypedef struct OutageEvents:  # a replay's outage events in time order, and what they did (outages.pxd)
+    int64_t n                  # events ...
+    int64_t next               # ... the next to apply
+    int64_t* t                 # when
+    int64_t* until             # drain, fail: when the units come back (INF: at a resume); resume:
+                               # only units whose until is at most this come back (INF: every one)
+    int8_t* kind               # OK_*
+    uint64_t* bits             # the units, W words an event
+    bint requeue               # a failed unit's running job goes back to the queue (else: killed)
+    bint final                 # no outage comes but these (a replay; the embedding API may send more)
+    int64_t units_lost         # down units no event brings back by itself
+    int64_t killed             # jobs killed ...
+    int64_t requeued           # ... and requeued by failures ...
+    int64_t lost               # ... and the unit-seconds of their runs cut short
+
+
+cdef inline void outage_events_free(OutageEvents* O) noexcept nogil:
+    free(O.t); free(O.until); free(O.kind); free(O.bits)
+    O.t = NULL
+    O.until = NULL
+    O.kind = NULL
+    O.bits = NULL
+    O.n = 0
+    O.next = 0
 
 
 cdef inline int nodes_init(Nodes* N, int64_t units) noexcept nogil:
@@ -57,11 +92,16 @@ cdef inline int nodes_init(Nodes* N, int64_t units) noexcept nogil:
     if units % 64:
         N.free[N.W - 1] = ((<uint64_t>1) << (units % 64)) - 1
     N.nfree = units
+    N.down = <uint64_t*>calloc((N.W if N.W > 0 else 1), sizeof(uint64_t))
+    N.until = <int64_t*>calloc((units if units > 0 else 1), sizeof(int64_t))
+    if N.down == NULL or N.until == NULL:
+        return -1
     return 0
 
 
 cdef inline void nodes_free(Nodes* N) noexcept nogil:
     free(N.free); free(N.rows); free(N.spare); free(N.running); free(N.by_end)
+    free(N.down); free(N.until)
     memset(N, 0, sizeof(Nodes))
 
 
@@ -103,12 +143,19 @@ cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noe
 
 
 cdef inline void nodes_release(Nodes* N, int32_t r, int64_t k) noexcept nogil:
-    # the k units of row r are free again, and so is the row
+    # the k units of row r are free again (those not down), and so is the row
     cdef int64_t i
     cdef uint64_t* row = N.rows + <int64_t>r * N.W
-    for i in range(N.W):
-        N.free[i] |= row[i]
-    N.nfree += k
+    cdef uint64_t x
+    if N.ndown == 0:
+        for i in range(N.W):
+            N.free[i] |= row[i]
+        N.nfree += k
+    else:
+        for i in range(N.W):       # units that went down while it ran stay down
+            x = row[i] & ~N.down[i]
+            N.free[i] |= x
+            N.nfree += __builtin_popcountll(x)
     N.spare[N.nspare] = r
     N.nspare += 1
 

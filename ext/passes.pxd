@@ -3,13 +3,13 @@
 # step; sequential is the one-worker case.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
-from libc.stdlib cimport qsort
+from libc.stdlib cimport qsort, malloc, calloc, free
 from libc.string cimport memmove
 
 from memory cimport INF, grow, append
 from words cimport w_copy, w_zero, w_or_into, w_take_lowest, w_popcount, w_any_common
 from ticks cimport now_ticks
-from nodes cimport EndKey, endkey_cmp
+from nodes cimport Nodes, EndKey, endkey_cmp
 from queue cimport PendEntry, queue_compact
 from profile cimport (Prof, prof_start_pass, prof_reserve_slots, prof_ensure_scratch, prof_live_slots,
                       prof_round_up, prof_find_start, prof_find_start_window, prof_choose, prof_commit,
@@ -22,6 +22,10 @@ from lifecycle cimport job_start, refresh_priorities
 from state cimport State, PassCtx
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
 
 
 cdef enum:                     # how job_step finds a job's start
@@ -61,6 +65,100 @@ cdef inline int64_t planned_end(State* S, int64_t i, int64_t now) noexcept nogil
     return e
 
 
+cdef inline int64_t release_time(State* S, int64_t t, int64_t now) noexcept nogil:
+    # the profile's time for units coming back at t (as planned_end: never before now + 1, rounded)
+    if t <= now:
+        t = now + 1
+    if S.prof.resolution > 1:
+        t = prof_round_up(&S.prof, t)
+    return t
+
+
+cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
+    # build_profile with units out of service: a running job brings back only its units that are
+    # up; a down unit comes back at its until (never, when INF), or, held by a running job (drained
+    # under it), at the later of its until and the job's planned end
+    cdef int64_t i, r, m = 0, j, e, t, u, w, W = S.W, cnt, nrun = S.nodes.nrun
+    cdef int32_t s
+    cdef uint64_t x
+    cdef uint64_t* bits
+    cdef const uint64_t* row
+    cdef Prof* P = &S.prof
+    cdef Nodes* N = &S.nodes
+    cdef EndKey* rel = <EndKey*>malloc((N.ndown + 1) * sizeof(EndKey))   # (time, unit)
+    cdef uint64_t* held = <uint64_t*>calloc(W + 1, sizeof(uint64_t))
+    if rel == NULL or held == NULL:
+        free(rel)
+        free(held)
+        return -1
+    for i in range(nrun):
+        j = N.by_end[i].job
+        row = N.rows + <int64_t>S.jobs.row[j] * W
+        for w in range(W):
+            x = row[w] & N.down[w]
+            held[w] |= x
+            while x:
+                u = w * 64 + __builtin_ctzll(x)
+                x &= x - 1
+                if N.until[u] != INF:
+                    rel[m].end = max(release_time(S, N.until[u], now), planned_end(S, i, now))
+                    rel[m].job = u
+                    m += 1
+    for w in range(W):
+        x = N.down[w] & ~held[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            if N.until[u] != INF:
+                rel[m].end = release_time(S, N.until[u], now)
+                rel[m].job = u
+                m += 1
+    free(held)
+    qsort(rel, m, sizeof(EndKey), endkey_cmp)
+    P.nslots = 0
+    P.nmerged = 0
+    if prof_reserve_slots(P, nrun + m + 1) != 0:
+        free(rel)
+        return -1
+    P.s_begin[0] = now
+    cnt = N.nfree
+    P.s_cnt[0] = cnt
+    P.s_next[0] = -1
+    bits = P.s_bits
+    w_copy(bits, N.free, W)
+    s = 0
+    i = 0
+    r = 0
+    while i < nrun or r < m:
+        e = planned_end(S, i, now) if i < nrun else INF
+        if r < m and rel[r].end < e:
+            e = rel[r].end
+        P.s_next[s] = s + 1
+        s += 1
+        P.s_begin[s] = e
+        P.s_next[s] = -1
+        w_copy(bits + W, bits, W)
+        bits += W
+        while i < nrun and planned_end(S, i, now) == e:
+            j = N.by_end[i].job
+            row = N.rows + <int64_t>S.jobs.row[j] * W
+            for w in range(W):
+                x = row[w] & ~N.down[w]
+                bits[w] |= x
+                cnt += __builtin_popcountll(x)
+            i += 1
+        while r < m and rel[r].end == e:
+            u = rel[r].job
+            bits[u // 64] |= (<uint64_t>1) << (u % 64)
+            cnt += 1
+            r += 1
+        P.s_cnt[s] = cnt
+    free(rel)
+    P.nslots = s + 1
+    prof_blocks_build(P)
+    return 0
+
+
 cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
     # slot 0 = [now, first planned end) with the units free now; a new slot at each distinct planned
     # end of a running job (start + estimate, never before now + 1, rounded up), adding its units
@@ -68,6 +166,8 @@ cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
     cdef int32_t s
     cdef uint64_t* bits
     cdef Prof* P = &S.prof
+    if S.nodes.ndown > 0:
+        return build_profile_down(S, now)
     P.nslots = 0
     P.nmerged = 0
     # room for every slot up front: at most one per running job, plus slot 0

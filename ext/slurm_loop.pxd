@@ -13,6 +13,7 @@ from memory cimport INF
 from profile cimport prof_live_slots
 from clock cimport clock_elapsed_us, clock_charge_all, clock_duration_us
 from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop
+from outages cimport outages_apply_due
 from passes cimport (begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass,
                      CM_SEARCH, STEP_STOP, STEP_ERROR)
 from state cimport State, PassCtx
@@ -22,13 +23,27 @@ from pbf._codes cimport JS_PENDING, PR_WFP3, PK_FULL, EX_YIELD
 cdef inline bint sim_events_due(State* S, int64_t now) noexcept nogil:
     # an arrival or a completion due by now (seconds)?
     return ((S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= now)
-            or (S.replay.nheap > 0 and S.replay.heap[0].end <= now))
+            or (S.replay.nheap > 0 and S.replay.heap[0].end <= now)
+            or (S.outages.next < S.outages.n and S.outages.t[S.outages.next] <= now))
 
 
 cdef inline int sim_apply_events(State* S, int64_t now) noexcept nogil:
     # the simulator's order: submit every job due, then complete every job due. A job's end stays
     # start + run time; its units come back now (the first iteration or yield at or after it).
-    cdef int64_t j, n = 0
+    cdef int64_t j, n = 0, t
+    cdef int rc
+    while S.outages.next < S.outages.n and S.outages.t[S.outages.next] <= now:
+        # outages due (rare), in time order with the completions before them: a job that ended by
+        # the time its units failed has completed
+        t = S.outages.t[S.outages.next]
+        while S.replay.nheap > 0 and S.replay.heap[0].end <= t:
+            j = heap_pop(S)
+            job_finish(S, j, S.jobs.end[j])
+            n += 1
+        rc = outages_apply_due(S, t)
+        if rc < 0:
+            return -1
+        n += 1
     while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= now:
         j = S.replay.next_sub
         if job_submit(S, j) != 0:
@@ -141,6 +156,10 @@ cdef inline int64_t sim_next_action_us(State* S) noexcept nogil:
         t = S.jobs.submit[S.replay.next_sub] * 1000000
     if S.replay.nheap > 0:
         x = S.replay.heap[0].end * 1000000
+        if x < t:
+            t = x
+    if S.outages.next < S.outages.n:
+        x = S.outages.t[S.outages.next] * 1000000
         if x < t:
             t = x
     if S.queue.n > 0:

@@ -7,7 +7,7 @@ from libc.string cimport memset
 
 from memory cimport INF, append
 from jobs cimport Jobs, Users, jobs_free, users_free
-from nodes cimport Nodes, EndKey, nodes_init, nodes_free
+from nodes cimport Nodes, EndKey, OutageEvents, nodes_init, nodes_free, outage_events_free
 from queue cimport Queue, queue_free
 from policy cimport Policy, policy_free
 from profile cimport Prof, prof_init, prof_free
@@ -120,6 +120,7 @@ ctypedef struct State:
     ResumeState resume_st      # the last pass, if it can be continued
     Decisions decided          # the last pass's starts and reservations
     ReplayState replay         # the event loop
+    OutageEvents outages       # the replay's drains, failures and resumes (outages.pxd)
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
     WorkerPool pool            # the parallel pass's threads and profile copies
@@ -151,6 +152,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.replay.next_bf = -INF
     S.replay.now = -INF
     S.testing.resume = 1
+    S.outages.requeue = 1
     S.testing.parallel_min_queue = 64
     # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job tests
     # cost nanoseconds) stay sequential. Decisions are the same either way.
@@ -175,6 +177,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     users_free(&S.users)
     policy_free(&S.policy)
     nodes_free(&S.nodes)
+    outage_events_free(&S.outages)
     queue_free(&S.queue)
     free(S.ends)
     free(S.replay.heap)

@@ -49,17 +49,24 @@ cpdef enum JobState:
     JS_RUNNING = 2
     JS_DONE = 3
     JS_REJECTED = 4
+    JS_KILLED = 5              # its units failed under it and it was not requeued (outages.pxd)
 
 cpdef enum RejectReason:
     RJ_NONE = 0
     RJ_OVERSIZE = 1
     RJ_NO_ESTIMATE = 2
     RJ_NO_UNITS = 3
+    RJ_UNITS_DOWN = 4          # still pending when the replay ended: wider than the units left up
 
 cpdef enum How:                # how a job was started
     HOW_NONE = 0
     HOW_MAIN = 1               # with no higher-priority job left waiting in that pass
     HOW_BACKFILL = 2           # ahead of a higher-priority job that could not start
+
+cpdef enum OutageKind:         # what an outage event does to its units (outages.pxd)
+    OK_DRAIN = 0               # take no new job; running jobs finish
+    OK_FAIL = 1                # take no new job; running jobs are killed (requeued or not)
+    OK_RESUME = 2              # back in service
 
 cpdef enum PassKind:
     PK_FULL = 0

@@ -9,6 +9,7 @@ from ._codes import (
     ExitReason,
     How,
     JobState,
+    OutageKind,
     PassKind,
     Predictor,
     Priority,
@@ -18,27 +19,29 @@ from ._codes import (
     Trigger,
 )
 
-__all__ = ["Clock", "Correction", "ExitReason", "How", "JobState", "PassKind", "Predictor", "Priority",
+__all__ = ["Clock", "Correction", "ExitReason", "How", "JobState", "OutageKind", "PassKind", "Predictor", "Priority",
            "RegressionWeight", "RejectReason", "Status", "Trigger", "LABELS", "CLOCKS", "TRIGGERS",
-           "CORRECTIONS", "label"]
+           "CORRECTIONS", "OUTAGES", "label"]
 
 #: option names of the enums users choose from, in code order
 CLOCKS = ("free", "model", "wall", "slurm-sim")
 TRIGGERS = ("event", "interval")
+OUTAGES = ("drain", "fail", "resume")
 CORRECTIONS = ("incremental", "requested", "recursive-doubling")
 
 #: the strings of the code columns of the outputs (jobs.csv, passes.csv), in code order
 LABELS = {
-    "state": ("new", "pending", "running", "completed", "rejected"),
+    "state": ("new", "pending", "running", "completed", "rejected", "killed"),
     "how": ("", "main", "backfill"),
-    "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units"),
+    "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units",
+                      "wider than the units left up"),
     "kind": ("full", "quick"),
     "exit": ("end of queue", "max job test", "first job that does not fit", "time budget",
              "state changed at a yield", "reservation limit"),
 }
 
 #: each label table and option list with the enum whose codes index it
-ENUM_OF = {"state": JobState, "how": How, "reject_reason": RejectReason, "kind": PassKind,
+ENUM_OF = {"state": JobState, "outages": OutageKind, "how": How, "reject_reason": RejectReason, "kind": PassKind,
            "exit": ExitReason, "clocks": Clock, "triggers": Trigger, "corrections": Correction}
 
 
