@@ -381,7 +381,7 @@ cdef class Core:
             raise ValueError("outage bits: W words")
         hit = self.jobs_on(bits) if kind != OK_RESUME else np.empty(0, np.int64)
         if kind == OK_RESUME:
-            units_resume(&self.s, &bits[0], INF)
+            units_resume(&self.s, &bits[0], INF if until < 0 else until)
         else:
             rc = units_down(&self.s, &bits[0], INF if until < 0 else until, kind, now, self.s.outages.requeue)
         if rc != 0:

@@ -77,7 +77,8 @@ cdef inline int64_t release_time(State* S, int64_t t, int64_t now) noexcept nogi
 cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
     # build_profile with units out of service: a running job brings back only its units that are
     # up; a down unit comes back at its until (never, when INF), or, held by a running job (drained
-    # under it), at the later of its until and the job's planned end
+    # under it), at the later of its until and the job's planned end. A slot begins where units come
+    # back, as in build_profile.
     cdef int64_t i, r, m = 0, j, e, t, u, w, W = S.W, cnt, nrun = S.nodes.nrun
     cdef int32_t s
     cdef uint64_t x
@@ -153,6 +154,12 @@ cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
             cnt += 1
             r += 1
         P.s_cnt[s] = cnt
+        if cnt == P.s_cnt[s - 1]:
+            # nothing came back (a job whose units are all down): no boundary, as if no job ended
+            # there (no start can be found at a boundary where no unit comes back)
+            s -= 1
+            bits -= W
+            P.s_next[s] = -1
     free(rel)
     P.nslots = s + 1
     prof_blocks_build(P)

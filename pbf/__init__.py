@@ -19,9 +19,12 @@ _WHERE = {
     # the engine (embedding API) and the replayer
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
     "Reserve": "engine", "ProtocolError": "engine", "Backfill": "config",
+    "Drain": "engine", "Fail": "engine", "Resume": "engine", "Stopped": "engine",
     "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer", "SlurmSim": "scheduler_time",
     # sweeps of replays (local processes or Ray)
     "sweep": "sweeps",
+    # node drains and failures in replays
+    "Failures": "outages",
     # cluster and workloads
     "Cluster": "cluster", "beocat_cluster": "cluster", "JobTable": "workload", "Cleaning": "workload",
     "CleaningReport": "workload", "read_swf": "workload", "write_swf": "workload",

@@ -24,6 +24,7 @@ from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
+from .outages import Failures, core_events
 from .plugins.scoring import Scoring
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 from .workload.jobs import JobTable
@@ -69,7 +70,10 @@ class ReplayConfig:
     and a faster replay (no clock is read; the summary's wall times are then None).
 
     ``kill_at_request``: a job ends at its requested time at the latest (default); False lets it run
-    its whole run time (the CLI's ``--no-clip-runtime``)."""
+    its whole run time (the CLI's ``--no-clip-runtime``).
+
+    ``failures``: node drains and failures (a :class:`pbf.Failures`: a failure file or failures
+    drawn from an MTBF; :mod:`pbf.outages`)."""
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
@@ -105,6 +109,7 @@ class ReplayConfig:
     pass_records: bool = True
     kill_at_request: bool = True
     slurm_sim: SlurmSim = field(default_factory=SlurmSim)
+    failures: Failures | None = None
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -128,6 +133,8 @@ class ReplayConfig:
             raise ConfigError(f"bsld_bound must be a finite number > 0 (seconds), got {self.bsld_bound!r}")
         if not isinstance(self.kill_at_request, bool):
             raise ConfigError(f"kill_at_request must be True or False, got {self.kill_at_request!r}")
+        if self.failures is not None and not isinstance(self.failures, Failures):
+            raise ConfigError(f"failures must be a pbf.Failures or None, got {self.failures!r}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
         if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
@@ -160,7 +167,8 @@ class ReplayConfig:
         return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
 
     def as_dict(self) -> dict:
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in ("backfill", "slurm_sim")}
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in ("backfill", "slurm_sim", "failures")}
+        d["failures"] = self.failures.as_dict() if self.failures is not None else None
         d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
         d["slurm_sim"] = self.slurm_sim.as_dict() if self.clock == "slurm-sim" else None
         d["backfill"] = {f: getattr(self.backfill, f) for f in self.backfill.__dataclass_fields__}
@@ -305,6 +313,11 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
                       cost_per_test_us=config.test_costs()[0], cost_per_slot_us=config.test_costs()[1],
                       slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
+    outages = []
+    if config.failures is not None:
+        span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
+        outages = config.failures.outages(units, *span)
+        core.load_outages(*core_events(outages, units), config.failures.on_failure == "requeue")
     scoring.prepare(lambda: table.take(order), units)
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
@@ -324,7 +337,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     wall = time.perf_counter() - t0
     if report:
         report(len(submit), final=True)
-    result = _results(table, order, core, submit, size, run, units, config, wall)
+    result = _results(table, order, core, submit, size, run, units, config, wall, outages)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
     return result
 
@@ -355,14 +368,16 @@ def _progress_reporter(progress, total):
 _LABELS = LABELS
 
 
-def _results(table, order, core, submit, size, run, units, config, wall):
+def _results(table, order, core, submit, size, run, units, config, wall, outages=()):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
+    requeues, lost = core.failure_arrays()
     predicted, final_est, corrections, _ = core.estimates()
     done = state == JobState.JS_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
             "predicted": predicted, "corrections": corrections,
-            "how": how, "state": state, "reject_reason": reason, "first_reservation": first_planned}
+            "how": how, "state": state, "reject_reason": reason, "first_reservation": first_planned,
+            "requeues": requeues, "lost_unit_s": lost}
     err = (predicted[done] - run[done]).astype(np.float64)
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
     passes = core.pass_arrays()
@@ -377,6 +392,7 @@ def _results(table, order, core, submit, size, run, units, config, wall):
     summary = {
         "trace": table.source, "units": units, "config": config.as_dict(),
         "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
+                 "killed": int((state == JobState.JS_KILLED).sum()),
                  "rejected": int(n_reason.sum()),
                  "rejected_by_reason": {LABELS["reject_reason"][i]: int(n) for i, n in enumerate(n_reason) if n},
                  "backfilled": int(n_how[2]), "started_by_main": int(n_how[1])},
@@ -405,11 +421,26 @@ def _results(table, order, core, submit, size, run, units, config, wall):
                        "corrections": int(core.n_corrections),
                        "jobs_corrected": int((corrections > 0).sum())},
         "scheduler_time": _scheduler_time(core, config),
+        "failures": _failures(core, config, outages, units),
         "cleaning": table.report.as_dict() if table.report is not None else None,
         "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
         "wall_s": {"replay": wall},
     }
     return ReplayResult(jobs, passes, summary, m)
+
+
+def _failures(core, config, outages, units):
+    """What the outages did (None without failures)."""
+    if config.failures is None:
+        return None
+    f = core.outage_figures()
+    by_kind = {k: sum(1 for o in outages if o.kind == k) for k in ("fail", "drain", "resume")}
+    down_s = sum(len(o.units) * (o.until - o.time) for o in outages if o.until is not None)
+    return {"events": by_kind, "on_failure": config.failures.on_failure,
+            "killed": f["killed"], "requeued": f["requeued"],
+            "lost_core_hours": f["lost_unit_s"] / 3600.0,
+            "down_core_hours": down_s / 3600.0,
+            "units_down_at_end": f["units_down"], "units_never_back": f["units_lost"]}
 
 
 def _scheduler_time(core, config):

@@ -9,17 +9,20 @@ from pbf.plugins.corrections import code as correction_code
 from pbf.plugins.priorities import FCFS, SJF
 from pbf.reference import reference_replay
 
+INF = float("inf")
+
 PREDICTOR_CODES = {"given": Predictor.PD_GIVEN, "ave2": Predictor.PD_AVE2, "regression": Predictor.PD_REGRESSION}
 
 
 def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
                     trigger="event", bf_interval=30, workers=1, eager=False, priority=None,
                     predictor="given", regression=None, correction="incremental", req=None, user=None,
-                    part=None, qos=None, stale=False, block_slots=None):
+                    part=None, qos=None, stale=False, block_slots=None, outages=None, requeue=True):
     """The compiled replay; with ``workers`` > 1 every full pass is forced onto the parallel path
     (``eager``: the eager commit order; ``stale``: workers speculate on copies that skip the newest
     commits, so that commits must reconcile). ``priority``: a plugin object (default FCFS, or SJF with
-    ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings)."""
+    ``prio_sjf``); ``predictor``: given / ave2 / regression (with ``regression`` settings);
+    ``outages``: the core's outage event arrays (:func:`pbf.outages.core_events`)."""
     core = _core.Core(total_units)
     core.set_testing(record_units=1, stale_speculation=int(stale))
     if block_slots is not None:
@@ -36,6 +39,8 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     core.configure(predictor=PREDICTOR_CODES[predictor])
     core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)),
                     req=req, user=user, part=part, qos=qos)
+    if outages is not None:
+        core.load_outages(*outages, requeue)
     core.start_pool(workers)
     try:
         assert core.replay()
@@ -43,15 +48,22 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
         core.stop_pool()
     state, start, end, how, reason, _, first_planned = core.job_arrays()
     pred0, est_final, ncorr, _ = core.estimates()
+    requeues, lost = core.failure_arrays()
     return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
+            "requeues": requeues, "lost": lost, "outage_figures": core.outage_figures(),
             "first_planned": first_planned, "bits": core.recorded_units(), "core": core,
             "passes": core.pass_arrays(), "pred0": pred0, "est": est_final, "ncorr": ncorr}
 
 
 def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), prio_sjf=False,
                   trigger="event", bf_interval=30, priority=None, predictor="given", regression=None,
-                  correction="incremental", req=None, user=None, part=None, qos=None):
-    ref = reference_replay(submit, units, est, run, total_units, trigger=trigger,
+                  correction="incremental", req=None, user=None, part=None, qos=None, outages=None,
+                  requeue=True):
+    events = None
+    if outages is not None:
+        events = [(int(t), int(k), INF if u < 0 else int(u), sum(int(w) << (64 * i) for i, w in enumerate(b)))
+                  for t, k, u, b in zip(*outages)]
+    ref = reference_replay(submit, units, est, run, total_units, trigger=trigger, outages=events, requeue=requeue,
                            bf_interval=bf_interval, prio_sjf=prio_sjf, priority=priority,
                            predictor=predictor, regression=regression, correction=correction,
                            req=req, user=user, part=part, qos=qos, **backfill.reference_kwargs())
@@ -70,6 +82,8 @@ def oracle_replay(submit, units, est, run, total_units, backfill=Backfill(), pri
               "slots": np.array([p[6] for p in ref.passes], dtype=np.int64)}
     return {"state": field("state"), "start": field("start"), "end": field("end"), "how": field("how"),
             "reason": field("reason"), "bits": bits, "passes": passes, "pred0": field("pred0"),
+            "requeues": field("requeues"), "lost": field("lost"),
+            "outage_figures": {"killed": ref.killed, "requeued": ref.requeued, "lost_unit_s": ref.lost},
             "est": field("est"), "ncorr": field("ncorr")}
 
 

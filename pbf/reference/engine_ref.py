@@ -25,12 +25,20 @@ Semantics in brief (see the compiled core for the same in C):
   reservation takes first the units busy just before its start (latest first); then lowest index.
 * A quick pass (the interval trigger's main scheduler) starts jobs in order while they fit now and
   stops at the first that does not.
+* Outages: a drained or failed unit takes no new job until it comes back (at its ``until``, or at a
+  resume); a failure stops the running jobs holding a failed unit (requeued with their submission's
+  estimate and priority, or killed); a drained unit's running job finishes, and the unit stays
+  down. In the profile a job's end brings back only its units that are up; a down unit comes back
+  at its until (never when there is none) -- held by a running job, at the later of that and the
+  job's planned end. A replay applies an instant's completions, then its outages, then its
+  arrivals; once no outage is left to come, a pending job wider than the units that will ever be
+  up again is rejected.
 """
 
 import bisect
 import math
 
-from ..codes import ExitReason, How, JobState, RejectReason
+from ..codes import ExitReason, How, JobState, OutageKind, RejectReason
 from ..plugins.corrections import correct
 from ..plugins.priorities import FCFS, SJF
 from ..plugins.regression import RegressionModel, features, weight
@@ -39,9 +47,12 @@ INF = float("inf")
 # the codes of the compiled core (pbf/_codes.pxd), as plain ints
 NEW, PENDING, RUNNING, DONE, REJECTED = (int(JobState.JS_NEW), int(JobState.JS_PENDING), int(JobState.JS_RUNNING),
                                          int(JobState.JS_DONE), int(JobState.JS_REJECTED))
+KILLED = int(JobState.JS_KILLED)
+DRAIN, FAIL, RESUME = int(OutageKind.OK_DRAIN), int(OutageKind.OK_FAIL), int(OutageKind.OK_RESUME)
 HOW_MAIN, HOW_BACKFILL = int(How.HOW_MAIN), int(How.HOW_BACKFILL)
 RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_NO_UNITS = (int(RejectReason.RJ_OVERSIZE), int(RejectReason.RJ_NO_ESTIMATE),
                                             int(RejectReason.RJ_NO_UNITS))
+RJ_UNITS_DOWN = int(RejectReason.RJ_UNITS_DOWN)
 EX_END, EX_MAX_JOB_TEST, EX_QUICK_BLOCKED = (int(ExitReason.EX_END), int(ExitReason.EX_MAX_JOB_TEST),
                                              int(ExitReason.EX_QUICK_BLOCKED))
 EX_RESV_TABLE = int(ExitReason.EX_RESV_TABLE)
@@ -60,7 +71,8 @@ def _lowest(bits, n):
 
 class _Job:
     __slots__ = ("submit", "units", "est", "run", "state", "start", "end", "how", "reason", "resv",
-                 "seq", "bits", "req", "user", "key", "pred0", "ncorr", "acc", "part", "qos", "x")
+                 "seq", "bits", "req", "user", "key", "pred0", "ncorr", "acc", "part", "qos", "x",
+                 "requeues", "lost")
 
     def __init__(self, submit, units, est, run, req, user, part, qos):
         self.submit, self.units, self.est, self.run = submit, units, est, run
@@ -68,6 +80,7 @@ class _Job:
         self.seq, self.bits = -1, 0
         self.req, self.user, self.part, self.qos = req, user, part, qos
         self.key, self.pred0, self.ncorr, self.acc, self.x = 0.0, -1, 0, -1, None
+        self.requeues, self.lost = 0, 0
 
 
 class _User:
@@ -104,6 +117,9 @@ class ReferenceCore:
         self.nseq = 0
         self.passes = []
         self.next_prio, self.last_calc = -INF, None
+        self.down, self.until = 0, {}      # units out of service, and when each comes back (INF: never)
+        self.requeue, self.final = True, False
+        self.killed = self.requeued = self.lost = 0
 
     # jobs -----------------------------------------------------------------
     def add_job(self, submit, units, est, run=-1, req=None, user=0, part=1.0, qos=0.0):
@@ -147,6 +163,9 @@ class ReferenceCore:
         if job.units > self.units:
             job.state, job.reason = REJECTED, RJ_OVERSIZE
             return job.state
+        if self.final and job.units > self.units - self._units_lost():
+            job.state, job.reason = REJECTED, RJ_UNITS_DOWN
+            return job.state
         if job.req <= 0:             # (under every predictor: runs then cover the same jobs)
             job.state, job.reason = REJECTED, RJ_NO_ESTIMATE
             return job.state
@@ -164,7 +183,7 @@ class ReferenceCore:
 
     def finish(self, j, now):
         job = self.jobs[j]
-        self.free |= job.bits
+        self.free |= job.bits & ~self.down
         self.running.remove(j)
         job.state, job.end = DONE, now
         u = self.users[job.user]
@@ -189,6 +208,62 @@ class ReferenceCore:
         if job.run >= 0:
             job.end = now + job.run
         self.running.append(j)
+
+    # outages ------------------------------------------------------------------
+    def _units_lost(self):
+        return sum(1 for u, t in self.until.items() if t == INF and self.down >> u & 1)
+
+    def outage(self, now, kind, bits, until=INF):
+        """Apply one outage at ``now``: DRAIN or FAIL ``bits`` until ``until`` (INF: until a
+        resume), or RESUME those of ``bits`` whose until is at most ``until`` (INF: all)."""
+        if kind == RESUME:
+            back = 0
+            for u in range(self.units):
+                if bits >> u & 1 and self.down >> u & 1 and self.until[u] <= until:
+                    back |= 1 << u
+            held = 0
+            for r in self.running:
+                held |= self.jobs[r].bits
+            self.down &= ~back
+            self.free |= back & ~held
+        else:
+            for u in range(self.units):
+                if bits >> u & 1:
+                    self.until[u] = max(self.until[u], until) if self.down >> u & 1 else until
+            self.down |= bits
+            self.free &= ~bits
+            if kind == FAIL:
+                for r in [r for r in self.running if self.jobs[r].bits & bits]:
+                    self._kill(r, now)
+        if self.final:
+            self.reject_unrunnable()
+
+    def _kill(self, j, now):
+        job = self.jobs[j]
+        self.free |= job.bits & ~self.down
+        self.running.remove(j)
+        u = self.users[job.user]
+        u.running.remove(j)
+        u.raw += job.units * (now - job.acc)
+        job.lost += job.units * (now - job.start)
+        self.lost += job.units * (now - job.start)
+        if self.requeue:
+            self.requeued += 1
+            job.requeues += 1
+            job.state, job.start, job.end, job.how, job.resv = PENDING, -1, -1, 0, -1
+            job.est, job.ncorr = job.pred0, 0
+            bisect.insort(self.pending, j, key=self._order)
+        else:
+            self.killed += 1
+            job.state, job.end = KILLED, now
+
+    def reject_unrunnable(self):
+        """(No outage left to come) reject the pending jobs wider than the units ever up again."""
+        up = self.units - self._units_lost()
+        for j in self.pending:
+            if self.jobs[j].units > up:
+                self.jobs[j].state, self.jobs[j].reason = REJECTED, RJ_UNITS_DOWN
+        self.pending = [j for j in self.pending if self.jobs[j].state == PENDING]
 
     # priorities and corrections -------------------------------------------------
     def _refresh_priorities(self, now):
@@ -228,10 +303,22 @@ class ReferenceCore:
         for j in self.running:
             job = self.jobs[j]
             e = self._round_up(max(job.start + job.est, now + 1))
-            ends[e] = ends.get(e, 0) | job.bits
+            ends[e] = ends.get(e, 0) | (job.bits & ~self.down)
+            for u in range(self.units):
+                if (job.bits & self.down) >> u & 1 and self.until[u] != INF:
+                    t = max(self._round_up(max(self.until[u], now + 1)), e)
+                    ends[t] = ends.get(t, 0) | 1 << u
+        held = 0
+        for j in self.running:
+            held |= self.jobs[j].bits
+        for u in range(self.units):
+            if (self.down & ~held) >> u & 1 and self.until[u] != INF:
+                t = self._round_up(max(self.until[u], now + 1))
+                ends[t] = ends.get(t, 0) | 1 << u
         slots = [[now, self.free]]
         for e in sorted(ends):
-            slots.append([e, slots[-1][1] | ends[e]])
+            if ends[e]:        # (a job whose units are all down brings none back: no boundary)
+                slots.append([e, slots[-1][1] | ends[e]])
         return slots
 
     @staticmethod
@@ -372,10 +459,15 @@ class ReferenceCore:
 
 
 def reference_replay(submit, units, est, run, total_units, trigger="event", bf_interval=30, req=None,
-                     user=None, part=None, qos=None, **config):
+                     user=None, part=None, qos=None, outages=None, requeue=True, **config):
     """Replay jobs (in submit order) through :class:`ReferenceCore` with the compiled replay's event
-    loop. Returns the core (its ``jobs`` hold state, start, end, how, reason, bits)."""
+    loop. ``outages``: (time, kind, until, unit bits) events in the order the core applies them
+    (until INF: none). Returns the core (its ``jobs`` hold state, start, end, how, reason, bits)."""
     core = ReferenceCore(total_units, **config)
+    outages = list(outages or [])
+    core.requeue = requeue
+    core.final = not outages
+    k = 0
     n = len(submit)
     for i in range(n):
         core.add_job(int(submit[i]), int(units[i]), int(est[i]), int(run[i]),
@@ -387,8 +479,9 @@ def reference_replay(submit, units, est, run, total_units, trigger="event", bf_i
     while True:
         ts = core.jobs[nxt].submit if nxt < n else INF
         te = ends[0][0] if ends else INF
+        to = outages[k][0] if k < len(outages) else INF
         tb = next_bf if trigger == "interval" and core.pending else INF
-        t = min(ts, te, tb)
+        t = min(ts, te, to, tb)
         if t == INF:
             return core
         if now is not None and t < now:
@@ -398,6 +491,14 @@ def reference_replay(submit, units, est, run, total_units, trigger="event", bf_i
         while ends and ends[0][0] == t:
             _, j = heapq.heappop(ends)
             core.finish(j, t)
+            events = True
+        while k < len(outages) and outages[k][0] == t:
+            _, kind, until, bits = outages[k]
+            k += 1
+            core.final = k == len(outages)
+            core.outage(t, kind, bits, until)
+            ends = [(e, j) for e, j in ends if core.jobs[j].state == RUNNING]
+            heapq.heapify(ends)
             events = True
         while nxt < n and core.jobs[nxt].submit == t:
             core.submit(nxt)

@@ -1,0 +1,264 @@
+"""Node outages for replays: drains, failures and resumes, from a file or drawn from an MTBF.
+
+An outage takes nodes out of service: a *drained* node takes no new job but lets its running job
+finish; a *failed* node also stops its running jobs, which go back to the queue (``requeue``, the
+default) or end killed (``kill``). A node comes back after the outage's duration, or at a
+``resume`` row when the outage has none. Passes plan around down nodes: a reservation never counts
+on a node before it is due back, and no job is ever placed on a down node.
+
+The failure file is CSV with a header naming the columns ``time,nodes,duration,kind`` (any order;
+``#`` starts a comment line)::
+
+    time,nodes,duration,kind
+    3600,12,7200,fail          # node 12 fails for two hours
+    86400,0-3;40,,drain        # nodes 0..3 and 40 drain until a resume
+    172800,0-3,,resume
+
+``time``: seconds on the trace's clock (its submit times); ``nodes``: node indices (0-based) and
+ranges ``a-b`` separated by ``;`` or spaces, or node names of a named layout; ``duration``:
+seconds (empty: until a resume; a failure needs one); ``kind``: ``drain``, ``fail`` or ``resume``.
+
+Nodes are groups of consecutive units: ``node_cores=1`` (a node per unit), ``K`` (K units each) or
+``"beocat"`` (the Beocat-like cluster's 299 nodes, :func:`pbf.beocat_cluster`).
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .codes import OutageKind
+from .errors import ConfigError, TraceFormatError
+
+__all__ = ["Outage", "Failures", "NodeLayout", "read_failures", "generate_failures", "ON_FAILURE"]
+
+#: what happens to a running job whose node fails
+ON_FAILURE = ("requeue", "kill")
+_KINDS = ("drain", "fail", "resume")
+_COLUMNS = ("time", "nodes", "duration", "kind")
+
+
+@dataclass(frozen=True)
+class Outage:
+    """One outage event: ``kind`` (``drain``, ``fail``, ``resume``) of ``units`` (unit indices) at
+    ``time``; ``until``: when they come back (None: at a resume; resumes have None)."""
+    time: int
+    units: tuple
+    kind: str
+    until: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeLayout:
+    """Nodes as runs of consecutive units: ``cores[i]`` units for node ``i``; ``names`` optional."""
+    cores: tuple
+    names: tuple = ()
+
+    @classmethod
+    def of(cls, node_cores, units: int) -> NodeLayout:
+        """``node_cores``: an int K (K units a node; the last node takes the rest) or ``"beocat"``."""
+        if node_cores == "beocat":
+            from .cluster import beocat_cluster
+            cl = beocat_cluster()
+            if cl.units != units:
+                raise ConfigError(f"node_cores='beocat' lays out {cl.units:,} units, but the cluster has {units:,}")
+            return cls(tuple(c for _, c in cl.nodes), tuple(n for n, _ in cl.nodes))
+        if isinstance(node_cores, str) and node_cores.isdigit():
+            node_cores = int(node_cores)
+        if not isinstance(node_cores, int) or isinstance(node_cores, bool) or node_cores < 1:
+            raise ConfigError(f"node_cores must be an int >= 1 or 'beocat', got {node_cores!r}")
+        full, rest = divmod(units, node_cores)
+        return cls(tuple([node_cores] * full + ([rest] if rest else [])))
+
+    @property
+    def first(self) -> np.ndarray:
+        return np.concatenate(([0], np.cumsum(self.cores)[:-1])).astype(np.int64)
+
+    def units_of(self, nodes) -> tuple:
+        """The unit indices of the given node indices."""
+        first = self.first
+        out = []
+        for n in nodes:
+            out.extend(range(int(first[n]), int(first[n]) + self.cores[n]))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Where a replay's outages come from: ``path`` (a failure file) or ``mtbf_hours`` (failures
+    drawn per node: exponential times between failures with that mean, each lasting an exponential
+    time of mean ``repair_hours``, seeded by ``seed``), over nodes of ``node_cores`` units.
+    ``on_failure``: ``requeue`` (a failed node's running jobs go back to the queue, with their
+    place and estimate) or ``kill``."""
+    path: str | None = None
+    mtbf_hours: float | None = None
+    repair_hours: float = 4.0
+    seed: int = 0
+    node_cores: object = 1
+    on_failure: str = "requeue"
+
+    def __post_init__(self):
+        if (self.path is None) == (self.mtbf_hours is None):
+            raise ConfigError("failures: give exactly one of path (a failure file) and mtbf_hours")
+        if self.path is not None and not isinstance(self.path, (str, os.PathLike)):
+            raise ConfigError(f"failures: path must be a file name, got {self.path!r}")
+        for name in ("mtbf_hours", "repair_hours"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)
+                                  or not math.isfinite(v) or v <= 0):
+                raise ConfigError(f"failures: {name} must be a number > 0, got {v!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ConfigError(f"failures: seed must be an int >= 0, got {self.seed!r}")
+        if self.on_failure not in ON_FAILURE:
+            raise ConfigError(f"failures: on_failure must be one of {', '.join(ON_FAILURE)}, got {self.on_failure!r}")
+        if self.node_cores != "beocat":
+            NodeLayout.of(self.node_cores, 1 << 20)       # (checks the value)
+
+    def outages(self, units: int, start: int, end: int) -> list[Outage]:
+        """The outages over a cluster of ``units`` for a replay whose jobs arrive from ``start`` to
+        ``end`` (generated failures fall in that span)."""
+        layout = NodeLayout.of(self.node_cores, units)
+        if self.path is not None:
+            return read_failures(self.path, layout)
+        return generate_failures(layout, start, end, self.mtbf_hours, self.repair_hours, self.seed)
+
+    def as_dict(self) -> dict:
+        return {"path": None if self.path is None else os.fspath(self.path), "mtbf_hours": self.mtbf_hours,
+                "repair_hours": self.repair_hours if self.mtbf_hours is not None else None,
+                "seed": self.seed if self.mtbf_hours is not None else None,
+                "node_cores": self.node_cores, "on_failure": self.on_failure}
+
+
+def _parse_nodes(text, layout, path, line):
+    names = {n: i for i, n in enumerate(layout.names)}
+    last = len(layout.cores) - 1
+    expected = f"node indices 0..{last} and ranges a-b separated by ';' or spaces" + (
+        f", or node names {layout.names[0]} .. {layout.names[-1]}" if layout.names else "")
+    nodes = []
+    for part in re.split(r"[;\s]+", text.strip()):
+        if not part:
+            continue
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if m:
+            a = int(m.group(1))
+            b = int(m.group(2)) if m.group(2) is not None else a
+            if b < a:
+                raise TraceFormatError(path, line, "nodes", part, "a range a-b with a <= b")
+            if b > last:
+                raise TraceFormatError(path, line, "nodes", part, f"nodes that exist (0 to {last})")
+            nodes.extend(range(a, b + 1))
+        elif part in names:
+            nodes.append(names[part])
+        else:
+            raise TraceFormatError(path, line, "nodes", part, expected)
+    if not nodes:
+        raise TraceFormatError(path, line, "nodes", text, expected)
+    return sorted(set(nodes))
+
+
+def _int_field(row, name, path, line, *, empty_ok=False, minimum=0, expected="an integer number of seconds"):
+    text = (row.get(name) or "").strip()
+    if text == "" and empty_ok:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise TraceFormatError(path, line, name, text, expected) from None
+    if value < minimum:
+        raise TraceFormatError(path, line, name, text, f"{expected} >= {minimum}")
+    return value
+
+
+def read_failures(path, layout: NodeLayout) -> list[Outage]:
+    """Read a failure file (see the module docstring) into outages, in time order (file order at
+    equal times). Every error names the file, line, field and value."""
+    path = os.fspath(path)
+    try:
+        with open(path, newline="") as fh:
+            lines = [(i + 1, line) for i, line in enumerate(fh) if line.strip() and not line.lstrip().startswith("#")]
+    except OSError as exc:
+        raise ConfigError(f"cannot read the failure file {path!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise TraceFormatError(path, None, None, "binary data", "a CSV text file") from None
+    if not lines:
+        raise TraceFormatError(path, None, None, "an empty file", f"a header {','.join(_COLUMNS)} and outage rows")
+    header = [h.strip().lower() for h in next(csv.reader([lines[0][1]]))]
+    if sorted(header) != sorted(_COLUMNS):
+        raise TraceFormatError(path, lines[0][0], "header", lines[0][1].strip(),
+                               f"the columns {','.join(_COLUMNS)} (in any order)")
+    out = []
+    for line, text in lines[1:]:
+        values = next(csv.reader([text.split("#", 1)[0]]))
+        if len(values) != len(header):
+            raise TraceFormatError(path, line, None, text.strip(), f"{len(header)} fields ({','.join(header)})")
+        row = dict(zip(header, values))
+        kind = row["kind"].strip().lower()
+        if kind not in _KINDS:
+            raise TraceFormatError(path, line, "kind", row["kind"].strip(), " or ".join(_KINDS))
+        t = _int_field(row, "time", path, line, minimum=-(1 << 40))
+        duration = _int_field(row, "duration", path, line, empty_ok=True, minimum=1)
+        if kind == "fail" and duration is None:
+            raise TraceFormatError(path, line, "duration", "", "seconds: a failure needs a duration "
+                                   "(a drain without one lasts until a resume)")
+        if kind == "resume" and duration is not None:
+            raise TraceFormatError(path, line, "duration", row["duration"].strip(), "nothing: a resume takes none")
+        units = layout.units_of(_parse_nodes(row["nodes"], layout, path, line))
+        out.append(Outage(t, units, kind, None if duration is None else t + duration))
+    out.sort(key=lambda o: o.time)
+    return out
+
+
+def generate_failures(layout: NodeLayout, start: int, end: int, mtbf_hours: float, repair_hours: float,
+                      seed: int) -> list[Outage]:
+    """Failures of every node over [start, end): each node fails after exponential times of mean
+    ``mtbf_hours`` (counted from the end of its last repair) and is repaired after an exponential
+    time of mean ``repair_hours`` (at least a second). Deterministic for a seed: node i draws from
+    its own stream (seed, i), so adding nodes does not move the others' failures."""
+    out = []
+    for node in range(len(layout.cores)):
+        rng = np.random.default_rng([seed, node])
+        t = float(start)
+        units = None
+        while True:
+            t += rng.exponential(mtbf_hours * 3600.0)
+            if t >= end:
+                break
+            repair = max(1, int(round(rng.exponential(repair_hours * 3600.0))))
+            at = int(t)
+            units = units or layout.units_of([node])
+            out.append(Outage(at, units, "fail", at + repair))
+            t = at + repair
+    out.sort(key=lambda o: (o.time, o.units[0]))
+    return out
+
+
+def core_events(outages, units: int):
+    """The outages as the core's event arrays (time, kind, until, bits): each timed drain or failure
+    followed by its automatic resume; in time order, an instant's resumes first."""
+    W = (units + 63) // 64
+    rows = []
+    for o in outages:
+        bad = [u for u in o.units if not 0 <= u < units]
+        if bad:
+            raise ConfigError(f"outage at {o.time}: unit {bad[0]} is outside the cluster (0 to {units - 1})")
+        bits = np.zeros(W, np.uint64)
+        idx = np.asarray(o.units, dtype=np.int64)
+        np.bitwise_or.at(bits, idx // 64, np.left_shift(np.uint64(1), (idx % 64).astype(np.uint64)))
+        if o.kind == "resume":
+            rows.append((o.time, 0, int(OutageKind.OK_RESUME), -1, bits))
+        else:
+            kind = OutageKind.OK_FAIL if o.kind == "fail" else OutageKind.OK_DRAIN
+            rows.append((o.time, 1, int(kind), -1 if o.until is None else o.until, bits))
+            if o.until is not None:
+                # back once due: a unit a later outage holds longer stays down
+                rows.append((o.until, 0, int(OutageKind.OK_RESUME), o.until, bits))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    t = np.array([r[0] for r in rows], np.int64)
+    kind = np.array([r[2] for r in rows], np.int8)
+    until = np.array([r[3] for r in rows], np.int64)
+    bits = np.array([r[4] for r in rows], np.uint64).reshape(len(rows), W)
+    return t, kind, until, np.ascontiguousarray(bits)
