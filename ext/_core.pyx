@@ -553,7 +553,8 @@ cdef class Core:
 
     def values_of(self, str column, const int64_t[::1] jobs):
         """One column of the given jobs: ``est``, ``start``, ``end`` (cheap: for the Python plugin
-        hooks), or ``state``, ``row``, ``runpos``, ``unext``, ``uprev``, ``acc`` (checkpoints)."""
+        hooks), or ``state``, ``row``, ``runpos``, ``unext``, ``uprev``, ``acc``, ``ncorr``, ``how``,
+        ``resv``, ``requeues``, ``lost`` (checkpoints)."""
         cdef int64_t* src = NULL
         cdef int64_t i, j
         if column == "est": src = self.s.jobs.est
@@ -563,7 +564,11 @@ cdef class Core:
         elif column == "unext": src = self.s.jobs.unext
         elif column == "uprev": src = self.s.jobs.uprev
         elif column == "acc": src = self.s.jobs.acc
-        elif column not in ("state", "row"):
+        elif column == "ncorr": src = self.s.jobs.ncorr
+        elif column == "resv": src = self.s.jobs.resv
+        elif column == "requeues": src = self.s.jobs.requeues
+        elif column == "lost": src = self.s.jobs.lost
+        elif column not in ("state", "row", "how"):
             raise ValueError(column)
         out = np.empty(jobs.shape[0], dtype=np.int64)
         cdef int64_t[::1] v = out
@@ -573,6 +578,8 @@ cdef class Core:
                 v[i] = src[j]
             elif column == "state":
                 v[i] = self.s.jobs.state[j]
+            elif column == "how":
+                v[i] = self.s.jobs.how[j]
             else:
                 v[i] = self.s.jobs.row[j]
         return out
@@ -727,6 +734,11 @@ cdef class Core:
         cp.keys_dirty = S.policy.keys_dirty
         cp.resume_valid = S.resume_st.valid
         cp.free = (<char*>S.nodes.free)[:W * sizeof(uint64_t)] if W else b""
+        cp.down = (<char*>S.nodes.down)[:W * sizeof(uint64_t)] if W else b""
+        cp.ndown = S.nodes.ndown
+        cp.outage_counts = (S.outages.killed, S.outages.requeued, S.outages.lost, S.outages.units_lost)
+        down_units = np.flatnonzero(np.unpackbits(self.down_units().view(np.uint8), bitorder="little"))
+        cp.down_until = (down_units, np.array([S.nodes.until[u] for u in down_units], dtype=np.int64))
         cp.running = (<char*>S.nodes.running)[:S.nodes.nrun * sizeof(int64_t)] if S.nodes.nrun else b""
         cp.by_end = (<char*>S.nodes.by_end)[:S.nodes.nrun * sizeof(EndKey)] if S.nodes.nrun else b""
         cp.spare = (<char*>S.nodes.spare)[:S.nodes.nspare * sizeof(int32_t)] if S.nodes.nspare else b""
@@ -765,6 +777,11 @@ cdef class Core:
         S.resume_st.valid = False       # (resuming is only a shortcut: a fresh pass decides the same)
         # (each copy back separately: a C pointer inside a Python tuple would become a bytes object)
         _restore(S.nodes.free, cp.free)
+        _restore(S.nodes.down, cp.down)
+        S.nodes.ndown = cp.ndown
+        S.outages.killed, S.outages.requeued, S.outages.lost, S.outages.units_lost = cp.outage_counts
+        for u, t in zip(*cp.down_until):
+            S.nodes.until[u] = t
         _restore(S.nodes.running, cp.running)
         _restore(S.nodes.by_end, cp.by_end)
         _restore(S.nodes.spare, cp.spare)
@@ -796,6 +813,13 @@ cdef class Core:
             elif name == "unext": S.jobs.unext[j] = values[i]
             elif name == "uprev": S.jobs.uprev[j] = values[i]
             elif name == "acc": S.jobs.acc[j] = values[i]
+            elif name == "start": S.jobs.start[j] = values[i]
+            elif name == "est": S.jobs.est[j] = values[i]
+            elif name == "ncorr": S.jobs.ncorr[j] = values[i]
+            elif name == "resv": S.jobs.resv[j] = values[i]
+            elif name == "requeues": S.jobs.requeues[j] = values[i]
+            elif name == "lost": S.jobs.lost[j] = values[i]
+            elif name == "how": S.jobs.how[j] = <int8_t>values[i]
 
     @property
     def submitted(self):
@@ -847,8 +871,12 @@ cdef class Checkpoint:
     cdef int64_t last_calc
     cdef bint keys_dirty, resume_valid
     cdef object free, running, by_end, spare, queue, users_hist, users_usage, users_raw, reg
+    cdef object down, outage_counts, down_until
+    cdef int64_t ndown
     cdef object touched, touched_cols, pending, keys, bfkeys
 
 
 # the per-job fields a finish changes, for the running jobs (whose user lists it relinks too)
-_RUNNING_COLS = ("state", "end", "row", "runpos", "unext", "uprev", "acc")
+_RUNNING_COLS = ("state", "end", "row", "runpos", "unext", "uprev", "acc",
+                 # (and what a failure that stops the job changes)
+                 "start", "est", "ncorr", "how", "resv", "requeues", "lost")

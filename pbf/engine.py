@@ -5,6 +5,11 @@
     # -> [Start(job_id=1, units=array([0, 1, 2, 3]), at=now)]
     eng.advance(later, [pbf.Finish(1, time=later)])
 
+Node outages are events too: :class:`Drain` (no new job; running jobs finish), :class:`Fail` (also
+stops the running jobs on those units: each comes back as a :class:`Stopped` decision, requeued or
+killed as ``on_failure`` says) and :class:`Resume`. A drain or failure with ``until`` ends by
+itself at that time. Passes plan around down units and never place a job on one.
+
 Every call is checked in full before anything changes: a misuse (an event later than ``now``, time
 going backwards, an unknown or not-running job finished, a duplicate job id, a job wider than the
 cluster, ...) raises :class:`ProtocolError` and leaves the engine exactly as it was.
@@ -19,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .cluster import Cluster
-from .codes import JobState
+from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
 from .errors import ConfigError, PbfError
@@ -27,7 +32,8 @@ from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
-__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError"]
+__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError", "Drain", "Fail", "Resume",
+           "Stopped"]
 
 
 class ProtocolError(PbfError, ValueError):
@@ -65,6 +71,45 @@ class Finish:
     """Running job ``job_id`` ended at ``time``."""
     job_id: int
     time: int
+
+
+@dataclass(frozen=True)
+class _Outage:
+    units: tuple = ()
+    nodes: tuple = ()
+    at: int = 0
+    until: int | None = None
+
+    @property
+    def time(self) -> int:
+        return self.at
+
+
+@dataclass(frozen=True)
+class Drain(_Outage):
+    """From ``at``, ``units`` (unit indices) or ``nodes`` (names of the cluster's nodes) take no new
+    job; their running jobs finish. ``until``: when they come back by themselves (None: at a
+    :class:`Resume`)."""
+
+
+@dataclass(frozen=True)
+class Fail(_Outage):
+    """At ``at``, ``units`` or ``nodes`` fail: as a drain, and their running jobs stop (requeued or
+    killed: the engine's ``on_failure``; each reported as a :class:`Stopped`)."""
+
+
+@dataclass(frozen=True)
+class Resume(_Outage):
+    """At ``at``, ``units`` or ``nodes`` are back in service (``until`` is not used)."""
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Decision: running job ``job_id`` stopped at ``at`` because its units failed. ``requeued``: it
+    is pending again (it will start anew); else it ended killed. Its :class:`Finish` must not come."""
+    job_id: int
+    at: int
+    requeued: bool
 
 
 @dataclass(frozen=True)
@@ -111,11 +156,14 @@ class Engine:
     ``report_reservations`` each :meth:`advance` also returns a :class:`Reserve` for every job the pass
     reserved. ``workers``: threads per pass (DESIGN §5, ordered commit): decisions are identical for
     every count; passes with fewer than ``parallel_min_queue`` (64) queued jobs run sequentially.
+    ``on_failure``: what a :class:`Fail` does to the running jobs on its units: ``requeue`` (pending
+    again, with their submission's estimate and place) or ``kill``.
     """
 
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
                  correction: str = "incremental", backfill: Backfill | None = None,
-                 report_reservations: bool = False, workers: int = 1, commit: str = "ordered") -> None:
+                 report_reservations: bool = False, workers: int = 1, commit: str = "ordered",
+                 on_failure: str = "requeue") -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -125,6 +173,9 @@ class Engine:
             raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
         scoring = Scoring.resolve(priority, predictor, correction, backfill.order)
         check_run_options(workers, commit, backfill)
+        if on_failure not in ("requeue", "kill"):
+            raise ConfigError(f"on_failure must be 'requeue' or 'kill', got {on_failure!r}")
+        self.on_failure = on_failure
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
@@ -133,7 +184,10 @@ class Engine:
                                 record_passes=False)
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
+        self._core.set_requeue(on_failure == "requeue")
         self._core.start_pool(workers)
+        self._timed = []        # (until, sequence, unit words) of outages that end by themselves
+        self._timed_seq = 0
         self.workers = workers
         self._index = {}        # job id -> core index
         self._ids = []          # core index -> job id
@@ -142,26 +196,26 @@ class Engine:
         self._now = None
         self._last_event = None
         self._closed = False
-        self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0}
+        self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0, "requeued": 0, "killed": 0}
         # one call at a time: calls from several threads are serialised, never interleaved
         self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- protocol
-    def advance(self, now: int, events: Iterable[Submit | Finish] = (), *,
-                quick: bool = False) -> list[Start | Reserve]:
+    def advance(self, now: int, events: Iterable[Submit | Finish | Drain | Fail | Resume] = (), *,
+                quick: bool = False) -> list[Stopped | Start | Reserve]:
         """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
-        its decisions: a :class:`Start` per job started (and a :class:`Reserve` per reservation when
-        ``report_reservations``). ``quick``: run Slurm's quick main-scheduler pass instead of a full
-        backfill pass.
+        its decisions: a :class:`Stopped` per running job a failure stopped, a :class:`Start` per job
+        started (and a :class:`Reserve` per reservation when ``report_reservations``). ``quick``:
+        run Slurm's quick main-scheduler pass instead of a full backfill pass.
 
         The whole call is checked first; Python plugins run on copies of themselves; if anything
         fails before the pass, the engine (and its plugins) are exactly as before the call."""
         with self._lock:
             events = list(events)
-            self._validate(now, events)
+            bits = self._validate(now, events)
             undo = self._checkpoint()
             try:
-                scoring = self._apply(now, events)
+                scoring, stopped = self._apply(now, events, bits)
             except BaseException:
                 self._rollback(undo)
                 raise
@@ -170,16 +224,36 @@ class Engine:
             started, reserved = core.run_pass(now, quick)
             self._counts["passes"] += 1
             self._counts["started"] += len(started)
-            out = [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
-                   for j in started]
+            out = stopped + [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
+                             for j in started]
             if self.report_reservations:
                 planned = core.job_arrays()[5]
                 out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
             return out
 
-    def _apply(self, now, events):
+    def _resume_due(self, t):
+        # outages whose until has come end by themselves (a unit a later outage holds stays down)
+        self._timed.sort(key=lambda x: x[:2])
+        while self._timed and self._timed[0][0] <= t:
+            until, _, words = self._timed.pop(0)
+            self._core.outage(until, int(OutageKind.OK_RESUME), words, until)
+
+    def _outage(self, ev, words):
+        kind = {Drain: OutageKind.OK_DRAIN, Fail: OutageKind.OK_FAIL, Resume: OutageKind.OK_RESUME}[type(ev)]
+        until = ev.until if ev.until is not None and kind != OutageKind.OK_RESUME else -1
+        hit = self._core.outage(ev.at, int(kind), words, until)
+        if until >= 0:
+            self._timed_seq += 1
+            self._timed.append((until, self._timed_seq, words))
+        if kind != OutageKind.OK_FAIL:
+            return []
+        requeued = self.on_failure == "requeue"
+        self._counts["requeued" if requeued else "killed"] += len(hit)
+        return [Stopped(self._ids[j], ev.at, requeued) for j in hit]
+
+    def _apply(self, now, events, bits):
         # the events and the Python plugins' keys; returns the scoring (a copy when it has Python
-        # plugins, whose state the calls may change)
+        # plugins, whose state the calls may change) and the jobs failures stopped
         sc = self._scoring
         if sc.needs_hooks:
             try:
@@ -188,8 +262,12 @@ class Engine:
                 raise ConfigError(f"a Python plugin cannot be copied, which the engine needs to undo a call "
                                   f"that fails ({type(exc).__name__}: {exc}); give it a __deepcopy__") from exc
         core = self._core
-        for ev in events:
-            if isinstance(ev, Submit):
+        stopped = []
+        for ev, words in zip(events, bits):
+            self._resume_due(ev.time)
+            if words is not None:
+                stopped.extend(self._outage(ev, words))
+            elif isinstance(ev, Submit):
                 j = self._add(sc, ev.job)
                 core.submit(j)
                 self._counts["submitted"] += 1
@@ -201,21 +279,23 @@ class Engine:
                     start = int(core.values_of("start", np.array([j], np.int64))[0])
                     sc.predictor.fit(self._view([j], start=[start], run=[ev.time - start]), ev.time)
             self._last_event = ev.time
+        self._resume_due(now)
         self._now = now
         sc.set_keys(core, self._view, core.pending(), now)
-        return sc
+        return sc, stopped
 
     def _checkpoint(self):
         # what a failed call must restore: only Python plugins can fail once events are applied
         if not self._scoring.needs_hooks:
             return None
         return (self._core.checkpoint(), len(self._ids), set(self._users), dict(self._counts),
-                self._now, self._last_event)
+                self._now, self._last_event, list(self._timed))
 
     def _rollback(self, undo):
         if undo is None:
             return
-        cp, njobs, users, counts, now, last_event = undo
+        cp, njobs, users, counts, now, last_event, timed = undo
+        self._timed = timed
         self._core.rollback(cp)
         for job_id in self._ids[njobs:]:
             del self._index[job_id]
@@ -265,9 +345,16 @@ class Engine:
         last = self._now        # nothing may happen before the time of the last pass
         new_ids = set()
         finishing = set()
+        stopped = {}            # job id -> the event that stops it
+        bits = []
         for i, ev in enumerate(events):
-            if not isinstance(ev, (Submit, Finish)):
-                raise ProtocolError(f"event {i} is not a pbf.Submit or pbf.Finish: {ev!r}")
+            if not isinstance(ev, (Submit, Finish, Drain, Fail, Resume)):
+                raise ProtocolError(f"event {i} is not a pbf.Submit, Finish, Drain, Fail or Resume: {ev!r}")
+            bits.append(self._outage_words(i, ev) if isinstance(ev, _Outage) else None)
+            if isinstance(ev, _Outage):
+                _check_time(f"event {i} ({ev!r}): at", ev.at)
+                if ev.until is not None and (not _is_int(ev.until) or not ev.at < ev.until <= MAX_TIME):
+                    raise ProtocolError(f"event {i} ({ev!r}): until must be None or an int after at={ev.at}")
             if isinstance(ev, Submit) and not isinstance(ev.job, Job):
                 raise ProtocolError(f"event {i}: Submit needs a pbf.Job, got {ev.job!r}")
             t = ev.time
@@ -302,21 +389,60 @@ class Engine:
                 if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)
-            else:
+            elif isinstance(ev, Finish):
                 j = self._index.get(ev.job_id) if _is_int(ev.job_id) else None
                 if j is None:
                     why = ("was submitted in this same call and cannot have started" if ev.job_id in new_ids
                            else "is unknown")
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id!r}: it {why}")
+                if ev.job_id in stopped:
+                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: the failure of event "
+                                        f"{stopped[ev.job_id]} stopped it")
                 if state[j] != JobState.JS_RUNNING or ev.job_id in finishing:
                     what = {JobState.JS_PENDING: "pending", JobState.JS_DONE: "already finished",
-                            JobState.JS_REJECTED: "rejected"}.get(int(state[j]), "not running")
+                            JobState.JS_REJECTED: "rejected",
+                            JobState.JS_KILLED: "killed by a failure"}.get(int(state[j]), "not running")
                     if ev.job_id in finishing:
                         what = "already finished earlier in this call"
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it is {what}")
                 if t < start[j]:
                     raise ProtocolError(f"event {i}: job {ev.job_id} cannot finish at {t}: it started at {start[j]}")
                 finishing.add(ev.job_id)
+            if isinstance(ev, Fail):
+                # the running jobs it stops (those finished earlier in the call have ended)
+                for j in self._core.jobs_on(bits[-1]):
+                    if self._ids[j] not in finishing:
+                        stopped[self._ids[j]] = i
+        return bits
+
+    def _outage_words(self, i, ev):
+        # the unit words of an outage event (checked)
+        units = self.cluster.units
+        if bool(ev.units) == bool(ev.nodes):
+            raise ProtocolError(f"event {i} ({ev!r}): give units or nodes (one of them)")
+        if ev.nodes:
+            if not self.cluster.nodes:
+                raise ProtocolError(f"event {i}: nodes given, but the cluster has no named nodes (give units)")
+            first, names = {}, {}
+            at = 0
+            for name, cores in self.cluster.nodes:
+                names[name] = range(at, at + cores)
+                at += cores
+            idx = []
+            for n in ev.nodes:
+                if n not in names:
+                    raise ProtocolError(f"event {i}: no node named {n!r} in the cluster")
+                idx.extend(names[n])
+        else:
+            idx = list(ev.units)
+            for u in idx:
+                if not _is_int(u) or not 0 <= u < units:
+                    raise ProtocolError(f"event {i} ({type(ev).__name__}): unit {u!r} is not a unit index "
+                                        f"(0 to {units - 1})")
+        words = np.zeros((units + 63) // 64, dtype=np.uint64)
+        idx = np.asarray(idx, dtype=np.int64)
+        np.bitwise_or.at(words, idx // 64, np.left_shift(np.uint64(1), (idx % 64).astype(np.uint64)))
+        return words
 
     # ---------------------------------------------------------------- queries
     def pending(self) -> list[int]:
@@ -337,11 +463,18 @@ class Engine:
             planned = self._core.job_arrays()[5]
             return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
 
+    def down(self) -> np.ndarray:
+        """Indices of the units out of service now (drained or failed)."""
+        with self._lock:
+            return _unit_indices(self._core.down_units(), self.cluster.units)
+
     def stats(self) -> dict[str, int | None]:
-        """Counters: submitted, started, finished, passes, pending, running, free units."""
+        """Counters: submitted, started, finished, passes, requeued, killed, pending, running, free
+        and down units."""
         with self._lock:
             return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
-                        free_units=int(self._core.free_count), now=self._now)
+                        free_units=int(self._core.free_count),
+                        down_units=int(self._core.outage_figures()["units_down"]), now=self._now)
 
     def close(self) -> None:
         """Stop the worker threads and release the engine (idempotent). Later calls to

@@ -7,7 +7,7 @@ DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve
               "CleaningReport", "read_swf",
               "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError",
               "InternalError",
-              "plugins", "rl", "sweep"}
+              "plugins", "rl", "sweep", "Drain", "Fail", "Resume", "Stopped", "Failures"}
 
 
 def test_all_is_the_documented_list():
@@ -35,7 +35,7 @@ def test_the_public_api_is_annotated():
     for name in ("replay", "read_swf", "write_swf", "schedule_metrics", "beocat_cluster"):
         sig = inspect.signature(getattr(pbf, name))
         assert sig.return_annotation is not inspect.Signature.empty, name
-    for method in ("advance", "pending", "running", "reservations", "stats", "close"):
+    for method in ("advance", "pending", "running", "reservations", "stats", "close", "down"):
         assert inspect.signature(getattr(pbf.Engine, method)).return_annotation is not inspect.Signature.empty, method
 
 
