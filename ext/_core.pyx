@@ -19,7 +19,7 @@ import threading
 import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
-from libc.stdlib cimport malloc, calloc
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
@@ -28,7 +28,7 @@ from profile cimport Prof, prof_init, prof_start_pass, prof_find_start
 from regression cimport Reg, reg_init
 from policy cimport INCREMENTS as C_INCREMENTS
 from parallel cimport pool_free_copies
-from records cimport PassRec
+from records cimport PassRec, StartEstimates
 from sync cimport (pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_init, pthread_cond_destroy, pthread_cond_broadcast)
 from state cimport State, state_init, state_free
@@ -37,6 +37,7 @@ from nodes cimport EndKey, OutageEvents, outage_events_free
 from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
 from outages cimport units_down, units_resume, reject_unrunnable
+from estimates cimport plan_starts
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
@@ -324,6 +325,45 @@ cdef class Core:
         if rc != RC_OK:
             _raise(rc, "the replay")
         return done
+
+    # ------------------------------------------------------------------ start-time estimates
+    def record_start_estimates(self, int64_t every=0):
+        """Replay (after load_trace): record each job's estimated start right after the instant it
+        arrives, and with ``every`` > 0 every pending job's every ``every`` instants with a pass."""
+        cdef int64_t i, n = self.s.jobs.n
+        free(self.s.est.at_submit)
+        self.s.est.at_submit = <int64_t*>malloc(max(n, 1) * sizeof(int64_t))
+        if self.s.est.at_submit == NULL:
+            raise MemoryError("pbf core: out of memory (start estimates)")
+        for i in range(n):
+            self.s.est.at_submit[i] = -1
+        self.s.est.on = True
+        self.s.est.every = every
+
+    def start_estimates(self):
+        """(estimate at arrival per job, periodic records: time, job, estimate)."""
+        cdef StartEstimates* E = &self.s.est
+        at = self._int64_array(E.at_submit, self.s.jobs.n) if E.at_submit != NULL else None
+        return at, (self._int64_array(E.log_t, E.nlog), self._int64_array(E.log_job, E.nlog),
+                    self._int64_array(E.log_est, E.nlog))
+
+    def plan(self, int64_t now):
+        """The start-time plan of the queued jobs at ``now`` (estimates.pxd): (jobs in queue order,
+        planned starts (-1: none), planned units (W words each))."""
+        cdef int64_t n = self.s.queue.n, W = self.s.W
+        jobs = self.pending()
+        starts = np.empty(n, dtype=np.int64)
+        units = np.zeros((n, W), dtype=np.uint64)
+        cdef int64_t[::1] vs = starts
+        cdef uint64_t[:, ::1] vu = units
+        cdef int rc = 0
+        if n == 0:
+            return jobs, starts, units
+        with nogil:
+            rc = plan_starts(&self.s, now, &vs[0], &vu[0, 0] if W else NULL)
+        if rc != 0:
+            _raise(RC_NO_MEMORY, "a plan")
+        return jobs, starts, units
 
     # ------------------------------------------------------------------ outages
     def load_outages(self, const int64_t[::1] t, const int8_t[::1] kind, const int64_t[::1] until,

@@ -7,6 +7,7 @@ from memory cimport INF
 from ticks cimport PBF_HAVE_TSC
 from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop
 from outages cimport outages_apply_due
+from estimates cimport record_estimates
 from passes cimport quick_pass, full_pass_sequential
 from parallel_pass cimport full_pass_parallel
 from state cimport State
@@ -75,7 +76,7 @@ cdef inline bint next_instant(State* S, int64_t* tp, bint* events, bint* done) n
 cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept nogil:
     # the event loop for at most max_instants instants (< 0: to the end); with Config.hooks it stops
     # (done False, hook_waiting True) at each instant with arrivals or queued jobs for Python
-    cdef int64_t t = 0, count = 0
+    cdef int64_t t = 0, count = 0, first
     cdef bint events
     cdef int rc
     S.replay.hook_waiting = False
@@ -98,6 +99,7 @@ cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept 
             return 0
         else:
             count += 1
+        first = S.replay.next_sub
         while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] == t:
             if job_submit(S, S.replay.next_sub) != 0:
                 return -1
@@ -119,5 +121,7 @@ cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept 
         elif events:
             if quick_pass(S, t) != 0:
                 return -1
+        if S.est.on and record_estimates(S, t, first) != 0:
+            return -1
     done[0] = False
     return 0

@@ -116,3 +116,29 @@ cdef inline void records_free(PassRecords* R) noexcept nogil:
     R.rec = NULL
     R.n = 0
     R.cap = 0
+
+
+ctypedef struct StartEstimates:    # a replay's start-time estimates (estimates.pxd)
+    bint on                    # record them
+    int64_t every              # also record every pending job's every `every` instants with a pass (0: never)
+    int64_t instants           # instants with a pass since the last periodic record
+    int64_t* at_submit         # per job: its estimated start right after the instant it arrived, or -1
+    int64_t* log_t             # periodic records: when ...
+    int64_t* log_job           # ... which job ...
+    int64_t* log_est           # ... its estimated start (-1: none)
+    int64_t nlog               # records ...
+    int64_t log_cap            # ... and room
+    int64_t* plan              # scratch: the plan's start per queue position
+    int64_t plan_cap           # room in plan
+
+
+cdef inline void estimates_free(StartEstimates* E) noexcept nogil:
+    free(E.at_submit); free(E.log_t); free(E.log_job); free(E.log_est); free(E.plan)
+    E.at_submit = NULL
+    E.log_t = NULL
+    E.log_job = NULL
+    E.log_est = NULL
+    E.plan = NULL
+    E.nlog = 0
+    E.log_cap = 0
+    E.plan_cap = 0

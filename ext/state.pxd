@@ -13,7 +13,7 @@ from policy cimport Policy, policy_free
 from profile cimport Prof, prof_init, prof_free
 from clock cimport PassClock, clock_free
 from simtime cimport SimTime, simtime_defaults
-from records cimport PassRecords, PassTotals, LastPass, records_free
+from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
 
@@ -121,6 +121,7 @@ ctypedef struct State:
     Decisions decided          # the last pass's starts and reservations
     ReplayState replay         # the event loop
     OutageEvents outages       # the replay's drains, failures and resumes (outages.pxd)
+    StartEstimates est         # the replay's start-time estimates (estimates.pxd)
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
     WorkerPool pool            # the parallel pass's threads and profile copies
@@ -178,6 +179,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     policy_free(&S.policy)
     nodes_free(&S.nodes)
     outage_events_free(&S.outages)
+    estimates_free(&S.est)
     queue_free(&S.queue)
     free(S.ends)
     free(S.replay.heap)

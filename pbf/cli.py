@@ -287,7 +287,8 @@ def cmd_replay(args):
                           cost_per_slot_us=args.cost_per_slot, commit=args.commit,
                           pass_records=not args.no_pass_records,
                           kill_at_request=not args.no_clip_runtime,
-                          slurm_sim=_slurm_sim(args, run["clock"]))
+                          slurm_sim=_slurm_sim(args, run["clock"]),
+                          failures=_failures(args, args.trace is None))
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -373,6 +374,7 @@ def _format_replay(s, out):
         f"reservations {resv}, order {bf['order']}, trigger {c['trigger']}, workers {c['workers']}",
         f"jobs         {j['submitted']:,} submitted, {j['completed']:,} completed "
         f"({j['backfilled']:,} by backfill), {j['rejected']:,} rejected"
+        + (f", {j['killed']:,} killed" if j.get("killed") else "")
         + "".join(f"; {n} {r}" for r, n in j["rejected_by_reason"].items())
         + _rejected_hint(s),
         f"wait         AWT {m['awt_h']:.3f} h, ART {m['art_h']:.3f} h, "
@@ -386,6 +388,12 @@ def _format_replay(s, out):
            f"a full pass" if p["clock"] != "free" else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
+    f = s.get("failures")
+    if f:
+        ev = f["events"]
+        lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
+                         f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
+                         f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
     st = s.get("scheduler_time")
     if st:
         lines.insert(-1, f"sched. time  {st['cycles']:,} backfill cycles of {st['cycle_s_mean']:.3f} s and "
@@ -803,6 +811,7 @@ def _add_replay(sub):
     rp.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US",
                     help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
     _add_slurm_sim(rp)
+    _add_failures(rp)
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
     rp.add_argument("--report", action="store_true", help="also write figures and report.html into OUT/report "
                     "(pbf report; needs --out and matplotlib)")
@@ -810,6 +819,36 @@ def _add_replay(sub):
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
     _add_cleaning(rp)
     rp.set_defaults(func=cmd_replay)
+
+
+def _add_failures(p):
+    g = p.add_argument_group("node drains and failures (docs/operations.md)")
+    g.add_argument("--failures", metavar="FILE",
+                   help="CSV of outages: time,nodes,duration,kind (drain, fail, resume)")
+    g.add_argument("--mtbf", type=float, metavar="HOURS",
+                   help="instead of a file: failures drawn per node, this mean time between failures")
+    g.add_argument("--repair-hours", type=float, default=4.0, metavar="H",
+                   help="--mtbf: mean time a failed node takes to come back (4)")
+    g.add_argument("--failure-seed", type=_int_in(0), default=0, metavar="N", help="--mtbf: random seed (0)")
+    g.add_argument("--node-cores", default=None, metavar="K|beocat",
+                   help="units per node for the failure file and --mtbf: K, or beocat (the Beocat-like "
+                        "layout; default for the built-in trace); default 1 (a node per unit)")
+    g.add_argument("--on-failure", choices=("requeue", "kill"), default="requeue",
+                   help="a failed node's running jobs: back to the queue (default) or killed")
+
+
+def _failures(args, builtin):
+    if args.failures is None and args.mtbf is None:
+        for flag, given in (("--node-cores", args.node_cores is not None), ("--on-failure", args.on_failure != "requeue")):
+            if given:
+                raise ConfigError(f"{flag} needs --failures FILE or --mtbf HOURS")
+        return None
+    if args.failures is not None and args.mtbf is not None:
+        raise ConfigError("give --failures FILE or --mtbf HOURS, not both")
+    from .outages import Failures
+    cores = args.node_cores if args.node_cores is not None else ("beocat" if builtin else 1)
+    return Failures(path=args.failures, mtbf_hours=args.mtbf, repair_hours=args.repair_hours,
+                    seed=args.failure_seed, node_cores=cores, on_failure=args.on_failure)
 
 
 def _add_slurm_sim(p):

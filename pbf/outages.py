@@ -262,3 +262,28 @@ def core_events(outages, units: int):
     until = np.array([r[3] for r in rows], np.int64)
     bits = np.array([r[4] for r in rows], np.uint64).reshape(len(rows), W)
     return t, kind, until, np.ascontiguousarray(bits)
+
+
+def down_unit_seconds(events, units: int, end: int) -> int:
+    """Unit-seconds out of service up to ``end`` under the core's event arrays (:func:`core_events`),
+    with the core's rules (a later outage keeps a unit down longer; a resume brings back only the
+    units due by its time)."""
+    t, kind, until, bits = events
+    since = np.full(units, -1, dtype=np.int64)         # down since (-1: up)
+    due = np.zeros(units, dtype=np.int64)
+    total = 0
+    for i in range(len(t)):
+        if t[i] >= end:
+            break
+        sel = np.flatnonzero(np.unpackbits(bits[i].view(np.uint8), bitorder="little")[:units])
+        u_until = np.iinfo(np.int64).max if until[i] < 0 else until[i]
+        if kind[i] == OutageKind.OK_RESUME:
+            back = sel[(since[sel] >= 0) & (due[sel] <= u_until)]
+            total += int((t[i] - since[back]).sum())
+            since[back] = -1
+        else:
+            was = since[sel] >= 0
+            due[sel] = np.where(was, np.maximum(due[sel], u_until), u_until)
+            since[sel[~was]] = t[i]
+    still = since >= 0
+    return total + int((end - since[still]).sum())

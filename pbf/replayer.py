@@ -24,7 +24,7 @@ from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
-from .outages import Failures, core_events
+from .outages import Failures, core_events, down_unit_seconds
 from .plugins.scoring import Scoring
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 from .workload.jobs import JobTable
@@ -73,7 +73,13 @@ class ReplayConfig:
     its whole run time (the CLI's ``--no-clip-runtime``).
 
     ``failures``: node drains and failures (a :class:`pbf.Failures`: a failure file or failures
-    drawn from an MTBF; :mod:`pbf.outages`)."""
+    drawn from an MTBF; :mod:`pbf.outages`).
+
+    ``start_estimates``: record each job's estimated start right after the instant it arrives
+    (what ``squeue --start`` would have told its user; a plan made on request, see
+    :meth:`pbf.Engine.estimates`) and report their accuracy against the actual starts;
+    ``estimate_every`` K > 0 also records every pending job's estimate every K instants with a
+    pass (``estimates.csv``)."""
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
@@ -110,6 +116,8 @@ class ReplayConfig:
     kill_at_request: bool = True
     slurm_sim: SlurmSim = field(default_factory=SlurmSim)
     failures: Failures | None = None
+    start_estimates: bool = False
+    estimate_every: int = 0
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -135,6 +143,15 @@ class ReplayConfig:
             raise ConfigError(f"kill_at_request must be True or False, got {self.kill_at_request!r}")
         if self.failures is not None and not isinstance(self.failures, Failures):
             raise ConfigError(f"failures must be a pbf.Failures or None, got {self.failures!r}")
+        if not isinstance(self.start_estimates, bool):
+            raise ConfigError(f"start_estimates must be True or False, got {self.start_estimates!r}")
+        if not isinstance(self.estimate_every, int) or isinstance(self.estimate_every, bool) or self.estimate_every < 0:
+            raise ConfigError(f"estimate_every must be an int >= 0 (instants with a pass), got {self.estimate_every!r}")
+        if self.estimate_every and not self.start_estimates:
+            raise ConfigError("estimate_every needs start_estimates=True")
+        if self.start_estimates and self.clock == "slurm-sim":
+            raise ConfigError("start_estimates are recorded by the event loop of the other clocks, not under "
+                              "clock='slurm-sim'")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
         if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
@@ -313,11 +330,14 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
                       cost_per_test_us=config.test_costs()[0], cost_per_slot_us=config.test_costs()[1],
                       slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
-    outages = []
+    outages = events = None
     if config.failures is not None:
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
         outages = config.failures.outages(units, *span)
-        core.load_outages(*core_events(outages, units), config.failures.on_failure == "requeue")
+        events = core_events(outages, units)
+        core.load_outages(*events, config.failures.on_failure == "requeue")
+    if config.start_estimates:
+        core.record_start_estimates(config.estimate_every)
     scoring.prepare(lambda: table.take(order), units)
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
@@ -337,7 +357,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     wall = time.perf_counter() - t0
     if report:
         report(len(submit), final=True)
-    result = _results(table, order, core, submit, size, run, units, config, wall, outages)
+    result = _results(table, order, core, submit, size, run, units, config, wall, (outages, events))
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
     return result
 
@@ -368,7 +388,7 @@ def _progress_reporter(progress, total):
 _LABELS = LABELS
 
 
-def _results(table, order, core, submit, size, run, units, config, wall, outages=()):
+def _results(table, order, core, submit, size, run, units, config, wall, outages=(None, None)):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
     requeues, lost = core.failure_arrays()
     predicted, final_est, corrections, _ = core.estimates()
@@ -421,7 +441,7 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
                        "corrections": int(core.n_corrections),
                        "jobs_corrected": int((corrections > 0).sum())},
         "scheduler_time": _scheduler_time(core, config),
-        "failures": _failures(core, config, outages, units),
+        "failures": _failures(core, config, *outages, units, int(max(end.max(), submit.max())) if len(end) else 0),
         "cleaning": table.report.as_dict() if table.report is not None else None,
         "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
         "wall_s": {"replay": wall},
@@ -429,13 +449,13 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
     return ReplayResult(jobs, passes, summary, m)
 
 
-def _failures(core, config, outages, units):
-    """What the outages did (None without failures)."""
+def _failures(core, config, outages, events, units, end):
+    """What the outages did (None without failures); down time counts up to the last job's end."""
     if config.failures is None:
         return None
     f = core.outage_figures()
     by_kind = {k: sum(1 for o in outages if o.kind == k) for k in ("fail", "drain", "resume")}
-    down_s = sum(len(o.units) * (o.until - o.time) for o in outages if o.until is not None)
+    down_s = down_unit_seconds(events, units, end)
     return {"events": by_kind, "on_failure": config.failures.on_failure,
             "killed": f["killed"], "requeued": f["requeued"],
             "lost_core_hours": f["lost_unit_s"] / 3600.0,

@@ -47,7 +47,7 @@ def test_decisions_and_queries():
     (10, [Submit(Job(9, 5, 0, 10))], "asks for 0 units"),
     (10, [Submit(Job(9, 5, 1, 0))], "has requested time 0"),
     (10, [Submit(Job(9, 5, 1, 10)), Finish(9, 6)], "submitted in this same call"),
-    (10, ["not an event"], "is not a pbf.Submit or pbf.Finish"),
+    (10, ["not an event"], "is not a pbf.Submit, Finish, Drain, Fail or Resume"),
     (1.5, [], "now must be an int"),
 ])
 def test_misuse_raises_and_leaves_state_unchanged(now, events, message):

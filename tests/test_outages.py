@@ -1,5 +1,7 @@
 """Node drains and failures: the compiled core makes the oracle's decisions with outages, no job is
 ever placed on a down unit, every job ends completed, killed or rejected with a reason."""
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,7 +11,7 @@ import pbf
 from pbf.codes import JobState, OutageKind, label
 from pbf.config import Backfill
 from pbf.errors import ConfigError, TraceFormatError
-from pbf.outages import NodeLayout, Outage, core_events, generate_failures, read_failures
+from pbf.outages import NodeLayout, Outage, core_events, down_unit_seconds, generate_failures, read_failures
 
 from scheduling import compiled_replay, oracle_replay
 
@@ -122,6 +124,10 @@ def test_compiled_equals_oracle_with_outages(sc):
     for key in ("killed", "requeued", "lost_unit_s"):
         assert got["outage_figures"][key] == want["outage_figures"][key], key
     check_outage_invariants(got, sc["submit"], sc["run"], sc["total_units"], sc["events"])
+    end = 10_000
+    spans = down_intervals(sc["events"], sc["total_units"])
+    assert down_unit_seconds(sc["events"], sc["total_units"], end) == sum(
+        min(b, end) - a for s in spans.values() for a, b in s if a < end)
     # the parallel pass decides the same
     par = compiled_replay(*args, **kw, outages=sc["events"], workers=2)
     for key in ("state", "start", "end", "bits"):
@@ -263,3 +269,41 @@ def test_replay_with_failures_reports_what_they_did(shared_trace):
     killed = pbf.replay(table, pbf.ReplayConfig(failures=pbf.Failures(mtbf_hours=24 * 7, repair_hours=2,
                                                                       seed=1, on_failure="kill")))
     assert killed.summary["jobs"]["killed"] == killed.summary["failures"]["killed"] > 0
+
+
+def test_down_time_follows_the_core_rules():
+    events = core_events([Outage(0, (0, 1), "drain"), Outage(10, (1,), "fail", 50), Outage(20, (0, 1), "resume"),
+                          Outage(30, (2,), "fail", 40)], 4)
+    # unit 0: down 0..20; unit 1: down 0..20 (the resume brings it back: explicit resumes take every
+    # unit); unit 2: 30..40
+    assert down_unit_seconds(events, 4, 100) == 20 + 20 + 10
+    assert down_unit_seconds(core_events([Outage(5, (3,), "drain")], 4), 4, 100) == 95
+
+
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "traces" / "beocat-2000-1d.swf.gz"
+
+
+def test_cli_replay_with_a_failure_file(tmp_path, capsys):
+    from pbf.cli import main
+    f = _write(tmp_path, "time,nodes,duration,kind\n3600,0-9,7200,fail\n7200,20-29,,drain\n")
+    assert main(["replay", str(SAMPLE), "--failures", str(f), "--node-cores", "4", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["failures"]["events"] == {"fail": 1, "drain": 1, "resume": 0}
+    assert s["failures"]["units_never_back"] == 40 and s["config"]["failures"]["node_cores"] == "4"
+    assert main(["replay", str(SAMPLE), "--mtbf", "500", "--on-failure", "kill", "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    import csv
+    rows = list(csv.DictReader(open(tmp_path / "o" / "jobs.csv")))
+    assert {"requeues", "lost_unit_s"} <= set(rows[0]) and any(r["state"] == "killed" for r in rows)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--on-failure", "kill"], "--on-failure needs --failures FILE or --mtbf HOURS"),
+    (["--mtbf", "10", "--failures", "x.csv"], "not both"),
+    (["--mtbf", "0"], "mtbf_hours must be a number > 0"),
+    (["--failures", "/nonexistent.csv"], "cannot read the failure file"),
+])
+def test_cli_failure_option_errors(argv, message, capsys):
+    from pbf.cli import main
+    assert main(["replay", str(SAMPLE), "--quiet"] + argv) == 2
+    assert message in capsys.readouterr().err

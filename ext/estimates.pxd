@@ -1,0 +1,95 @@
+# Start-time estimates of pending jobs (header only): what `squeue --start` answers. A plan made on
+# request from the current state: the jobs the last full pass reserved keep their reservation
+# (their earliest start from it on, which is the reservation itself when nothing changed since),
+# then every other queued job, in priority order, at its earliest start after the jobs before it
+# -- a conservative plan, with no backfill window. Pbf jobs take any units, so the start times of
+# such a plan are those of a count-based conservative profile. The plan works on the pass profile
+# and changes nothing else (it only stops the next pass from resuming this one, which decides the same).
+
+from libc.stdint cimport uint64_t, int64_t, int32_t
+
+from memory cimport grow
+from words cimport w_copy
+from profile cimport Prof, prof_start_pass, prof_find_start, prof_choose, prof_commit
+from passes cimport ensure_scratch, build_profile, search_from
+from state cimport State
+from pbf._codes cimport JS_PENDING
+
+
+cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
+    # out[i]: the planned start of the job at queue position i (-1: none ever, its units being down
+    # for good); units_out (NULL: not wanted): its planned units, W words each
+    cdef Prof* P = &S.prof
+    cdef int64_t i, j, k, d, t, W = S.W, phase
+    cdef int32_t si = 0
+    S.resume_st.valid = False
+    if ensure_scratch(S) != 0:
+        return -1
+    prof_start_pass(P, 0, S.cfg.bf_resolution)
+    if build_profile(S, now) != 0:
+        return -1
+    for phase in range(2):
+        for i in range(S.queue.n):
+            j = S.queue.entries[i].job
+            if (S.jobs.resv[j] >= 0) != (phase == 0):
+                continue
+            k = S.queue.entries[i].units
+            d = S.queue.entries[i].est
+            if phase == 0:
+                t = search_from(P, k, d, S.jobs.resv[j] if S.jobs.resv[j] > now else now, now, &si)
+            else:
+                t = prof_find_start(P, k, d, now, False, &si)
+            out[i] = t
+            if t < 0:
+                continue
+            prof_choose(P, k, t, d, si, now)
+            if prof_commit(P, k, t, d, si, True) != 0:
+                return -1
+            if units_out != NULL:
+                w_copy(units_out + i * W, P.chosen, W)
+    return 0
+
+
+cdef inline int record_estimates(State* S, int64_t now, int64_t first) noexcept nogil:
+    # after the instant `now`: the estimate of each job that arrived at it (jobs first .. next_sub-1;
+    # one started at once: its start), and every `every` instants with a pass, every pending job's
+    cdef int64_t i, j, c, last = S.replay.next_sub
+    cdef bint arrivals = False, periodic = False
+    for j in range(first, last):
+        if S.jobs.state[j] == JS_PENDING:
+            arrivals = True
+        elif S.jobs.start[j] >= 0:
+            S.est.at_submit[j] = S.jobs.start[j]
+    if S.est.every > 0 and S.queue.n > 0:
+        S.est.instants += 1
+        if S.est.instants >= S.est.every:
+            S.est.instants = 0
+            periodic = True
+    if not arrivals and not periodic:
+        return 0
+    if grow(<void**>&S.est.plan, &S.est.plan_cap, S.queue.n, sizeof(int64_t)) != 0:
+        return -1
+    if plan_starts(S, now, S.est.plan, NULL) != 0:
+        return -1
+    for i in range(S.queue.n):
+        j = S.queue.entries[i].job
+        if first <= j < last:
+            S.est.at_submit[j] = S.est.plan[i]
+    if periodic:
+        # three columns of one capacity (each grown from the same old capacity to the same new one)
+        c = S.est.log_cap
+        if grow(<void**>&S.est.log_t, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != 0:
+            return -1
+        c = S.est.log_cap
+        if grow(<void**>&S.est.log_job, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != 0:
+            return -1
+        c = S.est.log_cap
+        if grow(<void**>&S.est.log_est, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != 0:
+            return -1
+        S.est.log_cap = c
+        for i in range(S.queue.n):
+            S.est.log_t[S.est.nlog] = now
+            S.est.log_job[S.est.nlog] = S.queue.entries[i].job
+            S.est.log_est[S.est.nlog] = S.est.plan[i]
+            S.est.nlog += 1
+    return 0
