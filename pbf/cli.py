@@ -288,7 +288,9 @@ def cmd_replay(args):
                           pass_records=not args.no_pass_records,
                           kill_at_request=not args.no_clip_runtime,
                           slurm_sim=_slurm_sim(args, run["clock"]),
-                          failures=_failures(args, args.trace is None))
+                          failures=_failures(args, args.trace is None),
+                          start_estimates=args.start_estimates or bool(args.estimate_every),
+                          estimate_every=args.estimate_every)
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -394,6 +396,13 @@ def _format_replay(s, out):
         lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
                          f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
                          f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
+    se = s.get("start_estimates")
+    if se:
+        w = se["waited"]
+        if w["jobs"]:
+            lines.insert(-1, f"estimates    of {w['jobs']:,} jobs that waited: median error {w['median_abs_s'] / 3600:.2f} h, "
+                             f"p90 {w['p90_abs_s'] / 3600:.2f} h, {w['within_1h']:.1%} within 1 h, "
+                             f"{w['late']:.1%} started later than told")
     st = s.get("scheduler_time")
     if st:
         lines.insert(-1, f"sched. time  {st['cycles']:,} backfill cycles of {st['cycle_s_mean']:.3f} s and "
@@ -409,7 +418,8 @@ def _format_replay(s, out):
         lines.append("note         wall clock or eager commit: results may differ run to run")
     if out:
         lines.append(f"wrote        {out}/summary.json, jobs.csv"
-                     + (", passes.csv" if c["pass_records"] else ""))
+                     + (", passes.csv" if c["pass_records"] else "")
+                     + (", estimates.csv" if c.get("estimate_every") else ""))
     return "\n".join(lines)
 
 
@@ -812,6 +822,12 @@ def _add_replay(sub):
                     help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
     _add_slurm_sim(rp)
     _add_failures(rp)
+    g = rp.add_argument_group("start-time estimates (docs/operations.md)")
+    g.add_argument("--start-estimates", action="store_true",
+                   help="record each job's estimated start when it arrives (squeue --start) and report "
+                        "their accuracy against the actual starts")
+    g.add_argument("--estimate-every", type=_int_in(1), default=0, metavar="K",
+                   help="also record every pending job's estimate every K instants with a pass (estimates.csv)")
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
     rp.add_argument("--report", action="store_true", help="also write figures and report.html into OUT/report "
                     "(pbf report; needs --out and matplotlib)")

@@ -463,6 +463,22 @@ class Engine:
             planned = self._core.job_arrays()[5]
             return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
 
+    def estimates(self) -> dict[int, tuple[int | None, np.ndarray]]:
+        """``{job id: (expected start, unit indices)}`` of every pending job -- what ``squeue
+        --start`` answers -- from a plan made now: the jobs the last pass reserved keep their
+        reservation (as planned then), then every other pending job, in priority order, gets its
+        earliest start after the jobs before it (a conservative plan; no backfill window), on the
+        planned units. The start is None for a job that cannot start until units come back by a
+        :class:`Resume`. Estimates assume every job runs for its estimate and that nothing of higher
+        priority arrives; the plan changes no decision."""
+        with self._lock:
+            if self._now is None:
+                return {}
+            jobs, starts, words = self._core.plan(self._now)
+            return {self._ids[j]: (int(t) if t >= 0 else None,
+                                   _unit_indices(words[i], self.cluster.units) if t >= 0 else np.empty(0, np.int64))
+                    for i, (j, t) in enumerate(zip(jobs, starts))}
+
     def down(self) -> np.ndarray:
         """Indices of the units out of service now (drained or failed)."""
         with self._lock:

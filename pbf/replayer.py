@@ -24,6 +24,7 @@ from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
+from .start_estimates import estimate_accuracy
 from .outages import Failures, core_events, down_unit_seconds
 from .plugins.scoring import Scoring
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
@@ -197,7 +198,9 @@ class ReplayConfig:
 @dataclass
 class ReplayResult:
     """Per-job results (``jobs``: dict of numpy columns), per-pass records (``passes``), the
-    ``summary`` dict, and the :class:`~pbf.Metrics` of the completed jobs.
+    ``summary`` dict, the :class:`~pbf.Metrics` of the completed jobs, and with
+    ``estimate_every`` the periodic start-time estimates (``estimates``: time, id, estimate, start,
+    error_s).
 
     Columns ``how``, ``state``, ``reject_reason`` (jobs) and ``kind``, ``exit`` (passes) hold integer
     codes; :meth:`label` turns one into strings, and the CSV files hold the strings."""
@@ -205,6 +208,7 @@ class ReplayResult:
     passes: dict
     summary: dict
     metrics: object
+    estimates: dict | None = None
 
     @staticmethod
     def label(column: str, codes) -> np.ndarray:
@@ -212,7 +216,8 @@ class ReplayResult:
         return np.asarray(_LABELS[column], dtype=object)[np.asarray(codes)]
 
     def write(self, out_dir: str | os.PathLike) -> None:
-        """Write ``summary.json``, ``jobs.csv`` and ``passes.csv`` (if passes were recorded) into
+        """Write ``summary.json``, ``jobs.csv``, ``passes.csv`` (if passes were recorded) and
+        ``estimates.csv`` (periodic start-time estimates, if recorded) into
         ``out_dir`` (created). The files are written into a temporary folder beside it and moved
         into place only once all are complete: on any error nothing new is left behind."""
         check_output_dir(out_dir)
@@ -227,6 +232,8 @@ class ReplayResult:
             _write_csv(os.path.join(tmp, "jobs.csv"), self.jobs)
             if self.summary["config"]["pass_records"]:
                 _write_csv(os.path.join(tmp, "passes.csv"), self.passes)
+            if self.estimates is not None:
+                _write_csv(os.path.join(tmp, "estimates.csv"), self.estimates)
             if not os.path.exists(out_dir):
                 os.rename(tmp, out_dir)
                 tmp = None
@@ -243,7 +250,7 @@ class ReplayResult:
 
 
 #: the files :meth:`ReplayResult.write` writes
-OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv")
+OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv", "estimates.csv")
 
 
 def check_output_dir(out_dir):
@@ -358,6 +365,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     if report:
         report(len(submit), final=True)
     result = _results(table, order, core, submit, size, run, units, config, wall, (outages, events))
+    if config.start_estimates:
+        _add_estimates(result, core, order, table)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
     return result
 
@@ -447,6 +456,26 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
         "wall_s": {"replay": wall},
     }
     return ReplayResult(jobs, passes, summary, m)
+
+
+def _add_estimates(result, core, order, table):
+    """Each job's estimated start at arrival (jobs.csv ``estimated_start``), their accuracy
+    (summary ``start_estimates``) and the periodic records (``estimates``, estimates.csv)."""
+    at_submit, (log_t, log_job, log_est) = core.start_estimates()
+    jobs = result.jobs
+    jobs["estimated_start"] = at_submit
+    acc = estimate_accuracy(jobs["submit"], jobs["start"], at_submit, jobs["units"])
+    acc["estimate_every"] = result.summary["config"]["estimate_every"]
+    if len(log_t):
+        start = jobs["start"][log_job]
+        err = np.where((start >= 0) & (log_est >= 0), log_est - start, 0)
+        result.estimates = {"time": log_t, "id": table.job_id[order][log_job], "estimate": log_est,
+                            "start": start, "error_s": err}
+        ok = (start >= 0) & (log_est >= 0)
+        acc["periodic"] = {"records": int(len(log_t)),
+                           "median_abs_s": float(np.median(np.abs(err[ok]))) if ok.any() else None,
+                           "within_1h": float((np.abs(err[ok]) <= 3600).mean()) if ok.any() else None}
+    result.summary["start_estimates"] = acc
 
 
 def _failures(core, config, outages, events, units, end):

@@ -35,7 +35,7 @@ def test_the_public_api_is_annotated():
     for name in ("replay", "read_swf", "write_swf", "schedule_metrics", "beocat_cluster"):
         sig = inspect.signature(getattr(pbf, name))
         assert sig.return_annotation is not inspect.Signature.empty, name
-    for method in ("advance", "pending", "running", "reservations", "stats", "close", "down"):
+    for method in ("advance", "pending", "running", "reservations", "stats", "close", "down", "estimates"):
         assert inspect.signature(getattr(pbf.Engine, method)).return_annotation is not inspect.Signature.empty, method
 
 
