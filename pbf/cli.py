@@ -400,8 +400,9 @@ def _format_replay(s, out):
     if se:
         w = se["waited"]
         if w["jobs"]:
-            lines.insert(-1, f"estimates    of {w['jobs']:,} jobs that waited: median error {w['median_abs_s'] / 3600:.2f} h, "
-                             f"p90 {w['p90_abs_s'] / 3600:.2f} h, {w['within_1h']:.1%} within 1 h, "
+            lines.insert(-1, f"estimates    of {w['jobs']:,} jobs that waited: median error "
+                             f"{w['median_abs_s'] / 3600:.2f} h, p90 {w['p90_abs_s'] / 3600:.2f} h, "
+                             f"{w['within_1h']:.1%} within 1 h, "
                              f"{w['late']:.1%} started later than told")
     st = s.get("scheduler_time")
     if st:
@@ -855,7 +856,8 @@ def _add_failures(p):
 
 def _failures(args, builtin):
     if args.failures is None and args.mtbf is None:
-        for flag, given in (("--node-cores", args.node_cores is not None), ("--on-failure", args.on_failure != "requeue")):
+        for flag, given in (("--node-cores", args.node_cores is not None),
+                            ("--on-failure", args.on_failure != "requeue")):
             if given:
                 raise ConfigError(f"{flag} needs --failures FILE or --mtbf HOURS")
         return None

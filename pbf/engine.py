@@ -423,7 +423,7 @@ class Engine:
         if ev.nodes:
             if not self.cluster.nodes:
                 raise ProtocolError(f"event {i}: nodes given, but the cluster has no named nodes (give units)")
-            first, names = {}, {}
+            names = {}
             at = 0
             for name, cores in self.cluster.nodes:
                 names[name] = range(at, at + cores)

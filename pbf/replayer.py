@@ -24,10 +24,10 @@ from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
-from .start_estimates import estimate_accuracy
 from .outages import Failures, core_events, down_unit_seconds
 from .plugins.scoring import Scoring
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
+from .start_estimates import estimate_accuracy
 from .workload.jobs import JobTable
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay"]

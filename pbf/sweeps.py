@@ -41,7 +41,9 @@ __all__ = ["sweep", "load_spec", "cells_of", "run_cell", "run_recorded", "SETTIN
 
 SETTINGS = ("preset", "priority", "predictor", "correction", "order", "reservations", "max_job_test", "no_backfill",
             "workers", "commit", "clock", "trigger", "bf_interval", "bf_max_time", "cost_per_test_us", "units",
-            "bsld_bound", "seed", "trace")
+            "bsld_bound", "seed", "trace",
+            # node failures (pbf.Failures): a failure file, or an MTBF
+            "failures", "mtbf_hours", "repair_hours", "failure_seed", "node_cores", "on_failure")
 _GENERATORS = ("lublin", "beocat")
 
 
@@ -81,6 +83,10 @@ def load_spec(spec):
                           f"(or a trace axis in [grid]), got {trace!r}")
     if "trace" in grid:
         grid["trace"] = [os.path.join(base, os.path.expandvars(p)) for p in grid["trace"]]
+    if isinstance(config.get("failures"), str):
+        config["failures"] = os.path.join(base, os.path.expandvars(config["failures"]))
+    if "failures" in grid:
+        grid["failures"] = [os.path.join(base, os.path.expandvars(p)) for p in grid["failures"]]
     return {"name": data.get("name", "sweep"), "trace": trace, "config": config, "grid": grid}
 
 
@@ -129,6 +135,11 @@ def _make_table(trace, params):
     return clean(table)[0]
 
 
+#: sweep settings of node failures -> pbf.Failures fields
+_FAILURE_KEYS = {"failures": "path", "mtbf_hours": "mtbf_hours", "repair_hours": "repair_hours",
+                 "failure_seed": "seed", "node_cores": "node_cores", "on_failure": "on_failure"}
+
+
 def _config(params):
     from .config import Backfill
     from .replayer import ReplayConfig
@@ -144,6 +155,12 @@ def _config(params):
             bf[key] = p.pop(key)
     if p.pop("no_backfill", False):
         bf["enabled"] = False
+    fail = {k: p.pop(k) for k in _FAILURE_KEYS if k in p}
+    if fail.get("mtbf_hours") == 0 and "failures" not in fail:
+        fail = {}                  # (an axis's baseline: no failures)
+    if fail:
+        from .outages import Failures
+        p["failures"] = Failures(**{_FAILURE_KEYS[k]: v for k, v in fail.items()})
     preset = p.pop("preset", None)
     if preset is not None:
         cfg = ReplayConfig.from_preset(preset, **p)
@@ -166,6 +183,10 @@ def run_cell(trace, params, table=None):
     m.update(completed=s["jobs"]["completed"], rejected=s["jobs"]["rejected"], backfilled=s["jobs"]["backfilled"],
              passes=s["passes"]["count"], mean_depth=s["passes"]["mean_depth"],
              replay_s=s["wall_s"]["replay"], cell_s=time.perf_counter() - t0)
+    if s["failures"] is not None:
+        f = s["failures"]
+        m.update(failures=f["events"]["fail"], requeued=f["requeued"], killed=f["killed"],
+                 lost_core_hours=f["lost_core_hours"], down_core_hours=f["down_core_hours"])
     return m
 
 

@@ -1,5 +1,4 @@
 """Outages through the embedding API: Drain, Fail and Resume events, Stopped decisions."""
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -82,7 +81,7 @@ def engine_runs(draw):
     units = draw(st.integers(2, 40))
     steps = []
     t = 0
-    for i in range(draw(st.integers(5, 40))):
+    for _ in range(draw(st.integers(5, 40))):
         t += draw(st.integers(0, 30))
         kind = draw(st.sampled_from(["submit", "submit", "submit", "finish", "drain", "fail", "resume"]))
         steps.append((t, kind, draw(st.integers(1, units)), draw(st.integers(1, 200)),
