@@ -307,3 +307,15 @@ def test_cli_failure_option_errors(argv, message, capsys):
     from pbf.cli import main
     assert main(["replay", str(SAMPLE), "--quiet"] + argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_failures_under_the_slurm_sim_clock_and_python_plugins():
+    table = pbf.read_swf(SAMPLE)
+    f = pbf.Failures(mtbf_hours=100, node_cores="beocat", seed=2)
+    for cfg in (pbf.ReplayConfig.from_preset("slurm", failures=f),
+                pbf.ReplayConfig(priority=lambda jobs, now: jobs.submit * 1.0, failures=f)):
+        r = pbf.replay(table, cfg)
+        fs = r.summary["failures"]
+        assert fs["events"]["fail"] > 0 and fs["requeued"] == int(r.jobs["requeues"].sum()) > 0
+        assert set(np.unique(r.jobs["state"])) <= {DONE, REJECTED}
+        assert (r.jobs["start"][r.jobs["state"] == DONE] >= r.jobs["submit"][r.jobs["state"] == DONE]).all()
