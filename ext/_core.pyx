@@ -243,8 +243,9 @@ cdef class Core:
             S.jobs.qos[j] = vo[i]
             S.jobs.pred0[j] = -1
             S.jobs.ncorr[j] = 0
-            S.jobs.requeues[j] = 0
-            S.jobs.lost[j] = 0
+            if S.jobs.requeues != NULL:
+                S.jobs.requeues[j] = 0
+                S.jobs.lost[j] = 0
             S.jobs.bfkey[j] = 0
             S.jobs.key[j] = 0.0
             S.jobs.acc[j] = -1
@@ -447,6 +448,8 @@ cdef class Core:
     def failure_arrays(self):
         """(requeues, lost unit-seconds) per job."""
         n = self.s.jobs.n
+        if self.s.jobs.requeues == NULL:
+            return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         return self._int64_array(self.s.jobs.requeues, n), self._int64_array(self.s.jobs.lost, n)
 
     def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
@@ -610,6 +613,8 @@ cdef class Core:
         elif column == "lost": src = self.s.jobs.lost
         elif column not in ("state", "row", "how"):
             raise ValueError(column)
+        if column in ("requeues", "lost") and src == NULL:
+            return np.zeros(jobs.shape[0], dtype=np.int64)     # (no failure yet)
         out = np.empty(jobs.shape[0], dtype=np.int64)
         cdef int64_t[::1] v = out
         for i in range(jobs.shape[0]):
@@ -857,8 +862,8 @@ cdef class Core:
             elif name == "est": S.jobs.est[j] = values[i]
             elif name == "ncorr": S.jobs.ncorr[j] = values[i]
             elif name == "resv": S.jobs.resv[j] = values[i]
-            elif name == "requeues": S.jobs.requeues[j] = values[i]
-            elif name == "lost": S.jobs.lost[j] = values[i]
+            elif name == "requeues" and S.jobs.requeues != NULL: S.jobs.requeues[j] = values[i]
+            elif name == "lost" and S.jobs.lost != NULL: S.jobs.lost[j] = values[i]
             elif name == "how": S.jobs.how[j] = <int8_t>values[i]
 
     @property

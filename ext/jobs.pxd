@@ -26,8 +26,9 @@ ctypedef struct Jobs:          # index j = arrival order of the trace (replay) o
     int64_t* seq               # arrival sequence (priority tie-break after submit), or -1
     int64_t* pred0             # the estimate given at submission, before corrections, or -1
     int64_t* ncorr             # corrections applied
-    int64_t* requeues          # times its units failed under it and it went back to the queue
-    int64_t* lost              # unit-seconds of its runs cut short by failures
+    int64_t* requeues          # times its units failed under it and it went back to the queue, and ...
+    int64_t* lost              # ... the unit-seconds of its runs cut short (both NULL until a failure
+                               # stops a job: most runs have none, and a replay's memory is its speed)
     int64_t* bfkey             # backfill order key set by a Python chooser
     int64_t* acc               # multifactor: usage charged up to this time
     int64_t* unext             # the user's running list: next job ...
@@ -89,7 +90,8 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
             or _regrow(<void**>&J.resv, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.resv_min, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.seq, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.pred0, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.ncorr, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.bfkey, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.requeues, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.lost, J.cap, cap, sizeof(int64_t)) != 0
+            or (J.requeues != NULL and _regrow(<void**>&J.requeues, J.cap, cap, sizeof(int64_t)) != 0)
+            or (J.lost != NULL and _regrow(<void**>&J.lost, J.cap, cap, sizeof(int64_t)) != 0)
             or _regrow(<void**>&J.acc, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.unext, J.cap, cap, sizeof(int64_t)) != 0
             or _regrow(<void**>&J.uprev, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.key, J.cap, cap, sizeof(double)) != 0
             or _regrow(<void**>&J.runpos, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.row, J.cap, cap, sizeof(int32_t)) != 0

@@ -6,7 +6,7 @@
 # simply never free again, so no pass can place a job on it.
 
 from libc.stdint cimport uint64_t, int64_t, int8_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 
 from memory cimport INF
 from nodes cimport Nodes, nodes_by_end_remove, nodes_release
@@ -40,6 +40,11 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
     # requeued with its submission's estimate and priority, or ends killed. Its run is not learned
     # from (a cut-short run says nothing of its run time), but its usage is charged.
     cdef int64_t p, last
+    if S.jobs.requeues == NULL:
+        S.jobs.requeues = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
+        S.jobs.lost = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
+        if S.jobs.requeues == NULL or S.jobs.lost == NULL:
+            return -1
     nodes_by_end_remove(&S.nodes, S.jobs.start[j] + S.jobs.est[j], j)
     nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
     S.jobs.row[j] = -1
