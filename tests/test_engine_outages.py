@@ -137,3 +137,20 @@ def test_no_job_is_ever_placed_on_a_down_unit(run):
             still_down = sum(1 for x in down_until.values() if x is None or x > at)
             assert at >= t and sizes[job_id] <= units - still_down
     eng.close()
+
+
+def test_a_failing_plugin_undoes_the_outages_of_the_call():
+    from test_engine_hardening import CountingPredictor, snapshot
+    eng = Engine(8, predictor=CountingPredictor(), report_reservations=True)
+    eng.advance(0, [Submit(Job(1, 0, 6, 100)), Submit(Job(2, 0, 4, 50)), Drain(units=(7,), at=0, until=90)])
+    before, down = snapshot(eng), list(eng.down())
+    with pytest.raises(pbf.ConfigError, match="refused"):
+        eng.advance(60, [Fail(units=(0,), at=50, until=80), Resume(units=(7,), at=55), Submit(Job(101, 56, 1, 10))])
+    assert snapshot(eng) == before and list(eng.down()) == down and eng.stats()["requeued"] == 0
+    # the same call without the refused job: as on an engine that never saw the failure
+    twin = Engine(8, predictor=CountingPredictor(), report_reservations=True)
+    twin.advance(0, [Submit(Job(1, 0, 6, 100)), Submit(Job(2, 0, 4, 50)), Drain(units=(7,), at=0, until=90)])
+    call = (60, [Fail(units=(0,), at=50, until=80), Resume(units=(7,), at=55)])
+    assert eng.advance(*call) == twin.advance(*call)
+    assert snapshot(eng) == snapshot(twin) and list(eng.down()) == list(twin.down()) == [0]
+    assert eng.estimates().keys() == twin.estimates().keys()
