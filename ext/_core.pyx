@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int16_t, int8_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 
@@ -38,6 +38,8 @@ from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
 from outages cimport units_down, units_resume, reject_unrunnable
 from estimates cimport plan_starts
+from coalloc cimport coalloc_run
+from costate cimport CoAlloc, CA_DTS, CA_EXPERTS, CA_ACTIONS, coalloc_free
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
@@ -321,11 +323,117 @@ cdef class Core:
         with nogil:
             if self.s.clock.kind == CK_SLURM_SIM:
                 rc = sim_run(&self.s, max_instants, &done)
+            elif self.s.co.on:
+                rc = coalloc_run(&self.s, max_instants, &done)
             else:
                 rc = replay_run(&self.s, max_instants, &done)
         if rc != RC_OK:
             _raise(rc, "the replay")
         return done
+
+    # ------------------------------------------------------------------ co-allocation
+    def enable_coalloc(self, int policy, double fixed, double beta, int64_t interval, double lam, double tau,
+                       double dmax, uint64_t seed, const int32_t[::1] node_cores, const double[::1] cpu_use):
+        """Replay (after load_trace): co-allocation with a policy (CoallocPolicy), over nodes of
+        ``node_cores`` consecutive units, with each job's CPU use in (0, 1] (checked by the caller)."""
+        cdef CoAlloc* C = &self.s.co
+        cdef int64_t n = self.s.jobs.n, U = self.s.units, k, u, first = 0, i
+        coalloc_free(C, n)
+        memset(C, 0, sizeof(CoAlloc))
+        C.nnodes = node_cores.shape[0]
+        C.node_of = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
+        C.node_first = <int32_t*>malloc(max(C.nnodes, 1) * sizeof(int32_t))
+        C.node_cap = <int32_t*>malloc(max(C.nnodes, 1) * sizeof(int32_t))
+        C.node_nsec = <int32_t*>calloc(max(C.nnodes, 1), sizeof(int32_t))
+        C.node_q = <double*>malloc(max(C.nnodes, 1) * sizeof(double))
+        C.node_stamp = <int64_t*>calloc(max(C.nnodes, 1), sizeof(int64_t))
+        C.prim = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
+        C.sec = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
+        C.lent_by = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
+        C.pick = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
+        C.u = <double*>malloc(max(n, 1) * sizeof(double))
+        C.work = <double*>calloc(max(n, 1), sizeof(double))
+        C.rate = <double*>malloc(max(n, 1) * sizeof(double))
+        C.done_work = <double*>calloc(max(n, 1), sizeof(double))
+        C.t_upd = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
+        C.lend = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        C.lent = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        C.sec_units = <int32_t**>calloc(max(n, 1), sizeof(int32_t*))
+        C.stamp = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
+        C.dec_a = <int8_t*>malloc(max(n, 1) * sizeof(int8_t))
+        C.dec_e = <int16_t*>malloc(max(n, 1) * sizeof(int16_t))
+        C.dec_p = <double*>calloc(max(n, 1), sizeof(double))
+        C.dec_t0 = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
+        C.dec_w0 = <double*>calloc(max(n, 1), sizeof(double))
+        C.dec_leaf = <int8_t*>calloc(max(n, 1) * CA_DTS, sizeof(int8_t))
+        if (C.node_of == NULL or C.node_first == NULL or C.node_cap == NULL or C.node_nsec == NULL
+                or C.node_q == NULL or C.node_stamp == NULL or C.prim == NULL or C.sec == NULL
+                or C.lent_by == NULL or C.pick == NULL or C.u == NULL or C.work == NULL or C.rate == NULL
+                or C.done_work == NULL or C.t_upd == NULL or C.lend == NULL or C.lent == NULL
+                or C.sec_units == NULL or C.stamp == NULL or C.dec_a == NULL or C.dec_e == NULL
+                or C.dec_p == NULL or C.dec_t0 == NULL or C.dec_w0 == NULL or C.dec_leaf == NULL):
+            coalloc_free(C, n)
+            memset(C, 0, sizeof(CoAlloc))
+            raise MemoryError("pbf core: out of memory (co-allocation)")
+        for k in range(C.nnodes):
+            C.node_first[k] = <int32_t>first
+            C.node_cap[k] = node_cores[k]
+            C.node_q[k] = 1.0
+            for u in range(first, first + node_cores[k]):
+                C.node_of[u] = <int32_t>k
+            first += node_cores[k]
+        for u in range(U):
+            C.prim[u] = -1
+            C.sec[u] = -1
+            C.lent_by[u] = -1
+        for i in range(n):
+            C.u[i] = cpu_use[i]
+            C.rate[i] = 1.0
+            C.dec_a[i] = -1
+            C.dec_e[i] = -1
+        for k in range(CA_DTS):
+            C.alpha[k] = 1.0 / CA_DTS
+        C.on = True
+        C.policy = policy
+        C.fixed = fixed
+        C.beta = beta
+        C.interval = interval
+        C.next_tick = self.s.jobs.submit[0] + interval if n and interval > 0 else INF
+        C.lam = lam
+        C.tau = tau
+        C.dmax = dmax
+        C.rng = seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL
+        if C.rng == 0:
+            C.rng = 1
+        C.fill_lent = 1.0
+        C.fill_lend = 1.0
+
+    def coalloc_check(self, bint on=True):
+        """Tests: check every node an update touches (rates, CPU use within cores); the count of
+        violations is in coalloc_figures()."""
+        self.s.co.check = on
+
+    def coalloc_figures(self):
+        """What co-allocation did: per job (CPU use, work done), and the learner's state."""
+        cdef CoAlloc* C = &self.s.co
+        cdef int64_t n = self.s.jobs.n, i, k, leaf
+        u = np.empty(n)
+        done = np.empty(n)
+        cdef double[::1] vu = u, vd = done
+        for i in range(n):
+            vu[i] = C.u[i]
+            vd[i] = C.done_work[i]
+        return {"cpu_use": u, "work_done": done, "overruns": C.overruns, "decisions": C.decisions,
+                "violations": C.violations,
+                "secondaries": C.sec_started, "loss_sum": C.loss_sum,
+                "actions": [C.act_count[k] for k in range(CA_ACTIONS)],
+                "alpha": [C.alpha[k] for k in range(CA_DTS)], "rounds": C.rounds,
+                "cum_loss": [C.cum_loss[k] for k in range(CA_EXPERTS)], "cum_expected": C.cum_expected,
+                "logw": [C.logw[k] for k in range(CA_EXPERTS)],
+                "leaf_best": [[int(np.argmin([C.leaf_loss[k][leaf][i] for i in range(CA_ACTIONS)]))
+                               if C.leaf_n[k][leaf] else -1 for leaf in range(4)] for k in range(CA_DTS)],
+                "leaf_n": [[C.leaf_n[k][leaf] for leaf in range(4)] for k in range(CA_DTS)],
+                "fill": C.fill_lent / C.fill_lend}
 
     # ------------------------------------------------------------------ start-time estimates
     def record_start_estimates(self, int64_t every=0):

@@ -13,6 +13,7 @@ from policy cimport Policy, policy_free
 from profile cimport Prof, prof_init, prof_free
 from clock cimport PassClock, clock_free
 from simtime cimport SimTime, simtime_defaults
+from costate cimport CoAlloc, coalloc_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
@@ -122,6 +123,7 @@ ctypedef struct State:
     ReplayState replay         # the event loop
     OutageEvents outages       # the replay's drains, failures and resumes (outages.pxd)
     StartEstimates est         # the replay's start-time estimates (estimates.pxd)
+    CoAlloc co                 # co-allocation (coalloc.pxd)
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
     WorkerPool pool            # the parallel pass's threads and profile copies
@@ -167,6 +169,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
 
 cdef inline void state_free(State* S) noexcept nogil:
     # everything but the pool's threads and locks (Core stops and destroys those first)
+    coalloc_free(&S.co, S.jobs.n)          # (first: it frees per-job lists)
     prof_free(&S.prof)
     pool_free_copies(&S.pool)
     ring_free(&S.ring)

@@ -25,6 +25,8 @@ _WHERE = {
     "sweep": "sweeps",
     # node drains and failures in replays
     "Failures": "outages",
+    # co-allocation
+    "CoAllocation": "coalloc",
     # cluster and workloads
     "Cluster": "cluster", "beocat_cluster": "cluster", "JobTable": "workload", "Cleaning": "workload",
     "CleaningReport": "workload", "read_swf": "workload", "write_swf": "workload",

@@ -62,11 +62,19 @@ cpdef enum How:                # how a job was started
     HOW_NONE = 0
     HOW_MAIN = 1               # with no higher-priority job left waiting in that pass
     HOW_BACKFILL = 2           # ahead of a higher-priority job that could not start
+    HOW_COALLOC = 3            # as a secondary job on cores a running job lent (coalloc.pxd)
 
 cpdef enum OutageKind:         # what an outage event does to its units (outages.pxd)
     OK_DRAIN = 0               # take no new job; running jobs finish
     OK_FAIL = 1                # take no new job; running jobs are killed (requeued or not)
     OK_RESUME = 2              # back in service
+
+cpdef enum CoallocPolicy:       # how much of a running job's cores to lend (coalloc.pxd)
+    CA_OFF = 0                 # none: the plain replay
+    CA_FIXED = 1               # the same fraction for every job
+    CA_ASAX = 2                # ASA_X's Algorithm 1: decision-tree experts, risk-bounded weights
+    CA_HEDGE = 3               # Hedge over fixed experts, full-information losses
+    CA_EXP3 = 4                # EXP3: only the played action's loss
 
 cpdef enum PassKind:
     PK_FULL = 0

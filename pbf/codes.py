@@ -5,6 +5,7 @@ value and each label table to its enum.
 """
 from ._codes import (
     Clock,
+    CoallocPolicy,
     Correction,
     ExitReason,
     How,
@@ -19,20 +20,21 @@ from ._codes import (
     Trigger,
 )
 
-__all__ = ["Clock", "Correction", "ExitReason", "How", "JobState", "OutageKind", "PassKind", "Predictor", "Priority",
+__all__ = ["Clock", "CoallocPolicy", "Correction", "ExitReason", "How", "JobState", "OutageKind", "PassKind", "Predictor", "Priority",
            "RegressionWeight", "RejectReason", "Status", "Trigger", "LABELS", "CLOCKS", "TRIGGERS",
-           "CORRECTIONS", "OUTAGES", "label"]
+           "CORRECTIONS", "OUTAGES", "COALLOC_POLICIES", "label"]
 
 #: option names of the enums users choose from, in code order
 CLOCKS = ("free", "model", "wall", "slurm-sim")
 TRIGGERS = ("event", "interval")
 OUTAGES = ("drain", "fail", "resume")
+COALLOC_POLICIES = ("off", "fixed", "asax", "hedge", "exp3")
 CORRECTIONS = ("incremental", "requested", "recursive-doubling")
 
 #: the strings of the code columns of the outputs (jobs.csv, passes.csv), in code order
 LABELS = {
     "state": ("new", "pending", "running", "completed", "rejected", "killed"),
-    "how": ("", "main", "backfill"),
+    "how": ("", "main", "backfill", "co-allocated"),
     "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units",
                       "wider than the units left up"),
     "kind": ("full", "quick"),
@@ -41,7 +43,7 @@ LABELS = {
 }
 
 #: each label table and option list with the enum whose codes index it
-ENUM_OF = {"state": JobState, "outages": OutageKind, "how": How, "reject_reason": RejectReason, "kind": PassKind,
+ENUM_OF = {"state": JobState, "outages": OutageKind, "coalloc": CoallocPolicy, "how": How, "reject_reason": RejectReason, "kind": PassKind,
            "exit": ExitReason, "clocks": Clock, "triggers": Trigger, "corrections": Correction}
 
 

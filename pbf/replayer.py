@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .cluster import MAX_UNITS
-from .codes import CLOCKS, LABELS, TRIGGERS, JobState, RejectReason
+from .codes import CLOCKS, LABELS, TRIGGERS, How, JobState, RejectReason
 from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
+from .coalloc import CoAllocation, cpu_use
 from .outages import Failures, core_events, down_unit_seconds
 from .plugins.scoring import Scoring
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
@@ -80,7 +81,11 @@ class ReplayConfig:
     (what ``squeue --start`` would have told its user; a plan made on request, see
     :meth:`pbf.Engine.estimates`) and report their accuracy against the actual starts;
     ``estimate_every`` K > 0 also records every pending job's estimate every K instants with a
-    pass (``estimates.csv``)."""
+    pass (``estimates.csv``).
+
+    ``coalloc``: co-allocation (a :class:`pbf.CoAllocation`: running jobs lend cores to queued
+    ones, a fixed fraction or a learner decides how much; :mod:`pbf.coalloc`). With it, ``run`` in
+    the results and the metrics is each job's elapsed time, stretched by sharing."""
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
@@ -119,6 +124,7 @@ class ReplayConfig:
     failures: Failures | None = None
     start_estimates: bool = False
     estimate_every: int = 0
+    coalloc: CoAllocation | None = None
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -153,6 +159,14 @@ class ReplayConfig:
         if self.start_estimates and self.clock == "slurm-sim":
             raise ConfigError("start_estimates are recorded by the event loop of the other clocks, not under "
                               "clock='slurm-sim'")
+        if self.coalloc is not None:
+            if not isinstance(self.coalloc, CoAllocation):
+                raise ConfigError(f"coalloc must be a pbf.CoAllocation or None, got {self.coalloc!r}")
+            for bad, why in ((self.clock == "slurm-sim", "clock='slurm-sim'"),
+                             (self.failures is not None, "failures"), (self.start_estimates, "start_estimates"),
+                             (self.scoring().needs_hooks, "a Python plugin (priority, predictor or order)")):
+                if bad:
+                    raise ConfigError(f"coalloc runs its own event loop, which does not take {why}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
         if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
@@ -185,7 +199,9 @@ class ReplayConfig:
         return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
 
     def as_dict(self) -> dict:
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__ if f not in ("backfill", "slurm_sim", "failures")}
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__
+             if f not in ("backfill", "slurm_sim", "failures", "coalloc")}
+        d["coalloc"] = self.coalloc.as_dict() if self.coalloc is not None else None
         d["failures"] = self.failures.as_dict() if self.failures is not None else None
         d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
         d["slurm_sim"] = self.slurm_sim.as_dict() if self.clock == "slurm-sim" else None
@@ -345,6 +361,14 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
         core.load_outages(*events, config.failures.on_failure == "requeue")
     if config.start_estimates:
         core.record_start_estimates(config.estimate_every)
+    use = None
+    if config.coalloc is not None:
+        from .outages import NodeLayout
+        co = config.coalloc
+        use, from_trace = cpu_use(table, order, co.cpu, co.seed)
+        cores = np.asarray(NodeLayout.of(co.node_cores, units).cores, dtype=np.int32)
+        core.enable_coalloc(co.code(), float(co.fraction), float(co.beta), co.interval, float(co.lam),
+                            float(co.tau), float(co.dmax), co.seed, cores, use)
     scoring.prepare(lambda: table.take(order), units)
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
@@ -367,6 +391,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     result = _results(table, order, core, submit, size, run, units, config, wall, (outages, events))
     if config.start_estimates:
         _add_estimates(result, core, order, table)
+    if config.coalloc is not None:
+        result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
     return result
 
@@ -399,6 +425,9 @@ _LABELS = LABELS
 
 def _results(table, order, core, submit, size, run, units, config, wall, outages=(None, None)):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
+    if config.coalloc is not None:
+        # jobs ran for their elapsed time, stretched by sharing their nodes
+        run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)
     requeues, lost = core.failure_arrays()
     predicted, final_est, corrections, _ = core.estimates()
     done = state == JobState.JS_DONE
@@ -476,6 +505,50 @@ def _add_estimates(result, core, order, table):
                            "median_abs_s": float(np.median(np.abs(err[ok]))) if ok.any() else None,
                            "within_1h": float((np.abs(err[ok]) <= 3600).mean()) if ok.any() else None}
     result.summary["start_estimates"] = acc
+
+
+def _coalloc_summary(result, core, config, units, from_trace, solo):
+    """What co-allocation did: who ran where, how fast, how full the cluster was, what the learner
+    chose (the decisions are in docs/coalloc.md)."""
+    f = core.coalloc_figures()
+    j = result.jobs
+    done = j["state"] == JobState.JS_DONE
+    secondary = done & (j["how"] == How.HOW_COALLOC)
+    primary = done & ~secondary
+    elapsed = j["end"] - j["start"]
+    first, last = int(j["submit"].min()), int(j["end"][done].max()) if done.any() else 0
+    span = max(1, last - first)
+    use = f["cpu_use"]
+    slow = elapsed[primary & (solo > 0)] / solo[primary & (solo > 0)]
+    work = solo[done].astype(np.float64)
+    decisions = max(1, f["decisions"])
+    out = {"policy": config.coalloc.describe(), "cpu_use_from_trace": from_trace,
+           "jobs": int(done.sum()), "secondary_jobs": int(secondary.sum()),
+           "share_coallocated": float(secondary.sum() / max(1, done.sum())),
+           "queue_makespan_s": last - first,
+           "wait_h": float((j["start"][done] - j["submit"][done]).mean() / 3600) if done.any() else 0.0,
+           "response_h": float((j["end"][done] - j["submit"][done]).mean() / 3600) if done.any() else 0.0,
+           "utilisation_allocated": float((j["units"][primary] * elapsed[primary]).sum() / (units * span)),
+           "utilisation_useful": float((use[done] * j["units"][done] * work).sum() / (units * span)),
+           "primary_slowdown_mean": float(slow.mean()) if len(slow) else 1.0,
+           "primary_slowdown_p95": float(np.percentile(slow, 95)) if len(slow) else 1.0,
+           "primaries_slowed": float((slow > 1.0 + 1e-9).mean()) if len(slow) else 0.0,
+           "overruns": f["overruns"],
+           "work_conservation_error": float(np.abs(f["work_done"][done] - work).max()) if done.any() else 0.0,
+           "learner": {"decisions": f["decisions"], "mean_loss": f["loss_sum"] / decisions,
+                       "actions": [a / max(1.0, sum(f["actions"])) for a in f["actions"]],
+                       "lent_filled": f["fill"]}}
+    if config.coalloc.policy == "asax":
+        out["learner"].update(alpha=f["alpha"], weight_rounds=f["rounds"], leaf_best_action=f["leaf_best"],
+                              leaf_decisions=f["leaf_n"])
+    if config.coalloc.policy in ("hedge", "exp3"):
+        from .coalloc import hedge_regret_bound
+        best = int(np.argmin(f["cum_loss"]))
+        out["learner"].update(regret=f["cum_expected"] - f["cum_loss"][best], best_expert=best,
+                              regret_bound=hedge_regret_bound(f["decisions"], len(f["cum_loss"])),
+                              weights=list(np.exp(np.array(f["logw"]) - max(f["logw"]))
+                                           / np.exp(np.array(f["logw"]) - max(f["logw"])).sum()))
+    return out
 
 
 def _failures(core, config, outages, events, units, end):

@@ -15,7 +15,7 @@ PRIORITY_CODES = {"fcfs": "PR_FCFS", "sjf": "PR_SJF", "smallest": "PR_SMALLEST",
 
 def test_codes_are_the_compiled_enums():
     for name in ("Priority", "Predictor", "Correction", "Clock", "Trigger", "JobState", "RejectReason",
-                 "How", "PassKind", "ExitReason", "RegressionWeight", "Status", "OutageKind"):
+                 "How", "PassKind", "ExitReason", "RegressionWeight", "Status", "OutageKind", "CoallocPolicy"):
         assert getattr(codes, name) is getattr(_codes, name)
 
 
@@ -42,7 +42,8 @@ def test_predictors_corrections_and_weights_carry_their_compiled_codes():
 def test_every_label_table_covers_its_enum():
     for column, enum in codes.ENUM_OF.items():
         table = codes.LABELS.get(column) or {"clocks": codes.CLOCKS, "triggers": codes.TRIGGERS,
-                                             "corrections": codes.CORRECTIONS, "outages": codes.OUTAGES}[column]
+                                             "corrections": codes.CORRECTIONS, "outages": codes.OUTAGES,
+                                             "coalloc": codes.COALLOC_POLICIES}[column]
         assert len(table) == len(enum), column
         assert sorted(int(m) for m in enum) == list(range(len(enum))), column
 
