@@ -666,6 +666,9 @@ cdef inline int coalloc_run(State* S, int64_t max_instants, bint* done) noexcept
         ts = S.jobs.submit[S.replay.next_sub] if S.replay.next_sub < S.jobs.n else INF
         te = S.replay.heap[0].end if S.replay.nheap > 0 else INF
         tb = S.replay.next_bf if S.cfg.trigger != TR_EVENT and S.queue.n > 0 else INF
+        if C.interval > 0 and C.next_tick < S.replay.now:
+            # (no primary ran over some rounds: the next one is the first not yet past)
+            C.next_tick += (S.replay.now - C.next_tick + C.interval - 1) // C.interval * C.interval
         tk = C.next_tick if C.interval > 0 and S.nodes.nrun > 0 else INF
         t = ts if ts < te else te
         if tb < t:

@@ -290,7 +290,8 @@ def cmd_replay(args):
                           slurm_sim=_slurm_sim(args, run["clock"]),
                           failures=_failures(args, args.trace is None),
                           start_estimates=args.start_estimates or bool(args.estimate_every),
-                          estimate_every=args.estimate_every)
+                          estimate_every=args.estimate_every,
+                          coalloc=_coalloc(args.coalloc))
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -396,6 +397,12 @@ def _format_replay(s, out):
         lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
                          f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
                          f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
+    co = s.get("coalloc")
+    if co:
+        lines.insert(-1, f"co-alloc     {co['policy']}: {co['secondary_jobs']:,} jobs on lent cores "
+                         f"({co['share_coallocated']:.1%}); primary slowdown mean {co['primary_slowdown_mean']:.3f}, "
+                         f"p95 {co['primary_slowdown_p95']:.3f}; utilisation allocated {co['utilisation_allocated']:.3f}, "
+                         f"useful {co['utilisation_useful']:.3f}; makespan {co['queue_makespan_s']:,} s")
     se = s.get("start_estimates")
     if se:
         w = se["waited"]
@@ -823,6 +830,10 @@ def _add_replay(sub):
                     help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
     _add_slurm_sim(rp)
     _add_failures(rp)
+    rp.add_argument("--coalloc", default=None, metavar="off|fixed:A|asax|hedge|exp3[:OPTIONS]",
+                    help="co-allocation: running jobs lend cores to queued ones (docs/coalloc.md); "
+                         "learned = asax; options key=value,...: beta, interval, lam, tau, dmax, seed, "
+                         "node_cores, cpu")
     g = rp.add_argument_group("start-time estimates (docs/operations.md)")
     g.add_argument("--start-estimates", action="store_true",
                    help="record each job's estimated start when it arrives (squeue --start) and report "
@@ -852,6 +863,13 @@ def _add_failures(p):
                         "layout; default for the built-in trace); default 1 (a node per unit)")
     g.add_argument("--on-failure", choices=("requeue", "kill"), default="requeue",
                    help="a failed node's running jobs: back to the queue (default) or killed")
+
+
+def _coalloc(text):
+    if text is None:
+        return None
+    from .coalloc import CoAllocation
+    return CoAllocation.parse(text)
 
 
 def _failures(args, builtin):
