@@ -153,11 +153,14 @@ def _beta22(job_ids, seed):
 def cpu_use(table, order, setting="trace", seed=0) -> tuple[np.ndarray, int]:
     """Per job (in ``order``), the CPU use in (0, 1] and how many came from the trace. The
     synthetic draw is Beta(2, 2) from a hash of (job id, seed): a job keeps its draw whatever else
-    is in the trace."""
+    is in the trace (by arrival position when the ids are missing or repeated)."""
     n = len(order)
     if isinstance(setting, (int, float)):
         return np.full(n, float(setting)), 0
-    synthetic = np.clip(_beta22(np.asarray(table.job_id)[order], seed), 0.01, 1.0)
+    ids = np.asarray(table.job_id)[order]
+    if len(np.unique(ids)) < n:
+        ids = np.arange(n)                 # (ids missing or repeated: the arrival position keys the draw)
+    synthetic = np.clip(_beta22(ids, seed), 0.01, 1.0)
     if setting == "synthetic":
         return synthetic, 0
     cpu = np.asarray(table.avg_cpu, dtype=np.float64)[order]

@@ -533,7 +533,7 @@ def _coalloc_summary(result, core, config, units, from_trace, solo):
            "primary_slowdown_mean": float(slow.mean()) if len(slow) else 1.0,
            "primary_slowdown_p95": float(np.percentile(slow, 95)) if len(slow) else 1.0,
            "primaries_slowed": float((slow > 1.0 + 1e-9).mean()) if len(slow) else 0.0,
-           "overruns": f["overruns"],
+           "overruns": f["overruns"], "violations": f["violations"],
            "work_conservation_error": float(np.abs(f["work_done"][done] - work).max()) if done.any() else 0.0,
            "learner": {"decisions": f["decisions"], "mean_loss": f["loss_sum"] / decisions,
                        "actions": [a / max(1.0, sum(f["actions"])) for a in f["actions"]],
