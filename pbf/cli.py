@@ -400,8 +400,10 @@ def _format_replay(s, out):
     co = s.get("coalloc")
     if co:
         lines.insert(-1, f"co-alloc     {co['policy']}: {co['secondary_jobs']:,} jobs on lent cores "
-                         f"({co['share_coallocated']:.1%}); primary slowdown mean {co['primary_slowdown_mean']:.3f}, "
-                         f"p95 {co['primary_slowdown_p95']:.3f}; utilisation allocated {co['utilisation_allocated']:.3f}, "
+                         f"({co['share_coallocated']:.1%}); primary slowdown mean "
+                         f"{co['primary_slowdown_mean']:.3f}, "
+                         f"p95 {co['primary_slowdown_p95']:.3f}; utilisation allocated "
+                         f"{co['utilisation_allocated']:.3f}, "
                          f"useful {co['utilisation_useful']:.3f}; makespan {co['queue_makespan_s']:,} s")
     se = s.get("start_estimates")
     if se:

@@ -20,7 +20,8 @@ from ._codes import (
     Trigger,
 )
 
-__all__ = ["Clock", "CoallocPolicy", "Correction", "ExitReason", "How", "JobState", "OutageKind", "PassKind", "Predictor", "Priority",
+__all__ = ["Clock", "CoallocPolicy", "Correction", "ExitReason", "How", "JobState", "OutageKind", "PassKind",
+           "Predictor", "Priority",
            "RegressionWeight", "RejectReason", "Status", "Trigger", "LABELS", "CLOCKS", "TRIGGERS",
            "CORRECTIONS", "OUTAGES", "COALLOC_POLICIES", "label"]
 
@@ -43,7 +44,8 @@ LABELS = {
 }
 
 #: each label table and option list with the enum whose codes index it
-ENUM_OF = {"state": JobState, "outages": OutageKind, "coalloc": CoallocPolicy, "how": How, "reject_reason": RejectReason, "kind": PassKind,
+ENUM_OF = {"state": JobState, "outages": OutageKind, "coalloc": CoallocPolicy, "how": How,
+           "reject_reason": RejectReason, "kind": PassKind,
            "exit": ExitReason, "clocks": Clock, "triggers": Trigger, "corrections": Correction}
 
 

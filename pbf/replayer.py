@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .cluster import MAX_UNITS
+from .coalloc import CoAllocation, cpu_use
 from .codes import CLOCKS, LABELS, TRIGGERS, How, JobState, RejectReason
 from .config import Backfill, _check_choice
 from .core_config import build_core, check_run_options
 from .errors import ConfigError
 from .metrics import schedule_metrics
-from .coalloc import CoAllocation, cpu_use
 from .outages import Failures, core_events, down_unit_seconds
 from .plugins.scoring import Scoring
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
