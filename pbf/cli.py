@@ -474,6 +474,8 @@ def cmd_bench(args):
 
 
 def cmd_experiment(args):
+    if args.name == "coalloc":
+        return _cmd_coalloc(args)
     if args.name != "parallel-backfill":
         return _cmd_validation(args)
     if args.sweep:
@@ -498,6 +500,25 @@ def cmd_experiment(args):
         with open(args.out, "w") as fh:
             json.dump(result, fh, indent=2)
     print(json.dumps(result, indent=2) if args.json else format_tables(result))
+    return 0
+
+
+def _cmd_coalloc(args):
+    from .studies.coalloc import coalloc_experiment, format_coalloc, write_result
+
+    def progress(row):
+        if not args.quiet:
+            print(f"  {row['trace']}, {row['load']} load, {row['policy']}: wait {row['wait_h']:.2f} h "
+                  f"({row['wall_s']:.1f} s)", file=sys.stderr)
+    result = coalloc_experiment(args.trace, beocat_jobs=args.jobs or 100_000, progress=progress)
+    out = args.out or "coalloc-experiment"
+    files = write_result(result, out)
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if k != "series"}, indent=2))
+    else:
+        print(format_coalloc(result))
+    if not args.quiet:
+        print("wrote " + ", ".join(files), file=sys.stderr)
     return 0
 
 
@@ -936,15 +957,16 @@ def _add_bench(sub):
 def _add_experiment(sub):
     ex = sub.add_parser("experiment", help="reproduce a paper's experiment")
     ex.add_argument("name", choices=("parallel-backfill", "runtime-prediction", "priority-functions",
-                                     "rlscheduler", "rlbackfilling"),
+                                     "rlscheduler", "rlbackfilling", "coalloc"),
                     help="parallel-backfill: Riffel et al. 2024, Tables 1 and 2 (Beocat-like traces); "
                          "runtime-prediction: Gaussier et al. 2015 on SDSC-SP2; priority-functions: "
                          "RLScheduler's Table V heuristics replayed by pbf's engine; rlscheduler: RLScheduler's "
                          "evaluation (its rules and test windows) with the shipped learned models; rlbackfilling: "
-                         "RLBackfilling's Tables 4 and 5 with the shipped backfilling models (the last four read "
-                         "$PBF_TRACES or ../shared/traces)")
-    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions, rlscheduler "
-                                    "and rlbackfilling: the directory of the traces")
+                         "RLBackfilling's Tables 4 and 5 with the shipped backfilling models; coalloc: co-allocation "
+                         "(ASA_X) on SDSC-SP2, CTC-SP2 and Beocat-like traces, low and high load (all but "
+                         "parallel-backfill read $PBF_TRACES or ../shared/traces)")
+    ex.add_argument("--trace", help="runtime-prediction: the SDSC-SP2 log; priority-functions, rlscheduler, "
+                                    "rlbackfilling and coalloc: the directory of the traces")
     ex.add_argument("--policy", help="rlscheduler / rlbackfilling: a .npz kernel policy (or shipped model name) "
                                     "for the learned column of every row (default: the shipped model of each row)")
     ex.add_argument("--samples", type=_int_in(0), default=0,
@@ -958,7 +980,8 @@ def _add_experiment(sub):
                     help="priority-functions: also SDSC-SP2 and HPC2N; rlscheduler and rlbackfilling: also HPC2N "
                          "and Lublin-2")
     ex.add_argument("--sequences", type=_int_in(1), default=10, help="priority-functions: sampled sequences (10)")
-    ex.add_argument("--jobs", type=_int_in(1), default=None, help="parallel-backfill: jobs per trace (100000)")
+    ex.add_argument("--jobs", type=_int_in(1), default=None,
+                    help="parallel-backfill, coalloc (its Beocat-like traces): jobs per trace (100000)")
     ex.add_argument("--arrivals", choices=("pack", "profile"), default="pack",
                     help="parallel-backfill: jobs evenly spaced (pack, the authors' rule; default) or in "
                          "bursts by the daily and weekly profile")
@@ -991,7 +1014,7 @@ def _add_experiment(sub):
     ex.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US",
                     help="modelled microseconds per profile slot per test (slurm: 0; easy-model: 20)")
     ex.add_argument("--bsld-bound", type=_positive_seconds, default=600.0, help="the paper uses 10 minutes")
-    ex.add_argument("--out", help="also write the JSON result to this file (--sweep: the output directory)")
+    ex.add_argument("--out", help="also write the JSON result to this file (--sweep, coalloc: the output directory)")
     ex.add_argument("--json", action="store_true")
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)

@@ -173,3 +173,17 @@ def test_cli_coalloc(capsys):
     assert main(["replay", str(SAMPLE), "--coalloc", "asax"]) == 0
     assert "co-alloc     asax:" in capsys.readouterr().out
     assert main(["replay", str(SAMPLE), "--coalloc", "nope", "--quiet"]) == 2
+
+
+def test_experiment_runs_and_writes_its_table(tmp_path, capsys):
+    from pbf.cli import main
+    from pbf.studies.coalloc import POLICIES, coalloc_experiment
+    res = coalloc_experiment(str(tmp_path), beocat_jobs=1500, policies=POLICIES[:2] + POLICIES[4:5])
+    assert {r["trace"] for r in res["rows"]} == {"Beocat-like"}
+    assert len(res["skipped"]) == 2 and "SDSC-SP2" in res["skipped"][0]        # not in tmp_path
+    none = [r for r in res["rows"] if r["policy"] == "none"]
+    assert all(r["share_coallocated"] == 0 and r["utilisation_change"] == 0 for r in none)
+    assert main(["experiment", "coalloc", "--trace", str(tmp_path), "--jobs", "800", "--out",
+                 str(tmp_path / "out"), "--quiet"]) == 0
+    assert "Beocat-like   high  asax" in capsys.readouterr().out
+    assert (tmp_path / "out" / "coalloc.json").exists()
