@@ -366,12 +366,14 @@ cdef class Core:
         C.dec_t0 = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
         C.dec_w0 = <double*>calloc(max(n, 1), sizeof(double))
         C.dec_leaf = <int8_t*>calloc(max(n, 1) * CA_DTS, sizeof(int8_t))
+        C.dec_pi = <double*>calloc(max(n, 1) * CA_DTS, sizeof(double))
         if (C.node_of == NULL or C.node_first == NULL or C.node_cap == NULL or C.node_nsec == NULL
                 or C.node_q == NULL or C.node_stamp == NULL or C.prim == NULL or C.sec == NULL
                 or C.lent_by == NULL or C.pick == NULL or C.u == NULL or C.work == NULL or C.rate == NULL
                 or C.done_work == NULL or C.t_upd == NULL or C.lend == NULL or C.lent == NULL
                 or C.sec_units == NULL or C.stamp == NULL or C.dec_a == NULL or C.dec_e == NULL
-                or C.dec_p == NULL or C.dec_t0 == NULL or C.dec_w0 == NULL or C.dec_leaf == NULL):
+                or C.dec_p == NULL or C.dec_t0 == NULL or C.dec_w0 == NULL or C.dec_leaf == NULL
+                or C.dec_pi == NULL):
             coalloc_free(C, n)
             memset(C, 0, sizeof(CoAlloc))
             raise MemoryError("pbf core: out of memory (co-allocation)")

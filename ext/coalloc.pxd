@@ -304,7 +304,7 @@ cdef inline int co_decide(State* S, int64_t p, int64_t t) noexcept nogil:
     cdef int64_t a = 0, i, e, k, lend
     cdef double probs[CA_EXPERTS]
     cdef double agg[CA_ACTIONS]
-    cdef double pi[CA_ACTIONS]
+    cdef double trees[CA_DTS][CA_ACTIONS]
     cdef int8_t* leaf = C.dec_leaf + p * CA_DTS
     co_features(S, p, t, leaf)
     C.dec_e[p] = -1
@@ -315,11 +315,13 @@ cdef inline int co_decide(State* S, int64_t p, int64_t t) noexcept nogil:
         for k in range(CA_ACTIONS):
             agg[k] = 0.0
         for i in range(CA_DTS):
-            co_leaf_probs(C, i, leaf[i], pi)
+            co_leaf_probs(C, i, leaf[i], trees[i])
             for k in range(CA_ACTIONS):
-                agg[k] += C.alpha[i] * pi[k]
+                agg[k] += C.alpha[i] * trees[i][k]
         a = co_sample(C, agg, CA_ACTIONS)
         C.dec_p[p] = agg[a]
+        for i in range(CA_DTS):
+            C.dec_pi[p * CA_DTS + i] = trees[i][a]
     else:
         co_expert_probs(C, probs, C.policy == CA_EXP3)
         e = co_sample(C, probs, CA_EXPERTS)
@@ -370,7 +372,6 @@ cdef inline void co_feedback(State* S, int64_t p, int64_t t) noexcept nogil:
     cdef CoAlloc* C = &S.co
     cdef int64_t a = C.dec_a[p], k, i, e, n = S.jobs.units[p]
     cdef double h_obs, scale, l_played, lk, exp_loss, ae, est, g, mx
-    cdef double pi[CA_ACTIONS]
     cdef double probs[CA_EXPERTS]
     cdef double losses[CA_ACTIONS]
     cdef int8_t* leaf = C.dec_leaf + p * CA_DTS
@@ -387,6 +388,11 @@ cdef inline void co_feedback(State* S, int64_t p, int64_t t) noexcept nogil:
     if C.lend[p] > 0:
         C.fill_lent += C.lent[p]
         C.fill_lend += C.lend[p]
+    if C.policy == CA_FIXED:
+        # (nothing learns: the played loss only, for the summary)
+        C.loss_sum += co_loss(C, <double>((a * n) // CA_ACTIONS) / n, h_obs)
+        C.decisions += 1
+        return
     scale = h_obs / co_model_rate(C, <double>((a * n) // CA_ACTIONS) / n, C.u[p])
     for k in range(CA_ACTIONS):
         ae = <double>((k * n) // CA_ACTIONS) / n
@@ -400,8 +406,7 @@ cdef inline void co_feedback(State* S, int64_t p, int64_t t) noexcept nogil:
     C.decisions += 1
     if C.policy == CA_ASAX:
         for i in range(CA_DTS):
-            co_leaf_probs(C, i, leaf[i], pi)
-            C.risk[i] += pi[a] * l_played
+            C.risk[i] += C.dec_pi[p * CA_DTS + i] * l_played      # (the tree's p_i(a) when it was played)
             for k in range(CA_ACTIONS):
                 C.leaf_loss[i][leaf[i]][k] += (losses[k] + 1.0) / 2.0
             C.leaf_n[i][leaf[i]] += 1

@@ -54,7 +54,8 @@ ctypedef struct CoAlloc:
     double* dec_p              # probability the played choice had
     int64_t* dec_t0            # when it was taken
     double* dec_w0             # the job's work left then
-    int8_t* dec_leaf           # ASA_X: the leaf of each tree (CA_DTS a job)
+    int8_t* dec_leaf           # ASA_X: the leaf of each tree (CA_DTS a job) ...
+    double* dec_pi             # ... and the probability each tree gave the action played
     # lending primaries (lend > lent), in start order; and the lent cores free in all
     int32_t* lenders
     int64_t nlenders, lenders_cap
@@ -91,5 +92,5 @@ cdef inline void coalloc_free(CoAlloc* C, int64_t njobs) noexcept nogil:
     free(C.node_of); free(C.node_cap); free(C.node_nsec); free(C.node_q); free(C.prim); free(C.sec)
     free(C.lent_by); free(C.u); free(C.work); free(C.rate); free(C.done_work); free(C.t_upd); free(C.lend)
     free(C.lent); free(C.sec_units); free(C.stamp); free(C.dec_a); free(C.dec_e); free(C.dec_p)
-    free(C.dec_t0); free(C.dec_w0); free(C.dec_leaf); free(C.lenders); free(C.node_first)
+    free(C.dec_t0); free(C.dec_w0); free(C.dec_leaf); free(C.dec_pi); free(C.lenders); free(C.node_first)
     free(C.node_stamp); free(C.aff_jobs); free(C.aff_nodes); free(C.pick)

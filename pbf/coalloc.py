@@ -146,8 +146,8 @@ def _uniform(keys, stream):
 
 def _beta22(job_ids, seed):
     # Beta(2, 2) is the law of the median of three uniforms
-    u = np.stack([_uniform(job_ids, 3 * seed + k) for k in range(1, 4)])
-    return np.median(u, axis=0)
+    a, b, c = (_uniform(job_ids, 3 * seed + k) for k in range(1, 4))
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
 
 def cpu_use(table, order, setting="trace", seed=0) -> tuple[np.ndarray, int]:
@@ -158,15 +158,16 @@ def cpu_use(table, order, setting="trace", seed=0) -> tuple[np.ndarray, int]:
     if isinstance(setting, (int, float)):
         return np.full(n, float(setting)), 0
     ids = np.asarray(table.job_id)[order]
-    if len(np.unique(ids)) < n:
+    if n and not (np.diff(ids) > 0).all() and len(np.unique(ids)) < n:
         ids = np.arange(n)                 # (ids missing or repeated: the arrival position keys the draw)
-    synthetic = np.clip(_beta22(ids, seed), 0.01, 1.0)
     if setting == "synthetic":
-        return synthetic, 0
+        return np.clip(_beta22(ids, seed), 0.01, 1.0), 0
     cpu = np.asarray(table.avg_cpu, dtype=np.float64)[order]
     run = np.asarray(table.run, dtype=np.float64)[order]
     have = (cpu > 0) & (run > 0)
-    use = np.where(have, np.clip(cpu / np.where(run > 0, run, 1), 0.01, 1.0), synthetic)
+    use = np.empty(n)
+    use[have] = np.clip(cpu[have] / run[have], 0.01, 1.0)
+    use[~have] = np.clip(_beta22(ids[~have], seed), 0.01, 1.0)
     return use, int(have.sum())
 
 
