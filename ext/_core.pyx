@@ -32,19 +32,19 @@ from records cimport PassRec, StartEstimates
 from sync cimport (pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_init, pthread_cond_destroy, pthread_cond_broadcast)
 from state cimport State, state_init, state_free
-from jobs cimport UserHist, jobs_reserve, users_ensure
+from jobs cimport UserHist, jobs_reserve, users_ensure, _regrow
 from nodes cimport EndKey, OutageEvents, outage_events_free
 from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
 from outages cimport units_down, units_resume, reject_unrunnable
 from estimates cimport plan_starts
-from coalloc cimport coalloc_run
+from coalloc cimport coalloc_run, co_after_pass, co_primary_finish, co_secondary_finish
 from costate cimport CoAlloc, CA_DTS, CA_EXPERTS, CA_ACTIONS, coalloc_free
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
 from slurm_loop cimport sim_run
-from pbf._codes cimport (CK_SLURM_SIM, JS_NEW, HOW_NONE, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
+from pbf._codes cimport (CK_SLURM_SIM, JS_NEW, JS_RUNNING, HOW_NONE, HOW_COALLOC, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
 
 from .codes import LABELS
 from .errors import InternalError
@@ -265,6 +265,8 @@ cdef class Core:
             S.jobs.reason[j] = RJ_NONE
         if S.testing.record_units:
             memset(S.jobs.bits + first * W, 0, n * W * sizeof(uint64_t))
+        if S.co.on and self._co_grow(S.jobs.cap) != 0:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + n
         return first
 
@@ -333,9 +335,12 @@ cdef class Core:
 
     # ------------------------------------------------------------------ co-allocation
     def enable_coalloc(self, int policy, double fixed, double beta, int64_t interval, double lam, double tau,
-                       double dmax, uint64_t seed, const int32_t[::1] node_cores, const double[::1] cpu_use):
-        """Replay (after load_trace): co-allocation with a policy (CoallocPolicy), over nodes of
-        ``node_cores`` consecutive units, with each job's CPU use in (0, 1] (checked by the caller)."""
+                       double dmax, uint64_t seed, const int32_t[::1] node_cores, const double[::1] cpu_use,
+                       bint dynamics=True):
+        """Co-allocation with a policy (CoallocPolicy), over nodes of ``node_cores`` consecutive
+        units, with each job's CPU use in (0, 1] (checked by the caller). A replay (after
+        load_trace) runs the load model (``dynamics``); the embedding API does not (the host runs
+        the jobs) and adds jobs later (co_set_cpu)."""
         cdef CoAlloc* C = &self.s.co
         cdef int64_t n = self.s.jobs.n, U = self.s.units, k, u, first = 0, i
         coalloc_free(C, n)
@@ -351,29 +356,9 @@ cdef class Core:
         C.sec = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
         C.lent_by = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
         C.pick = <int32_t*>malloc(max(U, 1) * sizeof(int32_t))
-        C.u = <double*>malloc(max(n, 1) * sizeof(double))
-        C.work = <double*>calloc(max(n, 1), sizeof(double))
-        C.rate = <double*>malloc(max(n, 1) * sizeof(double))
-        C.done_work = <double*>calloc(max(n, 1), sizeof(double))
-        C.t_upd = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
-        C.lend = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
-        C.lent = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
-        C.sec_units = <int32_t**>calloc(max(n, 1), sizeof(int32_t*))
-        C.stamp = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
-        C.dec_a = <int8_t*>malloc(max(n, 1) * sizeof(int8_t))
-        C.dec_e = <int16_t*>malloc(max(n, 1) * sizeof(int16_t))
-        C.dec_p = <double*>calloc(max(n, 1), sizeof(double))
-        C.dec_t0 = <int64_t*>calloc(max(n, 1), sizeof(int64_t))
-        C.dec_w0 = <double*>calloc(max(n, 1), sizeof(double))
-        C.dec_leaf = <int8_t*>calloc(max(n, 1) * CA_DTS, sizeof(int8_t))
-        C.dec_pi = <double*>calloc(max(n, 1) * CA_DTS, sizeof(double))
         if (C.node_of == NULL or C.node_first == NULL or C.node_cap == NULL or C.node_nsec == NULL
                 or C.node_q == NULL or C.node_stamp == NULL or C.prim == NULL or C.sec == NULL
-                or C.lent_by == NULL or C.pick == NULL or C.u == NULL or C.work == NULL or C.rate == NULL
-                or C.done_work == NULL or C.t_upd == NULL or C.lend == NULL or C.lent == NULL
-                or C.sec_units == NULL or C.stamp == NULL or C.dec_a == NULL or C.dec_e == NULL
-                or C.dec_p == NULL or C.dec_t0 == NULL or C.dec_w0 == NULL or C.dec_leaf == NULL
-                or C.dec_pi == NULL):
+                or C.lent_by == NULL or C.pick == NULL or self._co_grow(max(n, 16)) != 0):
             coalloc_free(C, n)
             memset(C, 0, sizeof(CoAlloc))
             raise MemoryError("pbf core: out of memory (co-allocation)")
@@ -390,16 +375,14 @@ cdef class Core:
             C.lent_by[u] = -1
         for i in range(n):
             C.u[i] = cpu_use[i]
-            C.rate[i] = 1.0
-            C.dec_a[i] = -1
-            C.dec_e[i] = -1
         for k in range(CA_DTS):
             C.alpha[k] = 1.0 / CA_DTS
         C.on = True
+        C.dynamics = dynamics
         C.policy = policy
         C.fixed = fixed
         C.beta = beta
-        C.interval = interval
+        C.interval = interval if dynamics else 0
         C.next_tick = self.s.jobs.submit[0] + interval if n and interval > 0 else INF
         C.lam = lam
         C.tau = tau
@@ -409,6 +392,101 @@ cdef class Core:
             C.rng = 1
         C.fill_lent = 1.0
         C.fill_lend = 1.0
+
+    cdef int _co_grow(self, int64_t cap):
+        # the per-job arrays from C.cap to cap entries (new ones initialised); -1: out of memory
+        cdef CoAlloc* C = &self.s.co
+        cdef int64_t old = C.cap, i, k
+        if cap <= old:
+            return 0
+        if (_regrow(<void**>&C.u, old, cap, sizeof(double)) != 0 or _regrow(<void**>&C.work, old, cap, sizeof(double)) != 0
+                or _regrow(<void**>&C.rate, old, cap, sizeof(double)) != 0
+                or _regrow(<void**>&C.done_work, old, cap, sizeof(double)) != 0
+                or _regrow(<void**>&C.t_upd, old, cap, sizeof(int64_t)) != 0
+                or _regrow(<void**>&C.lend, old, cap, sizeof(int32_t)) != 0
+                or _regrow(<void**>&C.lent, old, cap, sizeof(int32_t)) != 0
+                or _regrow(<void**>&C.sec_units, old, cap, sizeof(int32_t*)) != 0
+                or _regrow(<void**>&C.stamp, old, cap, sizeof(int64_t)) != 0
+                or _regrow(<void**>&C.dec_a, old, cap, sizeof(int8_t)) != 0
+                or _regrow(<void**>&C.dec_e, old, cap, sizeof(int16_t)) != 0
+                or _regrow(<void**>&C.dec_p, old, cap, sizeof(double)) != 0
+                or _regrow(<void**>&C.dec_t0, old, cap, sizeof(int64_t)) != 0
+                or _regrow(<void**>&C.dec_w0, old, cap, sizeof(double)) != 0
+                or _regrow(<void**>&C.dec_leaf, old * CA_DTS, cap * CA_DTS, sizeof(int8_t)) != 0
+                or _regrow(<void**>&C.dec_pi, old * CA_DTS, cap * CA_DTS, sizeof(double)) != 0):
+            return -1
+        for i in range(old, cap):
+            C.u[i] = 0.5
+            C.work[i] = 0.0
+            C.rate[i] = 1.0
+            C.done_work[i] = 0.0
+            C.t_upd[i] = 0
+            C.lend[i] = 0
+            C.lent[i] = 0
+            C.sec_units[i] = NULL
+            C.stamp[i] = 0
+            C.dec_a[i] = -1
+            C.dec_e[i] = -1
+            C.dec_p[i] = 0.0
+            C.dec_t0[i] = 0
+            C.dec_w0[i] = 0.0
+            for k in range(CA_DTS):
+                C.dec_leaf[i * CA_DTS + k] = 0
+                C.dec_pi[i * CA_DTS + k] = 0.0
+        C.cap = cap
+        return 0
+
+    # the embedding API's co-allocation (the host runs the jobs)
+    def co_set_cpu(self, int64_t j, double u):
+        """Job j's CPU use (after add_jobs)."""
+        cdef CoAlloc* C = &self.s.co
+        if self._co_grow(max(self.s.jobs.cap, j + 1)) != 0:
+            raise MemoryError("pbf core: out of memory (co-allocation)")
+        C.u[j] = u
+
+    def co_after_pass(self, int64_t now):
+        """After run_pass: the started primaries lend, and queued jobs start on lent cores.
+        Returns ([(primary, cores lent)], [secondary job indices])."""
+        cdef CoAlloc* C = &self.s.co
+        cdef int64_t i, before = C.sec_started, q
+        prim = [self.s.decided.started[i] for i in range(self.s.decided.nstarted)]
+        queued = self.pending()
+        if co_after_pass(&self.s, now) != 0:
+            _raise(RC_NO_MEMORY, "co-allocation")
+        lends = [(p, C.lend[p]) for p in prim]
+        started = [int(j) for j in queued if self.s.jobs.state[j] == JS_RUNNING]
+        return lends, started
+
+    def co_units(self, int64_t j):
+        """A secondary job's units (indices)."""
+        cdef CoAlloc* C = &self.s.co
+        cdef int64_t i
+        if C.sec_units == NULL or j >= C.cap or C.sec_units[j] == NULL:
+            return np.empty(0, dtype=np.int64)
+        return np.array(sorted(C.sec_units[j][i] for i in range(self.s.jobs.units[j])), dtype=np.int64)
+
+    def co_finish(self, int64_t j, int64_t now, double rate):
+        """Running job j (primary or secondary) ended at now; ``rate``: its progress rate as the
+        host observed it (the learner's feedback)."""
+        cdef CoAlloc* C = &self.s.co
+        cdef int rc
+        C.h_given = rate
+        if self.s.jobs.how[j] == HOW_COALLOC:
+            rc = co_secondary_finish(&self.s, j, now)
+        else:
+            rc = co_primary_finish(&self.s, j, now)
+            job_finish(&self.s, j, now)
+        if rc != 0:
+            _raise(RC_NO_MEMORY, "co-allocation")
+
+    def co_secondaries(self):
+        """Indices of the running secondary jobs."""
+        cdef CoAlloc* C = &self.s.co
+        cdef int64_t j
+        if not C.on:
+            return []
+        return [j for j in range(self.s.jobs.n) if self.s.jobs.state[j] == JS_RUNNING
+                and self.s.jobs.how[j] == HOW_COALLOC]
 
     def coalloc_check(self, bint on=True):
         """Tests: check every node an update touches (rates, CPU use within cores); the count of

@@ -39,6 +39,8 @@ cdef inline void co_settle(State* S, int64_t j, int64_t t) noexcept nogil:
     # bring job j's work left up to t at its current rate
     cdef CoAlloc* C = &S.co
     cdef double w = C.rate[j] * <double>(t - C.t_upd[j])
+    if not C.dynamics:
+        return
     if w > C.work[j]:
         w = C.work[j]
     C.work[j] -= w
@@ -174,6 +176,8 @@ cdef inline int co_end(State* S, int64_t t, int64_t skip) noexcept nogil:
     cdef CoAlloc* C = &S.co
     cdef int64_t i, j, k, v, first, last
     cdef double r
+    if not C.dynamics:
+        return 0                              # (the host runs the jobs)
     for i in range(C.naff_nodes):
         k = C.aff_nodes[i]
         C.node_q[k] = co_node_rate(S, k)
@@ -380,7 +384,10 @@ cdef inline void co_feedback(State* S, int64_t p, int64_t t) noexcept nogil:
     C.dec_a[p] = -1
     if t <= C.dec_t0[p]:
         return                                # (no time passed: nothing observed)
-    h_obs = (C.dec_w0[p] - C.work[p]) / <double>(t - C.dec_t0[p])
+    if C.dynamics:
+        h_obs = (C.dec_w0[p] - C.work[p]) / <double>(t - C.dec_t0[p])
+    else:
+        h_obs = C.h_given
     if h_obs > 1.0:
         h_obs = 1.0
     if h_obs < 1e-6:
@@ -544,7 +551,7 @@ cdef inline int co_secondary_start(State* S, int64_t j, int64_t t, const int32_t
     co_drop_lenders(C)
     if co_end(S, t, -1) != 0:
         return -1
-    if S.jobs.end[j] < 0:
+    if S.jobs.end[j] < 0 and C.dynamics:
         return co_reschedule(S, j, t)
     return 0
 

@@ -14,6 +14,10 @@ cdef enum:
 
 ctypedef struct CoAlloc:
     bint on
+    bint dynamics              # replays: rates and moving completions; the embedding API: the host
+                               # runs the jobs and reports each one's progress rate (h_given)
+    double h_given             # that rate, for the decision being judged
+    int64_t cap                # per-job arrays' room (the embedding API adds jobs as they come)
     int policy                 # CA_* (pbf/_codes.pxd CoallocPolicy)
     double fixed               # CA_FIXED: the fraction every primary lends
     double beta                # interference: a node's rate is divided by 1 + beta x its secondary jobs

@@ -19,7 +19,7 @@ _WHERE = {
     # the engine (embedding API) and the replayer
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
     "Reserve": "engine", "ProtocolError": "engine", "Backfill": "config",
-    "Drain": "engine", "Fail": "engine", "Resume": "engine", "Stopped": "engine",
+    "Drain": "engine", "Fail": "engine", "Resume": "engine", "Stopped": "engine", "Lend": "engine",
     "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer", "SlurmSim": "scheduler_time",
     # sweeps of replays (local processes or Ray)
     "sweep": "sweeps",

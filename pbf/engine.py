@@ -33,7 +33,7 @@ from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
 __all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError", "Drain", "Fail", "Resume",
-           "Stopped"]
+           "Stopped", "Lend"]
 
 
 class ProtocolError(PbfError, ValueError):
@@ -45,7 +45,8 @@ class Job:
     """A job as the engine sees it. ``requested`` is the wall-time limit in seconds; ``run`` (the
     actual run time) is only used by the ``clairvoyant`` predictor. ``user`` feeds the ``ave2`` and
     ``regression`` predictors and fair share; ``partition`` and ``queue`` (SWF numbers) the
-    multifactor partition and QOS factors."""
+    multifactor partition and QOS factors. ``cpu``: the job's CPU use in (0, 1] for co-allocation
+    (None: as the engine's :class:`~pbf.CoAllocation` says)."""
     id: int
     submit: int
     units: int
@@ -54,6 +55,7 @@ class Job:
     user: int = -1
     partition: int = -1
     queue: int = -1
+    cpu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -68,9 +70,12 @@ class Submit:
 
 @dataclass(frozen=True)
 class Finish:
-    """Running job ``job_id`` ended at ``time``."""
+    """Running job ``job_id`` ended at ``time``. With co-allocation, ``rate``: the job's progress
+    rate as observed (its run time alone / its elapsed time, in (0, 1]; None: 1), which the learner
+    is judged by."""
     job_id: int
     time: int
+    rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -114,10 +119,19 @@ class Stopped:
 
 @dataclass(frozen=True)
 class Start:
-    """Decision: start ``job_id`` now on ``units`` (unit indices, ascending)."""
+    """Decision: start ``job_id`` now on ``units`` (unit indices, ascending). ``secondary``: with
+    co-allocation, it runs on cores running jobs lent (it shares them)."""
     job_id: int
     units: np.ndarray = field(compare=False)
     at: int = 0
+    secondary: bool = False
+
+
+@dataclass(frozen=True)
+class Lend:
+    """Decision (co-allocation): running job ``job_id`` lends ``cores`` of its cores from now."""
+    job_id: int
+    cores: int
 
 
 @dataclass(frozen=True)
@@ -157,13 +171,17 @@ class Engine:
     reserved. ``workers``: threads per pass (DESIGN §5, ordered commit): decisions are identical for
     every count; passes with fewer than ``parallel_min_queue`` (64) queued jobs run sequentially.
     ``on_failure``: what a :class:`Fail` does to the running jobs on its units: ``requeue`` (pending
-    again, with their submission's estimate and place) or ``kill``.
+    again, with their submission's estimate and place) or ``kill``. ``coalloc``: a
+    :class:`~pbf.CoAllocation`: each started job lends part of its cores (a :class:`Lend`
+    decision) and queued jobs start on lent cores (``Start(..., secondary=True)``); the host runs
+    the jobs with its own slowdown model and reports each one's progress rate in ``Finish(rate=)``,
+    which the learners are judged by.
     """
 
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
                  correction: str = "incremental", backfill: Backfill | None = None,
                  report_reservations: bool = False, workers: int = 1, commit: str = "ordered",
-                 on_failure: str = "requeue") -> None:
+                 on_failure: str = "requeue", coalloc: object = None) -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -185,6 +203,9 @@ class Engine:
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
         self._core.set_requeue(on_failure == "requeue")
+        self.coalloc = coalloc
+        if coalloc is not None:
+            self._enable_coalloc(coalloc, scoring)
         self._core.start_pool(workers)
         self._timed = []        # (until, sequence, unit words) of outages that end by themselves
         self._timed_seq = 0
@@ -199,6 +220,21 @@ class Engine:
         self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0, "requeued": 0, "killed": 0}
         # one call at a time: calls from several threads are serialised, never interleaved
         self._lock = threading.RLock()
+
+    def _enable_coalloc(self, co, scoring):
+        from .coalloc import CoAllocation
+        from .outages import NodeLayout
+        if not isinstance(co, CoAllocation):
+            raise ConfigError(f"coalloc must be a pbf.CoAllocation or None, got {co!r}")
+        if scoring.needs_hooks:
+            raise ConfigError("coalloc does not take Python plugins (priority, predictor or order) in the engine")
+        if co.interval:
+            raise ConfigError("coalloc interval: the engine decides when a job starts only (the host owns time)")
+        cores = ([c for _, c in self.cluster.nodes] if self.cluster.nodes
+                 else NodeLayout.of(co.node_cores, self.cluster.units).cores)
+        self._core.enable_coalloc(co.code(), float(co.fraction), float(co.beta), 0, float(co.lam), float(co.tau),
+                                  float(co.dmax), co.seed, np.asarray(cores, dtype=np.int32), np.empty(0),
+                                  dynamics=False)
 
     # ---------------------------------------------------------------- protocol
     def advance(self, now: int, events: Iterable[Submit | Finish | Drain | Fail | Resume] = (), *,
@@ -226,6 +262,11 @@ class Engine:
             self._counts["started"] += len(started)
             out = stopped + [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
                              for j in started]
+            if self.coalloc is not None:
+                lends, secondaries = core.co_after_pass(now)
+                self._counts["started"] += len(secondaries)
+                out.extend(Lend(self._ids[p], int(k)) for p, k in lends if k > 0)
+                out.extend(Start(self._ids[j], core.co_units(j), now, secondary=True) for j in secondaries)
             if self.report_reservations:
                 planned = core.job_arrays()[5]
                 out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
@@ -273,7 +314,10 @@ class Engine:
                 self._counts["submitted"] += 1
             else:
                 j = self._index[ev.job_id]
-                core.finish(j, ev.time)
+                if self.coalloc is not None:
+                    core.co_finish(j, ev.time, 1.0 if ev.rate is None else float(ev.rate))
+                else:
+                    core.finish(j, ev.time)
                 self._counts["finished"] += 1
                 if isinstance(sc.predictor, PythonPredictor):
                     start = int(core.values_of("start", np.array([j], np.int64))[0])
@@ -331,7 +375,18 @@ class Engine:
         for k, v in (("id", job.id), ("submit", job.submit), ("units", job.units),
                      ("requested", job.requested), ("user", job.user)):
             self._cols[k].append(v)
+        if self.coalloc is not None:
+            self._core.co_set_cpu(j, self._cpu_of(job))
         return j
+
+    def _cpu_of(self, job):
+        # the job's CPU use: given, the CoAllocation's constant, or its draw keyed by the job id
+        from .coalloc import _beta22
+        if job.cpu is not None:
+            return float(job.cpu)
+        if isinstance(self.coalloc.cpu, (int, float)):
+            return float(self.coalloc.cpu)
+        return float(min(1.0, max(0.01, _beta22(np.array([job.id]), self.coalloc.seed)[0])))
 
     def _validate(self, now, events):
         if self._closed:
@@ -350,6 +405,8 @@ class Engine:
         for i, ev in enumerate(events):
             if not isinstance(ev, (Submit, Finish, Drain, Fail, Resume)):
                 raise ProtocolError(f"event {i} is not a pbf.Submit, Finish, Drain, Fail or Resume: {ev!r}")
+            if isinstance(ev, _Outage) and self.coalloc is not None:
+                raise ProtocolError(f"event {i}: outages are not combined with co-allocation")
             bits.append(self._outage_words(i, ev) if isinstance(ev, _Outage) else None)
             if isinstance(ev, _Outage):
                 _check_time(f"event {i} ({ev!r}): at", ev.at)
@@ -386,6 +443,10 @@ class Engine:
                     value = getattr(job, name)
                     if not _is_int(value) or not _INT64_MIN <= value <= _INT64_MAX:
                         raise ProtocolError(f"event {i}: job {job.id} has {name} {value!r}; expected an int")
+                if job.cpu is not None and (isinstance(job.cpu, bool) or not isinstance(job.cpu, (int, float))
+                                            or not 0 < job.cpu <= 1):
+                    raise ProtocolError(f"event {i}: job {job.id} has cpu {job.cpu!r}; expected None or a number "
+                                        "in (0, 1]")
                 if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)
@@ -407,6 +468,10 @@ class Engine:
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it is {what}")
                 if t < start[j]:
                     raise ProtocolError(f"event {i}: job {ev.job_id} cannot finish at {t}: it started at {start[j]}")
+                if ev.rate is not None and (isinstance(ev.rate, bool) or not isinstance(ev.rate, (int, float))
+                                            or not 0 < ev.rate <= 1):
+                    raise ProtocolError(f"event {i}: job {ev.job_id}'s rate {ev.rate!r}: expected None or a "
+                                        "number in (0, 1]")
                 finishing.add(ev.job_id)
             if isinstance(ev, Fail):
                 # the running jobs it stops (those finished earlier in the call have ended)
@@ -451,11 +516,15 @@ class Engine:
             return [self._ids[j] for j in self._core.pending()]
 
     def running(self) -> dict[int, tuple[int, np.ndarray]]:
-        """``{job id: (start, unit indices)}`` of the running jobs."""
+        """``{job id: (start, unit indices)}`` of the running jobs (with co-allocation, secondary
+        jobs too, on the cores they share)."""
         with self._lock:
             start = self._core.job_arrays()[1]
-            return {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
-                    for j in self._core.running()}
+            out = {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
+                   for j in self._core.running()}
+            if self.coalloc is not None:
+                out.update({self._ids[j]: (int(start[j]), self._core.co_units(j)) for j in self._core.co_secondaries()})
+            return out
 
     def reservations(self) -> dict[int, int]:
         """``{job id: planned start}`` from the last pass."""

@@ -7,7 +7,7 @@ DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve
               "CleaningReport", "read_swf",
               "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError",
               "InternalError",
-              "plugins", "rl", "sweep", "Drain", "Fail", "Resume", "Stopped", "Failures", "CoAllocation"}
+              "plugins", "rl", "sweep", "Drain", "Fail", "Resume", "Stopped", "Failures", "CoAllocation", "Lend"}
 
 
 def test_all_is_the_documented_list():

@@ -187,3 +187,75 @@ def test_experiment_runs_and_writes_its_table(tmp_path, capsys):
                  str(tmp_path / "out"), "--quiet"]) == 0
     assert "Beocat-like   high  asax" in capsys.readouterr().out
     assert (tmp_path / "out" / "coalloc.json").exists()
+
+
+# ---------------------------------------------------------------- the embedding API
+
+def _drive(eng, steps):
+    """Run submit/finish steps through an engine; returns every decision and checks placements."""
+    from pbf import Finish, Job, Lend, Start, Submit
+    running, sec_units, out, lent_by = {}, {}, [], {}
+    for n, (t, kind, k, req) in enumerate(steps):
+        ev = []
+        if kind == "submit":
+            ev = [Submit(Job(n, t, k, req, cpu=0.5))]
+        elif running:
+            j = sorted(running)[0]
+            ev = [Finish(j, t, rate=0.75)]
+            running.pop(j)
+            sec_units.pop(j, None)
+        for d in eng.advance(t, ev):
+            out.append(d)
+            if isinstance(d, Start):
+                running[d.job_id] = set(d.units)
+                if d.secondary:
+                    held = set().union(*(u for j, u in running.items() if j != d.job_id and j not in sec_units))
+                    assert set(d.units) <= held, "a secondary job off the cores running jobs hold"
+                    assert not set(d.units) & set().union(*sec_units.values()), "two secondaries on a core"
+                    sec_units[d.job_id] = set(d.units)
+            elif isinstance(d, Lend):
+                lent_by[d.job_id] = d.cores
+    return out
+
+
+@st.composite
+def engine_steps(draw):
+    units = draw(st.integers(2, 24))
+    steps, t = [], 0
+    for _ in range(draw(st.integers(3, 40))):
+        t += draw(st.integers(0, 20))
+        steps.append((t, draw(st.sampled_from(["submit", "submit", "finish"])), draw(st.integers(1, units)),
+                      draw(st.integers(1, 300))))
+    return units, steps
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(engine_steps(), st.sampled_from(["fixed", "asax", "hedge", "exp3"]))
+def test_engine_coallocation_places_secondaries_on_lent_cores_only(run, policy):
+    from pbf import Engine, Start
+    units, steps = run
+    nodes = tuple((f"n{i}", 2) for i in range(units // 2)) + ((("odd", 1),) if units % 2 else ())
+    plain = _drive(Engine(pbf.Cluster(units=units, nodes=nodes)), steps)
+    none = _drive(Engine(pbf.Cluster(units=units, nodes=nodes), coalloc=CoAllocation("fixed", 0.0)), steps)
+    assert [(d.job_id, list(d.units)) for d in none] == [(d.job_id, list(d.units)) for d in plain]
+    co = _drive(Engine(pbf.Cluster(units=units, nodes=nodes),
+                       coalloc=CoAllocation(policy, 0.5 if policy == "fixed" else 0.0)), steps)
+    assert all(isinstance(d, Start) or d.cores > 0 for d in co)
+
+
+def test_engine_coallocation_misuse():
+    from pbf import Drain, Engine, Finish, Job, ProtocolError, Submit
+    eng = Engine(8, coalloc=CoAllocation("fixed", 0.5, node_cores=4))
+    out = eng.advance(0, [Submit(Job(1, 0, 8, 100, cpu=0.5)), Submit(Job(2, 0, 2, 50))])
+    assert [type(d).__name__ for d in out] == ["Start", "Lend", "Start"] and out[2].secondary
+    assert set(eng.running()) == {1, 2}
+    for ev, msg in [(Finish(2, 10, rate=1.5), "expected None or a number in"),
+                    (Drain(units=(1,), at=10), "not combined with co-allocation"),
+                    (Submit(Job(3, 10, 1, 10, cpu=0)), "has cpu 0")]:
+        with pytest.raises(ProtocolError, match=msg):
+            eng.advance(10, [ev])
+    assert eng.advance(50, [Finish(2, 50, rate=0.8), Finish(1, 50)]) == []
+    with pytest.raises(ConfigError, match="Python plugins"):
+        Engine(8, priority=lambda jobs, now: jobs.units * 1.0, coalloc=CoAllocation())
+    with pytest.raises(ConfigError, match="interval"):
+        Engine(8, coalloc=CoAllocation(interval=60))
