@@ -8,13 +8,13 @@
 # the plain one. The fraction comes from a policy: fixed, ASA_X's Algorithm 1, Hedge or EXP3.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int16_t, int8_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc
 from libc.math cimport exp, log, sqrt, ceil, floor
 
 from memory cimport INF, grow
-from costate cimport CoAlloc, CA_ACTIONS, CA_DTS, CA_LEAVES, CA_EXPERTS
+from costate cimport CoAlloc, CA_ACTIONS, CA_DTS, CA_EXPERTS
 from queue cimport queue_compact
-from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop, heap_push
+from lifecycle cimport job_submit, job_finish, heap_pop, heap_push
 from lifecycle cimport user_started, user_finished
 from passes cimport quick_pass
 from cycle cimport full_pass
