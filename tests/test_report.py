@@ -1,5 +1,6 @@
 """pbf report: figures and a self-contained report.html from a replay's output folder."""
 import os
+from pathlib import Path
 import shutil
 import subprocess
 
@@ -100,3 +101,17 @@ def test_parallel_backfill_experiment_report(tmp_path):
     assert (tmp_path / "rep" / "workers.png").read_bytes()[:8] == PNG
     page = (tmp_path / "rep" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 1 and page.count("<tr>") == 5
+
+
+def test_report_shows_failures_estimates_and_coallocation(tmp_path):
+    from pbf.cli import main
+    trace = Path(__file__).resolve().parents[1] / "traces" / "lublin1-1000.swf.gz"
+    out = tmp_path / "run"
+    assert main(["replay", str(trace), "--mtbf", "300", "--start-estimates", "--out", str(out), "--report",
+                 "--quiet"]) == 0
+    page = (out / "report" / "report.html").read_text()
+    assert "<h2>Failures</h2>" in page and "requeued" in page
+    assert "<h2>Start-time estimates</h2>" in page and "waited.median_abs_s" in page
+    out2 = tmp_path / "co"
+    assert main(["replay", str(trace), "--coalloc", "asax", "--out", str(out2), "--report", "--quiet"]) == 0
+    assert "<h2>Co-allocation</h2>" in (out2 / "report" / "report.html").read_text()

@@ -293,11 +293,27 @@ def _html(summary, figures, run_dir):
              _table([(k, _fmt(v)) for k, v in m.items()]),
              _table([(k, _fmt(v)) for k, v in j.items() if not isinstance(v, dict)]),
              _table([(k, _fmt(v)) for k, v in p.items() if not isinstance(v, dict)]),
+             *_sections(summary),
              "<h2>Configuration</h2>",
              _table([(k, v if not isinstance(v, dict) else json.dumps(v)) for k, v in cfg.items()])]
     parts += [_embedded(title, path) for title, path in figures]
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _sections(summary):
+    # what a replay with failures, start-time estimates or co-allocation adds to its summary
+    out = []
+    for key, title in (("failures", "Failures"), ("start_estimates", "Start-time estimates"),
+                       ("coalloc", "Co-allocation")):
+        part = summary.get(key)
+        if not part:
+            continue
+        flat = [(k, _fmt(v)) for k, v in part.items() if not isinstance(v, (dict, list))]
+        nested = [(f"{k}.{k2}", _fmt(v2)) for k, v in part.items() if isinstance(v, dict)
+                  for k2, v2 in v.items() if not isinstance(v2, (dict, list))]
+        out += [f"<h2>{title}</h2>", _table(flat + nested)]
+    return out
 
 
 # ---------------------------------------------------------------- sweep folders
