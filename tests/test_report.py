@@ -1,8 +1,8 @@
 """pbf report: figures and a self-contained report.html from a replay's output folder."""
 import os
-from pathlib import Path
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
