@@ -619,10 +619,11 @@ cdef class Core:
 
     def outage_figures(self):
         """What the outages did: killed, requeued, lost unit-seconds, units down now, units down
-        that no event brings back."""
+        that no event brings back, units down that a running job still holds."""
         cdef OutageEvents* O = &self.s.outages
         return {"killed": O.killed, "requeued": O.requeued, "lost_unit_s": O.lost,
-                "units_down": self.s.nodes.ndown, "units_lost": O.units_lost}
+                "units_down": self.s.nodes.ndown, "units_lost": O.units_lost,
+                "units_down_held": self.s.nodes.held_down}
 
     def down_units(self):
         """The units out of service now (W words)."""
@@ -969,6 +970,7 @@ cdef class Core:
         cp.free = (<char*>S.nodes.free)[:W * sizeof(uint64_t)] if W else b""
         cp.down = (<char*>S.nodes.down)[:W * sizeof(uint64_t)] if W else b""
         cp.ndown = S.nodes.ndown
+        cp.held_down = S.nodes.held_down
         cp.outage_counts = (S.outages.killed, S.outages.requeued, S.outages.lost, S.outages.units_lost)
         down_units = np.flatnonzero(np.unpackbits(self.down_units().view(np.uint8), bitorder="little"))
         cp.down_until = (down_units, np.array([S.nodes.until[u] for u in down_units], dtype=np.int64))
@@ -1012,6 +1014,7 @@ cdef class Core:
         _restore(S.nodes.free, cp.free)
         _restore(S.nodes.down, cp.down)
         S.nodes.ndown = cp.ndown
+        S.nodes.held_down = cp.held_down
         S.outages.killed, S.outages.requeued, S.outages.lost, S.outages.units_lost = cp.outage_counts
         for u, t in zip(*cp.down_until):
             S.nodes.until[u] = t
@@ -1105,7 +1108,7 @@ cdef class Checkpoint:
     cdef bint keys_dirty, resume_valid
     cdef object free, running, by_end, spare, queue, users_hist, users_usage, users_raw, reg
     cdef object down, outage_counts, down_until
-    cdef int64_t ndown
+    cdef int64_t ndown, held_down
     cdef object touched, touched_cols, pending, keys, bfkeys
 
 

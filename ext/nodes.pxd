@@ -50,7 +50,8 @@ ctypedef struct Nodes:
     # units out of service (outages.pxd): they take no new job; a drained one may still hold a
     # running job, which releases it to `down`, not to `free`
     uint64_t* down             # W words
-    int64_t ndown              # how many
+    int64_t ndown              # how many ...
+    int64_t held_down          # ... and of those, held by a running job (drained under it)
     int64_t* until             # per unit, while down: when it comes back (INF: at a resume)
 
 
@@ -156,6 +157,7 @@ cdef inline void nodes_release(Nodes* N, int32_t r, int64_t k) noexcept nogil:
             x = row[i] & ~N.down[i]
             N.free[i] |= x
             N.nfree += __builtin_popcountll(x)
+            N.held_down -= __builtin_popcountll(row[i] & N.down[i])
     N.spare[N.nspare] = r
     N.nspare += 1
 

@@ -89,6 +89,8 @@ cdef inline int units_down(State* S, const uint64_t* bits, int64_t until, int ki
     cdef int rc = 0
     for w in range(W):
         x = bits[w]
+        # units going down that a running job holds (neither free nor down yet)
+        N.held_down += __builtin_popcountll(x & ~N.down[w] & ~N.free[w])
         N.nfree -= __builtin_popcountll(N.free[w] & x)
         N.free[w] &= ~x
         N.ndown += __builtin_popcountll(x & ~N.down[w])
@@ -143,6 +145,7 @@ cdef inline void units_resume(State* S, const uint64_t* bits, int64_t due) noexc
             held |= N.rows[<int64_t>S.jobs.row[j] * W + w] & back
         N.down[w] &= ~back
         N.ndown -= __builtin_popcountll(back)
+        N.held_down -= __builtin_popcountll(back & held)
         N.free[w] |= back & ~held
         N.nfree += __builtin_popcountll(back & ~held)
     N.version += 1

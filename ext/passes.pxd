@@ -92,7 +92,8 @@ cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
         free(rel)
         free(held)
         return -1
-    for i in range(nrun):
+    # (no down unit held by a running job, the usual case after failures: no row meets a down unit)
+    for i in range(nrun if N.held_down > 0 else 0):
         j = N.by_end[i].job
         row = N.rows + <int64_t>S.jobs.row[j] * W
         for w in range(W):
@@ -143,10 +144,14 @@ cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
         while i < nrun and planned_end(S, i, now) == e:
             j = N.by_end[i].job
             row = N.rows + <int64_t>S.jobs.row[j] * W
-            for w in range(W):
-                x = row[w] & ~N.down[w]
-                bits[w] |= x
-                cnt += __builtin_popcountll(x)
+            if N.held_down == 0:
+                w_or_into(bits, bits, row, W)
+                cnt += S.jobs.units[j]
+            else:
+                for w in range(W):
+                    x = row[w] & ~N.down[w]
+                    bits[w] |= x
+                    cnt += __builtin_popcountll(x)
             i += 1
         while r < m and rel[r].end == e:
             u = rel[r].job
