@@ -454,63 +454,57 @@ cdef inline void co_feedback(State* S, int64_t p, int64_t t) noexcept nogil:
 
 # ---- jobs starting and ending
 
-cdef inline int co_primary_start(State* S, int64_t j, int64_t t) noexcept nogil:
+cdef inline int co_primary_units(State* S, int64_t j, int64_t t, int64_t owner, int64_t skip) noexcept nogil:
+    # primary j's units now belong to `owner` (j when it starts; -1 when it ends, its secondaries
+    # staying, no longer counted against it); the nodes it shares with secondary jobs are updated
+    # (`skip`: a job that ends)
     cdef CoAlloc* C = &S.co
     cdef int64_t w, u, W = S.W
     cdef uint64_t x
     cdef const uint64_t* row = S.nodes.rows + <int64_t>S.jobs.row[j] * W
     cdef bint shared = False
+    co_begin(S)
+    for w in range(W):
+        x = row[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            if C.node_nsec[C.node_of[u]] > 0:
+                shared = True
+                if co_touch_unit(S, u, t) != 0:
+                    return -1
+            C.prim[u] = <int32_t>owner
+            if owner < 0 and C.lent_by[u] == j:
+                C.lent_by[u] = -1
+    if shared:
+        return co_end(S, t, skip)
+    return 0
+
+
+cdef inline int co_primary_start(State* S, int64_t j, int64_t t) noexcept nogil:
+    cdef CoAlloc* C = &S.co
     C.work[j] = <double>S.jobs.run[j]
     C.done_work[j] = 0.0
     C.rate[j] = 1.0
     C.t_upd[j] = t
     C.lend[j] = 0
     C.lent[j] = 0
-    co_begin(S)
-    for w in range(W):
-        x = row[w]
-        while x:
-            u = w * 64 + __builtin_ctzll(x)
-            x &= x - 1
-            if C.node_nsec[C.node_of[u]] > 0:
-                shared = True
-                if co_touch_unit(S, u, t) != 0:
-                    return -1
-            C.prim[u] = <int32_t>j
-    if shared:
-        # (the primary itself is on a touched node: co_end finds it there)
-        if co_end(S, t, -1) != 0:
-            return -1
+    # (the primary itself is on the touched nodes: co_end finds it there)
+    if co_primary_units(S, j, t, j, -1) != 0:
+        return -1
     return co_decide(S, j, t)
 
 
 cdef inline int co_primary_finish(State* S, int64_t j, int64_t t) noexcept nogil:
     cdef CoAlloc* C = &S.co
-    cdef int64_t w, u, W = S.W
-    cdef uint64_t x
-    cdef const uint64_t* row = S.nodes.rows + <int64_t>S.jobs.row[j] * W
-    cdef bint shared = False
     co_settle(S, j, t)
     co_feedback(S, j, t)
     C.avail -= co_offer(C, j)
     C.lend[j] = 0
     C.lent[j] = 0                             # (it leaves the lenders at the next drop)
-    co_begin(S)
-    for w in range(W):
-        x = row[w]
-        while x:
-            u = w * 64 + __builtin_ctzll(x)
-            x &= x - 1
-            if C.node_nsec[C.node_of[u]] > 0:
-                shared = True
-                if co_touch_unit(S, u, t) != 0:
-                    return -1
-            C.prim[u] = -1
-            if C.lent_by[u] == j:
-                C.lent_by[u] = -1                 # its secondary stays, no longer counted
-    co_drop_lenders(C)
-    if shared and co_end(S, t, j) != 0:
+    if co_primary_units(S, j, t, -1, j) != 0:
         return -1
+    co_drop_lenders(C)
     if t - S.jobs.start[j] > S.jobs.req[j]:
         C.overruns += 1
     return 0

@@ -90,7 +90,8 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
     return 0
 
 
-cdef inline void job_finish(State* S, int64_t j, int64_t now) noexcept nogil:
+cdef inline void job_leave_nodes(State* S, int64_t j) noexcept nogil:
+    # running job j gives its units back (those not down) and leaves the running lists
     cdef int64_t p, last
     nodes_by_end_remove(&S.nodes, S.jobs.start[j] + S.jobs.est[j], j)
     nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
@@ -101,6 +102,10 @@ cdef inline void job_finish(State* S, int64_t j, int64_t now) noexcept nogil:
     S.jobs.runpos[last] = p
     S.nodes.nrun -= 1
     S.jobs.runpos[j] = -1
+
+
+cdef inline void job_finish(State* S, int64_t j, int64_t now) noexcept nogil:
+    job_leave_nodes(S, j)
     S.jobs.state[j] = JS_DONE
     S.jobs.end[j] = now
     S.nodes.version += 1
@@ -279,20 +284,8 @@ cdef inline void heap_remove(State* S, int64_t job) noexcept nogil:
 
 
 cdef inline int64_t heap_pop(State* S) noexcept nogil:
-    cdef EndKey* h = S.replay.heap
-    cdef int64_t job = h[0].job, i = 0, c, n
-    cdef EndKey tmp
+    cdef int64_t job = S.replay.heap[0].job
     S.replay.nheap -= 1
-    n = S.replay.nheap
-    h[0] = h[n]
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and endkey_less(&h[c + 1], &h[c]):
-            c += 1
-        if not endkey_less(&h[c], &h[i]):
-            break
-        tmp = h[i]; h[i] = h[c]; h[c] = tmp
-        i = c
+    S.replay.heap[0] = S.replay.heap[S.replay.nheap]
+    heap_sift(S, 0)
     return job

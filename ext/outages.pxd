@@ -11,7 +11,7 @@ from libc.stdlib cimport malloc, calloc, free
 from memory cimport INF
 from nodes cimport Nodes, nodes_by_end_remove, nodes_release
 from queue cimport queue_insert, queue_compact
-from lifecycle cimport user_unlink, heap_remove
+from lifecycle cimport user_unlink, heap_remove, job_leave_nodes
 from state cimport State
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_KILLED, JS_REJECTED, RJ_UNITS_DOWN, HOW_NONE,
                          OK_DRAIN, OK_FAIL, OK_RESUME)
@@ -39,21 +39,12 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
     # running job j's units failed at now: it stops (its units not down go back to free) and is
     # requeued with its submission's estimate and priority, or ends killed. Its run is not learned
     # from (a cut-short run says nothing of its run time), but its usage is charged.
-    cdef int64_t p, last
     if S.jobs.requeues == NULL:
         S.jobs.requeues = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
         S.jobs.lost = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
         if S.jobs.requeues == NULL or S.jobs.lost == NULL:
             return -1
-    nodes_by_end_remove(&S.nodes, S.jobs.start[j] + S.jobs.est[j], j)
-    nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
-    S.jobs.row[j] = -1
-    p = S.jobs.runpos[j]
-    last = S.nodes.running[S.nodes.nrun - 1]
-    S.nodes.running[p] = last
-    S.jobs.runpos[last] = p
-    S.nodes.nrun -= 1
-    S.jobs.runpos[j] = -1
+    job_leave_nodes(S, j)
     if S.jobs.run[j] >= 0:
         heap_remove(S, j)
     user_unlink(S, j, now)
