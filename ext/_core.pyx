@@ -38,13 +38,12 @@ from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
 from outages cimport units_down, units_resume, reject_unrunnable
 from estimates cimport plan_starts
-from coalloc cimport coalloc_run, co_after_pass, co_primary_finish, co_secondary_finish
+from coalloc cimport co_after_pass, co_primary_finish, co_secondary_finish
 from costate cimport CoAlloc, CA_DTS, CA_EXPERTS, CA_ACTIONS, coalloc_free
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
-from slurm_loop cimport sim_run
-from pbf._codes cimport (CK_SLURM_SIM, JS_NEW, JS_RUNNING, HOW_NONE, HOW_COALLOC, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
+from pbf._codes cimport (JS_NEW, JS_RUNNING, HOW_NONE, HOW_COALLOC, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
 
 from .codes import LABELS
 from .errors import InternalError
@@ -323,12 +322,7 @@ cdef class Core:
         cdef int rc = 0
         cdef bint done = False
         with nogil:
-            if self.s.clock.kind == CK_SLURM_SIM:
-                rc = sim_run(&self.s, max_instants, &done)
-            elif self.s.co.on:
-                rc = coalloc_run(&self.s, max_instants, &done)
-            else:
-                rc = replay_run(&self.s, max_instants, &done)
+            rc = replay_run(&self.s, max_instants, &done)
         if rc != RC_OK:
             _raise(rc, "the replay")
         return done
@@ -746,7 +740,7 @@ cdef class Core:
     def hook_arrivals(self):
         """With hooks: (first, count) of the jobs arriving at the instant handed to Python."""
         cdef int64_t k = self.s.replay.next_sub
-        while k < self.s.jobs.n and self.s.jobs.submit[k] == self.s.replay.hook_t:
+        while k < self.s.jobs.n and self.s.jobs.submit[k] <= self.s.replay.hook_t:
             k += 1
         return self.s.replay.next_sub, k - self.s.replay.next_sub
 

@@ -8,18 +8,16 @@
 # the plain one. The fraction comes from a policy: fixed, ASA_X's Algorithm 1, Hedge or EXP3.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int16_t, int8_t
-from libc.stdlib cimport malloc
+from libc.stdlib cimport malloc, free
 from libc.math cimport exp, log, sqrt, ceil, floor
 
 from memory cimport INF, grow
 from costate cimport CoAlloc, CA_ACTIONS, CA_DTS, CA_EXPERTS
 from queue cimport queue_compact
-from lifecycle cimport job_submit, job_finish, heap_pop, heap_push
+from lifecycle cimport job_finish, heap_push
 from lifecycle cimport user_started, user_finished
-from passes cimport quick_pass
-from cycle cimport full_pass
 from state cimport State
-from pbf._codes cimport (JS_RUNNING, JS_DONE, HOW_COALLOC, TR_EVENT, PR_WFP3, CA_FIXED, CA_ASAX, CA_HEDGE, CA_EXP3)
+from pbf._codes cimport JS_RUNNING, JS_DONE, HOW_COALLOC, PR_WFP3, CA_FIXED, CA_ASAX, CA_HEDGE, CA_EXP3
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
@@ -39,7 +37,9 @@ cdef inline void co_settle(State* S, int64_t j, int64_t t) noexcept nogil:
     # bring job j's work left up to t at its current rate
     cdef CoAlloc* C = &S.co
     cdef double w = C.rate[j] * <double>(t - C.t_upd[j])
-    if not C.dynamics:
+    if not C.dynamics or t <= C.t_upd[j]:
+        # (an earlier time: the slurm-sim clock applies an end at the iteration after it, when
+        # jobs on its nodes may already be settled further)
         return
     if w > C.work[j]:
         w = C.work[j]
@@ -550,7 +550,8 @@ cdef inline int co_secondary_start(State* S, int64_t j, int64_t t, const int32_t
     return 0
 
 
-cdef inline int co_secondary_finish(State* S, int64_t j, int64_t t) noexcept nogil:
+cdef inline int co_secondary_leave(State* S, int64_t j, int64_t t) noexcept nogil:
+    # secondary job j leaves its lent cores at t (it ends, or a failure stops it)
     cdef CoAlloc* C = &S.co
     cdef int64_t i, u, p, k = S.jobs.units[j]
     co_begin(S)
@@ -568,15 +569,52 @@ cdef inline int co_secondary_finish(State* S, int64_t j, int64_t t) noexcept nog
     if co_end(S, t, j) != 0:
         return -1
     C.changes += 1                            # (cores an orphan held are free again)
+    return 0
+
+
+cdef inline int co_secondary_finish(State* S, int64_t j, int64_t t) noexcept nogil:
+    if co_secondary_leave(S, j, t) != 0:
+        return -1
     S.jobs.state[j] = JS_DONE
     S.jobs.end[j] = t
     if t - S.jobs.start[j] > S.jobs.req[j]:
-        C.overruns += 1
+        S.co.overruns += 1
     user_finished(S, j, t)
     return 0
 
 
-# ---- the co-allocation pass and the event loop
+cdef inline int co_stop(State* S, int64_t j, int64_t t) noexcept nogil:
+    # running job j is stopped by a failure of its units at t: its co-allocation state ends (a
+    # secondary leaves its lent cores; a primary's secondaries stay as orphans, as at its end); the
+    # caller requeues or kills it (outages.pxd)
+    cdef CoAlloc* C = &S.co
+    if S.jobs.how[j] == HOW_COALLOC:
+        if co_secondary_leave(S, j, t) != 0:
+            return -1
+        free(C.sec_units[j])
+        C.sec_units[j] = NULL                 # (requeued, it may start again as a primary)
+        return 0
+    co_settle(S, j, t)
+    C.avail -= co_offer(C, j)
+    C.lend[j] = 0
+    C.lent[j] = 0
+    if co_primary_units(S, j, t, -1, j) != 0:
+        return -1
+    co_drop_lenders(C)
+    return 0
+
+
+cdef inline int co_job_ended(State* S, int64_t j, int64_t t) noexcept nogil:
+    # the replay's completion of job j at t (its end)
+    cdef int rc = 0
+    if S.jobs.how[j] == HOW_COALLOC:
+        return co_secondary_finish(S, j, t)
+    rc = co_primary_finish(S, j, t)
+    job_finish(S, j, t)
+    return rc
+
+
+# ---- the co-allocation pass (after each pass) and the decision rounds (a timer of the replay's loop)
 
 cdef inline int co_pass(State* S, int64_t t) noexcept nogil:
     # queued jobs in priority order start on lent cores while some are offered: the offered cores,
@@ -612,7 +650,7 @@ cdef inline int co_pass(State* S, int64_t t) noexcept nogil:
                     while x and take > 0:
                         u = w * 64 + __builtin_ctzll(x)
                         x &= x - 1
-                        if C.sec[u] < 0:
+                        if C.sec[u] < 0 and not (S.nodes.down[w] >> (u & 63)) & 1:
                             C.pick[n] = <int32_t>u
                             n += 1
                             take -= 1
@@ -635,10 +673,12 @@ cdef inline int co_pass(State* S, int64_t t) noexcept nogil:
 
 
 cdef inline int co_after_pass(State* S, int64_t t) noexcept nogil:
-    # the primaries the pass started, then the co-allocation pass
-    cdef int64_t i
+    # the primaries the pass started (each at its start: under the slurm-sim clock a job starts
+    # when the cycle reaches it), then the co-allocation pass at t
+    cdef int64_t i, j
     for i in range(S.decided.nstarted):
-        if co_primary_start(S, S.decided.started[i], t) != 0:
+        j = S.decided.started[i]
+        if co_primary_start(S, j, S.jobs.start[j]) != 0:
             return -1
     S.decided.nstarted = 0
     return co_pass(S, t)
@@ -654,80 +694,4 @@ cdef inline int co_tick(State* S, int64_t t) noexcept nogil:
         if co_decide(S, j, t) != 0:
             return -1
     co_drop_lenders(&S.co)
-    return 0
-
-
-cdef inline int coalloc_run(State* S, int64_t max_instants, bint* done) noexcept nogil:
-    # the replay's event loop (cycle.pxd replay_run) with co-allocation: completions at each job's
-    # moving end, a co-allocation pass after each pass, decision rounds every `interval`
-    cdef CoAlloc* C = &S.co
-    cdef int64_t t, ts, te, tb, tk, j, count = 0
-    cdef bint events
-    cdef int rc
-    while max_instants < 0 or count < max_instants:
-        # stale completions (moved by a rate change, or of jobs already ended) leave the heap
-        while S.replay.nheap > 0 and (S.jobs.state[S.replay.heap[0].job] != JS_RUNNING
-                                      or S.jobs.end[S.replay.heap[0].job] != S.replay.heap[0].end):
-            heap_pop(S)
-        ts = S.jobs.submit[S.replay.next_sub] if S.replay.next_sub < S.jobs.n else INF
-        te = S.replay.heap[0].end if S.replay.nheap > 0 else INF
-        tb = S.replay.next_bf if S.cfg.trigger != TR_EVENT and S.queue.n > 0 else INF
-        if C.interval > 0 and C.next_tick < S.replay.now:
-            # (no primary ran over some rounds: the next one is the first not yet past)
-            C.next_tick += (S.replay.now - C.next_tick + C.interval - 1) // C.interval * C.interval
-        tk = C.next_tick if C.interval > 0 and S.nodes.nrun > 0 else INF
-        t = ts if ts < te else te
-        if tb < t:
-            t = tb
-        if tk < t:
-            t = tk
-        if t == INF:
-            done[0] = True
-            return 0
-        if t < S.replay.now:
-            t = S.replay.now
-        S.replay.now = t
-        count += 1
-        events = False
-        while S.replay.nheap > 0 and S.replay.heap[0].end == t:
-            j = heap_pop(S)
-            if S.jobs.state[j] != JS_RUNNING or S.jobs.end[j] != t:
-                continue
-            if S.jobs.how[j] == HOW_COALLOC:
-                rc = co_secondary_finish(S, j, t)
-            else:
-                rc = co_primary_finish(S, j, t)
-                job_finish(S, j, t)
-            if rc != 0:
-                return -1
-            events = True
-        if tk == t:
-            while C.next_tick <= t:
-                C.next_tick += C.interval
-            if co_tick(S, t) != 0:
-                return -1
-            events = True
-        while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] == t:
-            if job_submit(S, S.replay.next_sub) != 0:
-                return -1
-            S.replay.next_sub += 1
-            events = True
-            C.changes += 1
-        if S.queue.n == 0:
-            continue
-        S.decided.nstarted = 0
-        if S.cfg.trigger == TR_EVENT:
-            rc = full_pass(S, t)
-        elif t >= S.replay.next_bf:
-            rc = full_pass(S, t)
-            S.replay.next_bf = t + (S.last.charged_us + 999999) // 1000000 + S.cfg.bf_interval
-        elif events:
-            rc = quick_pass(S, t)
-        else:
-            rc = 0
-        if rc != 0:
-            return rc
-        if co_after_pass(S, t) != 0:
-            return -1
-    done[0] = False
     return 0

@@ -1,25 +1,38 @@
-# The scheduling cycle (header only): which full pass runs, and the replay's event loop (arrivals,
-# completions at start + run time, passes on events or on an interval), all without the GIL.
+# The scheduling cycle and the replay's one event loop (header only), all without the GIL.
+#
+# The loop moves from instant to instant over a small table of event sources: arrivals, completions
+# (at start + run time, or where co-allocation's rates move them), outages, and the timers: the
+# interval trigger's backfill pass, co-allocation's decision rounds. At each instant it applies the
+# completions and outages due, stops for Python plugins when they are on (Config.hooks), applies the
+# arrivals, schedules, then runs the after-pass hooks: the co-allocation pass and start-time
+# estimates. Scheduling depends on the time model:
+#   * event and model/wall clocks: a full pass on every event (TR_EVENT), or one every bf_interval
+#     with the main scheduler's quick pass on events between (TR_INTERVAL); scheduling takes no
+#     simulated time;
+#   * the slurm-sim clock (slurm_loop.pxd): instants are the simulator's main-loop iterations (every
+#     TimeStep, skipped in one step while nothing can happen) and the yields of backfill cycles;
+#     its main scheduler and cycles cost simulated time, and it applies an instant's arrivals before
+#     the completions due (the Slurm simulator's order).
 
 from libc.stdint cimport int64_t
 
 from memory cimport INF
 from ticks cimport PBF_HAVE_TSC
-from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop
+from lifecycle cimport job_submit, job_finish, heap_pop, heap_top_end
 from outages cimport outages_apply_due
 from estimates cimport record_estimates
-from passes cimport quick_pass, full_pass_sequential
+from coalloc cimport co_after_pass, co_tick, co_job_ended
+from passes cimport quick_pass, full_pass_sequential, pass_prologue
 from parallel_pass cimport full_pass_parallel
+from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
-from pbf._codes cimport PR_WFP3, TR_EVENT
+from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
 
 
 cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
-    # a full pass at now (a pass starts at every event: the checks that let both calls out are here)
+    # a full pass at now
     cdef int rc
-    if S.policy.prio >= PR_WFP3 and refresh_priorities(S, now) != 0:
-        return -1
-    if S.nodes.nrun > 0 and S.nodes.by_end[0].end <= now and apply_corrections(S, now) != 0:
+    if pass_prologue(S, now) != 0:
         return -1
     if S.cfg.no_backfill:
         return quick_pass(S, now)
@@ -36,48 +49,211 @@ cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     return rc
 
 
-cdef inline bint next_instant(State* S, int64_t* tp, bint* events, bint* done) noexcept nogil:
-    # move to the next instant and apply its completions and outages; True when the trace is done
-    # (done set) or on an error (done not set: the caller returns -1)
-    cdef int64_t t, ts, te, tb, to, j
-    cdef int rc
-    ts = S.jobs.submit[S.replay.next_sub] if S.replay.next_sub < S.jobs.n else INF
-    te = S.replay.heap[0].end if S.replay.nheap > 0 else INF
-    to = S.outages.t[S.outages.next] if S.outages.next < S.outages.n else INF
-    tb = INF
-    if S.cfg.trigger != TR_EVENT and S.queue.n > 0:
-        tb = S.replay.next_bf
-    t = ts if ts < te else te
-    if to < t:
-        t = to
-    if tb < t:
-        t = tb
+# ---- the event sources
+
+cdef inline int64_t next_event(State* S, bint bf_timer) noexcept nogil:
+    # the earliest time, in seconds, at which a source is due (INF: none): arrivals, completions,
+    # outages, co-allocation's decision rounds (while a primary runs) and, with bf_timer, the
+    # interval trigger's pass (while jobs wait)
+    cdef int64_t t = INF, x
+    if S.replay.next_sub < S.jobs.n:
+        t = S.jobs.submit[S.replay.next_sub]
+    x = heap_top_end(S)
+    if x < t:
+        t = x
+    if S.outages.next < S.outages.n and S.outages.t[S.outages.next] < t:
+        t = S.outages.t[S.outages.next]
+    if S.co.on and S.co.interval > 0:
+        if S.co.next_tick < S.replay.now:
+            # (no primary ran over some rounds: the next one is the first not yet past)
+            S.co.next_tick += (S.replay.now - S.co.next_tick + S.co.interval - 1) // S.co.interval * S.co.interval
+        if S.nodes.nrun > 0 and S.co.next_tick < t:
+            t = S.co.next_tick
+    if bf_timer and S.cfg.trigger != TR_EVENT and S.queue.n > 0 and S.replay.next_bf < t:
+        t = S.replay.next_bf
+    return t
+
+
+cdef inline int finish_due(State* S, int64_t t, int64_t* n) noexcept nogil:
+    # the completions due by t, in end order, each at its end
+    cdef int64_t e, j
+    while True:
+        e = heap_top_end(S)
+        if e > t:
+            return 0
+        j = heap_pop(S)
+        if S.co.on:
+            if co_job_ended(S, j, e) != 0:
+                return -1
+        else:
+            job_finish(S, j, e)
+        n[0] += 1
+
+
+cdef inline int outages_due(State* S, int64_t t, int64_t* n) noexcept nogil:
+    # the outage events due by t, in time order, each after the completions due by its time (a job
+    # that ended when its units failed has completed)
+    cdef int64_t to
+    while S.outages.next < S.outages.n and S.outages.t[S.outages.next] <= t:
+        to = S.outages.t[S.outages.next]
+        if finish_due(S, to, n) != 0 or outages_apply_due(S, to) < 0:
+            return -1
+        n[0] += 1
+    return 0
+
+
+cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nogil:
+    # the jobs submitted by t; `pending` counts those that were queued (not rejected)
+    cdef int64_t j
+    while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= t:
+        j = S.replay.next_sub
+        if job_submit(S, j) != 0:
+            return -1
+        S.replay.next_sub += 1
+        if S.jobs.state[j] == JS_PENDING:
+            pending[0] += 1
+        if S.co.on:
+            S.co.changes += 1
+    return 0
+
+
+cdef inline bint hook_due(State* S, int64_t t) noexcept nogil:
+    # Python has something to see at t: arrivals (their estimates and keys) or queued jobs (keys)
+    return S.cfg.hooks and ((S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= t)
+                            or S.queue.n > 0)
+
+
+# ---- the instants
+
+cdef inline int event_instant(State* S, int64_t* tp, bint* events) noexcept nogil:
+    # the next instant (tp) of the event-driven time models with its completions, outages and
+    # decision round applied; 1: the trace is done; -1: an error
+    cdef int64_t t = next_event(S, True), n = 0
+    cdef bint tick
     if t == INF:
-        done[0] = True
-        return True
+        return 1
     if t < S.replay.now:       # a timer already due: it fires at the current instant
         t = S.replay.now
     S.replay.now = t
-    events[0] = False
-    while S.replay.nheap > 0 and S.replay.heap[0].end == t:
-        j = heap_pop(S)
-        job_finish(S, j, t)
-        events[0] = True
-    if to == t:
-        # after the completions of the instant: a job ending when its units fail has completed
-        rc = outages_apply_due(S, t)
-        if rc < 0:
-            return True
+    tick = S.co.on and S.co.interval > 0 and S.nodes.nrun > 0 and S.co.next_tick <= t
+    if outages_due(S, t, &n) != 0 or finish_due(S, t, &n) != 0:
+        return -1
+    events[0] = n > 0
+    if tick:
+        while S.co.next_tick <= t:
+            S.co.next_tick += S.co.interval
+        if co_tick(S, t) != 0:
+            return -1
         events[0] = True
     tp[0] = t
-    return False
+    return 0
 
+
+cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
+    # the next instant (tp) of the slurm-sim clock: the main loop's next iteration (TimeStep on,
+    # skipped in one step while nothing can happen) or a cycle's yield, with its outages (and the
+    # completions due by each) and decision round applied; 1: the trace is done; -1: an error
+    cdef int64_t target, k, t, n = 0
+    cdef bint tick
+    if not S.sim.started:
+        if S.jobs.n == 0:
+            return 1
+        S.sim.started = True
+        t = S.jobs.submit[0]
+        S.sim.now_us = t * 1000000
+        S.sim.last_sched = t - S.sim.sched_delay
+        S.sim.last_full = t - S.sim.sched_interval
+        S.sim.next_bf_us = S.sim.now_us
+        S.sim.iterations += 1
+    elif not S.sim.in_yield:
+        S.sim.now_us += S.sim.step_us
+        target = next_event(S, False)
+        target = sim_next_action_us(S, INF if target == INF else target * 1000000)
+        if target == INF:
+            S.replay.now = S.sim.now_us // 1000000
+            return 1
+        if target > S.sim.now_us:
+            k = (target - S.sim.now_us + S.sim.step_us - 1) // S.sim.step_us
+            S.sim.now_us += k * S.sim.step_us
+            S.sim.iterations += k
+        S.sim.iterations += 1
+    t = S.sim.now_us // 1000000
+    S.replay.now = t
+    tick = S.co.on and S.co.interval > 0 and S.nodes.nrun > 0 and S.co.next_tick <= t
+    if outages_due(S, t, &n) != 0:
+        return -1
+    if tick:
+        while S.co.next_tick <= t:
+            S.co.next_tick += S.co.interval
+        if co_tick(S, t) != 0:
+            return -1
+    if n:
+        S.sim.event = True
+        S.sim.changes += n
+    tp[0] = t
+    return 0
+
+
+# ---- scheduling at an instant, and the after-pass hooks
+
+cdef inline int after_pass(State* S, int64_t t) noexcept nogil:
+    # the co-allocation pass after each pass (its primaries lend, queued jobs start on lent cores)
+    if S.co.on:
+        return co_after_pass(S, t)
+    return 0
+
+
+cdef inline int event_schedule(State* S, int64_t t, bint events) noexcept nogil:
+    # TR_EVENT: a full pass; TR_INTERVAL: a full pass when due, else the quick pass after events
+    cdef int rc = 0
+    S.decided.nstarted = 0
+    if S.cfg.trigger == TR_EVENT:
+        rc = full_pass(S, t)
+    elif t >= S.replay.next_bf:
+        rc = full_pass(S, t)
+        if rc != 0:
+            return rc
+        # the period runs from the end of the previous pass: its charged duration (0 with the
+        # free clock) delays the next one, as in Slurm
+        S.replay.next_bf = t + (S.last.charged_us + 999999) // 1000000 + S.cfg.bf_interval
+    elif events:
+        rc = quick_pass(S, t)
+    if rc != 0:
+        return rc
+    return after_pass(S, t)
+
+
+cdef inline int sim_schedule(State* S) noexcept nogil:
+    # the main scheduler when its timers allow; then, at an iteration, a backfill cycle when due
+    # (Slurm's _more_work: only after a job or node changed since the last one), or at a yield's
+    # instant, time on from the cycle's end
+    S.decided.nstarted = 0
+    if sim_main_scheduler(S) != 0 or after_pass(S, S.sim.now_us // 1000000) != 0:
+        return -1
+    if S.sim.in_yield:
+        S.sim.in_yield = False
+        if S.sim.now_us < S.sim.resume_us:
+            S.sim.now_us = S.sim.resume_us
+        S.sim.next_bf_us = S.sim.now_us + S.cfg.bf_interval * 1000000
+    elif (S.queue.n > 0 and S.sim.changes > 0 and S.sim.now_us >= S.sim.next_bf_us
+            and not S.cfg.no_backfill):
+        S.sim.changes = 0
+        S.decided.nstarted = 0
+        if sim_cycle(S) != 0 or after_pass(S, S.sim.now_us // 1000000) != 0:
+            return -1
+        if not S.sim.in_yield:
+            # (after a yield, the period runs from the yield's instant: set there)
+            S.sim.next_bf_us = S.sim.now_us + S.cfg.bf_interval * 1000000
+    return 0
+
+
+# ---- the loop
 
 cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept nogil:
     # the event loop for at most max_instants instants (< 0: to the end); with Config.hooks it stops
     # (done False, hook_waiting True) at each instant with arrivals or queued jobs for Python
-    cdef int64_t t = 0, count = 0, first
-    cdef bint events
+    cdef int64_t t = 0, count = 0, first, pending, n
+    cdef bint events, queued, sim = S.clock.kind == CK_SLURM_SIM
     cdef int rc
     S.replay.hook_waiting = False
     while max_instants < 0 or count < max_instants:
@@ -86,41 +262,44 @@ cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept 
             S.replay.hook_resume = False
             t = S.replay.hook_t
             events = S.replay.hook_events
-            count += 1
-        elif next_instant(S, &t, &events, done):
-            return 0 if done[0] else -1
-        elif S.cfg.hooks and ((S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] == t)
-                              or S.queue.n > 0):
-            S.replay.hook_t = t
-            S.replay.hook_events = events
-            S.replay.hook_resume = True
-            S.replay.hook_waiting = True
-            done[0] = False
-            return 0
         else:
-            count += 1
+            events = False
+            rc = sim_instant(S, &t) if sim else event_instant(S, &t, &events)
+            if rc != 0:
+                done[0] = rc > 0
+                return 0 if rc > 0 else -1
+            if hook_due(S, t):
+                S.replay.hook_t = t
+                S.replay.hook_events = events
+                S.replay.hook_resume = True
+                S.replay.hook_waiting = True
+                done[0] = False
+                return 0
+        count += 1
         first = S.replay.next_sub
-        while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] == t:
-            if job_submit(S, S.replay.next_sub) != 0:
-                return -1
-            S.replay.next_sub += 1
+        pending = 0
+        if arrivals_due(S, t, &pending) != 0:
+            return -1
+        if S.replay.next_sub > first:
             events = True
+        if sim:
+            n = pending
+            if finish_due(S, t, &n) != 0:
+                return -1
+            if n:
+                S.sim.event = True
+                S.sim.changes += n
+            queued = S.queue.n > 0
+            if sim_schedule(S) != 0:
+                return -1
+            if queued and S.est.on and record_estimates(S, S.sim.now_us // 1000000, first) != 0:
+                return -1
+            continue
         if S.queue.n == 0:
             continue
-        if S.cfg.trigger == TR_EVENT:
-            rc = full_pass(S, t)
-            if rc != 0:
-                return rc
-        elif t >= S.replay.next_bf:
-            rc = full_pass(S, t)
-            if rc != 0:
-                return rc
-            # the period runs from the end of the previous pass: its charged duration (0 with the
-            # free clock) delays the next one, as in Slurm
-            S.replay.next_bf = t + (S.last.charged_us + 999999) // 1000000 + S.cfg.bf_interval
-        elif events:
-            if quick_pass(S, t) != 0:
-                return -1
+        rc = event_schedule(S, t, events)
+        if rc != 0:
+            return rc
         if S.est.on and record_estimates(S, t, first) != 0:
             return -1
     done[0] = False

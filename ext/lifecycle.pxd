@@ -6,7 +6,7 @@ from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, free, qsort
 from libc.string cimport memcpy, memmove
 
-from memory cimport grow, append
+from memory cimport INF, grow, append
 from words cimport w_copy
 from jobs cimport UserHist
 from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_end_find, nodes_by_end_put, nodes_by_end_remove
@@ -289,3 +289,12 @@ cdef inline int64_t heap_pop(State* S) noexcept nogil:
     S.replay.heap[0] = S.replay.heap[S.replay.nheap]
     heap_sift(S, 0)
     return job
+
+
+cdef inline int64_t heap_top_end(State* S) noexcept nogil:
+    # the earliest actual end of a running job (INF: none). Co-allocation moves ends (a rate
+    # change pushes a new entry): entries that are not their job's end are dropped on the way.
+    while S.co.on and S.replay.nheap > 0 and (S.jobs.state[S.replay.heap[0].job] != JS_RUNNING
+                                              or S.jobs.end[S.replay.heap[0].job] != S.replay.heap[0].end):
+        heap_pop(S)
+    return S.replay.heap[0].end if S.replay.nheap > 0 else INF

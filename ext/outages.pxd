@@ -12,8 +12,9 @@ from memory cimport INF
 from nodes cimport Nodes, nodes_by_end_remove, nodes_release
 from queue cimport queue_insert, queue_compact
 from lifecycle cimport user_unlink, heap_remove, job_leave_nodes
+from coalloc cimport co_stop
 from state cimport State
-from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_KILLED, JS_REJECTED, RJ_UNITS_DOWN, HOW_NONE,
+from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_KILLED, JS_REJECTED, RJ_UNITS_DOWN, HOW_NONE, HOW_COALLOC,
                          OK_DRAIN, OK_FAIL, OK_RESUME)
 
 cdef extern from *:
@@ -38,15 +39,19 @@ cdef inline void units_lost_recount(State* S) noexcept nogil:
 cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcept nogil:
     # running job j's units failed at now: it stops (its units not down go back to free) and is
     # requeued with its submission's estimate and priority, or ends killed. Its run is not learned
-    # from (a cut-short run says nothing of its run time), but its usage is charged.
+    # from (a cut-short run says nothing of its run time), but its usage is charged. A co-allocated
+    # secondary job holds no units in the node state: it only leaves its lent cores.
     if S.jobs.requeues == NULL:
         S.jobs.requeues = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
         S.jobs.lost = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
         if S.jobs.requeues == NULL or S.jobs.lost == NULL:
             return -1
-    job_leave_nodes(S, j)
-    if S.jobs.run[j] >= 0:
-        heap_remove(S, j)
+    if S.co.on and co_stop(S, j, now) != 0:
+        return -1
+    if S.jobs.how[j] != HOW_COALLOC:
+        job_leave_nodes(S, j)
+        if S.jobs.run[j] >= 0:
+            heap_remove(S, j)
     user_unlink(S, j, now)
     S.jobs.lost[j] += S.jobs.units[j] * (now - S.jobs.start[j])
     S.outages.lost += S.jobs.units[j] * (now - S.jobs.start[j])
@@ -67,6 +72,14 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
         S.jobs.state[j] = JS_KILLED
         S.jobs.end[j] = now
     return 0
+
+
+cdef inline bint _listed(const int64_t* jobs, int64_t n, int64_t j) noexcept nogil:
+    cdef int64_t i
+    for i in range(n):
+        if jobs[i] == j:
+            return True
+    return False
 
 
 cdef inline int units_down(State* S, const uint64_t* bits, int64_t until, int kind, int64_t now,
@@ -91,11 +104,22 @@ cdef inline int units_down(State* S, const uint64_t* bits, int64_t until, int ki
                 N.until[u] = until
             x &= x - 1
         N.down[w] |= bits[w]
-    if kind == OK_FAIL and N.nrun > 0:
-        # the running jobs holding a failed unit (listed first: killing reorders the running list)
-        kill = <int64_t*>malloc(N.nrun * sizeof(int64_t))
+    if kind == OK_FAIL and (N.nrun > 0 or S.co.on):
+        # the running jobs holding a failed unit (listed first: killing reorders the running list),
+        # with co-allocation first the secondary jobs on failed lent cores
+        kill = <int64_t*>malloc((N.nrun + (S.units if S.co.on else 0) + 1) * sizeof(int64_t))
         if kill == NULL:
             return -1
+        if S.co.on:
+            for w in range(W):
+                x = bits[w]
+                while x:
+                    u = w * 64 + __builtin_ctzll(x)
+                    x &= x - 1
+                    j = S.co.sec[u]
+                    if j >= 0 and (nk == 0 or not _listed(kill, nk, j)):
+                        kill[nk] = j
+                        nk += 1
         for i in range(N.nrun):
             j = N.running[i]
             for w in range(W):

@@ -18,7 +18,7 @@ from clock cimport clock_start, clock_charge_test, clock_duration_us
 from records cimport records_add
 from parallel cimport SPEC_NOW, SPEC_FULL
 from sync cimport pbf_store
-from lifecycle cimport job_start, refresh_priorities
+from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
@@ -600,6 +600,16 @@ cdef inline int record_pass(State* S, int64_t now, int kind, int64_t queue, int6
     S.last.wall_ticks = wall
     return records_add(&S.records, &S.totals, &S.last, S.cfg.record_passes, now, kind, queue, depth,
                        started, resv, ex, wall, slots)
+
+
+cdef inline int pass_prologue(State* S, int64_t now) noexcept nogil:
+    # before a full pass or a backfill cycle at now: time-dependent priorities refreshed, running
+    # jobs whose planned end is not in the future corrected (the checks that let both calls out are here)
+    if S.policy.prio >= PR_WFP3 and refresh_priorities(S, now) != 0:
+        return -1
+    if S.nodes.nrun > 0 and S.nodes.by_end[0].end <= now and apply_corrections(S, now) != 0:
+        return -1
+    return 0
 
 
 cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:

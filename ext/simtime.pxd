@@ -23,6 +23,8 @@ ctypedef struct SimTime:
     bint event                 # arrivals or completions since the last main pass
     int64_t changes            # arrivals, completions and main-pass starts since the last cycle
     bint started               # the loop has begun (now_us is set)
+    bint in_yield              # a cycle yielded with work due: the loop's next instant is the yield's
+    int64_t resume_us          # ... after which time goes on from the cycle's end
     # figures
     int64_t iterations         # main-loop iterations (those skipped as empty counted too)
     int64_t cycles             # backfill cycles ...

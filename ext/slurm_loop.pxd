@@ -1,64 +1,29 @@
-# The replay under the slurm-sim clock (header only): the Slurm 17.02 simulator's main loop, in which
-# scheduling takes simulated time. One iteration: arrivals and completions due by now, the main
-# scheduler when its timers allow, a backfill cycle when due, then TimeStep. A cycle charges its tests
-# to the modelled workers (clock.pxd) and every bf_yield_interval of cycle time yields: when arrivals
-# or completions are due by then, they are applied, the main scheduler runs and the cycle ends. The
-# semantics, and each default's source: docs/engine.md "Scheduler time"; the oracle:
-# pbf/reference/slurm_sim_ref.py.
+# The slurm-sim clock as a time model of the replay's event loop (header only; the loop is cycle.pxd):
+# the Slurm 17.02 simulator's main loop, in which scheduling takes simulated time. An iteration
+# applies the arrivals and completions due by now, runs the main scheduler when its timers allow and
+# a backfill cycle when due, then adds TimeStep. A cycle charges its tests to the modelled workers
+# (clock.pxd) and every bf_yield_interval of cycle time yields: when arrivals or completions are due
+# by then, the cycle ends and the loop's next instant is the yield (those events applied, the main
+# scheduler run), after which time goes on from the cycle's end. The semantics, and each default's
+# source: docs/engine.md "Scheduler time"; the oracle: pbf/reference/slurm_sim_ref.py.
 
 from libc.stdint cimport int64_t
-from libc.string cimport memmove
 
 from memory cimport INF
 from profile cimport prof_live_slots
-from clock cimport clock_elapsed_us, clock_charge_all, clock_duration_us
-from lifecycle cimport job_submit, job_finish, refresh_priorities, apply_corrections, heap_pop
-from outages cimport outages_apply_due
-from passes cimport (begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass,
+from clock cimport clock_elapsed_us, clock_charge_all
+from passes cimport (begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass, pass_prologue,
                      CM_SEARCH, STEP_STOP, STEP_ERROR)
+from lifecycle cimport heap_top_end
 from state cimport State, PassCtx
-from pbf._codes cimport JS_PENDING, PR_WFP3, PK_FULL, EX_YIELD
+from pbf._codes cimport PK_FULL, EX_YIELD
 
 
 cdef inline bint sim_events_due(State* S, int64_t now) noexcept nogil:
     # an arrival or a completion due by now (seconds)?
     return ((S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= now)
-            or (S.replay.nheap > 0 and S.replay.heap[0].end <= now)
+            or heap_top_end(S) <= now
             or (S.outages.next < S.outages.n and S.outages.t[S.outages.next] <= now))
-
-
-cdef inline int sim_apply_events(State* S, int64_t now) noexcept nogil:
-    # the simulator's order: submit every job due, then complete every job due. A job's end stays
-    # start + run time; its units come back now (the first iteration or yield at or after it).
-    cdef int64_t j, n = 0, t
-    cdef int rc
-    while S.outages.next < S.outages.n and S.outages.t[S.outages.next] <= now:
-        # outages due (rare), in time order with the completions before them: a job that ended by
-        # the time its units failed has completed
-        t = S.outages.t[S.outages.next]
-        while S.replay.nheap > 0 and S.replay.heap[0].end <= t:
-            j = heap_pop(S)
-            job_finish(S, j, S.jobs.end[j])
-            n += 1
-        rc = outages_apply_due(S, t)
-        if rc < 0:
-            return -1
-        n += 1
-    while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= now:
-        j = S.replay.next_sub
-        if job_submit(S, j) != 0:
-            return -1
-        S.replay.next_sub += 1
-        if S.jobs.state[j] == JS_PENDING:
-            n += 1
-    while S.replay.nheap > 0 and S.replay.heap[0].end <= now:
-        j = heap_pop(S)
-        job_finish(S, j, S.jobs.end[j])
-        n += 1
-    if n:
-        S.sim.event = True
-        S.sim.changes += n
-    return 0
 
 
 cdef inline int sim_main_pass(State* S, int64_t depth_limit) noexcept nogil:
@@ -97,17 +62,13 @@ cdef inline int sim_main_scheduler(State* S) noexcept nogil:
 cdef inline int sim_cycle(State* S) noexcept nogil:
     # One backfill cycle from now_us (the sequential pass with yields; decisions are those of the
     # full pass with the model clock, jobs start when the cycle reaches them). Advances now_us by
-    # the cycle's charged time (its busiest modelled worker).
+    # the cycle's charged time (its busiest modelled worker), or to the yield that ended it.
     cdef int64_t t0 = pass_clock(S), T0 = S.sim.now_us, now = T0 // 1000000, queue = S.queue.n
     cdef int64_t p = 0, elapsed = 0, next_yield, dur, W = S.cfg.workers, budget = S.clock.budget_us
     cdef PassCtx* c = &S.ctx
     cdef bint yielded = False
     cdef int rc
-    if S.policy.prio >= PR_WFP3 and refresh_priorities(S, now) != 0:
-        return -1
-    if S.nodes.nrun > 0 and S.nodes.by_end[0].end <= now and apply_corrections(S, now) != 0:
-        return -1
-    if begin_full_pass(S, now, False) != 0:
+    if pass_prologue(S, now) != 0 or begin_full_pass(S, now, False) != 0:
         return -1
     c.start_us0 = T0
     # building and sorting the cycle's queue is serial work
@@ -137,31 +98,21 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
     S.sim.cycles += 1
     S.sim.cycle_us += dur
     if yielded:
-        # the yield's mini loop: arrivals and completions due, the main scheduler; then the cycle ends
+        # the loop's next instant is the yield (its arrivals and completions, the main scheduler);
+        # time then goes on from the cycle's end
         S.sim.cycles_yielded += 1
         S.sim.now_us = T0 + elapsed
-        if sim_apply_events(S, S.sim.now_us // 1000000) != 0 or sim_main_scheduler(S) != 0:
-            return -1
-        if S.sim.now_us < T0 + dur:
-            S.sim.now_us = T0 + dur
+        S.sim.resume_us = T0 + dur
+        S.sim.in_yield = True
     else:
         S.sim.now_us = T0 + dur
     return 0
 
 
-cdef inline int64_t sim_next_action_us(State* S) noexcept nogil:
-    # the earliest simulated time at which an iteration could do something (INF: the trace is done)
-    cdef int64_t t = INF, x
-    if S.replay.next_sub < S.jobs.n:
-        t = S.jobs.submit[S.replay.next_sub] * 1000000
-    if S.replay.nheap > 0:
-        x = S.replay.heap[0].end * 1000000
-        if x < t:
-            t = x
-    if S.outages.next < S.outages.n:
-        x = S.outages.t[S.outages.next] * 1000000
-        if x < t:
-            t = x
+cdef inline int64_t sim_next_action_us(State* S, int64_t t) noexcept nogil:
+    # the earliest simulated time at which an iteration could do something, given t (us), the
+    # earliest of the event sources (arrivals, completions, outages, timers); INF: the trace is done
+    cdef int64_t x
     if S.queue.n > 0:
         x = (S.sim.last_full + S.sim.sched_interval) * 1000000
         if x < t:
@@ -173,45 +124,3 @@ cdef inline int64_t sim_next_action_us(State* S) noexcept nogil:
         if S.sim.changes > 0 and S.sim.next_bf_us < t and not S.cfg.no_backfill:
             t = S.sim.next_bf_us
     return t
-
-
-cdef inline int sim_run(State* S, int64_t max_iterations, bint* done) noexcept nogil:
-    # the main loop for at most max_iterations iterations that do something (< 0: to the end);
-    # iterations in which nothing can happen are skipped in one step (each still adds TimeStep)
-    cdef int64_t count = 0, now, target, k
-    if not S.sim.started:
-        if S.jobs.n == 0:
-            done[0] = True
-            return 0
-        S.sim.started = True
-        now = S.jobs.submit[0]
-        S.sim.now_us = now * 1000000
-        S.sim.last_sched = now - S.sim.sched_delay
-        S.sim.last_full = now - S.sim.sched_interval
-        S.sim.next_bf_us = S.sim.now_us
-    while max_iterations < 0 or count < max_iterations:
-        count += 1
-        S.sim.iterations += 1
-        now = S.sim.now_us // 1000000
-        S.replay.now = now
-        if sim_apply_events(S, now) != 0 or sim_main_scheduler(S) != 0:
-            return -1
-        if (S.queue.n > 0 and S.sim.changes > 0 and S.sim.now_us >= S.sim.next_bf_us
-                and not S.cfg.no_backfill):
-            # Slurm's _more_work: a cycle only after a job or node changed since the last one
-            S.sim.changes = 0
-            if sim_cycle(S) != 0:
-                return -1
-            S.sim.next_bf_us = S.sim.now_us + S.cfg.bf_interval * 1000000
-        S.sim.now_us += S.sim.step_us
-        target = sim_next_action_us(S)
-        if target == INF:
-            S.replay.now = S.sim.now_us // 1000000
-            done[0] = True
-            return 0
-        if target > S.sim.now_us:
-            k = (target - S.sim.now_us + S.sim.step_us - 1) // S.sim.step_us
-            S.sim.now_us += k * S.sim.step_us
-            S.sim.iterations += k
-    done[0] = False
-    return 0
