@@ -156,17 +156,8 @@ class ReplayConfig:
             raise ConfigError(f"estimate_every must be an int >= 0 (instants with a pass), got {self.estimate_every!r}")
         if self.estimate_every and not self.start_estimates:
             raise ConfigError("estimate_every needs start_estimates=True")
-        if self.start_estimates and self.clock == "slurm-sim":
-            raise ConfigError("start_estimates are recorded by the event loop of the other clocks, not under "
-                              "clock='slurm-sim'")
-        if self.coalloc is not None:
-            if not isinstance(self.coalloc, CoAllocation):
-                raise ConfigError(f"coalloc must be a pbf.CoAllocation or None, got {self.coalloc!r}")
-            for bad, why in ((self.clock == "slurm-sim", "clock='slurm-sim'"),
-                             (self.failures is not None, "failures"), (self.start_estimates, "start_estimates"),
-                             (self.scoring().needs_hooks, "a Python plugin (priority, predictor or order)")):
-                if bad:
-                    raise ConfigError(f"coalloc runs its own event loop, which does not take {why}")
+        if self.coalloc is not None and not isinstance(self.coalloc, CoAllocation):
+            raise ConfigError(f"coalloc must be a pbf.CoAllocation or None, got {self.coalloc!r}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
         if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
@@ -182,9 +173,6 @@ class ReplayConfig:
                               f"order={self.backfill.order!r} is not supported with it")
         if self.commit != "ordered":
             raise ConfigError("clock='slurm-sim' needs commit='ordered' (its cycles yield between job tests)")
-        if self.scoring().needs_hooks:
-            raise ConfigError("clock='slurm-sim' does not run Python plugins (a priority, predictor or chooser "
-                              "written in Python); use the built-in ones")
         self.slurm_sim.check_budget(self.budget_s())
 
     def test_costs(self) -> tuple[int, int]:
