@@ -161,8 +161,8 @@ def test_parse_and_errors():
                       ("asax:color=red", "unknown option"), ("greedy", "expected off, fixed:A")]:
         with pytest.raises(ConfigError, match=msg):
             CoAllocation.parse(text)
-    with pytest.raises(ConfigError, match="does not take failures"):
-        pbf.ReplayConfig(coalloc=CoAllocation(), failures=pbf.Failures(mtbf_hours=10))
+    with pytest.raises(ConfigError, match="coalloc must be a pbf.CoAllocation or None"):
+        pbf.ReplayConfig(coalloc="asax")
 
 
 def test_cli_coalloc(capsys):
