@@ -28,7 +28,8 @@ _WHERE = {
     # co-allocation
     "CoAllocation": "coalloc",
     # cluster and workloads
-    "Cluster": "cluster", "beocat_cluster": "cluster", "JobTable": "workload", "Cleaning": "workload",
+    "Cluster": "cluster", "Node": "cluster", "beocat_cluster": "cluster",
+    "JobTable": "workload", "Cleaning": "workload",
     "CleaningReport": "workload", "read_swf": "workload", "write_swf": "workload",
     # metrics
     "Metrics": "metrics", "schedule_metrics": "metrics",

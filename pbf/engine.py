@@ -230,7 +230,7 @@ class Engine:
             raise ConfigError("coalloc does not take Python plugins (priority, predictor or order) in the engine")
         if co.interval:
             raise ConfigError("coalloc interval: the engine decides when a job starts only (the host owns time)")
-        cores = ([c for _, c in self.cluster.nodes] if self.cluster.nodes
+        cores = ([n.cores for n in self.cluster.nodes] if self.cluster.nodes
                  else NodeLayout.of(co.node_cores, self.cluster.units).cores)
         self._core.enable_coalloc(co.code(), float(co.fraction), float(co.beta), 0, float(co.lam), float(co.tau),
                                   float(co.dmax), co.seed, np.asarray(cores, dtype=np.int32), np.empty(0),
@@ -490,9 +490,9 @@ class Engine:
                 raise ProtocolError(f"event {i}: nodes given, but the cluster has no named nodes (give units)")
             names = {}
             at = 0
-            for name, cores in self.cluster.nodes:
-                names[name] = range(at, at + cores)
-                at += cores
+            for node in self.cluster.nodes:
+                names[node.name] = range(at, at + node.cores)
+                at += node.cores
             idx = []
             for n in ev.nodes:
                 if n not in names:

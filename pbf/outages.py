@@ -66,7 +66,7 @@ class NodeLayout:
             cl = beocat_cluster()
             if cl.units != units:
                 raise ConfigError(f"node_cores='beocat' lays out {cl.units:,} units, but the cluster has {units:,}")
-            return cls(tuple(c for _, c in cl.nodes), tuple(n for n, _ in cl.nodes))
+            return cls(tuple(n.cores for n in cl.nodes), tuple(n.name for n in cl.nodes))
         if isinstance(node_cores, str) and node_cores.isdigit():
             node_cores = int(node_cores)
         if not isinstance(node_cores, int) or isinstance(node_cores, bool) or node_cores < 1:
