@@ -1,0 +1,289 @@
+"""The node-model oracle: Slurm's consumable-resource placement (cons_res/cons_tres with CR_Core_Memory)
+and a backfilling replay on nodes with cores, memory and GPUs, written plainly in Python.
+
+Slow and obvious on purpose: it is what the compiled node model is held to. The rules, and where they
+come from in Slurm (``src/plugins/select/cons_res/job_test.c``, Slurm 17.02-22.05):
+
+* **Cores a node can give a job** (``node_cpus``; Slurm's ``cpu_cnt[i]`` from ``_allocate_sc`` and the
+  memory test of ``_job_test``): its free cores, no more than its free memory allows at the job's memory
+  per core (``--mem-per-cpu``; with memory per node, ``--mem``, the node gives nothing unless that much is
+  free), nothing unless it has the job's GPUs per node free and every feature the job asks for.
+* **Which nodes** (``eval_nodes``; Slurm's ``_eval_nodes``, the default consecutive-block best fit, and
+  ``_choose_nodes``): nodes that can give cores are grouped in runs of consecutive indices; the run chosen
+  is the first seen, replaced by the first one sufficient for the cores and nodes still needed, then by a
+  sufficient one with fewer cores (tightest fit), or, while none is sufficient, by one with more cores
+  (largest). Nodes are taken from it in index order, each giving at most the cores still needed less one
+  for each further node the job must have (``_cpus_to_use``); when one node is still to be found, the
+  single node of the run with the fewest sufficient cores is taken. The run is then emptied and the
+  search goes on. When that fails, nodes with 1, 2, ... usable cores are dropped and it is tried again
+  (``_choose_nodes``, against knapsack traps). ``first_fit`` takes nodes in index order instead.
+* **Backfill on nodes**: a job starts now when nodes can be chosen for it now; otherwise, while
+  reservations are left, it reserves the earliest planned end (or now) from which nodes can be chosen
+  with the resources free throughout [start, start + estimate): at each node the least free cores,
+  memory and GPUs over that span. Reserved resources are held in the plan for the rest of the pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["NodeRequest", "node_cpus", "eval_nodes", "NodePlan", "node_replay"]
+
+
+@dataclass(frozen=True)
+class NodeRequest:
+    """What a job asks of the nodes: ``cores`` in all; ``mem_per_core`` or ``mem_per_node`` (MB, 0:
+    none); ``gpus_per_node``; ``min_nodes``/``max_nodes`` (0: any); ``features`` every node must have."""
+    cores: int
+    mem_per_core: int = 0
+    mem_per_node: int = 0
+    gpus_per_node: int = 0
+    min_nodes: int = 1
+    max_nodes: int = 0
+    features: frozenset = frozenset()
+
+    def __post_init__(self):
+        # as sbatch does with more nodes than tasks ("can't run 1 processes on 2 nodes, setting nnodes
+        # to 1"): a job never has more nodes than cores
+        if self.min_nodes > self.cores:
+            object.__setattr__(self, "min_nodes", self.cores)
+
+
+def node_cpus(free_cores, free_mem, free_gpus, features, req: NodeRequest) -> int:
+    """How many of the job's cores a node can take now (0: none)."""
+    if req.gpus_per_node > free_gpus or not req.features <= set(features):
+        return 0
+    c = free_cores
+    if req.mem_per_core > 0:
+        c = min(c, free_mem // req.mem_per_core)
+    if req.mem_per_node > free_mem:
+        return 0
+    return max(c, 0)
+
+
+def _enough_nodes(avail, rem, min_nodes, req_nodes):
+    # Slurm's _enough_nodes: with req_nodes > min_nodes, only min_nodes must be found
+    needed = rem - (req_nodes - min_nodes) if req_nodes > min_nodes else rem
+    return avail >= needed
+
+
+def _eval(cpu, rem_cpus, min_nodes, max_nodes):
+    n = len(cpu)
+    rem_nodes = min_rem = min_nodes
+    runs = []                                    # [cpus, nodes, start, end]
+    i = 0
+    while i < n:
+        if cpu[i] > 0:
+            start = i
+            cpus = nodes = 0
+            while i < n and cpu[i] > 0:
+                cpus += cpu[i]
+                nodes += 1
+                i += 1
+            runs.append([cpus, nodes, start, i - 1])
+        else:
+            i += 1
+    taken = {}
+    while runs and max_nodes > 0:
+        best = None
+        for r, (cpus, nodes, _, _) in enumerate(runs):
+            if nodes == 0:
+                continue
+            sufficient = cpus >= rem_cpus and _enough_nodes(nodes, rem_nodes, min_nodes, min_nodes)
+            if best is None:
+                new = True
+            else:
+                bc, _, bs = best[1], best[2], best[3]
+                new = (sufficient and not bs) or (sufficient and cpus < bc) or (not sufficient and cpus > bc)
+            if new:
+                best = (r, cpus, nodes, sufficient)
+        if best is None:
+            break
+        r = best[0]
+        first, last = runs[r][2], runs[r][3]
+        avail = {i: cpu[i] for i in range(first, last + 1) if i not in taken}
+        if rem_nodes <= 1:
+            single = None
+            for i in range(first, last + 1):
+                if i in taken or cpu[i] < rem_cpus:
+                    continue
+                if single is None or cpu[i] < cpu[single]:
+                    single = i
+                    if cpu[i] == rem_cpus:
+                        break
+            if single is not None:
+                avail = {i: (c if i == single else 0) for i, c in avail.items()}
+        for i in range(first, last + 1):
+            if max_nodes <= 0 or (rem_nodes <= 0 and rem_cpus <= 0):
+                break
+            if i in taken:
+                continue
+            a = avail.get(i, 0)
+            if a <= 0:
+                continue
+            if max_nodes == 1 and a < rem_cpus:
+                continue
+            # _cpus_to_use: leave one core for each further node the job must have
+            keep = max(rem_cpus - max(min_rem - 1, 0), 1)
+            if a > keep:
+                a = keep
+            taken[i] = a
+            rem_cpus -= a
+            rem_nodes -= 1
+            min_rem -= 1
+            max_nodes -= 1
+        if rem_nodes <= 0 and rem_cpus <= 0:
+            return taken
+        runs[r][0] = runs[r][1] = 0
+    if rem_cpus <= 0 and rem_nodes <= 0:
+        return taken
+    return None
+
+
+def eval_nodes(cpu, cores, min_nodes=1, max_nodes=0, first_fit=False):
+    """Choose nodes for ``cores`` cores given ``cpu[i]``, the cores node i can give: ``{node: cores}``
+    or None. ``max_nodes`` 0: no limit."""
+    n = len(cpu)
+    max_nodes = max_nodes or n
+    if min_nodes > max_nodes or sum(1 for c in cpu if c > 0) < min_nodes or sum(cpu) < cores:
+        return None
+    if first_fit:
+        taken, rem, left = {}, cores, min_nodes
+        for i, c in enumerate(cpu):
+            if c <= 0 or len(taken) >= max_nodes:
+                continue
+            a = min(c, max(rem - max(left - 1, 0), 1))
+            taken[i] = a
+            rem -= a
+            left -= 1
+            if rem <= 0 and left <= 0:
+                return taken
+        return None
+    got = _eval(list(cpu), cores, min_nodes, max_nodes)
+    if got is not None:
+        return got
+    top = max(cpu)
+    cut = list(cpu)
+    for count in range(1, top):
+        changed = False
+        for i, c in enumerate(cut):
+            if 0 < c <= count:
+                cut[i] = 0
+                changed = True
+        if changed:
+            got = _eval(cut, cores, min_nodes, max_nodes)
+            if got is not None:
+                return got
+    return None
+
+
+class NodePlan:
+    """Free cores, memory and GPUs per node over future time: step functions of (time, delta) records.
+    Running jobs hold their resources until their planned end; reservations from start to end."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.cap = [(n.cores, n.memory_mb, n.gpus) for n in nodes]
+        self.holds = []                          # (start, end, node, cores, mem, gpus)
+
+    def hold(self, start, end, alloc):
+        for i, (c, m, g) in alloc.items():
+            self.holds.append((start, end, i, c, m, g))
+
+    def free_over(self, t0, t1):
+        """Per node, the least free (cores, memory, GPUs) over [t0, t1)."""
+        out = []
+        for i, (c, m, g) in enumerate(self.cap):
+            points = {t0}
+            points.update(s for s, e, k, *_ in self.holds if k == i and t0 < s < t1)
+            worst = [c, m, g]
+            for p in points:
+                uc, um, ug = c, m, g
+                for s, e, k, hc, hm, hg in self.holds:
+                    if k == i and s <= p < e:
+                        uc -= hc
+                        um -= hm
+                        ug -= hg
+                worst = [min(worst[0], uc), min(worst[1], um), min(worst[2], ug)]
+            out.append(tuple(worst))
+        return out
+
+    def place(self, req: NodeRequest, t0, t1, first_fit=False):
+        """Nodes for req over [t0, t1): {node: (cores, memory, GPUs)} or None."""
+        free = self.free_over(t0, t1)
+        cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req) for i, (fc, fm, fg) in enumerate(free)]
+        got = eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit)
+        if got is None:
+            return None
+        return {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in got.items()}
+
+
+def node_replay(nodes, jobs, reservations=1, first_fit=False):
+    """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
+    (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
+    every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
+    its start, end and allocation ``{node: (cores, memory, GPUs)}``; a job no node set can ever hold is
+    rejected (start -1) with the resource that stops it."""
+    n = len(jobs)
+    start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
+    full = NodePlan(nodes)
+    for j, job in enumerate(jobs):
+        if full.place(job["req"], 0, 1, first_fit) is None:
+            reason[j] = _why(nodes, job["req"])
+    order = sorted(range(n), key=lambda j: (jobs[j]["submit"], j))
+    running = {}                                 # job -> actual end
+    queue = []
+    times = sorted({jobs[j]["submit"] for j in order})
+    k = 0
+    now = None
+    while k < len(order) or running or queue:
+        cands = [t for t in (times[0] if times else None, min(running.values()) if running else None) if t is not None]
+        if not cands:
+            break
+        now = min(cands)             # (the same instant again when a job started now ends now: run 0)
+        if times and times[0] == now:
+            times.pop(0)
+        for j in [j for j, e in running.items() if e == now]:
+            end[j] = now
+            del running[j]
+        while k < len(order) and jobs[order[k]]["submit"] == now:
+            j = order[k]
+            k += 1
+            if reason[j]:
+                continue
+            queue.append(j)
+        plan = NodePlan(nodes)
+        for j in running:
+            plan.hold(start[j], max(start[j] + jobs[j]["est"], now + 1), alloc[j])
+        left = reservations
+        for j in list(queue):
+            req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
+            got = plan.place(req, now, now + est, first_fit)
+            if got is not None:
+                start[j], alloc[j] = now, got
+                running[j] = now + jobs[j]["run"]
+                plan.hold(now, now + est, got)
+                queue.remove(j)
+                continue
+            if left is not None and left <= 0:
+                continue
+            ends = sorted({e for s, e, *_ in plan.holds if e > now})
+            for t in ends:
+                got = plan.place(req, t, t + est, first_fit)
+                if got is not None:
+                    plan.hold(t, t + est, got)
+                    break
+            if left is not None:
+                left -= 1
+    return {"start": start, "end": end, "alloc": alloc, "reject": reason}
+
+
+def _why(nodes, req: NodeRequest):
+    usable = [n for n in nodes if req.features <= set(n.features)]
+    if not usable:
+        return f"no node has features {','.join(sorted(req.features))}"
+    usable = [n for n in usable if n.gpus >= req.gpus_per_node]
+    if not usable:
+        return f"no node has {req.gpus_per_node} GPUs"
+    if req.mem_per_node and not any(n.memory_mb >= req.mem_per_node for n in usable):
+        return f"no node has {req.mem_per_node} MB of memory"
+    return f"no set of nodes holds {req.cores} cores at {req.mem_per_core} MB a core"
