@@ -437,6 +437,7 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
     wall_ms = tot["wall_ns"] / 1e6 if config.pass_records else None
     summary = {
         "trace": table.source, "units": units, "config": config.as_dict(),
+        "header": table.header.size_info(),
         "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
                  "killed": int((state == JobState.JS_KILLED).sum()),
                  "rejected": int(n_reason.sum()),

@@ -24,7 +24,11 @@ from pathlib import Path
 BASE = Path(__file__).resolve().parents[1] / "traces" / "lublin1-1000.swf.gz"
 TOKENS = ["", "x", "nan", "inf", "-inf", "1e400", "1e18", "9223372036854775808", "-9223372036854775809",
           "2147483648", "100000000000", "-5", "0", "-1", "12.5", "1e-300", "0x10", "١٢", "\x00", "3" * 40]
-HEADER_KEYS = ["MaxProcs", "MaxNodes", "UnixStartTime", "MaxRuntime", "Version"]
+HEADER_KEYS = ["MaxProcs", "MaxNodes", "UnixStartTime", "MaxRuntime", "Version", "MaxRecords", "TimeZone"]
+# the archive's annotated header values (a number, then a note), and near misses that must be refused
+ANNOTATED = ["64 (batch partition; 512 total)", "256 (48 interactive, 352 batch, 6 service, 10 I/O)",
+             "128  ( 6,  171,   7)", "64[4 service]", "64abc", "(64)", "inf (none)", "1e400 (big)",
+             "9223372036854775808 (2^63)", "0 (none)", "-64 (negative)", "64 (", "١٢٨ (arabic digits)"]
 
 
 def mutate(rng, header, records):
@@ -50,9 +54,9 @@ def mutate(rng, header, records):
             records[i], records[j] = records[j], records[i]
         elif op == 3:                                         # the cluster size in the header
             header = [h for h in header if "MaxProcs" not in h and "MaxNodes" not in h]
-            header.append(f"; {rng.choice(['MaxProcs', 'MaxNodes'])}: {rng.choice(TOKENS + ['64', '256'])}")
+            header.append(f"; {rng.choice(['MaxProcs', 'MaxNodes'])}: {rng.choice(TOKENS + ANNOTATED + ['64', '256'])}")
         elif op == 4:                                         # another header line
-            header.append(f"; {rng.choice(HEADER_KEYS)}: {rng.choice(TOKENS)}")
+            header.append(f"; {rng.choice(HEADER_KEYS)}: {rng.choice(TOKENS + ANNOTATED)}")
         elif op == 5 and records:                             # garbage bytes inside a record
             i = rng.randrange(len(records))
             k = rng.randrange(len(records[i]) + 1)

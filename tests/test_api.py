@@ -2,7 +2,8 @@
 import pbf
 
 DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay",
-              "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "beocat_cluster", "JobTable",
+              "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "beocat_cluster",
+              "JobTable",
               "Cleaning",
               "CleaningReport", "read_swf",
               "write_swf", "Metrics", "schedule_metrics", "PbfError", "ConfigError", "TraceFormatError",

@@ -153,7 +153,7 @@ def test_truncated_gzip_is_a_trace_error(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["inf", "1e400", "9223372036854775808", "1e18", "100000000000", "abc", "0",
-                                   "-5", "nan", "", "12.5", "64 cpus", "16777217"])
+                                   "-5", "nan", "", "12.5", "64cpus", "16777217"])
 def test_a_bad_cluster_size_in_the_header_is_a_trace_error(tmp_path, value):
     for key in ("MaxProcs", "MaxNodes"):
         p = write(tmp_path, f"; {key}: {value}\n" + rec(1, 0))

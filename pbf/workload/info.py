@@ -20,7 +20,10 @@ def trace_summary(table, units=None, top_users=10):
     """
     n = len(table)
     cap = units or (table.report.cluster_units if table.report else None) or table.header.cluster_units()
-    out = {"source": table.source, "jobs": n, "cluster_units": cap}
+    out = {"source": table.source, "jobs": n, "cluster_units": cap, "header": table.header.size_info()}
+    notes = table.header.notes()
+    if notes:
+        out["header"]["notes"] = notes
     if table.report is not None:
         out["cleaning"] = table.report.as_dict()
     if n == 0:
@@ -54,6 +57,13 @@ def format_summary(s):
     """A human-readable rendering of :func:`trace_summary`'s dict."""
     lines = [f"trace            {s['source']}", f"jobs             {s['jobs']:,}",
              f"cluster units    {s['cluster_units']}"]
+    h = s.get("header") or {}
+    if h.get("from"):
+        said = {"MaxProcs": h["max_procs"], "MaxNodes": h["max_nodes"]}
+        words = [f"{key} {value}" for key, value in said.items() if value is not None]
+        lines.append(f"header size      {', '.join(words)} (the size is {h['from']})")
+    for key, note in (h.get("notes") or {}).items():
+        lines.append(f"header note      {key}: {note}")
     if "time" in s:
         t = s["time"]
         lines.append(f"time span        {t['span_s']:,} s ({t['span_days']:.2f} days), "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,24 @@ _KNOWN_KEYS = frozenset({
     "MaxRecords", "Preemption", "UnixStartTime", "TimeZone", "TimeZoneString", "StartTime", "EndTime",
     "MaxNodes", "MaxProcs", "MaxRuntime", "MaxMemory", "AllowOveruse", "MaxQueues", "Queues", "Queue",
     "MaxPartitions", "Partitions", "Partition", "Note", "Copyright"})
+#: Header keys whose value is a number (the archive may write a note after it).
+NUMERIC_KEYS = ("Version", "MaxJobs", "MaxRecords", "UnixStartTime", "TimeZone", "MaxNodes", "MaxProcs",
+                "MaxRuntime", "MaxMemory", "MaxQueues", "MaxPartitions")
+
+# The archive writes a header number, then often a note: "338 (batch partition; 512 total)",
+# "184  ( 6,  171,   7)", "-28800 (PST)". The number ends at white space or at an opening bracket;
+# "338abc", "2^63" or "0x10" have no leading number.
+_LEADING_NUMBER = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+                             r"(?:\s+|(?=[(\[{])|$)(.*)$", re.S)
+
+
+def split_number(value):
+    """``(number text, note)`` of a header value that starts with a number (the note is the rest,
+    stripped, '' when none), or None when it does not start with one."""
+    m = _LEADING_NUMBER.match(str(value))
+    if m is None:
+        return None
+    return m.group(1), m.group(2).strip()
 
 
 @dataclass
@@ -63,20 +82,48 @@ class SwfHeader:
         value (a message of what was expected), or None when it is a whole number from 1 to
         :data:`pbf.cluster.MAX_UNITS`."""
         from ..cluster import MAX_UNITS
-        value = str(self.fields.get(key, "")).strip()
+        parts = split_number(self.fields.get(key, ""))
+        value = parts[0] if parts else ""
         if value.isdigit() and value.isascii() and 1 <= int(value) <= MAX_UNITS:
             return None
-        return f"a whole number of units from 1 to {MAX_UNITS:,}"
+        return (f"a whole number of units from 1 to {MAX_UNITS:,}, optionally followed by a note "
+                "(e.g. '338 (batch partition)')")
 
     def number(self, key):
-        """The header value of ``key`` as an int, or None when absent or not a number."""
-        value = self.fields.get(key)
+        """The leading number of the header value of ``key`` as an int (a note after it is ignored;
+        see :meth:`notes`), or None when absent or not a number."""
+        if key in _REPEATABLE:
+            return None
+        parts = split_number(self.fields.get(key, ""))
+        if parts is None:
+            return None
         try:
-            number = float(str(value).split()[0])
-        except (TypeError, ValueError, IndexError):
+            number = float(parts[0])
+        except ValueError:
             return None
         # (a header may say anything: "inf", "1e400", "nan" are no numbers of seconds)
         return int(number) if math.isfinite(number) and abs(number) < 2 ** 62 else None
+
+    def notes(self):
+        """The notes written after header numbers, by key: ``{"MaxNodes": "(batch partition; 512
+        total)"}``. They are kept for the reader and never used as numbers."""
+        out = {}
+        for key, value in self.fields.items():
+            if key not in NUMERIC_KEYS:
+                continue
+            parts = split_number(value)
+            if parts and parts[1]:
+                out[key] = parts[1]
+        return out
+
+    def size_info(self):
+        """Where the cluster size comes from: ``{"units", "from", "max_procs", "max_nodes", "notes"}``
+        (``from`` is "MaxProcs", "MaxNodes" or None; ``notes`` holds the notes of those two keys)."""
+        procs, nodes = self.max_procs, self.max_nodes
+        source = "MaxProcs" if procs and procs > 0 else "MaxNodes" if nodes and nodes > 0 else None
+        notes = {k: v for k, v in self.notes().items() if k in ("MaxProcs", "MaxNodes")}
+        return {"units": self.cluster_units(), "from": source, "max_procs": procs, "max_nodes": nodes,
+                "notes": notes}
 
     @property
     def max_procs(self):
