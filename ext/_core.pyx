@@ -38,6 +38,7 @@ from queue cimport PendEntry
 from lifecycle cimport job_submit, job_finish
 from outages cimport units_down, units_resume, reject_unrunnable
 from estimates cimport plan_starts
+from node_model cimport NodeModel, NodeLine, nm_reserve_jobs
 from coalloc cimport co_after_pass, co_primary_finish, co_secondary_finish
 from costate cimport CoAlloc, CA_DTS, CA_EXPERTS, CA_ACTIONS, coalloc_free
 from passes cimport ensure_scratch, build_profile, quick_pass
@@ -266,8 +267,101 @@ cdef class Core:
             memset(S.jobs.bits + first * W, 0, n * W * sizeof(uint64_t))
         if S.co.on and self._co_grow(S.jobs.cap) != 0:
             raise MemoryError("pbf core: out of memory (adding jobs)")
+        if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != 0:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + n
         return first
+
+    # ------------------------------------------------------------------ nodes
+    def set_nodes(self, cores, memory_mb, gpus, features, bint first_fit=False):
+        """Make the cluster one of nodes (before any job is added): node i has ``cores[i]``
+        consecutive units (they add up to the cluster's units), ``memory_mb[i]``, ``gpus[i]`` and the
+        feature bits ``features[i]`` (uint64). Validated by the caller (pbf.resources)."""
+        cdef const int64_t[::1] vc = np.ascontiguousarray(cores, dtype=np.int64)
+        cdef const int64_t[::1] vm = np.ascontiguousarray(memory_mb, dtype=np.int64)
+        cdef const int64_t[::1] vg = np.ascontiguousarray(gpus, dtype=np.int64)
+        cdef const uint64_t[::1] vf = np.ascontiguousarray(features, dtype=np.uint64)
+        cdef int64_t nn = vc.shape[0], i, u, total = 0
+        cdef NodeModel* M = &self.s.nm
+        if self.s.jobs.n or M.on:
+            raise RuntimeError("pbf core: set_nodes comes first, once")
+        for i in range(nn):
+            total += vc[i]
+        if total != self.s.units or nn == 0:
+            raise ValueError(f"the nodes' cores add up to {total}, the cluster has {self.s.units} units")
+        M.nn = nn
+        M.first_fit = first_fit
+        M.first = <int64_t*>malloc((nn + 1) * sizeof(int64_t))
+        M.node_of = <int32_t*>malloc(max(1, self.s.units) * sizeof(int32_t))
+        M.cap_mem = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.cap_gpu = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.feat = <uint64_t*>malloc(nn * sizeof(uint64_t))
+        M.free_mem = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.free_gpu = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.line = <NodeLine*>calloc(nn, sizeof(NodeLine))
+        M.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.take = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.avail = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.cut = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.r_cpus = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.r_nodes = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.elig = <int32_t*>malloc(nn * sizeof(int32_t))
+        if (M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
+                or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
+                or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
+                or M.r_first == NULL or M.r_last == NULL or M.elig == NULL):
+            raise MemoryError("pbf core: out of memory (the nodes)")
+        M.first[0] = 0
+        for i in range(nn):
+            M.first[i + 1] = M.first[i] + vc[i]
+            for u in range(M.first[i], M.first[i + 1]):
+                M.node_of[u] = <int32_t>i
+            M.cap_mem[i] = vm[i]
+            M.cap_gpu[i] = vg[i]
+            M.feat[i] = vf[i]
+            M.free_mem[i] = vm[i]
+            M.free_gpu[i] = vg[i]
+        if nm_reserve_jobs(M, max(self.s.jobs.cap, 1)) != 0:
+            raise MemoryError("pbf core: out of memory (the nodes)")
+        M.on = True
+
+    def set_node_requests(self, int64_t first, mem_per_core, mem_per_node, gpus_per_node, min_nodes, max_nodes,
+                          features):
+        """What jobs first, first+1, ... ask of the nodes (added, not yet submitted): memory per core
+        or per node (MB), GPUs per node, nodes at least and at most (0: any), feature bits."""
+        cdef const int64_t[::1] a = np.ascontiguousarray(mem_per_core, dtype=np.int64)
+        cdef const int64_t[::1] b = np.ascontiguousarray(mem_per_node, dtype=np.int64)
+        cdef const int64_t[::1] g = np.ascontiguousarray(gpus_per_node, dtype=np.int64)
+        cdef const int64_t[::1] lo = np.ascontiguousarray(min_nodes, dtype=np.int64)
+        cdef const int64_t[::1] hi = np.ascontiguousarray(max_nodes, dtype=np.int64)
+        cdef const uint64_t[::1] f = np.ascontiguousarray(features, dtype=np.uint64)
+        cdef int64_t n = a.shape[0], i
+        cdef NodeModel* M = &self.s.nm
+        if not M.on:
+            raise RuntimeError("pbf core: set_nodes first")
+        if first < 0 or first + n > self.s.jobs.n:
+            raise ValueError("set_node_requests: jobs out of range")
+        for i in range(n):
+            M.mpc[first + i] = a[i]
+            M.mpn[first + i] = b[i]
+            M.gpn[first + i] = g[i]
+            M.minn[first + i] = lo[i]
+            M.maxn[first + i] = hi[i]
+            M.jfeat[first + i] = f[i]
+
+    def node_free(self):
+        """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""
+        cdef NodeModel* M = &self.s.nm
+        cdef int64_t i, u, c
+        out = []
+        for i in range(M.nn):
+            c = 0
+            for u in range(M.first[i], M.first[i + 1]):
+                c += (self.s.nodes.free[u >> 6] >> (u & 63)) & 1
+            out.append((c, M.free_mem[i], M.free_gpu[i]))
+        return out
 
     def submit(self, int64_t j):
         """Submit job j now (queued, or rejected with a reason); returns its state code."""

@@ -11,7 +11,9 @@ from libc.stdint cimport uint64_t, int64_t, int32_t
 from memory cimport grow
 from words cimport w_copy
 from profile cimport Prof, prof_start_pass, prof_find_start, prof_choose, prof_commit
-from passes cimport ensure_scratch, build_profile, search_from
+from passes cimport ensure_scratch, build_profile, search_from, build_node_plan
+from node_model cimport NodeModel, nm_find_start, nm_hold
+from profile cimport prof_round_up
 from state cimport State
 from pbf._codes cimport JS_PENDING
 
@@ -26,6 +28,8 @@ cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units
     if ensure_scratch(S) != 0:
         return -1
     prof_start_pass(P, 0, S.cfg.bf_resolution)
+    if S.nm.on:
+        return plan_starts_nodes(S, now, out, units_out)
     if build_profile(S, now) != 0:
         return -1
     for phase in range(2):
@@ -47,6 +51,36 @@ cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units
                 return -1
             if units_out != NULL:
                 w_copy(units_out + i * W, P.chosen, W)
+    return 0
+
+
+cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
+    # plan_starts on a node cluster: the same two phases on the per-node plan; a job's planned units
+    # are the lowest units of the nodes it is planned on
+    cdef NodeModel* M = &S.nm
+    cdef int64_t i, j, k, d, t, u, n, W = S.W, phase
+    if build_node_plan(S, now) != 0:
+        return -1
+    for phase in range(2):
+        for i in range(S.queue.n):
+            j = S.queue.entries[i].job
+            if (S.jobs.resv[j] >= 0) != (phase == 0):
+                continue
+            k = S.queue.entries[i].units
+            d = S.queue.entries[i].est
+            t = nm_find_start(M, j, k, d, now, S.jobs.resv[j] if phase == 0 and S.jobs.resv[j] > now else now,
+                              False, 0, S.cfg.bf_resolution)
+            out[i] = t
+            if t < 0:
+                continue
+            if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != 0:
+                return -1
+            if units_out != NULL:
+                for u in range(W):
+                    units_out[i * W + u] = 0
+                for n in range(M.nn):
+                    for u in range(M.first[n], M.first[n] + M.take[n]):
+                        units_out[i * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
     return 0
 
 

@@ -20,6 +20,8 @@ from parallel cimport SPEC_NOW, SPEC_FULL
 from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
+from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
+                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
 
@@ -271,11 +273,16 @@ cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k,
 cdef inline int commit_reservation(State* S, Prof* P, int64_t j, int64_t k, int64_t t, int64_t d,
                                    int32_t si) noexcept nogil:
     # reserve P.chosen for job j from t on
-    cdef PassCtx* c = &S.ctx
     if prof_commit(P, k, t, d, si, True) != 0:
         return -1
-    if c.parallel:
+    if S.ctx.parallel:
         log_append(S, P.chosen, k, t, d, True)
+    return note_reservation(S, j, t)
+
+
+cdef inline int note_reservation(State* S, int64_t j, int64_t t) noexcept nogil:
+    # job j is reserved from t on (the plan already holds it)
+    cdef PassCtx* c = &S.ctx
     S.jobs.resv[j] = t
     if S.jobs.resv_min[j] < 0 or t < S.jobs.resv_min[j]:
         S.jobs.resv_min[j] = t
@@ -306,6 +313,161 @@ cdef inline int count_rest(State* S, int64_t q, int64_t slots, int64_t* depth) n
         depth[0] += 1
         q -= 1
     return EX_END
+
+
+# ---- nodes with memory and GPUs (node_model.pxd)
+
+cdef inline int node_plan_gain(State* S, const uint64_t* row, int64_t j, int64_t e) noexcept nogil:
+    # running job j's resources come back at e: on each node of its units, its cores that are up,
+    # and the memory and GPUs it holds there
+    cdef NodeModel* M = &S.nm
+    cdef int64_t w, u, i, last = -1, all_c = 0, up_c = 0
+    cdef uint64_t x
+    for w in range(S.W):
+        x = row[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            i = M.node_of[u]
+            if i != last:
+                if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != 0:
+                    return -1
+                last = i
+                all_c = 0
+                up_c = 0
+            all_c += 1
+            if not (S.nodes.ndown > 0 and (S.nodes.down[w] >> (u & 63)) & 1):
+                up_c += 1
+    if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != 0:
+        return -1
+    return 0
+
+
+cdef inline int node_plan_unit_back(State* S, int64_t u, int64_t t) noexcept nogil:
+    # a down unit comes back at t (any time: the plan is complete by then)
+    cdef NodeLine* L = &S.nm.line[S.nm.node_of[u]]
+    cdef int64_t p = nl_point(L, t), q
+    if p < 0:
+        return -1
+    for q in range(p, L.n):
+        L.c[q] += 1
+    return nm_add_time(&S.nm, t)
+
+
+cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
+    # Each node's free cores, memory and GPUs from now on: what is free now, plus each running job's
+    # resources at its planned end (start + estimate, never before now + 1, rounded up; as
+    # build_profile), plus down units at their until (held by a running job: not before its end;
+    # as build_profile_down). Candidate starts: now and those times.
+    cdef NodeModel* M = &S.nm
+    cdef Nodes* N = &S.nodes
+    cdef NodeLine* L
+    cdef int64_t i, r, j, e, w, u, W = S.W
+    cdef uint64_t x
+    cdef const uint64_t* row
+    for i in range(M.nn):
+        L = &M.line[i]
+        if nl_room(L, 1) != 0:
+            return -1
+        L.n = 1
+        L.t[0] = now
+        L.c[0] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+        L.m[0] = M.free_mem[i]
+        L.g[0] = M.free_gpu[i]
+    if grow(<void**>&M.times, &M.times_cap, N.nrun + 1, sizeof(int64_t)) != 0:
+        return -1
+    M.times[0] = now
+    M.ntimes = 1
+    for r in range(N.nrun):
+        e = planned_end(S, r, now)
+        j = N.by_end[r].job
+        if node_plan_gain(S, N.rows + <int64_t>S.jobs.row[j] * W, j, e) != 0:
+            return -1
+        if e != M.times[M.ntimes - 1]:
+            M.times[M.ntimes] = e
+            M.ntimes += 1
+    if N.ndown == 0:
+        return 0
+    for r in range(N.nrun if N.held_down > 0 else 0):
+        j = N.by_end[r].job
+        row = N.rows + <int64_t>S.jobs.row[j] * W
+        for w in range(W):
+            x = row[w] & N.down[w]
+            while x:
+                u = w * 64 + __builtin_ctzll(x)
+                x &= x - 1
+                if N.until[u] != INF and node_plan_unit_back(
+                        S, u, max(release_time(S, N.until[u], now), planned_end(S, r, now))) != 0:
+                    return -1
+    for w in range(W):
+        x = N.down[w]
+        for r in range(N.nrun if N.held_down > 0 else 0):
+            x &= ~(N.rows + <int64_t>S.jobs.row[N.by_end[r].job] * W)[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            if N.until[u] != INF and node_plan_unit_back(S, u, release_time(S, N.until[u], now)) != 0:
+                return -1
+    return 0
+
+
+cdef inline int build_plan(State* S, int64_t now) noexcept nogil:
+    # the pass's plan of the future: per node (a node cluster) or per unit
+    return build_node_plan(S, now) if S.nm.on else build_profile(S, now)
+
+
+cdef inline int64_t pass_slots(State* S) noexcept nogil:
+    # the size of the pass's plan (its record; the model clock's per-slot charge)
+    if not S.ctx.built:
+        return 0
+    return S.nm.ntimes if S.nm.on else prof_live_slots(&S.prof)
+
+
+cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
+    # job_step on a node cluster (sequential passes): start the job at queue position p now on the
+    # nodes Slurm's choice gives, reserve it where they are free throughout its estimate, or skip it
+    cdef PassCtx* c = &S.ctx
+    cdef NodeModel* M = &S.nm
+    cdef int64_t j, k, d, t, now = c.now
+    if not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
+        c.phase2 = p
+        return STEP_STOP
+    if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
+        c.ex = EX_MAX_JOB_TEST
+        return STEP_STOP
+    if S.clock.kind != CK_FREE and not clock_charge_test(&S.clock, S.cfg.workers, M.ntimes if c.built else 1):
+        c.ex = EX_BUDGET
+        return STEP_STOP
+    j = S.queue.entries[p].job
+    k = S.queue.entries[p].units
+    d = S.queue.entries[p].est
+    if c.start_us0 >= 0:
+        d += (c.start_us0 + S.clock.last_us) // 1000000 - now
+    c.depth += 1
+    if not c.built:
+        # until a job does not fit now there is no reservation: the nodes as they are decide
+        if nm_fits_live(M, j, k, S.nodes.free):
+            nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
+            return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
+        if build_node_plan(S, now) != 0:
+            return STEP_ERROR
+        c.built = True
+    t = nm_find_start(M, j, k, d, now, now, c.resv_left == 0 and not S.cfg.resv_stop, S.cfg.bf_window,
+                      S.cfg.bf_resolution)
+    if c.resv_left == 0 and S.cfg.resv_stop and t > now:
+        c.ex = EX_RESV_TABLE           # Slurm 17.02's table-size stop (as job_step)
+        return STEP_STOP
+    if t == now:
+        nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
+        if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != 0:
+            return STEP_ERROR
+        return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
+    if t > now and c.resv_left != 0:
+        if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != 0:
+            return STEP_ERROR
+        return p + 1 if note_reservation(S, j, t) == 0 else STEP_ERROR
+    c.blocked = True
+    return p + 1
 
 
 # ---- the ordered commit's shortcuts (DESIGN §5)
@@ -361,6 +523,8 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
     cdef int64_t j, k, d, t, q, lim, c0, now = c.now
     cdef int32_t si = 0
     cdef bint overlap = False
+    if S.nm.on:
+        return node_step(S, p)
     if mode != CM_EAGER and not c.in_phase2:
         if S.cfg.sjbf and c.resv_left == 0:
             c.phase2 = p
@@ -512,7 +676,7 @@ cdef inline bint can_resume(State* S, int64_t now) noexcept nogil:
     # only test the new arrivals.
     return (S.testing.resume and S.resume_st.valid and S.resume_st.version == S.nodes.version
             and S.clock.kind == CK_FREE and S.cfg.max_job_test < 0 and S.cfg.bf_window == 0
-            and not S.cfg.resv_stop
+            and not S.cfg.resv_stop and not S.nm.on
             and not S.cfg.sjbf and S.policy.prio < PR_WFP3 and now >= S.resume_st.time
             and S.queue.n >= S.resume_st.npend
             and (S.prof.s_next[0] == -1 or S.prof.s_begin[S.prof.s_next[0]] > now))
@@ -631,7 +795,7 @@ cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
             break
     if c.phase2 >= 0 and c.ex == EX_END:
         if not c.built:
-            if build_profile(S, now) != 0:
+            if build_plan(S, now) != 0:
                 return -1
             c.built = True
         if sjbf_phase(S, &S.prof) != 0:
@@ -647,7 +811,7 @@ cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
     if S.resume_st.valid:
         S.resume_st.npend = S.queue.n
     return record_pass(S, now, PK_FULL, queue, c.depth, c.started, c.resv, c.ex, pass_clock(S) - t0,
-                       prof_live_slots(&S.prof) if c.built else 0)
+                       pass_slots(S))
 
 
 # ---- Slurm's main scheduler
@@ -677,10 +841,16 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         k = S.queue.entries[p].units
         depth += 1
         cost += cost_test_us
-        if k > S.nodes.nfree:
-            ex = EX_QUICK_BLOCKED
-            break
-        take_lowest_free(S, &S.prof, k)
+        if S.nm.on:
+            if not nm_fits_live(&S.nm, j, k, S.nodes.free):
+                ex = EX_QUICK_BLOCKED
+                break
+            nm_pick_units(&S.nm, S.nodes.free, S.prof.chosen, S.W)
+        else:
+            if k > S.nodes.nfree:
+                ex = EX_QUICK_BLOCKED
+                break
+            take_lowest_free(S, &S.prof, k)
         if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != 0:
             return -1
         S.jobs.how[j] = HOW_MAIN

@@ -12,7 +12,7 @@ from libc.stdint cimport int64_t
 from memory cimport INF
 from profile cimport prof_live_slots
 from clock cimport clock_elapsed_us, clock_charge_all
-from passes cimport (begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass, pass_prologue,
+from passes cimport (pass_slots, begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass, pass_prologue,
                      CM_SEARCH, STEP_STOP, STEP_ERROR)
 from lifecycle cimport heap_top_end
 from state cimport State, PassCtx
@@ -92,7 +92,7 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
     end_full_pass(S, &S.prof)
     dur = S.last.charged_us
     rc = record_pass(S, now, PK_FULL, queue, c.depth, c.started, c.resv, c.ex, pass_clock(S) - t0,
-                     prof_live_slots(&S.prof) if c.built else 0)
+                     pass_slots(S))
     if rc != 0:
         return rc
     S.sim.cycles += 1

@@ -14,6 +14,7 @@ from profile cimport Prof, prof_init, prof_free
 from clock cimport PassClock, clock_free
 from simtime cimport SimTime, simtime_defaults
 from costate cimport CoAlloc, coalloc_free
+from node_model cimport NodeModel, nm_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
@@ -124,6 +125,7 @@ ctypedef struct State:
     OutageEvents outages       # the replay's drains, failures and resumes (outages.pxd)
     StartEstimates est         # the replay's start-time estimates (estimates.pxd)
     CoAlloc co                 # co-allocation (coalloc.pxd)
+    NodeModel nm               # nodes with memory, GPUs and features (node_model.pxd; off: units)
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
     WorkerPool pool            # the parallel pass's threads and profile copies
@@ -181,6 +183,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     users_free(&S.users)
     policy_free(&S.policy)
     nodes_free(&S.nodes)
+    nm_free(&S.nm)
     outage_events_free(&S.outages)
     estimates_free(&S.est)
     queue_free(&S.queue)

@@ -57,6 +57,7 @@ cpdef enum RejectReason:
     RJ_NO_ESTIMATE = 2
     RJ_NO_UNITS = 3
     RJ_UNITS_DOWN = 4          # still pending when the replay ended: wider than the units left up
+    RJ_NO_NODES = 5            # no set of the cluster's nodes can hold it (cores, memory, GPUs, features)
 
 cpdef enum How:                # how a job was started
     HOW_NONE = 0

@@ -37,7 +37,7 @@ LABELS = {
     "state": ("new", "pending", "running", "completed", "rejected", "killed"),
     "how": ("", "main", "backfill", "co-allocated"),
     "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units",
-                      "wider than the units left up"),
+                      "wider than the units left up", "no set of nodes can hold it"),
     "kind": ("full", "quick"),
     "exit": ("end of queue", "max job test", "first job that does not fit", "time budget",
              "state changed at a yield", "reservation limit"),

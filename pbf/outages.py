@@ -118,10 +118,14 @@ class Failures:
         if self.node_cores != "beocat":
             NodeLayout.of(self.node_cores, 1 << 20)       # (checks the value)
 
-    def outages(self, units: int, start: int, end: int) -> list[Outage]:
+    def outages(self, units: int, start: int, end: int, cluster=None) -> list[Outage]:
         """The outages over a cluster of ``units`` for a replay whose jobs arrive from ``start`` to
-        ``end`` (generated failures fall in that span)."""
-        layout = NodeLayout.of(self.node_cores, units)
+        ``end`` (generated failures fall in that span). On a cluster of nodes (``cluster``, a
+        :class:`pbf.Cluster`) its nodes are the failing units, whatever ``node_cores`` says."""
+        if cluster is not None:
+            layout = NodeLayout(tuple(n.cores for n in cluster.nodes), tuple(n.name for n in cluster.nodes))
+        else:
+            layout = NodeLayout.of(self.node_cores, units)
         if self.path is not None:
             return read_failures(self.path, layout)
         return generate_failures(layout, start, end, self.mtbf_hours, self.repair_hours, self.seed)

@@ -85,7 +85,15 @@ class ReplayConfig:
 
     ``coalloc``: co-allocation (a :class:`pbf.CoAllocation`: running jobs lend cores to queued
     ones, a fixed fraction or a learner decides how much; :mod:`pbf.coalloc`). With it, ``run`` in
-    the results and the metrics is each job's elapsed time, stretched by sharing."""
+    the results and the metrics is each job's elapsed time, stretched by sharing.
+
+    ``cluster``: a cluster of nodes (a :class:`pbf.Cluster` with nodes, or a name or file for
+    :meth:`pbf.Cluster.load`: ``"beocat"``, ``"beocat-gpu"``, a TOML file, a ``slurm.conf``). Jobs then
+    get cores on nodes that also have their memory and GPUs free, by Slurm's rules (docs/engine.md
+    "Nodes and resources"); ``mem_from`` says where an SWF trace's memory comes from
+    (``requested``: field 10, ``used``: field 7, ``none``), ``node_choice`` is ``best-fit`` (Slurm's
+    consecutive-run best fit) or ``first-fit``. Without it the cluster is ``units`` interchangeable
+    units. Node passes run on one thread (any ``workers``: the same decisions)."""
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
@@ -125,6 +133,9 @@ class ReplayConfig:
     start_estimates: bool = False
     estimate_every: int = 0
     coalloc: CoAllocation | None = None
+    cluster: object = None
+    mem_from: str = "requested"
+    node_choice: str = "best-fit"
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -160,6 +171,16 @@ class ReplayConfig:
             raise ConfigError(f"coalloc must be a pbf.CoAllocation or None, got {self.coalloc!r}")
         if not isinstance(self.pass_records, bool):
             raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
+        from .resources import MEM_FROM
+        _check_choice("mem_from", self.mem_from, MEM_FROM)
+        _check_choice("node_choice", self.node_choice, ("best-fit", "first-fit"))
+        if self.cluster is not None:
+            from .cluster import Cluster
+            if not isinstance(self.cluster, (Cluster, str, os.PathLike)):
+                raise ConfigError(f"cluster must be a pbf.Cluster, a name or a file, got {self.cluster!r}")
+            if self.coalloc is not None:
+                raise ConfigError("co-allocation lends cores of interchangeable units: it does not run on a cluster "
+                                  "of nodes (drop cluster= or coalloc=)")
         if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
                                        or not 1 <= self.units <= MAX_UNITS):
             raise ConfigError(f"units must be an int from 1 to {MAX_UNITS:,}, got {self.units!r}")
@@ -186,9 +207,18 @@ class ReplayConfig:
         """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
         return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
 
+    def node_cluster(self):
+        """The cluster of nodes (a :class:`pbf.Cluster`), or None for a cluster of units."""
+        if self.cluster is None:
+            return None
+        from .cluster import Cluster
+        return self.cluster if isinstance(self.cluster, Cluster) else Cluster.load(self.cluster)
+
     def as_dict(self) -> dict:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__
-             if f not in ("backfill", "slurm_sim", "failures", "coalloc")}
+             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster")}
+        d["cluster"] = (None if self.cluster is None else self.cluster.name if not isinstance(self.cluster, (str, os.PathLike))
+                        else os.fspath(self.cluster))
         d["coalloc"] = self.coalloc.as_dict() if self.coalloc is not None else None
         d["failures"] = self.failures.as_dict() if self.failures is not None else None
         d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
@@ -323,7 +353,13 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     ``progress``: None (no progress), True (a bar on stderr when it is a terminal) or a callable
     ``f(done_jobs, total_jobs)`` called between chunks.
     """
-    units = _cluster_units(table, config)
+    cluster = config.node_cluster()
+    if cluster is not None:
+        if config.units is not None and config.units != cluster.units:
+            raise ConfigError(f"units={config.units:,} but cluster {cluster.name!r} has {cluster.units:,} cores")
+        units = cluster.units
+    else:
+        units = _cluster_units(table, config)
     scoring = config.scoring()
     order = np.lexsort((table.job_id, table.submit))   # (submit, id): the arrival order
     submit = np.ascontiguousarray(table.submit[order])
@@ -340,11 +376,20 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
                       bf_interval=config.bf_interval, clock=config.clock, budget_s=config.budget_s(),
                       cost_per_test_us=config.test_costs()[0], cost_per_slot_us=config.test_costs()[1],
                       slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
+    requests = None
+    if cluster is not None:
+        from .resources import job_feature_bits, load_nodes, requests_of
+        bits = load_nodes(core, cluster, config.node_choice == "first-fit")
+        requests = requests_of(table, config.mem_from).take(order)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
+    if cluster is not None:
+        core.set_node_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
+                               np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,
+                               job_feature_bits(bits, requests.features))
     outages = events = None
     if config.failures is not None:
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
-        outages = config.failures.outages(units, *span)
+        outages = config.failures.outages(units, *span, cluster=cluster)
         events = core_events(outages, units)
         core.load_outages(*events, config.failures.on_failure == "requeue")
     if config.start_estimates:
@@ -382,7 +427,22 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     if config.coalloc is not None:
         result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
+    if cluster is not None:
+        result.summary["nodes"] = _nodes_summary(result, cluster, requests, size)
     return result
+
+
+def _nodes_summary(result, cluster, requests, size):
+    # the node cluster, and each job no node set can hold with the resource that stops it
+    state, reason = result.jobs["state"], result.jobs["reject_reason"]
+    never = np.flatnonzero((state == JobState.JS_REJECTED) & (reason == RejectReason.RJ_NO_NODES))
+    from .resources import reject_detail
+    details = {}
+    for i in never:
+        text = reject_detail(cluster, requests, int(i), int(size[i]))
+        details[text] = details.get(text, 0) + 1
+    return {"cluster": cluster.name, **cluster.totals(), "never_fit": int(len(never)),
+            "never_fit_by_reason": dict(sorted(details.items(), key=lambda kv: -kv[1]))}
 
 
 def _progress_reporter(progress, total):

@@ -1,0 +1,509 @@
+# Nodes with memory, GPUs and features (header only). A node is a run of consecutive units (its
+# cores); memory and GPUs are per-node counters. Here: the cluster's nodes and what each job asks of
+# them, the live memory and GPU use, a pass's plan of each node's free cores, memory and GPUs over
+# future time (one short step function a node: a node holds few jobs, so a plan costs the running
+# jobs' size, not their number times the node count), and Slurm's node choice (cons_res
+# _eval_nodes / _choose_nodes / _cpus_to_use; the oracle is pbf/reference/nodes_ref.py).
+
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memset, memmove
+
+from memory cimport INF, grow
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
+
+ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over future time
+    int64_t* t                 # value p holds from t[p] to t[p + 1] (the last: for ever); t[0] = now
+    int64_t* c                 # free cores ...
+    int64_t* m                 # ... memory (MB) ...
+    int64_t* g                 # ... and GPUs
+    int64_t n                  # points
+    int64_t cap                # room
+    int64_t cur                # the search's cursor: the last point at or before its candidate
+
+
+ctypedef struct NodeModel:
+    bint on                    # the cluster is made of nodes (else: interchangeable units)
+    bint first_fit             # nodes in index order instead of Slurm's best fit
+    int64_t nn                 # nodes
+    int64_t* first             # node i's units: first[i] .. first[i + 1] - 1 (nn + 1 entries)
+    int32_t* node_of           # the node of each unit
+    int64_t* cap_mem           # memory (MB) and GPUs of each node ...
+    int64_t* cap_gpu
+    uint64_t* feat             # ... and its features (a bit each)
+    int64_t* free_mem          # memory and GPUs no running job holds, now
+    int64_t* free_gpu
+    # what each job asks (per job index; grown with the job table)
+    int64_t* mpc               # memory per core (MB; 0: none) ...
+    int64_t* mpn               # ... or per node
+    int64_t* gpn               # GPUs per node
+    int64_t* minn              # nodes at least ...
+    int64_t* maxn              # ... and at most (0: any)
+    uint64_t* jfeat            # features every node must have
+    int64_t jcap               # room in the job columns
+    # a pass's plan (built at its first misfit, like the unit profile)
+    NodeLine* line             # one per node
+    int64_t* times             # the candidate starts: now and every time a node gains resources,
+    int64_t ntimes             # ... sorted, distinct
+    int64_t times_cap
+    # scratch (nn each)
+    int64_t* cpu               # cores each node can give
+    int64_t* take              # cores taken from each node (the answer of a search)
+    int64_t* avail             # _eval's per-run copy
+    int64_t* cut               # _choose_nodes's reduced counts
+    int64_t* r_cpus            # runs of consecutive usable nodes: cores, nodes, first, last
+    int64_t* r_nodes
+    int64_t* r_first
+    int64_t* r_last
+    int32_t* elig              # the nodes a job may use at all (features, capacity)
+    int64_t nelig
+
+
+cdef inline void nm_free(NodeModel* M) noexcept nogil:
+    cdef int64_t i
+    if M.line != NULL:
+        for i in range(M.nn):
+            free(M.line[i].t); free(M.line[i].c); free(M.line[i].m); free(M.line[i].g)
+    free(M.line)
+    free(M.first); free(M.node_of); free(M.cap_mem); free(M.cap_gpu); free(M.feat)
+    free(M.free_mem); free(M.free_gpu)
+    free(M.mpc); free(M.mpn); free(M.gpn); free(M.minn); free(M.maxn); free(M.jfeat)
+    free(M.times)
+    free(M.cpu); free(M.take); free(M.avail); free(M.cut)
+    free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
+    memset(M, 0, sizeof(NodeModel))
+
+
+cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
+    # room for n jobs' requests (new rows: one core's worth, one node, no memory, GPU or feature)
+    cdef int64_t cap = M.jcap, i
+    if n <= M.jcap:
+        return 0
+    cap = M.jcap
+    if grow(<void**>&M.mpc, &cap, n, sizeof(int64_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.mpn, &cap, n, sizeof(int64_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.gpn, &cap, n, sizeof(int64_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.minn, &cap, n, sizeof(int64_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.maxn, &cap, n, sizeof(int64_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.jfeat, &cap, n, sizeof(uint64_t)) != 0: return -1
+    for i in range(M.jcap, cap):
+        M.mpc[i] = 0
+        M.mpn[i] = 0
+        M.gpn[i] = 0
+        M.minn[i] = 1
+        M.maxn[i] = 0
+        M.jfeat[i] = 0
+    M.jcap = cap
+    return 0
+
+
+cdef inline int64_t nm_job_mem(const NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
+    # the memory job j holds on a node where it has `cores` cores
+    return cores * M.mpc[j] + M.mpn[j]
+
+
+# ---- live use
+
+cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t j, int64_t sign) noexcept nogil:
+    # job j takes (sign -1) or gives back (+1) the memory and GPUs of its units' nodes
+    cdef int64_t w, u, i, c, last = -1
+    cdef uint64_t x
+    c = 0
+    for w in range(W):
+        x = units[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            i = M.node_of[u]
+            if i != last:
+                if last >= 0:
+                    M.free_mem[last] += sign * nm_job_mem(M, j, c)
+                    M.free_gpu[last] += sign * M.gpn[j]
+                last = i
+                c = 0
+            c += 1
+    if last >= 0:
+        M.free_mem[last] += sign * nm_job_mem(M, j, c)
+        M.free_gpu[last] += sign * M.gpn[j]
+
+
+cdef inline int64_t nm_range_count(const uint64_t* bits, int64_t lo, int64_t hi) noexcept nogil:
+    # set bits among units lo .. hi - 1
+    cdef int64_t w, c = 0, wl = lo >> 6, wh = (hi - 1) >> 6
+    cdef uint64_t x
+    if hi <= lo:
+        return 0
+    for w in range(wl, wh + 1):
+        x = bits[w]
+        if w == wl and (lo & 63):
+            x &= ~((<uint64_t>1 << (lo & 63)) - 1)
+        if w == wh and (hi & 63):
+            x &= (<uint64_t>1 << (hi & 63)) - 1
+        c += __builtin_popcountll(x)
+    return c
+
+
+cdef inline void nm_pick_units(const NodeModel* M, const uint64_t* free_units, uint64_t* out, int64_t W) noexcept nogil:
+    # out = for every node, its take[i] lowest free units
+    cdef int64_t i, u, need
+    memset(out, 0, W * sizeof(uint64_t))
+    for i in range(M.nn):
+        need = M.take[i]
+        u = M.first[i]
+        while need > 0 and u < M.first[i + 1]:
+            if free_units[u >> 6] & (<uint64_t>1 << (u & 63)):
+                out[u >> 6] |= <uint64_t>1 << (u & 63)
+                need -= 1
+            u += 1
+
+
+# ---- per-node capacity: what a node can give
+
+cdef inline int64_t nm_node_cpus(const NodeModel* M, int64_t j, int64_t i, int64_t c, int64_t m, int64_t g) noexcept nogil:
+    # how many of job j's cores node i can give with c cores, m MB and g GPUs free (Slurm's cpu_cnt
+    # under CR_Core_Memory; nodes_ref.node_cpus)
+    if M.gpn[j] > g or (M.jfeat[j] & ~M.feat[i]) != 0:
+        return 0
+    if M.mpc[j] > 0 and m // M.mpc[j] < c:
+        c = m // M.mpc[j]
+    if M.mpn[j] > m:
+        return 0
+    return c if c > 0 else 0
+
+
+cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
+    # the nodes that could ever give job j a core (features, GPUs, memory for one core)
+    cdef int64_t i
+    M.nelig = 0
+    for i in range(M.nn):
+        if nm_node_cpus(M, j, i, M.first[i + 1] - M.first[i], M.cap_mem[i], M.cap_gpu[i]) > 0:
+            M.elig[M.nelig] = <int32_t>i
+            M.nelig += 1
+
+
+# ---- Slurm's node choice
+
+cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, int64_t min_nodes,
+                            int64_t max_nodes) noexcept nogil:
+    # cons_res _eval_nodes (consecutive runs, best fit) over cpu[]; M.take gets the answer
+    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, a, keep, single
+    cdef int64_t rem_nodes = min_nodes, min_rem = min_nodes
+    cdef bint suff, bs = False, new
+    for i in range(n):
+        M.take[i] = 0
+    i = 0
+    while i < n:
+        if cpu[i] > 0:
+            M.r_first[nr] = i
+            M.r_cpus[nr] = 0
+            M.r_nodes[nr] = 0
+            while i < n and cpu[i] > 0:
+                M.r_cpus[nr] += cpu[i]
+                M.r_nodes[nr] += 1
+                i += 1
+            M.r_last[nr] = i - 1
+            nr += 1
+        else:
+            i += 1
+    while nr > 0 and max_nodes > 0:
+        best = -1
+        for r in range(nr):
+            if M.r_nodes[r] == 0:
+                continue
+            suff = M.r_cpus[r] >= rem_cpus and M.r_nodes[r] >= rem_nodes
+            if best < 0:
+                new = True
+            else:
+                new = (suff and not bs) or (suff and M.r_cpus[r] < bc) or (not suff and M.r_cpus[r] > bc)
+            if new:
+                best = r
+                bc = M.r_cpus[r]
+                bs = suff
+        if best < 0:
+            break
+        for i in range(M.r_first[best], M.r_last[best] + 1):
+            M.avail[i] = cpu[i] if M.take[i] == 0 else 0
+        if rem_nodes <= 1:
+            # one node still to find: the run's node with the fewest sufficient cores
+            single = -1
+            for i in range(M.r_first[best], M.r_last[best] + 1):
+                if M.take[i] != 0 or cpu[i] < rem_cpus:
+                    continue
+                if single < 0 or cpu[i] < cpu[single]:
+                    single = i
+                    if cpu[i] == rem_cpus:
+                        break
+            if single >= 0:
+                for i in range(M.r_first[best], M.r_last[best] + 1):
+                    if i != single:
+                        M.avail[i] = 0
+        for i in range(M.r_first[best], M.r_last[best] + 1):
+            if max_nodes <= 0 or (rem_nodes <= 0 and rem_cpus <= 0):
+                break
+            a = M.avail[i]
+            if a <= 0:
+                continue
+            if max_nodes == 1 and a < rem_cpus:
+                continue
+            # _cpus_to_use: leave one core for each further node the job must have
+            keep = rem_cpus - (min_rem - 1 if min_rem > 1 else 0)
+            if keep < 1:
+                keep = 1
+            if a > keep:
+                a = keep
+            M.take[i] = a
+            rem_cpus -= a
+            rem_nodes -= 1
+            min_rem -= 1
+            max_nodes -= 1
+        if rem_nodes <= 0 and rem_cpus <= 0:
+            return True
+        M.r_cpus[best] = 0
+        M.r_nodes[best] = 0
+    return rem_cpus <= 0 and rem_nodes <= 0
+
+
+cdef inline bint nm_choose(NodeModel* M, int64_t cores, int64_t min_nodes, int64_t max_nodes) noexcept nogil:
+    # nodes for `cores` cores given M.cpu (nodes_ref.eval_nodes): M.take, or False
+    cdef int64_t n = M.nn, i, used = 0, total = 0, top = 0, count, rem, left, a
+    cdef bint changed
+    if max_nodes <= 0:
+        max_nodes = n
+    for i in range(n):
+        if M.cpu[i] > 0:
+            used += 1
+            total += M.cpu[i]
+            if M.cpu[i] > top:
+                top = M.cpu[i]
+    if min_nodes > max_nodes or used < min_nodes or total < cores:
+        return False
+    if M.first_fit:
+        rem = cores
+        left = min_nodes
+        used = 0
+        for i in range(n):
+            M.take[i] = 0
+        for i in range(n):
+            if M.cpu[i] <= 0 or used >= max_nodes:
+                continue
+            a = rem - (left - 1 if left > 1 else 0)
+            if a < 1:
+                a = 1
+            if a > M.cpu[i]:
+                a = M.cpu[i]
+            M.take[i] = a
+            used += 1
+            rem -= a
+            left -= 1
+            if rem <= 0 and left <= 0:
+                return True
+        return False
+    if _eval_runs(M, M.cpu, cores, min_nodes, max_nodes):
+        return True
+    # _choose_nodes: drop nodes with 1, 2, ... usable cores and try again (knapsack traps)
+    for i in range(n):
+        M.cut[i] = M.cpu[i]
+    for count in range(1, top):
+        changed = False
+        for i in range(n):
+            if 0 < M.cut[i] <= count:
+                M.cut[i] = 0
+                changed = True
+        if changed and _eval_runs(M, M.cut, cores, min_nodes, max_nodes):
+            return True
+    return False
+
+
+cdef inline bint nm_never_fits(NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
+    # can no set of nodes, all idle, ever hold job j?
+    cdef int64_t i
+    for i in range(M.nn):
+        M.cpu[i] = nm_node_cpus(M, j, i, M.first[i + 1] - M.first[i], M.cap_mem[i], M.cap_gpu[i])
+    return not nm_choose(M, cores, M.minn[j], M.maxn[j])
+
+
+cdef inline bint nm_fits_live(NodeModel* M, int64_t j, int64_t cores, const uint64_t* free_units) noexcept nogil:
+    # can job j start now on the nodes as they are (no reservation in the way)? M.take: where
+    cdef int64_t i
+    for i in range(M.nn):
+        M.cpu[i] = nm_node_cpus(M, j, i, nm_range_count(free_units, M.first[i], M.first[i + 1]),
+                                M.free_mem[i], M.free_gpu[i])
+    return nm_choose(M, cores, M.minn[j], M.maxn[j])
+
+
+# ---- a pass's plan
+
+cdef inline int nl_room(NodeLine* L, int64_t n) noexcept nogil:
+    cdef int64_t cap
+    cdef void* q
+    if n <= L.cap:
+        return 0
+    cap = L.cap * 2 if L.cap else 8
+    while cap < n:
+        cap *= 2
+    q = realloc(L.t, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    L.t = <int64_t*>q
+    q = realloc(L.c, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    L.c = <int64_t*>q
+    q = realloc(L.m, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    L.m = <int64_t*>q
+    q = realloc(L.g, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    L.g = <int64_t*>q
+    L.cap = cap
+    return 0
+
+
+cdef inline int nl_gain(NodeLine* L, int64_t t, int64_t dc, int64_t dm, int64_t dg) noexcept nogil:
+    # the node gains (dc, dm, dg) from t on; t is not before the last point (the plan is built in
+    # time order)
+    cdef int64_t p = L.n - 1
+    if L.t[p] != t:
+        if nl_room(L, L.n + 1) != 0:
+            return -1
+        p = L.n
+        L.t[p] = t
+        L.c[p] = L.c[p - 1]
+        L.m[p] = L.m[p - 1]
+        L.g[p] = L.g[p - 1]
+        L.n += 1
+    L.c[p] += dc
+    L.m[p] += dm
+    L.g[p] += dg
+    return 0
+
+
+cdef inline int64_t nl_point(NodeLine* L, int64_t t) noexcept nogil:
+    # the index of a point at t (made by splitting the one before it; t >= t[0]); -1: out of memory
+    cdef int64_t lo = 0, hi = L.n, mid
+    while lo < hi:                         # the first point after t
+        mid = (lo + hi) >> 1
+        if L.t[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if L.t[lo - 1] == t:
+        return lo - 1
+    if nl_room(L, L.n + 1) != 0:
+        return -1
+    memmove(L.t + lo + 1, L.t + lo, (L.n - lo) * sizeof(int64_t))
+    memmove(L.c + lo + 1, L.c + lo, (L.n - lo) * sizeof(int64_t))
+    memmove(L.m + lo + 1, L.m + lo, (L.n - lo) * sizeof(int64_t))
+    memmove(L.g + lo + 1, L.g + lo, (L.n - lo) * sizeof(int64_t))
+    L.t[lo] = t
+    L.c[lo] = L.c[lo - 1]
+    L.m[lo] = L.m[lo - 1]
+    L.g[lo] = L.g[lo - 1]
+    L.n += 1
+    return lo
+
+
+cdef inline int nl_hold(NodeLine* L, int64_t t, int64_t stop, int64_t dc, int64_t dm, int64_t dg) noexcept nogil:
+    # a placement holds (dc, dm, dg) over [t, stop)
+    cdef int64_t a = nl_point(L, t), b, p
+    if a < 0:
+        return -1
+    b = nl_point(L, stop)
+    if b < 0:
+        return -1
+    for p in range(a, b):
+        L.c[p] -= dc
+        L.m[p] -= dm
+        L.g[p] -= dg
+    return 0
+
+
+cdef inline void nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
+    # the least free cores, memory and GPUs over [t, stop); the cursor moves forward with t (the
+    # search's candidates come in time order)
+    cdef int64_t p
+    while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
+        L.cur += 1
+    p = L.cur
+    c[0] = L.c[p]
+    m[0] = L.m[p]
+    g[0] = L.g[p]
+    p += 1
+    while p < L.n and L.t[p] < stop:
+        if L.c[p] < c[0]: c[0] = L.c[p]
+        if L.m[p] < m[0]: m[0] = L.m[p]
+        if L.g[p] < g[0]: g[0] = L.g[p]
+        p += 1
+
+
+cdef inline int nm_add_time(NodeModel* M, int64_t t) noexcept nogil:
+    # t joins the candidate starts
+    cdef int64_t lo = 0, hi = M.ntimes, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if M.times[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < M.ntimes and M.times[lo] == t:
+        return 0
+    if grow(<void**>&M.times, &M.times_cap, M.ntimes + 1, sizeof(int64_t)) != 0:
+        return -1
+    memmove(M.times + lo + 1, M.times + lo, (M.ntimes - lo) * sizeof(int64_t))
+    M.times[lo] = t
+    M.ntimes += 1
+    return 0
+
+
+cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now, int64_t t_from,
+                                  bint now_only, int64_t window, int64_t resolution) noexcept nogil:
+    # The earliest candidate start t >= t_from (>= now) at which nodes can be chosen for job j with the
+    # resources free throughout [t, round_up(t + d)); M.take gets them. -1: none (now_only, or
+    # beyond the window). A start is only ever worth trying where some node gains resources.
+    cdef int64_t x, i, n, t, stop, c, m, g, total, used
+    cdef NodeLine* L
+    nm_eligible(M, j)
+    for x in range(M.nelig):
+        M.line[M.elig[x]].cur = 0
+    for i in range(M.nn):
+        M.cpu[i] = 0
+    for n in range(M.ntimes):
+        t = M.times[n]
+        if t < t_from:
+            continue
+        if window > 0 and t > now + window:
+            return -1
+        stop = t + d
+        if resolution > 1:
+            stop = ((stop + resolution - 1) // resolution) * resolution
+        total = 0
+        used = 0
+        for x in range(M.nelig):
+            i = M.elig[x]
+            L = &M.line[i]
+            nl_least(L, t, stop, &c, &m, &g)
+            M.cpu[i] = nm_node_cpus(M, j, i, c, m, g)
+            if M.cpu[i] > 0:
+                total += M.cpu[i]
+                used += 1
+        if total >= cores and used >= M.minn[j] and nm_choose(M, cores, M.minn[j], M.maxn[j]):
+            return t
+        if now_only:
+            return -1
+    return -1
+
+
+cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexcept nogil:
+    # the plan holds M.take's cores (with their memory and GPUs) over [t, stop)
+    cdef int64_t i
+    for i in range(M.nn):
+        if M.take[i] > 0 and nl_hold(&M.line[i], t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
+            return -1
+    return nm_add_time(M, stop)

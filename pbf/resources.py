@@ -1,0 +1,129 @@
+"""What jobs ask of a cluster of nodes -- memory, GPUs, node counts, features -- and how a replay hands
+a node cluster and those requests to the compiled core.
+
+A job's request comes from its trace: columns ``mem_core_mb`` / ``mem_node_mb`` (memory per core or per
+node, MB), ``gpus`` (GPUs per node), ``nodes_min`` / ``nodes_max`` (0: any) and the attribute
+``features`` (one ``"a&b"`` string a job; sacct's Constraints) when the reader or generator gave them
+(sacct dumps, ``pbf gen beocat --resources``); otherwise from the SWF fields: requested memory (field
+10, KB a processor) or, with ``mem_from="used"``, used memory (field 7), rounded up to whole MB. See
+docs/workloads.md "Memory and GPUs".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ConfigError
+
+__all__ = ["Requests", "MEM_FROM", "requests_of", "reject_detail", "load_nodes", "job_feature_bits"]
+
+#: where a job's memory request comes from in an SWF trace
+MEM_FROM = ("requested", "used", "none")
+
+_UNKNOWN_FEATURE = 1 << 63               # a feature no node has: such a job can never run
+
+
+@dataclass(frozen=True)
+class Requests:
+    """Per job (numpy columns, one row a job): memory per core and per node (MB), GPUs per node,
+    nodes at least and at most (0: any), required features (a tuple of names a job)."""
+    mem_core_mb: np.ndarray
+    mem_node_mb: np.ndarray
+    gpus: np.ndarray
+    nodes_min: np.ndarray
+    nodes_max: np.ndarray
+    features: tuple
+
+    def take(self, order) -> Requests:
+        return Requests(self.mem_core_mb[order], self.mem_node_mb[order], self.gpus[order], self.nodes_min[order],
+                        self.nodes_max[order], tuple(self.features[i] for i in np.asarray(order)))
+
+
+def _kb_to_mb(values):
+    v = np.asarray(values, dtype=np.float64)
+    ok = np.isfinite(v) & (v > 0)
+    return np.where(ok, np.ceil(np.where(ok, v, 0) / 1024.0), 0).astype(np.int64)
+
+
+def requests_of(table, mem_from: str = "requested") -> Requests:
+    """The requests of every job of ``table`` (a :class:`pbf.JobTable`), in table order."""
+    if mem_from not in MEM_FROM:
+        raise ConfigError(f"mem_from must be one of {', '.join(MEM_FROM)}, got {mem_from!r}")
+    n = len(table)
+    cols = table.columns
+    zeros = np.zeros(n, dtype=np.int64)
+    if "mem_core_mb" in cols or "mem_node_mb" in cols:
+        core = np.asarray(cols.get("mem_core_mb", zeros), dtype=np.int64)
+        node = np.asarray(cols.get("mem_node_mb", zeros), dtype=np.int64)
+    elif mem_from == "requested":
+        core, node = _kb_to_mb(table.req_mem), zeros
+    elif mem_from == "used":
+        core, node = _kb_to_mb(table.used_mem), zeros
+    else:
+        core, node = zeros, zeros
+    if mem_from == "none":
+        core, node = zeros, zeros
+    gpus = np.asarray(cols.get("gpus", zeros), dtype=np.int64)
+    lo = np.asarray(cols.get("nodes_min", np.ones(n, dtype=np.int64)), dtype=np.int64)
+    hi = np.asarray(cols.get("nodes_max", zeros), dtype=np.int64)
+    feats = getattr(table, "__dict__", {}).get("features")
+    features = tuple(tuple(sorted(f for f in str(s).split("&") if f)) for s in feats) if feats is not None \
+        else tuple(() for _ in range(n))
+    return Requests(np.maximum(core, 0), np.maximum(node, 0), np.maximum(gpus, 0), np.maximum(lo, 1),
+                    np.maximum(hi, 0), features)
+
+
+def _feature_bits(cluster):
+    names = sorted({f for node in cluster.nodes for f in node.features})
+    if len(names) > 63:
+        raise ConfigError(f"cluster {cluster.name!r} has {len(names)} distinct features; pbf's node model holds 63")
+    return {name: 1 << i for i, name in enumerate(names)}
+
+
+def load_nodes(core, cluster, first_fit: bool = False) -> dict:
+    """Make ``core`` (a fresh :class:`pbf._core.Core` of ``cluster.units`` units, no jobs yet) a node
+    cluster; returns the feature bits (name -> bit) for :func:`job_feature_bits`."""
+    bits = _feature_bits(cluster)
+    node_feat = [sum(bits[f] for f in set(n.features)) for n in cluster.nodes]
+    core.set_nodes(np.array([n.cores for n in cluster.nodes], dtype=np.int64),
+                   np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64),
+                   np.array([n.gpus for n in cluster.nodes], dtype=np.int64),
+                   np.array(node_feat, dtype=np.uint64), first_fit)
+    return bits
+
+
+def job_feature_bits(bits, features) -> np.ndarray:
+    """One uint64 a job: the bits of its features (a feature no node has sets the top bit)."""
+    out = np.zeros(len(features), dtype=np.uint64)
+    for i, names in enumerate(features):
+        v = 0
+        for f in names:
+            v |= bits.get(f, _UNKNOWN_FEATURE)
+        out[i] = v
+    return out
+
+
+def reject_detail(cluster, requests: Requests, i: int, cores: int) -> str:
+    """Why job ``i`` can never run on ``cluster``, naming the resource."""
+    feats = set(requests.features[i])
+    usable = [n for n in cluster.nodes if feats <= set(n.features)]
+    if not usable:
+        return f"no node has features {'&'.join(sorted(feats))}"
+    gpus = int(requests.gpus[i])
+    usable = [n for n in usable if n.gpus >= gpus]
+    if not usable:
+        return f"no node has {gpus} GPUs"
+    per_node = int(requests.mem_node_mb[i])
+    if per_node and not any(n.memory_mb >= per_node for n in usable):
+        return f"no node has {per_node:,} MB of memory"
+    per_core = int(requests.mem_core_mb[i])
+    if per_core and not any(n.memory_mb >= per_core for n in usable):
+        return f"no node has {per_core:,} MB of memory for one core"
+    lo, hi = int(requests.nodes_min[i]), int(requests.nodes_max[i])
+    if lo > len(usable):
+        return f"asks for {lo} nodes; {len(usable)} can hold it"
+    room = sorted((min(n.cores, n.memory_mb // per_core if per_core else n.cores) for n in usable), reverse=True)
+    most = sum(room[:hi] if hi else room)
+    return (f"asks for {cores:,} cores at {per_core:,} MB a core on at most {hi or len(usable)} nodes; "
+            f"the nodes that can hold it give {most:,}")
