@@ -16,6 +16,10 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
 
 
+cdef enum:
+    MISFITS_MAX = 16
+
+
 ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over future time
     int64_t* t                 # value p holds from t[p] to t[p + 1] (the last: for ever); t[0] = now
     int64_t* c                 # free cores ...
@@ -61,6 +65,14 @@ ctypedef struct NodeModel:
     int64_t* r_last
     int32_t* elig              # the nodes a job may use at all (features, capacity)
     int64_t nelig
+    # requests that found no start in this pass (the plan only loses resources within a pass, so a
+    # job asking the same per node, at least as many cores and at least as long, finds none either)
+    int64_t mf_job[MISFITS_MAX]    # a job with that request ...
+    int64_t mf_cores[MISFITS_MAX]  # ... its cores ...
+    int64_t mf_d[MISFITS_MAX]      # ... and duration
+    bint mf_now[MISFITS_MAX]       # ... found no start now (else: none within the window)
+    int64_t nmf
+    int64_t mf_next
 
 
 cdef inline void nm_free(NodeModel* M) noexcept nogil:
@@ -462,12 +474,53 @@ cdef inline int nm_add_time(NodeModel* M, int64_t t) noexcept nogil:
     return 0
 
 
+cdef inline bint nm_same_ask(const NodeModel* M, int64_t a, int64_t b) noexcept nogil:
+    return (M.mpc[a] == M.mpc[b] and M.mpn[a] == M.mpn[b] and M.gpn[a] == M.gpn[b] and M.minn[a] == M.minn[b]
+            and M.maxn[a] == M.maxn[b] and M.jfeat[a] == M.jfeat[b])
+
+
+cdef inline bint nm_known_misfit(const NodeModel* M, int64_t j, int64_t cores, int64_t d, bint now_only) noexcept nogil:
+    # a job asking the same per node, no fewer cores and no shorter, found no start in this pass
+    # (one with no start now says nothing of a full search)
+    cdef int64_t x
+    for x in range(M.nmf):
+        if (cores >= M.mf_cores[x] and d >= M.mf_d[x] and (now_only or not M.mf_now[x])
+                and nm_same_ask(M, j, M.mf_job[x])):
+            return True
+    return False
+
+
+cdef inline void nm_note_misfit(NodeModel* M, int64_t j, int64_t cores, int64_t d, bint now_only) noexcept nogil:
+    cdef int64_t x = M.nmf if M.nmf < MISFITS_MAX else M.mf_next
+    if M.nmf < MISFITS_MAX:
+        M.nmf += 1
+    else:
+        M.mf_next = (M.mf_next + 1) % MISFITS_MAX
+    M.mf_job[x] = j
+    M.mf_cores[x] = cores
+    M.mf_d[x] = d
+    M.mf_now[x] = now_only
+
+
 cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now, int64_t t_from,
                                   bint now_only, int64_t window, int64_t resolution) noexcept nogil:
     # The earliest candidate start t >= t_from (>= now) at which nodes can be chosen for job j with the
     # resources free throughout [t, round_up(t + d)); M.take gets them. -1: none (now_only, or
     # beyond the window). A start is only ever worth trying where some node gains resources.
-    cdef int64_t x, i, n, t, stop, c, m, g, total, used
+    cdef int64_t x, i, n, t, stop, c, m, g, total, used, p
+    cdef NodeLine* L
+    if nm_known_misfit(M, j, cores, d, now_only):
+        return -1
+    t = nm_find_start_search(M, j, cores, d, now, t_from, now_only, window, resolution)
+    if t < 0 and t_from == now:
+        nm_note_misfit(M, j, cores, d, now_only)
+    return t
+
+
+cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now,
+                                         int64_t t_from, bint now_only, int64_t window,
+                                         int64_t resolution) noexcept nogil:
+    cdef int64_t x, i, n, t, stop, c, m, g, total, used, p
     cdef NodeLine* L
     nm_eligible(M, j)
     for x in range(M.nelig):
@@ -483,6 +536,22 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
         stop = t + d
         if resolution > 1:
             stop = ((stop + resolution - 1) // resolution) * resolution
+        # first what the nodes have at t alone (a bound on the window's least): most misfits end here
+        total = 0
+        used = 0
+        for x in range(M.nelig):
+            i = M.elig[x]
+            L = &M.line[i]
+            while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
+                L.cur += 1
+            p = nm_node_cpus(M, j, i, L.c[L.cur], L.m[L.cur], L.g[L.cur])
+            if p > 0:
+                total += p
+                used += 1
+        if total < cores or used < M.minn[j]:
+            if now_only:
+                return -1
+            continue
         total = 0
         used = 0
         for x in range(M.nelig):

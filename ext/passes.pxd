@@ -378,6 +378,8 @@ cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
         return -1
     M.times[0] = now
     M.ntimes = 1
+    M.nmf = 0                          # a fresh plan: no known misfit
+    M.mf_next = 0
     for r in range(N.nrun):
         e = planned_end(S, r, now)
         j = N.by_end[r].job

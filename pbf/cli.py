@@ -291,7 +291,8 @@ def cmd_replay(args):
                           failures=_failures(args, args.trace is None),
                           start_estimates=args.start_estimates or bool(args.estimate_every),
                           estimate_every=args.estimate_every,
-                          coalloc=_coalloc(args.coalloc))
+                          coalloc=_coalloc(args.coalloc), cluster=args.cluster, mem_from=args.mem_from,
+                          node_choice=args.node_choice)
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
@@ -391,6 +392,11 @@ def _format_replay(s, out):
            f"a full pass" if p["clock"] != "free" else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
+    nodes = s.get("nodes")
+    if nodes:
+        lines.insert(2, f"nodes        {nodes['cluster']}: {nodes['nodes']:,} nodes, {nodes['cores']:,} cores, "
+                        f"{nodes['memory_mb'] / 1024 ** 2:,.1f} TiB, {nodes['gpus']:,} GPUs"
+                        + "".join(f"; {n:,} rejected: {r}" for r, n in list(nodes["never_fit_by_reason"].items())[:3]))
     f = s.get("failures")
     if f:
         ev = f["events"]
@@ -853,6 +859,15 @@ def _add_replay(sub):
                     help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
     _add_slurm_sim(rp)
     _add_failures(rp)
+    nd = rp.add_argument_group("nodes with memory and GPUs (docs/engine.md, Nodes and resources)")
+    nd.add_argument("--cluster", default=None, metavar="beocat|beocat-gpu|FILE[:PARTITION]",
+                    help="a cluster of nodes: built-in beocat (Beocat's normal partition, memory per node) or "
+                         "beocat-gpu (with its GPUs), a TOML file, or a slurm.conf (NodeName/PartitionName lines); "
+                         "jobs get cores on nodes with their memory and GPUs free (Slurm's cons_res rules)")
+    nd.add_argument("--mem-from", choices=("requested", "used", "none"), default="requested",
+                    help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
+    nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",
+                    help="Slurm's consecutive-run best fit (default) or nodes in order")
     rp.add_argument("--coalloc", default=None, metavar="off|fixed:A|asax|hedge|exp3[:OPTIONS]",
                     help="co-allocation: running jobs lend cores to queued ones (docs/coalloc.md); "
                          "learned = asax; options key=value,...: beta, interval, lam, tau, dmax, seed, "

@@ -64,6 +64,8 @@ class Cluster:
     units: int
     nodes: tuple = ()
     name: str = "cluster"
+    #: memory per core (MB) a job gets when it asks for none (a partition's DefMemPerCPU; 0: none)
+    default_mem_per_core_mb: int = 0
     _index: dict = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -117,14 +119,22 @@ class Cluster:
 
     @classmethod
     def load(cls, spec: str | os.PathLike) -> Cluster:
-        """A built-in cluster by name (:data:`BUILTIN_CLUSTERS`) or one read from a TOML file."""
+        """A built-in cluster by name (:data:`BUILTIN_CLUSTERS`), one read from a TOML file
+        (``*.toml``), or from Slurm's ``NodeName``/``PartitionName`` lines (any other file, e.g.
+        ``slurm.conf``; ``FILE:PARTITION`` picks a partition, see :mod:`pbf.slurm_conf`)."""
         if isinstance(spec, str) and spec in BUILTIN_CLUSTERS:
             return cls.builtin(spec)
         path = os.fspath(spec)
+        partition = None
+        if not os.path.exists(path) and ":" in path and os.path.exists(path.rsplit(":", 1)[0]):
+            path, partition = path.rsplit(":", 1)
         if not os.path.exists(path):
             raise ConfigError(f"cluster {path!r}: no such file, and not a built-in cluster "
                               f"({', '.join(BUILTIN_CLUSTERS)})")
-        return cls.from_toml(path)
+        if path.endswith(".toml"):
+            return cls.from_toml(path)
+        from .slurm_conf import cluster_from_slurm_conf
+        return cluster_from_slurm_conf(path, partition)
 
     @classmethod
     def builtin(cls, name: str) -> Cluster:

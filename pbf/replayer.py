@@ -380,7 +380,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
     if cluster is not None:
         from .resources import job_feature_bits, load_nodes, requests_of
         bits = load_nodes(core, cluster, config.node_choice == "first-fit")
-        requests = requests_of(table, config.mem_from).take(order)
+        requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
     if cluster is not None:
         core.set_node_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,

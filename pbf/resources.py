@@ -46,8 +46,9 @@ def _kb_to_mb(values):
     return np.where(ok, np.ceil(np.where(ok, v, 0) / 1024.0), 0).astype(np.int64)
 
 
-def requests_of(table, mem_from: str = "requested") -> Requests:
-    """The requests of every job of ``table`` (a :class:`pbf.JobTable`), in table order."""
+def requests_of(table, mem_from: str = "requested", default_mem_per_core_mb: int = 0) -> Requests:
+    """The requests of every job of ``table`` (a :class:`pbf.JobTable`), in table order. A job that
+    asks no memory gets ``default_mem_per_core_mb`` a core (a partition's DefMemPerCPU)."""
     if mem_from not in MEM_FROM:
         raise ConfigError(f"mem_from must be one of {', '.join(MEM_FROM)}, got {mem_from!r}")
     n = len(table)
@@ -64,14 +65,31 @@ def requests_of(table, mem_from: str = "requested") -> Requests:
         core, node = zeros, zeros
     if mem_from == "none":
         core, node = zeros, zeros
+    if default_mem_per_core_mb:
+        core = np.where((core <= 0) & (node <= 0), int(default_mem_per_core_mb), core)
     gpus = np.asarray(cols.get("gpus", zeros), dtype=np.int64)
     lo = np.asarray(cols.get("nodes_min", np.ones(n, dtype=np.int64)), dtype=np.int64)
     hi = np.asarray(cols.get("nodes_max", zeros), dtype=np.int64)
     feats = getattr(table, "__dict__", {}).get("features")
+    if feats is None and "constraint" in cols:
+        legend = constraint_legend(table.header)
+        feats = [legend.get(int(c), "") for c in cols["constraint"]]
     features = tuple(tuple(sorted(f for f in str(s).split("&") if f)) for s in feats) if feats is not None \
         else tuple(() for _ in range(n))
     return Requests(np.maximum(core, 0), np.maximum(node, 0), np.maximum(gpus, 0), np.maximum(lo, 1),
                     np.maximum(hi, 0), features)
+
+
+def constraint_legend(header) -> dict:
+    """The ``; Constraint: N a&b`` lines of a header (sacct dumps): number -> features."""
+    out = {}
+    for line in header.lines:
+        key, sep, value = line.strip().partition(":")
+        if sep and key.strip() == "Constraint":
+            number, _, text = value.strip().partition(" ")
+            if number.isdigit():
+                out[int(number)] = text.strip()
+    return out
 
 
 def _feature_bits(cluster):

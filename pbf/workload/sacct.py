@@ -4,7 +4,8 @@ A dump is ``|``-separated with a header line of field names, in any order. Neede
 ``JobIDRaw``), ``Submit``, a run time (``ElapsedRaw`` seconds, else ``Elapsed``), and processors
 (``ReqCPUS``, else ``AllocCPUS``/``NCPUS``). Used when present: ``Start``, ``TimelimitRaw`` (minutes)
 or ``Timelimit``, ``ReqNodes``/``NNodes``, ``ReqMem``, ``State``, ``User``/``UID``, ``Group``/``GID``,
-``Partition``, ``QOS``, ``Account``.
+``Partition``, ``QOS``, ``Account``, ``ReqTRES`` (else ``AllocTRES``: ``gres/gpu=N``, the job's GPUs)
+and ``Constraints`` (required features, ``a&b``).
 
 The rules (those of the Parallel Backfill authors' trace generator, and of SWF):
 
@@ -19,6 +20,11 @@ The rules (those of the Parallel Backfill authors' trace generator, and of SWF):
   cleaning drops it as "run time <= 0"). A job that never started (no ``Start``) has no run time.
 * Requested memory (``ReqMem``: ``4Gn`` per node, ``2Gc`` per CPU, ``K``/``M``/``G``/``T``;
   a bare ``4G`` is read as per node) -> SWF field 10, KB per processor.
+* What a job asks of the nodes (used on a cluster of nodes, ``pbf replay --cluster``): memory per
+  CPU (``Mc``) or per node (``Mn``, bare) in MB (columns ``mem_core_mb``, ``mem_node_mb``), nodes
+  (``ReqNodes``: ``2`` or ``2-4``; columns ``nodes_min``, ``nodes_max``), GPUs per node (``gres/gpu=N``
+  of ``ReqTRES``, divided over the nodes, rounded up; column ``gpus``) and features (``Constraints``;
+  column ``constraint``: a number whose legend is in the header, ``; Constraint: 1 elves&ib``).
 * Partition and QOS names -> SWF fields 16 (partition) and 15 (queue), numbered from 1 in order of
   first appearance; the header keeps the legend (``; Partition: 1 normal``, ``; Queue: 1 normal``),
   so the multifactor priority's ``--mf-partition`` / ``--mf-qos`` can name them by number.
@@ -135,6 +141,8 @@ def read_sacct(path, *, partition=None, since=None, until=None, pack_days=None):
     f_nodes, f_mem, f_state = opt("ReqNodes", "NNodes"), opt("ReqMem"), opt("State")
     f_user, f_group = opt("User", "UID"), opt("Group", "GID")
     f_part, f_qos = opt("Partition"), opt("QOS")
+    f_tres, f_cons = opt("ReqTRES", "AllocTRES"), opt("Constraints")
+    constraints = {}
     dropped = {"job_steps": 0, "array_elements": 0, "other_partition": 0, "outside_dates": 0}
     recs, users, groups, parts, qoss = [], {}, {}, {}, {}
     for k in range(start + 1, len(lines)):
@@ -203,13 +211,26 @@ def read_sacct(path, *, partition=None, since=None, until=None, pack_days=None):
         if not cpus_text.isdigit():
             raise TraceFormatError(path, k + 1, f_cpus, cpus_text, "a whole number of processors")
         cpus = int(cpus_text)
-        nodes = -1
+        nodes = nodes_max = -1
         if f_nodes and get(f_nodes):
-            text = get(f_nodes).split("-")[0]       # "2-4": a range; the minimum
-            if not text.isdigit():
-                raise TraceFormatError(path, k + 1, f_nodes, get(f_nodes), "a whole number of nodes")
-            nodes = int(text)
+            low, _, high = get(f_nodes).partition("-")       # "2-4": a range
+            if not low.isdigit() or (high and not high.isdigit()):
+                raise TraceFormatError(path, k + 1, f_nodes, get(f_nodes), "a whole number of nodes, or a range 2-4")
+            nodes = int(low)
+            nodes_max = int(high) if high else nodes
+        gpus = 0
+        if f_tres and get(f_tres):
+            for item in get(f_tres).split(","):
+                key, _, value = item.partition("=")
+                if key.strip() == "gres/gpu":       # (typed gres/gpu:a100=N repeat the total)
+                    if not value.strip().isdigit():
+                        raise TraceFormatError(path, k + 1, f_tres, get(f_tres), "gres/gpu=N with N whole")
+                    gpus = -(-int(value) // max(nodes, 1))
+        cons = get(f_cons) if f_cons else ""
+        cons = "" if cons in ("(null)", "None") else cons
+        cons_id = constraints.setdefault(cons, len(constraints) + 1) if cons else 0
         mem = -1.0
+        mem_core = mem_node = 0
         if f_mem and get(f_mem) and get(f_mem) not in ("0", "0n", "0c"):
             m = _MEM.match(get(f_mem))
             if not m:
@@ -217,13 +238,18 @@ def read_sacct(path, *, partition=None, since=None, until=None, pack_days=None):
             kb = float(m.group(1)) * _MEM_KB[m.group(2)]
             per_cpu = m.group(3) == "c"
             mem = kb if per_cpu else kb * max(nodes, 1) / max(cpus, 1)
+            if per_cpu:
+                mem_core = -(-int(kb) // 1024)
+            else:
+                mem_node = -(-int(kb) // 1024)
         user, group, q = get(f_user), get(f_group), get(f_qos)
         recs.append((submit, wait, run, cpus, mem, req, status, users.setdefault(user, len(users) + 1),
                      groups.setdefault(group, len(groups) + 1) if f_group else -1,
                      qoss.setdefault(q, len(qoss) + 1) if f_qos else -1,
-                     parts.setdefault(part, len(parts) + 1) if f_part else -1))
+                     parts.setdefault(part, len(parts) + 1) if f_part else -1,
+                     mem_core, mem_node, gpus, max(nodes, 1), max(nodes_max, 0), cons_id))
     n = len(recs)
-    a = np.array(recs, dtype=np.float64).reshape(n, 11)
+    a = np.array(recs, dtype=np.float64).reshape(n, 17)
     order = np.argsort(a[:, 0], kind="stable")
     a = a[order]
     absolute = a[:, 0].astype(np.int64)
@@ -238,11 +264,15 @@ def read_sacct(path, *, partition=None, since=None, until=None, pack_days=None):
     for name, table in (("Partition", parts), ("Queue", qoss)):
         for label, number in table.items():
             header.add_line(f" {name}: {number} {label or '(none)'}")
+    for label, number in constraints.items():
+        header.add_line(f" Constraint: {number} {label}")
     as_int = lambda j: a[:, j].astype(np.int64)  # noqa: E731
     table = JobTable.from_arrays(
         header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int(1), run=as_int(2),
         alloc_procs=as_int(3), req_procs=as_int(3), req_time=as_int(5), req_mem=a[:, 4], status=as_int(6),
-        user=as_int(7), group=as_int(8), queue=as_int(9), partition=as_int(10))
+        user=as_int(7), group=as_int(8), queue=as_int(9), partition=as_int(10),
+        mem_core_mb=as_int(11), mem_node_mb=as_int(12), gpus=as_int(13), nodes_min=as_int(14), nodes_max=as_int(15),
+        constraint=as_int(16))
     table.source = path
     table.dropped = dropped
     return table

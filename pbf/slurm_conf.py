@@ -1,0 +1,194 @@
+"""A cluster of nodes read from Slurm's own configuration: ``NodeName`` and ``PartitionName`` lines of a
+``slurm.conf`` (or a file of such lines), as sites write them.
+
+* ``NodeName=DEFAULT ...`` sets values for the ``NodeName`` lines after it (until the next DEFAULT).
+* A node's units are its CPUs: ``CPUs=`` (or its old name ``Procs=``), else
+  ``Boards x Sockets x CoresPerSocket x ThreadsPerCore`` (``SocketsPerBoard`` too), else 1 (Slurm's
+  default). ``RealMemory=`` is in MB (default 1, as Slurm). ``Gres=gpu:4``, ``gpu:a100:4`` (several
+  entries separated by commas; the GPUs add up). ``Feature=``/``Features=`` a comma list.
+* Node names use Slurm's ranges (``dwarf[01-39]``, ``n[1-3,7]``, ``a[1-2]b[1-2]``).
+* ``PartitionName=NAME Nodes=... [Default=YES] [DefMemPerCPU=MB]``: the cluster is one partition's
+  nodes (the one asked for, else the ``Default=YES`` one, else every node). ``Nodes=ALL`` is every
+  node. The partition's ``DefMemPerCPU`` (else the file's) is kept as the cluster's default memory
+  per core: a job that asks no memory gets it, as under ``CR_Core_Memory``.
+* Lines end at ``#``; a line ending in ``\\`` continues on the next. Other keys are read past (and
+  listed in :attr:`SlurmConf.ignored`).
+
+Errors name the file, the line, the key and the value.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
+
+__all__ = ["SlurmConf", "read_slurm_conf", "cluster_from_slurm_conf"]
+
+_NODE_INT = {"cpus": "CPUs", "procs": "Procs", "boards": "Boards", "sockets": "Sockets",
+             "socketsperboard": "SocketsPerBoard", "corespersocket": "CoresPerSocket",
+             "threadspercore": "ThreadsPerCore", "realmemory": "RealMemory"}
+
+
+@dataclass
+class SlurmConf:
+    """What a ``slurm.conf`` says about nodes and partitions (keys lower-cased)."""
+    path: str
+    nodes: list = field(default_factory=list)        # (line, {key: value}) in file order, DEFAULTs applied
+    partitions: list = field(default_factory=list)   # (line, {key: value})
+    settings: dict = field(default_factory=dict)     # other KEY=VALUE lines: key -> (line, value)
+    ignored: list = field(default_factory=list)      # keys of node lines pbf does not use
+
+
+def _lines(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            raw = fh.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path!r}: {exc.strerror}") from None
+    buf, first = "", None
+    for number, line in enumerate(raw, 1):
+        line = line.split("#", 1)[0].rstrip()
+        if first is None:
+            first = number
+        if line.endswith("\\"):
+            buf += line[:-1] + " "
+            continue
+        text = (buf + line).strip()
+        buf, start = "", first
+        first = None
+        if text:
+            yield start, text
+
+
+def _pairs(path, number, text):
+    out = {}
+    for item in text.split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"{path}, line {number}: {item!r}: expected KEY=VALUE")
+        out[key.strip().lower()] = value.strip()
+    return out
+
+
+def read_slurm_conf(path: str | os.PathLike) -> SlurmConf:
+    """Read the node, partition and other lines of a ``slurm.conf``."""
+    path = os.fspath(path)
+    conf = SlurmConf(path)
+    default: dict = {}
+    for number, text in _lines(path):
+        pairs = _pairs(path, number, text)
+        if "nodename" in pairs:
+            if pairs["nodename"].upper() == "DEFAULT":
+                default = {k: v for k, v in pairs.items() if k != "nodename"}
+                continue
+            conf.nodes.append((number, {**default, **pairs}))
+        elif "partitionname" in pairs:
+            if pairs["partitionname"].upper() == "DEFAULT":
+                continue
+            conf.partitions.append((number, pairs))
+        else:
+            for key, value in pairs.items():
+                conf.settings[key] = (number, value)
+    return conf
+
+
+def _whole(path, number, key, value, low=0):
+    if not re.fullmatch(r"\d+", value or "") or int(value) < low:
+        raise ConfigError(f"{path}, line {number}: {key}={value!r}: expected a whole number >= {low}")
+    return int(value)
+
+
+def _gpus(path, number, text):
+    total = 0
+    for entry in filter(None, text.split(",")):
+        parts = entry.split(":")
+        if parts[0] != "gpu":
+            continue
+        count = parts[-1].split("(")[0] if len(parts) > 1 else "1"
+        count = count.lower()
+        scale = 1
+        if count and count[-1] in "kmg":
+            scale = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}[count[-1]]
+            count = count[:-1]
+        if not count.isdigit():
+            raise ConfigError(f"{path}, line {number}: Gres={text!r}: expected gpu:N or gpu:TYPE:N")
+        total += int(count) * scale
+    return total
+
+
+def _node_records(conf: SlurmConf):
+    from .cluster import Node, expand_hostlist
+    out = []
+    for number, pairs in conf.nodes:
+        for key in pairs:
+            if key not in _NODE_INT and key not in ("nodename", "gres", "feature", "features", "nodehostname",
+                                                    "nodeaddr", "state", "weight", "port") and key not in conf.ignored:
+                conf.ignored.append(key)
+        ints = {k: _whole(conf.path, number, _NODE_INT[k], pairs[k], 1 if k != "realmemory" else 0)
+                for k in _NODE_INT if k in pairs}
+        if "cpus" in ints or "procs" in ints:
+            cores = ints.get("cpus", ints.get("procs"))
+        elif any(k in ints for k in ("sockets", "corespersocket", "threadspercore", "boards", "socketsperboard")):
+            sockets = ints.get("sockets") or ints.get("boards", 1) * ints.get("socketsperboard", 1)
+            cores = sockets * ints.get("corespersocket", 1) * ints.get("threadspercore", 1)
+        else:
+            cores = 1
+        memory = ints.get("realmemory", 1)
+        gpus = _gpus(conf.path, number, pairs.get("gres", ""))
+        features = tuple(f for f in (pairs.get("features") or pairs.get("feature") or "").split(",") if f)
+        try:
+            names = expand_hostlist(pairs["nodename"])
+        except ConfigError as exc:
+            raise ConfigError(f"{conf.path}, line {number}: NodeName={pairs['nodename']!r}: {exc}") from None
+        klass = re.sub(r"[\d\[\]\-,]+$", "", pairs["nodename"]) or None
+        for name in names:
+            out.append(Node(name, cores, memory, gpus, features, klass or name))
+    return out
+
+
+def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = None):
+    """The :class:`pbf.Cluster` of a ``slurm.conf``: one partition's nodes (``partition``, else the
+    ``Default=YES`` one, else every node), in the file's node order, with the partition's
+    ``DefMemPerCPU`` as the default memory per core."""
+    from .cluster import Cluster, expand_hostlist
+    conf = read_slurm_conf(path)
+    nodes = _node_records(conf)
+    if not nodes:
+        raise ConfigError(f"{conf.path}: no NodeName lines")
+    by_name = {n.name: n for n in nodes}
+    chosen = None
+    if partition is not None:
+        chosen = next((p for p in conf.partitions if p[1]["partitionname"] == partition), None)
+        if chosen is None:
+            names = ", ".join(p[1]["partitionname"] for p in conf.partitions) or "none"
+            raise ConfigError(f"{conf.path}: no partition {partition!r} (partitions: {names})")
+    else:
+        chosen = next((p for p in conf.partitions if p[1].get("default", "").upper() == "YES"), None)
+    name = os.path.splitext(os.path.basename(conf.path))[0]
+    if chosen is not None:
+        number, pairs = chosen
+        spec = pairs.get("nodes", "")
+        if spec.upper() == "ALL" or not spec:
+            picked = nodes
+        else:
+            picked, seen = [], set()
+            for node_name in expand_hostlist(spec):
+                if node_name not in by_name:
+                    raise ConfigError(f"{conf.path}, line {number}: Nodes={spec!r}: node {node_name!r} has no "
+                                      "NodeName line")
+                if node_name not in seen:
+                    seen.add(node_name)
+                    picked.append(by_name[node_name])
+            # Slurm orders a partition's nodes as the NodeName lines do
+            order = {n.name: i for i, n in enumerate(nodes)}
+            picked.sort(key=lambda n: order[n.name])
+        name = pairs["partitionname"]
+        default_mem = pairs.get("defmempercpu") or conf.settings.get("defmempercpu", (0, "0"))[1]
+        line = number
+    else:
+        picked = nodes
+        line, default_mem = conf.settings.get("defmempercpu", (0, "0"))
+    mem = _whole(conf.path, line, "DefMemPerCPU", default_mem or "0")
+    return Cluster(units=sum(n.cores for n in picked), nodes=tuple(picked), name=name, default_mem_per_core_mb=mem)
