@@ -217,8 +217,9 @@ class ReplayConfig:
     def as_dict(self) -> dict:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__
              if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster")}
-        d["cluster"] = (None if self.cluster is None else self.cluster.name if not isinstance(self.cluster, (str, os.PathLike))
-                        else os.fspath(self.cluster))
+        d["cluster"] = (None if self.cluster is None
+                        else os.fspath(self.cluster) if isinstance(self.cluster, (str, os.PathLike))
+                        else self.cluster.name)
         d["coalloc"] = self.coalloc.as_dict() if self.coalloc is not None else None
         d["failures"] = self.failures.as_dict() if self.failures is not None else None
         d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
