@@ -52,15 +52,16 @@ def test_each_header_form_loads_with_its_cluster_size(name):
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_trace_info_and_replay_accept_each_form(name, tmp_path):
     units = CORPUS[name][0]
+    # (run from tmp_path: from the repository root, `python -m pbf` would import the unbuilt checkout)
     info = subprocess.run([sys.executable, "-m", "pbf", "trace", "info", "--json", str(DATA / name)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert info.returncode == 0, info.stderr
     summary = json.loads(info.stdout)
     assert summary["cluster_units"] == units
     assert summary["header"]["notes"] == table_notes(name)
     out = tmp_path / "out"
     rep = subprocess.run([sys.executable, "-m", "pbf", "replay", str(DATA / name), "--out", str(out)],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
     written = json.loads((out / "summary.json").read_text())
     assert written["units"] == units and written["jobs"]["completed"] == 3
@@ -126,7 +127,7 @@ def test_absurd_or_wordy_sizes_are_still_refused(value, tmp_path):
     text = str(err.value)
     assert "line 2" in text and "MaxNodes (header)" in text and "a whole number of units from 1 to" in text
     proc = subprocess.run([sys.executable, "-m", "pbf", "trace", "info", str(path)], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.startswith("pbf: error:") and str(path) in proc.stderr
 
 
