@@ -315,6 +315,30 @@ cdef inline int count_rest(State* S, int64_t q, int64_t slots, int64_t* depth) n
     return EX_END
 
 
+# ---- the start of every job test
+
+cdef inline bint begin_test(State* S, int64_t p, int64_t slots, int64_t* j, int64_t* k, int64_t* d) noexcept nogil:
+    # The test of the job at queue position p begins: False when the pass ends here instead (the
+    # test limit, or the clock's budget, charged for a plan of `slots`); else its job, units and
+    # duration, and it counts as tested.
+    cdef PassCtx* c = &S.ctx
+    if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
+        c.ex = EX_MAX_JOB_TEST
+        return False
+    if S.clock.kind != CK_FREE and not clock_charge_test(&S.clock, S.cfg.workers, slots):
+        c.ex = EX_BUDGET
+        return False
+    j[0] = S.queue.entries[p].job
+    k[0] = S.queue.entries[p].units
+    d[0] = S.queue.entries[p].est
+    if c.start_us0 >= 0:
+        # slurm-sim clock: the job would start when the cycle reaches it, this late after the
+        # cycle's now; it is planned so (it needs its units that much longer from now)
+        d[0] += (c.start_us0 + S.clock.last_us) // 1000000 - c.now
+    c.depth += 1
+    return True
+
+
 # ---- nodes with memory and GPUs (node_model.pxd)
 
 cdef inline int node_plan_gain(State* S, const uint64_t* row, int64_t j, int64_t e) noexcept nogil:
@@ -434,18 +458,8 @@ cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
     if not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
-    if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
-        c.ex = EX_MAX_JOB_TEST
+    if not begin_test(S, p, M.ntimes if c.built else 1, &j, &k, &d):
         return STEP_STOP
-    if S.clock.kind != CK_FREE and not clock_charge_test(&S.clock, S.cfg.workers, M.ntimes if c.built else 1):
-        c.ex = EX_BUDGET
-        return STEP_STOP
-    j = S.queue.entries[p].job
-    k = S.queue.entries[p].units
-    d = S.queue.entries[p].est
-    if c.start_us0 >= 0:
-        d += (c.start_us0 + S.clock.last_us) // 1000000 - now
-    c.depth += 1
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
         if nm_fits_live(M, j, k, S.nodes.free):
@@ -536,21 +550,8 @@ cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec*
             # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
             return STEP_STOP
-    if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
-        c.ex = EX_MAX_JOB_TEST
+    if not begin_test(S, p, prof_live_slots(P) if c.built else 1, &j, &k, &d):
         return STEP_STOP
-    if S.clock.kind != CK_FREE and not clock_charge_test(&S.clock, S.cfg.workers,
-                                                         prof_live_slots(P) if c.built else 1):
-        c.ex = EX_BUDGET
-        return STEP_STOP
-    j = S.queue.entries[p].job
-    k = S.queue.entries[p].units
-    d = S.queue.entries[p].est
-    if c.start_us0 >= 0:
-        # slurm-sim clock: the job would start when the cycle reaches it, this late after the
-        # cycle's now; it is planned so (it needs its units that much longer from now)
-        d += (c.start_us0 + S.clock.last_us) // 1000000 - now
-    c.depth += 1
     if not c.built:
         # Until a job does not fit now, the profile is not needed: with no reservation the future
         # only has more free units, so "fits now" is the free count.

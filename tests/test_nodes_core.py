@@ -78,7 +78,8 @@ def test_no_node_is_over_committed(case):
     # every instant: on every node, the running jobs' cores, memory and GPUs fit the node
     nodes, jobs, reservations, first_fit = case
     cluster = Cluster.of_nodes(nodes, name="h")
-    config = pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=reservations))
+    config = pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=reservations),
+                              node_choice="first-fit" if first_fit else "best-fit")
     got = pbf.replay(_table(jobs), config)
     want = _oracle(nodes, jobs, reservations, first_fit)
     start, end = got.jobs["start"], got.jobs["end"]
