@@ -287,6 +287,8 @@ cdef class Core:
             raise RuntimeError("pbf core: set_nodes comes first, once")
         for i in range(nn):
             total += vc[i]
+        if nn > 0xFFFFF:
+            raise ValueError(f"{nn} nodes: pbf holds at most 1,048,575 nodes")
         if total != self.s.units or nn == 0:
             raise ValueError(f"the nodes' cores add up to {total}, the cluster has {self.s.units} units")
         M.nn = nn
@@ -308,10 +310,19 @@ cdef class Core:
         M.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
         M.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
         M.elig = <int32_t*>malloc(nn * sizeof(int32_t))
+        M.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.hkey = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.hnode = <int32_t*>malloc(nn * sizeof(int32_t))
+        M.open = <int32_t*>malloc(nn * sizeof(int32_t))
+        M.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
+        M.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
+        M.elig_ok = False
         if (M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
                 or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
                 or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
-                or M.r_first == NULL or M.r_last == NULL or M.elig == NULL):
+                or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
+                or M.hkey == NULL or M.hnode == NULL or M.open == NULL
+                or M.open_pos == NULL or M.sortkey == NULL):
             raise MemoryError("pbf core: out of memory (the nodes)")
         M.first[0] = 0
         for i in range(nn):

@@ -5,8 +5,8 @@
 # jobs' size, not their number times the node count), and Slurm's node choice (cons_res
 # _eval_nodes / _choose_nodes / _cpus_to_use; the oracle is pbf/reference/nodes_ref.py).
 
-from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdint cimport uint64_t, uint32_t, int64_t, int32_t, int8_t
+from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memmove
 
 from memory cimport INF, grow
@@ -48,6 +48,8 @@ ctypedef struct NodeModel:
     int64_t* minn              # nodes at least ...
     int64_t* maxn              # ... and at most (0: any)
     uint64_t* jfeat            # features every node must have
+    int32_t* wlo               # the first and last words of a running job's units (set at its start:
+    int32_t* whi               # a plan build scans only those)
     int64_t jcap               # room in the job columns
     # a pass's plan (built at its first misfit, like the unit profile)
     NodeLine* line             # one per node
@@ -63,8 +65,20 @@ ctypedef struct NodeModel:
     int64_t* r_nodes
     int64_t* r_first
     int64_t* r_last
-    int32_t* elig              # the nodes a job may use at all (features, capacity)
+    int32_t* elig              # the nodes a job may use at all (features, capacity) ...
     int64_t nelig
+    bint elig_ok               # ... worked out for this ask (per node memory and GPUs, features)
+    int64_t e_mpc, e_mpn, e_gpn
+    uint64_t e_feat
+    int64_t* pcpu              # the search's cores each node can give at the candidate alone
+    int32_t* open              # nodes with free cores now in the plan (some may have lost them since),
+    int64_t nopen              # most free memory first ...
+    int32_t* open_pos          # ... and where each node is in it (-1: not there)
+    int64_t* sortkey           # (scratch)
+    int64_t now_t              # the plan's now and its free cores, memory and GPUs then, all nodes
+    int64_t now_c, now_m, now_g
+    int64_t* hkey              # the search's heap of nodes by their next point in time
+    int32_t* hnode
     # requests that found no start in this pass (the plan only loses resources within a pass, so a
     # job asking the same per node, at least as many cores and at least as long, finds none either)
     int64_t mf_job[MISFITS_MAX]    # a job with that request ...
@@ -87,6 +101,8 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
+    free(M.wlo); free(M.whi); free(M.pcpu); free(M.hkey); free(M.hnode); free(M.open); free(M.open_pos)
+    free(M.sortkey)
     memset(M, 0, sizeof(NodeModel))
 
 
@@ -107,6 +123,10 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
     if grow(<void**>&M.maxn, &cap, n, sizeof(int64_t)) != 0: return -1
     cap = M.jcap
     if grow(<void**>&M.jfeat, &cap, n, sizeof(uint64_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.wlo, &cap, n, sizeof(int32_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.whi, &cap, n, sizeof(int32_t)) != 0: return -1
     for i in range(M.jcap, cap):
         M.mpc[i] = 0
         M.mpn[i] = 0
@@ -114,6 +134,8 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
         M.minn[i] = 1
         M.maxn[i] = 0
         M.jfeat[i] = 0
+        M.wlo[i] = 0
+        M.whi[i] = -1
     M.jcap = cap
     return 0
 
@@ -127,11 +149,15 @@ cdef inline int64_t nm_job_mem(const NodeModel* M, int64_t j, int64_t cores) noe
 
 cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t j, int64_t sign) noexcept nogil:
     # job j takes (sign -1) or gives back (+1) the memory and GPUs of its units' nodes
-    cdef int64_t w, u, i, c, last = -1
+    cdef int64_t w, u, i, c, last = -1, lo = -1, hi = -1
     cdef uint64_t x
     c = 0
     for w in range(W):
         x = units[w]
+        if x:
+            if lo < 0:
+                lo = w
+            hi = w
         while x:
             u = w * 64 + __builtin_ctzll(x)
             x &= x - 1
@@ -146,6 +172,9 @@ cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t 
     if last >= 0:
         M.free_mem[last] += sign * nm_job_mem(M, j, c)
         M.free_gpu[last] += sign * M.gpn[j]
+    if sign < 0:
+        M.wlo[j] = <int32_t>lo
+        M.whi[j] = <int32_t>hi
 
 
 cdef inline int64_t nm_range_count(const uint64_t* bits, int64_t lo, int64_t hi) noexcept nogil:
@@ -185,21 +214,37 @@ cdef inline int64_t nm_node_cpus(const NodeModel* M, int64_t j, int64_t i, int64
     # under CR_Core_Memory; nodes_ref.node_cpus)
     if M.gpn[j] > g or (M.jfeat[j] & ~M.feat[i]) != 0:
         return 0
-    if M.mpc[j] > 0 and m // M.mpc[j] < c:
-        c = m // M.mpc[j]
+    if M.mpc[j] > 0 and m < c * M.mpc[j]:     # (m // mpc < c, without a division where memory is ample)
+        if m <= 0:
+            return 0
+        if (m >> 32) == 0 and (M.mpc[j] >> 32) == 0:   # (a 32-bit division is several times quicker)
+            c = <int64_t>(<uint32_t>m // <uint32_t>M.mpc[j])
+        else:
+            c = m // M.mpc[j]
     if M.mpn[j] > m:
         return 0
     return c if c > 0 else 0
 
 
 cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
-    # the nodes that could ever give job j a core (features, GPUs, memory for one core)
+    # the nodes that could ever give job j a core (features, GPUs, memory for one core); kept while
+    # the jobs tested ask the same of a node
     cdef int64_t i
+    if (M.elig_ok and M.e_mpc == M.mpc[j] and M.e_mpn == M.mpn[j] and M.e_gpn == M.gpn[j]
+            and M.e_feat == M.jfeat[j]):
+        return
+    # (nm_node_cpus(capacity) > 0 without its division: memory for one core and the per-node ask)
     M.nelig = 0
     for i in range(M.nn):
-        if nm_node_cpus(M, j, i, M.first[i + 1] - M.first[i], M.cap_mem[i], M.cap_gpu[i]) > 0:
+        if (M.gpn[j] <= M.cap_gpu[i] and (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i]
+                and M.mpc[j] <= M.cap_mem[i] and M.first[i + 1] > M.first[i]):
             M.elig[M.nelig] = <int32_t>i
             M.nelig += 1
+    M.elig_ok = True
+    M.e_mpc = M.mpc[j]
+    M.e_mpn = M.mpn[j]
+    M.e_gpn = M.gpn[j]
+    M.e_feat = M.jfeat[j]
 
 
 # ---- Slurm's node choice
@@ -455,6 +500,52 @@ cdef inline void nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int6
         p += 1
 
 
+cdef inline int _desc(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef inline void nm_plan_ready(NodeModel* M) noexcept nogil:
+    # a built plan's totals now, and the nodes with free cores now by free memory (most first): a
+    # test of a start now stops at the first node without the job's memory for one core
+    cdef int64_t i, k = 0
+    cdef NodeLine* L
+    M.now_c = 0
+    M.now_m = 0
+    M.now_g = 0
+    M.now_t = M.times[0]
+    for i in range(M.nn):
+        L = &M.line[i]
+        M.now_c += L.c[0]
+        M.now_m += L.m[0] if L.m[0] > 0 else 0
+        M.now_g += L.g[0]
+        M.open_pos[i] = -1
+        if L.c[0] > 0:
+            # memory (clamped to 2^42 MB) above, the node's index below: one sortable number
+            M.sortkey[k] = ((L.m[0] if L.m[0] < (<int64_t>1 << 42) else (<int64_t>1 << 42) - 1) << 20) | (0xFFFFF - i)
+            k += 1
+    qsort(M.sortkey, k, sizeof(int64_t), _desc)
+    for i in range(k):
+        M.open[i] = <int32_t>(0xFFFFF - (M.sortkey[i] & 0xFFFFF))
+        M.open_pos[M.open[i]] = <int32_t>i
+    M.nopen = k
+
+
+cdef inline void nm_open_less(NodeModel* M, int64_t i) noexcept nogil:
+    # node i lost memory now: it moves down the list to keep it sorted
+    cdef int64_t p = M.open_pos[i]
+    cdef int32_t o
+    if p < 0:
+        return
+    while p + 1 < M.nopen and M.line[M.open[p + 1]].m[0] > M.line[i].m[0]:
+        o = M.open[p + 1]
+        M.open[p] = o
+        M.open_pos[o] = <int32_t>p
+        p += 1
+    M.open[p] = <int32_t>i
+    M.open_pos[i] = <int32_t>p
+
+
 cdef inline int nm_add_time(NodeModel* M, int64_t t) noexcept nogil:
     # t joins the candidate starts
     cdef int64_t lo = 0, hi = M.ntimes, mid
@@ -517,52 +608,125 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
     return t
 
 
+cdef inline void _heap_down(int64_t* key, int32_t* node, int64_t n, int64_t p) noexcept nogil:
+    cdef int64_t c, k = key[p]
+    cdef int32_t v = node[p]
+    while True:
+        c = 2 * p + 1
+        if c >= n:
+            break
+        if c + 1 < n and key[c + 1] < key[c]:
+            c += 1
+        if key[c] >= k:
+            break
+        key[p] = key[c]
+        node[p] = node[c]
+        p = c
+    key[p] = k
+    node[p] = v
+
+
+cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t resolution) noexcept nogil:
+    # nm_find_start_search for a start now only: the whole cluster's free resources now first, then
+    # only the nodes with free cores now
+    cdef int64_t x, i, p, c, m, g, cw = 0, uw = 0, now = M.now_t, stop = now + d, need
+    cdef NodeLine* L
+    if (cores > M.now_c or cores * M.mpc[j] + M.minn[j] * M.mpn[j] > M.now_m
+            or M.minn[j] * M.gpn[j] > M.now_g):
+        return -1
+    if resolution > 1:
+        stop = ((stop + resolution - 1) // resolution) * resolution
+    memset(M.cpu, 0, M.nn * sizeof(int64_t))
+    need = M.mpc[j] if M.mpc[j] > M.mpn[j] else M.mpn[j]
+    for x in range(M.nopen):
+        i = M.open[x]
+        L = &M.line[i]
+        if need > 0 and L.m[0] < need:
+            break                      # (and every node after it)
+        if L.c[0] <= 0:                # (lost its free cores to a start in this pass)
+            continue
+        if nm_node_cpus(M, j, i, L.c[0], L.m[0], L.g[0]) == 0:
+            continue
+        L.cur = 0
+        nl_least(L, now, stop, &c, &m, &g)
+        p = nm_node_cpus(M, j, i, c, m, g)
+        M.cpu[i] = p
+        if p > 0:
+            cw += p
+            uw += 1
+    if cw >= cores and uw >= M.minn[j] and nm_choose(M, cores, M.minn[j], M.maxn[j]):
+        return now
+    return -1
+
+
 cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now,
                                          int64_t t_from, bint now_only, int64_t window,
                                          int64_t resolution) noexcept nogil:
-    cdef int64_t x, i, n, t, stop, c, m, g, total, used, p
+    # Candidates in time order. What the nodes have at the candidate alone bounds what they have over
+    # the job's whole window, and most candidates fail that bound: it is kept up to date by visiting
+    # only the nodes whose plan changes at the candidate (a heap by each node's next point), so a
+    # search costs the plan's points, not its candidates times the nodes.
+    cdef int64_t x, i, n, t, stop, c, m, g, total = 0, used = 0, p, hn, cw, uw
     cdef NodeLine* L
+    if now_only and t_from == M.now_t:
+        return nm_start_now(M, j, cores, d, resolution)
     nm_eligible(M, j)
-    for x in range(M.nelig):
-        M.line[M.elig[x]].cur = 0
     for i in range(M.nn):
         M.cpu[i] = 0
+    hn = M.nelig
+    for x in range(hn):
+        i = M.elig[x]
+        L = &M.line[i]
+        L.cur = 0
+        p = nm_node_cpus(M, j, i, L.c[0], L.m[0], L.g[0])
+        M.pcpu[i] = p
+        if p > 0:
+            total += p
+            used += 1
+        M.hnode[x] = <int32_t>i
+        M.hkey[x] = L.t[1] if L.n > 1 else INF
+    x = hn // 2 - 1
+    while x >= 0:
+        _heap_down(M.hkey, M.hnode, hn, x)
+        x -= 1
     for n in range(M.ntimes):
         t = M.times[n]
         if t < t_from:
             continue
         if window > 0 and t > now + window:
             return -1
-        stop = t + d
-        if resolution > 1:
-            stop = ((stop + resolution - 1) // resolution) * resolution
-        # first what the nodes have at t alone (a bound on the window's least): most misfits end here
-        total = 0
-        used = 0
-        for x in range(M.nelig):
-            i = M.elig[x]
+        while hn > 0 and M.hkey[0] <= t:
+            i = M.hnode[0]
             L = &M.line[i]
             while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
                 L.cur += 1
             p = nm_node_cpus(M, j, i, L.c[L.cur], L.m[L.cur], L.g[L.cur])
-            if p > 0:
-                total += p
-                used += 1
+            total += p - M.pcpu[i]
+            used += (p > 0) - (M.pcpu[i] > 0)
+            M.pcpu[i] = p
+            M.hkey[0] = L.t[L.cur + 1] if L.cur + 1 < L.n else INF
+            _heap_down(M.hkey, M.hnode, hn, 0)
         if total < cores or used < M.minn[j]:
             if now_only:
                 return -1
             continue
-        total = 0
-        used = 0
+        stop = t + d
+        if resolution > 1:
+            stop = ((stop + resolution - 1) // resolution) * resolution
+        # the least over the window is no more than at its start: only nodes with something at t
+        cw = 0
+        uw = 0
         for x in range(M.nelig):
             i = M.elig[x]
-            L = &M.line[i]
-            nl_least(L, t, stop, &c, &m, &g)
+            if M.pcpu[i] == 0:
+                M.cpu[i] = 0
+                continue
+            nl_least(&M.line[i], t, stop, &c, &m, &g)
             M.cpu[i] = nm_node_cpus(M, j, i, c, m, g)
             if M.cpu[i] > 0:
-                total += M.cpu[i]
-                used += 1
-        if total >= cores and used >= M.minn[j] and nm_choose(M, cores, M.minn[j], M.maxn[j]):
+                cw += M.cpu[i]
+                uw += 1
+        if cw >= cores and uw >= M.minn[j] and nm_choose(M, cores, M.minn[j], M.maxn[j]):
             return t
         if now_only:
             return -1
@@ -573,6 +737,12 @@ cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexce
     # the plan holds M.take's cores (with their memory and GPUs) over [t, stop)
     cdef int64_t i
     for i in range(M.nn):
-        if M.take[i] > 0 and nl_hold(&M.line[i], t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
-            return -1
+        if M.take[i] > 0:
+            if nl_hold(&M.line[i], t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
+                return -1
+            if t == M.now_t and stop > t:
+                M.now_c -= M.take[i]
+                M.now_m -= nm_job_mem(M, j, M.take[i])
+                M.now_g -= M.gpn[j]
+                nm_open_less(M, i)
     return nm_add_time(M, stop)

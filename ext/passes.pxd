@@ -21,7 +21,7 @@ from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
-                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold)
+                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
 
@@ -345,9 +345,12 @@ cdef inline int node_plan_gain(State* S, const uint64_t* row, int64_t j, int64_t
     # running job j's resources come back at e: on each node of its units, its cores that are up,
     # and the memory and GPUs it holds there
     cdef NodeModel* M = &S.nm
-    cdef int64_t w, u, i, last = -1, all_c = 0, up_c = 0
+    cdef int64_t w, u, i, last = -1, all_c = 0, up_c = 0, lo = M.wlo[j], hi = M.whi[j]
     cdef uint64_t x
-    for w in range(S.W):
+    if hi < lo:                        # (its words are not known: all of them)
+        lo = 0
+        hi = S.W - 1
+    for w in range(lo, hi + 1):
         x = row[w]
         while x:
             u = w * 64 + __builtin_ctzll(x)
@@ -378,7 +381,7 @@ cdef inline int node_plan_unit_back(State* S, int64_t u, int64_t t) noexcept nog
     return nm_add_time(&S.nm, t)
 
 
-cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
+cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
     # Each node's free cores, memory and GPUs from now on: what is free now, plus each running job's
     # resources at its planned end (start + estimate, never before now + 1, rounded up; as
     # build_profile), plus down units at their until (held by a running job: not before its end;
@@ -434,6 +437,13 @@ cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
             x &= x - 1
             if N.until[u] != INF and node_plan_unit_back(S, u, release_time(S, N.until[u], now)) != 0:
                 return -1
+    return 0
+
+
+cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
+    if build_node_lines(S, now) != 0:
+        return -1
+    nm_plan_ready(&S.nm)
     return 0
 
 
