@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from libc.stdint cimport uint64_t, int64_t, int32_t, int16_t, int8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int16_t, int8_t, uint8_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 
@@ -311,9 +311,8 @@ cdef class Core:
         M.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
         M.elig = <int32_t*>malloc(nn * sizeof(int32_t))
         M.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
-        M.hkey = <int64_t*>malloc(nn * sizeof(int64_t))
-        M.hnode = <int32_t*>malloc(nn * sizeof(int32_t))
         M.open = <int32_t*>malloc(nn * sizeof(int32_t))
+        M.is_elig = <uint8_t*>calloc(nn, sizeof(uint8_t))
         M.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
         M.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
         M.elig_ok = False
@@ -321,8 +320,8 @@ cdef class Core:
                 or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
                 or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
                 or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
-                or M.hkey == NULL or M.hnode == NULL or M.open == NULL
-                or M.open_pos == NULL or M.sortkey == NULL):
+                or M.open == NULL
+                or M.open_pos == NULL or M.sortkey == NULL or M.is_elig == NULL):
             raise MemoryError("pbf core: out of memory (the nodes)")
         M.first[0] = 0
         for i in range(nn):

@@ -5,7 +5,7 @@
 # jobs' size, not their number times the node count), and Slurm's node choice (cons_res
 # _eval_nodes / _choose_nodes / _cpus_to_use; the oracle is pbf/reference/nodes_ref.py).
 
-from libc.stdint cimport uint64_t, uint32_t, int64_t, int32_t, int8_t
+from libc.stdint cimport uint64_t, uint32_t, uint8_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memmove
 
@@ -19,6 +19,12 @@ cdef extern from *:
 cdef enum:
     MISFITS_MAX = 16
 
+cdef extern from *:
+    """
+    #define PBF_EV_T_MAX (((long long)1) << 43)
+    """
+    long long EV_T_MAX "PBF_EV_T_MAX"
+
 
 ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over future time
     int64_t* t                 # value p holds from t[p] to t[p + 1] (the last: for ever); t[0] = now
@@ -27,7 +33,11 @@ ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over fut
     int64_t* g                 # ... and GPUs
     int64_t n                  # points
     int64_t cap                # room
-    int64_t cur                # the search's cursor: the last point at or before its candidate
+    int64_t cur                # the search's cursor: the last point at or before its candidate ...
+    int64_t b                  # ... the last before the end of the job's window ...
+    int64_t* qp                # ... and the points between, as a queue of rising minima (the
+    int64_t* qf                # cores the node gives the job from that point to the window's end)
+    int64_t qh, qt
 
 
 ctypedef struct NodeModel:
@@ -70,15 +80,16 @@ ctypedef struct NodeModel:
     bint elig_ok               # ... worked out for this ask (per node memory and GPUs, features)
     int64_t e_mpc, e_mpn, e_gpn
     uint64_t e_feat
-    int64_t* pcpu              # the search's cores each node can give at the candidate alone
+    int64_t* pcpu              # the search's cores each node can give over the candidate's window
     int32_t* open              # nodes with free cores now in the plan (some may have lost them since),
     int64_t nopen              # most free memory first ...
     int32_t* open_pos          # ... and where each node is in it (-1: not there)
     int64_t* sortkey           # (scratch)
     int64_t now_t              # the plan's now and its free cores, memory and GPUs then, all nodes
     int64_t now_c, now_m, now_g
-    int64_t* hkey              # the search's heap of nodes by their next point in time
-    int32_t* hnode
+    int64_t* ev                # every plan point after now, in time order: time << 20 | node
+    int64_t nev, ev_cap
+    uint8_t* is_elig           # (nn) the nodes in elig
     # requests that found no start in this pass (the plan only loses resources within a pass, so a
     # job asking the same per node, at least as many cores and at least as long, finds none either)
     int64_t mf_job[MISFITS_MAX]    # a job with that request ...
@@ -87,6 +98,15 @@ ctypedef struct NodeModel:
     bint mf_now[MISFITS_MAX]       # ... found no start now (else: none within the window)
     int64_t nmf
     int64_t mf_next
+    # starts found in this pass: a job asking the same per node of any nodes (at most one node at
+    # least), no fewer cores and no shorter, starts no earlier (there it fits exactly when the nodes'
+    # cores for it add up to its own, and the plan only loses resources within a pass)
+    int64_t fs_job[MISFITS_MAX]
+    int64_t fs_cores[MISFITS_MAX]
+    int64_t fs_d[MISFITS_MAX]
+    int64_t fs_t[MISFITS_MAX]
+    int64_t nfs
+    int64_t fs_next
 
 
 cdef inline void nm_free(NodeModel* M) noexcept nogil:
@@ -94,6 +114,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     if M.line != NULL:
         for i in range(M.nn):
             free(M.line[i].t); free(M.line[i].c); free(M.line[i].m); free(M.line[i].g)
+            free(M.line[i].qp); free(M.line[i].qf)
     free(M.line)
     free(M.first); free(M.node_of); free(M.cap_mem); free(M.cap_gpu); free(M.feat)
     free(M.free_mem); free(M.free_gpu)
@@ -101,7 +122,8 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
-    free(M.wlo); free(M.whi); free(M.pcpu); free(M.hkey); free(M.hnode); free(M.open); free(M.open_pos)
+    free(M.wlo); free(M.whi); free(M.pcpu); free(M.open); free(M.open_pos)
+    free(M.ev); free(M.is_elig)
     free(M.sortkey)
     memset(M, 0, sizeof(NodeModel))
 
@@ -234,11 +256,14 @@ cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
             and M.e_feat == M.jfeat[j]):
         return
     # (nm_node_cpus(capacity) > 0 without its division: memory for one core and the per-node ask)
+    for i in range(M.nelig if M.elig_ok else 0):
+        M.is_elig[M.elig[i]] = 0
     M.nelig = 0
     for i in range(M.nn):
         if (M.gpn[j] <= M.cap_gpu[i] and (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i]
                 and M.mpc[j] <= M.cap_mem[i] and M.first[i + 1] > M.first[i]):
             M.elig[M.nelig] = <int32_t>i
+            M.is_elig[i] = 1
             M.nelig += 1
     M.elig_ok = True
     M.e_mpc = M.mpc[j]
@@ -419,6 +444,12 @@ cdef inline int nl_room(NodeLine* L, int64_t n) noexcept nogil:
     q = realloc(L.g, cap * sizeof(int64_t))
     if q == NULL: return -1
     L.g = <int64_t*>q
+    q = realloc(L.qp, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    L.qp = <int64_t*>q
+    q = realloc(L.qf, cap * sizeof(int64_t))
+    if q == NULL: return -1
+    L.qf = <int64_t*>q
     L.cap = cap
     return 0
 
@@ -505,10 +536,16 @@ cdef inline int _desc(const void* a, const void* b) noexcept nogil:
     return (x < y) - (x > y)
 
 
-cdef inline void nm_plan_ready(NodeModel* M) noexcept nogil:
+cdef inline int _asc(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
     # a built plan's totals now, and the nodes with free cores now by free memory (most first): a
-    # test of a start now stops at the first node without the job's memory for one core
-    cdef int64_t i, k = 0
+    # test of a start now stops at the first node without the job's memory for one core; and every
+    # point after now in time order (the searches walk them)
+    cdef int64_t i, k = 0, p
     cdef NodeLine* L
     M.now_c = 0
     M.now_m = 0
@@ -529,6 +566,40 @@ cdef inline void nm_plan_ready(NodeModel* M) noexcept nogil:
         M.open[i] = <int32_t>(0xFFFFF - (M.sortkey[i] & 0xFFFFF))
         M.open_pos[M.open[i]] = <int32_t>i
     M.nopen = k
+    k = 0
+    for i in range(M.nn):
+        k += M.line[i].n - 1
+    if grow(<void**>&M.ev, &M.ev_cap, k + 1, sizeof(int64_t)) != 0:
+        return -1
+    M.nev = 0
+    for i in range(M.nn):
+        L = &M.line[i]
+        for p in range(1, L.n):
+            if L.t[p] >= EV_T_MAX:
+                return -1
+            M.ev[M.nev] = (L.t[p] << 20) | i
+            M.nev += 1
+    qsort(M.ev, M.nev, sizeof(int64_t), _asc)
+    return 0
+
+
+cdef inline int nm_ev_insert(NodeModel* M, int64_t t, int64_t i) noexcept nogil:
+    # a new plan point of node i at t joins the events
+    cdef int64_t key = (t << 20) | i, lo = 0, hi = M.nev, mid
+    if t >= EV_T_MAX:
+        return -1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if M.ev[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if grow(<void**>&M.ev, &M.ev_cap, M.nev + 1, sizeof(int64_t)) != 0:
+        return -1
+    memmove(M.ev + lo + 1, M.ev + lo, (M.nev - lo) * sizeof(int64_t))
+    M.ev[lo] = key
+    M.nev += 1
+    return 0
 
 
 cdef inline void nm_open_less(NodeModel* M, int64_t i) noexcept nogil:
@@ -600,30 +671,34 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
     # beyond the window). A start is only ever worth trying where some node gains resources.
     cdef int64_t x, i, n, t, stop, c, m, g, total, used, p
     cdef NodeLine* L
+    cdef int64_t bound = now
     if nm_known_misfit(M, j, cores, d, now_only):
         return -1
-    t = nm_find_start_search(M, j, cores, d, now, t_from, now_only, window, resolution)
-    if t < 0 and t_from == now:
-        nm_note_misfit(M, j, cores, d, now_only)
+    if M.minn[j] <= 1 and M.maxn[j] == 0:
+        for x in range(M.nfs):
+            if (cores >= M.fs_cores[x] and d >= M.fs_d[x] and M.fs_t[x] > bound
+                    and nm_same_ask(M, j, M.fs_job[x])):
+                bound = M.fs_t[x]
+    if bound > t_from:
+        if now_only:
+            return -1
+        t = nm_find_start_search(M, j, cores, d, now, bound, False, window, resolution)
+    else:
+        t = nm_find_start_search(M, j, cores, d, now, t_from, now_only, window, resolution)
+    if t_from == now:
+        if t < 0:
+            nm_note_misfit(M, j, cores, d, now_only)
+        elif M.minn[j] <= 1 and M.maxn[j] == 0:
+            x = M.nfs if M.nfs < MISFITS_MAX else M.fs_next
+            if M.nfs < MISFITS_MAX:
+                M.nfs += 1
+            else:
+                M.fs_next = (M.fs_next + 1) % MISFITS_MAX
+            M.fs_job[x] = j
+            M.fs_cores[x] = cores
+            M.fs_d[x] = d
+            M.fs_t[x] = t
     return t
-
-
-cdef inline void _heap_down(int64_t* key, int32_t* node, int64_t n, int64_t p) noexcept nogil:
-    cdef int64_t c, k = key[p]
-    cdef int32_t v = node[p]
-    while True:
-        c = 2 * p + 1
-        if c >= n:
-            break
-        if c + 1 < n and key[c + 1] < key[c]:
-            c += 1
-        if key[c] >= k:
-            break
-        key[p] = key[c]
-        node[p] = node[c]
-        p = c
-    key[p] = k
-    node[p] = v
 
 
 cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t resolution) noexcept nogil:
@@ -659,75 +734,108 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
     return -1
 
 
+cdef inline int64_t _first_at(const int64_t* a, int64_t n, int64_t v) noexcept nogil:
+    # the first index of the sorted a[0:n] holding v or more (n: none)
+    cdef int64_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t* used) noexcept nogil:
+    cdef NodeLine* L = &M.line[i]
+    cdef int64_t w = L.qf[L.qh], old = M.pcpu[i]
+    total[0] += w - old
+    used[0] += (w > 0) - (old > 0)
+    M.pcpu[i] = w
+
+
 cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now,
                                          int64_t t_from, bint now_only, int64_t window,
                                          int64_t resolution) noexcept nogil:
-    # Candidates in time order. What the nodes have at the candidate alone bounds what they have over
-    # the job's whole window, and most candidates fail that bound: it is kept up to date by visiting
-    # only the nodes whose plan changes at the candidate (a heap by each node's next point), so a
-    # search costs the plan's points, not its candidates times the nodes.
-    cdef int64_t x, i, n, t, stop, c, m, g, total = 0, used = 0, p, hn, cw, uw
+    # Candidates in time order, each node's cores for the job over the candidate's window [t, stop)
+    # kept up to date as both ends move forward: what a node gives over a window is the least it
+    # gives at the window's points (the least cores, memory and GPUs give the same), so each node keeps
+    # its window's points as a queue of rising minima, and two walks along the plan's points in time
+    # order (those entering the window at stop, those leaving it at t) visit only the nodes whose
+    # window changes. A search costs the plan's points, not its candidates times its nodes.
+    cdef int64_t x, i, n, t, stop, f, total = 0, used = 0, ne, lp = 0, tp = 0
     cdef NodeLine* L
     if now_only and t_from == M.now_t:
         return nm_start_now(M, j, cores, d, resolution)
     nm_eligible(M, j)
-    for i in range(M.nn):
-        M.cpu[i] = 0
-    hn = M.nelig
-    for x in range(hn):
+    memset(M.cpu, 0, M.nn * sizeof(int64_t))
+    ne = M.nelig
+    n = _first_at(M.times, M.ntimes, t_from)
+    if n >= M.ntimes:
+        return -1
+    # the nodes' windows at the first candidate, found directly (a search may start late)
+    t = M.times[n]
+    stop = t + d
+    if resolution > 1:
+        stop = ((stop + resolution - 1) // resolution) * resolution
+    for x in range(ne):
         i = M.elig[x]
         L = &M.line[i]
-        L.cur = 0
-        p = nm_node_cpus(M, j, i, L.c[0], L.m[0], L.g[0])
-        M.pcpu[i] = p
-        if p > 0:
-            total += p
-            used += 1
-        M.hnode[x] = <int32_t>i
-        M.hkey[x] = L.t[1] if L.n > 1 else INF
-    x = hn // 2 - 1
-    while x >= 0:
-        _heap_down(M.hkey, M.hnode, hn, x)
-        x -= 1
-    for n in range(M.ntimes):
+        L.cur = _first_at(L.t, L.n, t + 1) - 1
+        L.qh = 0
+        L.qt = 0
+        L.b = L.cur - 1
+        while L.b + 1 < L.n and L.t[L.b + 1] < stop:
+            L.b += 1
+            f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
+            while L.qt > L.qh and L.qf[L.qt - 1] >= f:
+                L.qt -= 1
+            L.qp[L.qt] = L.b
+            L.qf[L.qt] = f
+            L.qt += 1
+        M.pcpu[i] = 0
+        _window_update(M, i, &total, &used)
+    lp = _first_at(M.ev, M.nev, stop << 20)
+    tp = _first_at(M.ev, M.nev, (t + 1) << 20)
+    while n < M.ntimes:
         t = M.times[n]
-        if t < t_from:
-            continue
+        n += 1
         if window > 0 and t > now + window:
             return -1
-        while hn > 0 and M.hkey[0] <= t:
-            i = M.hnode[0]
-            L = &M.line[i]
-            while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
-                L.cur += 1
-            p = nm_node_cpus(M, j, i, L.c[L.cur], L.m[L.cur], L.g[L.cur])
-            total += p - M.pcpu[i]
-            used += (p > 0) - (M.pcpu[i] > 0)
-            M.pcpu[i] = p
-            M.hkey[0] = L.t[L.cur + 1] if L.cur + 1 < L.n else INF
-            _heap_down(M.hkey, M.hnode, hn, 0)
-        if total < cores or used < M.minn[j]:
-            if now_only:
-                return -1
-            continue
         stop = t + d
         if resolution > 1:
             stop = ((stop + resolution - 1) // resolution) * resolution
-        # the least over the window is no more than at its start: only nodes with something at t
-        cw = 0
-        uw = 0
-        for x in range(M.nelig):
-            i = M.elig[x]
-            if M.pcpu[i] == 0:
-                M.cpu[i] = 0
+        while lp < M.nev and (M.ev[lp] >> 20) < stop:      # points entering the window
+            i = M.ev[lp] & 0xFFFFF
+            lp += 1
+            if not M.is_elig[i]:
                 continue
-            nl_least(&M.line[i], t, stop, &c, &m, &g)
-            M.cpu[i] = nm_node_cpus(M, j, i, c, m, g)
-            if M.cpu[i] > 0:
-                cw += M.cpu[i]
-                uw += 1
-        if cw >= cores and uw >= M.minn[j] and nm_choose(M, cores, M.minn[j], M.maxn[j]):
-            return t
+            L = &M.line[i]
+            while L.b + 1 < L.n and L.t[L.b + 1] < stop:
+                L.b += 1
+                f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
+                while L.qt > L.qh and L.qf[L.qt - 1] >= f:
+                    L.qt -= 1
+                L.qp[L.qt] = L.b
+                L.qf[L.qt] = f
+                L.qt += 1
+            _window_update(M, i, &total, &used)
+        while tp < M.nev and (M.ev[tp] >> 20) <= t:        # ... and leaving it
+            i = M.ev[tp] & 0xFFFFF
+            tp += 1
+            if not M.is_elig[i]:
+                continue
+            L = &M.line[i]
+            while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
+                L.cur += 1
+            while L.qp[L.qh] < L.cur:
+                L.qh += 1
+            _window_update(M, i, &total, &used)
+        if total >= cores and used >= M.minn[j]:
+            for x in range(ne):
+                M.cpu[M.elig[x]] = M.pcpu[M.elig[x]]
+            if nm_choose(M, cores, M.minn[j], M.maxn[j]):
+                return t
         if now_only:
             return -1
     return -1
@@ -735,10 +843,22 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
 
 cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexcept nogil:
     # the plan holds M.take's cores (with their memory and GPUs) over [t, stop)
-    cdef int64_t i
+    cdef int64_t i, n0
+    cdef NodeLine* L
     for i in range(M.nn):
         if M.take[i] > 0:
-            if nl_hold(&M.line[i], t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
+            L = &M.line[i]
+            n0 = L.n
+            if nl_point(L, t) < 0:
+                return -1
+            if L.n > n0 and t > L.t[0] and nm_ev_insert(M, t, i) != 0:
+                return -1
+            n0 = L.n
+            if nl_point(L, stop) < 0:
+                return -1
+            if L.n > n0 and nm_ev_insert(M, stop, i) != 0:
+                return -1
+            if nl_hold(L, t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
                 return -1
             if t == M.now_t and stop > t:
                 M.now_c -= M.take[i]

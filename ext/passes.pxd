@@ -405,8 +405,10 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
         return -1
     M.times[0] = now
     M.ntimes = 1
-    M.nmf = 0                          # a fresh plan: no known misfit
+    M.nmf = 0                          # a fresh plan: no known misfit or start
     M.mf_next = 0
+    M.nfs = 0
+    M.fs_next = 0
     for r in range(N.nrun):
         e = planned_end(S, r, now)
         j = N.by_end[r].job
@@ -443,8 +445,7 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
 cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
     if build_node_lines(S, now) != 0:
         return -1
-    nm_plan_ready(&S.nm)
-    return 0
+    return nm_plan_ready(&S.nm)
 
 
 cdef inline int build_plan(State* S, int64_t now) noexcept nogil:
