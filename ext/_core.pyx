@@ -1087,6 +1087,9 @@ cdef class Core:
         cp.pending = pending
         cp.keys = np.array([S.jobs.key[j] for j in pending], dtype=np.float64)
         cp.bfkeys = np.array([S.jobs.bfkey[j] for j in pending], dtype=np.int64)
+        if S.nm.on:
+            cp.node_mem = (<char*>S.nm.free_mem)[:S.nm.nn * sizeof(int64_t)]
+            cp.node_gpu = (<char*>S.nm.free_gpu)[:S.nm.nn * sizeof(int64_t)]
         return cp
 
     def rollback(self, Checkpoint cp):
@@ -1125,6 +1128,9 @@ cdef class Core:
         _restore(S.users.raw, cp.users_raw)
         if cp.reg is not None:
             _restore(S.policy.reg, cp.reg)
+        if cp.node_mem is not None:
+            _restore(S.nm.free_mem, cp.node_mem)
+            _restore(S.nm.free_gpu, cp.node_gpu)
         rows = cp.touched
         for name, values in cp.touched_cols.items():
             self._set_column(name, rows, values)
@@ -1208,6 +1214,7 @@ cdef class Checkpoint:
     cdef object down, outage_counts, down_until
     cdef int64_t ndown, held_down
     cdef object touched, touched_cols, pending, keys, bfkeys
+    cdef object node_mem, node_gpu                 # (a node cluster's free memory and GPUs)
 
 
 # the per-job fields a finish changes, for the running jobs (whose user lists it relinks too)

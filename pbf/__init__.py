@@ -20,6 +20,7 @@ _WHERE = {
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
     "Reserve": "engine", "ProtocolError": "engine", "Backfill": "config",
     "Drain": "engine", "Fail": "engine", "Resume": "engine", "Stopped": "engine", "Lend": "engine",
+    "Placement": "engine_nodes",
     "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer", "SlurmSim": "scheduler_time",
     # sweeps of replays (local processes or Ray)
     "sweep": "sweeps",

@@ -27,6 +27,7 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
+from .engine_nodes import EngineNodes
 from .errors import ConfigError, PbfError
 from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
@@ -46,7 +47,10 @@ class Job:
     actual run time) is only used by the ``clairvoyant`` predictor. ``user`` feeds the ``ave2`` and
     ``regression`` predictors and fair share; ``partition`` and ``queue`` (SWF numbers) the
     multifactor partition and QOS factors. ``cpu``: the job's CPU use in (0, 1] for co-allocation
-    (None: as the engine's :class:`~pbf.CoAllocation` says)."""
+    (None: as the engine's :class:`~pbf.CoAllocation` says). On a cluster of nodes with memory, GPUs
+    or features: ``mem_core_mb`` or ``mem_node_mb`` (memory per core or per node, MB; neither: the
+    cluster's default memory per core), ``gpus`` (per node), ``nodes_min``/``nodes_max`` (0: any)
+    and ``features`` (names every node given must have)."""
     id: int
     submit: int
     units: int
@@ -56,6 +60,12 @@ class Job:
     partition: int = -1
     queue: int = -1
     cpu: float | None = None
+    mem_core_mb: int = 0
+    mem_node_mb: int = 0
+    gpus: int = 0
+    nodes_min: int = 1
+    nodes_max: int = 0
+    features: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -120,11 +130,14 @@ class Stopped:
 @dataclass(frozen=True)
 class Start:
     """Decision: start ``job_id`` now on ``units`` (unit indices, ascending). ``secondary``: with
-    co-allocation, it runs on cores running jobs lent (it shares them)."""
+    co-allocation, it runs on cores running jobs lent (it shares them). ``nodes``: on a cluster with
+    named nodes, a :class:`~pbf.Placement` per node the job runs on (its cores there, and
+    the memory and GPUs it holds there)."""
     job_id: int
     units: np.ndarray = field(compare=False)
     at: int = 0
     secondary: bool = False
+    nodes: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -181,7 +194,7 @@ class Engine:
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
                  correction: str = "incremental", backfill: Backfill | None = None,
                  report_reservations: bool = False, workers: int = 1, commit: str = "ordered",
-                 on_failure: str = "requeue", coalloc: object = None) -> None:
+                 on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit") -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -203,6 +216,12 @@ class Engine:
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
         self._core.set_requeue(on_failure == "requeue")
+        if node_choice not in ("best-fit", "first-fit"):
+            raise ConfigError(f"node_choice must be 'best-fit' or 'first-fit', got {node_choice!r}")
+        if coalloc is not None and cluster.has_resources:
+            raise ConfigError("coalloc lends cores of interchangeable units; it does not run on a cluster of "
+                              "nodes with memory, GPUs or features")
+        self._nodes = EngineNodes(self._core, cluster, node_choice)
         self.coalloc = coalloc
         if coalloc is not None:
             self._enable_coalloc(coalloc, scoring)
@@ -212,6 +231,7 @@ class Engine:
         self.workers = workers
         self._index = {}        # job id -> core index
         self._ids = []          # core index -> job id
+        self._jobs = []         # core index -> the Job
         self._users = {}        # user id -> dense index
         self._cols = {"id": [], "submit": [], "units": [], "requested": [], "user": []}
         self._now = None
@@ -260,8 +280,7 @@ class Engine:
             started, reserved = core.run_pass(now, quick)
             self._counts["passes"] += 1
             self._counts["started"] += len(started)
-            out = stopped + [Start(self._ids[j], _unit_indices(core.units_of(j), self.cluster.units), now)
-                             for j in started]
+            out = stopped + [self._start(j, now) for j in started]
             if self.coalloc is not None:
                 lends, secondaries = core.co_after_pass(now)
                 self._counts["started"] += len(secondaries)
@@ -271,6 +290,10 @@ class Engine:
                 planned = core.job_arrays()[5]
                 out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
             return out
+
+    def _start(self, j, now):
+        units = _unit_indices(self._core.units_of(j), self.cluster.units)
+        return Start(self._ids[j], units, now, nodes=self._nodes.placements(units, self._jobs[j]))
 
     def _resume_due(self, t):
         # outages whose until has come end by themselves (a unit a later outage holds stays down)
@@ -344,6 +367,7 @@ class Engine:
         for job_id in self._ids[njobs:]:
             del self._index[job_id]
         del self._ids[njobs:]
+        del self._jobs[njobs:]
         for col in self._cols.values():
             del col[njobs:]
         for user in set(self._users) - users:
@@ -370,8 +394,10 @@ class Engine:
                                 np.array([est], np.int64), np.array([-1], np.int64),
                                 req=np.array([job.requested], np.int64), user=np.array([user], np.int64),
                                 part=part, qos=qos)
+        self._nodes.hand_over(self._core, j, job)
         self._index[job.id] = j
         self._ids.append(job.id)
+        self._jobs.append(job)
         for k, v in (("id", job.id), ("submit", job.submit), ("units", job.units),
                      ("requested", job.requested), ("user", job.user)):
             self._cols[k].append(v)
@@ -447,6 +473,9 @@ class Engine:
                                             or not 0 < job.cpu <= 1):
                     raise ProtocolError(f"event {i}: job {job.id} has cpu {job.cpu!r}; expected None or a number "
                                         "in (0, 1]")
+                problem = self._nodes.problem(job)
+                if problem:
+                    raise ProtocolError(f"event {i}: {problem}")
                 if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)

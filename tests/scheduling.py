@@ -1,6 +1,7 @@
 """Helpers shared by the scheduling tests: run the compiled core and the oracle on the same jobs, and
 check the invariants every replay must keep."""
 import numpy as np
+from hypothesis import strategies as st
 
 from pbf import _core
 from pbf.codes import JobState, Predictor, Trigger
@@ -8,6 +9,8 @@ from pbf.config import Backfill
 from pbf.plugins.corrections import code as correction_code
 from pbf.plugins.priorities import FCFS, SJF
 from pbf.reference import reference_replay
+from pbf.cluster import Node
+from pbf.workload.jobs import JobTable
 
 INF = float("inf")
 
@@ -118,3 +121,45 @@ def check_invariants(result, submit, units, run, total_units, fcfs_easy=False):
         planned = result["first_planned"]
         had = planned >= 0
         assert (start[had] <= planned[had]).all(), "a reservation was delayed"
+
+
+FEATURES = ("fast", "ib")
+
+
+@st.composite
+def node_scenarios(draw):
+    """Heterogeneous nodes with memory, GPUs and features, and jobs asking for them: (nodes, jobs,
+    reservations, first_fit)."""
+    nn = draw(st.integers(1, 6))
+    nodes = [Node(f"n{i}", draw(st.integers(1, 8)), draw(st.sampled_from([1000, 2000, 4000, 8000])),
+                  draw(st.integers(0, 2)), tuple(f for f in FEATURES if draw(st.booleans())))
+             for i in range(nn)]
+    n = draw(st.integers(1, 14))
+    jobs = []
+    t = 0
+    for _ in range(n):
+        t += draw(st.integers(0, 4))
+        req = draw(st.integers(1, 12))
+        per_node = draw(st.booleans())
+        jobs.append(dict(submit=t, est=req, run=draw(st.integers(1, req)), cores=draw(st.integers(1, 12)),
+                         mpc=0 if per_node else draw(st.sampled_from([0, 0, 250, 1000, 3000])),
+                         mpn=draw(st.sampled_from([0, 1500, 5000])) if per_node else 0,
+                         gpus=draw(st.sampled_from([0, 0, 0, 1, 2])), nmin=draw(st.integers(1, 3)),
+                         nmax=draw(st.sampled_from([0, 0, 1, 2, 3])),
+                         feat=tuple(f for f in FEATURES if draw(st.integers(0, 4)) == 0)))
+    for job in jobs:
+        if job["nmax"] and job["nmax"] < job["nmin"]:
+            job["nmax"] = job["nmin"]
+    return nodes, jobs, draw(st.sampled_from([1, 2, 4, None])), draw(st.booleans())
+
+
+def node_table(jobs):
+    """A JobTable of node_scenarios' jobs."""
+    n = len(jobs)
+    col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
+    table = JobTable.from_arrays(job_id=np.arange(1, n + 1), submit=col("submit"), run=col("run"),
+                                 req_procs=col("cores"), req_time=col("est"), mem_core_mb=col("mpc"),
+                                 mem_node_mb=col("mpn"), gpus=col("gpus"), nodes_min=col("nmin"),
+                                 nodes_max=col("nmax"))
+    table.features = ["&".join(j["feat"]) for j in jobs]
+    return table

@@ -9,46 +9,8 @@ from hypothesis import strategies as st
 import pbf
 from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
-from pbf.workload.jobs import JobTable
 
-FEATURES = ("fast", "ib")
-
-
-@st.composite
-def scenarios(draw):
-    nn = draw(st.integers(1, 6))
-    nodes = [Node(f"n{i}", draw(st.integers(1, 8)), draw(st.sampled_from([1000, 2000, 4000, 8000])),
-                  draw(st.integers(0, 2)), tuple(f for f in FEATURES if draw(st.booleans())))
-             for i in range(nn)]
-    n = draw(st.integers(1, 14))
-    jobs = []
-    t = 0
-    for _ in range(n):
-        t += draw(st.integers(0, 4))
-        req = draw(st.integers(1, 12))
-        per_node = draw(st.booleans())
-        jobs.append(dict(submit=t, est=req, run=draw(st.integers(1, req)), cores=draw(st.integers(1, 12)),
-                         mpc=0 if per_node else draw(st.sampled_from([0, 0, 250, 1000, 3000])),
-                         mpn=draw(st.sampled_from([0, 1500, 5000])) if per_node else 0,
-                         gpus=draw(st.sampled_from([0, 0, 0, 1, 2])), nmin=draw(st.integers(1, 3)),
-                         nmax=draw(st.sampled_from([0, 0, 1, 2, 3])),
-                         feat=tuple(f for f in FEATURES if draw(st.integers(0, 4)) == 0)))
-    for job in jobs:
-        if job["nmax"] and job["nmax"] < job["nmin"]:
-            job["nmax"] = job["nmin"]
-    return nodes, jobs, draw(st.sampled_from([1, 2, 4, None])), draw(st.booleans())
-
-
-def _table(jobs):
-    n = len(jobs)
-    col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
-    table = JobTable.from_arrays(job_id=np.arange(1, n + 1), submit=col("submit"), run=col("run"),
-                                 req_procs=col("cores"), req_time=col("est"), mem_core_mb=col("mpc"),
-                                 mem_node_mb=col("mpn"), gpus=col("gpus"), nodes_min=col("nmin"),
-                                 nodes_max=col("nmax"))
-    table.features = ["&".join(j["feat"]) for j in jobs]
-    return table
-
+from scheduling import node_scenarios, node_table
 
 def _oracle(nodes, jobs, reservations, first_fit):
     ref_jobs = [dict(submit=j["submit"], run=j["run"], est=j["est"],
@@ -59,13 +21,13 @@ def _oracle(nodes, jobs, reservations, first_fit):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios())
+@given(node_scenarios())
 def test_compiled_node_replay_is_the_oracle(case):
     nodes, jobs, reservations, first_fit = case
     cluster = Cluster.of_nodes(nodes, name="h")
     config = pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=reservations),
                               node_choice="first-fit" if first_fit else "best-fit")
-    got = pbf.replay(_table(jobs), config)
+    got = pbf.replay(node_table(jobs), config)
     want = _oracle(nodes, jobs, reservations, first_fit)
     assert got.jobs["start"].tolist() == want["start"]
     rejected = got.jobs["state"] == pbf.codes.JobState.JS_REJECTED
@@ -73,14 +35,14 @@ def test_compiled_node_replay_is_the_oracle(case):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios())
+@given(node_scenarios())
 def test_no_node_is_over_committed(case):
     # every instant: on every node, the running jobs' cores, memory and GPUs fit the node
     nodes, jobs, reservations, first_fit = case
     cluster = Cluster.of_nodes(nodes, name="h")
     config = pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=reservations),
                               node_choice="first-fit" if first_fit else "best-fit")
-    got = pbf.replay(_table(jobs), config)
+    got = pbf.replay(node_table(jobs), config)
     want = _oracle(nodes, jobs, reservations, first_fit)
     start, end = got.jobs["start"], got.jobs["end"]
     # allocations from the oracle (the same starts, held by the test above); the compiled live counters
@@ -106,7 +68,7 @@ def test_live_counters_return_to_capacity():
     bits = load_nodes(core, cluster)
     jobs = [dict(submit=0, est=5, run=5, cores=6, mpc=500, mpn=0, gpus=0, nmin=1, nmax=0, feat=()),
             dict(submit=0, est=5, run=3, cores=1, mpc=0, mpn=1000, gpus=1, nmin=1, nmax=1, feat=())]
-    table = _table(jobs)
+    table = node_table(jobs)
     req = requests_of(table)
     core.load_trace(table.submit, table.req_procs, table.req_time, table.run)
     core.set_node_requests(0, req.mem_core_mb, req.mem_node_mb, req.gpus, req.nodes_min, req.nodes_max,
@@ -131,7 +93,7 @@ def test_a_job_no_node_set_holds_is_rejected_naming_the_resource():
             dict(submit=0, est=5, run=5, cores=4, mpc=600, mpn=0, gpus=0, nmin=1, nmax=1, feat=()),
             dict(submit=0, est=5, run=5, cores=1, mpc=0, mpn=2000, gpus=0, nmin=1, nmax=0, feat=()),
             dict(submit=0, est=5, run=5, cores=2, mpc=0, mpn=0, gpus=0, nmin=1, nmax=0, feat=())]
-    got = pbf.replay(_table(jobs), pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="small")))
+    got = pbf.replay(node_table(jobs), pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="small")))
     assert got.jobs["state"].tolist()[:4] == [pbf.codes.JobState.JS_REJECTED] * 4
     reasons = got.summary["nodes"]["never_fit_by_reason"]
     assert "no node has 2 GPUs" in reasons and "no node has features gpu-a100" in reasons

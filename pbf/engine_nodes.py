@@ -1,0 +1,99 @@
+"""A cluster of nodes inside :class:`pbf.Engine`: what a job asks of the nodes (checked before anything
+changes), handing it to the compiled core, and where a started job landed (its nodes, with the cores,
+memory and GPUs it holds on each).
+
+The engine uses the node model when its cluster's nodes carry memory, GPUs or features
+(:attr:`pbf.Cluster.has_resources`), as a replay does; otherwise units are interchangeable and a
+:class:`Placement` carries only node names and cores.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .reference.nodes_ref import NodeRequest, eval_nodes, node_cpus
+from .resources import Requests, job_feature_bits, load_nodes, reject_detail
+
+__all__ = ["Placement", "EngineNodes"]
+
+_MAX_MB = 1 << 40
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a started job runs on one node: the node's ``name``, the job's ``cores`` there and the
+    ``memory_mb`` and ``gpus`` it holds there for its whole run."""
+    node: str
+    cores: int
+    memory_mb: int = 0
+    gpus: int = 0
+
+
+def _whole(value, low):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and low <= value <= _MAX_MB
+
+
+class EngineNodes:
+    """The engine's side of a node cluster (one a :class:`pbf.Engine`)."""
+
+    def __init__(self, core, cluster, node_choice: str = "best-fit") -> None:
+        self.cluster = cluster
+        self.modelled = cluster.has_resources
+        self.first_fit = node_choice == "first-fit"
+        self.bits = load_nodes(core, cluster, self.first_fit) if self.modelled else {}
+        self.first = np.cumsum([0] + [n.cores for n in cluster.nodes])
+
+    def request(self, job) -> tuple:
+        """The job's (memory per core, memory per node, GPUs per node, nodes at least, at most,
+        features), the cluster's default memory per core applied."""
+        mpc, mpn = int(job.mem_core_mb), int(job.mem_node_mb)
+        if mpc == 0 and mpn == 0:
+            mpc = int(self.cluster.default_mem_per_core_mb or 0)
+        return mpc, mpn, int(job.gpus), min(int(job.nodes_min), int(job.units)), int(job.nodes_max), \
+            tuple(sorted(job.features))
+
+    def problem(self, job) -> str | None:
+        """What is wrong with ``job``'s node request, if anything: malformed, or more than any set of
+        the cluster's nodes, all idle, can ever hold (the reason names the resource)."""
+        for name, low in (("mem_core_mb", 0), ("mem_node_mb", 0), ("gpus", 0), ("nodes_min", 1), ("nodes_max", 0)):
+            value = getattr(job, name)
+            if not _whole(value, low):
+                return f"job {job.id} has {name} {value!r}; expected an int >= {low}"
+        if job.nodes_max and job.nodes_max < job.nodes_min:
+            return f"job {job.id} has nodes_max {job.nodes_max} below nodes_min {job.nodes_min} (0: any)"
+        if not isinstance(job.features, tuple) or not all(isinstance(f, str) and f for f in job.features):
+            return f"job {job.id} has features {job.features!r}; expected a tuple of names"
+        asks = job.mem_core_mb or job.mem_node_mb or job.gpus or job.features or job.nodes_min > 1 or job.nodes_max
+        if not self.modelled:
+            if asks:
+                return (f"job {job.id} asks for memory, GPUs, features or node counts, but the cluster's "
+                        f"nodes carry none (give the Cluster nodes with memory_mb, gpus or features)")
+            return None
+        mpc, mpn, gpn, lo, hi, feats = self.request(job)
+        req = NodeRequest(int(job.units), mpc, mpn, gpn, lo, hi, frozenset(feats))
+        cpu = [node_cpus(n.cores, n.memory_mb, n.gpus, n.features, req) for n in self.cluster.nodes]
+        if eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, self.first_fit) is None:
+            one = Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]), np.array([hi]),
+                           (feats,))
+            return (f"job {job.id} can never run on cluster {self.cluster.name!r}: "
+                    f"{reject_detail(self.cluster, one, 0, int(job.units))}")
+        return None
+
+    def hand_over(self, core, j: int, job) -> None:
+        """Give the core job j's node request (a node-model cluster only)."""
+        if not self.modelled:
+            return
+        mpc, mpn, gpn, lo, hi, feats = self.request(job)
+        core.set_node_requests(j, np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]),
+                               np.array([hi]), job_feature_bits(self.bits, [feats]))
+
+    def placements(self, units: np.ndarray, job) -> tuple:
+        """The nodes of a started job's units, with what it holds on each."""
+        if not len(self.cluster.nodes):
+            return ()
+        node_of = np.searchsorted(self.first, units, side="right") - 1
+        ids, counts = np.unique(node_of, return_counts=True)
+        mpc, mpn, gpn = self.request(job)[:3] if self.modelled else (0, 0, 0)
+        return tuple(Placement(self.cluster.nodes[int(n)].name, int(c), int(c) * mpc + mpn, gpn)
+                     for n, c in zip(ids, counts))
