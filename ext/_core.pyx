@@ -373,6 +373,17 @@ cdef class Core:
             out.append((c, M.free_mem[i], M.free_gpu[i]))
         return out
 
+    def node_stats(self):
+        """A node cluster's counters: passes whose first job not fitting now was met, those among them
+        with enough free cores for it (held by memory, GPUs, features or node shape), and each job's
+        node count (0: never started)."""
+        cdef NodeModel* M = &self.s.nm
+        cdef int64_t j
+        counts = np.zeros(self.s.jobs.n, dtype=np.int64)
+        for j in range(self.s.jobs.n if M.on else 0):
+            counts[j] = M.nused[j]
+        return int(M.heads), int(M.heads_cores_free), counts
+
     def submit(self, int64_t j):
         """Submit job j now (queued, or rejected with a reason); returns its state code."""
         if job_submit(&self.s, j) != 0:

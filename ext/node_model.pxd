@@ -18,6 +18,7 @@ cdef extern from *:
 
 cdef enum:
     MISFITS_MAX = 16
+    STARTS_MAX = 64
 
 cdef extern from *:
     """
@@ -59,7 +60,10 @@ ctypedef struct NodeModel:
     int64_t* maxn              # ... and at most (0: any)
     uint64_t* jfeat            # features every node must have
     int32_t* wlo               # the first and last words of a running job's units (set at its start:
-    int32_t* whi               # a plan build scans only those)
+    int32_t* whi               # a plan build scans only those) ...
+    int32_t* nused             # ... and its nodes
+    int64_t heads              # passes whose first job not fitting now ...
+    int64_t heads_cores_free   # ... had enough free cores (memory, GPUs, features or node shape held it)
     int64_t jcap               # room in the job columns
     # a pass's plan (built at its first misfit, like the unit profile)
     NodeLine* line             # one per node
@@ -98,13 +102,13 @@ ctypedef struct NodeModel:
     bint mf_now[MISFITS_MAX]       # ... found no start now (else: none within the window)
     int64_t nmf
     int64_t mf_next
-    # starts found in this pass: a job asking the same per node of any nodes (at most one node at
-    # least), no fewer cores and no shorter, starts no earlier (there it fits exactly when the nodes'
+    # starts found in this pass: a job asking at least as much of each node, of any nodes (at most
+    # one node at least), no fewer cores and no shorter, starts no earlier (there it fits exactly when the nodes'
     # cores for it add up to its own, and the plan only loses resources within a pass)
-    int64_t fs_job[MISFITS_MAX]
-    int64_t fs_cores[MISFITS_MAX]
-    int64_t fs_d[MISFITS_MAX]
-    int64_t fs_t[MISFITS_MAX]
+    int64_t fs_job[STARTS_MAX]
+    int64_t fs_cores[STARTS_MAX]
+    int64_t fs_d[STARTS_MAX]
+    int64_t fs_t[STARTS_MAX]
     int64_t nfs
     int64_t fs_next
 
@@ -122,7 +126,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
-    free(M.wlo); free(M.whi); free(M.pcpu); free(M.open); free(M.open_pos)
+    free(M.wlo); free(M.whi); free(M.nused); free(M.pcpu); free(M.open); free(M.open_pos)
     free(M.ev); free(M.is_elig)
     free(M.sortkey)
     memset(M, 0, sizeof(NodeModel))
@@ -149,6 +153,8 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
     if grow(<void**>&M.wlo, &cap, n, sizeof(int32_t)) != 0: return -1
     cap = M.jcap
     if grow(<void**>&M.whi, &cap, n, sizeof(int32_t)) != 0: return -1
+    cap = M.jcap
+    if grow(<void**>&M.nused, &cap, n, sizeof(int32_t)) != 0: return -1
     for i in range(M.jcap, cap):
         M.mpc[i] = 0
         M.mpn[i] = 0
@@ -158,6 +164,7 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
         M.jfeat[i] = 0
         M.wlo[i] = 0
         M.whi[i] = -1
+        M.nused[i] = 0
     M.jcap = cap
     return 0
 
@@ -171,7 +178,7 @@ cdef inline int64_t nm_job_mem(const NodeModel* M, int64_t j, int64_t cores) noe
 
 cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t j, int64_t sign) noexcept nogil:
     # job j takes (sign -1) or gives back (+1) the memory and GPUs of its units' nodes
-    cdef int64_t w, u, i, c, last = -1, lo = -1, hi = -1
+    cdef int64_t w, u, i, c, last = -1, lo = -1, hi = -1, nodes = 0
     cdef uint64_t x
     c = 0
     for w in range(W):
@@ -190,6 +197,7 @@ cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t 
                     M.free_gpu[last] += sign * M.gpn[j]
                 last = i
                 c = 0
+                nodes += 1
             c += 1
     if last >= 0:
         M.free_mem[last] += sign * nm_job_mem(M, j, c)
@@ -197,6 +205,14 @@ cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t 
     if sign < 0:
         M.wlo[j] = <int32_t>lo
         M.whi[j] = <int32_t>hi
+        M.nused[j] = <int32_t>nodes
+
+
+cdef inline void nm_note_head(NodeModel* M, int64_t cores, int64_t free_cores) noexcept nogil:
+    # a pass's first job that does not fit now: was it held by more than cores?
+    M.heads += 1
+    if free_cores >= cores:
+        M.heads_cores_free += 1
 
 
 cdef inline int64_t nm_range_count(const uint64_t* bits, int64_t lo, int64_t hi) noexcept nogil:
@@ -641,6 +657,12 @@ cdef inline bint nm_same_ask(const NodeModel* M, int64_t a, int64_t b) noexcept 
             and M.maxn[a] == M.maxn[b] and M.jfeat[a] == M.jfeat[b])
 
 
+cdef inline bint nm_asks_more(const NodeModel* M, int64_t b, int64_t a) noexcept nogil:
+    # job b asks at least what job a asks of every node it uses (so no node gives b more cores)
+    return (M.mpc[b] >= M.mpc[a] and M.mpn[b] >= M.mpn[a] and M.gpn[b] >= M.gpn[a]
+            and (M.jfeat[a] & ~M.jfeat[b]) == 0)
+
+
 cdef inline bint nm_known_misfit(const NodeModel* M, int64_t j, int64_t cores, int64_t d, bint now_only) noexcept nogil:
     # a job asking the same per node, no fewer cores and no shorter, found no start in this pass
     # (one with no start now says nothing of a full search)
@@ -677,7 +699,7 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
     if M.minn[j] <= 1 and M.maxn[j] == 0:
         for x in range(M.nfs):
             if (cores >= M.fs_cores[x] and d >= M.fs_d[x] and M.fs_t[x] > bound
-                    and nm_same_ask(M, j, M.fs_job[x])):
+                    and nm_asks_more(M, j, M.fs_job[x])):
                 bound = M.fs_t[x]
     if bound > t_from:
         if now_only:
@@ -689,11 +711,11 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
         if t < 0:
             nm_note_misfit(M, j, cores, d, now_only)
         elif M.minn[j] <= 1 and M.maxn[j] == 0:
-            x = M.nfs if M.nfs < MISFITS_MAX else M.fs_next
-            if M.nfs < MISFITS_MAX:
+            x = M.nfs if M.nfs < STARTS_MAX else M.fs_next
+            if M.nfs < STARTS_MAX:
                 M.nfs += 1
             else:
-                M.fs_next = (M.fs_next + 1) % MISFITS_MAX
+                M.fs_next = (M.fs_next + 1) % STARTS_MAX
             M.fs_job[x] = j
             M.fs_cores[x] = cores
             M.fs_d[x] = d

@@ -21,7 +21,7 @@ from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
-                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready)
+                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
 
@@ -476,6 +476,7 @@ cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
         if nm_fits_live(M, j, k, S.nodes.free):
             nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
             return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
+        nm_note_head(M, k, S.nodes.nfree)
         if build_node_plan(S, now) != 0:
             return STEP_ERROR
         c.built = True
@@ -857,6 +858,7 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         cost += cost_test_us
         if S.nm.on:
             if not nm_fits_live(&S.nm, j, k, S.nodes.free):
+                nm_note_head(&S.nm, k, S.nodes.nfree)
                 ex = EX_QUICK_BLOCKED
                 break
             nm_pick_units(&S.nm, S.nodes.free, S.prof.chosen, S.W)

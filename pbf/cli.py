@@ -395,7 +395,11 @@ def _format_replay(s, out):
     nodes = s.get("nodes")
     if nodes:
         lines.insert(2, f"nodes        {nodes['cluster']}: {nodes['nodes']:,} nodes, {nodes['cores']:,} cores, "
-                        f"{nodes['memory_mb'] / 1024 ** 2:,.1f} TiB, {nodes['gpus']:,} GPUs"
+                        f"{nodes['memory_mb'] / 1024 ** 2:,.1f} TiB, {nodes['gpus']:,} GPUs; held "
+                        + ", ".join(f"{k} {v:.3f}" for k, v in nodes["utilisation"].items() if v is not None)
+                        + (f"; first job not fitting held by memory/GPUs/features/shape with its cores free in "
+                           f"{nodes['heads_held_by_resources_share']:.1%} of {nodes['heads_blocked']:,} passes"
+                           if nodes["heads_blocked"] else "")
                         + "".join(f"; {n:,} rejected: {r}" for r, n in list(nodes["never_fit_by_reason"].items())[:3]))
     f = s.get("failures")
     if f:

@@ -429,12 +429,25 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
         result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
     if cluster is not None:
-        result.summary["nodes"] = _nodes_summary(result, cluster, requests, size)
+        result.summary["nodes"] = _nodes_summary(result, cluster, requests, size, core.node_stats())
     return result
 
 
-def _nodes_summary(result, cluster, requests, size):
-    # the node cluster, and each job no node set can hold with the resource that stops it
+def _nodes_summary(result, cluster, requests, size, stats):
+    # the node cluster; how much of its cores, memory and GPUs the jobs held; how often a pass's first
+    # job that did not fit was held by more than cores; each job no node set can hold, with the
+    # resource that stops it
+    heads, heads_cores_free, nodes_of = stats
+    start, end = result.jobs["start"], result.jobs["end"]
+    ran = (start >= 0) & (end >= start)
+    secs = np.where(ran, end - start, 0).astype(np.float64)
+    totals = cluster.totals()
+    span = max(float(result.metrics.makespan), 1.0)
+    held = {"cores": float((secs * size).sum()),
+            "memory": float((secs * (size * requests.mem_core_mb + nodes_of * requests.mem_node_mb)).sum()),
+            "gpus": float((secs * nodes_of * requests.gpus).sum())}
+    capacity = {"cores": totals["cores"], "memory": totals["memory_mb"], "gpus": totals["gpus"]}
+    utilisation = {k: (held[k] / (capacity[k] * span) if capacity[k] else None) for k in held}
     state, reason = result.jobs["state"], result.jobs["reject_reason"]
     never = np.flatnonzero((state == JobState.JS_REJECTED) & (reason == RejectReason.RJ_NO_NODES))
     from .resources import reject_detail
@@ -442,7 +455,10 @@ def _nodes_summary(result, cluster, requests, size):
     for i in never:
         text = reject_detail(cluster, requests, int(i), int(size[i]))
         details[text] = details.get(text, 0) + 1
-    return {"cluster": cluster.name, **cluster.totals(), "never_fit": int(len(never)),
+    return {"cluster": cluster.name, **totals, "utilisation": utilisation,
+            "heads_blocked": heads, "heads_blocked_with_cores_free": heads_cores_free,
+            "heads_held_by_resources_share": heads_cores_free / heads if heads else None,
+            "never_fit": int(len(never)),
             "never_fit_by_reason": dict(sorted(details.items(), key=lambda kv: -kv[1]))}
 
 

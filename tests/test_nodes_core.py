@@ -114,3 +114,19 @@ def test_a_unit_cluster_replay_is_unchanged_by_the_node_code(reservations):
     # one-core nodes with room for any memory: a job's cores are any free cores, as with units; the
     # starts agree (unit choice differs, decisions on counts do not)
     assert a.jobs["start"].tolist() == b.jobs["start"].tolist()
+
+
+def test_summary_counts_resource_use_and_heads_held_by_memory():
+    """One node, 4 cores, 4,000 MB: job 1 holds 2 cores and all the memory for 10 s, so job 2 (1 core)
+    waits with cores free: every pass that meets it counts as held by more than cores."""
+    jobs = [dict(submit=0, est=10, run=10, cores=2, mpc=2000, mpn=0, gpus=0, nmin=1, nmax=0, feat=()),
+            dict(submit=0, est=10, run=10, cores=1, mpc=1000, mpn=0, gpus=0, nmin=1, nmax=0, feat=())]
+    got = pbf.replay(node_table(jobs), pbf.ReplayConfig(cluster=Cluster.of_nodes([Node("n", 4, 4000)], name="one")))
+    assert got.jobs["start"].tolist() == [0, 10]
+    nodes = got.summary["nodes"]
+    assert nodes["heads_blocked"] >= 1 and nodes["heads_blocked_with_cores_free"] == nodes["heads_blocked"]
+    assert nodes["heads_held_by_resources_share"] == 1.0
+    # 2 x 10 + 1 x 10 core-seconds of 4 cores over 20 s; 40,000 + 10,000 MB-seconds of 4,000 MB
+    assert nodes["utilisation"]["cores"] == pytest.approx(30 / 80)
+    assert nodes["utilisation"]["memory"] == pytest.approx(50000 / 80000)
+    assert nodes["utilisation"]["gpus"] is None

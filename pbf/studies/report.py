@@ -302,10 +302,10 @@ def _html(summary, figures, run_dir):
 
 
 def _sections(summary):
-    # what a replay with failures, start-time estimates or co-allocation adds to its summary
+    # what a replay on nodes, with failures, start-time estimates or co-allocation adds to its summary
     out = []
-    for key, title in (("failures", "Failures"), ("start_estimates", "Start-time estimates"),
-                       ("coalloc", "Co-allocation")):
+    for key, title in (("nodes", "Nodes and resources"), ("failures", "Failures"),
+                       ("start_estimates", "Start-time estimates"), ("coalloc", "Co-allocation")):
         part = summary.get(key)
         if not part:
             continue
