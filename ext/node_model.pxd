@@ -803,7 +803,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     for x in range(ne):
         i = M.elig[x]
         L = &M.line[i]
-        L.cur = _first_at(L.t, L.n, t + 1) - 1
+        L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
         L.qh = 0
         L.qt = 0
         L.b = L.cur - 1

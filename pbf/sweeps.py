@@ -42,6 +42,8 @@ __all__ = ["sweep", "load_spec", "cells_of", "run_cell", "run_recorded", "SETTIN
 SETTINGS = ("preset", "priority", "predictor", "correction", "order", "reservations", "max_job_test", "no_backfill",
             "workers", "commit", "clock", "trigger", "bf_interval", "bf_max_time", "cost_per_test_us", "units",
             "bsld_bound", "seed", "trace",
+            # a cluster of nodes (pbf.Cluster.load: beocat, beocat-gpu, a TOML or slurm.conf file[:PARTITION])
+            "cluster", "mem_from", "node_choice",
             # node failures (pbf.Failures): a failure file, or an MTBF
             "failures", "mtbf_hours", "repair_hours", "failure_seed", "node_cores", "on_failure")
 _GENERATORS = ("lublin", "beocat")
@@ -87,7 +89,18 @@ def load_spec(spec):
         config["failures"] = os.path.join(base, os.path.expandvars(config["failures"]))
     if "failures" in grid:
         grid["failures"] = [os.path.join(base, os.path.expandvars(p)) for p in grid["failures"]]
+    if isinstance(config.get("cluster"), str):
+        config["cluster"] = _cluster_path(base, config["cluster"])
+    if "cluster" in grid:
+        grid["cluster"] = [_cluster_path(base, c) if isinstance(c, str) else c for c in grid["cluster"]]
     return {"name": data.get("name", "sweep"), "trace": trace, "config": config, "grid": grid}
+
+
+def _cluster_path(base, value):
+    # a cluster file (optionally FILE:PARTITION) is relative to the spec's folder; built-in names stay
+    path, sep, part = os.path.expandvars(value).partition(":")
+    full = os.path.join(base, path)
+    return full + sep + part if os.path.isfile(full) else value
 
 
 def cells_of(spec):
@@ -183,6 +196,10 @@ def run_cell(trace, params, table=None):
     m.update(completed=s["jobs"]["completed"], rejected=s["jobs"]["rejected"], backfilled=s["jobs"]["backfilled"],
              passes=s["passes"]["count"], mean_depth=s["passes"]["mean_depth"],
              replay_s=s["wall_s"]["replay"], cell_s=time.perf_counter() - t0)
+    if s.get("nodes"):
+        n = s["nodes"]
+        m.update(memory_held=n["utilisation"]["memory"], gpus_held=n["utilisation"]["gpus"],
+                 heads_held_by_resources=n["heads_held_by_resources_share"], never_fit=n["never_fit"])
     if s["failures"] is not None:
         f = s["failures"]
         m.update(failures=f["events"]["fail"], requeued=f["requeued"], killed=f["killed"],

@@ -179,3 +179,29 @@ def test_resume_after_a_real_kill(tmp_path):
     after = _records(path)
     assert len(after) == 24                          # only the missing cells ran
     assert {r["cell"] for r in after[len(before):]} == {r["cell"] for r in records} - {r["cell"] for r in before}
+
+
+def test_cluster_is_a_grid_setting(tmp_path):
+    """A cluster file beside the spec is found from the spec's folder; node cells carry the resource
+    figures and decide as a replay on that cluster does."""
+    import pbf
+    from pbf.sweeps import _config, _trace_table, run_cell
+    shutil.copy(os.path.join(os.path.dirname(__file__), "data", "slurm", "site.conf"), tmp_path / "site.conf")
+    spec = _spec(tmp_path, """[trace]
+gen = "beocat"
+jobs = 300
+window = 3000
+[grid]
+cluster = ["site.conf:batch", "beocat"]
+""")
+    cells = cells_of(spec)
+    assert [c["params"]["cluster"] for c in cells] == [str(tmp_path / "site.conf") + ":batch", "beocat"]
+    trace = load_spec(spec)["trace"]
+    for cell in cells:
+        got = run_cell(trace, cell["params"])
+        want = pbf.replay(_trace_table(trace, cell["params"]), _config(cell["params"])).summary
+        assert got["awt_h"] == want["metrics"]["awt_h"]
+        assert got["memory_held"] == want["nodes"]["utilisation"]["memory"]
+        assert got["never_fit"] == want["nodes"]["never_fit"]
+    with pytest.raises(pbf.ConfigError, match="cluster"):
+        pbf.replay(_trace_table(trace, cells[0]["params"]), _config({"cluster": "no-such-cluster"}))
