@@ -92,7 +92,18 @@ def cmd_gen_beocat(args):
     from .workload.beocat import TRAFFIC_WINDOWS, generate_beocat
     from .workload.timeparse import parse_duration
     window = parse_duration(args.window, "--window") if args.window else TRAFFIC_WINDOWS[args.traffic]
-    table = generate_beocat(args.jobs, window, seed=args.seed, arrivals=args.arrivals)
+    out = str(args.output)
+    if args.resources and not out.endswith(".sacct"):
+        raise ConfigError(f"--resources: GPU requests need the sacct form (SWF has no GPU field); give -o NAME.sacct, "
+                          f"got {out!r}")
+    table = generate_beocat(args.jobs, window, seed=args.seed, arrivals=args.arrivals, resources=args.resources)
+    if out.endswith(".sacct"):
+        from .workload.sacct_dump import write_sacct
+        write_sacct(table, out)
+        if not args.quiet:
+            gpu_jobs = int((table.columns["gpus"] > 0).sum()) if "gpus" in table.columns else 0
+            print(f"wrote {len(table):,} jobs to {out} (sacct --parsable2; {gpu_jobs:,} GPU jobs)")
+        return 0
     _write(table, args.output, args.quiet)
     return 0
 
@@ -758,7 +769,11 @@ def _add_gen(sub):
     b.add_argument("--arrivals", choices=("profile", "pack"), default="profile",
                    help="bursts on the daily/weekly profile (default) or evenly packed")
     b.add_argument("--seed", type=_int_in(0), default=0, help="random seed (default 0)")
-    b.add_argument("-o", "--output", required=True, help="output SWF (.gz to compress)")
+    b.add_argument("--resources", action="store_true",
+                   help="also GPU requests (2.9%% of jobs, on one node; memory per core is always drawn); "
+                        "needs -o NAME.sacct")
+    b.add_argument("-o", "--output", required=True,
+                   help="output SWF (.gz to compress), or NAME.sacct for a sacct --parsable2 dump")
     b.add_argument("--quiet", action="store_true")
     b.set_defaults(func=cmd_gen_beocat)
 
@@ -1046,6 +1061,13 @@ def cmd_trace_from_sacct(args):
     write_swf(table, args.output)
     dropped = ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in table.dropped.items() if n)
     print(f"wrote {len(table):,} jobs to {args.output}" + (f" (left out: {dropped})" if dropped else ""))
+    c = table.columns
+    kept_out = [what for what, n in (("GPUs", (c["gpus"] > 0).sum()), ("memory per node", (c["mem_node_mb"] > 0).sum()),
+                                     ("node counts", ((c["nodes_min"] > 1) | (c["nodes_max"] > 0)).sum()),
+                                     ("features", (c["constraint"] > 0).sum())) if n]
+    if kept_out:
+        print(f"note: SWF has no field for {', '.join(kept_out)}; replay the dump itself "
+              f"(pbf replay {args.dump} --cluster ...) to keep them")
     return 0
 
 

@@ -4,12 +4,12 @@ import numpy as np
 from hypothesis import strategies as st
 
 from pbf import _core
+from pbf.cluster import Node
 from pbf.codes import JobState, Predictor, Trigger
 from pbf.config import Backfill
 from pbf.plugins.corrections import code as correction_code
 from pbf.plugins.priorities import FCFS, SJF
 from pbf.reference import reference_replay
-from pbf.cluster import Node
 from pbf.workload.jobs import JobTable
 
 INF = float("inf")

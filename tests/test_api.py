@@ -2,7 +2,8 @@
 import pbf
 
 DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay",
-              "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "Placement", "beocat_cluster",
+              "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "Placement",
+              "beocat_cluster",
               "JobTable",
               "Cleaning",
               "CleaningReport", "read_swf",

@@ -1,16 +1,15 @@
 """The compiled node model against the plain-Python oracle (pbf.reference.nodes_ref): heterogeneous
 nodes with memory, GPUs and features; memory-bound, GPU, multi-node and feature-constrained jobs; EASY,
 N reservations and conservative; decision by decision (every job's start)."""
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import pbf
 from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
 
 from scheduling import node_scenarios, node_table
+
 
 def _oracle(nodes, jobs, reservations, first_fit):
     ref_jobs = [dict(submit=j["submit"], run=j["run"], est=j["est"],

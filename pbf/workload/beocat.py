@@ -50,6 +50,10 @@ _HOUR_W = np.array([2.0, 1.5, 1.0, 0.8, 0.6, 0.6, 0.8, 1.5, 3.5, 5.0, 6.0, 6.5, 
 _DOW_W = np.array([.152, .214, .151, .097, .207, .091, .087])
 
 _USERS = 350
+# GPU requests (reference §3.4: 2.9 % of jobs; 1 GPU 1,453, 2 GPUs 8,162, 4 GPUs 87 jobs)
+_GPU_SHARE = 0.029
+_GPU_COUNTS = np.array([1, 2, 4])
+_GPU_COUNTS_P = np.array([1453.0, 8162.0, 87.0])
 _START_UNIX = 1615183200  # Monday 2021-03-08 00:00 US/Central: the extract's season, a week start
 
 
@@ -86,12 +90,18 @@ def _arrival_times(u, window):
 
 
 def generate_beocat(n_jobs=BEOCAT_DEFAULT_JOBS, window=TRAFFIC_WINDOWS["high"], seed=0,
-                    arrivals="profile"):
+                    arrivals="profile", resources=False):
     """Generate a Beocat-like trace of ``n_jobs`` jobs submitted within ``window`` seconds.
 
     ``arrivals``: ``profile`` (bursts placed by the daily and weekly profile) or ``pack`` (the same
     jobs, evenly spaced ``window / n_jobs`` apart, as the Parallel Backfill authors packed their
     traces). The jobs themselves depend only on ``n_jobs`` and ``seed``.
+
+    Memory per core is always drawn (SWF field 10). ``resources``: also GPU requests (reference
+    §3.4: 2.9 % of jobs, 1, 2 or 4 GPUs as 15 : 84 : 1; one draw per burst, from a stream of its own,
+    so the jobs are otherwise the same), a GPU job running on one node; and the columns a node
+    cluster reads (``mem_core_mb``, ``gpus``, ``nodes_min``, ``nodes_max``). SWF has no GPU field:
+    write such a table with :func:`pbf.workload.sacct_dump.write_sacct`.
     """
     if not isinstance(n_jobs, (int, np.integer)) or n_jobs <= 0:
         raise ConfigError(f"n_jobs must be a positive int, got {n_jobs!r}")
@@ -136,9 +146,19 @@ def generate_beocat(n_jobs=BEOCAT_DEFAULT_JOBS, window=TRAFFIC_WINDOWS["high"], 
     header.add_line(f" Note: generate_beocat(n_jobs={n_jobs}, window={int(window)}, seed={seed}, "
                     f"arrivals={arrivals!r})")
     ids = np.arange(1, n_jobs + 1, dtype=np.int64)
+    req_mem = np.round(mem_gb[burst_of] * 1024 * 1024)
+    extra = {}
+    if resources:
+        grng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed).spawn(3)[2]))
+        wants = grng.random(n_bursts) < _GPU_SHARE
+        count = grng.choice(_GPU_COUNTS, size=n_bursts, p=_GPU_COUNTS_P / _GPU_COUNTS_P.sum())
+        gpus = np.where(wants, count, 0)[burst_of].astype(np.int64)
+        extra = dict(mem_core_mb=np.ceil(req_mem / 1024).astype(np.int64), mem_node_mb=np.zeros(n_jobs, np.int64),
+                     gpus=gpus, nodes_min=np.ones(n_jobs, np.int64), nodes_max=(gpus > 0).astype(np.int64))
+        header.add_line(f" Note: GPU requests drawn (resources=True): {int((gpus > 0).sum())} GPU jobs")
     return JobTable.from_arrays(
         header,
         job_id=ids, submit=submit, run=run, alloc_procs=cores[burst_of], req_procs=cores[burst_of],
-        req_time=req_j, req_mem=np.round(mem_gb[burst_of] * 1024 * 1024), status=np.ones(n_jobs),
+        req_time=req_j, req_mem=req_mem, status=np.ones(n_jobs),
         user=user[burst_of], group=(user[burst_of] - 1) % 40 + 1, queue=np.ones(n_jobs),
-        partition=np.ones(n_jobs))
+        partition=np.ones(n_jobs), **extra)
