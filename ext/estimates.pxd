@@ -70,6 +70,9 @@ cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t*
             d = S.queue.entries[i].est
             t = nm_find_start(M, j, k, d, now, S.jobs.resv[j] if phase == 0 and S.jobs.resv[j] > now else now,
                               False, 0, S.cfg.bf_resolution)
+            if M.failed:
+                M.failed = False
+                return -1
             out[i] = t
             if t < 0:
                 continue

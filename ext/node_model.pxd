@@ -93,6 +93,12 @@ ctypedef struct NodeModel:
     int64_t now_c, now_m, now_g
     int64_t* ev                # every plan point after now, in time order: time << 20 | node
     int64_t nev, ev_cap
+    bint ev_ok                 # (ev is made for this plan)
+    int64_t* pidx              # (scratch of its making)
+    int64_t pidx_cap
+    int64_t* tcnt
+    int64_t tcnt_cap
+    bint failed                # a search ran out of memory (the pass reports it)
     uint8_t* is_elig           # (nn) the nodes in elig
     # requests that found no start in this pass (the plan only loses resources within a pass, so a
     # job asking the same per node, at least as many cores and at least as long, finds none either)
@@ -127,7 +133,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
     free(M.wlo); free(M.whi); free(M.nused); free(M.pcpu); free(M.open); free(M.open_pos)
-    free(M.ev); free(M.is_elig)
+    free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
     free(M.sortkey)
     memset(M, 0, sizeof(NodeModel))
 
@@ -547,21 +553,27 @@ cdef inline void nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int6
         p += 1
 
 
+cdef inline int64_t _first_at(const int64_t* a, int64_t n, int64_t v) noexcept nogil:
+    # the first index of the sorted a[0:n] holding v or more (n: none)
+    cdef int64_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 cdef inline int _desc(const void* a, const void* b) noexcept nogil:
     cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
     return (x < y) - (x > y)
 
 
-cdef inline int _asc(const void* a, const void* b) noexcept nogil:
-    cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
-    return (x > y) - (x < y)
-
-
 cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
     # a built plan's totals now, and the nodes with free cores now by free memory (most first): a
-    # test of a start now stops at the first node without the job's memory for one core; and every
-    # point after now in time order (the searches walk them)
-    cdef int64_t i, k = 0, p
+    # test of a start now stops at the first node without the job's memory for one core
+    cdef int64_t i, k = 0
     cdef NodeLine* L
     M.now_c = 0
     M.now_m = 0
@@ -582,20 +594,45 @@ cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
         M.open[i] = <int32_t>(0xFFFFF - (M.sortkey[i] & 0xFFFFF))
         M.open_pos[M.open[i]] = <int32_t>i
     M.nopen = k
-    k = 0
+    M.ev_ok = False                    # (made by the pass's first search, if it has one)
+    return 0
+
+
+cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
+    # every plan point after now, in time order (nodes ascending within a time): a counting sort by
+    # the point's place among the candidate times, which hold every point's time
+    cdef int64_t i, k = 0, p, x, T = M.ntimes
+    cdef NodeLine* L
     for i in range(M.nn):
         k += M.line[i].n - 1
-    if grow(<void**>&M.ev, &M.ev_cap, k + 1, sizeof(int64_t)) != 0:
+    if (grow(<void**>&M.ev, &M.ev_cap, k + 1, sizeof(int64_t)) != 0
+            or grow(<void**>&M.pidx, &M.pidx_cap, k + 1, sizeof(int64_t)) != 0
+            or grow(<void**>&M.tcnt, &M.tcnt_cap, T + 1, sizeof(int64_t)) != 0):
         return -1
-    M.nev = 0
+    memset(M.tcnt, 0, (T + 1) * sizeof(int64_t))
+    k = 0
     for i in range(M.nn):
         L = &M.line[i]
+        x = 0
         for p in range(1, L.n):
             if L.t[p] >= EV_T_MAX:
                 return -1
-            M.ev[M.nev] = (L.t[p] << 20) | i
-            M.nev += 1
-    qsort(M.ev, M.nev, sizeof(int64_t), _asc)
+            x = x + _first_at(M.times + x, T - x, L.t[p])     # (a line's points ascend)
+            M.pidx[k] = x
+            M.tcnt[x + 1] += 1
+            k += 1
+    for x in range(T):
+        M.tcnt[x + 1] += M.tcnt[x]
+    k = 0
+    for i in range(M.nn):
+        L = &M.line[i]
+        for p in range(1, L.n):
+            x = M.pidx[k]
+            M.ev[M.tcnt[x]] = (L.t[p] << 20) | i
+            M.tcnt[x] += 1
+            k += 1
+    M.nev = k
+    M.ev_ok = True
     return 0
 
 
@@ -756,18 +793,6 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
     return -1
 
 
-cdef inline int64_t _first_at(const int64_t* a, int64_t n, int64_t v) noexcept nogil:
-    # the first index of the sorted a[0:n] holding v or more (n: none)
-    cdef int64_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t* used) noexcept nogil:
     cdef NodeLine* L = &M.line[i]
     cdef int64_t w = L.qf[L.qh], old = M.pcpu[i]
@@ -789,6 +814,9 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     cdef NodeLine* L
     if now_only and t_from == M.now_t:
         return nm_start_now(M, j, cores, d, resolution)
+    if not M.ev_ok and nm_make_events(M) != 0:
+        M.failed = True
+        return -1
     nm_eligible(M, j)
     memset(M.cpu, 0, M.nn * sizeof(int64_t))
     ne = M.nelig
@@ -873,12 +901,12 @@ cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexce
             n0 = L.n
             if nl_point(L, t) < 0:
                 return -1
-            if L.n > n0 and t > L.t[0] and nm_ev_insert(M, t, i) != 0:
+            if L.n > n0 and t > L.t[0] and M.ev_ok and nm_ev_insert(M, t, i) != 0:
                 return -1
             n0 = L.n
             if nl_point(L, stop) < 0:
                 return -1
-            if L.n > n0 and nm_ev_insert(M, stop, i) != 0:
+            if L.n > n0 and M.ev_ok and nm_ev_insert(M, stop, i) != 0:
                 return -1
             if nl_hold(L, t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
                 return -1

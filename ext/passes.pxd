@@ -482,6 +482,9 @@ cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
         c.built = True
     t = nm_find_start(M, j, k, d, now, now, c.resv_left == 0 and not S.cfg.resv_stop, S.cfg.bf_window,
                       S.cfg.bf_resolution)
+    if M.failed:
+        M.failed = False
+        return STEP_ERROR
     if c.resv_left == 0 and S.cfg.resv_stop and t > now:
         c.ex = EX_RESV_TABLE           # Slurm 17.02's table-size stop (as job_step)
         return STEP_STOP
