@@ -1,0 +1,129 @@
+"""``pbf validate slurm CONF WORKLOAD``: the command line of the real-Slurm harness.
+
+:func:`add_parser` adds the ``validate`` command (with its ``slurm`` subcommand) to a parser's
+subcommands; :func:`run` runs it and returns the exit status. ``python -m pbf.validate slurm ...`` runs
+the same without the main command line.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+__all__ = ["add_parser", "build_parser", "run", "main"]
+
+
+def _positive(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
+    return value
+
+
+def _count(text):
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def add_parser(subparsers):
+    """Add ``validate`` (and its ``slurm`` subcommand) to ``subparsers`` (an argparse subparsers
+    action); returns the ``validate`` parser. The subcommand's ``func`` is :func:`run`."""
+    p = subparsers.add_parser(
+        "validate", help="compare pbf with a real scheduler, job by job",
+        description="Compare pbf with a real scheduler, job by job (docs/slurm-harness.md).")
+    _add_schedulers(p)
+    return p
+
+
+def _add_schedulers(parser):
+    sub = parser.add_subparsers(dest="validate_command", metavar="SCHEDULER", required=True)
+    s = sub.add_parser(
+        "slurm", help="run a workload through a real Slurm (private network namespace) and through pbf",
+        description="Run WORKLOAD through a real Slurm configured from the site's CONF -- every daemon inside a "
+                    "private network namespace, stopped at the end -- and through pbf with the settings that "
+                    "stand for CONF's scheduler; write comparison.csv, summary.json and starts.png into --out. "
+                    "Needs root, unshare, ip and Slurm (slurmctld, slurmd, slurm-client).")
+    s.add_argument("conf", metavar="CONF", help="the site's slurm.conf (NodeName, PartitionName, scheduler lines)")
+    s.add_argument("workload", metavar="WORKLOAD", help="an SWF file or a sacct --parsable2 dump")
+    s.add_argument("--time-scale", type=_positive, default=1.0, metavar="S",
+                   help="run S workload seconds per real second (submissions, run times, limits; limits are "
+                        "rounded up to whole minutes); default 1")
+    s.add_argument("--out", default="validate-slurm", metavar="DIR", help="output folder (default validate-slurm)")
+    s.add_argument("--repeat", type=_count, default=1, metavar="N",
+                   help="run Slurm N times; N >= 2 also reports Slurm against itself (the noise floor)")
+    s.add_argument("--partition", default=None, metavar="P",
+                   help="the partition to submit to (default: CONF's Default=YES partition, else its only one)")
+    s.add_argument("--timeout", type=_positive, default=None, metavar="SEC",
+                   help="wait at most SEC seconds per run after the first submission (default: an estimate "
+                        "from the workload)")
+    s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    s.set_defaults(func=run)
+    return s
+
+
+def build_parser():
+    """A parser of its own (``python -m pbf.validate``), with the same subcommands."""
+    parser = argparse.ArgumentParser(prog="python -m pbf.validate",
+                                     description="Compare pbf with a real scheduler, job by job "
+                                                 "(docs/slurm-harness.md).")
+    _add_schedulers(parser)
+    return parser
+
+
+def _print_summary(s, out):
+    a = s["pbf_vs_slurm"]
+    lines = [f"slurm        {s['slurm_version']}; {s['jobs']} jobs, time scale {s['time_scale']:g}, "
+             f"{s['repeat']} run(s)"]
+
+    def agree(a):
+        if not a["jobs"]:
+            return "no job started on both sides"
+        return (f"{a['within_share']:.1%} of {a['jobs']} jobs within {a['window_s']:g} s; median "
+                f"{a['median_abs_s']:.1f} s, worst {a['worst_abs_s']:.0f} s (job {a['worst_job']}), mean "
+                f"{a['mean_diff_s']:+.1f} s")
+    lines.append(f"pbf vs slurm {agree(a)}")
+    if s.get("slurm_vs_slurm"):
+        for k, b in enumerate(s["slurm_vs_slurm"], 2):
+            lines.append(f"slurm run {k}  {agree(b)} (against run 1)")
+    w = s["awt_s"]
+    if w["slurm"] is not None:
+        rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"
+        lines.append(f"AWT          Slurm {w['slurm']:.1f} s, pbf {w['pbf']:.1f} s ({rel}); in workload seconds "
+                     f"{w['slurm_workload_s']:.0f} and {w['pbf_workload_s']:.0f}")
+    lines.append(f"unmodelled   {len(s['unmodelled'])} settings (summary.json 'unmodelled')")
+    lines.append(f"wrote        {out}/comparison.csv, summary.json, "
+                 + (s["figure"] if not s["figure"].startswith("skipped") else f"(figure {s['figure']})"))
+    print("\n".join(lines))
+
+
+def run(args) -> int:
+    """Run ``pbf validate slurm`` with parsed ``args``; 0 on success, 2 when Slurm cannot run here."""
+    from ..errors import ConfigError
+    from .compare import validate_slurm
+    from .slurm_run import SlurmUnavailable
+    try:
+        summary = validate_slurm(args.conf, args.workload, time_scale=args.time_scale, out=args.out,
+                                 repeat=args.repeat, partition=args.partition, timeout=args.timeout,
+                                 verbose=not args.quiet)
+    except SlurmUnavailable as exc:
+        print(f"pbf validate slurm: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:
+        print(f"pbf validate slurm: {exc}", file=sys.stderr)
+        return 2
+    _print_summary(summary, args.out)
+    bad = [r for r in summary["runs"] if r["errors"] or not r["finished"]]
+    for r in bad:
+        print(f"pbf validate slurm: run {r['run']}: " + ("; ".join(r["errors"]) or "did not finish before the timeout"),
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.func(args)

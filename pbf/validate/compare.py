@@ -1,0 +1,326 @@
+"""Slurm against pbf, job by job: the same workload through a real Slurm (:mod:`pbf.validate.slurm_run`)
+and through pbf's replay with the settings that stand for the site's scheduler
+(:func:`pbf.validate.slurm_config.replay_settings`), and what differs.
+
+Outputs (in ``out``):
+
+* ``comparison.csv``: one row a job -- its id, submission, run and limit on the run's clock, what it
+  asks (cores, memory per CPU / per node, GPUs per node, nodes, features), Slurm's state, start, end,
+  nodes and how it started (``backfill`` / ``main``, from slurmctld's log) and its start to the
+  millisecond, pbf's state, start, end and how, and ``difference_s`` = pbf start - Slurm start; with
+  ``repeat`` >= 2 Slurm's later runs' starts; ``pbf_measured_start``: pbf's start when its jobs run as
+  long as they did in Slurm's first run (separates scheduling from run-time noise).
+* ``summary.json``: the agreement figures (below), AWT on both sides, the settings pbf used and every
+  site setting it does not model, what the private Slurm did not carry from the site file, the time
+  scale and Slurm's version, sdiag's figures per run beside pbf's.
+* ``starts.png``: pbf's start against Slurm's (when matplotlib is importable; else the summary says
+  it was skipped).
+* ``slurm/run1/`` ...: each run's private slurm.conf, gres.conf, jobcomp.txt, sdiag.txt and logs;
+  ``pbf/``: pbf's own replay outputs.
+
+**Agreement** of two sets of starts (over the jobs that started in both): the share within
+``window`` seconds (2 s of the run's clock: ``2 x time scale`` workload seconds), the median, 90th
+percentile and worst absolute difference, the mean signed difference, and the shares earlier and later
+beyond the window. AWT is the mean of start - submission over those jobs, the submission being the
+planned one (the same on both sides).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..errors import ConfigError
+
+__all__ = ["WINDOW_S", "agreement", "awt", "pbf_starts", "comparison_rows", "summarise", "write_outputs",
+           "draw_starts", "validate_slurm", "default_timeout"]
+
+#: two starts agree when they are at most this many seconds of the run's clock apart
+WINDOW_S = 2.0
+
+
+def agreement(jobs, a: dict, b: dict, window: float = WINDOW_S) -> dict:
+    """How ``b``'s starts agree with ``a``'s (``{job id: start or None}``), over the jobs started in both:
+    ``jobs``, ``within_share`` (|b - a| <= window), ``median_abs_s``, ``p90_abs_s``, ``worst_abs_s`` and
+    ``worst_job``, ``mean_diff_s`` (b - a), ``earlier_share`` / ``later_share`` (b before / after a by
+    more than the window), and ``only_a`` / ``only_b`` (jobs started on one side only)."""
+    ids = [j.id for j in jobs if a.get(j.id) is not None and b.get(j.id) is not None]
+    only_a = sum(1 for j in jobs if a.get(j.id) is not None and b.get(j.id) is None)
+    only_b = sum(1 for j in jobs if b.get(j.id) is not None and a.get(j.id) is None)
+    if not ids:
+        return {"jobs": 0, "window_s": window, "within_share": None, "median_abs_s": None, "p90_abs_s": None,
+                "worst_abs_s": None, "worst_job": None, "mean_diff_s": None, "earlier_share": None,
+                "later_share": None, "only_a": only_a, "only_b": only_b}
+    d = np.array([float(b[i]) - float(a[i]) for i in ids])
+    ad = np.abs(d)
+    k = int(np.argmax(ad))
+    return {"jobs": len(ids), "window_s": window, "within_share": float((ad <= window).mean()),
+            "median_abs_s": float(np.median(ad)), "p90_abs_s": float(np.percentile(ad, 90)),
+            "worst_abs_s": float(ad[k]), "worst_job": ids[k], "mean_diff_s": float(d.mean()),
+            "earlier_share": float((d < -window).mean()), "later_share": float((d > window).mean()),
+            "only_a": only_a, "only_b": only_b}
+
+
+def awt(jobs, starts: dict, ids=None) -> float | None:
+    """Mean wait (start - planned submission, seconds) over ``ids`` (default: the jobs with a start)."""
+    sub = {j.id: j.submit for j in jobs}
+    ids = [i for i in (ids if ids is not None else sub) if starts.get(i) is not None]
+    if not ids:
+        return None
+    return float(np.mean([starts[i] - sub[i] for i in ids]))
+
+
+def pbf_starts(result) -> dict:
+    """``{job id: {start, end, state, how}}`` of a :class:`pbf.ReplayResult` (start/end None for jobs
+    that never started)."""
+    j = result.jobs
+    state = result.label("state", j["state"])
+    how = result.label("how", j["how"])
+    out = {}
+    for i in range(len(j["id"])):
+        started = int(j["start"][i]) >= 0
+        out[int(j["id"][i])] = {"start": int(j["start"][i]) if started else None,
+                                "end": int(j["end"][i]) if started and int(j["end"][i]) >= 0 else None,
+                                "state": str(state[i]), "how": str(how[i]) if started else ""}
+    return out
+
+
+def comparison_rows(jobs, slurm_runs: list, pbf: dict, pbf_measured: dict | None = None) -> list:
+    """One dict a job (the columns of comparison.csv). ``slurm_runs``: each run's ``{id: record}`` (as
+    :attr:`pbf.validate.slurm_run.SlurmRun.jobs`); ``pbf`` / ``pbf_measured``: :func:`pbf_starts`."""
+    rows = []
+    for j in jobs:
+        s = slurm_runs[0].get(j.id, {})
+        p = pbf.get(j.id, {})
+        row = {"job_id": j.id, "submit_s": j.submit, "run_s": j.run, "limit_min": j.limit_min, "cores": j.cores,
+               "mem_per_cpu_mb": j.mem_core_mb, "mem_per_node_mb": j.mem_node_mb, "gpus_per_node": j.gpus,
+               "nodes_min": j.nodes_min, "nodes_max": j.nodes_max, "features": "&".join(j.features),
+               "slurm_state": s.get("state", ""), "slurm_start": _blank(s.get("start")),
+               "slurm_end": _blank(s.get("end")), "slurm_nodes": " ".join(s.get("nodes", [])),
+               "slurm_how": s.get("how", ""), "slurm_start_precise": _blank(s.get("start_precise"), 3),
+               "pbf_state": p.get("state", ""), "pbf_start": _blank(p.get("start")), "pbf_end": _blank(p.get("end")),
+               "pbf_how": p.get("how", ""),
+               "difference_s": _blank(None if p.get("start") is None or s.get("start") is None
+                                      else p["start"] - s["start"])}
+        for k, run in enumerate(slurm_runs[1:], 2):
+            r = run.get(j.id, {})
+            row[f"slurm{k}_start"] = _blank(r.get("start"))
+            row[f"slurm{k}_nodes"] = " ".join(r.get("nodes", []))
+            row[f"slurm{k}_difference_s"] = _blank(None if r.get("start") is None or s.get("start") is None
+                                                   else r["start"] - s["start"])
+        if pbf_measured is not None:
+            m = pbf_measured.get(j.id, {})
+            row["pbf_measured_start"] = _blank(m.get("start"))
+        rows.append(row)
+    return rows
+
+
+def _blank(v, digits=None):
+    if v is None:
+        return ""
+    return round(float(v), digits) if digits is not None else v
+
+
+def _starts(records: dict) -> dict:
+    return {i: r.get("start") for i, r in records.items()}
+
+
+def summarise(jobs, slurm_runs: list, pbf: dict, *, pbf_measured: dict | None = None, time_scale: float = 1.0,
+              window: float = WINDOW_S) -> dict:
+    """The comparison figures (module docstring) of the runs and pbf's replay, without the settings."""
+    first = _starts(slurm_runs[0])
+    p = {i: r.get("start") for i, r in pbf.items()}
+    both = [j.id for j in jobs if first.get(j.id) is not None and p.get(j.id) is not None]
+    out = {"jobs": len(jobs), "window_s": window, "window_workload_s": window * time_scale,
+           "pbf_vs_slurm": agreement(jobs, first, p, window)}
+    a_s, a_p = awt(jobs, first, both), awt(jobs, p, both)
+    out["awt_s"] = {"slurm": a_s, "pbf": a_p, "over_jobs": len(both),
+                    "relative_difference": (a_p - a_s) / a_s if a_s else None,
+                    "slurm_workload_s": a_s * time_scale if a_s is not None else None,
+                    "pbf_workload_s": a_p * time_scale if a_p is not None else None}
+    refused_s = sorted(i for i, r in slurm_runs[0].items() if r.get("start") is None)
+    refused_p = sorted(i for i, r in pbf.items() if r.get("start") is None)
+    out["not_started"] = {"slurm": refused_s, "pbf": refused_p,
+                          "slurm_states": {str(i): slurm_runs[0][i].get("state") for i in refused_s}}
+    if len(slurm_runs) > 1:
+        out["slurm_vs_slurm"] = [agreement(jobs, first, _starts(r), window) for r in slurm_runs[1:]]
+        for k, r in enumerate(slurm_runs[1:], 2):
+            out["awt_s"][f"slurm_run{k}"] = awt(jobs, _starts(r), both)
+    else:
+        out["slurm_vs_slurm"] = None
+    if pbf_measured is not None:
+        out["pbf_measured_runs_vs_slurm"] = agreement(jobs, first, {i: r.get("start") for i, r in pbf_measured.items()},
+                                                      window)
+    hows = [r.get("how") for r in slurm_runs[0].values() if r.get("start") is not None]
+    out["slurm_started_by"] = {h or "unknown": hows.count(h) for h in sorted(set(hows))}
+    phow = [r.get("how") for r in pbf.values() if r.get("start") is not None]
+    out["pbf_started_by"] = {h: phow.count(h) for h in sorted(set(phow))}
+    lags = [r["submit_lag"] for run in slurm_runs for r in run.values() if r.get("submit_lag") is not None]
+    out["submit_lag_s"] = {"mean": float(np.mean(lags)) if lags else None, "max": float(max(lags)) if lags else None}
+    # Slurm's own measured run time against the sleep asked (launch and end overheads)
+    over = [r["end"] - r["start"] - j.run for j in jobs for r in [slurm_runs[0].get(j.id, {})]
+            if r.get("start") is not None and r.get("end") is not None]
+    out["slurm_run_overrun_s"] = {"mean": float(np.mean(over)) if over else None,
+                                  "max": float(max(over)) if over else None}
+    return out
+
+
+def write_outputs(out_dir, rows, summary) -> list:
+    """Write comparison.csv and summary.json into ``out_dir``; returns the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    csv_path = os.path.join(out_dir, "comparison.csv")
+    names = list(rows[0]) if rows else ["job_id"]
+    with open(csv_path + ".part", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=names)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(csv_path + ".part", csv_path)
+    js = os.path.join(out_dir, "summary.json")
+    with open(js + ".part", "w") as fh:
+        json.dump(_finite(summary), fh, indent=2, allow_nan=False, default=str)
+        fh.write("\n")
+    os.replace(js + ".part", js)
+    return [csv_path, js]
+
+
+def _finite(v):
+    if isinstance(v, dict):
+        return {str(k): _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def draw_starts(out_dir, rows, summary) -> str:
+    """``starts.png`` (pbf's start against Slurm's, and Slurm's later runs against its first), or the
+    sentence saying why it was skipped."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        return f"skipped: matplotlib is not importable ({exc})"
+    pts = [(r["slurm_start"], r["pbf_start"]) for r in rows if r["slurm_start"] != "" and r["pbf_start"] != ""]
+    fig, ax = plt.subplots(figsize=(6.4, 6.0))
+    if pts:
+        x, y = np.array(pts, dtype=float).T
+        top = float(max(x.max(), y.max(), 1.0))
+        ax.fill_between([0, top], [-WINDOW_S, top - WINDOW_S], [WINDOW_S, top + WINDOW_S], color="0.9",
+                        label=f"within {WINDOW_S:g} s")
+        ax.plot([0, top], [0, top], color="0.5", lw=0.8)
+        a = summary["pbf_vs_slurm"]
+        ax.scatter(x, y, s=9, color="C0", label=f"pbf ({a['within_share']:.0%} within {WINDOW_S:g} s)")
+        if "slurm2_start" in rows[0]:
+            q = np.array([(r["slurm_start"], r["slurm2_start"]) for r in rows
+                          if r["slurm_start"] != "" and r["slurm2_start"] != ""], dtype=float)
+            if len(q):
+                share = summary["slurm_vs_slurm"][0]["within_share"]
+                ax.scatter(q[:, 0], q[:, 1], s=9, marker="x", color="C3", alpha=0.7,
+                           label=f"Slurm, 2nd run ({share:.0%} within {WINDOW_S:g} s)")
+    ax.set_xlabel("Slurm start (s of the run)")
+    ax.set_ylabel("start (s of the run)")
+    ax.set_title("pbf against real Slurm, job by job")
+    ax.legend(loc="upper left", fontsize=8)
+    path = os.path.join(out_dir, "starts.png")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return "starts.png"
+
+
+def default_timeout(jobs, cluster) -> float:
+    """The default wait for a run (seconds after the first submission): the last submission, plus the
+    jobs' core-seconds over the partition's cores, plus twice the longest limit, plus 2 minutes."""
+    work = sum(j.run * j.cores for j in jobs)
+    last = max((j.submit for j in jobs), default=0)
+    longest = max((j.limit_min * 60 for j in jobs), default=60)
+    return float(last + work / max(cluster.units, 1) + 2 * longest + 120)
+
+
+def _say(verbose, text):
+    if verbose:
+        print(text, file=sys.stderr, flush=True)
+
+
+def validate_slurm(conf, workload, *, time_scale: float = 1.0, out: str | os.PathLike = "validate-slurm",
+                   repeat: int = 1, partition: str | None = None, timeout: float | None = None,
+                   verbose: bool = True) -> dict:
+    """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
+    (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
+    (module docstring) and return the summary. Raises :class:`pbf.validate.SlurmUnavailable` when this
+    machine cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
+    from ..replayer import replay
+    from .jobs import load_workload, pbf_table, scale_jobs
+    from .slurm_config import replay_settings, write_private_conf
+    from .slurm_run import check_requirements, new_scratch, run_slurm, slurm_version
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+        raise ConfigError(f"repeat must be a whole number >= 1, got {repeat!r}")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout > 0):
+        raise ConfigError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    out = os.fspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ConfigError(f"output folder {out!r} exists and is not a folder")
+    conf = os.fspath(conf)
+    if not os.path.exists(conf):
+        raise ConfigError(f"slurm.conf {conf!r}: no such file")
+    table, requests = load_workload(workload)
+    settings = replay_settings(conf, partition, requests=requests)
+    jobs, notes = scale_jobs(table, requests, time_scale)
+    check_requirements()
+    t_begin = time.time()
+    _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, partition "
+                  f"{settings.partition or '(all nodes)'}, {len(settings.cluster.nodes)} nodes")
+    # pbf first: a setting it refuses shows before Slurm runs for minutes
+    pbf_result = replay(pbf_table(jobs), settings.config)
+    pbf = pbf_starts(pbf_result)
+    if timeout is None:
+        timeout = default_timeout(jobs, settings.cluster)
+    os.makedirs(out, exist_ok=True)
+    runs, run_meta = [], []
+    stuck = max(15.0, 2.0 * settings.config.bf_interval + 5.0)
+    for k in range(1, repeat + 1):
+        scratch = new_scratch()
+        private = write_private_conf(conf, scratch, settings.partition)
+        _say(verbose, f"Slurm run {k}/{repeat} in {scratch} (timeout {timeout:.0f} s)")
+        try:
+            run = run_slurm(private, jobs, timeout=timeout, keep=os.path.join(out, "slurm", f"run{k}"),
+                            verbose=verbose, stuck_after=stuck)
+        finally:
+            import shutil
+            shutil.rmtree(scratch, ignore_errors=True)
+        runs.append(run.jobs)
+        from .records import read_sdiag, sdiag_figures
+        run_meta.append({"run": k, "t0": run.t0, "wall_s": run.wall_s, "idle_after_s": run.idle_after_s,
+                         "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
+                         "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": private.not_carried})
+        if run.errors:
+            _say(verbose, f"Slurm run {k}: " + "; ".join(run.errors))
+    measured = {i: r["end"] - r["start"] for i, r in runs[0].items()
+                if r.get("start") is not None and r.get("end") is not None}
+    pbf_m_result = replay(pbf_table(jobs, measured), settings.config)
+    pbf_measured = pbf_starts(pbf_m_result)
+    rows = comparison_rows(jobs, runs, pbf, pbf_measured)
+    summary = summarise(jobs, runs, pbf, pbf_measured=pbf_measured, time_scale=time_scale)
+    ps = pbf_result.summary
+    summary.update({
+        "slurm_version": run.version if runs else slurm_version(), "conf": os.path.abspath(conf),
+        "workload": os.path.abspath(os.fspath(workload)), "partition": settings.partition, "time_scale": time_scale,
+        "time_scale_notes": notes, "repeat": repeat, "timeout_s": timeout,
+        "unmodelled": settings.unmodelled, "not_carried_to_private_slurm": run_meta[0]["not_carried"],
+        "pbf_settings": settings.mapped, "pbf_config": ps["config"],
+        "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
+                "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
+        "runs": run_meta, "wall_s": time.time() - t_begin})
+    pbf_result.write(os.path.join(out, "pbf"))
+    summary["figure"] = draw_starts(out, rows, summary)
+    write_outputs(out, rows, summary)
+    return summary

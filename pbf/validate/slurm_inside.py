@@ -1,0 +1,300 @@
+"""The part of the harness that runs *inside* the private network and host-name namespaces
+(``unshare -n -u python -m pbf.validate.slurm_inside SCRATCH``; started by :mod:`pbf.validate.slurm_run`,
+never by hand on a host's network).
+
+It names the host ``pbfctl``, brings up loopback and a veth pair with the private address 10.253.0.1
+(with loopback alone Slurm's name lookups fail), starts ``slurmctld -D`` and one ``slurmd -D -N NAME``
+per node as its own children, waits until every node is idle, submits the jobs of ``SCRATCH/spec.json``
+with ``sbatch`` at their times, waits until none is left (or the timeout), takes ``sdiag``, cancels what
+is left, stops every daemon by its pid (SIGTERM, then SIGKILL) and checks that each is gone, ends any
+process left in the namespace (job steps, sleeps) by pid, and writes ``SCRATCH/result.json``. The
+daemons are stopped on every way out: normal end, error, SIGTERM/SIGINT/SIGHUP, and ``atexit``.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+__all__ = ["main"]
+
+HOST, ADDR = "pbfctl", "10.253.0.1"
+_SBIN = "/usr/sbin"
+
+
+def _log(msg):
+    print(f"[slurm {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _run(args, env, timeout=60, check=True):
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args[:3])} failed (exit {r.returncode}): {r.stderr.strip()[:500]}")
+    return r
+
+
+def _netns():
+    return os.readlink("/proc/self/ns/net")
+
+
+def _others_in_namespace(ns):
+    """Pids of processes in the network namespace ``ns`` other than this one (job steps, their sleeps)."""
+    me, out = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            if os.readlink(f"/proc/{name}/ns/net") == ns:
+                out.append(int(name))
+        except OSError:
+            continue
+    return out
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][:1] != "Z"
+    except OSError:
+        return False
+
+
+class Daemons:
+    """The daemons this process started (``subprocess.Popen`` each), stopped by pid in reverse order."""
+
+    def __init__(self, scratch):
+        self.scratch = scratch
+        self.procs = []          # (name, Popen)
+        self.stopped = []
+        self.done = False
+
+    def start(self, name, args, env):
+        out = open(os.path.join(self.scratch, "log", f"{name}.out"), "w")
+        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        out.close()
+        self.procs.append((name, proc))
+        _log(f"started {name} (pid {proc.pid})")
+        return proc
+
+    def check_running(self):
+        for name, proc in self.procs:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} (pid {proc.pid}) exited with {proc.returncode}; see "
+                                   f"{self.scratch}/log/{name}.out and the Slurm logs beside it")
+
+    def stop(self):
+        """SIGTERM every daemon, wait up to 10 s, SIGKILL what is left, and check that each is gone."""
+        if self.done:
+            return self.stopped
+        self.done = True
+        for name, proc in reversed(self.procs):
+            how = "exited before"
+            if proc.poll() is None:
+                how = "SIGTERM"
+                try:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    how = "SIGKILL"
+                    proc.kill()
+                    proc.wait(timeout=10)
+            gone = proc.poll() is not None and not _alive(proc.pid)
+            self.stopped.append({"name": name, "pid": proc.pid, "how": how, "gone": gone})
+            if not gone:
+                _log(f"{name} (pid {proc.pid}) is still there after SIGKILL")
+        return self.stopped
+
+
+def _sinfo_states(env):
+    r = _run(["sinfo", "-h", "-N", "-o", "%N %T"], env, check=False, timeout=20)
+    if r.returncode != 0:
+        return None
+    return dict(line.split()[:2] for line in r.stdout.splitlines() if len(line.split()) >= 2)
+
+
+def _wait_idle(daemons, nodes, env, limit):
+    t0 = time.monotonic()
+    states = None
+    while time.monotonic() - t0 < limit:
+        daemons.check_running()
+        states = _sinfo_states(env)
+        if states and all(states.get(n, "").rstrip("*") == "idle" for n in nodes):
+            return time.monotonic() - t0
+        time.sleep(0.5)
+    raise RuntimeError(f"the nodes are not all idle after {limit} s: {states}")
+
+
+def _setup_network():
+    socket.sethostname(HOST)
+    for cmd in (["ip", "link", "set", "lo", "up"], ["ip", "link", "add", "v0", "type", "veth", "peer", "name", "v1"],
+                ["ip", "addr", "add", f"{ADDR}/24", "dev", "v0"], ["ip", "link", "set", "v0", "up"],
+                ["ip", "link", "set", "v1", "up"]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+
+
+def _squeue(env):
+    """{job id: (state, reason)} of the queue, or None when squeue fails."""
+    r = _run(["squeue", "-h", "-o", "%i %T %r"], env, check=False, timeout=30)
+    if r.returncode != 0:
+        return None
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split(None, 2)
+        if len(parts) >= 2:
+            out[parts[0]] = (parts[1], parts[2] if len(parts) > 2 else "")
+    return out
+
+
+def _squeue_ids(env):
+    r = _run(["squeue", "-h", "-o", "%i"], env, check=False, timeout=30)
+    if r.returncode != 0:
+        return None
+    return [x.strip() for x in r.stdout.split() if x.strip()]
+
+
+def run(scratch):
+    with open(os.path.join(scratch, "spec.json")) as fh:
+        spec = json.load(fh)
+    ns = _netns()
+    if ns == spec.get("host_netns"):
+        raise RuntimeError("refusing to start Slurm on the host's network: this process is not in a private "
+                           "network namespace (run it through pbf.validate.slurm_run)")
+    with open(os.path.join(scratch, "netns"), "w") as fh:
+        fh.write(ns)
+    result = {"netns": ns, "errors": [], "submitted": {}, "finished": False, "timed_out": False}
+    conf = spec["conf"]
+    env = {**os.environ, "SLURM_CONF": conf}
+    for d in ("state", "log", "work"):
+        os.makedirs(os.path.join(scratch, d), exist_ok=True)
+    for name, _port, _gpus in spec["nodes"]:
+        os.makedirs(os.path.join(scratch, "spool", name), exist_ok=True)
+    daemons = Daemons(scratch)
+    atexit.register(daemons.stop)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    t_start = time.time()
+    try:
+        _setup_network()
+        result["version"] = _run([f"{_SBIN}/slurmctld", "-V"], env).stdout.strip()
+        daemons.start("slurmctld", [f"{_SBIN}/slurmctld", "-D", "-f", conf], env)
+        for name, _port, _gpus in spec["nodes"]:
+            daemons.start(f"slurmd.{name}", [f"{_SBIN}/slurmd", "-D", "-f", conf, "-N", name], env)
+        names = [n[0] for n in spec["nodes"]]
+        result["idle_after_s"] = _wait_idle(daemons, names, env, spec.get("idle_timeout", 90))
+        result["nodes_text"] = _run(["scontrol", "show", "nodes"], env).stdout
+        _log(f"{len(names)} nodes idle after {result['idle_after_s']:.1f} s; submitting {len(spec['jobs'])} jobs")
+        t0 = math_ceil(time.time()) + 1
+        result["t0"] = t0
+        for job in spec["jobs"]:
+            due = t0 + job["submit"]
+            while True:
+                left = due - time.time()
+                if left <= 0:
+                    break
+                time.sleep(min(left, 1.0))
+                daemons.check_running()
+            at = time.time()
+            r = _run(["sbatch", *job["args"]], env, check=False, timeout=60)
+            entry = {"planned": job["submit"], "at": at - t0, "slurm_id": None, "error": None}
+            if r.returncode == 0:
+                entry["slurm_id"] = int(r.stdout.strip().split(";")[0])
+            else:
+                entry["error"] = r.stderr.strip()
+            result["submitted"][str(job["id"])] = entry
+        _log("all jobs submitted; waiting for them to end")
+        deadline = t0 + spec["timeout"]
+        last, same_since, reasons = None, time.time(), {}
+        while True:
+            daemons.check_running()
+            queue = _squeue(env)
+            if queue == {}:
+                result["finished"] = True
+                break
+            if time.time() > deadline:
+                result["timed_out"] = True
+                _log(f"timeout: {len(queue or {})} jobs still queued or running")
+                break
+            if queue is not None:
+                for sid, (state, reason) in queue.items():
+                    if state == "PENDING":
+                        reasons[sid] = reason
+                if queue != last:
+                    if last is None or len(queue) != len(last):
+                        _log(f"{len(queue)} jobs queued or running")
+                    last, same_since = queue, time.time()
+                elif (all(state == "PENDING" for state, _ in queue.values())
+                      and time.time() - same_since > spec.get("stuck_after", 15)):
+                    # nothing runs and nothing has changed: what is left can never start
+                    never = sorted(queue, key=int)
+                    result["never_started"] = {sid: reasons.get(sid, "") for sid in never}
+                    why = ", ".join(sorted({reasons.get(s, "") for s in never}))
+                    _log(f"{len(never)} jobs can never start here ({why}); cancelling them")
+                    _run(["scancel", *never], env, check=False)
+                    same_since = time.time()
+            time.sleep(1.0)
+        result["sdiag"] = _run(["sdiag"], env, check=False).stdout
+    except BaseException as exc:       # recorded, then the daemons are stopped below
+        result["errors"].append(f"{type(exc).__name__}: {exc}")
+        _log(f"error: {type(exc).__name__}: {exc}")
+    finally:
+        try:
+            if daemons.procs and daemons.procs[0][1].poll() is None:
+                _run(["scancel", "--user=root"], env, check=False, timeout=30)
+                for _ in range(10):
+                    if not _squeue_ids(env):
+                        break
+                    time.sleep(1)
+        except BaseException as exc:     # noqa: BLE001 - the daemons are stopped whatever happened
+            result["errors"].append(f"cancelling jobs: {exc}")
+        result["stopped"] = daemons.stop()
+        leftovers = _others_in_namespace(ns)
+        for pid in leftovers:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except OSError:
+                pass
+        time.sleep(1 if leftovers else 0)
+        for pid in leftovers:
+            if _alive(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        result["leftovers_ended"] = leftovers
+        result["leftovers_alive"] = [p for p in _others_in_namespace(ns) if _alive(p)]
+        result["wall_s"] = time.time() - t_start
+        with open(os.path.join(scratch, "result.json.part"), "w") as fh:
+            json.dump(result, fh, indent=1)
+        os.replace(os.path.join(scratch, "result.json.part"), os.path.join(scratch, "result.json"))
+        _log(f"daemons stopped: {', '.join(s['name'] + ' ' + s['how'] for s in result['stopped'])}")
+    return 0 if not result["errors"] else 1
+
+
+def math_ceil(x):
+    i = int(x)
+    return i if i == x else i + 1
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: unshare -n -u python -m pbf.validate.slurm_inside SCRATCH  (started by pbf validate slurm)",
+              file=sys.stderr)
+        return 2
+    return run(os.path.abspath(argv[0]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+"""Runs a workload through a real Slurm (22.05 tested) in a private network namespace and reads back
+what happened to every job.
+
+**The network rule**: Slurm never runs on the host's network. :func:`run_slurm` starts
+``unshare -n -u python -m pbf.validate.slurm_inside SCRATCH`` (:mod:`pbf.validate.slurm_inside`): a
+new network namespace (loopback and a veth pair with the private address 10.253.0.1, nothing routed
+out) and a new host-name namespace (the controller's host is ``pbfctl``). The daemons, the submissions
+and the jobs live there only; the inner program refuses to start daemons in the host's namespace.
+
+Every daemon is stopped by its pid and checked gone: by the inner program on its way out (normal end,
+error, signals, atexit), and, should the inner program itself have to be ended (timeout, Ctrl-C), this
+module sends it SIGTERM (it then stops its daemons), SIGKILL after a grace period, and ends by pid any
+process still in that namespace. A scratch folder holds the configuration, state, spool and logs.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+from ..errors import PbfError
+
+__all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version"]
+
+#: the programs the harness needs, and where
+_DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd")
+_CLIENTS = ("sbatch", "squeue", "sinfo", "scontrol", "scancel", "sdiag")
+
+
+class SlurmUnavailable(PbfError, RuntimeError):
+    """This machine cannot run the real-Slurm harness; the message says what is missing (root, unshare,
+    ip, the Slurm daemons or clients, a private network namespace)."""
+
+
+class SlurmRunError(PbfError, RuntimeError):
+    """A real-Slurm run failed; the message says where and points to its logs."""
+
+
+def check_requirements() -> dict:
+    """The paths of what the harness needs; :class:`SlurmUnavailable` naming everything that is missing
+    (and how to get it) otherwise. Also checks that a private network namespace can be made."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root (the daemons run as root and the harness makes network namespaces; run as root)")
+    found = {}
+    for prog in ("unshare", "ip"):
+        found[prog] = shutil.which(prog)
+        if not found[prog]:
+            missing.append(f"{prog} (util-linux / iproute2)")
+    for path in _DAEMONS:
+        if not os.access(path, os.X_OK):
+            missing.append(f"{path} (apt-get install slurmctld slurmd)")
+        found[os.path.basename(path)] = path
+    for prog in _CLIENTS:
+        found[prog] = shutil.which(prog)
+        if not found[prog]:
+            missing.append(f"{prog} (apt-get install slurm-client)")
+    if not missing:
+        r = subprocess.run([found["unshare"], "-n", "-u", "true"], capture_output=True, text=True)
+        if r.returncode != 0:
+            missing.append(f"a private network namespace ('unshare -n -u true' failed: {r.stderr.strip()})")
+    if missing:
+        raise SlurmUnavailable("the real-Slurm harness cannot run here; missing: " + "; ".join(missing))
+    return found
+
+
+def slurm_version() -> str:
+    """``slurmctld -V`` (e.g. ``slurm-wlm 22.05.8``), or '' when it cannot be run."""
+    try:
+        r = subprocess.run([_DAEMONS[0], "-V"], capture_output=True, text=True, timeout=30)
+    except OSError:
+        return ""
+    return r.stdout.strip()
+
+
+@dataclass
+class SlurmRun:
+    """What one real-Slurm run gave: per workload job id, ``jobs[id]`` = dict(start, end (seconds from
+    the run's origin t0, None if it never ran), nodes (names), state, slurm_id, submit_lag (seconds
+    between the planned and the actual ``sbatch``), error (sbatch's message if refused)); the ``sdiag``
+    text, Slurm's ``version``, ``t0`` (epoch of the origin), ``idle_after_s`` (daemons up to every node
+    idle), ``wall_s``, ``finished`` (every job ended before the timeout), ``stopped`` (each daemon, how it
+    was stopped and whether it is gone) and the ``scratch`` folder (removed unless kept)."""
+    jobs: dict
+    sdiag: str
+    version: str
+    t0: int
+    idle_after_s: float
+    wall_s: float
+    finished: bool
+    stopped: list
+    scratch: str
+    jobcomp: str = ""
+    errors: list = field(default_factory=list)
+
+
+def _pids_in_netns(ns):
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.readlink(f"/proc/{name}/ns/net") == ns:
+                    out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+class _Inner:
+    """The inner program's process, ended by pid on every way out of :func:`run_slurm`."""
+
+    def __init__(self, proc, scratch):
+        self.proc, self.scratch, self.ended = proc, scratch, False
+
+    def end(self, grace=60.0):
+        if self.ended:
+            return
+        self.ended = True
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)           # it stops its daemons, then exits
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        try:
+            with open(os.path.join(self.scratch, "netns")) as fh:
+                ns = fh.read().strip()
+        except OSError:
+            return
+        if ns and ns != os.readlink("/proc/self/ns/net"):
+            for pid in _pids_in_netns(ns):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose: bool = True,
+              stuck_after: float = 15.0) -> SlurmRun:
+    """Run ``jobs`` (:class:`pbf.validate.jobs.HarnessJob`) through a real Slurm configured by
+    ``private`` (a :class:`pbf.validate.slurm_config.PrivateConf`, whose scratch folder the run uses),
+    inside a private network namespace; wait at most ``timeout`` seconds after the first submission.
+    ``keep``: a folder to copy the run's records into (slurm.conf, gres.conf, jobcomp.txt, sdiag.txt, the
+    logs, submitted.json). Progress goes to stderr when ``verbose``. Jobs still pending, with nothing
+    running and nothing changing for ``stuck_after`` seconds, can never start: they are cancelled and
+    reported (state ``NEVER_STARTED``, with Slurm's pending reason)."""
+    from .records import read_jobcomp, read_starts_log
+    found = check_requirements()
+    scratch = private.scratch
+    spec = {"conf": private.path, "nodes": private.nodes, "timeout": float(timeout), "stuck_after": stuck_after,
+            "host_netns": os.readlink("/proc/self/ns/net"),
+            "jobs": [{"id": j.id, "submit": j.submit, "args": j.sbatch_args(private.partition,
+                                                                              os.path.join(scratch, "work"))}
+                     for j in jobs]}
+    with open(os.path.join(scratch, "spec.json"), "w") as fh:
+        json.dump(spec, fh)
+    pbf_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [pbf_root, os.environ.get("PYTHONPATH")]))}
+    env.pop("SLURM_CONF", None)
+    log_path = os.path.join(scratch, "inside.log")
+    log = open(log_path, "w")
+    cmd = [found["unshare"], "-n", "-u", sys.executable, "-m", "pbf.validate.slurm_inside", scratch]
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, cwd=scratch)
+    log.close()
+    inner = _Inner(proc, scratch)
+    atexit.register(inner.end)
+    shown = 0
+    try:
+        limit = time.monotonic() + timeout + 300          # daemons' start, the submissions' span, the stop
+        while proc.poll() is None:
+            if time.monotonic() > limit:
+                raise SlurmRunError(f"the Slurm run did not end {timeout + 300:.0f} s after it began; ended it "
+                                    f"(logs in {scratch})")
+            time.sleep(0.5)
+            if verbose:
+                shown = _show(log_path, shown)
+    finally:
+        inner.end()
+        atexit.unregister(inner.end)
+        if verbose:
+            _show(log_path, shown)
+    result_path = os.path.join(scratch, "result.json")
+    if not os.path.exists(result_path):
+        raise SlurmRunError(f"the Slurm run left no result (exit {proc.returncode}); its log:\n"
+                            + _tail(log_path))
+    with open(result_path) as fh:
+        result = json.load(fh)
+    if keep:
+        _keep(scratch, keep)
+    errors = list(result.get("errors", []))
+    not_gone = [s for s in result.get("stopped", []) if not s["gone"]] + [
+        {"name": "left in the namespace", "pid": p} for p in result.get("leftovers_alive", [])]
+    if not_gone:
+        errors.append(f"processes not gone after the run: {not_gone}")
+    if "t0" not in result:
+        raise SlurmRunError("the Slurm run failed before any job was submitted: " + "; ".join(errors)
+                            + f"\n(logs in {keep or scratch})\n" + _tail(log_path))
+    t0 = int(result["t0"])
+    jobcomp_path = os.path.join(scratch, "jobcomp.txt")
+    records = read_jobcomp(jobcomp_path) if os.path.exists(jobcomp_path) else []
+    by_slurm = {r.slurm_id: r for r in records}
+    ctl_log = os.path.join(scratch, "log", "slurmctld.log")
+    starts = {}
+    if os.path.exists(ctl_log):
+        with open(ctl_log, errors="replace") as fh:
+            starts = read_starts_log(fh.read())
+    never = {int(k): v for k, v in result.get("never_started", {}).items()}
+    out = {}
+    for j in jobs:
+        sub = result["submitted"].get(str(j.id))
+        sid = sub["slurm_id"] if sub else None
+        rec = by_slurm.get(sid) if sid is not None else None
+        ran = rec is not None and rec.ran
+        state = rec.state if rec else ("REFUSED" if sub and sub["error"] else "UNKNOWN")
+        if sid in never:
+            state = "NEVER_STARTED"
+        how, precise = starts.get(sid, ("", None)) if ran else ("", None)
+        out[j.id] = {"slurm_id": sid, "submit_lag": (sub["at"] - sub["planned"]) if sub else None,
+                     "error": sub["error"] if sub else "not submitted", "state": state,
+                     "pending_reason": never.get(sid, ""),
+                     "start": rec.start - t0 if ran else None, "end": rec.end - t0 if ran and rec.end else None,
+                     "start_precise": precise - t0 if precise is not None else None, "how": how,
+                     "nodes": list(rec.nodes) if rec else []}
+    jobcomp_text = ""
+    if os.path.exists(jobcomp_path):
+        with open(jobcomp_path) as fh:
+            jobcomp_text = fh.read()
+    return SlurmRun(out, result.get("sdiag", ""), result.get("version", ""), t0, result.get("idle_after_s", 0.0),
+                    result.get("wall_s", 0.0), bool(result.get("finished")), result.get("stopped", []), scratch,
+                    jobcomp_text, errors)
+
+
+def _show(path, shown):
+    try:
+        with open(path) as fh:
+            text = fh.read()
+    except OSError:
+        return shown
+    if len(text) > shown:
+        sys.stderr.write(text[shown:])
+        sys.stderr.flush()
+    return len(text)
+
+
+def _tail(path, lines=30):
+    try:
+        with open(path) as fh:
+            return "".join(fh.readlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _keep(scratch, dest):
+    os.makedirs(dest, exist_ok=True)
+    for name in ("slurm.conf", "gres.conf", "jobcomp.txt", "spec.json", "result.json", "inside.log"):
+        src = os.path.join(scratch, name)
+        if os.path.exists(src):
+            shutil.copy2(src, os.path.join(dest, name))
+    logs = os.path.join(scratch, "log")
+    if os.path.isdir(logs):
+        shutil.copytree(logs, os.path.join(dest, "log"), dirs_exist_ok=True)
+    try:
+        with open(os.path.join(scratch, "result.json")) as fh:
+            sdiag = json.load(fh).get("sdiag", "")
+        with open(os.path.join(dest, "sdiag.txt"), "w") as fh:
+            fh.write(sdiag)
+    except (OSError, ValueError):
+        pass
+
+
+def new_scratch() -> str:
+    """A new scratch folder for one run (under the system's temporary folder)."""
+    return tempfile.mkdtemp(prefix="pbf-slurm-")

@@ -1,0 +1,109 @@
+"""Writes the harness's workloads as sacct --parsable2 dumps (SWF has no field for GPUs or features):
+
+* hetero8_jobs.sacct -- 240 jobs for hetero8.conf (92 cores, 4 GPUs, 2 bigmem nodes): serial, medium,
+  multi-node, memory-bound, GPU and feature-constrained jobs submitted over 4 hours, run times of 5 min
+  to 2 h, limits in whole hours (1-4 h); replayed at --time-scale 60 (4 real minutes of submissions).
+* small4_jobs.sacct -- 20 jobs for small4.conf (24 cores, 2 GPUs), submitted over 15 s, 2-9 s runs and
+  1-minute limits (--time-scale 1): the real-Slurm test's workload.
+
+Deterministic: python make_workloads.py rewrites both files byte for byte.
+"""
+import math
+import os
+
+import numpy as np
+
+HEADER = "JobID|Submit|Start|ElapsedRaw|TimelimitRaw|ReqCPUS|ReqNodes|ReqMem|ReqTRES|Constraints|State|User|Partition"
+EPOCH = 1704067200            # 2024-01-01T00:00:00 UTC
+
+
+def stamp(t):
+    import time
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(EPOCH + int(t)))
+
+
+def job_line(i, submit, run, limit_min, cores, nodes="", mem="", gpus=0, cons="", user=1, part="batch"):
+    tres = f"cpu={cores}" + (f",gres/gpu={gpus}" if gpus else "") + (f",node={nodes}" if nodes else "")
+    return "|".join(map(str, (i, stamp(submit), stamp(submit), run, limit_min, cores, nodes, mem, tres, cons,
+                              "COMPLETED", f"u{user}", part)))
+
+
+def hetero8(seed=8):
+    rng = np.random.default_rng(seed)
+    n, span = 240, 4 * 3600
+    gaps = rng.exponential(span / n, n)
+    submits = np.floor(np.cumsum(gaps) * span / gaps.sum()).astype(int) - int(gaps[0] * span / gaps.sum())
+    kinds = rng.choice(["serial", "medium", "wide", "mem", "gpu", "feature"], n,
+                       p=[0.36, 0.16, 0.08, 0.15, 0.10, 0.15])
+    lines, work, gpu_work = [], 0.0, 0.0
+    for i, (t, kind) in enumerate(zip(submits, kinds), 1):
+        run = int(min(120 * 60, max(5 * 60, rng.lognormal(math.log(20 * 60), 0.7))))
+        if kind == "gpu":
+            run = int(min(run, 45 * 60))
+        limit_h = min(4, max(1, math.ceil(run * rng.uniform(1.1, 2.5) / 3600)))
+        run = min(run, int(limit_h * 3600 * 0.95))
+        nodes, mem, gpus, cons = "", "", 0, ""
+        if kind == "serial":
+            cores = int(rng.integers(1, 5))
+            mem = "" if rng.random() < 0.3 else f"{int(rng.choice([500, 1000, 2000]))}Mc"
+        elif kind == "medium":
+            cores = int(rng.integers(4, 13))
+            mem = f"{int(rng.choice([1000, 1500, 2000]))}Mc"
+        elif kind == "wide":
+            cores = int(rng.integers(12, 25))
+            nodes, mem = "2-3", "1500Mc"
+        elif kind == "mem":
+            cores = int(rng.integers(2, 7))
+            nodes, mem = "1", f"{int(rng.choice([20000, 30000, 40000, 56000]))}Mn"
+        elif kind == "gpu":
+            cores = int(rng.integers(2, 7))
+            nodes, gpus, mem = "1", int(rng.integers(1, 3)), "2000Mc"
+        else:
+            cores = int(rng.integers(2, 9))
+            cons = str(rng.choice(["avx2", "bigmem", "avx512", "avx2&bigmem"]))
+            mem = f"{int(rng.choice([1000, 2000, 4000]))}Mc"
+        work += cores * run
+        gpu_work += gpus * run
+        user = int(rng.integers(1, 9))
+        lines.append(job_line(i, int(t), run, limit_h * 60, cores, nodes, mem, gpus, cons, user=user))
+    return lines, work / 3600, gpu_work / 3600
+
+
+def small4(seed=4):
+    rng = np.random.default_rng(seed)
+    lines = []
+    kinds = ["serial", "medium", "gpu", "mem", "feature", "wide", "serial", "medium", "gpu", "serial",
+             "feature", "mem", "serial", "medium", "wide", "serial", "gpu", "feature", "serial", "medium"]
+    t = 0
+    for i, kind in enumerate(kinds, 1):
+        run = int(rng.integers(2, 10))
+        nodes, mem, gpus, cons = "", "", 0, ""
+        if kind == "serial":
+            cores, mem = int(rng.integers(1, 4)), "1000Mc"
+        elif kind == "medium":
+            cores, mem = int(rng.integers(4, 9)), "1000Mc"
+        elif kind == "gpu":
+            cores, nodes, gpus, mem = 2, "1", int(rng.integers(1, 3)), "1000Mc"
+        elif kind == "mem":
+            cores, nodes, mem = 2, "1", "20000Mn"
+        elif kind == "wide":
+            cores, nodes, mem = 12, "2", "1000Mc"
+        else:
+            cores, mem, cons = 2, "2000Mc", str(rng.choice(["avx2", "bigmem"]))
+        lines.append(job_line(i, t, run, 1, cores, nodes, mem, gpus, cons))
+        t += int(rng.integers(0, 2))
+    return lines
+
+
+def write(name, lines):
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "w") as fh:
+        fh.write(HEADER + "\n" + "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    lines, core_h, gpu_h = hetero8()
+    write("hetero8_jobs.sacct", lines)
+    print(f"hetero8_jobs.sacct: {len(lines)} jobs, {core_h:.0f} core-hours (92 cores x 4 h = 368), "
+          f"{gpu_h:.0f} GPU-hours (4 GPUs x 4 h = 16)")
+    write("small4_jobs.sacct", small4())
+    print("small4_jobs.sacct: 20 jobs")
