@@ -115,6 +115,10 @@ def run(args) -> int:
     except ConfigError as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"pbf validate slurm: interrupted; every daemon was stopped (records in {args.out}/slurm)",
+              file=sys.stderr)
+        return 130
     _print_summary(summary, args.out)
     bad = [r for r in summary["runs"] if r["errors"] or not r["finished"]]
     for r in bad:

@@ -94,7 +94,7 @@ _NODE_KEEP = {"cpus": "CPUs", "procs": "CPUs", "boards": "Boards", "sockets": "S
               "threadspercore": "ThreadsPerCore", "realmemory": "RealMemory", "tmpdisk": "TmpDisk",
               "weight": "Weight", "corespeccount": "CoreSpecCount", "cpuspeclist": "CPUSpecList",
               "memspeclimit": "MemSpecLimit", "feature": "Feature", "features": "Feature"}
-_NODE_REPLACED = ("nodename", "nodehostname", "nodeaddr", "port", "state", "reason", "gres")
+_NODE_REPLACED = ("nodename", "nodehostname", "nodeaddr", "port", "gres")
 
 
 @dataclass
@@ -217,6 +217,11 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
         for key, value in pairs.items():
             if key in _NODE_KEEP:
                 words.append(f"{_NODE_KEEP[key]}={value}")
+            elif key == "state" and value.upper() in ("UNKNOWN", "IDLE"):
+                continue
+            elif key in ("state", "reason"):
+                not_carried.append(f"NodeName={name}: {key}={value} (line {number}): not carried (the harness "
+                                   "starts every node up)")
             elif key not in _NODE_REPLACED:
                 not_carried.append(f"NodeName={name}: {key}={value} (line {number}): not carried")
         gpus, others = _gres_gpus(conf.path, number, pairs.get("gres", ""))

@@ -24,7 +24,6 @@ import time
 __all__ = ["main"]
 
 HOST, ADDR = "pbfctl", "10.253.0.1"
-_SBIN = "/usr/sbin"
 
 
 def _log(msg):
@@ -187,10 +186,11 @@ def run(scratch):
     t_start = time.time()
     try:
         _setup_network()
-        result["version"] = _run([f"{_SBIN}/slurmctld", "-V"], env).stdout.strip()
-        daemons.start("slurmctld", [f"{_SBIN}/slurmctld", "-D", "-f", conf], env)
+        ctld, slurmd = spec.get("slurmctld", "/usr/sbin/slurmctld"), spec.get("slurmd", "/usr/sbin/slurmd")
+        result["version"] = _run([ctld, "-V"], env).stdout.strip()
+        daemons.start("slurmctld", [ctld, "-D", "-f", conf], env)
         for name, _port, _gpus in spec["nodes"]:
-            daemons.start(f"slurmd.{name}", [f"{_SBIN}/slurmd", "-D", "-f", conf, "-N", name], env)
+            daemons.start(f"slurmd.{name}", [slurmd, "-D", "-f", conf, "-N", name], env)
         names = [n[0] for n in spec["nodes"]]
         result["idle_after_s"] = _wait_idle(daemons, names, env, spec.get("idle_timeout", 90))
         result["nodes_text"] = _run(["scontrol", "show", "nodes"], env).stdout

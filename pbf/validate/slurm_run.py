@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 
 from ..errors import PbfError
 
-__all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version"]
+__all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
+           "job_outcomes", "new_scratch"]
 
-#: the programs the harness needs, and where
-_DAEMONS = ("/usr/sbin/slurmctld", "/usr/sbin/slurmd")
+#: the daemons the harness needs: found on PATH, else in these folders
+_DAEMONS = ("slurmctld", "slurmd")
+_SBIN = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 _CLIENTS = ("sbatch", "squeue", "sinfo", "scontrol", "scancel", "sdiag")
 
 
@@ -54,10 +56,10 @@ def check_requirements() -> dict:
         found[prog] = shutil.which(prog)
         if not found[prog]:
             missing.append(f"{prog} (util-linux / iproute2)")
-    for path in _DAEMONS:
-        if not os.access(path, os.X_OK):
-            missing.append(f"{path} (apt-get install slurmctld slurmd)")
-        found[os.path.basename(path)] = path
+    for name in _DAEMONS:
+        found[name] = _daemon(name)
+        if not found[name]:
+            missing.append(f"{name} (apt-get install slurmctld slurmd)")
     for prog in _CLIENTS:
         found[prog] = shutil.which(prog)
         if not found[prog]:
@@ -71,10 +73,24 @@ def check_requirements() -> dict:
     return found
 
 
+def _daemon(name):
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in _SBIN:
+        path = os.path.join(folder, name)
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def slurm_version() -> str:
     """``slurmctld -V`` (e.g. ``slurm-wlm 22.05.8``), or '' when it cannot be run."""
+    path = _daemon("slurmctld")
+    if not path:
+        return ""
     try:
-        r = subprocess.run([_DAEMONS[0], "-V"], capture_output=True, text=True, timeout=30)
+        r = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=30)
     except OSError:
         return ""
     return r.stdout.strip()
@@ -155,7 +171,7 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
     from .records import read_jobcomp, read_starts_log
     found = check_requirements()
     scratch = private.scratch
-    spec = {"conf": private.path, "nodes": private.nodes, "timeout": float(timeout), "stuck_after": stuck_after,
+    spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"], "timeout": float(timeout), "stuck_after": stuck_after,
             "host_netns": os.readlink("/proc/self/ns/net"),
             "jobs": [{"id": j.id, "submit": j.submit, "args": j.sbatch_args(private.partition,
                                                                               os.path.join(scratch, "work"))}
@@ -188,14 +204,14 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
         atexit.unregister(inner.end)
         if verbose:
             _show(log_path, shown)
+        if keep:
+            _keep(scratch, keep)
     result_path = os.path.join(scratch, "result.json")
     if not os.path.exists(result_path):
         raise SlurmRunError(f"the Slurm run left no result (exit {proc.returncode}); its log:\n"
                             + _tail(log_path))
     with open(result_path) as fh:
         result = json.load(fh)
-    if keep:
-        _keep(scratch, keep)
     errors = list(result.get("errors", []))
     not_gone = [s for s in result.get("stopped", []) if not s["gone"]] + [
         {"name": "left in the namespace", "pid": p} for p in result.get("leftovers_alive", [])]
@@ -207,16 +223,31 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
     t0 = int(result["t0"])
     jobcomp_path = os.path.join(scratch, "jobcomp.txt")
     records = read_jobcomp(jobcomp_path) if os.path.exists(jobcomp_path) else []
-    by_slurm = {r.slurm_id: r for r in records}
     ctl_log = os.path.join(scratch, "log", "slurmctld.log")
     starts = {}
     if os.path.exists(ctl_log):
         with open(ctl_log, errors="replace") as fh:
             starts = read_starts_log(fh.read())
-    never = {int(k): v for k, v in result.get("never_started", {}).items()}
+    out = job_outcomes(jobs, result["submitted"], t0, records, starts, result.get("never_started", {}))
+    jobcomp_text = ""
+    if os.path.exists(jobcomp_path):
+        with open(jobcomp_path) as fh:
+            jobcomp_text = fh.read()
+    return SlurmRun(out, result.get("sdiag", ""), result.get("version", ""), t0, result.get("idle_after_s", 0.0),
+                    result.get("wall_s", 0.0), bool(result.get("finished")), result.get("stopped", []), scratch,
+                    jobcomp_text, errors)
+
+
+def job_outcomes(jobs, submitted: dict, t0: int, records, starts: dict, never: dict | None = None) -> dict:
+    """What happened to each job of a run, by workload job id (:attr:`SlurmRun.jobs`): ``submitted``
+    (workload id -> planned, at (seconds from t0), slurm_id, error: what the inner program recorded),
+    ``records`` (:func:`pbf.validate.records.read_jobcomp`), ``starts`` (:func:`read_starts_log`),
+    ``never`` (Slurm id -> pending reason of jobs cancelled because they could never start)."""
+    by_slurm = {r.slurm_id: r for r in records}
+    never = {int(k): v for k, v in (never or {}).items()}
     out = {}
     for j in jobs:
-        sub = result["submitted"].get(str(j.id))
+        sub = submitted.get(str(j.id))
         sid = sub["slurm_id"] if sub else None
         rec = by_slurm.get(sid) if sid is not None else None
         ran = rec is not None and rec.ran
@@ -230,13 +261,7 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
                      "start": rec.start - t0 if ran else None, "end": rec.end - t0 if ran and rec.end else None,
                      "start_precise": precise - t0 if precise is not None else None, "how": how,
                      "nodes": list(rec.nodes) if rec else []}
-    jobcomp_text = ""
-    if os.path.exists(jobcomp_path):
-        with open(jobcomp_path) as fh:
-            jobcomp_text = fh.read()
-    return SlurmRun(out, result.get("sdiag", ""), result.get("version", ""), t0, result.get("idle_after_s", 0.0),
-                    result.get("wall_s", 0.0), bool(result.get("finished")), result.get("stopped", []), scratch,
-                    jobcomp_text, errors)
+    return out
 
 
 def _show(path, shown):

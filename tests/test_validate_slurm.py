@@ -1,0 +1,543 @@
+"""The real-Slurm harness (pbf validate slurm; docs/slurm-harness.md).
+
+(a) Without Slurm: the private configuration written from a site's slurm.conf, the mapping of its
+scheduler settings to pbf's and the list of what pbf does not model, the time scale, Slurm's records
+read back (jobcomp/filetxt, sdiag, slurmctld's start lines: recorded from a real run under
+tests/data/slurm_harness/recorded_small4), and the comparison on that recorded run.
+(b) With Slurm (skipped, saying why, where slurmctld or a private network namespace is missing): a
+20-job run on a 4-node heterogeneous cluster end to end, a run whose controller dies, and an
+interrupted run -- every daemon gone afterwards each time.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pbf.errors import ConfigError, TraceFormatError
+from pbf.validate import compare as cmp
+from pbf.validate.jobs import HarnessJob, load_workload, pbf_table, scale_jobs
+from pbf.validate.records import local_epoch, read_jobcomp, read_sdiag, read_starts_log, sdiag_figures
+from pbf.validate.slurm_config import (
+    CTL_ADDR,
+    CTL_HOST,
+    FIRST_NODE_PORT,
+    replay_settings,
+    slurm_duration,
+    write_private_conf,
+)
+from pbf.validate.slurm_run import SlurmUnavailable, check_requirements, job_outcomes
+
+DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
+REC = DATA / "recorded_small4"
+
+
+def _conf(tmp_path, text, name="site.conf"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# ---------------------------------------------------------------- (a) the private configuration
+
+def test_private_conf_keeps_nodes_and_replaces_every_host_port_and_path(tmp_path):
+    site = (DATA / "hetero8.conf").read_text()
+    pc = write_private_conf(DATA / "hetero8.conf", tmp_path / "scratch")
+    text = Path(pc.path).read_text()
+    for foreign in ("head01", "192.0.2.", "/var/spool", "/var/log", "munge", "cgroup", "task/affinity"):
+        assert foreign in site and foreign not in text, foreign
+    assert f"SlurmctldHost={CTL_HOST}({CTL_ADDR})" in text and "AuthType=auth/none" in text
+    node_lines = [x for x in text.splitlines() if x.startswith("NodeName=")]
+    assert [x.split()[0] for x in node_lines] == [f"NodeName={n}" for n in
+                                                  ("c01", "c02", "c03", "m01", "m02", "g01", "g02", "s01")]
+    ports = [int(re.search(r" Port=(\d+)", x).group(1)) for x in node_lines]
+    assert ports == list(range(FIRST_NODE_PORT, FIRST_NODE_PORT + 8)) and len(set(ports)) == 8
+    assert all(f"NodeHostname={CTL_HOST} NodeAddr={CTL_ADDR}" in x for x in node_lines)
+    assert "CPUs=16 RealMemory=32000 Feature=avx2" in node_lines[0]
+    assert "Sockets=2 CoresPerSocket=6 ThreadsPerCore=1 RealMemory=48000 Feature=avx512 Gres=gpu:2" in node_lines[5]
+    assert "Gres" not in node_lines[0] and "GresTypes=gpu" in text
+    # every path lies in the scratch folder
+    scratch = str((tmp_path / "scratch").resolve())
+    for key in ("StateSaveLocation", "SlurmdSpoolDir", "SlurmctldPidFile", "SlurmctldLogFile", "JobCompLoc"):
+        assert re.search(rf"^{key}={re.escape(scratch)}/", text, re.M), key
+    # the scheduler's own lines are the site's
+    for line in ("schedulerparameters=bf_interval=1,bf_resolution=1,bf_window=60", "prioritytype=priority/basic",
+                 "selecttypeparameters=CR_Core_Memory", "defmempercpu=1000"):
+        assert line in text
+    assert "partitionname=batch nodes=c[01-03],m[01-02],g[01-02],s01 default=YES maxtime=INFINITE State=UP" in text
+    # GPUs by count, one placeholder file each
+    gres = Path(pc.gres_path).read_text().splitlines()[1:]
+    assert [g.split()[0] for g in gres] == ["NodeName=g01", "NodeName=g02"]
+    for g in gres:
+        assert "Name=gpu Count=2 File=" in g
+        files = g.split("File=")[1].split(",")
+        assert len(files) == 2 and all(os.path.isfile(f) and f.startswith(scratch) for f in files)
+    assert pc.partition == "batch" and pc.nodes[5] == ("g01", FIRST_NODE_PORT + 5, 2) and pc.not_carried == []
+
+
+def test_private_conf_says_what_it_does_not_carry(tmp_path):
+    site = _conf(tmp_path, "SlurmctldHost=h1\nFooBar=7\nTopologyPlugin=topology/tree\n"
+                           "NodeName=n[1-2] CPUs=4 RealMemory=4000 Gres=gpu:a100:2,gpu:v100:1,mps:100 Reason=x\n"
+                           "PartitionName=DEFAULT MaxTime=60\n"
+                           "PartitionName=p Nodes=n[1-2] Default=YES AllowGroups=admins State=DOWN\n")
+    pc = write_private_conf(site, tmp_path / "s")
+    text = Path(pc.path).read_text()
+    assert "Gres=gpu:3" in text and "Count=3" in Path(pc.gres_path).read_text()
+    assert "maxtime=60" in text                          # PartitionName=DEFAULT applied
+    assert "allowgroups" not in text.lower() and "State=DOWN" not in text and "State=UP" in text
+    said = " | ".join(pc.not_carried)
+    for needle in ("foobar=7", "topologyplugin=topology/tree", "mps:100", "allowgroups=admins", "state=DOWN",
+                   "reason=x"):
+        assert needle in said, needle
+
+
+@pytest.mark.parametrize("text, partition, expected", [
+    ("NodeName=n1 CPUs=2\nPartitionName=a Nodes=n1\nPartitionName=b Nodes=n1\n", None,
+     "2 partitions and none has Default=YES: name one"),
+    ("NodeName=n1 CPUs=2\nPartitionName=a Nodes=n1\n", "zz", "no partition 'zz' (partitions: a)"),
+    ("NodeName=n1 CPUs=2\nPartitionName=a Nodes=n[1-2] Default=YES\n", None, "line 2: Nodes='n[1-2]': node 'n2'"),
+    ("NodeName=n1 CPUs=2\nNodeName=n1 CPUs=4\n", None, "node 'n1' has more than one NodeName line"),
+    ("ClusterName=x\n", None, "no NodeName lines"),
+])
+def test_private_conf_errors_name_the_file_line_and_value(tmp_path, text, partition, expected):
+    site = _conf(tmp_path, text)
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        write_private_conf(site, tmp_path / "s", partition)
+
+
+def test_a_site_without_partitions_gets_one_of_every_node(tmp_path):
+    pc = write_private_conf(_conf(tmp_path, "NodeName=n[1-3] CPUs=2\n"), tmp_path / "s")
+    assert pc.partition == "pbf" and "PartitionName=pbf Nodes=ALL Default=YES" in Path(pc.path).read_text()
+    assert pc.gres_path is None and len(pc.nodes) == 3
+
+
+# ---------------------------------------------------------------- (a) settings pbf replays with
+
+def test_scheduler_parameters_map_to_pbf_settings(tmp_path):
+    site = _conf(tmp_path, "SchedulerType=sched/backfill\n"
+                           "SchedulerParameters=bf_interval=5,bf_window=120,bf_resolution=30,max_job_bf=50,"
+                           "default_queue_depth=20,sched_interval=15,batch_sched_delay=1,bf_yield_interval=3000000,"
+                           "bf_max_time=10,max_sched_time=1,bf_continue,bf_max_job_user=4\n"
+                           "NodeName=n[1-2] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=ALL Default=YES\n")
+    s = replay_settings(site)
+    c = s.config
+    assert (c.bf_interval, c.bf_max_time, c.trigger, c.clock) == (5, 10, "interval", "slurm-sim")
+    assert (c.backfill.window, c.backfill.resolution, c.backfill.max_job_test, c.backfill.reservations) == \
+        (7200, 30, 50, None)
+    sim = c.slurm_sim
+    assert (sim.default_queue_depth, sim.sched_interval, sim.batch_sched_delay, sim.bf_yield_interval,
+            sim.max_sched_time) == (20, 15, 1, 3.0, 1.0)
+    assert c.priority == "fcfs" and c.mem_from == "requested"
+    said = " | ".join(s.unmodelled)
+    assert "SchedulerParameters bf_continue: not modelled" in said
+    assert "SchedulerParameters bf_max_job_user=4: not modelled" in said
+    assert s.mapped["SchedulerParameters bf_max_job_test"] == "50 (site)"
+    assert s.cluster.units == 8 and s.partition == "p"
+
+
+def test_settings_a_site_leaves_out_take_slurm_2205_defaults(tmp_path):
+    s = replay_settings(_conf(tmp_path, "SelectType=select/cons_tres\nNodeName=n1 CPUs=4\n"))
+    c = s.config
+    assert (c.bf_interval, c.bf_max_time, c.backfill.window, c.backfill.resolution, c.backfill.max_job_test) == \
+        (30, None, 86400, 60, 500)
+    assert (c.slurm_sim.default_queue_depth, c.slurm_sim.sched_interval, c.slurm_sim.batch_sched_delay,
+            c.slurm_sim.max_sched_time, c.slurm_sim.bf_yield_interval) == (100, 60, 3, 2.0, 2.0)
+    assert "Slurm 22.05 default" in s.mapped["SchedulerParameters bf_window"]
+    # a budget shorter than the yield interval: the interval is cut (pbf refuses a longer one), and said
+    s1 = replay_settings(_conf(tmp_path, "SchedulerParameters=bf_interval=1\nNodeName=n1 CPUs=4\n", "b.conf"))
+    assert s1.config.slurm_sim.bf_yield_interval == 1.0
+    assert "cut to the cycle's budget 1 s" in s1.mapped["SchedulerParameters bf_yield_interval"]
+
+
+def test_multifactor_priority_maps_weights_and_ages(tmp_path):
+    site = _conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightJobSize=500\n"
+                           "PriorityWeightFairshare=2000\nPriorityMaxAge=1-0\nPriorityDecayHalfLife=2:00:00\n"
+                           "PriorityCalcPeriod=2\nPriorityFavorSmall=YES\nPriorityWeightTRES=CPU=100\n"
+                           "PriorityFlags=SMALL_RELATIVE_TO_TIME\nNodeName=n1 CPUs=4\n")
+    s = replay_settings(site)
+    mf = s.config.priority
+    assert (mf.weight_age, mf.weight_job_size, mf.weight_fairshare, mf.weight_partition, mf.weight_qos) == \
+        (1000, 500, 2000, 0, 0)
+    assert (mf.max_age, mf.half_life, mf.calc_period, mf.favor_small) == (86400, 7200, 120, True)
+    said = " | ".join(s.unmodelled)
+    for needle in ("priorityweighttres=CPU=100", "priorityflags=SMALL_RELATIVE_TO_TIME", "no slurmdbd"):
+        assert needle in said, needle
+
+
+def test_every_setting_pbf_does_not_model_is_listed(tmp_path):
+    site = _conf(tmp_path,
+                 "SlurmctldHost=h1\nAuthType=auth/munge\nProctrackType=proctrack/cgroup\n"   # plumbing: not listed
+                 "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core,CR_LLN\nPreemptType=preempt/qos\n"
+                 "PreemptMode=REQUEUE\nTopologyPlugin=topology/tree\nWeirdKey=1\nSchedulerType=sched/builtin\n"
+                 "DefMemPerGPU=1000\nOverTimeLimit=5\nPriorityType=priority/basic\nPriorityWeightAge=10\n"
+                 "NodeName=a1 CPUs=8 ThreadsPerCore=2 Weight=10 CoreSpecCount=1\nNodeName=a2 CPUs=8 Weight=20\n"
+                 "NodeName=g1 CPUs=4 Gres=gpu:a100:2\n"
+                 "PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2 MaxNodes=2 MaxTime=60\n")
+    s = replay_settings(site)
+    said = " | ".join(s.unmodelled)
+    for needle in ("CR_LLN", "preempttype=preempt/qos", "preemptmode=REQUEUE", "topologyplugin=topology/tree",
+                   "weirdkey=1", "defmempergpu=1000", "overtimelimit=5", "priorityweightage: has no effect",
+                   "ThreadsPerCore=2", "corespeccount=1", "Weight (1, 10, 20)", "GPU types are counted",
+                   "oversubscribe=FORCE:2", "maxnodes=2", "maxtime=60"):
+        assert needle in said, needle
+    for plumbing in ("slurmctldhost", "authtype", "proctracktype"):
+        assert plumbing not in said.lower()
+    assert s.config.mem_from == "none" and s.config.backfill.enabled is False   # CR_Core; sched/builtin
+
+
+def test_jobs_without_memory_on_a_partition_without_a_default_are_listed(tmp_path):
+    site = _conf(tmp_path, "SelectType=select/cons_tres\nNodeName=n1 CPUs=4 RealMemory=4000\n")
+    table, req = load_workload(DATA / "small4_jobs.sacct")
+    req0 = type(req)(req.mem_core_mb * 0, req.mem_node_mb * 0, req.gpus, req.nodes_min, req.nodes_max, req.features)
+    said = " | ".join(replay_settings(site, requests=req0).unmodelled)
+    assert "20 jobs ask no memory and the partition has no DefMemPerCPU" in said
+    assert "ask no memory" not in " | ".join(replay_settings(site, requests=req).unmodelled)
+
+
+@pytest.mark.parametrize("text, seconds", [("30", 1800), ("5:30", 330), ("1:02:03", 3723), ("2-0", 172800),
+                                           ("1-2:03", 93780), ("1-00:00:05", 86405), ("INFINITE", None)])
+def test_slurm_durations(text, seconds):
+    assert slurm_duration(text, "x") == seconds
+
+
+def test_a_bad_setting_names_the_file_line_and_value(tmp_path):
+    site = _conf(tmp_path, "NodeName=n1 CPUs=4\nSchedulerParameters=bf_interval=often\n")
+    with pytest.raises(ConfigError, match=r"line 2: SchedulerParameters bf_interval='often': expected a whole number"):
+        replay_settings(site)
+    site = _conf(tmp_path, "NodeName=n1 CPUs=4\nPriorityType=priority/multifactor\nPriorityMaxAge=soon\n", "b.conf")
+    with pytest.raises(ConfigError, match=r"line 3: prioritymaxage='soon': expected a Slurm time"):
+        replay_settings(site)
+
+
+# ---------------------------------------------------------------- (a) the time scale
+
+def test_time_scale_maps_submissions_runs_and_limits(tmp_path):
+    table, req = load_workload(DATA / "hetero8_jobs.sacct")
+    jobs, notes = scale_jobs(table, req, 60)
+    assert len(jobs) == 240 and notes == []
+    for j in jobs:
+        assert j.submit == round(j.orig_submit / 60)
+        assert j.limit_min == math.ceil(j.orig_req / 3600) and j.orig_req % 3600 == 0      # whole hours -> minutes
+        assert j.run == max(1, round(j.orig_run / 60)) and j.run < j.limit_min * 60
+    g = next(j for j in jobs if j.gpus)
+    assert f"--gres=gpu:{g.gpus}" in g.sbatch_args("batch", "/w") and "--nodes=1" in g.sbatch_args("batch", "/w")
+    # a run that reaches its limit once scaled sleeps the limit less 1 s; a short one 1 s
+    t = pbf_table([HarnessJob(7, 0, 5, 1, 2)])
+    t.columns["run"][:] = 3600
+    t.columns["req_time"][:] = 3600
+    t.columns["submit"][:] = 0
+    jobs, notes = scale_jobs(t, load_requests(t), 60)
+    assert (jobs[0].run, jobs[0].limit_min) == (59, 1) and "limit less 1 s" in notes[0]
+    jobs, notes = scale_jobs(t, load_requests(t), 7200)
+    assert (jobs[0].run, jobs[0].limit_min) == (1, 1) and "sleep 1 s" in notes[-1]
+    with pytest.raises(ConfigError, match="time scale must be a number > 0"):
+        scale_jobs(t, load_requests(t), 0)
+    t.columns["req_time"][:] = -1
+    with pytest.raises(ConfigError, match=r"job 7: field 9 \(req_time\) = -1: expected a requested time > 0"):
+        scale_jobs(t, load_requests(t), 1)
+
+
+def load_requests(table):
+    from pbf.resources import requests_of
+    return requests_of(table, "requested", 0)
+
+
+def test_sbatch_arguments_say_everything_a_job_asks():
+    j = HarnessJob(12, 3, 40, 2, 16, mem_core_mb=1500, nodes_min=2, nodes_max=3, features=("avx2", "bigmem"))
+    args = j.sbatch_args("batch", "/scratch/work")
+    assert args == ["--parsable", "--job-name=pbf12", "--output=/dev/null", "--chdir=/scratch/work", "--time=2",
+                    "--ntasks=16", "--partition=batch", "--nodes=2-3", "--mem-per-cpu=1500",
+                    "--constraint=avx2&bigmem", "--wrap=sleep 40"]
+    assert "--mem=20000" in HarnessJob(1, 0, 1, 1, 2, mem_node_mb=20000, nodes_max=1).sbatch_args(None, "/w")
+    assert not any(a.startswith("--nodes") for a in HarnessJob(1, 0, 1, 1, 2).sbatch_args(None, "/w"))
+
+
+# ---------------------------------------------------------------- (a) Slurm's records read back
+
+def test_jobcomp_records_of_a_real_run():
+    recs = read_jobcomp(REC / "jobcomp.txt")
+    assert len(recs) == 20 and all(r.state == "COMPLETED" and r.ran for r in recs)
+    by = {r.workload_id: r for r in recs}
+    assert sorted(by) == list(range(1, 21))
+    assert by[6].nodes == ("a1", "a2") and by[6].procs == 12 and by[6].time_limit_min == 1
+    assert by[3].nodes == ("g1",) and by[4].nodes == ("b1",)         # a GPU job; a 20,000 MB job
+    assert by[6].end - by[6].start == 6 and by[1].start == local_epoch("2026-11-25T00:51:14")
+
+
+def test_jobcomp_errors_name_the_file_line_and_field(tmp_path):
+    good = (REC / "jobcomp.txt").read_text().splitlines()[0]
+    bad = tmp_path / "jobcomp.txt"
+    bad.write_text(good + "\n" + re.sub(r"StartTime=\S+", "StartTime=yesterday", good) + "\n")
+    with pytest.raises(TraceFormatError, match=r"jobcomp.txt, line 2: field StartTime: got 'yesterday'"):
+        read_jobcomp(bad)
+    bad.write_text("JobId=1 Name=x JobState=COMPLETED\n")
+    with pytest.raises(TraceFormatError, match=r"line 1: field StartTime"):
+        read_jobcomp(bad)
+
+
+def test_a_job_refused_after_submission_has_no_nodes():
+    line = ("JobId=2 UserId=root(0) GroupId=root(0) Name=pbf9 JobState=FAILED Partition=batch TimeLimit=1 "
+            "StartTime=2026-11-25T00:35:45 EndTime=2026-11-25T00:35:45 NodeList=(null) NodeCnt=0 ProcCnt=0 "
+            "WorkDir=/tmp/x ReservationName= Tres=cpu=12,mem=16000M,node=1,billing=12 Account= QOS= WcKey= "
+            "Cluster=unknown SubmitTime=2026-11-25T00:35:45 EligibleTime=2026-11-25T00:35:45 DerivedExitCode=0:0 "
+            "ExitCode=0:1 ")
+    (r,) = read_jobcomp(line, text=True)
+    assert not r.ran and r.nodes == () and r.workload_id == 9 and r.state == "FAILED"
+
+
+def test_sdiag_figures_of_a_real_run():
+    f = sdiag_figures(read_sdiag((REC / "sdiag.txt").read_text()))
+    assert f == {"jobs_submitted": 20, "jobs_started": 20, "jobs_completed": 20, "jobs_failed": 0,
+                 "main_cycles": 11, "main_mean_depth": 3, "main_mean_cycle_us": 72, "backfilled_jobs": 20,
+                 "backfill_cycles": 24, "backfill_mean_cycle_us": 696, "backfill_depth_mean": 5}
+    assert sdiag_figures(read_sdiag(""))["backfilled_jobs"] is None
+
+
+def test_how_slurmctld_started_each_job():
+    starts = read_starts_log((REC / "slurmctld_starts.log").read_text())
+    assert len(starts) == 20 and {h for h, _ in starts.values()} == {"backfill"}
+    assert starts[1] == ("backfill", local_epoch("2026-11-25T00:51:14") + 0.707)
+    main = read_starts_log("[2026-11-25T00:51:14.250] sched: Allocate JobId=5 NodeList=a1 #CPUs=2 Partition=b\n")
+    assert main == {5: ("main", local_epoch("2026-11-25T00:51:14") + 0.25)}
+
+
+# ---------------------------------------------------------------- (a) the comparison
+
+def test_agreement_on_hand_made_starts():
+    jobs = [HarnessJob(i, 0, 1, 1, 1) for i in range(1, 7)]
+    a = {1: 0, 2: 10, 3: 20, 4: 30, 5: 40, 6: None}
+    b = {1: 0, 2: 12, 3: 17, 4: 30, 5: None, 6: 3}
+    g = cmp.agreement(jobs, a, b)
+    assert g["jobs"] == 4 and g["within_share"] == 0.75 and g["median_abs_s"] == 1.0
+    assert (g["worst_abs_s"], g["worst_job"], g["mean_diff_s"]) == (3.0, 3, -0.25)
+    assert (g["earlier_share"], g["later_share"], g["only_a"], g["only_b"]) == (0.25, 0.0, 1, 1)
+    assert cmp.awt(jobs, b, [1, 2, 3]) == pytest.approx((0 + 12 + 17) / 3)
+    assert cmp.agreement(jobs, {}, b)["within_share"] is None
+
+
+def _recorded_run():
+    """The recorded small4 run as the harness reads it: its jobs, Slurm's outcome per job, pbf's settings."""
+    table, req = load_workload(DATA / "small4_jobs.sacct")
+    jobs, _ = scale_jobs(table, req, 1)
+    sub = json.loads((REC / "submitted.json").read_text())
+    t0 = local_epoch(sub["t0_local"])          # the recorded times are local: the same clock as jobcomp's
+    slurm = job_outcomes(jobs, sub["submitted"], t0, read_jobcomp(REC / "jobcomp.txt"),
+                         read_starts_log((REC / "slurmctld_starts.log").read_text()))
+    return jobs, slurm, replay_settings(DATA / "small4.conf", requests=req)
+
+
+def test_comparison_of_the_recorded_run_with_a_pbf_replay(tmp_path):
+    from pbf import replay
+    jobs, slurm, settings = _recorded_run()
+    assert [slurm[i]["start"] for i in (1, 6, 8, 20)] == [0, 11, 4, 24]
+    assert slurm[6]["nodes"] == ["a1", "a2"] and slurm[6]["how"] == "backfill"
+    assert slurm[1]["start_precise"] == pytest.approx(0.707)
+    pbf = cmp.pbf_starts(replay(pbf_table(jobs), settings.config))
+    rows = cmp.comparison_rows(jobs, [slurm], pbf)
+    summary = cmp.summarise(jobs, [slurm], pbf, time_scale=1)
+    assert len(rows) == 20 and all(r["slurm_state"] == "COMPLETED" for r in rows)
+    diffs = np.array([r["pbf_start"] - r["slurm_start"] for r in rows], dtype=float)
+    assert [r["difference_s"] for r in rows] == diffs.astype(int).tolist()
+    a = summary["pbf_vs_slurm"]
+    assert a["jobs"] == 20 and a["within_share"] == pytest.approx((np.abs(diffs) <= 2).mean())
+    assert a["worst_abs_s"] == np.abs(diffs).max() and a["median_abs_s"] == np.median(np.abs(diffs))
+    w = summary["awt_s"]
+    assert w["slurm"] == pytest.approx(np.mean([slurm[j.id]["start"] - j.submit for j in jobs]))
+    assert w["relative_difference"] == pytest.approx((w["pbf"] - w["slurm"]) / w["slurm"])
+    assert summary["slurm_started_by"] == {"backfill": 20} and summary["slurm_vs_slurm"] is None
+    # a second "run" that is the first, one second late, agrees within the window, 1 s later each
+    later = {i: {**r, "start": r["start"] + 1} for i, r in slurm.items()}
+    s2 = cmp.summarise(jobs, [slurm, later], pbf)
+    assert s2["slurm_vs_slurm"][0]["within_share"] == 1.0 and s2["slurm_vs_slurm"][0]["mean_diff_s"] == 1.0
+    rows2 = cmp.comparison_rows(jobs, [slurm, later], pbf, pbf)
+    assert rows2[0]["slurm2_difference_s"] == 1 and rows2[0]["pbf_measured_start"] == rows2[0]["pbf_start"]
+    written = cmp.write_outputs(tmp_path, rows2, s2)
+    with open(written[0]) as fh:
+        back = list(csv.DictReader(fh))
+    assert len(back) == 20 and back[5]["slurm_nodes"] == "a1 a2" and "slurm2_start" in back[0]
+    assert json.loads(Path(written[1]).read_text())["pbf_vs_slurm"]["jobs"] == 20
+    figure = cmp.draw_starts(tmp_path, rows2, s2)
+    try:
+        import matplotlib  # noqa: F401
+        assert figure == "starts.png" and (tmp_path / "starts.png").stat().st_size > 1000
+    except ImportError:
+        assert figure.startswith("skipped: matplotlib is not importable")
+
+
+def test_the_harness_says_what_is_missing(monkeypatch):
+    import shutil
+
+    import pbf.validate.slurm_run as sr
+    monkeypatch.setattr(sr.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(sr, "_SBIN", ("/nonexistent",))
+    with pytest.raises(SlurmUnavailable) as err:
+        sr.check_requirements()
+    text = str(err.value)
+    for needle in ("root", "unshare", "ip (", "slurmctld (apt-get install slurmctld slurmd)",
+                   "sbatch (apt-get install slurm-client)"):
+        assert needle in text, needle
+
+
+def test_the_inside_program_refuses_the_hosts_network(tmp_path):
+    from pbf.validate import slurm_inside
+    (tmp_path / "spec.json").write_text(json.dumps({"host_netns": os.readlink("/proc/self/ns/net"), "conf": "x",
+                                                    "nodes": [], "jobs": [], "timeout": 1}))
+    with pytest.raises(RuntimeError, match="refusing to start Slurm on the host's network"):
+        slurm_inside.run(str(tmp_path))
+    assert not (tmp_path / "log").exists()          # nothing was started
+
+
+def _cli(tmp_path, *args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "pbf.validate", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_command_line_errors_are_clear(tmp_path):
+    r = _cli(tmp_path, "slurm", "nope.conf", str(DATA / "small4_jobs.sacct"))
+    assert r.returncode == 2 and "slurm.conf 'nope.conf': no such file" in r.stderr
+    r = _cli(tmp_path, "slurm", str(DATA / "small4.conf"), "none.swf")
+    assert r.returncode == 2 and "workload 'none.swf': no such file" in r.stderr
+    r = _cli(tmp_path, "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"), "--partition", "gpu")
+    assert r.returncode == 2 and "no partition 'gpu' (partitions: batch)" in r.stderr
+    r = _cli(tmp_path, "slurm", "a", "b", "--time-scale", "-3")
+    assert r.returncode == 2 and "expected a finite number > 0" in r.stderr
+
+
+def test_the_command_plugs_into_a_parser():
+    import argparse
+
+    from pbf.validate import command
+    parser = argparse.ArgumentParser(prog="pbf")
+    command.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["validate", "slurm", "site.conf", "w.swf", "--time-scale", "60", "--repeat", "2",
+                              "--out", "o", "--partition", "p", "--timeout", "900"])
+    assert (args.conf, args.workload, args.time_scale, args.repeat, args.out, args.partition, args.timeout) == \
+        ("site.conf", "w.swf", 60.0, 2, "o", "p", 900.0)
+    assert args.func is command.run
+
+
+def test_public_api():
+    import pbf.validate as v
+    for name in v.__all__:
+        assert getattr(v, name).__doc__, name
+
+
+# ---------------------------------------------------------------- (b) a real Slurm
+
+def _slurm_or_skip():
+    try:
+        check_requirements()
+    except SlurmUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][:1] != "Z"
+    except OSError:
+        return False
+
+
+def _started_pids(inside_log):
+    return [(m.group(1), int(m.group(2))) for m in
+            re.finditer(r"started (\S+) \(pid (\d+)\)", Path(inside_log).read_text())]
+
+
+def test_real_slurm_end_to_end(tmp_path):
+    """20 jobs on a 4-node heterogeneous cluster (GPUs, features, memory) through a real Slurm and pbf."""
+    _slurm_or_skip()
+    t0 = time.monotonic()
+    r = _cli(tmp_path, "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"), "--out", "v", "--quiet",
+             timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert time.monotonic() - t0 < 120
+    assert "pbf vs slurm" in r.stdout and "AWT" in r.stdout
+    out = tmp_path / "v"
+    s = json.loads((out / "summary.json").read_text())
+    assert s["slurm_version"].startswith("slurm") and s["jobs"] == 20 and s["time_scale"] == 1.0
+    run = s["runs"][0]
+    assert run["finished"] and run["errors"] == []
+    assert len(run["daemons_stopped"]) == 5 and all(d["gone"] for d in run["daemons_stopped"])
+    for name, pid in _started_pids(out / "slurm" / "run1" / "inside.log"):
+        assert not _alive(pid), name
+    assert run["sdiag"]["jobs_submitted"] == 20 and run["sdiag"]["jobs_completed"] == 20
+    with open(out / "comparison.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 20
+    nodes = {"a1": ({"avx2"}, 16000, 0), "a2": ({"avx2"}, 16000, 0), "b1": ({"bigmem"}, 32000, 0),
+             "g1": (set(), 8000, 2)}
+    for row in rows:
+        assert row["slurm_state"] == "COMPLETED", row
+        used = row["slurm_nodes"].split()
+        assert used and all(n in nodes for n in used)
+        assert 0 <= int(row["slurm_end"]) - int(row["slurm_start"]) - int(row["run_s"]) <= 1
+        assert int(row["slurm_start"]) >= int(row["submit_s"])
+        for n in used:
+            feats, mem, gpus = nodes[n]
+            assert set(filter(None, row["features"].split("&"))) <= feats
+            assert int(row["mem_per_node_mb"]) <= mem and int(row["gpus_per_node"]) <= gpus
+        if row["nodes_max"] != "0":
+            assert int(row["nodes_min"]) <= len(used) <= int(row["nodes_max"])
+        assert row["pbf_start"] != "" and int(row["difference_s"]) == int(row["pbf_start"]) - int(row["slurm_start"])
+    a = s["pbf_vs_slurm"]
+    assert a["jobs"] == 20 and a["within_share"] >= 0.4, a          # measured 0.75 (docs/slurm-harness.md)
+    assert s["figure"] == "starts.png" or s["figure"].startswith("skipped")
+    assert (out / "slurm" / "run1" / "jobcomp.txt").exists() and (out / "pbf" / "jobs.csv").exists()
+
+
+def test_real_slurm_daemons_are_stopped_when_the_controller_dies(tmp_path):
+    from pbf.validate.slurm_run import SlurmRunError, run_slurm
+    _slurm_or_skip()
+    pc = write_private_conf(DATA / "small4.conf", tmp_path / "scratch")
+    with open(pc.path, "a") as fh:
+        fh.write("AccountingStorageTRES=gres/gpu\n")      # slurmctld refuses it without slurmdbd: it exits
+    keep = tmp_path / "kept"
+    with pytest.raises(SlurmRunError, match="failed before any job was submitted: RuntimeError: slurmctld"):
+        run_slurm(pc, [HarnessJob(1, 0, 1, 1, 1)], timeout=30, keep=str(keep), verbose=False)
+    result = json.loads((keep / "result.json").read_text())
+    assert len(result["stopped"]) == 5 and all(d["gone"] for d in result["stopped"])
+    for name, pid in _started_pids(keep / "inside.log"):
+        assert not _alive(pid), name
+
+
+def test_real_slurm_interrupted_stops_every_daemon(tmp_path):
+    _slurm_or_skip()
+    proc = subprocess.Popen([sys.executable, "-m", "pbf.validate", "slurm", str(DATA / "small4.conf"),
+                             str(DATA / "small4_jobs.sacct"), "--out", "v"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = ""
+        deadline = time.monotonic() + 120
+        while "submitting" not in seen and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen += line
+        assert "submitting" in seen, seen
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130 and "interrupted; every daemon was stopped" in err
+    kept = tmp_path / "v" / "slurm" / "run1"
+    started = _started_pids(kept / "inside.log")
+    assert len(started) == 5
+    for name, pid in started:
+        assert not _alive(pid), name
+    result = json.loads((kept / "result.json").read_text())
+    assert all(d["gone"] for d in result["stopped"]) and result["leftovers_alive"] == []
