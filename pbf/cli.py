@@ -751,8 +751,9 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"pbf {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    from .validate.command import add_parser as _add_validate
     for add in (_add_gen, _add_replay, _add_sweep, _add_report, _add_list, _add_bench, _add_experiment,
-                _add_train, _add_trace):
+                _add_train, _add_trace, _add_validate):
         add(sub)
     return parser
 
