@@ -15,6 +15,9 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
 from .cluster import MAX_UNITS
 from .errors import ConfigError, PbfError
 
+#: pbf.workload.lublin.LUBLIN_PRESETS' names (here so that building the parser does not import numpy)
+LUBLIN_PRESET_NAMES = ("typed", "typeless", "lublin-1", "lublin-2")
+
 __all__ = ["main"]
 
 
@@ -779,9 +782,8 @@ def _add_gen(sub):
     b.set_defaults(func=cmd_gen_beocat)
 
     lu = gen.add_parser("lublin", help="the Lublin-Feitelson 2003 model")
-    from .workload.lublin import LUBLIN_PRESETS
     lu.add_argument("--jobs", type=_int_in(1), default=10_000, help="number of jobs (default 10000)")
-    lu.add_argument("--preset", choices=tuple(LUBLIN_PRESETS), default="lublin-1",
+    lu.add_argument("--preset", choices=LUBLIN_PRESET_NAMES, default="lublin-1",
                     help="typed / typeless (the program's constants) or the Lublin-1 / Lublin-2 fits")
     lu.add_argument("--seed", type=_int_in(0), default=0, help="random seed (default 0)")
     lu.add_argument("--start-hour", type=int, default=0, help="hour of day the trace starts at")

@@ -56,3 +56,16 @@ def test_python_dash_m(tmp_path):
     # run from a neutral folder: from a source checkout, `python -m` would import the uncompiled tree
     r = subprocess.run([sys.executable, "-m", "pbf", "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and "gen" in r.stdout and "trace" in r.stdout
+
+
+def test_the_parser_builds_without_numpy(tmp_path):
+    """`pbf --help` and the parser stay light: numpy is imported by the commands that need it."""
+    import subprocess
+    import sys
+
+    from pbf.cli import LUBLIN_PRESET_NAMES
+    from pbf.workload.lublin import LUBLIN_PRESETS
+    assert LUBLIN_PRESET_NAMES == tuple(LUBLIN_PRESETS)
+    code = "import sys, pbf.cli as c; c.build_parser(); print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert out.stdout.strip() == "False"
