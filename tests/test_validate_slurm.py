@@ -32,6 +32,7 @@ from pbf.validate.slurm_config import (
     CTL_ADDR,
     CTL_HOST,
     FIRST_NODE_PORT,
+    natural_key,
     replay_settings,
     slurm_duration,
     write_private_conf,
@@ -193,6 +194,14 @@ def test_every_setting_pbf_does_not_model_is_listed(tmp_path):
     for plumbing in ("slurmctldhost", "authtype", "proctracktype"):
         assert plumbing not in said.lower()
     assert s.config.mem_from == "none" and s.config.backfill.enabled is False   # CR_Core; sched/builtin
+
+
+def test_a_node_order_other_than_slurms_is_listed(tmp_path):
+    """slurmctld 22.05 numbers nodes by name (a1, b1, n2, n10), whatever the order of the NodeName lines."""
+    said = [u for u in replay_settings(DATA / "hetero8.conf").unmodelled if u.startswith("node order")]
+    assert said and "(c01, c02, c03, g01, g02, m01, m02, s01)" in said[0]
+    assert not [u for u in replay_settings(DATA / "small4.conf").unmodelled if u.startswith("node order")]
+    assert sorted(["n10", "n2", "b1", "a1"], key=natural_key) == ["a1", "b1", "n2", "n10"]
 
 
 def test_jobs_without_memory_on_a_partition_without_a_default_are_listed(tmp_path):

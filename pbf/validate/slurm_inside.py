@@ -92,23 +92,32 @@ class Daemons:
                                    f"{self.scratch}/log/{name}.out and the Slurm logs beside it")
 
     def stop(self):
-        """SIGTERM every daemon, wait up to 10 s, SIGKILL what is left, and check that each is gone."""
+        """SIGTERM every daemon (node daemons first), wait up to 10 s in all, SIGKILL what is left, and check
+        that each is gone."""
         if self.done:
             return self.stopped
         self.done = True
+        how = {}
         for name, proc in reversed(self.procs):
-            how = "exited before"
             if proc.poll() is None:
-                how = "SIGTERM"
+                how[name] = "SIGTERM"
                 try:
                     proc.send_signal(signal.SIGTERM)
-                    proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    how = "SIGKILL"
-                    proc.kill()
-                    proc.wait(timeout=10)
+                except OSError:
+                    pass
+            else:
+                how[name] = "exited before"
+        deadline = time.monotonic() + 10
+        for name, proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                how[name] = "SIGKILL"
+                proc.kill()
+                proc.wait(timeout=10)
+        for name, proc in reversed(self.procs):
             gone = proc.poll() is not None and not _alive(proc.pid)
-            self.stopped.append({"name": name, "pid": proc.pid, "how": how, "gone": gone})
+            self.stopped.append({"name": name, "pid": proc.pid, "how": how[name], "gone": gone})
             if not gone:
                 _log(f"{name} (pid {proc.pid}) is still there after SIGKILL")
         return self.stopped

@@ -171,7 +171,8 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
     from .records import read_jobcomp, read_starts_log
     found = check_requirements()
     scratch = private.scratch
-    spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"], "timeout": float(timeout), "stuck_after": stuck_after,
+    spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"],
+            "timeout": float(timeout), "stuck_after": stuck_after,
             "host_netns": os.readlink("/proc/self/ns/net"),
             "jobs": [{"id": j.id, "submit": j.submit, "args": j.sbatch_args(private.partition,
                                                                               os.path.join(scratch, "work"))}
