@@ -12,7 +12,8 @@ from ..errors import ConfigError
 from .env import FEATURES, HEURISTICS, ROWS, _Episodes
 from .kernel import KernelPolicy
 
-__all__ = ["evaluate_windows", "RLS_TEST_STARTS", "RLSCHEDULER_TABLE", "RLS_TRACES"]
+__all__ = ["evaluate_windows", "RLS_TEST_STARTS", "RLSCHEDULER_TABLE", "RLS_TRACES", "held_out_starts",
+           "validation_starts", "select_checkpoint"]
 
 #: RLScheduler's test windows: seed 1, 10 windows of 1,024 jobs in the first 10,000 jobs
 RLS_TEST_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
@@ -91,3 +92,56 @@ def _sampled(sim, policy, start, window):
     return sim.value()
 
 
+
+
+def held_out_starts(n_jobs, count=10, window=1024):
+    """``pbf experiment rlscheduler --held-out``'s windows: ``count`` starts drawn (seed 1) in
+    ``[10,000, n_jobs - window - 1)``, or None when the trace is too short (the Lublin traces)."""
+    lo, hi = 10_000, n_jobs - window - 1
+    if hi <= lo:
+        return None
+    rng = np.random.default_rng(1)
+    return tuple(int(s) for s in rng.integers(lo, hi, size=count))
+
+
+def validation_starts(n_jobs, *, window=1024, count=10, after=0, seed=2, test_window=1024):
+    """Windows for choosing a checkpoint: ``count`` starts drawn (``seed``) whose ``window`` jobs
+    overlap neither RLScheduler's test windows nor the held-out windows, and begin at or after
+    ``after`` (pass the training ``--slice`` so that they lie outside the jobs trained on too).
+
+    On the Lublin traces (10,000 jobs, the test windows cover jobs 1,981-6,251 and 7,085-9,873)
+    only short windows fit: use ``window=256``; they then lie inside the trace trained on.
+    """
+    taken = [(s, s + test_window) for s in RLS_TEST_STARTS]
+    taken += [(s, s + test_window) for s in (held_out_starts(n_jobs) or ())]
+    free = [s for s in range(max(after, 0), n_jobs - window)
+            if all(s + window <= a or s >= b for a, b in taken)] if n_jobs < 50_000 else None
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(100_000):
+        if len(out) == count:
+            break
+        if free is not None:
+            if not free:
+                break
+            s = int(free[rng.integers(len(free))])
+        else:
+            s = int(rng.integers(max(after, 0), n_jobs - window))
+            if not all(s + window <= a or s >= b for a, b in taken):
+                continue
+        if s not in out:
+            out.append(s)
+    if len(out) < count:
+        raise ConfigError(f"only {len(out)} validation windows of {window} jobs fit apart from the test and "
+                          f"held-out windows (after job {after})")
+    return tuple(out)
+
+
+def select_checkpoint(trace, paths, *, starts, window=1024, backfill=False, compat="rlscheduler"):
+    """Greedy mean metric of each kernel policy file of ``paths`` on the windows ``starts``:
+    ``(best path, {path: mean})`` (ties go to the earlier path)."""
+    rules = {str(p): KernelPolicy.load(p) for p in paths}
+    vals = evaluate_windows(trace, rules, starts=starts, window=window, backfill=backfill, compat=compat)
+    means = {k: float(np.mean(v)) for k, v in vals.items()}
+    best = min(means, key=lambda k: means[k])
+    return best, means

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from ..errors import ConfigError
-from ..rl.evaluate import RLS_TEST_STARTS, RLS_TRACES, RLSCHEDULER_TABLE, evaluate_windows
+from ..rl.evaluate import RLS_TEST_STARTS, RLS_TRACES, RLSCHEDULER_TABLE, evaluate_windows, held_out_starts
 from ..rl.kernel import KernelPolicy, shipped_models
 from .traces import shared_trace
 
@@ -77,12 +77,7 @@ def rlscheduler_table(trace_dir=None, traces=("lublin-1", "sdsc-sp2"), backfill=
 
 def _held_out_starts(path, count=10, window=1024):
     from ..rl.trace import RLTrace
-    n = len(RLTrace.load(path, compat=True))
-    lo, hi = 10_000, n - window - 1
-    if hi <= lo:
-        return None     # the whole trace is the first 10,000 jobs (the Lublin traces)
-    rng = np.random.default_rng(1)
-    return tuple(int(s) for s in rng.integers(lo, hi, size=count))
+    return held_out_starts(len(RLTrace.load(path, compat=True)), count, window)
 
 
 def format_rlscheduler(result):

@@ -1,0 +1,82 @@
+"""Choose a training run's checkpoint on validation windows, then report it on the test and
+held-out windows: ``python -m pbf.rl.select RUN_DIR --trace hpc2n [--backfill] [--after 10000]``.
+
+``RUN_DIR`` is the ``--out`` of ``pbf train job-selection`` (its ``model.npz`` and
+``checkpoints/*.npz`` are the candidates). The validation windows are
+:func:`pbf.rl.evaluate.validation_starts`: apart from RLScheduler's test windows and the held-out
+windows, and after ``--after`` (the training ``--slice``); on the 10,000-job Lublin traces 20
+windows of 256 jobs (nothing longer fits between the test windows). Only the validation mean
+chooses; the test and held-out figures are printed for the chosen file and, for the record,
+for every candidate.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+
+import numpy as np
+
+from .evaluate import (RLS_TEST_STARTS, RLS_TRACES, evaluate_windows, held_out_starts, select_checkpoint,
+                       validation_starts)
+from .kernel import KernelPolicy
+from .trace import RLTrace
+
+
+def validation_for(path, after=0):
+    """``(starts, window)`` of the validation windows of a trace file."""
+    n = len(RLTrace.load(path, compat=True))
+    if n < 20_000:
+        return validation_starts(n, window=256, count=20, after=after), 256
+    return validation_starts(n, window=1024, count=10, after=after), 1024
+
+
+def select_run(run_dir, trace_path, backfill, after=0):
+    cands = sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.npz"))) + [os.path.join(run_dir, "model.npz")]
+    starts, window = validation_for(trace_path, after)
+    best, val = select_checkpoint(trace_path, cands, starts=starts, window=window, backfill=backfill)
+    n = len(RLTrace.load(trace_path, compat=True))
+    rules = {c: KernelPolicy.load(c) for c in cands}
+    rules.update({h: h for h in ("fcfs", "wfp3", "unicep", "sjf", "f1")})
+    out = {"run": run_dir, "trace": trace_path, "backfill": backfill, "validation": {"starts": list(starts),
+           "window": window, "after": after}, "chosen": best, "val": val, "val_heuristics": {}}
+    hv = evaluate_windows(trace_path, {h: h for h in ("sjf", "f1")}, starts=starts, window=window, backfill=backfill)
+    out["val_heuristics"] = {k: float(np.mean(v)) for k, v in hv.items()}
+    for label, st in (("test", RLS_TEST_STARTS), ("held-out", held_out_starts(n))):
+        if st is None:
+            continue
+        vals = evaluate_windows(trace_path, rules, starts=st, backfill=backfill)
+        out[label] = {k: float(np.mean(v)) for k, v in vals.items()}
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m pbf.rl.select", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dir")
+    ap.add_argument("--trace", required=True, help=f"one of {', '.join(RLS_TRACES)} or a trace file")
+    ap.add_argument("--backfill", action="store_true")
+    ap.add_argument("--after", type=int, default=0, help="validation windows start at or after this job")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    from ..studies.traces import shared_trace
+    path = str(shared_trace(RLS_TRACES.get(a.trace, a.trace)))
+    r = select_run(a.run_dir, path, a.backfill, a.after)
+    if a.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    short = lambda k: os.path.relpath(k, a.run_dir) if os.path.sep in k else k   # noqa: E731
+    print(f"validation: {len(r['validation']['starts'])} windows of {r['validation']['window']} jobs; "
+          f"SJF {r['val_heuristics']['sjf']:.2f}, F1 {r['val_heuristics']['f1']:.2f}")
+    labels = [lb for lb in ("test", "held-out") if lb in r]
+    print(f"{'candidate':<28}{'validation':>12}" + "".join(f"{lb:>12}" for lb in labels))
+    for k, v in r["val"].items():
+        mark = " *" if k == r["chosen"] else ""
+        print(f"{short(k) + mark:<28}{v:>12.2f}" + "".join(f"{r[lb][k]:>12.2f}" for lb in labels))
+    for h in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
+        print(f"{h:<28}{'':>12}" + "".join(f"{r[lb][h]:>12.2f}" for lb in labels))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
