@@ -339,6 +339,35 @@ def test_training_writes_a_loadable_model(small_trace, tmp_path):
     assert json.loads((out / "config.json").read_text())["epochs"] == 2
 
 
+def test_warm_start_clones_a_heuristic_before_ppo(small_trace, tmp_path):
+    pytest.importorskip("torch", reason="torch is not installed (the rl extra's training part)")
+    pytest.importorskip("sb3_contrib", reason="sb3-contrib is not installed")
+    from pbf.rl.train import TrainConfig, train_job_selection
+    cfg = TrainConfig(small_trace, tmp_path / "ws", epochs=1, trajectories=4, envs=2, window=32, batch_size=64,
+                      warm_start="f1", reward_scale="f1", checkpoint_every=1)
+    k = train_job_selection(cfg)
+    ws = k.meta["warm_start"]
+    assert ws["teacher"] == "f1" and ws["decisions"] > 1000 and ws["agreement"] > 0.5
+    assert sorted(os.listdir(tmp_path / "ws" / "checkpoints")) == ["epoch0000.npz", "epoch0001.npz"]
+    with pytest.raises(ConfigError):
+        TrainConfig(small_trace, tmp_path / "x", warm_start="fcfs")
+
+
+def test_validation_windows_are_apart_from_test_and_held_out_windows():
+    from pbf.rl.evaluate import RLS_TEST_STARTS, held_out_starts, validation_starts
+    assert held_out_starts(10_000) is None
+    n = 202_871
+    taken = list(RLS_TEST_STARTS) + list(held_out_starts(n))
+    for window, after, count in ((1024, 10_000, 10), (1024, 0, 10)):
+        v = validation_starts(n, window=window, after=after, count=count)
+        assert len(set(v)) == count and all(s >= after for s in v)
+        assert all(s + window <= t or s >= t + 1024 for s in v for t in taken)
+    v = validation_starts(10_000, window=256, count=20)          # the Lublin traces: gaps between test windows
+    assert all(s + 256 <= t or s >= t + 1024 for s in v for t in RLS_TEST_STARTS)
+    with pytest.raises(ConfigError):
+        validation_starts(10_000, window=1024, count=10, after=7000)
+
+
 def test_window_filter_keeps_windows_in_range(small_trace):
     from pbf.rl.env import WindowFilter
     wf = WindowFilter("quantile", sample=200, seed=0)

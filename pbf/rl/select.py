@@ -18,8 +18,14 @@ import os
 
 import numpy as np
 
-from .evaluate import (RLS_TEST_STARTS, RLS_TRACES, evaluate_windows, held_out_starts, select_checkpoint,
-                       validation_starts)
+from .evaluate import (
+    RLS_TEST_STARTS,
+    RLS_TRACES,
+    evaluate_windows,
+    held_out_starts,
+    select_checkpoint,
+    validation_starts,
+)
 from .kernel import KernelPolicy
 from .trace import RLTrace
 

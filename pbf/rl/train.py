@@ -98,8 +98,9 @@ class TrainConfig:
             raise ConfigError("epochs, trajectories and envs must be >= 1")
         if self.reward_scale not in ("sjf", "f1", "none"):
             raise ConfigError(f"reward scale must be sjf, f1 or none, got {self.reward_scale!r}")
-        if self.warm_start not in ("none", "sjbf"):
-            raise ConfigError(f"warm start must be none or sjbf, got {self.warm_start!r}")
+        if self.warm_start not in ("none", "sjbf", "f1", "sjf"):
+            raise ConfigError(f"warm start must be none, sjbf (backfilling), f1 or sjf (job selection), "
+                              f"got {self.warm_start!r}")
         if self.head not in ORDERS:
             raise ConfigError(f"head order must be one of {', '.join(ORDERS)}, got {self.head!r}")
         if self.window_filter not in ("none", "absolute", "quantile"):
@@ -309,6 +310,11 @@ def train_job_selection(cfg: TrainConfig, progress=None):
                         gae_lambda=cfg.gae_lambda, clip_range=cfg.clip_range, ent_coef=cfg.ent_coef,
                         vf_coef=cfg.vf_coef, max_grad_norm=cfg.max_grad_norm,
                         seed=cfg.seed, device="cpu", verbose=0)
+    if cfg.warm_start in ("f1", "sjf"):
+        meta["warm_start"] = _clone_job_selection(model, vec, cfg.seed, cfg.warm_start)
+        export_kernel(model, dict(meta, epoch=0)).save(os.path.join(cfg.out, "checkpoints", "epoch0000.npz"))
+    elif cfg.warm_start != "none":
+        raise ConfigError(f"warm start {cfg.warm_start!r} is for backfilling; job selection takes f1 or sjf")
     model.learn(total_timesteps=cfg.epochs * per_env * cfg.envs, callback=_Progress(run))
     policy = export_kernel(model, dict(meta, epochs=run.epoch))
     policy.save(os.path.join(cfg.out, "model.npz"))
@@ -389,6 +395,61 @@ def _clone_sjbf(model, vec, seed, windows=200, epochs=20):
     with th.no_grad():
         agree = float((actor.forward_actor(x).masked_fill(~m, -1e9).argmax(1) == y).float().mean())
     return {"teacher": "sjbf", "decisions": int(len(y)), "agreement": round(agree, 4)}
+
+
+def _clone_job_selection(model, vec, seed, teacher, windows=100, epochs=20):
+    """Behaviour cloning before PPO for job selection: the actor learns the pick of a heuristic
+    (``f1``: RLScheduler's F1, log10(requested time) x processors + 870 log10(submit); ``sjf``:
+    shortest requested time, then earliest submit) among the visible rows, on ``windows`` windows
+    drawn with a generator of their own; PPO then starts from that policy. The kernel sees the wait
+    (clipped at 12 h), not the submit time, so it can only approximate F1's submit term. Returns a
+    summary (decisions, share of them on which the clone's greedy pick is the teacher's)."""
+    rng = np.random.default_rng(seed + 777)
+    t = vec.trace
+    req, procs, submit = (np.asarray(a, dtype=np.float64) for a in (t.req, t.procs, t.submit))
+    if teacher == "f1":
+        key1 = np.log10(np.maximum(req, 0.1)) * procs + 870.0 * np.log10(np.maximum(submit, 0.1))
+        key2 = np.zeros_like(key1)
+    else:
+        key1, key2 = req, submit
+    sim = vec._sim()
+    obs = np.zeros(ROWS * FEATURES, dtype=np.float32)
+    mask = np.zeros(ROWS, dtype=np.int8)
+    xs, ms, ys = [], [], []
+    for _ in range(windows):
+        start, _ = vec._draw_start(rng, None)
+        sim.reset(start, vec.window)
+        sim.observe(obs, mask)
+        done = sim.done
+        while not done:
+            rows = sim.visible()
+            cand = np.flatnonzero((rows >= 0) & (mask[:len(rows)] > 0))
+            jobs = rows[cand]
+            pick = int(cand[np.lexsort((key2[jobs], key1[jobs]))[0]])
+            xs.append(obs.copy())
+            ms.append(mask.astype(bool))
+            ys.append(pick)
+            done = sim.step(pick, obs, mask)
+    agree = _fit_actor(model, xs, ms, ys, rng, epochs)
+    return {"teacher": teacher, "decisions": int(len(ys)), "agreement": round(agree, 4)}
+
+
+def _fit_actor(model, xs, ms, ys, rng, epochs):
+    x, m, y = th.as_tensor(np.array(xs)), th.as_tensor(np.array(ms)), th.as_tensor(np.array(ys))
+    actor = model.policy.mlp_extractor
+    opt = th.optim.Adam(actor.actor.parameters(), lr=1e-3)
+    order = np.arange(len(y))
+    for _ in range(epochs):
+        rng.shuffle(order)
+        for i in range(0, len(order), 512):
+            b = th.as_tensor(order[i:i + 512])
+            logits = actor.forward_actor(x[b]).masked_fill(~m[b], -1e9)
+            loss = nn.functional.cross_entropy(logits, y[b])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with th.no_grad():
+        return float((actor.forward_actor(x).masked_fill(~m, -1e9).argmax(1) == y).float().mean())
 
 
 def _mean_choices(vec, sample=20):
