@@ -39,7 +39,9 @@ def validation_for(path, after=0):
 
 
 def select_run(run_dir, trace_path, backfill, after=0):
-    cands = sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.npz"))) + [os.path.join(run_dir, "model.npz")]
+    cands = sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.npz")))
+    if os.path.exists(os.path.join(run_dir, "model.npz")):
+        cands.append(os.path.join(run_dir, "model.npz"))
     starts, window = validation_for(trace_path, after)
     best, val = select_checkpoint(trace_path, cands, starts=starts, window=window, backfill=backfill)
     n = len(RLTrace.load(trace_path, compat=True))
