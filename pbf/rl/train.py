@@ -300,6 +300,8 @@ def train_job_selection(cfg: TrainConfig, progress=None):
             "trace": t.name, "metric": cfg.metric, "backfill": cfg.backfill, "skip": cfg.skip,
             "compat": bool(cfg.compat), "window": cfg.window, "seed": cfg.seed, "norm": t.norm,
             "trained_with": "sb3-contrib MaskablePPO"}
+    if wf is not None:
+        wf.bounds(vec)      # the quantile bounds, so that config.json records the ones used
     with open(os.path.join(cfg.out, "config.json"), "w") as fh:
         json.dump(dict(cfg.as_dict(), filter_bounds=wf.describe() if wf else None), fh, indent=2, default=str)
     run = _Run(cfg, vec, meta, progress)
