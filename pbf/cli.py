@@ -681,7 +681,8 @@ def cmd_train(args):
     else:
         cfg = TrainConfig(args.trace, out, metric=args.metric, backfill=args.backfill, skip=args.skip,
                           compat="rlscheduler" if args.compat else None, window_filter=args.filter,
-                          filter_epochs=args.filter_epochs, reward_scale=args.reward_scale, **common)
+                          filter_epochs=args.filter_epochs, reward_scale=args.reward_scale,
+                          warm_start=args.warm_start, **common)
         base = "SJF"
     metric = "bsld" if backfilling else args.metric
 
@@ -736,6 +737,8 @@ def _add_train(sub):
                     help="divide the terminal reward by the window's SJF (default) or F1 metric, or not at all")
     js.add_argument("--filter-epochs", type=_int_in(1), default=None,
                     help="filter only during the first N epochs, then train on every window")
+    js.add_argument("--warm-start", choices=("none", "f1", "sjf"), default="none",
+                    help="before PPO, clone F1's or SJF's pick (docs/rl.md, warm start)")
     bf = what.add_parser("backfilling", help="RLBackfilling's learned backfilling: MaskablePPO with the kernel "
                                              "policy over the backfill candidates")
     _train_common(bf, 1e-3, 1.0, 512)
