@@ -790,7 +790,12 @@ cdef class Core:
         S.pool.tests = <int64_t*>calloc(workers, sizeof(int64_t))
         S.pool.seen = <int64_t*>calloc(workers, sizeof(int64_t))
         S.pool.tests_total = <int64_t*>calloc(workers, sizeof(int64_t))
-        if S.pool.prof == NULL or S.pool.tests == NULL or S.pool.seen == NULL or S.pool.tests_total == NULL:
+        S.pool.nm = <NodeModel*>calloc(workers, sizeof(NodeModel))
+        S.pool.nnm = workers
+        if S.testing.stale_speculation:
+            S.pool.nmsnap = <NodeModel*>calloc(workers, sizeof(NodeModel))
+        if (S.pool.prof == NULL or S.pool.tests == NULL or S.pool.seen == NULL or S.pool.tests_total == NULL
+                or S.pool.nm == NULL or (S.testing.stale_speculation and S.pool.nmsnap == NULL)):
             pool_free_copies(&S.pool)
             S.cfg.workers = 1
             raise MemoryError("pbf core: out of memory (worker pool)")

@@ -37,9 +37,8 @@ cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     if S.cfg.no_backfill:
         return quick_pass(S, now)
     # (the parallel pass does not implement the reservation-limit stop: such passes run sequentially)
-    # (nor, for now, node passes: they run sequentially whatever the workers; decisions are the same)
     if (S.cfg.workers > 1 and S.pool.threads > 0 and S.queue.n >= S.testing.parallel_min_queue
-            and not S.cfg.resv_stop and not S.nm.on
+            and not S.cfg.resv_stop
             and S.last.full_wall_ns >= S.testing.parallel_min_wall_ns):
         rc = full_pass_parallel(S, now)
     else:

@@ -7,7 +7,7 @@
 
 from libc.stdint cimport uint64_t, uint32_t, uint8_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport malloc, calloc, realloc, free, qsort
-from libc.string cimport memset, memmove
+from libc.string cimport memset, memmove, memcpy
 
 from memory cimport INF, grow
 
@@ -891,28 +891,197 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     return -1
 
 
+cdef inline int nm_hold_node(NodeModel* M, int64_t j, int64_t i, int64_t cores, int64_t t, int64_t stop) noexcept nogil:
+    # the plan holds `cores` of node i for job j (with their memory and GPUs) over [t, stop)
+    cdef int64_t n0
+    cdef NodeLine* L = &M.line[i]
+    n0 = L.n
+    if nl_point(L, t) < 0:
+        return -1
+    if L.n > n0 and t > L.t[0] and M.ev_ok and nm_ev_insert(M, t, i) != 0:
+        return -1
+    n0 = L.n
+    if nl_point(L, stop) < 0:
+        return -1
+    if L.n > n0 and M.ev_ok and nm_ev_insert(M, stop, i) != 0:
+        return -1
+    if nl_hold(L, t, stop, cores, nm_job_mem(M, j, cores), M.gpn[j]) != 0:
+        return -1
+    if t == M.now_t and stop > t:
+        M.now_c -= cores
+        M.now_m -= nm_job_mem(M, j, cores)
+        M.now_g -= M.gpn[j]
+        nm_open_less(M, i)
+    return 0
+
+
 cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexcept nogil:
     # the plan holds M.take's cores (with their memory and GPUs) over [t, stop)
-    cdef int64_t i, n0
-    cdef NodeLine* L
+    cdef int64_t i
     for i in range(M.nn):
-        if M.take[i] > 0:
-            L = &M.line[i]
-            n0 = L.n
-            if nl_point(L, t) < 0:
-                return -1
-            if L.n > n0 and t > L.t[0] and M.ev_ok and nm_ev_insert(M, t, i) != 0:
-                return -1
-            n0 = L.n
-            if nl_point(L, stop) < 0:
-                return -1
-            if L.n > n0 and M.ev_ok and nm_ev_insert(M, stop, i) != 0:
-                return -1
-            if nl_hold(L, t, stop, M.take[i], nm_job_mem(M, j, M.take[i]), M.gpn[j]) != 0:
-                return -1
-            if t == M.now_t and stop > t:
-                M.now_c -= M.take[i]
-                M.now_m -= nm_job_mem(M, j, M.take[i])
-                M.now_g -= M.gpn[j]
-                nm_open_less(M, i)
+        if M.take[i] > 0 and nm_hold_node(M, j, i, M.take[i], t, stop) != 0:
+            return -1
     return nm_add_time(M, stop)
+
+
+# ---- the parallel pass's copies of the plan (parallel_pass.pxd)
+
+cdef inline void nm_take_bits(const NodeModel* M, uint64_t* out, int64_t W) noexcept nogil:
+    # out = the first take[i] units of every node: the placement's cores per node, as units (a
+    # reservation names no units; only the count on each node matters to a copy of the plan)
+    cdef int64_t i, u
+    memset(out, 0, W * sizeof(uint64_t))
+    for i in range(M.nn):
+        for u in range(M.first[i], M.first[i] + M.take[i]):
+            out[u >> 6] |= <uint64_t>1 << (u & 63)
+
+
+cdef inline int nm_apply(NodeModel* M, int64_t j, int64_t t, int64_t stop, const uint64_t* units,
+                         int64_t W) noexcept nogil:
+    # a placement of job j over [t, stop) with `units`' count of cores on each of their nodes joins
+    # this copy of the plan (nm_hold from a commit log entry)
+    cdef int64_t w, u, i, c = 0, last = -1
+    cdef uint64_t x
+    for w in range(W):
+        x = units[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            i = M.node_of[u]
+            if i != last:
+                if last >= 0 and nm_hold_node(M, j, last, c, t, stop) != 0:
+                    return -1
+                last = i
+                c = 0
+            c += 1
+    if last >= 0 and nm_hold_node(M, j, last, c, t, stop) != 0:
+        return -1
+    return nm_add_time(M, stop)
+
+
+cdef inline int64_t nm_window_cpus(NodeModel* M, int64_t j, int64_t i, int64_t t, int64_t stop) noexcept nogil:
+    # the cores node i can give job j throughout [t, stop) on this plan
+    cdef NodeLine* L = &M.line[i]
+    cdef int64_t c, m, g
+    L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
+    nl_least(L, t, stop, &c, &m, &g)
+    return nm_node_cpus(M, j, i, c, m, g)
+
+
+cdef inline bint nm_monotone(const NodeModel* M, int64_t j) noexcept nogil:
+    # job j fits exactly where the nodes' cores for it add up to its own (any number of nodes, at
+    # most one at least): more resources anywhere never make it fit later
+    return M.minn[j] <= 1 and M.maxn[j] == 0
+
+
+cdef inline void nm_share(NodeModel* dst, const NodeModel* src) noexcept nogil:
+    # dst reads the cluster and the jobs' requests from src (read-only during a pass)
+    dst.on = src.on
+    dst.first_fit = src.first_fit
+    dst.nn = src.nn
+    dst.first = src.first
+    dst.node_of = src.node_of
+    dst.cap_mem = src.cap_mem
+    dst.cap_gpu = src.cap_gpu
+    dst.feat = src.feat
+    dst.free_mem = src.free_mem
+    dst.free_gpu = src.free_gpu
+    dst.mpc = src.mpc
+    dst.mpn = src.mpn
+    dst.gpn = src.gpn
+    dst.minn = src.minn
+    dst.maxn = src.maxn
+    dst.jfeat = src.jfeat
+    dst.wlo = src.wlo
+    dst.whi = src.whi
+    dst.nused = src.nused
+    dst.jcap = src.jcap
+
+
+cdef inline void nm_free_copy(NodeModel* M) noexcept nogil:
+    # a plan copy's own memory (not what it shares with the model it copies)
+    cdef int64_t i
+    if M.line != NULL:
+        for i in range(M.nn):
+            free(M.line[i].t); free(M.line[i].c); free(M.line[i].m); free(M.line[i].g)
+            free(M.line[i].qp); free(M.line[i].qf)
+    free(M.line)
+    free(M.times)
+    free(M.cpu); free(M.take); free(M.avail); free(M.cut)
+    free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
+    free(M.pcpu); free(M.open); free(M.open_pos)
+    free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
+    free(M.sortkey)
+    memset(M, 0, sizeof(NodeModel))
+
+
+cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogil:
+    # dst = a private copy of src's plan (its lines, candidate times, events and start-now
+    # order), sharing src's cluster and requests, with its own scratch and empty caches
+    cdef int64_t i, nn = src.nn
+    cdef NodeLine* L
+    cdef const NodeLine* K
+    if dst.line == NULL or dst.nn != nn:
+        nm_free_copy(dst)
+        dst.nn = nn
+        dst.line = <NodeLine*>calloc(nn, sizeof(NodeLine))
+        dst.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.take = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.avail = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.cut = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.r_cpus = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.r_nodes = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.elig = <int32_t*>malloc(nn * sizeof(int32_t))
+        dst.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.open = <int32_t*>malloc(nn * sizeof(int32_t))
+        dst.is_elig = <uint8_t*>calloc(nn, sizeof(uint8_t))
+        dst.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
+        dst.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
+        if (dst.line == NULL or dst.cpu == NULL or dst.take == NULL or dst.avail == NULL or dst.cut == NULL
+                or dst.r_cpus == NULL or dst.r_nodes == NULL or dst.r_first == NULL or dst.r_last == NULL
+                or dst.elig == NULL or dst.pcpu == NULL or dst.open == NULL or dst.is_elig == NULL
+                or dst.open_pos == NULL or dst.sortkey == NULL):
+            nm_free_copy(dst)
+            return -1
+    nm_share(dst, src)
+    for i in range(nn):
+        K = &src.line[i]
+        L = &dst.line[i]
+        if nl_room(L, K.n) != 0:
+            return -1
+        memcpy(L.t, K.t, K.n * sizeof(int64_t))
+        memcpy(L.c, K.c, K.n * sizeof(int64_t))
+        memcpy(L.m, K.m, K.n * sizeof(int64_t))
+        memcpy(L.g, K.g, K.n * sizeof(int64_t))
+        L.n = K.n
+    if grow(<void**>&dst.times, &dst.times_cap, src.ntimes + 1, sizeof(int64_t)) != 0:
+        return -1
+    memcpy(dst.times, src.times, src.ntimes * sizeof(int64_t))
+    dst.ntimes = src.ntimes
+    dst.ev_ok = False
+    if src.ev_ok:
+        if grow(<void**>&dst.ev, &dst.ev_cap, src.nev + 1, sizeof(int64_t)) != 0:
+            return -1
+        memcpy(dst.ev, src.ev, src.nev * sizeof(int64_t))
+        dst.nev = src.nev
+        dst.ev_ok = True
+    memcpy(dst.open, src.open, nn * sizeof(int32_t))
+    memcpy(dst.open_pos, src.open_pos, nn * sizeof(int32_t))
+    dst.nopen = src.nopen
+    dst.now_t = src.now_t
+    dst.now_c = src.now_c
+    dst.now_m = src.now_m
+    dst.now_g = src.now_g
+    if dst.elig_ok:
+        for i in range(dst.nelig):
+            dst.is_elig[dst.elig[i]] = 0
+    dst.elig_ok = False
+    dst.nelig = 0
+    dst.failed = False
+    dst.nmf = 0
+    dst.mf_next = 0
+    dst.nfs = 0
+    dst.fs_next = 0
+    return 0

@@ -7,6 +7,7 @@ from libc.stdlib cimport malloc, free
 
 from memory cimport grow
 from profile cimport Prof, prof_free
+from node_model cimport NodeModel, nm_free_copy
 from sync cimport pthread_mutex_t, pthread_cond_t
 from words cimport w_copy
 
@@ -16,6 +17,9 @@ ctypedef struct WorkerPool:
     int64_t nprof              # copies allocated
     Prof* snap                 # Testing.stale_speculation: per worker, the profile as at the pass start
     int64_t nsnap              # snapshots allocated
+    NodeModel* nm              # a node cluster: per worker, a private copy of the pass's node plan
+    int64_t nnm                # (worker 0 plans on the state's own model; these copies exist for 1..)
+    NodeModel* nmsnap          # Testing.stale_speculation on a node cluster: the plan as at the pass start
     int64_t threads            # threads besides the caller
     int64_t gen                # bumped to post a pass to the threads
     int64_t finished           # threads done with the posted pass
@@ -37,6 +41,8 @@ ctypedef struct SpecRing:      # speculative results, slot = queue position % n 
     int64_t* seen              # log entries the speculating copy had applied
     int64_t* ready             # the queue position whose result the entry holds (-1: none yet)
     uint64_t* cand             # candidates of the earliest start found (W words an entry)
+    int64_t* ncpu              # a node cluster: the cores each node gave the job there (nn an entry)
+    int64_t nn                 # (nodes an entry)
 
 
 ctypedef struct CommitLog:     # placements in commit order: what copies catch up from
@@ -45,6 +51,7 @@ ctypedef struct CommitLog:     # placements in commit order: what copies catch u
     int64_t* t                 # start ...
     int64_t* d                 # ... estimate ...
     int64_t* k                 # ... units ...
+    int64_t* job               # ... job (a node cluster: its memory and GPUs per node) ...
     int8_t* resv               # ... reservation (1) or start now (0) ...
     uint64_t* bits             # ... and the units chosen (W words an entry)
 
@@ -78,6 +85,8 @@ cdef inline int log_reserve(CommitLog* L, int64_t cap, int64_t W) noexcept nogil
     c = L.cap
     if grow(<void**>&L.k, &c, cap, sizeof(int64_t)) != 0: return -1
     c = L.cap
+    if grow(<void**>&L.job, &c, cap, sizeof(int64_t)) != 0: return -1
+    c = L.cap
     if grow(<void**>&L.resv, &c, cap, sizeof(int8_t)) != 0: return -1
     free(L.bits)
     L.bits = <uint64_t*>malloc(<size_t>(c * W) * sizeof(uint64_t))
@@ -89,23 +98,25 @@ cdef inline int log_reserve(CommitLog* L, int64_t cap, int64_t W) noexcept nogil
 
 
 cdef inline void log_free(CommitLog* L) noexcept nogil:
-    free(L.t); free(L.d); free(L.k); free(L.resv); free(L.bits)
-    L.t = NULL; L.d = NULL; L.k = NULL; L.resv = NULL; L.bits = NULL
+    free(L.t); free(L.d); free(L.k); free(L.job); free(L.resv); free(L.bits)
+    L.t = NULL; L.d = NULL; L.k = NULL; L.job = NULL; L.resv = NULL; L.bits = NULL
     L.n = 0; L.cap = 0
 
 
-cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W) noexcept nogil:
-    # n entries, none holding a result
+cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W, int64_t nn) noexcept nogil:
+    # n entries, none holding a result (nn: nodes, 0 on a unit cluster)
     cdef int64_t i
-    if R.n != n:
+    if R.n != n or R.nn != nn:
         ring_free(R)
         R.t = <int64_t*>malloc(n * sizeof(int64_t))
         R.mode = <int64_t*>malloc(n * sizeof(int64_t))
         R.seen = <int64_t*>malloc(n * sizeof(int64_t))
         R.ready = <int64_t*>malloc(n * sizeof(int64_t))
         R.cand = <uint64_t*>malloc(<size_t>(n * (W if W > 0 else 1)) * sizeof(uint64_t))
+        R.ncpu = <int64_t*>malloc(<size_t>(n * (nn if nn > 0 else 1)) * sizeof(int64_t))
         R.n = n
-        if R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL:
+        R.nn = nn
+        if R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL or R.ncpu == NULL:
             R.n = 0
             return -1
     for i in range(n):
@@ -114,9 +125,10 @@ cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W) noexcept nogil:
 
 
 cdef inline void ring_free(SpecRing* R) noexcept nogil:
-    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand)
-    R.t = NULL; R.mode = NULL; R.seen = NULL; R.ready = NULL; R.cand = NULL
+    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand); free(R.ncpu)
+    R.t = NULL; R.mode = NULL; R.seen = NULL; R.ready = NULL; R.cand = NULL; R.ncpu = NULL
     R.n = 0
+    R.nn = 0
 
 
 cdef inline void pool_free_copies(WorkerPool* P) noexcept nogil:
@@ -130,6 +142,17 @@ cdef inline void pool_free_copies(WorkerPool* P) noexcept nogil:
         for i in range(P.nsnap):
             prof_free(&P.snap[i])
         free(P.snap)
+    if P.nm != NULL:
+        for i in range(P.nnm):
+            nm_free_copy(&P.nm[i])
+        free(P.nm)
+    if P.nmsnap != NULL:
+        for i in range(P.nnm):
+            nm_free_copy(&P.nmsnap[i])
+        free(P.nmsnap)
+    P.nm = NULL
+    P.nmsnap = NULL
+    P.nnm = 0
     free(P.tests); free(P.seen); free(P.tests_total)
     P.prof = NULL; P.snap = NULL; P.tests = NULL; P.seen = NULL; P.tests_total = NULL
     P.nprof = 0

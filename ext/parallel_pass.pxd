@@ -6,28 +6,33 @@
 # commit (the default) commits in queue order; eager commit in completion order (the paper's).
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
-from libc.string cimport memset
+from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
 from words cimport w_copy
 from ticks cimport now_ticks
 from profile cimport (Prof, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
-                      prof_known_misfit, prof_note_misfit)
+                      prof_known_misfit, prof_note_misfit, prof_round_up)
 from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
+from node_model cimport NodeModel, nm_apply, nm_find_start, nm_make_events, nm_copy_plan, nm_monotone
 from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_wait, pthread_cond_broadcast, sched_yield)
-from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step, begin_full_pass,
-                     build_profile, sjbf_phase, end_full_pass, record_pass)
+from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step, begin_full_pass, node_recheck,
+                     build_plan, sjbf_phase, end_full_pass, record_pass, pass_slots)
 from state cimport State, PassCtx
 from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
 
 
-cdef inline int catch_up(State* S, Prof* P, int64_t* seen) noexcept nogil:
-    # apply the log entries this copy has not seen; RC_* on failure
+cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcept nogil:
+    # apply the log entries this copy (P, or M on a node cluster) has not seen; RC_* on failure
     cdef int64_t n = pbf_load(&S.log.n), e = seen[0]
     cdef int rc
     while e < n:
-        rc = prof_apply(P, S.log.k[e], S.log.t[e], S.log.d[e], S.log.bits + e * S.W, S.log.resv[e])
+        if S.nm.on:
+            rc = RC_NO_MEMORY if nm_apply(M, S.log.job[e], S.log.t[e], prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]),
+                                          S.log.bits + e * S.W, S.W) != 0 else 0
+        else:
+            rc = prof_apply(P, S.log.k[e], S.log.t[e], S.log.d[e], S.log.bits + e * S.W, S.log.resv[e])
         if rc != 0:
             return rc
         e += 1
@@ -41,37 +46,70 @@ cdef inline void abandon_pass(State* S, int rc) noexcept nogil:
     pbf_store(&S.par.stop, 0)
 
 
-cdef inline void speculate(State* S, Prof* P, int64_t idx, int64_t wid, int64_t* seen, int64_t* t_out,
-                           int64_t* mode_out, uint64_t* cand) noexcept nogil:
-    # the speculative test of queue position idx on this worker's copy, which may miss the latest
-    # commits; `cand` (if not NULL) gets the candidates of an earliest start found
+cdef inline int64_t speculation_catch_up(State* S, Prof* P, NodeModel* M, int64_t j, int64_t k, int64_t d, int64_t t,
+                                         bint now_only, int64_t* seen) noexcept nogil:
+    # a node speculation's start t, brought up to date with the commits made while it searched
+    # (a few rounds: the commits go on meanwhile)
+    cdef int64_t before, rounds
+    cdef bint changed, searched
+    for rounds in range(4):
+        before = seen[0]
+        if pbf_load(&S.log.n) == before or t < 0 or S.par.error:
+            break
+        if catch_up(S, P, M, seen) != 0:
+            abandon_pass(S, RC_NO_MEMORY)
+            return -1
+        t = node_recheck(S, M, j, k, d, t, before, now_only, False, &changed, &searched)
+    return t
+
+
+cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t wid, int64_t* seen, int64_t* t_out,
+                           int64_t* mode_out, uint64_t* cand, int64_t* ncpu) noexcept nogil:
+    # the speculative test of queue position idx on this worker's copy (P, or M on a node cluster),
+    # which may miss the latest commits; `cand` (if not NULL) gets the candidates of an earliest
+    # start found, `ncpu` (if not NULL) the cores each node gives the job there
     cdef int64_t k = S.queue.entries[idx].units, d = S.queue.entries[idx].est, t = -1, mode = SPEC_FULL
-    cdef int64_t now = S.ctx.now
+    cdef int64_t now = S.ctx.now, j = S.queue.entries[idx].job
     cdef int32_t si = 0
     cdef int rc
     if not S.par.error:
-        rc = 0 if S.pool.snap != NULL else catch_up(S, P, seen)
+        rc = 0 if S.pool.snap != NULL else catch_up(S, P, M, seen)
         if rc != 0:
             abandon_pass(S, rc)
         elif (S.cfg.resv_max == 0 if S.pool.snap != NULL else pbf_load(&S.ctx.resv_left) == 0):
             # (a snapshot asks what it would have asked at the pass start: no answer may depend on
             # how far the commits are)
             mode = SPEC_NOW
-            if k <= prof_cnt(P, 0) and not prof_known_misfit(P, k, d):
+            if S.nm.on:
+                t = nm_find_start(M, j, k, d, now, now, True, S.cfg.bf_window, S.cfg.bf_resolution)
+            elif k <= prof_cnt(P, 0) and not prof_known_misfit(P, k, d):
                 t = prof_find_start(P, k, d, now, True, &si)
                 if t < 0:
                     prof_note_misfit(P, k, d)
+        elif S.nm.on:
+            t = nm_find_start(M, j, k, d, now, now, False, S.cfg.bf_window, S.cfg.bf_resolution)
         else:
             t = prof_find_start(P, k, d, now, False, &si)
             if t >= 0 and cand != NULL:
                 w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
+        if S.nm.on:
+            if S.pool.snap == NULL and ncpu != NULL and nm_monotone(M, j):
+                # the commits made meanwhile (most often the job just before this one): the
+                # answer is brought up to date here, on this worker, so that its commit rarely
+                # searches again on the committer's
+                t = speculation_catch_up(S, P, M, j, k, d, t, mode == SPEC_NOW, seen)
+            if M.failed:
+                M.failed = False
+                abandon_pass(S, RC_NO_MEMORY)
+            elif t >= 0 and ncpu != NULL:
+                memcpy(ncpu, M.cpu, M.nn * sizeof(int64_t))
         S.pool.tests[wid] += 1
     t_out[0] = t
     mode_out[0] = mode
 
 
-cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
-    # (P, seen: the copy commits are made on, and the log entries it has applied)
+cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcept nogil:
+    # (P or M, seen: the copy commits are made on, and the log entries it has applied)
     # commit, in queue order, every result ready at the commit point, if no other worker is doing so;
     # a result made ready just after the holder looked is committed by the next call of any worker
     # (each calls this between jobs until the pass is done)
@@ -89,7 +127,7 @@ cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
             s = c % n
             if S.par.error:
                 break
-            rc = catch_up(S, P, seen)
+            rc = catch_up(S, P, M, seen)
             if rc != 0:
                 abandon_pass(S, rc)
                 break
@@ -97,7 +135,8 @@ cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
             spec.mode = S.ring.mode[s]
             spec.seen = S.ring.seen[s]
             spec.cand = S.ring.cand + s * S.W
-            q = job_step(S, P, c, CM_ORDERED, &spec)
+            spec.ncpu = S.ring.ncpu + s * S.ring.nn
+            q = job_step(S, P, M, c, CM_ORDERED, &spec)
             if q == STEP_ERROR:
                 abandon_pass(S, RC_NO_MEMORY)
                 break
@@ -109,16 +148,18 @@ cdef inline void help_commit(State* S, Prof* P, int64_t* seen) noexcept nogil:
         pbf_store(&S.par.committer, 0)
 
 
-cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, int64_t wid, int64_t* seen) noexcept nogil:
+cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, NodeModel* M, NodeModel* spec_nm, int64_t wid,
+                                int64_t* seen) noexcept nogil:
     # Take the next job, speculate, leave the result in the ring; whoever finds the next result in
     # queue order ready commits it (and every ready one after it) on its own copy. Nobody waits for
     # a turn: a worker that cannot commit takes another job, as long as the ring has room (at most
     # ring.n jobs between the commit point and the next job taken).
-    # spec_prof: the copy speculations run on (P, or a pass-start snapshot that never catches up)
+    # spec_prof, spec_nm: the copy speculations run on (P or M, or a pass-start snapshot that never
+    # catches up)
     cdef int64_t idx, stop, s, n = S.ring.n, snap_seen = 0
-    cdef int64_t* spec_seen = seen if spec_prof == P else &snap_seen
+    cdef int64_t* spec_seen = seen if S.pool.snap == NULL else &snap_seen
     while True:
-        help_commit(S, P, seen)
+        help_commit(S, P, M, seen)
         stop = pbf_load(&S.par.stop)
         if stop > S.par.limit:
             stop = S.par.limit
@@ -131,34 +172,37 @@ cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, int64_t wid,
         if not pbf_cas(&S.par.next, idx, idx + 1):
             continue
         s = idx % n
-        speculate(S, spec_prof, idx, wid, spec_seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W)
+        speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W,
+                  S.ring.ncpu + s * S.ring.nn)
         S.ring.seen[s] = spec_seen[0]    # the log entries the speculation saw
         pbf_store(&S.ring.ready[s], idx)
 
 
-cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, int64_t wid, int64_t* seen) noexcept nogil:
+cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, NodeModel* M, NodeModel* spec_nm, int64_t wid,
+                              int64_t* seen) noexcept nogil:
     # the paper's order: first done, first committed, one commit at a time. A placement made while a
     # higher-priority job of this pass has not committed yet is a priority inversion.
     cdef int64_t idx, before, q, snap_seen = 0
-    cdef int64_t* spec_seen = seen if spec_prof == P else &snap_seen
+    cdef int64_t* spec_seen = seen if S.pool.snap == NULL else &snap_seen
     cdef Spec spec
     cdef int rc
     cdef PassCtx* c = &S.ctx
     spec.seen = 0
     spec.cand = NULL
+    spec.ncpu = NULL
     while True:
         idx = pbf_fetch_add(&S.par.next, 1)
         if idx >= S.par.limit or idx >= pbf_load(&S.par.stop):
             return
-        speculate(S, spec_prof, idx, wid, spec_seen, &spec.t, &spec.mode, NULL)
+        speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &spec.t, &spec.mode, NULL, NULL)
         pthread_mutex_lock(&S.pool.commit_mu)
         if not S.par.error:
-            rc = catch_up(S, P, seen)
+            rc = catch_up(S, P, M, seen)
             if rc != 0:
                 abandon_pass(S, rc)
             else:
                 before = c.started + c.resv
-                q = job_step(S, P, idx, CM_EAGER, &spec)
+                q = job_step(S, P, M, idx, CM_EAGER, &spec)
                 if q == STEP_ERROR:
                     abandon_pass(S, RC_NO_MEMORY)
                 elif q == STEP_STOP:
@@ -173,22 +217,33 @@ cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, int64_t wid, i
         pthread_mutex_unlock(&S.pool.commit_mu)
 
 
+cdef inline NodeModel* worker_nm(State* S, int64_t wid) noexcept nogil:
+    # the node plan worker wid decides and speculates on: worker 0 the state's own, the others copies
+    return &S.nm if wid == 0 else &S.pool.nm[wid]
+
+
 cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
     cdef Prof* P = &S.pool.prof[wid]
     cdef Prof* spec_prof = P
+    cdef NodeModel* M = worker_nm(S, wid)
+    cdef NodeModel* spec_nm = M
     cdef int64_t seen = 0
-    if prof_copy(P, &S.prof) != 0 or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
+    if S.nm.on:
+        # (the plan copies were made before the pass was posted)
+        if S.pool.snap != NULL:
+            spec_nm = &S.pool.nmsnap[wid]
+    elif prof_copy(P, &S.prof) != 0 or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
         abandon_pass(S, RC_NO_MEMORY)
-    if S.pool.snap != NULL:
+    elif S.pool.snap != NULL:
         # tests: speculate on the profile as at the pass start, so that nearly every commit must
         # reconcile, deterministically (the speculations depend on nothing but the pass start)
         spec_prof = &S.pool.snap[wid]
         if prof_copy(spec_prof, &S.prof) != 0:
             abandon_pass(S, RC_NO_MEMORY)
     if S.cfg.commit_eager:
-        worker_eager(S, P, spec_prof, wid, &seen)
+        worker_eager(S, P, spec_prof, M, spec_nm, wid, &seen)
     else:
-        worker_ordered(S, P, spec_prof, wid, &seen)
+        worker_ordered(S, P, spec_prof, M, spec_nm, wid, &seen)
     S.pool.seen[wid] = seen
 
 
@@ -220,12 +275,23 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     cdef int rc
     cdef int ex
     S.resume_st.valid = False
-    if begin_full_pass(S, now, True) != 0 or build_profile(S, now) != 0:
+    if begin_full_pass(S, now, True) != 0 or build_plan(S, now) != 0:
         return RC_NO_MEMORY
+    if S.nm.on:
+        # every worker's copy of the node plan, made before any worker commits to the state's own
+        if not S.nm.ev_ok and nm_make_events(&S.nm) != 0:
+            return RC_NO_MEMORY
+        for i in range(1, n):
+            if nm_copy_plan(&S.pool.nm[i], &S.nm) != 0:
+                return RC_NO_MEMORY
+        for i in range(n if S.pool.snap != NULL else 0):
+            if nm_copy_plan(&S.pool.nmsnap[i], &S.nm) != 0:
+                return RC_NO_MEMORY
     S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
     # every job places at most once; a start needs a free unit
     cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
-    if log_reserve(&S.log, cap + 1, S.W) != 0 or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W) != 0:
+    if log_reserve(&S.log, cap + 1, S.W) != 0 or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W,
+                                                                S.nm.nn if S.nm.on else 0) != 0:
         return RC_NO_MEMORY
     S.par.next = 0
     S.par.commit = 0
@@ -257,16 +323,19 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     if S.par.stop == INF and S.par.limit < S.queue.n:
         ex = EX_MAX_JOB_TEST      # the sequential pass stops at the first job past max_job_test
     c.ex = ex
-    # worker 0's profile, brought fully up to date, is the pass's final profile
-    rc = catch_up(S, &S.pool.prof[0], &S.pool.seen[0])
+    # worker 0's profile (node plan), brought fully up to date, is the pass's final one
+    rc = catch_up(S, &S.pool.prof[0], &S.nm, &S.pool.seen[0])
     if rc != 0:
         return rc
     c.parallel = False            # the placements from here on concern no other copy
     if c.phase2 >= 0 and c.ex == EX_END:
         c.built = True            # the sequential pass builds its profile for this phase
-        if sjbf_phase(S, &S.pool.prof[0]) != 0:
+        if sjbf_phase(S, &S.pool.prof[0], &S.nm) != 0:
             return RC_NO_MEMORY
-    slots = prof_live_slots(&S.pool.prof[0]) if c.built else 0
+    if S.nm.on:
+        slots = pass_slots(S)
+    else:
+        slots = prof_live_slots(&S.pool.prof[0]) if c.built else 0
     end_full_pass(S, &S.pool.prof[0])
     if S.clock.kind != CK_MODEL:
         # the real threads' share of the speculative tests

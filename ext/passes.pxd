@@ -4,7 +4,7 @@
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport qsort, malloc, calloc, free
-from libc.string cimport memmove
+from libc.string cimport memmove, memcpy
 
 from memory cimport INF, grow, append
 from words cimport w_copy, w_zero, w_or_into, w_take_lowest, w_popcount, w_any_common
@@ -21,7 +21,8 @@ from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
-                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head)
+                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
+                         nm_choose, nm_window_cpus, nm_monotone, nm_take_bits)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
 
@@ -45,6 +46,7 @@ ctypedef struct Spec:          # a speculative result of the parallel pass
     int64_t mode               # what was asked (SPEC_*)
     int64_t seen               # log entries the copy had applied
     const uint64_t* cand       # the units free throughout [t, t + d) on that copy (SPEC_FULL), W words
+    const int64_t* ncpu        # a node cluster: the cores each node gave the job at t on that copy
 
 
 # ---- small pieces
@@ -237,9 +239,11 @@ cdef inline void take_lowest_free(State* S, Prof* P, int64_t k) noexcept nogil:
     w_take_lowest(P.cand, P.chosen, k, S.W)
 
 
-cdef inline void log_append(State* S, const uint64_t* units, int64_t k, int64_t t, int64_t d, bint resv) noexcept nogil:
-    # publish a placement (only the committer writes; readers acquire the count)
+cdef inline void log_append(State* S, const uint64_t* units, int64_t j, int64_t k, int64_t t, int64_t d,
+                            bint resv) noexcept nogil:
+    # publish job j's placement (only the committer writes; readers acquire the count)
     cdef int64_t e = S.log.n
+    S.log.job[e] = j
     S.log.t[e] = t
     S.log.d[e] = d
     S.log.k[e] = k
@@ -257,7 +261,7 @@ cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k,
         if prof_commit(P, k, c.now, d, si, False) != 0:
             return -1
         if c.parallel:
-            log_append(S, P.chosen, k, c.now, d, False)
+            log_append(S, P.chosen, j, k, c.now, d, False)
     if job_start(S, j, c.now if c.start_us0 < 0 else (c.start_us0 + S.clock.last_us) // 1000000,
                  P.chosen) != 0:
         return -1
@@ -276,7 +280,7 @@ cdef inline int commit_reservation(State* S, Prof* P, int64_t j, int64_t k, int6
     if prof_commit(P, k, t, d, si, True) != 0:
         return -1
     if S.ctx.parallel:
-        log_append(S, P.chosen, k, t, d, True)
+        log_append(S, P.chosen, j, k, t, d, True)
     return note_reservation(S, j, t)
 
 
@@ -460,13 +464,80 @@ cdef inline int64_t pass_slots(State* S) noexcept nogil:
     return S.nm.ntimes if S.nm.on else prof_live_slots(&S.prof)
 
 
-cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
-    # job_step on a node cluster (sequential passes): start the job at queue position p now on the
-    # nodes Slurm's choice gives, reserve it where they are free throughout its estimate, or skip it
+cdef inline int64_t node_recheck(State* S, NodeModel* M, int64_t j, int64_t k, int64_t d, int64_t t, int64_t seen,
+                                 bint now_only, bint choose, bint* changed, bint* searched) noexcept nogil:
+    # A start t found for a job whose fit is monotone (nm_monotone) on a copy of the plan that had
+    # applied the first `seen` log entries, with M.cpu the cores each node gave it there, brought up
+    # to date on M, which holds every entry. The plan only loses resources within a pass, so the
+    # earliest start on M is not before t (and there is none where the older copy had none). At t
+    # each node gives what it gave, unless a newer entry holds that node during the window: those
+    # nodes are asked again. If the cores still add up, t stands (with `choose`, Slurm's choice is
+    # made on them: M.take); else the search goes on from t. Returns the start, or -1.
+    cdef int64_t stop, e, w, u, i, f, last, total = 0, W = S.W, now = S.ctx.now
+    cdef uint64_t x
+    cdef const uint64_t* bits
+    changed[0] = False
+    searched[0] = False
+    if t < 0 or (now_only and t != now):
+        return -1
+    stop = prof_round_up(&S.prof, t + d)
+    for e in range(seen, S.log.n):
+        if S.log.t[e] >= stop or prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]) <= t:
+            continue
+        bits = S.log.bits + e * W
+        last = -1
+        for w in range(W):
+            x = bits[w]
+            while x:
+                u = w * 64 + __builtin_ctzll(x)
+                x &= x - 1
+                i = M.node_of[u]
+                if i != last:
+                    last = i
+                    if M.cpu[i] > 0:
+                        f = nm_window_cpus(M, j, i, t, stop)
+                        if f != M.cpu[i]:
+                            M.cpu[i] = f
+                            changed[0] = True
+    if changed[0]:
+        for i in range(M.nn):
+            total += M.cpu[i]
+        if total >= k and (not choose or nm_choose(M, k, M.minn[j], M.maxn[j])):
+            return t
+    elif not choose or nm_choose(M, k, M.minn[j], M.maxn[j]):
+        return t
+    searched[0] = True
+    return nm_find_start(M, j, k, d, now, t, now_only, S.cfg.bf_window, S.cfg.bf_resolution)
+
+
+cdef inline int64_t node_confirm(State* S, NodeModel* M, int64_t j, int64_t k, int64_t d, const Spec* spec,
+                                 bint now_only) noexcept nogil:
+    # the ordered commit's check of a speculation on a node cluster (node_recheck on the
+    # committing copy, from the speculation's cores per node)
     cdef PassCtx* c = &S.ctx
-    cdef NodeModel* M = &S.nm
-    cdef int64_t j, k, d, t, now = c.now
-    if not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
+    cdef bint changed, searched
+    cdef int64_t t
+    if spec.mode == SPEC_NOW and not now_only:
+        # (not reached: reservations left only grow fewer within a pass)
+        return nm_find_start(M, j, k, d, c.now, c.now, False, S.cfg.bf_window, S.cfg.bf_resolution)
+    if spec.t >= 0:
+        memcpy(M.cpu, spec.ncpu, M.nn * sizeof(int64_t))
+    t = node_recheck(S, M, j, k, d, spec.t, spec.seen, now_only, True, &changed, &searched)
+    if changed:
+        c.conflicts += 1
+    if searched:
+        c.reeval += 1
+    return t
+
+
+cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:
+    # job_step on a node cluster: start the job at queue position p now on the nodes Slurm's choice
+    # gives, reserve it where they are free throughout its estimate, or skip it. M: the plan decided
+    # on (the state's own; in a parallel pass, the committing worker's copy, which every placement
+    # joins and the commit log carries to the other copies)
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t j, k, d, t, now = c.now, stop
+    if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
     if not begin_test(S, p, M.ntimes if c.built else 1, &j, &k, &d):
@@ -475,13 +546,25 @@ cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
         # until a job does not fit now there is no reservation: the nodes as they are decide
         if nm_fits_live(M, j, k, S.nodes.free):
             nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
+            if c.parallel:
+                # (the copies' plans were built at the pass start: the start joins them)
+                if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != 0:
+                    return STEP_ERROR
+                log_append(S, S.prof.chosen, j, k, now, d, False)
             return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
-        nm_note_head(M, k, S.nodes.nfree)
-        if build_node_plan(S, now) != 0:
+        nm_note_head(&S.nm, k, S.nodes.nfree)
+        if not c.parallel and build_node_plan(S, now) != 0:
             return STEP_ERROR
         c.built = True
-    t = nm_find_start(M, j, k, d, now, now, c.resv_left == 0 and not S.cfg.resv_stop, S.cfg.bf_window,
-                      S.cfg.bf_resolution)
+    if spec != NULL and mode == CM_ORDERED and nm_monotone(M, j):
+        t = node_confirm(S, M, j, k, d, spec, c.resv_left == 0)
+    else:
+        t = nm_find_start(M, j, k, d, now, now, c.resv_left == 0 and not S.cfg.resv_stop, S.cfg.bf_window,
+                          S.cfg.bf_resolution)
+        if spec != NULL:
+            c.reeval += 1
+            if t != spec.t:
+                c.conflicts += 1
     if M.failed:
         M.failed = False
         return STEP_ERROR
@@ -492,10 +575,15 @@ cdef inline int64_t node_step(State* S, int64_t p) noexcept nogil:
         nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
         if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != 0:
             return STEP_ERROR
+        if c.parallel:
+            log_append(S, S.prof.chosen, j, k, now, d, False)
         return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
     if t > now and c.resv_left != 0:
         if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != 0:
             return STEP_ERROR
+        if c.parallel:
+            nm_take_bits(M, S.prof.cand, S.W)
+            log_append(S, S.prof.cand, j, k, t, d, True)
         return p + 1 if note_reservation(S, j, t) == 0 else STEP_ERROR
     c.blocked = True
     return p + 1
@@ -545,17 +633,18 @@ cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec*
 
 # ---- the step
 
-cdef inline int64_t job_step(State* S, Prof* P, int64_t p, int mode, const Spec* spec) noexcept nogil:
+cdef inline int64_t job_step(State* S, Prof* P, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:
     # Test the job at queue position p on profile P: start it now, reserve it, or skip it, and count
     # it. Every full pass runs its jobs through here: the sequential pass and its SJBF phase
     # (CM_SEARCH), and the commits of the parallel pass (CM_ORDERED, CM_EAGER), which find the start
-    # from their speculation `spec`. Returns the next queue position to test, STEP_STOP or STEP_ERROR.
+    # from their speculation `spec`. M: the node plan to decide on (a node cluster). Returns the next
+    # queue position to test, STEP_STOP or STEP_ERROR.
     cdef PassCtx* c = &S.ctx
     cdef int64_t j, k, d, t, q, lim, c0, now = c.now
     cdef int32_t si = 0
     cdef bint overlap = False
     if S.nm.on:
-        return node_step(S, p)
+        return node_step(S, M, p, mode, spec)
     if mode != CM_EAGER and not c.in_phase2:
         if S.cfg.sjbf and c.resv_left == 0:
             c.phase2 = p
@@ -728,7 +817,7 @@ cdef inline int resume_pass(State* S, int64_t now) noexcept nogil:
     return 0
 
 
-cdef inline int sjbf_phase(State* S, Prof* P) noexcept nogil:
+cdef inline int sjbf_phase(State* S, Prof* P, NodeModel* M) noexcept nogil:
     # EASY-SJBF: the jobs after the reserved ones are tried shortest estimate first (or by a
     # chooser's keys), for a start now only; ties in priority order. Starts here are backfill.
     cdef PassCtx* c = &S.ctx
@@ -747,7 +836,7 @@ cdef inline int sjbf_phase(State* S, Prof* P) noexcept nogil:
     c.in_phase2 = True
     c.blocked = True
     for i in range(n):
-        q = job_step(S, P, order[i].job, CM_SEARCH, NULL)
+        q = job_step(S, P, M, order[i].job, CM_SEARCH, NULL)
         if q == STEP_ERROR:
             return -1
         if q == STEP_STOP:
@@ -806,7 +895,7 @@ cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
             return -1
         p = 0
     while p < S.queue.n:
-        p = job_step(S, &S.prof, p, CM_SEARCH, NULL)
+        p = job_step(S, &S.prof, &S.nm, p, CM_SEARCH, NULL)
         if p == STEP_ERROR:
             return -1
         if p == STEP_STOP:
@@ -816,7 +905,7 @@ cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
             if build_plan(S, now) != 0:
                 return -1
             c.built = True
-        if sjbf_phase(S, &S.prof) != 0:
+        if sjbf_phase(S, &S.prof, &S.nm) != 0:
             return -1
     S.resume_st.valid = c.ex == EX_END and c.phase2 < 0 and c.built and not c.backfilled
     if S.resume_st.valid:

@@ -83,7 +83,7 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
                 yielded = True
                 break
             next_yield = elapsed + S.sim.yield_us
-        p = job_step(S, &S.prof, p, CM_SEARCH, NULL)
+        p = job_step(S, &S.prof, &S.nm, p, CM_SEARCH, NULL)
         if p == STEP_ERROR:
             return -1
         if p == STEP_STOP:

@@ -1,10 +1,16 @@
 """The compiled node model against the plain-Python oracle (pbf.reference.nodes_ref): heterogeneous
 nodes with memory, GPUs and features; memory-bound, GPU, multi-node and feature-constrained jobs; EASY,
 N reservations and conservative; decision by decision (every job's start)."""
+import contextlib
+import dataclasses
+from unittest import mock
+
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pbf
+from pbf import replayer
 from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
 
@@ -129,3 +135,61 @@ def test_summary_counts_resource_use_and_heads_held_by_memory():
     assert nodes["utilisation"]["cores"] == pytest.approx(30 / 80)
     assert nodes["utilisation"]["memory"] == pytest.approx(50000 / 80000)
     assert nodes["utilisation"]["gpus"] is None
+
+
+@contextlib.contextmanager
+def _every_pass_parallel(stale=False):
+    # every full pass on the worker threads (stale: workers speculate on the plan as at the pass
+    # start, so that nearly every commit must reconcile)
+    build = replayer.build_core
+
+    def forced(*args, **kwargs):
+        core = build(*args, **kwargs)
+        core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0, stale_speculation=int(stale))
+        return core
+
+    with mock.patch.object(replayer, "build_core", forced):
+        yield
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node_scenarios(), st.sampled_from([2, 3]), st.booleans(), st.sampled_from(["event", "interval"]))
+def test_the_parallel_node_pass_is_the_oracle(case, workers, stale, trigger):
+    # ordered commit: any number of workers, speculating on fresh or stale plans, decides as the
+    # sequential pass, which decides as the oracle
+    nodes, jobs, reservations, first_fit = case
+    cluster = Cluster.of_nodes(nodes, name="h")
+    config = pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=reservations),
+                              node_choice="first-fit" if first_fit else "best-fit", trigger=trigger,
+                              bf_interval=3)
+    one = pbf.replay(node_table(jobs), config)
+    with _every_pass_parallel(stale):
+        many = pbf.replay(node_table(jobs), dataclasses.replace(config, workers=workers))
+    assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
+    decided = ("count", "full", "quick", "mean_depth", "max_depth", "exit_reasons")
+    assert [many.summary["passes"][k] for k in decided] == [one.summary["passes"][k] for k in decided]
+    assert many.summary["jobs"] == one.summary["jobs"]
+    assert many.summary["nodes"] == one.summary["nodes"]
+    if trigger == "event":
+        want = _oracle(nodes, jobs, reservations, first_fit)
+        assert many.jobs["start"].tolist() == want["start"]
+
+
+@pytest.mark.parametrize("reservations", [1, None])
+def test_the_parallel_node_pass_reconciles_on_a_beocat_slice(reservations):
+    # a quarter of Beocat's nodes, every class, under a resource-bearing Beocat-like slice: workers
+    # speculating on stale plans must reconcile (commits searched again), and still decide as one
+    from pbf.workload.beocat import generate_beocat
+    table = generate_beocat(600, window=3000, seed=5, resources=True)
+    cluster = Cluster.of_nodes(Cluster.builtin("beocat").nodes[::4], name="quarter")
+    config = pbf.ReplayConfig(cluster=cluster, trigger="interval",
+                              backfill=pbf.Backfill(reservations=reservations, max_job_test=200))
+    one = pbf.replay(table, config)
+    for stale in (False, True):
+        with _every_pass_parallel(stale):
+            many = pbf.replay(table, dataclasses.replace(config, workers=2))
+        assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
+        assert many.summary["passes"]["full"] == one.summary["passes"]["full"]
+        assert min(many.summary["passes"]["thread_tests_per_worker"]) > 0
+        if stale:
+            assert many.summary["passes"]["conflicts"] + many.summary["passes"]["reevaluations"] > 0
