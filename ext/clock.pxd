@@ -4,6 +4,7 @@
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport calloc, free
+from libc.math cimport pow, floor
 
 from ticks cimport now_ticks
 from pbf._codes cimport CK_FREE, CK_MODEL, CK_WALL, CK_SLURM_SIM
@@ -12,8 +13,11 @@ from pbf._codes cimport CK_FREE, CK_MODEL, CK_WALL, CK_SLURM_SIM
 ctypedef struct PassClock:
     int kind                   # CK_*
     int64_t budget_us          # the time budget of a full pass (bf_max_time); <= 0: none
-    int64_t cost_test_us       # model clock: charged per job test ...
-    int64_t cost_slot_us       # ... plus this per live profile slot
+    int64_t cost_test_us       # model clock: charged per job test (the prefactor of cost_power) ...
+    int64_t cost_slot_us       # ... plus this per live profile slot ...
+    int64_t cost_node_us       # ... per node examined (a node cluster: the nodes that could hold the job) ...
+    int64_t cost_resv_us       # ... per reservation already made in the pass
+    double cost_power          # a worker's first k tests cost cost_test_us x k^cost_power (1: linear)
     int64_t* cost              # model clock: accumulated cost per modelled worker ...
     int64_t* tests             # ... and jobs it tested, in the pass under way
     int64_t n                  # modelled workers allocated
@@ -45,10 +49,21 @@ cdef inline int clock_start(PassClock* C, int64_t workers) noexcept nogil:
     return 0
 
 
-cdef inline bint clock_charge_test(PassClock* C, int64_t workers, int64_t slots) noexcept nogil:
-    # May the next job be tested? If so, charge the test. Model clock: the job goes to the modelled
-    # worker with the least accumulated cost (the first when tied), as threads taking the next job
-    # from a shared queue would; the pass stops once even that worker is over budget.
+cdef inline int64_t test_cost(const PassClock* C, int64_t k) noexcept nogil:
+    # the (k + 1)-th test of a modelled worker: the step of the Slurm simulator's bf_model, pref x n^pow,
+    # rounded so that a worker's k tests cost round(pref x k^pow) in all (pow 1: pref each)
+    if C.cost_power == 1.0:
+        return C.cost_test_us
+    return (<int64_t>floor(C.cost_test_us * pow(<double>(k + 1), C.cost_power) + 0.5)
+            - <int64_t>floor(C.cost_test_us * pow(<double>k, C.cost_power) + 0.5))
+
+
+cdef inline bint clock_charge_test(PassClock* C, int64_t workers, int64_t slots, int64_t nodes,
+                                   int64_t resv) noexcept nogil:
+    # May the next job be tested? If so, charge the test: its plan of `slots`, the `nodes` it
+    # examines and the `resv` reservations the pass made before it. Model clock: the job goes to the
+    # modelled worker with the least accumulated cost (the first when tied), as threads taking the
+    # next job from a shared queue would; the pass stops once even that worker is over budget.
     cdef int64_t w = 0, i
     if C.kind == CK_FREE:
         return True
@@ -59,7 +74,7 @@ cdef inline bint clock_charge_test(PassClock* C, int64_t workers, int64_t slots)
             w = i
     if C.budget_us > 0 and C.cost[w] >= C.budget_us:
         return False
-    C.cost[w] += C.cost_test_us + C.cost_slot_us * slots
+    C.cost[w] += test_cost(C, C.tests[w]) + C.cost_slot_us * slots + C.cost_node_us * nodes + C.cost_resv_us * resv
     C.tests[w] += 1
     C.last_us = C.cost[w]
     return True

@@ -22,7 +22,7 @@ from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
                          nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
-                         nm_choose, nm_window_cpus, nm_monotone, nm_take_bits)
+                         nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
 
@@ -312,7 +312,7 @@ cdef inline int count_rest(State* S, int64_t q, int64_t slots, int64_t* depth) n
     while q > 0:
         if S.cfg.max_job_test >= 0 and depth[0] >= S.cfg.max_job_test:
             return EX_MAX_JOB_TEST
-        if not clock_charge_test(&S.clock, S.cfg.workers, slots):
+        if not clock_charge_test(&S.clock, S.cfg.workers, slots, 0, S.ctx.resv):
             return EX_BUDGET
         depth[0] += 1
         q -= 1
@@ -321,17 +321,23 @@ cdef inline int count_rest(State* S, int64_t q, int64_t slots, int64_t* depth) n
 
 # ---- the start of every job test
 
-cdef inline bint begin_test(State* S, int64_t p, int64_t slots, int64_t* j, int64_t* k, int64_t* d) noexcept nogil:
+cdef inline bint begin_test(State* S, int64_t p, int64_t slots, NodeModel* M, int64_t* j, int64_t* k,
+                            int64_t* d) noexcept nogil:
     # The test of the job at queue position p begins: False when the pass ends here instead (the
-    # test limit, or the clock's budget, charged for a plan of `slots`); else its job, units and
-    # duration, and it counts as tested.
+    # test limit, or the clock's budget, charged for a plan of `slots` and, on a node cluster M, the
+    # nodes that could hold the job); else its job, units and duration, and it counts as tested.
     cdef PassCtx* c = &S.ctx
+    cdef int64_t nodes = 0
     if S.cfg.max_job_test >= 0 and c.depth >= S.cfg.max_job_test:
         c.ex = EX_MAX_JOB_TEST
         return False
-    if S.clock.kind != CK_FREE and not clock_charge_test(&S.clock, S.cfg.workers, slots):
-        c.ex = EX_BUDGET
-        return False
+    if S.clock.kind != CK_FREE:
+        if M != NULL and S.clock.cost_node_us != 0:
+            nm_eligible(M, S.queue.entries[p].job)
+            nodes = M.nelig
+        if not clock_charge_test(&S.clock, S.cfg.workers, slots, nodes, c.resv):
+            c.ex = EX_BUDGET
+            return False
     j[0] = S.queue.entries[p].job
     k[0] = S.queue.entries[p].units
     d[0] = S.queue.entries[p].est
@@ -540,7 +546,7 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
-    if not begin_test(S, p, M.ntimes if c.built else 1, &j, &k, &d):
+    if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
@@ -654,7 +660,7 @@ cdef inline int64_t job_step(State* S, Prof* P, NodeModel* M, int64_t p, int mod
             # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
             return STEP_STOP
-    if not begin_test(S, p, prof_live_slots(P) if c.built else 1, &j, &k, &d):
+    if not begin_test(S, p, prof_live_slots(P) if c.built else 1, NULL, &j, &k, &d):
         return STEP_STOP
     if not c.built:
         # Until a job does not fit now, the profile is not needed: with no reservation the future

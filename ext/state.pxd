@@ -165,6 +165,9 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.clock.kind = CK_FREE
     S.clock.cost_test_us = 10_000
     S.clock.cost_slot_us = 20
+    S.clock.cost_node_us = 0
+    S.clock.cost_resv_us = 0
+    S.clock.cost_power = 1.0
     simtime_defaults(&S.sim)
     return 0
 

@@ -26,7 +26,7 @@ def check_run_options(workers, commit, backfill):
 
 def build_core(units, backfill, scoring, *, workers=1, commit="ordered", record_passes=True,
                trigger="event", bf_interval=30, clock="free", budget_s=None, cost_per_test_us=10_000,
-               cost_per_slot_us=20, slurm_sim=None):
+               cost_per_slot_us=20, cost_per_node_us=0, cost_per_reservation_us=0, cost_power=1.0, slurm_sim=None):
     """A compiled core for ``units`` units configured with ``backfill`` (a :class:`Backfill`),
     ``scoring`` (a resolved :class:`pbf.plugins.Scoring`) and the run options (validated by the
     callers' dataclasses and :func:`check_run_options`; ``slurm_sim``: the
@@ -40,7 +40,8 @@ def build_core(units, backfill, scoring, *, workers=1, commit="ordered", record_
                    commit_eager=int(commit == "eager"), record_passes=int(record_passes),
                    trigger=TRIGGERS.index(trigger), bf_interval=bf_interval, clock=CLOCKS.index(clock),
                    bf_max_time_us=(budget_s or 0) * 1_000_000, cost_test_us=cost_per_test_us,
-                   cost_slot_us=cost_per_slot_us)
+                   cost_slot_us=cost_per_slot_us, cost_node_us=cost_per_node_us, cost_resv_us=cost_per_reservation_us,
+                   cost_power=float(cost_power))
     if slurm_sim is not None:
         core.configure(**slurm_sim.core_settings())
     regression = scoring.regression()

@@ -47,7 +47,11 @@ class ReplayConfig:
     ``clock`` (DESIGN §4.6): ``free`` (passes cost nothing; only ``max_job_test`` limits them),
     ``model`` (each job test costs ``cost_per_test_us`` plus ``cost_per_slot_us`` per profile slot,
     jobs go to the modelled worker with the least accumulated cost, a pass lasts as long as its
-    busiest worker: deterministic), or ``wall`` (the measured time; not reproducible). With a clock,
+    busiest worker: deterministic; with Slurm's shape, also ``cost_per_node_us`` per node that could
+    hold the job on a node cluster and ``cost_per_reservation_us`` per reservation the pass made
+    before the test, and with ``cost_power`` p a worker's first n tests cost ``cost_per_test_us`` x
+    n^p, the Slurm simulator's bf_model; docs/engine.md "Scheduler time"), or ``wall`` (the measured
+    time; not reproducible). With a clock,
     a full pass stops when ``bf_max_time`` (default: ``bf_interval``, Slurm 17.02) is spent, and its
     duration delays the next interval pass. ``slurm-sim`` (with ``trigger="interval"``): scheduling
     takes simulated time, as in the Slurm 17.02 simulator -- the main loop, the main scheduler's
@@ -125,6 +129,9 @@ class ReplayConfig:
     bf_max_time: int | None = None
     cost_per_test_us: int | None = None
     cost_per_slot_us: int | None = None
+    cost_per_node_us: int = 0
+    cost_per_reservation_us: int = 0
+    cost_power: float = 1.0
     commit: str = "ordered"
     pass_records: bool = True
     kill_at_request: bool = True
@@ -148,6 +155,14 @@ class ReplayConfig:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ConfigError(f"{name} must be an int >= 0 or None (the clock's default), got {value!r}")
+        for name in ("cost_per_node_us", "cost_per_reservation_us"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigError(f"{name} must be an int >= 0 (microseconds), got {value!r}")
+        if (not isinstance(self.cost_power, (int, float)) or isinstance(self.cost_power, bool)
+                or not math.isfinite(self.cost_power) or not 0 < self.cost_power <= 4):
+            raise ConfigError(f"cost_power must be a number in (0, 4] (1: a constant cost per test), "
+                              f"got {self.cost_power!r}")
         if not isinstance(self.slurm_sim, SlurmSim):
             raise ConfigError(f"slurm_sim must be a pbf.SlurmSim, got {self.slurm_sim!r}")
         if self.clock == "slurm-sim":
@@ -376,6 +391,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None
                       record_passes=config.pass_records, trigger=config.trigger,
                       bf_interval=config.bf_interval, clock=config.clock, budget_s=config.budget_s(),
                       cost_per_test_us=config.test_costs()[0], cost_per_slot_us=config.test_costs()[1],
+                      cost_per_node_us=config.cost_per_node_us,
+                      cost_per_reservation_us=config.cost_per_reservation_us, cost_power=config.cost_power,
                       slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
     requests = None
     if cluster is not None:

@@ -103,3 +103,60 @@ def test_experiment_tables():
     assert result["rows"][0]["paper"]["awt_h"] == 45.89
     text = format_tables(result)
     assert "Table 1: high-job traffic" in text and "Table 2: low-job traffic" in text and "45.89" in text
+
+
+def _blocked_queue(n_jobs, units=4):
+    # one job holds the cluster for a long time; n_jobs wide jobs queue behind it, each tested
+    # (and, with reservations, reserved) by the one full pass that sees them all
+    from pbf.workload.jobs import JobTable
+    n = n_jobs + 1
+    return JobTable.from_arrays(job_id=np.arange(1, n + 1), submit=np.array([0] + [1] * n_jobs),
+                                run=np.full(n, 10_000), req_procs=np.full(n, units), req_time=np.full(n, 10_000))
+
+
+def _first_full_pass_charge(table, **kw):
+    r = replay(table, cfg(units=4, bf_max_time=3600, cost_per_slot_us=0, **kw))
+    full = np.flatnonzero(r.passes["kind"] == 0)
+    deepest = full[np.argmax(r.passes["depth"][full])]
+    return int(r.passes["depth"][deepest]), int(r.passes["charged_us"][deepest])
+
+
+@pytest.mark.parametrize("power", [0.5, 1.0, 1.37, 2.0])
+def test_the_power_cost_charges_the_simulators_bf_model(power):
+    # a worker's first n tests cost round(pref x n^pow): the Slurm simulator's bf_model(pref, pow, n)
+    n, charged = _first_full_pass_charge(_blocked_queue(30), cost_per_test_us=100, cost_power=power)
+    assert n == 30
+    assert charged == int(np.floor(100 * n ** power + 0.5))
+
+
+def test_each_reservation_made_before_a_test_adds_to_its_cost():
+    # conservative: the i-th test (from 0) follows i reservations of the pass
+    n, charged = _first_full_pass_charge(_blocked_queue(20), cost_per_test_us=100, cost_per_reservation_us=7,
+                                         backfill=Backfill(reservations=None))
+    assert n == 20 and charged == 20 * 100 + 7 * (20 * 19 // 2)
+    _, easy = _first_full_pass_charge(_blocked_queue(20), cost_per_test_us=100, cost_per_reservation_us=7)
+    assert easy == 20 * 100 + 7 * 19            # EASY: one reservation, made by the first test
+
+
+def test_each_node_that_could_hold_the_job_adds_to_a_tests_cost():
+    # four nodes, one with a GPU: a GPU job examines one node, a core job all four
+    from pbf.cluster import Cluster, Node
+    from pbf.workload.jobs import JobTable
+    cluster = Cluster.of_nodes([Node("a", 1, 1000, 1), Node("b", 1, 1000), Node("c", 1, 1000), Node("d", 1, 1000)])
+    n = 7
+    gpus = np.array([0] + [1, 0] * 3)
+    table = JobTable.from_arrays(job_id=np.arange(1, n + 1), submit=np.array([0] + [1] * 6), run=np.full(n, 10_000),
+                                 req_procs=np.array([4] + [1] * 6), req_time=np.full(n, 10_000), gpus=gpus)
+    r = replay(table, ReplayConfig(cluster=cluster, trigger="interval", clock="model", bf_max_time=3600,
+                                   cost_per_test_us=100, cost_per_slot_us=0, cost_per_node_us=3))
+    full = np.flatnonzero(r.passes["kind"] == 0)
+    deepest = full[np.argmax(r.passes["depth"][full])]
+    assert r.passes["depth"][deepest] == 6
+    assert r.passes["charged_us"][deepest] == 6 * 100 + 3 * (3 * 1 + 3 * 4)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 5, float("nan"), True, "2"])
+def test_a_bad_cost_power_is_refused(bad):
+    from pbf.errors import ConfigError
+    with pytest.raises(ConfigError, match="cost_power"):
+        cfg(cost_power=bad)

@@ -51,7 +51,9 @@ def scenarios(draw):
                queue_depth=draw(st.sampled_from([1, 3, 100])),
                max_sched_us=draw(st.sampled_from([1, 500_000, 2 * US])),
                cost_main_us=draw(st.sampled_from([0, 62, 400_000])),
-               cost_queue_us=draw(st.sampled_from([0, 0, 50_000])))
+               cost_queue_us=draw(st.sampled_from([0, 0, 50_000])),
+               cost_resv_us=draw(st.sampled_from([0, 0, 30_000])),
+               cost_power=draw(st.sampled_from([1.0, 1.0, 0.5, 1.37, 2.0])))
     return dict(submit=submit, units=size, est=est, run=run, total=units, backfill=backfill,
                 sjf=draw(st.booleans()), sim=sim)
 
@@ -67,7 +69,8 @@ def compiled(sc):
                    sim_yield_us=sim["yield_us"], sim_step_us=sim["step_us"], sim_sched_delay=sim["sched_delay"],
                    sim_sched_interval=sim["sched_interval"], sim_queue_depth=sim["queue_depth"],
                    sim_max_sched_us=sim["max_sched_us"], sim_cost_main_us=sim["cost_main_us"],
-                   sim_cost_queue_us=sim["cost_queue_us"])
+                   sim_cost_queue_us=sim["cost_queue_us"], cost_resv_us=sim.get("cost_resv_us", 0),
+                   cost_power=sim.get("cost_power", 1.0))
     core.load_trace(*(np.array(a, dtype=np.int64) for a in (sc["submit"], sc["units"], sc["est"],
                                                                       sc["run"])))
     core.start_pool(sim["workers"])

@@ -17,9 +17,11 @@ One main-loop iteration at ``now_us`` (now = now_us // 1e6 seconds):
 3. a backfill cycle, when the queue is not empty, something changed (an arrival, a completion or a
    main-scheduler start) since the last cycle began, and ``bf_interval`` has passed since the last
    cycle ended. The cycle is the full pass of :class:`ReferenceCore` at now, with each job test
-   charged ``cost_test_us`` + ``cost_slot_us`` x live profile slots to the modelled worker with the
-   least accumulated charge (the first when tied), after ``cost_queue_us`` per queued job charged to
-   every worker; the pass stops when even that worker has spent ``budget_us``. Before each test, once
+   charged ``cost_slot_us`` x live profile slots + ``cost_resv_us`` x reservations made so far in the
+   cycle + the step of ``cost_test_us`` x n^``cost_power`` (the worker's n-th test; rounded so that its
+   first n cost round(cost_test_us x n^cost_power)) to the modelled worker with the least accumulated
+   charge (the first when tied), after ``cost_queue_us`` per queued job charged to every worker; the
+   pass stops when even that worker has spent ``budget_us``. Before each test, once
    ``yield_us`` of cycle time (the least-loaded worker's charge) has passed since the cycle began or
    last yielded, it yields: if an arrival or a completion is due by then, the cycle ends there, the
    due events are applied at that time and the main scheduler runs (step 2's rules). A job the cycle
@@ -29,6 +31,7 @@ One main-loop iteration at ``now_us`` (now = now_us // 1e6 seconds):
 4. ``step_us``. Iterations in which nothing can happen are skipped (each still adds ``step_us``).
 """
 import heapq
+import math
 
 from ..codes import ExitReason
 from .engine_ref import (
@@ -59,10 +62,11 @@ class SlurmSimReference:
 
     def __init__(self, core, *, workers=1, bf_interval=30, budget_us=30 * US, cost_test_us=62, cost_slot_us=0,
                  yield_us=2 * US, step_us=US, sched_delay=3, sched_interval=60, queue_depth=100,
-                 max_sched_us=2 * US, cost_main_us=62, cost_queue_us=0):
+                 max_sched_us=2 * US, cost_main_us=62, cost_queue_us=0, cost_resv_us=0, cost_power=1.0):
         self.core = core
         self.workers, self.bf_interval, self.budget_us = workers, bf_interval, budget_us
         self.cost_test_us, self.cost_slot_us, self.cost_queue_us = cost_test_us, cost_slot_us, cost_queue_us
+        self.cost_resv_us, self.cost_power = cost_resv_us, cost_power
         self.yield_us, self.step_us = yield_us, step_us
         self.sched_delay, self.sched_interval, self.queue_depth = sched_delay, sched_interval, queue_depth
         self.max_sched_us, self.cost_main_us = max_sched_us, cost_main_us
@@ -73,6 +77,13 @@ class SlurmSimReference:
         self.changes = 0          # ... and main-pass starts since the last cycle began
         self.figures = dict(cycles=0, cycles_yielded=0, yields=0, main_passes=0, main_tests=0,
                             main_started=0, cycle_us=0, main_us=0)
+
+    def _step(self, k):
+        # a worker's (k + 1)-th test: its first n cost round(cost_test_us x n^cost_power) in all
+        if self.cost_power == 1.0:
+            return self.cost_test_us
+        return (math.floor(self.cost_test_us * float(k + 1) ** self.cost_power + 0.5)
+                - math.floor(self.cost_test_us * float(k) ** self.cost_power + 0.5))
 
     # events ---------------------------------------------------------------
     def _events_due(self, now):
@@ -153,6 +164,7 @@ class SlurmSimReference:
         c._apply_corrections(now)
         slots = c._profile(now)
         cost = [self.cost_queue_us * len(c.pending)] * self.workers
+        tests = [0] * self.workers
         for j in c.pending:
             c.jobs[j].resv = -1
         queue = list(c.pending)
@@ -174,7 +186,9 @@ class SlurmSimReference:
             if self.budget_us > 0 and cost[w] >= self.budget_us:
                 ex = EX_BUDGET
                 break
-            cost[w] += self.cost_test_us + self.cost_slot_us * (len(slots) if built else 1)
+            cost[w] += (self._step(tests[w]) + self.cost_slot_us * (len(slots) if built else 1)
+                        + self.cost_resv_us * reserved)
+            tests[w] += 1
             depth += 1
             job = c.jobs[j]
             start = (T0 + cost[w]) // US
