@@ -101,7 +101,7 @@ cdef _raise(int rc, str where):
 _CONFIG_KEYS = frozenset((
     "resv_max", "max_job_test", "bf_window", "bf_resolution", "sjbf", "bf_keyed", "no_backfill", "resv_stop",
     "trigger", "bf_interval", "record_passes", "commit_eager", "hooks", "clock", "bf_max_time_us",
-    "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "prio", "prio_period", "predictor", "correction", "mf_w_age",
+    "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "cost_pref_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
@@ -154,7 +154,10 @@ cdef class Core:
             elif name == "hooks": S.cfg.hooks = value
             elif name == "clock": S.clock.kind = value
             elif name == "bf_max_time_us": S.clock.budget_us = value
-            elif name == "cost_test_us": S.clock.cost_test_us = value
+            elif name == "cost_test_us":
+                S.clock.cost_test_us = value
+                S.clock.cost_pref_us = value
+            elif name == "cost_pref_us": S.clock.cost_pref_us = value
             elif name == "cost_slot_us": S.clock.cost_slot_us = value
             elif name == "cost_node_us": S.clock.cost_node_us = value
             elif name == "cost_resv_us": S.clock.cost_resv_us = value

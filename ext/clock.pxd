@@ -17,7 +17,8 @@ ctypedef struct PassClock:
     int64_t cost_slot_us       # ... plus this per live profile slot ...
     int64_t cost_node_us       # ... per node examined (a node cluster: the nodes that could hold the job) ...
     int64_t cost_resv_us       # ... per reservation already made in the pass
-    double cost_power          # a worker's first k tests cost cost_test_us x k^cost_power (1: linear)
+    double cost_power          # a worker's first k tests cost cost_pref_us x k^cost_power (1: linear) ...
+    double cost_pref_us        # ... (cost_test_us, or a fraction of a microsecond more or less)
     int64_t* cost              # model clock: accumulated cost per modelled worker ...
     int64_t* tests             # ... and jobs it tested, in the pass under way
     int64_t n                  # modelled workers allocated
@@ -52,10 +53,10 @@ cdef inline int clock_start(PassClock* C, int64_t workers) noexcept nogil:
 cdef inline int64_t test_cost(const PassClock* C, int64_t k) noexcept nogil:
     # the (k + 1)-th test of a modelled worker: the step of the Slurm simulator's bf_model, pref x n^pow,
     # rounded so that a worker's k tests cost round(pref x k^pow) in all (pow 1: pref each)
-    if C.cost_power == 1.0:
+    if C.cost_power == 1.0 and C.cost_pref_us == <double>C.cost_test_us:
         return C.cost_test_us
-    return (<int64_t>floor(C.cost_test_us * pow(<double>(k + 1), C.cost_power) + 0.5)
-            - <int64_t>floor(C.cost_test_us * pow(<double>k, C.cost_power) + 0.5))
+    return (<int64_t>floor(C.cost_pref_us * pow(<double>(k + 1), C.cost_power) + 0.5)
+            - <int64_t>floor(C.cost_pref_us * pow(<double>k, C.cost_power) + 0.5))
 
 
 cdef inline bint clock_charge_test(PassClock* C, int64_t workers, int64_t slots, int64_t nodes,

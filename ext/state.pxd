@@ -168,6 +168,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.clock.cost_node_us = 0
     S.clock.cost_resv_us = 0
     S.clock.cost_power = 1.0
+    S.clock.cost_pref_us = 10_000
     simtime_defaults(&S.sim)
     return 0
 

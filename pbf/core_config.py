@@ -39,9 +39,10 @@ def build_core(units, backfill, scoring, *, workers=1, commit="ordered", record_
     core.configure(**backfill.core_settings(), **scoring.core_settings(),
                    commit_eager=int(commit == "eager"), record_passes=int(record_passes),
                    trigger=TRIGGERS.index(trigger), bf_interval=bf_interval, clock=CLOCKS.index(clock),
-                   bf_max_time_us=(budget_s or 0) * 1_000_000, cost_test_us=cost_per_test_us,
+                   bf_max_time_us=(budget_s or 0) * 1_000_000, cost_test_us=int(round(cost_per_test_us)),
                    cost_slot_us=cost_per_slot_us, cost_node_us=cost_per_node_us, cost_resv_us=cost_per_reservation_us,
                    cost_power=float(cost_power))
+    core.configure(cost_pref_us=float(cost_per_test_us))      # (after cost_test_us, which sets it too)
     if slurm_sim is not None:
         core.configure(**slurm_sim.core_settings())
     regression = scoring.regression()

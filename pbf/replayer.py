@@ -127,7 +127,7 @@ class ReplayConfig:
     workers: int = 1
     clock: str = "free"
     bf_max_time: int | None = None
-    cost_per_test_us: int | None = None
+    cost_per_test_us: float | None = None
     cost_per_slot_us: int | None = None
     cost_per_node_us: int = 0
     cost_per_reservation_us: int = 0
@@ -151,10 +151,15 @@ class ReplayConfig:
         check_run_options(self.workers, self.commit, self.backfill)
         if self.bf_max_time is not None and (not isinstance(self.bf_max_time, int) or self.bf_max_time <= 0):
             raise ConfigError(f"bf_max_time must be an int > 0 seconds or None, got {self.bf_max_time!r}")
-        for name in ("cost_per_test_us", "cost_per_slot_us"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise ConfigError(f"{name} must be an int >= 0 or None (the clock's default), got {value!r}")
+        if self.cost_per_test_us is not None and (
+                not isinstance(self.cost_per_test_us, (int, float)) or isinstance(self.cost_per_test_us, bool)
+                or not math.isfinite(self.cost_per_test_us) or self.cost_per_test_us < 0):
+            raise ConfigError(f"cost_per_test_us must be a number >= 0 or None (the clock's default), "
+                              f"got {self.cost_per_test_us!r}")
+        if self.cost_per_slot_us is not None and (not isinstance(self.cost_per_slot_us, int)
+                                                  or isinstance(self.cost_per_slot_us, bool) or self.cost_per_slot_us < 0):
+            raise ConfigError(f"cost_per_slot_us must be an int >= 0 or None (the clock's default), "
+                              f"got {self.cost_per_slot_us!r}")
         for name in ("cost_per_node_us", "cost_per_reservation_us"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -160,3 +160,9 @@ def test_a_bad_cost_power_is_refused(bad):
     from pbf.errors import ConfigError
     with pytest.raises(ConfigError, match="cost_power"):
         cfg(cost_power=bad)
+
+
+def test_a_fractional_prefactor_accumulates_exactly():
+    # 0.4 us a test: a worker's n tests cost round(0.4 n) in all, not n x round(0.4)
+    n, charged = _first_full_pass_charge(_blocked_queue(30), cost_per_test_us=0.4)
+    assert n == 30 and charged == 12

@@ -43,7 +43,7 @@ def scenarios(draw):
                         stop_at_reservation_limit=reservations is not None and draw(st.integers(0, 3)) == 0)
     sim = dict(workers=draw(st.integers(1, 4)), bf_interval=draw(st.integers(1, 40)),
                budget_us=draw(st.sampled_from([0, 1 * US, 5 * US, 30 * US])),
-               cost_test_us=draw(st.sampled_from([0, 62, 300_000, 900_000, 2 * US])),
+               cost_test_us=draw(st.sampled_from([0, 62, 300_000, 900_000, 2 * US, 62.7])),
                cost_slot_us=draw(st.sampled_from([0, 0, 40_000])),
                yield_us=draw(st.sampled_from([500_000, 1 * US, 2 * US])),
                step_us=draw(st.sampled_from([1 * US, 1 * US, 250_000, 3 * US])),
@@ -65,12 +65,12 @@ def compiled(sc):
     prio = SJF() if sc["sjf"] else FCFS()
     core.configure(**bf.core_settings(), **prio.core_settings(), trigger=Trigger.TR_INTERVAL,
                    bf_interval=sim["bf_interval"], clock=Clock.CK_SLURM_SIM, bf_max_time_us=sim["budget_us"],
-                   cost_test_us=sim["cost_test_us"], cost_slot_us=sim["cost_slot_us"],
+                   cost_test_us=int(round(sim["cost_test_us"])), cost_slot_us=sim["cost_slot_us"],
                    sim_yield_us=sim["yield_us"], sim_step_us=sim["step_us"], sim_sched_delay=sim["sched_delay"],
                    sim_sched_interval=sim["sched_interval"], sim_queue_depth=sim["queue_depth"],
                    sim_max_sched_us=sim["max_sched_us"], sim_cost_main_us=sim["cost_main_us"],
                    sim_cost_queue_us=sim["cost_queue_us"], cost_resv_us=sim.get("cost_resv_us", 0),
-                   cost_power=sim.get("cost_power", 1.0))
+                   cost_power=sim.get("cost_power", 1.0), cost_pref_us=float(sim["cost_test_us"]))
     core.load_trace(*(np.array(a, dtype=np.int64) for a in (sc["submit"], sc["units"], sc["est"],
                                                                       sc["run"])))
     core.start_pool(sim["workers"])
@@ -178,7 +178,7 @@ def test_replay_summary_reports_the_loop(busy):
     (dict(clock="slurm-sim", trigger="interval", workers=2, commit="eager"), "needs commit='ordered'"),
     (dict(clock="slurm-sim", trigger="interval", bf_interval=1, slurm_sim=pbf.SlurmSim()),
      r"bf_yield_interval \(2 s\) is longer than the backfill cycle's budget"),
-    (dict(clock="slurm-sim", trigger="interval", cost_per_test_us=-1), "cost_per_test_us must be an int >= 0"),
+    (dict(clock="slurm-sim", trigger="interval", cost_per_test_us=-1), "cost_per_test_us must be a number >= 0"),
 ])
 def test_bad_slurm_sim_settings(kw, message):
     with pytest.raises(ConfigError, match=message):

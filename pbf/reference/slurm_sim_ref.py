@@ -80,8 +80,8 @@ class SlurmSimReference:
 
     def _step(self, k):
         # a worker's (k + 1)-th test: its first n cost round(cost_test_us x n^cost_power) in all
-        if self.cost_power == 1.0:
-            return self.cost_test_us
+        if self.cost_power == 1.0 and self.cost_test_us == int(self.cost_test_us):
+            return int(self.cost_test_us)
         return (math.floor(self.cost_test_us * float(k + 1) ** self.cost_power + 0.5)
                 - math.floor(self.cost_test_us * float(k) ** self.cost_power + 0.5))
 
