@@ -35,6 +35,42 @@ def _int_in(lo, hi=None):
     return parse
 
 
+def _float_in(lo, hi, what="a number"):
+    """An argparse type: a finite number with lo < value <= hi (lo is excluded only when it is 0 and the
+    name says 'above')."""
+    def parse(text):
+        import math
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value) or value < lo or value > hi:
+            raise argparse.ArgumentTypeError(f"expected {what} from {lo:g} to {hi:g}, got {text}")
+        return value
+    return parse
+
+
+def _cost_options(p, test_help, slot_help):
+    """The modelled cost of a pass (docs/engine.md, Scheduler time): the same flags on replay and experiment."""
+    g = p.add_argument_group("the modelled cost of a pass (--clock model or slurm-sim; docs/engine.md)")
+    g.add_argument("--cost-per-test", type=_float_in(0, 1e9, "microseconds"), default=None, metavar="US",
+                   help=test_help + "; with --cost-power, the prefactor")
+    g.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US", help=slot_help)
+    g.add_argument("--cost-power", type=_float_in(0.01, 4, "a power"), default=1.0, metavar="POW",
+                   help="a worker's first n tests of a pass cost COST_PER_TEST x n^POW (the Slurm simulator's "
+                        "bf_model; 1, the default: a constant cost per test); `pbf calibrate sdiag` fits it")
+    g.add_argument("--cost-per-node", type=_int_in(0), default=0, metavar="US",
+                   help="microseconds per node that could hold the tested job (node clusters; 0)")
+    g.add_argument("--cost-per-reservation", type=_int_in(0), default=0, metavar="US",
+                   help="microseconds per reservation the pass made before the test (0)")
+
+
+def _cost_settings(args):
+    return dict(cost_per_test_us=args.cost_per_test, cost_per_slot_us=args.cost_per_slot,
+                cost_power=args.cost_power, cost_per_node_us=args.cost_per_node,
+                cost_per_reservation_us=args.cost_per_reservation)
+
+
 def _positive_seconds(text):
     import math
     try:
@@ -297,8 +333,7 @@ def cmd_replay(args):
     config = ReplayConfig(units=args.units, **scoring,
                           backfill=backfill, trigger=run["trigger"] or trigger, bf_interval=run["bf_interval"],
                           bsld_bound=args.bsld_bound, workers=args.workers, clock=run["clock"],
-                          bf_max_time=args.bf_max_time, cost_per_test_us=args.cost_per_test,
-                          cost_per_slot_us=args.cost_per_slot, commit=args.commit,
+                          bf_max_time=args.bf_max_time, **_cost_settings(args), commit=args.commit,
                           pass_records=not args.no_pass_records,
                           kill_at_request=not args.no_clip_runtime,
                           slurm_sim=_slurm_sim(args, run["clock"]),
@@ -497,6 +532,26 @@ def cmd_bench(args):
     return 0
 
 
+def cmd_calibrate_sdiag(args):
+    from .sdiag import fit_cost, read_sdiag
+    snaps = read_sdiag(*args.files)
+    fit = fit_cost(snaps)
+    flags = f"--cost-per-test {fit.settings()['cost_per_test_us']:g} --cost-power {fit.settings()['cost_power']:g}"
+    if args.json:
+        print(json.dumps({"snapshots": len(snaps), "files": list(args.files), "points": [list(p) for p in fit.points],
+                          "pref_us": fit.pref_us, "power": fit.power, "rel_error": fit.rel_error,
+                          "settings": fit.settings(), "flags": flags}, indent=2))
+        return 0
+    depths = [n for n, _ in fit.points]
+    print(f"sdiag        {len(snaps):,} snapshot(s) from {len(args.files)} file(s); {len(fit.points)} (tried jobs, "
+          f"cycle time) points, {min(depths):,} to {max(depths):,} jobs tried")
+    print(f"fit          a cycle of n tried jobs: {fit.pref_us:.4g} us x n^{fit.power:.3f} "
+          f"(rms relative error {100 * fit.rel_error:.1f}%)")
+    print("             " + "; ".join(f"{n:,} jobs: {fit.cycle_us(n) / 1000:.3g} ms" for n in (10, 100, 500)))
+    print(f"replay with  --clock slurm-sim {flags}")
+    return 0
+
+
 def cmd_experiment(args):
     if args.name == "coalloc":
         return _cmd_coalloc(args)
@@ -511,9 +566,9 @@ def cmd_experiment(args):
     exp = ParallelBackfillExperiment(jobs=args.jobs or 100_000, workers=workers, seed=args.seed,
                                      arrivals=args.arrivals, model=args.model,
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
-                                     cost_per_test_us=args.cost_per_test, cost_per_slot_us=args.cost_per_slot,
-                                     bsld_bound=args.bsld_bound, procs=args.procs,
-                                     backend=args.backend, address=args.address)
+                                     **_cost_settings(args), bsld_bound=args.bsld_bound, procs=args.procs,
+                                     backend=args.backend, address=args.address, cluster=args.cluster,
+                                     resources=args.resources)
 
     def progress(row):
         if not args.quiet:
@@ -878,10 +933,8 @@ def _add_replay(sub):
                          "scheduling takes simulated time, as in the Slurm 17.02 simulator")
     rp.add_argument("--bf-max-time", type=_int_in(1), default=None,
                     help="time budget of a full pass in seconds (default with a clock: --bf-interval)")
-    rp.add_argument("--cost-per-test", type=_int_in(0), default=None, metavar="US",
-                    help="microseconds charged per job test (model clock: 10000; slurm-sim: 62)")
-    rp.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US",
-                    help="microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
+    _cost_options(rp, "microseconds charged per job test (model clock: 10000; slurm-sim: 62)",
+                  "microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
     _add_slurm_sim(rp)
     _add_failures(rp)
     nd = rp.add_argument_group("nodes with memory and GPUs (docs/engine.md, Nodes and resources)")
@@ -1049,15 +1102,30 @@ def _add_experiment(sub):
     ex.add_argument("--seed", type=_int_in(0), default=0, help="the traces' seed (default 0)")
     ex.add_argument("--bf-interval", type=_int_in(1), default=30, help="seconds between backfill passes (30)")
     ex.add_argument("--bf-max-time", type=_int_in(1), default=None, help="pass budget, s (default: bf-interval)")
-    ex.add_argument("--cost-per-test", type=_int_in(0), default=None, metavar="US",
-                    help="modelled microseconds per job test (slurm: 62; easy-model: 10000)")
-    ex.add_argument("--cost-per-slot", type=_int_in(0), default=None, metavar="US",
-                    help="modelled microseconds per profile slot per test (slurm: 0; easy-model: 20)")
+    _cost_options(ex, "modelled microseconds per job test (slurm: 62; easy-model: 10000)",
+                  "modelled microseconds per profile slot per test (slurm: 0; easy-model: 20)")
+    ex.add_argument("--cluster", default=None, metavar="beocat|beocat-gpu|FILE",
+                    help="parallel-backfill: a cluster of nodes instead of 9,128 interchangeable cores (with "
+                         "--resources: the jobs' memory and GPUs from the generator)")
+    ex.add_argument("--resources", action="store_true",
+                    help="parallel-backfill: Beocat-like jobs with memory per core and GPUs (pbf gen beocat "
+                         "--resources)")
     ex.add_argument("--bsld-bound", type=_positive_seconds, default=600.0, help="the paper uses 10 minutes")
     ex.add_argument("--out", help="also write the JSON result to this file (--sweep, coalloc: the output directory)")
     ex.add_argument("--json", action="store_true")
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)
+
+    ca = sub.add_parser("calibrate", help="fit pbf's models to a site's own measurements").add_subparsers(
+        dest="what", required=True, metavar="WHAT")
+    sd = ca.add_parser("sdiag", help="the backfill cost pref x n^pow from saved sdiag outputs (docs/operations.md)",
+                       description="Read the 'Backfilling stats' of one or more saved sdiag outputs (a file may "
+                                   "hold many snapshots) and fit the Slurm simulator's cost model: a cycle of n "
+                                   "tried jobs costs pref x n^pow microseconds. Prints the fit and the settings "
+                                   "that charge it in pbf replay and pbf experiment.")
+    sd.add_argument("files", nargs="+", metavar="FILE", help="saved sdiag outputs")
+    sd.add_argument("--json", action="store_true")
+    sd.set_defaults(func=cmd_calibrate_sdiag)
 
 
 def cmd_trace_from_sacct(args):

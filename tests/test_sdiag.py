@@ -115,3 +115,28 @@ def test_text_without_backfill_statistics_is_refused(tmp_path):
 def test_nothing_to_fit_is_refused():
     with pytest.raises(SdiagError, match="nothing to fit"):
         fit_cost(read_sdiag(snapshot(1, 0, 0, 0, 0, cycles=0)))
+
+
+def test_pbf_calibrate_sdiag_prints_the_fit_and_the_flags(tmp_path):
+    import json
+    import subprocess
+    import sys
+    path = tmp_path / "sdiag.log"
+    path.write_text("".join(snapshot(i, a, cost(62.0, 1.3, a), a, cost(62.0, 1.3, a))
+                            for i, a in enumerate((40, 120, 300, 500))))
+    run = lambda *a: subprocess.run([sys.executable, "-m", "pbf", "calibrate", "sdiag", *a],  # noqa: E731
+                                    capture_output=True, text=True, cwd=tmp_path)
+    out = run(str(path))
+    assert out.returncode == 0, out.stderr
+    assert "4 snapshot(s)" in out.stdout and "--cost-power 1.3" in out.stdout
+    got = json.loads(run(str(path), "--json").stdout)
+    assert got["settings"]["cost_power"] == pytest.approx(1.3, abs=1e-3) and got["snapshots"] == 4
+    # the flags it prints are accepted by pbf replay
+    flags = got["flags"].split()
+    trace = tmp_path / "t.swf"
+    trace.write_text("".join(f"{i} {i * 10} 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 -1 -1 -1\n" for i in range(1, 40)))
+    rep = subprocess.run([sys.executable, "-m", "pbf", "replay", str(trace), "--units", "8", "--clock", "slurm-sim",
+                          "--trigger", "interval", *flags], capture_output=True, text=True, cwd=tmp_path)
+    assert rep.returncode == 0, rep.stderr
+    bad = run(str(tmp_path / "missing.txt"))
+    assert bad.returncode == 2 and "missing.txt: cannot read it" in bad.stderr

@@ -50,25 +50,33 @@ MAIN_SCHEDULERS = {"slurm": SlurmSim(),
 
 
 def replay_config(model, workers, *, bf_interval=30, bf_max_time=None, cost_per_test_us=None, cost_per_slot_us=None,
-                  bsld_bound=600.0, main="slurm", units=9128):
+                  bsld_bound=600.0, main="slurm", units=9128, cluster=None, cost_power=1.0, cost_per_node_us=0,
+                  cost_per_reservation_us=0):
     """The replay configuration of one cell of the experiment (``model``: a key of :data:`MODELS`;
-    ``main``: a key of :data:`MAIN_SCHEDULERS`, slurm model only; ``units``: Beocat's 9,128 cores)."""
+    ``main``: a key of :data:`MAIN_SCHEDULERS`, slurm model only; ``units``: Beocat's 9,128 cores;
+    ``cluster``: a node cluster instead (a built-in name such as ``"beocat"``, or a file); the cost
+    settings as :class:`pbf.ReplayConfig`'s)."""
+    costs = dict(cost_power=cost_power, cost_per_node_us=cost_per_node_us,
+                 cost_per_reservation_us=cost_per_reservation_us)
+    if cluster is not None:
+        units = None
     if model in ("slurm", "slurm-17.02"):
         return ReplayConfig.from_preset(model, units=units, workers=workers, bf_interval=bf_interval,
                                         bf_max_time=bf_max_time, cost_per_test_us=cost_per_test_us,
                                         cost_per_slot_us=cost_per_slot_us, bsld_bound=bsld_bound,
-                                        slurm_sim=MAIN_SCHEDULERS[main])
+                                        slurm_sim=MAIN_SCHEDULERS[main], cluster=cluster, **costs)
     if model == "easy-model":
-        return ReplayConfig(units=units, trigger="interval", bf_interval=bf_interval, clock="model",
+        return ReplayConfig(units=units, cluster=cluster, trigger="interval", bf_interval=bf_interval, clock="model",
                             bf_max_time=bf_max_time, workers=workers, cost_per_test_us=cost_per_test_us,
                             cost_per_slot_us=cost_per_slot_us, bsld_bound=bsld_bound,
-                            backfill=Backfill(reservations=1))
+                            backfill=Backfill(reservations=1), **costs)
     raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
 
 
 def _run_cell(cell):
     """One replay (in a worker process): the trace is generated there from its seed."""
-    table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"], arrivals=cell["arrivals"])
+    table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"], arrivals=cell["arrivals"],
+                            resources=cell.get("resources", False))
     cfg = replay_config(cell["model"], cell["workers"], **cell["config"])
     if cell.get("variant"):
         from .sweep_time import apply_variant
@@ -149,7 +157,8 @@ class ParallelBackfillExperiment:
     """The experiment's settings (defaults: the paper's datasets -- Beocat-like jobs packed evenly into
     the window, as the authors packed theirs (``arrivals="pack"``; ``"profile"``: bursts by the daily
     and weekly profile) -- and the ``slurm`` model with its sourced defaults; ``cost_per_test_us``
-    None = the clock's default)."""
+    None = the clock's default; ``cluster``: a cluster of nodes instead of Beocat's 9,128 interchangeable
+    cores, ``resources``: jobs with memory and GPUs from the generator)."""
     jobs: int = 100_000
     workers: tuple = (1, 2, 4, 8)
     seed: int = 0
@@ -157,12 +166,17 @@ class ParallelBackfillExperiment:
     model: str = "slurm"
     bf_interval: int = 30
     bf_max_time: int | None = None
-    cost_per_test_us: int | None = None
+    cost_per_test_us: float | None = None
     cost_per_slot_us: int | None = None
+    cost_power: float = 1.0
+    cost_per_node_us: int = 0
+    cost_per_reservation_us: int = 0
     bsld_bound: float = 600.0
     procs: int | None = None
     backend: str = "local"
     address: str | None = None
+    cluster: str | None = None
+    resources: bool = False
 
     def __post_init__(self):
         if self.model not in MODELS:
@@ -171,12 +185,15 @@ class ParallelBackfillExperiment:
 
     def _config(self):
         return dict(bf_interval=self.bf_interval, bf_max_time=self.bf_max_time, cost_per_test_us=self.cost_per_test_us,
-                    cost_per_slot_us=self.cost_per_slot_us, bsld_bound=self.bsld_bound)
+                    cost_per_slot_us=self.cost_per_slot_us, bsld_bound=self.bsld_bound, cluster=self.cluster,
+                    cost_power=self.cost_power, cost_per_node_us=self.cost_per_node_us,
+                    cost_per_reservation_us=self.cost_per_reservation_us)
 
     def run(self, progress=None):
         """Replay both traffic levels with every worker count; returns a JSON-ready dict."""
         cells = [{"traffic": traffic, "workers": w, "jobs": self.jobs, "window_s": TRAFFIC_WINDOWS[traffic],
-                  "seed": self.seed, "arrivals": self.arrivals, "model": self.model, "config": self._config()}
+                  "seed": self.seed, "arrivals": self.arrivals, "model": self.model, "resources": self.resources,
+                  "config": self._config()}
                  for traffic in ("high", "low") for w in self.workers]
         rows = run_cells(cells, self.procs, progress, self.backend, self.address)
         for row in rows:
