@@ -568,10 +568,15 @@ def cmd_experiment(args):
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
                                      **_cost_settings(args), bsld_bound=args.bsld_bound, procs=args.procs,
                                      backend=args.backend, address=args.address, cluster=args.cluster,
-                                     resources=args.resources)
+                                     resources=args.resources, calibrate=args.calibrate)
 
     def progress(row):
-        if not args.quiet:
+        if args.quiet:
+            return
+        if "calibration" in row:
+            print(f"  calibrating the {row['calibration']}: {row['value']:.4g} -> 1-worker AWT {row['awt_h']:.2f} h "
+                  f"({row['wall_s']:.1f} s)", file=sys.stderr)
+        else:
             print(f"  {row['traffic']} traffic, {row['workers']} workers: AWT {row['awt_h']:.2f} h "
                   f"({row['wall_s']:.1f} s)", file=sys.stderr)
     result = exp.run(progress)
@@ -1107,6 +1112,10 @@ def _add_experiment(sub):
     ex.add_argument("--cluster", default=None, metavar="beocat|beocat-gpu|FILE",
                     help="parallel-backfill: a cluster of nodes instead of 9,128 interchangeable cores (with "
                          "--resources: the jobs' memory and GPUs from the generator)")
+    ex.add_argument("--calibrate", choices=("cost", "load"), default=None,
+                    help="parallel-backfill: first set one unknown by bisection so that 1 worker at high traffic "
+                         "waits the paper's 45.89 h (its only figure read): the cost per test, or the load (the "
+                         "packing window of both traces); then the tables with nothing else changed")
     ex.add_argument("--resources", action="store_true",
                     help="parallel-backfill: Beocat-like jobs with memory per core and GPUs (pbf gen beocat "
                          "--resources)")

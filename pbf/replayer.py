@@ -156,8 +156,8 @@ class ReplayConfig:
                 or not math.isfinite(self.cost_per_test_us) or self.cost_per_test_us < 0):
             raise ConfigError(f"cost_per_test_us must be a number >= 0 or None (the clock's default), "
                               f"got {self.cost_per_test_us!r}")
-        if self.cost_per_slot_us is not None and (not isinstance(self.cost_per_slot_us, int)
-                                                  or isinstance(self.cost_per_slot_us, bool) or self.cost_per_slot_us < 0):
+        slot = self.cost_per_slot_us
+        if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or slot < 0):
             raise ConfigError(f"cost_per_slot_us must be an int >= 0 or None (the clock's default), "
                               f"got {self.cost_per_slot_us!r}")
         for name in ("cost_per_node_us", "cost_per_reservation_us"):

@@ -166,3 +166,23 @@ def test_a_fractional_prefactor_accumulates_exactly():
     # 0.4 us a test: a worker's n tests cost round(0.4 n) in all, not n x round(0.4)
     n, charged = _first_full_pass_charge(_blocked_queue(30), cost_per_test_us=0.4)
     assert n == 30 and charged == 12
+
+
+def test_calibration_by_load_finds_the_window_and_then_predicts():
+    # a 1-worker AWT of 3 h lies between the 0.1 and 0.05 windows of this small experiment: the
+    # bisection must land within 2 % of it, and the table then runs with that window for every worker count
+    exp = ParallelBackfillExperiment(jobs=20_000, workers=(1, 2), procs=1, model="easy-model", calibrate="load",
+                                     window_scale=0.1)
+    chosen, record = exp.calibrated(target_awt_h=3.0)
+    assert record["ok"] and abs(record["awt_h"] - 3.0) <= 0.06, record
+    assert 0.05 < record["value"] < 0.1 and chosen.window_scale == record["value"] and chosen.calibrate is None
+    assert [s["awt_h"] for s in record["steps"]][0] < 3.0
+
+
+def test_calibration_that_cannot_reach_the_target_says_so():
+    result = ParallelBackfillExperiment(jobs=2_000, workers=(1,), procs=1, model="easy-model",
+                                        calibrate="cost").run()
+    cal = result["calibration"]
+    assert not cal["ok"] and "no cost per test tried gives" in cal["reason"]
+    assert all(row["calibrated"] is None and row["model"] == "easy-model" for row in result["rows"])
+    assert "not calibrated" in format_tables(result)
