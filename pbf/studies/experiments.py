@@ -187,7 +187,9 @@ class ParallelBackfillExperiment:
             raise ConfigError(f"calibrate must be None, 'cost' or 'load', got {self.calibrate!r}")
         if not (isinstance(self.window_scale, (int, float)) and 0 < self.window_scale <= 1000):
             raise ConfigError(f"window_scale must be a number in (0, 1000], got {self.window_scale!r}")
-        replay_config(self.model, 1, **self._config())     # bad settings fail before any replay
+        config = replay_config(self.model, 1, **self._config())     # bad settings fail before any replay
+        if self.cluster is not None:
+            config.node_cluster()                                    # (and a cluster that cannot be read)
 
     def _config(self):
         return dict(bf_interval=self.bf_interval, bf_max_time=self.bf_max_time, cost_per_test_us=self.cost_per_test_us,
