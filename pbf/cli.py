@@ -567,7 +567,8 @@ def cmd_experiment(args):
                                      arrivals=args.arrivals, model=args.model,
                                      bf_interval=args.bf_interval, bf_max_time=args.bf_max_time,
                                      **_cost_settings(args), bsld_bound=args.bsld_bound, procs=args.procs,
-                                     backend=args.backend, address=args.address, cluster=args.cluster,
+                                     backend=args.backend, address=args.address,
+                                     cluster=None if args.cluster == "none" else args.cluster,
                                      resources=args.resources, calibrate=args.calibrate)
 
     def progress(row):
@@ -1109,16 +1110,16 @@ def _add_experiment(sub):
     ex.add_argument("--bf-max-time", type=_int_in(1), default=None, help="pass budget, s (default: bf-interval)")
     _cost_options(ex, "modelled microseconds per job test (slurm: 62; easy-model: 10000)",
                   "modelled microseconds per profile slot per test (slurm: 0; easy-model: 20)")
-    ex.add_argument("--cluster", default=None, metavar="beocat|beocat-gpu|FILE",
-                    help="parallel-backfill: a cluster of nodes instead of 9,128 interchangeable cores (with "
-                         "--resources: the jobs' memory and GPUs from the generator)")
+    ex.add_argument("--cluster", default="beocat", metavar="beocat|beocat-gpu|FILE|none",
+                    help="parallel-backfill: the cluster: Beocat's 299 nodes with their memory (default), another "
+                         "cluster of nodes, or none: 9,128 interchangeable cores (the model before nodes existed)")
     ex.add_argument("--calibrate", choices=("cost", "load"), default=None,
                     help="parallel-backfill: first set one unknown by bisection so that 1 worker at high traffic "
                          "waits the paper's 45.89 h (its only figure read): the cost per test, or the load (the "
                          "packing window of both traces); then the tables with nothing else changed")
-    ex.add_argument("--resources", action="store_true",
-                    help="parallel-backfill: Beocat-like jobs with memory per core and GPUs (pbf gen beocat "
-                         "--resources)")
+    ex.add_argument("--no-resources", dest="resources", action="store_false",
+                    help="parallel-backfill: Beocat-like jobs without memory or GPU requests (default: with them, "
+                         "as pbf gen beocat --resources)")
     ex.add_argument("--bsld-bound", type=_positive_seconds, default=600.0, help="the paper uses 10 minutes")
     ex.add_argument("--out", help="also write the JSON result to this file (--sweep, coalloc: the output directory)")
     ex.add_argument("--json", action="store_true")

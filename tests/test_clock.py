@@ -93,7 +93,8 @@ def test_bad_clock_settings():
 
 def test_experiment_tables():
     # (bursty arrivals: a queue forms even with 3,000 jobs, so backfill cycles run)
-    exp = ParallelBackfillExperiment(jobs=3000, workers=(1, 2), procs=1, arrivals="profile")
+    exp = ParallelBackfillExperiment(jobs=3000, workers=(1, 2), procs=1, arrivals="profile", cluster=None,
+                                     resources=False)
     result = exp.run()
     assert result["model"] == "slurm" and result["replay_config"]["clock"] == "slurm-sim"
     assert result["replay_config"]["backfill"]["reservations"] is None
@@ -172,7 +173,7 @@ def test_calibration_by_load_finds_the_window_and_then_predicts():
     # a 1-worker AWT of 3 h lies between the 0.1 and 0.05 windows of this small experiment: the
     # bisection must land within 2 % of it, and the table then runs with that window for every worker count
     exp = ParallelBackfillExperiment(jobs=20_000, workers=(1, 2), procs=1, model="easy-model", calibrate="load",
-                                     window_scale=0.1)
+                                     window_scale=0.1, cluster=None, resources=False)
     chosen, record = exp.calibrated(target_awt_h=3.0)
     assert record["ok"] and abs(record["awt_h"] - 3.0) <= 0.06, record
     assert 0.05 < record["value"] < 0.1 and chosen.window_scale == record["value"] and chosen.calibrate is None
@@ -181,8 +182,17 @@ def test_calibration_by_load_finds_the_window_and_then_predicts():
 
 def test_calibration_that_cannot_reach_the_target_says_so():
     result = ParallelBackfillExperiment(jobs=2_000, workers=(1,), procs=1, model="easy-model",
-                                        calibrate="cost").run()
+                                        calibrate="cost", cluster=None).run()
     cal = result["calibration"]
     assert not cal["ok"] and "no cost per test tried gives" in cal["reason"]
     assert all(row["calibrated"] is None and row["model"] == "easy-model" for row in result["rows"])
     assert "not calibrated" in format_tables(result)
+
+
+def test_the_experiment_runs_on_beocats_nodes_by_default():
+    exp = ParallelBackfillExperiment(jobs=3000, workers=(1, 2), procs=1, arrivals="profile")
+    assert exp.cluster == "beocat" and exp.resources
+    result = exp.run()
+    assert result["replay_config"]["cluster"] == "beocat" and result["settings"]["resources"]
+    assert all(row["model"] == "slurm" and row["calibrated"] is None for row in result["rows"])
+    assert "cluster beocat (nodes), jobs with memory and GPU requests" in format_tables(result)

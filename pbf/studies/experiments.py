@@ -157,8 +157,9 @@ class ParallelBackfillExperiment:
     """The experiment's settings (defaults: the paper's datasets -- Beocat-like jobs packed evenly into
     the window, as the authors packed theirs (``arrivals="pack"``; ``"profile"``: bursts by the daily
     and weekly profile) -- and the ``slurm`` model with its sourced defaults; ``cost_per_test_us``
-    None = the clock's default; ``cluster``: a cluster of nodes instead of Beocat's 9,128 interchangeable
-    cores, ``resources``: jobs with memory and GPUs from the generator)."""
+    None = the clock's default; ``cluster``: Beocat's 299 nodes with their memory (default), another
+    cluster of nodes, or None for 9,128 interchangeable cores; ``resources``: jobs with memory per core
+    and GPUs from the generator (default; without, each job asks its nodes' default memory per core))."""
     jobs: int = 100_000
     workers: tuple = (1, 2, 4, 8)
     seed: int = 0
@@ -175,8 +176,8 @@ class ParallelBackfillExperiment:
     procs: int | None = None
     backend: str = "local"
     address: str | None = None
-    cluster: str | None = None
-    resources: bool = False
+    cluster: str | None = "beocat"
+    resources: bool = True
     window_scale: float = 1.0
     calibrate: str | None = None
 
@@ -300,8 +301,10 @@ def format_tables(result):
     s, c = result["settings"], result["replay_config"]
     bf = c["backfill"]
     resv = "unlimited" if bf["reservations"] is None else bf["reservations"]
+    where = (f"cluster {s['cluster']} (nodes)" if s.get("cluster") else "9,128 interchangeable cores")
+    asks = "jobs with memory and GPU requests" if s.get("resources") else "jobs asking cores only"
     out.append(f"Parallel Backfill (Riffel et al. 2024), Beocat-like traces of {s['jobs']:,} jobs "
-               f"(arrivals {s['arrivals']}); model: {result['model_text']}")
+               f"(arrivals {s['arrivals']}); {where}, {asks}; model: {result['model_text']}")
     out.append(f"  reservations {resv}, max job test {bf['max_job_test']}, window {bf['window']} s, resolution "
                f"{bf['resolution']} s, bf_interval {c['bf_interval']} s, clock {c['clock']} "
                f"{c['cost_per_test_us']} us/test + {c['cost_per_slot_us']} us/slot, budget "
