@@ -281,6 +281,128 @@ def _slurm_sim(args, clock):
     return SlurmSim(**given)
 
 
+_SLURM_CONF_SCORING = ("priority", "predictor", "correction", "order")
+_SLURM_CONF_LOSS = ("loss_over", "loss_under", "loss_weight", "eta", "lam", "over_slope", "under_slope")
+_SLURM_CONF_MF = ("mf_weight", "mf_max_age", "mf_half_life", "mf_calc_period", "mf_favor_small", "mf_partition",
+                  "mf_qos")
+
+
+def _slurm_conf_config(args, table):
+    """--slurm-conf FILE[:PARTITION]: the replay settings a site's slurm.conf stands for
+    (:func:`pbf.slurm_settings.slurm_settings`), with every flag given alongside it winning; returns the
+    :class:`ReplayConfig`, the settings and the flags that replaced the file's values."""
+    from dataclasses import replace
+
+    from .plugins import Multifactor
+    from .replayer import ReplayConfig
+    from .slurm_settings import slurm_settings
+    from .workload.timeparse import parse_duration
+    if args.preset:
+        raise ConfigError("--slurm-conf sets the scheduler from the file (the slurm preset with the file's values): "
+                          "change it with single flags, not --preset")
+    path, partition = args.slurm_conf, None
+    if not os.path.exists(path) and ":" in path and os.path.exists(path.rsplit(":", 1)[0]):
+        path, partition = path.rsplit(":", 1)
+    if not os.path.exists(path):
+        raise ConfigError(f"--slurm-conf {path!r}: no such file")
+    settings = slurm_settings(path, partition)
+    if args.cluster is None and not settings.cluster.default_mem_per_core_mb:
+        from .resources import requests_of  # jobs that ask no memory where the partition gives none: said
+        settings = slurm_settings(path, partition, requests=requests_of(table, settings.config.mem_from, 0))
+    base, over = settings.config, []
+
+    def given(name):
+        value = getattr(args, name, None)
+        return value is not None and value is not False and value != []
+    # scoring: each flag given replaces the file's (the loss options go with the predictor, --mf-* with the weights)
+    ns = argparse.Namespace(**{**vars(args), "preset": None, **{k: None for k in _SLURM_CONF_MF}})
+    flagged = _scoring(ns)
+    chosen = {"priority": base.priority, "predictor": base.predictor, "correction": base.correction,
+              "order": base.backfill.order}
+    for name in _SLURM_CONF_SCORING:
+        if given(name) or (name == "predictor" and any(given(k) for k in _SLURM_CONF_LOSS)):
+            chosen[name] = flagged[name]
+            over.append(f"--{name}")
+    if any(given(k) for k in _SLURM_CONF_MF):
+        names = {"age": "weight_age", "fairshare": "weight_fairshare", "job-size": "weight_job_size",
+                 "partition": "weight_partition", "qos": "weight_qos"}
+        mf = {names[k]: v for k, v in _key_values(args.mf_weight, "--mf-weight", names).items()}
+        for flag, field in (("mf_max_age", "max_age"), ("mf_half_life", "half_life"),
+                            ("mf_calc_period", "calc_period")):
+            if getattr(args, flag) is not None:
+                mf[field] = parse_duration(getattr(args, flag), "--" + flag.replace("_", "-"))
+        if args.mf_favor_small:
+            mf["favor_small"] = True
+        if args.mf_partition:
+            mf["partition_factors"] = _key_values(args.mf_partition, "--mf-partition", key_type=int)
+        if args.mf_qos:
+            mf["qos_priorities"] = _key_values(args.mf_qos, "--mf-qos", key_type=int)
+        if isinstance(chosen["priority"], Multifactor):
+            chosen["priority"] = replace(chosen["priority"], **mf)
+        elif chosen["priority"] == "multifactor":
+            chosen["priority"] = Multifactor.beocat(**mf)
+        else:
+            raise ConfigError("--mf-* options apply to a multifactor priority (PriorityType=priority/multifactor in "
+                              "the file, or --priority multifactor)")
+        over += [f"--{k.replace('_', '-')}" for k in _SLURM_CONF_MF if given(k)]
+    # backfill and the run's loop
+    bf = {}
+    for flag, field, value in (("reservations", "reservations", getattr(args, "reservations", None)),
+                               ("max_job_test", "max_job_test", args.max_job_test),
+                               ("bf_resolution", "resolution", args.bf_resolution),
+                               ("stop_at_reservation_limit", "stop_at_reservation_limit",
+                                args.stop_at_reservation_limit)):
+        if hasattr(args, flag) and (value is not None or flag == "reservations"):
+            bf[field] = value
+            over.append("--" + flag.replace("_", "-"))
+    if args.bf_window is not None:
+        bf["window"] = parse_duration(args.bf_window, "--bf-window")
+        over.append("--bf-window")
+    if args.no_backfill:
+        bf["enabled"] = False
+        over.append("--no-backfill")
+    backfill = replace(base.backfill, order=chosen.pop("order"), **bf)
+    run = {}
+    for flag in ("trigger", "bf_interval", "clock", "bf_max_time"):
+        if getattr(args, flag) is not None:
+            run[flag] = getattr(args, flag)
+            over.append("--" + flag.replace("_", "-"))
+    clock = run.get("clock", base.clock)
+    sim = {f: getattr(args, f) for f in _SLURM_SIM_FLAGS if getattr(args, f, None) is not None}
+    if sim and clock != "slurm-sim":
+        raise ConfigError(f"{', '.join(_SLURM_SIM_FLAGS[f] for f in sim)} apply to the slurm-sim clock, not to "
+                          f"the {clock} clock")
+    over += [_SLURM_SIM_FLAGS[f] for f in sim]
+    if args.cluster is not None:
+        over.append("--cluster")
+    if args.mem_from != "requested":
+        over.append("--mem-from")
+    if args.units is not None:
+        over.append("--units")
+    config = ReplayConfig(
+        units=args.units, **chosen, backfill=backfill, trigger=run.get("trigger", base.trigger),
+        bf_interval=run.get("bf_interval", base.bf_interval), bsld_bound=args.bsld_bound, workers=args.workers,
+        clock=clock, bf_max_time=run.get("bf_max_time", base.bf_max_time), **_cost_settings(args),
+        commit=args.commit, pass_records=not args.no_pass_records, kill_at_request=not args.no_clip_runtime,
+        slurm_sim=replace(base.slurm_sim, **sim), failures=_failures(args, args.trace is None),
+        start_estimates=args.start_estimates or bool(args.estimate_every), estimate_every=args.estimate_every,
+        coalloc=_coalloc(args.coalloc), cluster=args.cluster if args.cluster is not None else base.cluster,
+        mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from, node_choice=args.node_choice)
+    return config, settings, over
+
+
+def _format_slurm_conf(sc):
+    """The lines ``pbf replay --slurm-conf`` prints: what the file set, what pbf does not model, what the
+    flags replaced."""
+    lines = [f"slurm-conf   {sc['path']} (partition {sc['partition'] or '(all nodes)'}): {len(sc['mapped'])} "
+             f"settings mapped, {len(sc['unmodelled'])} not modelled, {len(sc['read_past'])} read past (hosts, "
+             "ports, paths, logging: they do not decide when or where jobs run)"]
+    lines += [f"  not modelled: {u}" for u in sc["unmodelled"]]
+    if sc["overridden_by_flags"]:
+        lines.append(f"  flags win:    {', '.join(sc['overridden_by_flags'])}")
+    return "\n".join(lines)
+
+
 def cmd_list(args):
     from .plugins import CHOOSERS, CORRECTIONS, PREDICTORS, PRESETS, PRIORITIES
     for title, reg in (("priorities (--priority)", PRIORITIES), ("predictors (--predictor)", PREDICTORS),
@@ -306,7 +428,7 @@ def cmd_replay(args):
     import time
 
     from .config import Backfill
-    from .replayer import ReplayConfig, replay
+    from .replayer import ReplayConfig
     from .workload.timeparse import parse_duration
     t0 = time.perf_counter()
     if args.report and not args.out:
@@ -323,6 +445,9 @@ def cmd_replay(args):
         table = _read(args)
         trigger = args.trigger or "event"
     parsed = time.perf_counter() - t0
+    if args.slurm_conf is not None:
+        config, settings, flags_win = _slurm_conf_config(args, table)
+        return _run_replay(args, table, config, parsed, {**settings.as_dict(), "overridden_by_flags": flags_win})
     scoring = _scoring(args)
     run = _preset_run_options(args, scoring)
     window = run["window"]
@@ -342,14 +467,25 @@ def cmd_replay(args):
                           estimate_every=args.estimate_every,
                           coalloc=_coalloc(args.coalloc), cluster=args.cluster, mem_from=args.mem_from,
                           node_choice=args.node_choice)
+    return _run_replay(args, table, config, parsed)
+
+
+def _run_replay(args, table, config, parsed, slurm_conf=None):
+    from .replayer import replay
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - _T_START
+    if slurm_conf is not None:
+        result.summary["slurm_conf"] = slurm_conf
     if args.out:
         result.write(args.out)
     if args.json:
+        if slurm_conf is not None:
+            print(_format_slurm_conf(slurm_conf), file=sys.stderr)
         print(json.dumps(result.summary, indent=2))
     elif not args.quiet:
+        if slurm_conf is not None:
+            print(_format_slurm_conf(slurm_conf))
         print(_format_replay(result.summary, args.out))
     if args.report:
         from .studies.report import write_report
@@ -948,6 +1084,15 @@ def _add_replay(sub):
                     help="a cluster of nodes: built-in beocat (Beocat's normal partition, memory per node) or "
                          "beocat-gpu (with its GPUs), a TOML file, or a slurm.conf (NodeName/PartitionName lines); "
                          "jobs get cores on nodes with their memory and GPUs free (Slurm's cons_res rules)")
+    nd.add_argument("--slurm-conf", default=None, metavar="FILE[:PARTITION]",
+                    help="a site's slurm.conf sets what Slurm would use there: its nodes and partition (as "
+                         "--cluster, numbered by name as slurmctld numbers them), SchedulerType, SchedulerParameters "
+                         "(bf_interval, bf_window, bf_resolution, bf_max_job_test, bf_max_time, default_queue_depth, "
+                         "sched_interval, batch_sched_delay, max_sched_time, bf_yield_interval), the Priority* "
+                         "weights, ages and period, and CR_*_Memory, on pbf's slurm preset (slurm-sim clock); Slurm "
+                         "22.05's defaults where the file is silent. Every setting pbf does not model is printed and "
+                         "recorded in summary.json. Flags given alongside it win (not --preset; --mem-from other "
+                         "than requested). docs/slurm-harness.md")
     nd.add_argument("--mem-from", choices=("requested", "used", "none"), default="requested",
                     help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
     nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",

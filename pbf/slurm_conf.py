@@ -11,6 +11,11 @@
   nodes (the one asked for, else the ``Default=YES`` one, else every node). ``Nodes=ALL`` is every
   node. The partition's ``DefMemPerCPU`` (else the file's) is kept as the cluster's default memory
   per core: a job that asks no memory gets it, as under ``CR_Core_Memory``.
+* Nodes are numbered **by name**, as slurmctld numbers them whatever the order of the NodeName lines
+  (``_sort_node_record_table_ptr`` / ``_sort_nodes_by_name`` in ``src/slurmctld/read_config.c`` of Slurm
+  22.05, ``_reorder_nodes_by_name`` in 17.02: ``strnatcmp``, a natural order in which ``a1 < b1 < n2 <
+  n10``, see :func:`strnatcmp`). That order is what cons_res's best fit walks; ``node_order="file"``
+  keeps the lines' order instead (pbf's order before it followed Slurm's).
 * Lines end at ``#``; a line ending in ``\\`` continues on the next. Other keys are read past (and
   listed in :attr:`SlurmConf.ignored`).
 
@@ -18,13 +23,17 @@ Errors name the file, the line, the key and the value.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
 
-__all__ = ["SlurmConf", "read_slurm_conf", "cluster_from_slurm_conf"]
+__all__ = ["SlurmConf", "read_slurm_conf", "cluster_from_slurm_conf", "strnatcmp", "slurm_node_key", "NODE_ORDERS"]
+
+#: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
+NODE_ORDERS = ("name", "file")
 
 _NODE_INT = {"cpus": "CPUs", "procs": "Procs", "boards": "Boards", "sockets": "Sockets",
              "socketsperboard": "SocketsPerBoard", "corespersocket": "CoresPerSocket",
@@ -148,15 +157,80 @@ def _node_records(conf: SlurmConf):
     return out
 
 
-def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = None):
+def _digits_right(a, i, b, j):
+    # strnatcmp's compare_right: the longest run of digits wins, else the first difference
+    bias = 0
+    while True:
+        da, db = i < len(a) and a[i].isdigit(), j < len(b) and b[j].isdigit()
+        if not da and not db:
+            return bias
+        if not da:
+            return -1
+        if not db:
+            return 1
+        if a[i] < b[j] and not bias:
+            bias = -1
+        elif a[i] > b[j] and not bias:
+            bias = 1
+        i, j = i + 1, j + 1
+
+
+def _digits_left(a, i, b, j):
+    # strnatcmp's compare_left (a run with a leading zero): the first different digit wins
+    while True:
+        da, db = i < len(a) and a[i].isdigit(), j < len(b) and b[j].isdigit()
+        if not da and not db:
+            return 0
+        if not da:
+            return -1
+        if not db:
+            return 1
+        if a[i] != b[j]:
+            return -1 if a[i] < b[j] else 1
+        i, j = i + 1, j + 1
+
+
+def strnatcmp(a: str, b: str) -> int:
+    """Slurm's ``strnatcmp`` (``src/common/strnatcmp.c``, Martin Pool's natural order), the order in
+    which slurmctld numbers its nodes: -1, 0 or 1. Runs of digits compare as numbers (``n2 < n10``),
+    or digit by digit when either starts with 0 (``n01 < n1``, ``n007 < n01``); white space is skipped;
+    other characters compare by code (case counts: ``B1 < a1``)."""
+    i = j = 0
+    while True:
+        while i < len(a) and a[i].isspace():
+            i += 1
+        while j < len(b) and b[j].isspace():
+            j += 1
+        ca, cb = a[i] if i < len(a) else "", b[j] if j < len(b) else ""
+        if ca.isdigit() and cb.isdigit():
+            r = _digits_left(a, i, b, j) if "0" in (ca, cb) else _digits_right(a, i, b, j)
+            if r:
+                return r
+        if not ca and not cb:
+            return 0
+        if ca != cb:
+            return -1 if ca < cb else 1
+        i, j = i + 1, j + 1
+
+
+#: the sort key of Slurm's node order: ``sorted(names, key=slurm_node_key)``
+slurm_node_key = functools.cmp_to_key(strnatcmp)
+
+
+def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = None, *, node_order: str = "name"):
     """The :class:`pbf.Cluster` of a ``slurm.conf``: one partition's nodes (``partition``, else the
-    ``Default=YES`` one, else every node), in the file's node order, with the partition's
+    ``Default=YES`` one, else every node), numbered as slurmctld numbers them (``node_order="name"``:
+    by :func:`strnatcmp` of their names; ``"file"``: the NodeName lines' order), with the partition's
     ``DefMemPerCPU`` as the default memory per core."""
     from .cluster import Cluster, expand_hostlist
+    if node_order not in NODE_ORDERS:
+        raise ConfigError(f"node_order must be one of {', '.join(NODE_ORDERS)}, got {node_order!r}")
     conf = read_slurm_conf(path)
     nodes = _node_records(conf)
     if not nodes:
         raise ConfigError(f"{conf.path}: no NodeName lines")
+    if node_order == "name":
+        nodes.sort(key=lambda n: slurm_node_key(n.name))
     by_name = {n.name: n for n in nodes}
     chosen = None
     if partition is not None:
@@ -181,7 +255,7 @@ def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = Non
                 if node_name not in seen:
                     seen.add(node_name)
                     picked.append(by_name[node_name])
-            # Slurm orders a partition's nodes as the NodeName lines do
+            # a partition's nodes keep the cluster's numbering (slurmctld's node bitmaps)
             order = {n.name: i for i, n in enumerate(nodes)}
             picked.sort(key=lambda n: order[n.name])
         name = pairs["partitionname"]

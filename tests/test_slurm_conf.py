@@ -9,6 +9,7 @@ import pbf
 from pbf.cluster import Cluster
 from pbf.errors import ConfigError
 from pbf.resources import requests_of
+from pbf.slurm_conf import cluster_from_slurm_conf, slurm_node_key, strnatcmp
 from pbf.workload.sacct import read_sacct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm"
@@ -17,13 +18,17 @@ DATA = Path(__file__).resolve().parent / "data" / "slurm"
 def test_default_partition_with_node_defaults_and_continuations():
     c = Cluster.load(DATA / "site.conf")
     assert c.name == "batch" and c.default_mem_per_core_mb == 1000
-    assert [n.name for n in c.nodes] == ["dwarf01", "dwarf02", "dwarf03", "big1"]
-    assert [n.cores for n in c.nodes] == [8, 8, 8, 32]            # Sockets x CoresPerSocket from DEFAULT; CPUs=
-    assert c.nodes[0].memory_mb == 16000 and c.nodes[3].memory_mb == 256000
-    assert c.nodes[0].features == ("avx2", "ib") and c.nodes[0].klass == "dwarf"
+    assert [n.name for n in c.nodes] == ["big1", "dwarf01", "dwarf02", "dwarf03"]    # by name, as slurmctld
+    assert [n.cores for n in c.nodes] == [32, 8, 8, 8]            # Sockets x CoresPerSocket from DEFAULT; CPUs=
+    assert c.nodes[1].memory_mb == 16000 and c.nodes[0].memory_mb == 256000
+    assert c.nodes[1].features == ("avx2", "ib") and c.nodes[1].klass == "dwarf"
+    old = cluster_from_slurm_conf(DATA / "site.conf", node_order="file")
+    assert [n.name for n in old.nodes] == ["dwarf01", "dwarf02", "dwarf03", "big1"]
+    with pytest.raises(ConfigError, match="node_order must be one of name, file"):
+        cluster_from_slurm_conf(DATA / "site.conf", node_order="lines")
 
 
-def test_a_named_partition_in_node_line_order_with_gres():
+def test_a_named_partition_in_slurms_node_order_with_gres():
     c = Cluster.load(f"{DATA / 'site.conf'}:gpu")
     assert [n.name for n in c.nodes] == ["dwarf01", "gpu1"]
     assert c.nodes[1].gpus == 3 and c.nodes[1].cores == 8      # gpu:a100:2,gpu:v100:1; Procs=
@@ -43,6 +48,29 @@ def test_errors_name_the_file_line_key_and_value(tmp_path, text, expected):
     with pytest.raises(ConfigError) as err:
         Cluster.load(path)
     assert str(path) in str(err.value) and expected in str(err.value)
+
+
+def test_nodes_are_numbered_by_name_as_slurmctld_numbers_them(tmp_path):
+    """Slurm 22.05 (and 17.02) sort the node table by strnatcmp of the names, whatever the lines' order."""
+    path = tmp_path / "slurm.conf"
+    path.write_text("NodeName=n10 CPUs=1\nNodeName=n2 CPUs=2\nNodeName=b1 CPUs=3\nNodeName=a1 CPUs=4\n"
+                    "PartitionName=p Nodes=n10,n2,b1,a1 Default=YES\n")
+    c = Cluster.load(path)
+    assert [n.name for n in c.nodes] == ["a1", "b1", "n2", "n10"] and [n.cores for n in c.nodes] == [4, 3, 2, 1]
+
+
+@pytest.mark.parametrize("a, b, sign", [
+    ("n2", "n10", -1), ("a1", "b1", -1), ("n01", "n1", -1), ("n007", "n01", -1), ("B1", "a1", -1),
+    ("c01", "c01", 0), ("n10b", "n10c", -1), ("rack2-n9", "rack10-n1", -1), ("x", "x1", -1), ("n 2", "n2", 0),
+])
+def test_strnatcmp_is_slurms(a, b, sign):
+    assert strnatcmp(a, b) == sign and strnatcmp(b, a) == -sign
+
+
+def test_slurm_node_key_sorts_like_slurm():
+    names = ["wizard10", "wizard9", "dwarf100", "dwarf099", "dwarf1", "mole02", "Mage1"]
+    assert sorted(names, key=slurm_node_key) == ["Mage1", "dwarf099", "dwarf1", "dwarf100", "mole02", "wizard9",
+                                                 "wizard10"]
 
 
 def test_unknown_partition_lists_the_partitions():

@@ -124,108 +124,20 @@ def test_a_site_without_partitions_gets_one_of_every_node(tmp_path):
 
 # ---------------------------------------------------------------- (a) settings pbf replays with
 
-def test_scheduler_parameters_map_to_pbf_settings(tmp_path):
-    site = _conf(tmp_path, "SchedulerType=sched/backfill\n"
-                           "SchedulerParameters=bf_interval=5,bf_window=120,bf_resolution=30,max_job_bf=50,"
-                           "default_queue_depth=20,sched_interval=15,batch_sched_delay=1,bf_yield_interval=3000000,"
-                           "bf_max_time=10,max_sched_time=1,bf_continue,bf_max_job_user=4\n"
-                           "NodeName=n[1-2] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=ALL Default=YES\n")
-    s = replay_settings(site)
-    c = s.config
-    assert (c.bf_interval, c.bf_max_time, c.trigger, c.clock) == (5, 10, "interval", "slurm-sim")
-    assert (c.backfill.window, c.backfill.resolution, c.backfill.max_job_test, c.backfill.reservations) == \
-        (7200, 30, 50, None)
-    sim = c.slurm_sim
-    assert (sim.default_queue_depth, sim.sched_interval, sim.batch_sched_delay, sim.bf_yield_interval,
-            sim.max_sched_time) == (20, 15, 1, 3.0, 1.0)
-    assert c.priority == "fcfs" and c.mem_from == "requested"
-    said = " | ".join(s.unmodelled)
-    assert "SchedulerParameters bf_continue: not modelled" in said
-    assert "SchedulerParameters bf_max_job_user=4: not modelled" in said
-    assert s.mapped["SchedulerParameters bf_max_job_test"] == "50 (site)"
-    assert s.cluster.units == 8 and s.partition == "p"
-
-
-def test_settings_a_site_leaves_out_take_slurm_2205_defaults(tmp_path):
-    s = replay_settings(_conf(tmp_path, "SelectType=select/cons_tres\nNodeName=n1 CPUs=4\n"))
-    c = s.config
-    assert (c.bf_interval, c.bf_max_time, c.backfill.window, c.backfill.resolution, c.backfill.max_job_test) == \
-        (30, None, 86400, 60, 500)
-    assert (c.slurm_sim.default_queue_depth, c.slurm_sim.sched_interval, c.slurm_sim.batch_sched_delay,
-            c.slurm_sim.max_sched_time, c.slurm_sim.bf_yield_interval) == (100, 60, 3, 2.0, 2.0)
-    assert "Slurm 22.05 default" in s.mapped["SchedulerParameters bf_window"]
-    # a budget shorter than the yield interval: the interval is cut (pbf refuses a longer one), and said
-    s1 = replay_settings(_conf(tmp_path, "SchedulerParameters=bf_interval=1\nNodeName=n1 CPUs=4\n", "b.conf"))
-    assert s1.config.slurm_sim.bf_yield_interval == 1.0
-    assert "cut to the cycle's budget 1 s" in s1.mapped["SchedulerParameters bf_yield_interval"]
-
-
-def test_multifactor_priority_maps_weights_and_ages(tmp_path):
-    site = _conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightJobSize=500\n"
-                           "PriorityWeightFairshare=2000\nPriorityMaxAge=1-0\nPriorityDecayHalfLife=2:00:00\n"
-                           "PriorityCalcPeriod=2\nPriorityFavorSmall=YES\nPriorityWeightTRES=CPU=100\n"
-                           "PriorityFlags=SMALL_RELATIVE_TO_TIME\nNodeName=n1 CPUs=4\n")
-    s = replay_settings(site)
-    mf = s.config.priority
-    assert (mf.weight_age, mf.weight_job_size, mf.weight_fairshare, mf.weight_partition, mf.weight_qos) == \
-        (1000, 500, 2000, 0, 0)
-    assert (mf.max_age, mf.half_life, mf.calc_period, mf.favor_small) == (86400, 7200, 120, True)
-    said = " | ".join(s.unmodelled)
-    for needle in ("priorityweighttres=CPU=100", "priorityflags=SMALL_RELATIVE_TO_TIME", "no slurmdbd"):
-        assert needle in said, needle
-
-
-def test_every_setting_pbf_does_not_model_is_listed(tmp_path):
-    site = _conf(tmp_path,
-                 "SlurmctldHost=h1\nAuthType=auth/munge\nProctrackType=proctrack/cgroup\n"   # plumbing: not listed
-                 "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core,CR_LLN\nPreemptType=preempt/qos\n"
-                 "PreemptMode=REQUEUE\nTopologyPlugin=topology/tree\nWeirdKey=1\nSchedulerType=sched/builtin\n"
-                 "DefMemPerGPU=1000\nOverTimeLimit=5\nPriorityType=priority/basic\nPriorityWeightAge=10\n"
-                 "NodeName=a1 CPUs=8 ThreadsPerCore=2 Weight=10 CoreSpecCount=1\nNodeName=a2 CPUs=8 Weight=20\n"
-                 "NodeName=g1 CPUs=4 Gres=gpu:a100:2\n"
-                 "PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2 MaxNodes=2 MaxTime=60\n")
-    s = replay_settings(site)
-    said = " | ".join(s.unmodelled)
-    for needle in ("CR_LLN", "preempttype=preempt/qos", "preemptmode=REQUEUE", "topologyplugin=topology/tree",
-                   "weirdkey=1", "defmempergpu=1000", "overtimelimit=5", "priorityweightage: has no effect",
-                   "ThreadsPerCore=2", "corespeccount=1", "Weight (1, 10, 20)", "GPU types are counted",
-                   "oversubscribe=FORCE:2", "maxnodes=2", "maxtime=60"):
-        assert needle in said, needle
-    for plumbing in ("slurmctldhost", "authtype", "proctracktype"):
-        assert plumbing not in said.lower()
-    assert s.config.mem_from == "none" and s.config.backfill.enabled is False   # CR_Core; sched/builtin
-
-
-def test_a_node_order_other_than_slurms_is_listed(tmp_path):
-    """slurmctld 22.05 numbers nodes by name (a1, b1, n2, n10), whatever the order of the NodeName lines."""
-    said = [u for u in replay_settings(DATA / "hetero8.conf").unmodelled if u.startswith("node order")]
-    assert said and "(c01, c02, c03, g01, g02, m01, m02, s01)" in said[0]
-    assert not [u for u in replay_settings(DATA / "small4.conf").unmodelled if u.startswith("node order")]
+def test_the_harness_reads_the_settings_as_pbf_replay_does():
+    """The mapping itself is tested in tests/test_slurm_settings.py: the harness uses the same function."""
+    from pbf.slurm_settings import slurm_settings
+    a, b = replay_settings(DATA / "hetero8.conf"), slurm_settings(DATA / "hetero8.conf")
+    assert a.config == b.config and a.unmodelled == b.unmodelled and a.mapped == b.mapped
+    assert [n.name for n in a.cluster.nodes] == ["c01", "c02", "c03", "g01", "g02", "m01", "m02", "s01"]
     assert sorted(["n10", "n2", "b1", "a1"], key=natural_key) == ["a1", "b1", "n2", "n10"]
+    assert slurm_duration("1-0", "x") == 86400
 
 
-def test_jobs_without_memory_on_a_partition_without_a_default_are_listed(tmp_path):
-    site = _conf(tmp_path, "SelectType=select/cons_tres\nNodeName=n1 CPUs=4 RealMemory=4000\n")
-    table, req = load_workload(DATA / "small4_jobs.sacct")
-    req0 = type(req)(req.mem_core_mb * 0, req.mem_node_mb * 0, req.gpus, req.nodes_min, req.nodes_max, req.features)
-    said = " | ".join(replay_settings(site, requests=req0).unmodelled)
-    assert "20 jobs ask no memory and the partition has no DefMemPerCPU" in said
-    assert "ask no memory" not in " | ".join(replay_settings(site, requests=req).unmodelled)
-
-
-@pytest.mark.parametrize("text, seconds", [("30", 1800), ("5:30", 330), ("1:02:03", 3723), ("2-0", 172800),
-                                           ("1-2:03", 93780), ("1-00:00:05", 86405), ("INFINITE", None)])
-def test_slurm_durations(text, seconds):
-    assert slurm_duration(text, "x") == seconds
-
-
-def test_a_bad_setting_names_the_file_line_and_value(tmp_path):
-    site = _conf(tmp_path, "NodeName=n1 CPUs=4\nSchedulerParameters=bf_interval=often\n")
-    with pytest.raises(ConfigError, match=r"line 2: SchedulerParameters bf_interval='often': expected a whole number"):
-        replay_settings(site)
-    site = _conf(tmp_path, "NodeName=n1 CPUs=4\nPriorityType=priority/multifactor\nPriorityMaxAge=soon\n", "b.conf")
-    with pytest.raises(ConfigError, match=r"line 3: prioritymaxage='soon': expected a Slurm time"):
-        replay_settings(site)
+def test_the_private_slurm_says_it_has_no_fair_share(tmp_path):
+    site = _conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightFairshare=100\nNodeName=n1 CPUs=2\n")
+    pc = write_private_conf(site, tmp_path / "s")
+    assert any("no slurmdbd" in n for n in pc.not_carried)
 
 
 # ---------------------------------------------------------------- (a) the time scale

@@ -1,6 +1,7 @@
 """Slurm against pbf, job by job: the same workload through a real Slurm (:mod:`pbf.validate.slurm_run`)
 and through pbf's replay with the settings that stand for the site's scheduler
-(:func:`pbf.validate.slurm_config.replay_settings`), and what differs.
+(:func:`pbf.slurm_settings.slurm_settings`, as ``pbf replay --slurm-conf`` reads the same file), and what
+differs.
 
 Outputs (in ``out``):
 
@@ -259,8 +260,9 @@ def validate_slurm(conf, workload, *, time_scale: float = 1.0, out: str | os.Pat
     (module docstring) and return the summary. Raises :class:`pbf.validate.SlurmUnavailable` when this
     machine cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
     from ..replayer import replay
+    from ..slurm_settings import slurm_settings
     from .jobs import load_workload, pbf_table, scale_jobs
-    from .slurm_config import replay_settings, write_private_conf
+    from .slurm_config import write_private_conf
     from .slurm_run import check_requirements, new_scratch, run_slurm, slurm_version
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
         raise ConfigError(f"repeat must be a whole number >= 1, got {repeat!r}")
@@ -273,7 +275,7 @@ def validate_slurm(conf, workload, *, time_scale: float = 1.0, out: str | os.Pat
     if not os.path.exists(conf):
         raise ConfigError(f"slurm.conf {conf!r}: no such file")
     table, requests = load_workload(workload)
-    settings = replay_settings(conf, partition, requests=requests)
+    settings = slurm_settings(conf, partition, requests=requests)     # as pbf replay --slurm-conf reads it
     jobs, notes = scale_jobs(table, requests, time_scale)
     check_requirements()
     t_begin = time.time()
@@ -315,7 +317,8 @@ def validate_slurm(conf, workload, *, time_scale: float = 1.0, out: str | os.Pat
         "slurm_version": run.version if runs else slurm_version(), "conf": os.path.abspath(conf),
         "workload": os.path.abspath(os.fspath(workload)), "partition": settings.partition, "time_scale": time_scale,
         "time_scale_notes": notes, "repeat": repeat, "timeout_s": timeout,
-        "unmodelled": settings.unmodelled, "not_carried_to_private_slurm": run_meta[0]["not_carried"],
+        "unmodelled": settings.unmodelled, "read_past": settings.read_past,
+        "not_carried_to_private_slurm": run_meta[0]["not_carried"],
         "pbf_settings": settings.mapped, "pbf_config": ps["config"],
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},

@@ -1,0 +1,492 @@
+"""A site's scheduler read from its ``slurm.conf``: the pbf replay settings that stand for what Slurm
+would use there, and every setting of the file pbf does not model, listed -- never dropped in silence.
+
+One file sets it all: the nodes and the partition (:mod:`pbf.slurm_conf`), ``SchedulerType``,
+``SchedulerParameters``, the ``Priority*`` lines and the select plugin's memory rule. They become pbf's
+``slurm`` preset (a reservation for every tested job, requested times, queue order, the interval
+trigger and the slurm-sim clock; docs/engine.md "Scheduler time") with the site's values:
+
+============================================================  =============================================
+site setting                                                  pbf
+============================================================  =============================================
+``SchedulerType=sched/backfill`` / ``sched/builtin``          backfill / ``Backfill(enabled=False)``
+``bf_interval`` (``-1``: no backfill), ``bf_max_time``        ``bf_interval``, ``bf_max_time``
+``bf_window`` (minutes)                                       ``Backfill.window`` (seconds)
+``bf_resolution``                                             ``Backfill.resolution``
+``bf_max_job_test`` (older name ``max_job_bf``)               ``Backfill.max_job_test``
+``default_queue_depth``, ``sched_interval``,                  :class:`pbf.SlurmSim` fields of the same names
+``batch_sched_delay``, ``max_sched_time``
+``bf_yield_interval`` (microseconds)                          ``SlurmSim.bf_yield_interval`` (seconds)
+``PriorityType=priority/basic``                               ``fcfs``
+``priority/multifactor`` with ``PriorityWeight{Age,JobSize,   :class:`pbf.plugins.Multifactor` with those
+Fairshare,Partition,QOS}``, ``PriorityMaxAge``,               values
+``PriorityDecayHalfLife``, ``PriorityCalcPeriod``,
+``PriorityFavorSmall``
+``SelectTypeParameters=CR_*_Memory`` / ``CR_Core``, ``CR_CPU`` memory held / not held (``mem_from="none"``)
+``DefMemPerCPU`` (file or partition)                          the cluster's default memory per core
+============================================================  =============================================
+
+Where the file is silent, Slurm 22.05's defaults apply (:data:`SLURM_DEFAULTS`; ``backfill.c``
+``_load_config`` and ``job_scheduler.c`` ``_schedule`` of Slurm 22.05, slurm.conf(5)). Values Slurm
+would refuse raise :class:`pbf.ConfigError` naming the file, the line, the key, the value and what was
+expected. Settings that do not decide when or where a job runs (host names, ports, paths,
+authentication, logging, accounting storage) are listed apart (:attr:`SlurmSettings.read_past`).
+
+:func:`slurm_settings` is used by ``pbf replay --slurm-conf`` and by the real-Slurm harness
+(``pbf validate slurm``), so both replay a site with the same settings read from the same file.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
+from .slurm_conf import _lines, _pairs, read_slurm_conf, slurm_node_key
+
+__all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
+           "ALWAYS_UNMODELLED"]
+
+#: Slurm 22.05's defaults of the settings pbf maps, used where the site sets none: ``backfill.c``
+#: (``BACKFILL_INTERVAL`` 30 s, ``BACKFILL_WINDOW`` one day, ``BACKFILL_RESOLUTION`` 60 s,
+#: ``DEF_BF_MAX_JOB_TEST`` 500, ``bf_yield_interval`` 2 s), ``job_scheduler.c`` (``default_queue_depth``
+#: 100, ``sched_interval`` 60 s, ``batch_sched_delay`` 3 s, ``max_sched_time`` MessageTimeout / 2 from 1
+#: to 2 s) and slurm.conf(5) (``MessageTimeout`` 10 s, ``PriorityMaxAge`` and ``PriorityDecayHalfLife``
+#: 7 days, ``PriorityCalcPeriod`` 5 minutes, weights 0)
+SLURM_DEFAULTS = {"bf_interval": 30, "bf_window": 1440, "bf_resolution": 60, "bf_max_job_test": 500,
+                  "bf_yield_interval": 2_000_000, "default_queue_depth": 100, "sched_interval": 60,
+                  "batch_sched_delay": 3, "MessageTimeout": 10, "PriorityMaxAge": 7 * 86400,
+                  "PriorityDecayHalfLife": 7 * 86400, "PriorityCalcPeriod": 300}
+
+#: SchedulerParameters pbf maps: (smallest, largest) value Slurm 22.05 takes (``backfill.c``
+#: ``_load_config``, ``job_scheduler.c`` ``_schedule``); None: no upper bound
+_SCHED_RANGES = {"bf_interval": (1, 10800), "bf_max_time": (1, 3600), "bf_window": (1, 43200),
+                 "bf_resolution": (1, 3600), "bf_max_job_test": (1, 1_000_000), "max_job_bf": (1, 1_000_000),
+                 "bf_yield_interval": (1, 10_000_000), "default_queue_depth": (1, None),
+                 "sched_interval": (1, None), "batch_sched_delay": (0, None), "max_sched_time": (1, None)}
+#: SchedulerParameters pbf does not model, with why (whole numbers >= 0 where they take one)
+_SCHED_UNMODELLED = {
+    "bf_continue": "pbf ends a backfill cycle whose lock yield finds arrivals or completions, as Slurm does "
+                   "without bf_continue",
+    "bf_max_job_user": "pbf tests every user's jobs (no per-user cap in a backfill cycle)",
+    "bf_max_job_part": "pbf tests every partition's jobs (no per-partition cap in a backfill cycle)",
+    "bf_max_job_start": "pbf starts every job a backfill cycle can start (no cap on starts per cycle)",
+    "bf_max_job_user_part": "pbf has no per-user-and-partition cap in a backfill cycle",
+    "bf_max_job_assoc": "pbf has no per-association cap in a backfill cycle",
+    "bf_min_age_reserve": "pbf reserves for jobs of any age",
+    "bf_min_prio_reserve": "pbf reserves for jobs of any priority",
+    "bf_yield_sleep": "a yield costs pbf no time (Slurm sleeps 0.5 s without locks)",
+    "sched_min_interval": "pbf's main scheduler runs on its own timers in whole simulated seconds",
+    "partition_job_depth": "pbf's main scheduler has no per-partition depth",
+    "sched_max_job_start": "pbf's main scheduler has no cap on starts per pass",
+}
+_SCHED_COUNTS = ("bf_max_job_user", "bf_max_job_part", "bf_max_job_start", "bf_max_job_user_part",
+                 "bf_max_job_assoc", "bf_min_age_reserve", "bf_min_prio_reserve", "bf_yield_sleep",
+                 "sched_min_interval", "partition_job_depth", "sched_max_job_start")
+_PRIORITY_MAPPED = ("prioritytype", "priorityweightage", "priorityweightfairshare", "priorityweightjobsize",
+                    "priorityweightpartition", "priorityweightqos", "prioritymaxage", "prioritydecayhalflife",
+                    "prioritycalcperiod", "priorityfavorsmall")
+#: global keys read elsewhere in this module (mapped, or listed with a sentence of their own)
+_HANDLED = frozenset(("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters",
+                      "defmempercpu", "messagetimeout", "defmempernode", "maxmempercpu", "maxmempernode",
+                      "defcpupergpu", "defmempergpu", "enforcepartlimits", "fairsharedampeningfactor",
+                      "schedulertimeslice", "preempttype", "preemptmode", "overtimelimit", "killwait",
+                      "topologyplugin"))
+#: node keys pbf reads (its nodes) or that do not decide where a job runs; the rest are listed
+_NODE_READ = frozenset(("nodename", "nodehostname", "nodeaddr", "port", "cpus", "procs", "boards", "sockets",
+                        "socketsperboard", "corespersocket", "threadspercore", "realmemory", "gres", "feature",
+                        "features", "weight", "state", "reason", "tmpdisk", "corespeccount", "cpuspeclist",
+                        "memspeclimit", "bcastaddr"))
+#: global keys that do not decide when or where a job runs: names, hosts, ports, paths, authentication,
+#: logging, accounting storage, launch plumbing (listed apart, in ``read_past``)
+PLUMBING = frozenset("""clustername slurmctldhost controlmachine controladdr backupcontroller backupaddr
+    slurmctldport slurmdport slurmctldaddr authtype authinfo authalttypes authaltparameters credtype cryptotype
+    slurmuser slurmduser statesavelocation slurmdspooldir slurmctldpidfile slurmdpidfile slurmctldlogfile
+    slurmdlogfile slurmctlddebug slurmddebug slurmctldsyslogdebug slurmdsyslogdebug slurmschedlogfile
+    slurmschedloglevel debugflags logtimeformat jobcomptype jobcomploc jobcomphost jobcompport jobcompuser
+    jobcomppass jobcompparams accountingstoragetype accountingstoragehost accountingstorageport
+    accountingstorageloc accountingstorageuser accountingstoragepass accountingstoragetres
+    accountingstorageexternalhost accountingstoreflags accountingstoragebackuphost jobacctgathertype
+    jobacctgatherfrequency jobacctgatherparams acctgathernodefreq acctgatherenergytype acctgatherprofiletype
+    acctgatherinterconnecttype acctgatherfilesystemtype proctracktype taskplugin taskpluginparam mpidefault
+    mpiparams switchtype launchtype launchparameters mailprog maildomain plugindir plugstackconf
+    propagateresourcelimits propagateresourcelimitsexcept propagateprioprocess tmpfs usepam grestypes
+    fastschedule cachegroups jobcredentialprivatekey jobcredentialpubliccertificate jobfilecopy firstjobid
+    maxjobid maxstepcount communicationparameters x11parameters hashplugin clifilterplugins jobcontainertype
+    tcptimeout keepalivetime msgaggregationparams routeplugin slurmctldprimaryonprog slurmctldprimaryoffprog
+    include vsizefactor memlimitenforce openmp reconfigflags srunprolog srunepilog taskprolog taskepilog
+    sruntimeout unkillablestepprogram unkillablesteptimeout getenvtimeout epilogmsgtime maxdbdmsgs
+    slurmctldtimeout slurmdparameters slurmdtimeout treewidth""".split())
+
+#: what Slurm 22.05 does that pbf's model leaves out whatever the site sets (one sentence each)
+ALWAYS_UNMODELLED = (
+    "bf_yield_sleep: Slurm 22.05 sleeps 0.5 s without locks per backfill yield; a yield costs pbf no time",
+    "scheduling triggered by RPCs (sched_min_interval): pbf's main scheduler runs on its own timers "
+    "(batch_sched_delay, sched_interval) in whole simulated seconds",
+    "job launch: Slurm starts a batch job by RPC to slurmd (a fraction of a second); pbf starts it at the "
+    "scheduling instant",
+    "will-run test: Slurm plans a job that cannot start now by removing running jobs in batches whose ends lie "
+    "within a window of 30 s that doubles each batch, and plans the start at the batch's last end; pbf plans "
+    "at the exact earliest end",
+)
+
+_DURATION = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+
+
+def slurm_duration(text: str, where: str) -> int | None:
+    """Seconds of a Slurm time value: ``minutes``, ``minutes:seconds``, ``hours:minutes:seconds``,
+    ``days-hours``, ``days-hours:minutes``, ``days-hours:minutes:seconds``; None for ``UNLIMITED`` /
+    ``INFINITE``. ``where`` names the file, line and key in the error."""
+    t = text.strip()
+    if t.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    m = _DURATION.match(t)
+    if not m:
+        raise ConfigError(f"{where}={text!r}: expected a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
+                          "or D-HH:MM:SS)")
+    days, a, b, c = m.groups()
+    if days is not None:
+        h, mi, s = int(a), int(b or 0), int(c or 0)
+        return int(days) * 86400 + h * 3600 + mi * 60 + s
+    if c is not None:
+        return int(a) * 3600 + int(b) * 60 + int(c)
+    if b is not None:
+        return int(a) * 60 + int(b)
+    return int(a) * 60
+
+
+@dataclass
+class SlurmSettings:
+    """What pbf replays a site's scheduler with.
+
+    ``config``: a :class:`pbf.ReplayConfig` on the site's cluster of nodes; ``mapped``: each site setting
+    pbf models and the pbf setting it became (or the Slurm default used); ``unmodelled``: every setting of
+    the site pbf does not model, one sentence each, and what Slurm does that pbf never models;
+    ``read_past``: settings that do not decide when or where a job runs (``KEY (line N)``); ``cluster``:
+    the :class:`pbf.Cluster` of the partition; ``partition``: its name (None: every node); ``path``: the
+    file."""
+    config: object
+    mapped: dict
+    unmodelled: list
+    cluster: object
+    partition: str | None
+    read_past: list = field(default_factory=list)
+    path: str = ""
+
+    def as_dict(self) -> dict:
+        """The settings as summary.json records them (``config`` apart)."""
+        return {"path": self.path, "partition": self.partition, "mapped": dict(self.mapped),
+                "unmodelled": list(self.unmodelled), "read_past": list(self.read_past)}
+
+
+def _partitions(path):
+    """The PartitionName lines with ``PartitionName=DEFAULT`` values applied: (line, {key: value})."""
+    out, default = [], {}
+    for number, text in _lines(path):
+        pairs = _pairs(path, number, text)
+        if "partitionname" not in pairs:
+            continue
+        if pairs["partitionname"].upper() == "DEFAULT":
+            default = {k: v for k, v in pairs.items() if k != "partitionname"}
+            continue
+        out.append((number, {**default, **pairs}))
+    return out
+
+
+def choose_partition(path, partition=None):
+    """The partition jobs go to: ``partition``, else the ``Default=YES`` one, else the only one;
+    ``(line, pairs)``, or None when the file has no PartitionName line (every node). Several partitions
+    and none chosen or default: a :class:`pbf.ConfigError`."""
+    parts = _partitions(path)
+    if partition is not None:
+        for number, pairs in parts:
+            if pairs["partitionname"] == partition:
+                return number, pairs
+        names = ", ".join(p["partitionname"] for _, p in parts) or "none"
+        raise ConfigError(f"{path}: no partition {partition!r} (partitions: {names})")
+    for number, pairs in parts:
+        if pairs.get("default", "").upper() == "YES":
+            return number, pairs
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return None
+    raise ConfigError(f"{path}: {len(parts)} partitions and none has Default=YES: name one "
+                      f"(--partition; partitions: {', '.join(p['partitionname'] for _, p in parts)})")
+
+
+def _int(where, value, low=0, high=None, also=()):
+    text = str(value).strip()
+    ok = re.fullmatch(r"-?\d+", text) is not None
+    if ok and int(text) not in also and (int(text) < low or (high is not None and int(text) > high)):
+        ok = False
+    if not ok:
+        span = f"from {low} to {high}" if high is not None else f">= {low}"
+        extra = "".join(f" or {a}" for a in also)
+        raise ConfigError(f"{where}={value!r}: expected a whole number {span}{extra}")
+    return int(text)
+
+
+def _sched_params(conf, mapped, unmodelled):
+    number, text = conf.settings.get("schedulerparameters", (None, ""))
+    where = f"{conf.path}, line {number}: SchedulerParameters"
+    opts = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip().lower()
+        if key in _SCHED_RANGES:
+            if not sep:
+                raise ConfigError(f"{where}: {item!r}: expected {key}=NUMBER")
+            opts[key] = value.strip()
+        elif key in _SCHED_UNMODELLED:
+            if key in _SCHED_COUNTS:
+                _int(f"{where} {key}", value if sep else "", 0)
+            unmodelled.append(f"SchedulerParameters {item} (line {number}): not modelled by pbf: "
+                              f"{_SCHED_UNMODELLED[key]}")
+        else:
+            unmodelled.append(f"SchedulerParameters {item} (line {number}): not modelled by pbf")
+    if "max_job_bf" in opts:
+        old = opts.pop("max_job_bf")
+        if "bf_max_job_test" not in opts:
+            opts["bf_max_job_test"] = old
+            unmodelled.append(f"SchedulerParameters max_job_bf={old} (line {number}): read as bf_max_job_test; "
+                              "Slurm 22.05's slurmctld refuses max_job_bf (fatal at start)")
+    out = {}
+    for key in ("bf_interval", "bf_window", "bf_resolution", "bf_max_job_test", "default_queue_depth",
+                "sched_interval", "batch_sched_delay", "bf_yield_interval"):
+        if key in opts:
+            low, high = _SCHED_RANGES[key]
+            out[key] = _int(f"{where} {key}", opts[key], low, high, also=(-1,) if key == "bf_interval" else ())
+            mapped[f"SchedulerParameters {key}"] = f"{out[key]} (site)"
+        else:
+            out[key] = SLURM_DEFAULTS[key]
+            mapped[f"SchedulerParameters {key}"] = f"{out[key]} (Slurm 22.05 default)"
+    if out["bf_interval"] == -1:
+        mapped["SchedulerParameters bf_interval"] = "-1 (site): no backfill cycle"
+    if "bf_max_time" in opts:
+        out["bf_max_time"] = _int(f"{where} bf_max_time", opts["bf_max_time"], *_SCHED_RANGES["bf_max_time"])
+        mapped["SchedulerParameters bf_max_time"] = f"{out['bf_max_time']} (site)"
+    else:
+        out["bf_max_time"] = None
+        mapped["SchedulerParameters bf_max_time"] = f"= bf_interval, {out['bf_interval']} (Slurm default)"
+    mt_line, mt = conf.settings.get("messagetimeout", (None, str(SLURM_DEFAULTS["MessageTimeout"])))
+    mt = _int(f"{conf.path}, line {mt_line}: MessageTimeout", mt, 1)
+    if "max_sched_time" in opts:
+        out["max_sched_time"] = _int(f"{where} max_sched_time", opts["max_sched_time"], 1)
+        mapped["SchedulerParameters max_sched_time"] = f"{out['max_sched_time']} (site)"
+        if out["max_sched_time"] > mt // 2:
+            unmodelled.append(f"SchedulerParameters max_sched_time={out['max_sched_time']} (line {number}): above "
+                              f"MessageTimeout / 2 ({mt // 2}); Slurm 22.05 then uses its default, pbf the value")
+    else:
+        out["max_sched_time"] = min(max(mt // 2, 1), 2)
+        mapped["SchedulerParameters max_sched_time"] = (f"{out['max_sched_time']} (Slurm default: "
+                                                        f"MessageTimeout {mt} / 2, from 1 to 2 s)")
+    return out
+
+
+def _priority(conf, mapped, unmodelled):
+    def get(key, default=None):
+        return conf.settings.get(key, (None, default))
+    number, kind = get("prioritytype", "priority/basic")
+    for key, (line, value) in conf.settings.items():
+        if key.startswith("priority") and key not in _PRIORITY_MAPPED:
+            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+    if kind == "priority/basic":
+        mapped["PriorityType"] = f"{kind} -> fcfs" + (" (Slurm default)" if number is None else "")
+        for key in _PRIORITY_MAPPED[1:]:
+            if key in conf.settings:
+                unmodelled.append(f"{key} (line {conf.settings[key][0]}): has no effect under priority/basic "
+                                  "(FIFO by submission)")
+        return "fcfs"
+    if kind != "priority/multifactor":
+        raise ConfigError(f"{conf.path}, line {number}: PriorityType={kind!r}: expected priority/basic or "
+                          "priority/multifactor")
+    mapped["PriorityType"] = f"{kind} -> multifactor"
+    from .plugins.multifactor import Multifactor
+    kw = {}
+    for key, attr in (("priorityweightage", "weight_age"), ("priorityweightfairshare", "weight_fairshare"),
+                      ("priorityweightjobsize", "weight_job_size"), ("priorityweightpartition", "weight_partition"),
+                      ("priorityweightqos", "weight_qos")):
+        line, value = get(key, "0")
+        kw[attr] = float(_int(f"{conf.path}, line {line}: {key}", value, 0, 4_294_967_294))
+        mapped[key] = f"{attr} {kw[attr]:g}" + (" (Slurm default 0)" if line is None else "")
+    for key, attr, default in (("prioritymaxage", "max_age", "PriorityMaxAge"),
+                               ("prioritydecayhalflife", "half_life", "PriorityDecayHalfLife"),
+                               ("prioritycalcperiod", "calc_period", "PriorityCalcPeriod")):
+        line, value = get(key)
+        secs = SLURM_DEFAULTS[default] if value is None else slurm_duration(value, f"{conf.path}, line {line}: {key}")
+        kw[attr] = 0 if secs is None else secs
+        mapped[key] = f"{attr} {kw[attr]} s" + (" (Slurm default)" if value is None else "")
+    line, value = get("priorityfavorsmall", "NO")
+    if value.upper() not in ("YES", "NO"):
+        raise ConfigError(f"{conf.path}, line {line}: PriorityFavorSmall={value!r}: expected YES or NO")
+    kw["favor_small"] = value.upper() == "YES"
+    mapped["priorityfavorsmall"] = f"favor_small {kw['favor_small']}" + (" (Slurm default)" if line is None else "")
+    if kw["weight_fairshare"]:
+        unmodelled.append("PriorityWeightFairshare: pbf charges usage to each trace user with equal shares "
+                          "(classic fair share, no accounts or associations)")
+    if kw["weight_qos"]:
+        unmodelled.append("PriorityWeightQOS: QOS priorities come from pbf's --mf-qos (none in a slurm.conf)")
+    return Multifactor(**kw)
+
+
+def _select(conf, mapped, unmodelled):
+    """mem_from from SelectType / SelectTypeParameters."""
+    sel_line, select = conf.settings.get("selecttype", (None, "select/linear"))
+    if select not in ("select/cons_tres", "select/cons_res"):
+        unmodelled.append(f"SelectType={select} (line {sel_line}): whole-node allocation is not modelled; pbf "
+                          "places jobs by cons_res rules")
+    mapped["SelectType"] = f"{select} -> cons_res node model"
+    tp_line, tp = conf.settings.get("selecttypeparameters", (None, "CR_Core_Memory" if select != "select/linear"
+                                                                  else ""))
+    flags = [f.strip() for f in tp.split(",") if f.strip()]
+    kinds = [f for f in flags if f.upper() in ("CR_CPU", "CR_CORE", "CR_SOCKET", "CR_MEMORY", "CR_CPU_MEMORY",
+                                               "CR_CORE_MEMORY", "CR_SOCKET_MEMORY")]
+    mem_from = "requested"
+    if kinds:
+        kind = kinds[0].upper()
+        if kind.endswith("_MEMORY"):
+            mapped["SelectTypeParameters"] = f"{kinds[0]} -> memory is held (mem_from requested)"
+        elif kind == "CR_MEMORY":
+            unmodelled.append(f"SelectTypeParameters={tp} (line {tp_line}): CR_Memory (cores not consumable) "
+                              "is not modelled")
+        else:
+            mem_from = "none"
+            mapped["SelectTypeParameters"] = f"{kinds[0]} -> memory is not held (mem_from none)"
+        if kind.startswith("CR_SOCKET"):
+            unmodelled.append(f"SelectTypeParameters {kinds[0]}: whole sockets are not modelled; pbf allocates "
+                              "cores")
+    for f in flags:
+        if f not in kinds:
+            unmodelled.append(f"SelectTypeParameters {f} (line {tp_line}): not modelled by pbf")
+    return mem_from
+
+
+def _nodes_and_partition(conf, cluster, chosen, unmodelled):
+    from .cluster import expand_hostlist
+    weights = set()
+    part_names = {n.name for n in cluster.nodes}
+    for number, pairs in conf.nodes:
+        names = [n for n in expand_hostlist(pairs["nodename"]) if n in part_names]
+        if not names:
+            continue
+        name = names[0] if len(names) == 1 else pairs["nodename"]
+        weights.add(pairs.get("weight", "1"))
+        for key in ("corespeccount", "cpuspeclist", "memspeclimit"):
+            if key in pairs:
+                unmodelled.append(f"NodeName={name}: {key}={pairs[key]} (line {number}): specialised cores or "
+                                  "memory are not modelled")
+        if pairs.get("threadspercore", "1") not in ("1", ""):
+            unmodelled.append(f"NodeName={name}: ThreadsPerCore={pairs['threadspercore']} (line {number}): pbf "
+                              "counts every CPU as a core; Slurm allocates whole cores under CR_Core")
+        gres = pairs.get("gres", "")
+        if any(len(e.split(":")) > 2 for e in gres.split(",") if e.startswith("gpu")):
+            unmodelled.append(f"NodeName={name}: Gres={gres} (line {number}): GPU types are counted as plain GPUs")
+        if any(e.split(":")[0] != "gpu" for e in filter(None, gres.split(","))):
+            unmodelled.append(f"NodeName={name}: Gres={gres} (line {number}): only GPUs are modelled")
+        for key in pairs:
+            if key not in _NODE_READ:
+                unmodelled.append(f"NodeName={name}: {key}={pairs[key]} (line {number}): not modelled by pbf")
+        state = pairs.get("state", "UNKNOWN").upper()
+        if state not in ("UNKNOWN", "IDLE", "FUTURE_NO", ""):
+            unmodelled.append(f"NodeName={name}: State={pairs['state']} (line {number}): pbf starts every node up")
+    if len(weights) > 1:
+        shown = ", ".join(sorted(weights, key=slurm_node_key))
+        unmodelled.append(f"NodeName Weight ({shown}): Slurm prefers nodes of lower weight; pbf takes nodes in "
+                          "Slurm's name order whatever their weight")
+    if not chosen:
+        return
+    number, pairs = chosen
+    harmless = ("partitionname", "nodes", "default", "defmempercpu", "hidden", "defaulttime", "state",
+                "tresbillingweights", "priorityjobfactor", "prioritytier", "allowaccounts", "allowgroups",
+                "allowqos", "denyaccounts", "denyqos",
+                "allocnodes", "disablerootjobs", "rootonly", "reqresv", "gracetime")
+    for key, value in pairs.items():
+        if key in harmless:
+            continue
+        if (key == "maxtime" and value.upper() in ("INFINITE", "UNLIMITED")) or (
+                key in ("oversubscribe", "shared") and value.upper() == "NO"):
+            continue
+        unmodelled.append(f"PartitionName={pairs['partitionname']}: {key}={value} (line {number}): not modelled "
+                          "by pbf")
+
+
+def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, requests=None) -> SlurmSettings:
+    """The pbf replay settings standing for the scheduler of the site's ``slurm.conf`` at ``path`` (module
+    docstring): the partition ``partition`` (else the ``Default=YES`` one, else the only one, else every
+    node), Slurm 22.05's defaults where the file is silent, and everything else the file sets listed in
+    :attr:`SlurmSettings.unmodelled`. ``requests`` (a :class:`pbf.resources.Requests`, optional) adds
+    what the jobs make matter (jobs without memory on a partition without ``DefMemPerCPU``). Raises
+    :class:`pbf.ConfigError` naming the file, line, key and value of a setting pbf cannot use."""
+    from .config import Backfill
+    from .replayer import ReplayConfig
+    from .scheduler_time import SlurmSim
+    from .slurm_conf import cluster_from_slurm_conf
+    path = os.fspath(path)
+    conf = read_slurm_conf(path)
+    if not conf.nodes:
+        raise ConfigError(f"{conf.path}: no NodeName lines")
+    chosen = choose_partition(path, partition)
+    part_name = chosen[1]["partitionname"] if chosen else None
+    cluster = cluster_from_slurm_conf(path, part_name)
+    mapped, unmodelled, read_past = {}, [], []
+    mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition {part_name or '(all)'}, "
+                       "numbered by name as slurmctld numbers them")
+    for key, (line, value) in conf.settings.items():
+        if key in PLUMBING:
+            read_past.append(f"{key} (line {line})")
+        elif key not in _HANDLED and not key.startswith("priority"):
+            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+    sched_line, sched = conf.settings.get("schedulertype", (None, "sched/backfill"))
+    if sched not in ("sched/backfill", "sched/builtin"):
+        raise ConfigError(f"{conf.path}, line {sched_line}: SchedulerType={sched!r}: expected sched/backfill or "
+                          "sched/builtin")
+    s = _sched_params(conf, mapped, unmodelled)
+    backfilling = sched != "sched/builtin" and s["bf_interval"] != -1
+    mapped["SchedulerType"] = f"{sched} -> " + ("backfill" if backfilling else "no backfill") + (
+        " (Slurm default)" if sched_line is None else "")
+    priority = _priority(conf, mapped, unmodelled)
+    mem_from = _select(conf, mapped, unmodelled)
+    for key in ("defmempernode", "maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu",
+                "enforcepartlimits", "fairsharedampeningfactor", "schedulertimeslice", "killwait"):
+        if key in conf.settings:
+            line, value = conf.settings[key]
+            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+    for key, neutral in (("preempttype", "preempt/none"), ("preemptmode", "OFF"), ("overtimelimit", "0")):
+        if key in conf.settings and conf.settings[key][1].upper() != neutral.upper():
+            line, value = conf.settings[key]
+            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+    if "topologyplugin" in conf.settings:
+        line, value = conf.settings["topologyplugin"]
+        if value not in ("topology/none", "topology/default"):
+            unmodelled.append(f"topologyplugin={value} (line {line}): switches are not modelled; Slurm numbers nodes "
+                              "by the plugin's rank where it ranks them (topology/hypercube), pbf by name")
+    if "defmempercpu" in conf.settings or (chosen and "defmempercpu" in chosen[1]):
+        mapped["DefMemPerCPU"] = f"{cluster.default_mem_per_core_mb} MB a core for jobs that ask none"
+    _nodes_and_partition(conf, cluster, chosen, unmodelled)
+    if requests is not None and not cluster.default_mem_per_core_mb:
+        import numpy as np
+        none = int(((np.asarray(requests.mem_core_mb) <= 0) & (np.asarray(requests.mem_node_mb) <= 0)).sum())
+        if none and mem_from != "none":
+            unmodelled.append(f"{none} jobs ask no memory and the partition has no DefMemPerCPU: Slurm gives each "
+                              "the whole memory of its nodes, pbf none")
+    # pbf's bf_yield_interval must fit in a cycle's budget (a longer one never yields in Slurm either)
+    bf_interval = s["bf_interval"] if s["bf_interval"] != -1 else SLURM_DEFAULTS["bf_interval"]
+    budget = s["bf_max_time"] if s["bf_max_time"] is not None else bf_interval
+    yield_s = s["bf_yield_interval"] / 1e6
+    if yield_s > budget:
+        mapped["SchedulerParameters bf_yield_interval"] += (f"; cut to the cycle's budget {budget} s (a cycle never "
+                                                            "yields in either)")
+        yield_s = float(budget)
+    backfill = Backfill(reservations=None, max_job_test=s["bf_max_job_test"], window=s["bf_window"] * 60,
+                        resolution=s["bf_resolution"], order="queue", enabled=backfilling)
+    sim = SlurmSim(bf_yield_interval=yield_s, batch_sched_delay=s["batch_sched_delay"],
+                   sched_interval=s["sched_interval"], default_queue_depth=s["default_queue_depth"],
+                   max_sched_time=float(s["max_sched_time"]))
+    config = ReplayConfig(priority=priority, predictor="requested", backfill=backfill, trigger="interval",
+                          bf_interval=bf_interval, bf_max_time=s["bf_max_time"], clock="slurm-sim",
+                          slurm_sim=sim, cluster=cluster, mem_from=mem_from)
+    mapped["pbf"] = ("preset slurm: a reservation for every tested job, requested times, queue order, "
+                     "interval trigger, slurm-sim clock")
+    unmodelled.extend(ALWAYS_UNMODELLED)
+    return SlurmSettings(config, mapped, unmodelled, cluster, part_name, read_past, conf.path)
