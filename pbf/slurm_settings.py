@@ -211,8 +211,8 @@ def choose_partition(path, partition=None):
         return parts[0]
     if not parts:
         return None
-    raise ConfigError(f"{path}: {len(parts)} partitions and none has Default=YES: name one "
-                      f"(--partition; partitions: {', '.join(p['partitionname'] for _, p in parts)})")
+    raise ConfigError(f"{path}: {len(parts)} partitions and none has Default=YES: name one (FILE:PARTITION, or "
+                      f"--partition in pbf validate; partitions: {', '.join(p['partitionname'] for _, p in parts)})")
 
 
 def _int(where, value, low=0, high=None, also=()):

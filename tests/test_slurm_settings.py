@@ -238,3 +238,14 @@ def test_slurm_conf_errors_exit_2_naming_the_line(tmp_path, capsys):
     assert cli.main(["replay", str(SWF), "--quiet", "--slurm-conf", str(DATA / "small4.conf"),
                      "--preset", "slurm"]) == 2
     assert "--preset" in capsys.readouterr().err
+
+
+def test_json_output_stays_json_and_the_list_goes_to_stderr(tmp_path, capsys):
+    site = _conf(tmp_path, "SchedulerParameters=bf_continue\nNodeName=n[1-4] CPUs=8 RealMemory=64000 Gres=gpu:2\n"
+                           "PartitionName=a Nodes=n[1-2]\nPartitionName=b Nodes=n[3-4]\n")
+    assert cli.main(["replay", str(SWF), "--slurm-conf", f"{site}:b", "--json"]) == 0
+    out = capsys.readouterr()
+    s = json.loads(out.out)
+    assert s["slurm_conf"]["partition"] == "b" and "not modelled: SchedulerParameters bf_continue" in out.err
+    assert cli.main(["replay", str(SWF), "--quiet", "--slurm-conf", str(site)]) == 2
+    assert "2 partitions and none has Default=YES: name one (FILE:PARTITION" in capsys.readouterr().err
