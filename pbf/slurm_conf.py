@@ -15,7 +15,7 @@
   (``_sort_node_record_table_ptr`` / ``_sort_nodes_by_name`` in ``src/slurmctld/read_config.c`` of Slurm
   22.05, ``_reorder_nodes_by_name`` in 17.02: ``strnatcmp``, a natural order in which ``a1 < b1 < n2 <
   n10``, see :func:`strnatcmp`). That order is what cons_res's best fit walks; ``node_order="file"``
-  keeps the lines' order instead (pbf's order before it followed Slurm's).
+  keeps the lines' order instead.
 * Lines end at ``#``; a line ending in ``\\`` continues on the next. Other keys are read past (and
   listed in :attr:`SlurmConf.ignored`).
 
