@@ -322,6 +322,9 @@ def _priority(conf, mapped, unmodelled):
         raise ConfigError(f"{conf.path}, line {line}: PriorityFavorSmall={value!r}: expected YES or NO")
     kw["favor_small"] = value.upper() == "YES"
     mapped["priorityfavorsmall"] = f"favor_small {kw['favor_small']}" + (" (Slurm default)" if line is None else "")
+    if kw["weight_job_size"]:
+        unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm 22.05's "
+                          "is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (set_priority_factors)")
     if kw["weight_fairshare"]:
         unmodelled.append("PriorityWeightFairshare: pbf charges usage to each trace user with equal shares "
                           "(classic fair share, no accounts or associations)")

@@ -95,7 +95,8 @@ def test_multifactor_priority_maps_weights_and_ages(tmp_path):
     assert (mf.max_age, mf.half_life, mf.calc_period, mf.favor_small) == (86400, 7200, 120, True)
     said = " | ".join(s.unmodelled)
     for needle in ("priorityweighttres=CPU=100 (line 9)", "priorityflags=SMALL_RELATIVE_TO_TIME (line 10)",
-                   "PriorityWeightFairshare: pbf charges usage to each trace user with equal shares"):
+                   "PriorityWeightFairshare: pbf charges usage to each trace user with equal shares",
+                   "PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores"):
         assert needle in said, needle
     # unset: Slurm's defaults (7 days, 5 minutes, weights 0)
     d = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nNodeName=n1 CPUs=4\n", "d.conf"))
