@@ -97,7 +97,8 @@ class ReplayConfig:
     "Nodes and resources"); ``mem_from`` says where an SWF trace's memory comes from
     (``requested``: field 10, ``used``: field 7, ``none``), ``node_choice`` is ``best-fit`` (Slurm's
     consecutive-run best fit) or ``first-fit``. Without it the cluster is ``units`` interchangeable
-    units. Node passes run on one thread (any ``workers``: the same decisions)."""
+    units. Node passes run on the worker threads as unit passes do, with the same decisions for any
+    ``workers`` (docs/engine.md, "The parallel pass on nodes")."""
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
