@@ -732,14 +732,14 @@ def _cmd_coalloc(args):
             print(f"  {row['trace']}, {row['load']} load, {row['policy']}: wait {row['wait_h']:.2f} h "
                   f"({row['wall_s']:.1f} s)", file=sys.stderr)
     result = coalloc_experiment(args.trace, beocat_jobs=args.jobs or 100_000, progress=progress)
-    out = args.out or "coalloc-experiment"
-    files = write_result(result, out)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "series"}, indent=2))
     else:
         print(format_coalloc(result))
-    if not args.quiet:
-        print("wrote " + ", ".join(files), file=sys.stderr)
+    if args.out:                       # (files only where --out says)
+        files = write_result(result, args.out)
+        if not args.quiet:
+            print("wrote " + ", ".join(files), file=sys.stderr)
     return 0
 
 
@@ -774,7 +774,6 @@ def _cmd_mechanisms(args):
 
 def _cmd_sweep(args):
     from .studies.sweep_time import SchedulerTimeSweep, format_sweep, write_result
-    out = args.out or "parallel-backfill-sweep"
     sweep = SchedulerTimeSweep(scale=args.scale, workers=_worker_list(args.workers), seed=args.seed,
                                arrivals=args.arrivals, model=args.model,
                                bsld_bound=args.bsld_bound, procs=args.procs,
@@ -788,10 +787,11 @@ def _cmd_sweep(args):
             print(f"  [{done[0]}/{total}] main {row['main']}, {row['load_days']:g} d, {row['cost_us']} us/test, "
                   f"{row['workers']} workers: AWT {row['awt_h']:.2f} h ({row['wall_s']:.1f} s)", file=sys.stderr)
     result = sweep.run(progress)
-    files = write_result(result, out, figures=not args.no_figures)
     print(json.dumps(result["awt_change"], indent=2) if args.json else format_sweep(result))
-    if not args.quiet:
-        print("wrote " + ", ".join(files), file=sys.stderr)
+    if args.out:                       # (files only where --out says)
+        files = write_result(result, args.out, figures=not args.no_figures)
+        if not args.quiet:
+            print("wrote " + ", ".join(files), file=sys.stderr)
     return 0
 
 
@@ -1239,7 +1239,7 @@ def _add_experiment(sub):
     study = ex.add_mutually_exclusive_group()
     study.add_argument("--sweep", action="store_true",
                     help="parallel-backfill: the grid workers x cost per test x load x main-scheduler model; "
-                         "writes sweep.json and figures into --out (default parallel-backfill-sweep)")
+                         "with --out DIR, writes sweep.json and figures there")
     study.add_argument("--mechanisms", action="store_true",
                     help="parallel-backfill: AWT with 1 and 8 workers with each scheduler-time mechanism "
                          "switched off, at 10 and 100 ms a test (scaled cluster, as --sweep)")
@@ -1266,7 +1266,8 @@ def _add_experiment(sub):
                     help="parallel-backfill: Beocat-like jobs without memory or GPU requests (default: with them, "
                          "as pbf gen beocat --resources)")
     ex.add_argument("--bsld-bound", type=_positive_seconds, default=600.0, help="the paper uses 10 minutes")
-    ex.add_argument("--out", help="also write the JSON result to this file (--sweep, coalloc: the output directory)")
+    ex.add_argument("--out", help="also write the JSON result to this file (--sweep, coalloc: the output directory "
+                                  "for the result and its figures; without --out nothing is written)")
     ex.add_argument("--json", action="store_true")
     ex.add_argument("--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)

@@ -69,3 +69,21 @@ def test_the_parser_builds_without_numpy(tmp_path):
     code = "import sys, pbf.cli as c; c.build_parser(); print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout.strip() == "False"
+
+
+def test_experiments_write_files_only_where_out_says(tmp_path, monkeypatch, capsys):
+    # the coalloc study prints its tables and writes its folder only with --out
+    from unittest import mock
+
+    from pbf import cli
+    from pbf.studies import coalloc
+    monkeypatch.chdir(tmp_path)
+    written = []
+    with mock.patch.object(coalloc, "coalloc_experiment", lambda *a, **k: {"rows": []}), \
+            mock.patch.object(coalloc, "format_coalloc", lambda result: "table"), \
+            mock.patch.object(coalloc, "write_result", lambda result, out: written.append(out) or [out]):
+        assert cli.main(["experiment", "coalloc", "--quiet"]) == 0
+        assert written == [] and list(tmp_path.iterdir()) == []
+        assert cli.main(["experiment", "coalloc", "--quiet", "--out", "here"]) == 0
+        assert written == ["here"]
+    assert "table" in capsys.readouterr().out
