@@ -44,7 +44,7 @@ from costate cimport CoAlloc, CA_DTS, CA_EXPERTS, CA_ACTIONS, coalloc_free
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop
 from cycle cimport full_pass, replay_run
-from pbf._codes cimport (JS_NEW, JS_RUNNING, HOW_NONE, HOW_COALLOC, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND)
+from pbf._codes cimport (JS_NEW, JS_RUNNING, HOW_NONE, HOW_COALLOC, RJ_NONE, OK_RESUME, PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND, RC_TIME_RANGE)
 
 from .codes import LABELS
 from .errors import InternalError
@@ -94,6 +94,8 @@ cdef _raise(int rc, str where):
     if rc == RC_SLOT_NOT_FOUND:
         raise InternalError(f"pbf core: {where}: a committed placement's start is not a slot beginning of "
                             "a worker's profile copy (the copies diverged)")
+    if rc == RC_TIME_RANGE:
+        raise InternalError(f"pbf core: {where}: a node plan's time lies beyond 2^43 s")
     raise InternalError(f"pbf core: {where}: failure code {rc}")
 
 
@@ -115,7 +117,7 @@ cdef class Core:
     cdef object _threads
 
     def __cinit__(self, int64_t units):
-        if state_init(&self.s, units) != 0:
+        if state_init(&self.s, units) != RC_OK:
             state_free(&self.s)
             raise MemoryError("pbf core: out of memory (a new core)")
         self.s.clock.ns_per_tick = _NS_PER_TICK
@@ -237,9 +239,9 @@ cdef class Core:
             if vw[i] > top:
                 top = vw[i]
         # all room first: a failure leaves the table as it was
-        if (jobs_reserve(&S.jobs, first + n) != 0 or users_ensure(&S.users, top + 1) != 0
+        if (jobs_reserve(&S.jobs, first + n) != RC_OK or users_ensure(&S.users, top + 1) != RC_OK
                 or (S.testing.record_units and grow(<void**>&S.jobs.bits, &S.jobs.bits_cap, (first + n) * W,
-                                                    sizeof(uint64_t)) != 0)):
+                                                    sizeof(uint64_t)) != RC_OK)):
             raise MemoryError("pbf core: out of memory (adding jobs)")
         for i in range(n):
             j = first + i
@@ -275,7 +277,7 @@ cdef class Core:
             memset(S.jobs.bits + first * W, 0, n * W * sizeof(uint64_t))
         if S.co.on and self._co_grow(S.jobs.cap) != 0:
             raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != 0:
+        if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + n
         return first
@@ -341,7 +343,7 @@ cdef class Core:
             M.feat[i] = vf[i]
             M.free_mem[i] = vm[i]
             M.free_gpu[i] = vg[i]
-        if nm_reserve_jobs(M, max(self.s.jobs.cap, 1)) != 0:
+        if nm_reserve_jobs(M, max(self.s.jobs.cap, 1)) != RC_OK:
             raise MemoryError("pbf core: out of memory (the nodes)")
         M.on = True
 
@@ -394,16 +396,19 @@ cdef class Core:
 
     def submit(self, int64_t j):
         """Submit job j now (queued, or rejected with a reason); returns its state code."""
-        if job_submit(&self.s, j) != 0:
-            _raise(RC_NO_MEMORY, "submit")
+        cdef int rc = job_submit(&self.s, j)
+        if rc != RC_OK:
+            _raise(rc, "submit")
         return int(self.s.jobs.state[j])
 
     def submit_range(self, int64_t first, int64_t n):
         """Submit jobs first .. first+n-1 (benchmark and scenario set-up)."""
         cdef int64_t j
+        cdef int rc
         for j in range(first, first + n):
-            if job_submit(&self.s, j) != 0:
-                _raise(RC_NO_MEMORY, "submit")
+            rc = job_submit(&self.s, j)
+            if rc != RC_OK:
+                _raise(rc, "submit")
 
     def finish(self, int64_t j, int64_t now):
         """Running job j ended at now (validated by the caller)."""
@@ -415,7 +420,7 @@ cdef class Core:
         self.add_jobs(submit, units, est, run, **columns)
         self.s.replay.next_sub = 0
         if self.s.cfg.hooks and grow(<void**>&self.s.replay.finished, &self.s.replay.finished_cap,
-                                     self.s.jobs.n, sizeof(int64_t)) != 0:
+                                     self.s.jobs.n, sizeof(int64_t)) != RC_OK:
             raise MemoryError("pbf core: out of memory (loading a trace)")
 
     # ------------------------------------------------------------------ passes and replay
@@ -531,7 +536,7 @@ cdef class Core:
                 or _regrow(<void**>&C.dec_w0, old, cap, sizeof(double)) != 0
                 or _regrow(<void**>&C.dec_leaf, old * CA_DTS, cap * CA_DTS, sizeof(int8_t)) != 0
                 or _regrow(<void**>&C.dec_pi, old * CA_DTS, cap * CA_DTS, sizeof(double)) != 0):
-            return -1
+            return RC_NO_MEMORY
         for i in range(old, cap):
             C.u[i] = 0.5
             C.work[i] = 0.0
@@ -568,8 +573,9 @@ cdef class Core:
         cdef int64_t i, before = C.sec_started, q
         prim = [self.s.decided.started[i] for i in range(self.s.decided.nstarted)]
         queued = self.pending()
-        if co_after_pass(&self.s, now) != 0:
-            _raise(RC_NO_MEMORY, "co-allocation")
+        cdef int rc = co_after_pass(&self.s, now)
+        if rc != RC_OK:
+            _raise(rc, "co-allocation")
         lends = [(p, C.lend[p]) for p in prim]
         started = [int(j) for j in queued if self.s.jobs.state[j] == JS_RUNNING]
         return lends, started
@@ -593,8 +599,8 @@ cdef class Core:
         else:
             rc = co_primary_finish(&self.s, j, now)
             job_finish(&self.s, j, now)
-        if rc != 0:
-            _raise(RC_NO_MEMORY, "co-allocation")
+        if rc != RC_OK:
+            _raise(rc, "co-allocation")
 
     def co_secondaries(self):
         """Indices of the running secondary jobs."""
@@ -667,8 +673,8 @@ cdef class Core:
             return jobs, starts, units
         with nogil:
             rc = plan_starts(&self.s, now, &vs[0], &vu[0, 0] if W else NULL)
-        if rc != 0:
-            _raise(RC_NO_MEMORY, "a plan")
+        if rc != RC_OK:
+            _raise(rc, "a plan")
         return jobs, starts, units
 
     # ------------------------------------------------------------------ outages
@@ -730,8 +736,8 @@ cdef class Core:
             units_resume(&self.s, &bits[0], INF if until < 0 else until)
         else:
             rc = units_down(&self.s, &bits[0], INF if until < 0 else until, kind, now, self.s.outages.requeue)
-        if rc != 0:
-            _raise(RC_NO_MEMORY, "an outage")
+        if rc != RC_OK:
+            _raise(rc, "an outage")
         return hit
 
     def outage_figures(self):
@@ -769,15 +775,17 @@ cdef class Core:
         with nogil:
             for r in range(reps):
                 prof_start_pass(&self.s.prof, self.s.cfg.bf_window, self.s.cfg.bf_resolution)
-                if ensure_scratch(&self.s) != 0 or build_profile(&self.s, now) != 0:
-                    rc = -1
+                rc = ensure_scratch(&self.s)
+                if rc == RC_OK:
+                    rc = build_profile(&self.s, now)
+                if rc != RC_OK:
                     break
                 total = 0
                 for i in range(n):
                     t = prof_find_start(&self.s.prof, units[i], est[i], now, False, &si)
                     total += t
-        if rc != 0:
-            _raise(RC_NO_MEMORY, "profile_ops")
+        if rc != RC_OK:
+            _raise(rc, "profile_ops")
         return self.s.prof.nslots, total
 
     # ------------------------------------------------------------------ the worker pool
@@ -809,7 +817,7 @@ cdef class Core:
             raise MemoryError("pbf core: out of memory (worker pool)")
         for i in range(workers):
             S.pool.nprof = i + 1
-            if prof_init(&S.pool.prof[i], S.W) != 0:
+            if prof_init(&S.pool.prof[i], S.W) != RC_OK:
                 pool_free_copies(&S.pool)
                 S.cfg.workers = 1
                 raise MemoryError("pbf core: out of memory (worker pool)")
@@ -817,7 +825,7 @@ cdef class Core:
             S.pool.snap = <Prof*>calloc(workers, sizeof(Prof))
             for i in range(workers):
                 S.pool.nsnap = i + 1
-                if S.pool.snap == NULL or prof_init(&S.pool.snap[i], S.W) != 0:
+                if S.pool.snap == NULL or prof_init(&S.pool.snap[i], S.W) != RC_OK:
                     pool_free_copies(&S.pool)
                     S.cfg.workers = 1
                     raise MemoryError("pbf core: out of memory (worker pool)")

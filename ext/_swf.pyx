@@ -17,6 +17,11 @@ cdef enum:
     ST_FIELD_COUNT = 3  # pos = start of a line with != 18 fields; err_field = fields found
     ST_NOT_NUMBER = 4   # pos = start of a line; err_field = 0-based field; err_a:err_b = the token
 
+# what _parse_number returns
+cdef enum:
+    PARSED = 0
+    NOT_PARSED = -1     # the token is not a decimal number
+
 NEED_DATA, FULL, COMMENT, FIELD_COUNT, NOT_NUMBER = 0, 1, 2, 3, 4
 N_FIELDS = 18
 
@@ -31,7 +36,7 @@ cdef inline bint _is_digit(unsigned char c) noexcept nogil:
 
 cdef int _parse_number(const unsigned char* s, Py_ssize_t n, double* out) noexcept nogil:
     # A decimal number: [sign] digits [. digits] [(e|E) [sign] digits], at least one mantissa digit.
-    # Returns 0 and sets *out (correctly rounded), or -1 when the token is anything else.
+    # Returns PARSED and sets *out (correctly rounded), or NOT_PARSED when the token is anything else.
     cdef Py_ssize_t i = 0
     cdef int ndig = 0, edig = 0
     cdef bint neg = False, simple = True
@@ -54,7 +59,7 @@ cdef int _parse_number(const unsigned char* s, Py_ssize_t n, double* out) noexce
             i += 1
             ndig += 1
     if ndig == 0:
-        return -1
+        return NOT_PARSED
     if i < n and (s[i] == 101 or s[i] == 69):
         simple = False
         i += 1
@@ -64,19 +69,19 @@ cdef int _parse_number(const unsigned char* s, Py_ssize_t n, double* out) noexce
             i += 1
             edig += 1
         if edig == 0:
-            return -1
+            return NOT_PARSED
     if i != n:
-        return -1
+        return NOT_PARSED
     if simple:              # the common case: a plain integer of at most 18 digits, exact
         out[0] = <double>(-ival if neg else ival)
-        return 0
+        return PARSED
     if n >= 64:
-        return -1
+        return NOT_PARSED
     # the grammar above already rejected what strtod would also accept (inf, nan, hex floats)
     memcpy(tmp, s, n)
     tmp[n] = 0
     out[0] = strtod(tmp, NULL)
-    return 0
+    return PARSED
 
 
 def parse_block(const unsigned char[::1] buf, Py_ssize_t pos, bint final,
@@ -129,7 +134,7 @@ def parse_block(const unsigned char[::1] buf, Py_ssize_t pos, bint final,
                 while p < eol and not _is_space(base[p]):
                     p += 1
                 if nf < 18:
-                    if _parse_number(base + a, p - a, &v) != 0:
+                    if _parse_number(base + a, p - a, &v) != PARSED:
                         status = ST_NOT_NUMBER
                         err_field = nf
                         err_a = a

@@ -8,6 +8,7 @@ from libc.math cimport pow, floor
 
 from ticks cimport now_ticks
 from pbf._codes cimport CK_FREE, CK_MODEL, CK_WALL, CK_SLURM_SIM
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct PassClock:
@@ -33,7 +34,7 @@ cdef inline int clock_start(PassClock* C, int64_t workers) noexcept nogil:
     if C.kind == CK_WALL:
         C.t0 = now_ticks()
     if C.kind != CK_MODEL and C.kind != CK_SLURM_SIM:
-        return 0
+        return RC_OK
     C.last_us = 0
     if C.n < workers:
         free(C.cost)
@@ -42,12 +43,12 @@ cdef inline int clock_start(PassClock* C, int64_t workers) noexcept nogil:
         C.tests = <int64_t*>calloc(workers, sizeof(int64_t))
         if C.cost == NULL or C.tests == NULL:
             C.n = 0
-            return -1
+            return RC_NO_MEMORY
         C.n = workers
     for i in range(workers):
         C.cost[i] = 0
         C.tests[i] = 0
-    return 0
+    return RC_OK
 
 
 cdef inline int64_t test_cost(const PassClock* C, int64_t k) noexcept nogil:

@@ -17,7 +17,8 @@ from queue cimport queue_compact
 from lifecycle cimport job_finish, heap_push
 from lifecycle cimport user_started, user_finished
 from state cimport State
-from pbf._codes cimport JS_RUNNING, JS_DONE, HOW_COALLOC, PR_WFP3, CA_FIXED, CA_ASAX, CA_HEDGE, CA_EXP3
+from pbf._codes cimport JS_RUNNING, JS_DONE, HOW_COALLOC, CA_FIXED, CA_ASAX, CA_HEDGE, CA_EXP3
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
@@ -95,9 +96,9 @@ cdef inline int co_reschedule(State* S, int64_t j, int64_t t) noexcept nogil:
         e = t + <int64_t>ceil(C.work[j] / C.rate[j] - 1e-7)
     if e != S.jobs.end[j]:
         S.jobs.end[j] = e
-        if heap_push(S, e, j) != 0:
-            return -1
-    return 0
+        if heap_push(S, e, j) != RC_OK:
+            return RC_NO_MEMORY
+    return RC_OK
 
 
 # ---- an update of the nodes of some units: settle the jobs there, change, recompute
@@ -106,14 +107,14 @@ cdef inline int co_note_job(State* S, int64_t j, int64_t t) noexcept nogil:
     # job j (-1: none) is on a touched node: settled once an update, listed for its new rate
     cdef CoAlloc* C = &S.co
     if j < 0 or C.stamp[j] == C.stamp_now:
-        return 0
+        return RC_OK
     C.stamp[j] = C.stamp_now
     co_settle(S, j, t)
-    if grow(<void**>&C.aff_jobs, &C.aff_jobs_cap, C.naff_jobs + 1, sizeof(int32_t)) != 0:
-        return -1
+    if grow(<void**>&C.aff_jobs, &C.aff_jobs_cap, C.naff_jobs + 1, sizeof(int32_t)) != RC_OK:
+        return RC_NO_MEMORY
     C.aff_jobs[C.naff_jobs] = <int32_t>j
     C.naff_jobs += 1
-    return 0
+    return RC_OK
 
 
 cdef inline int co_touch_unit(State* S, int64_t u, int64_t t) noexcept nogil:
@@ -121,18 +122,18 @@ cdef inline int co_touch_unit(State* S, int64_t u, int64_t t) noexcept nogil:
     cdef CoAlloc* C = &S.co
     cdef int64_t k = C.node_of[u], v, first, last
     if C.node_stamp[k] == C.stamp_now:
-        return 0
+        return RC_OK
     C.node_stamp[k] = C.stamp_now
-    if grow(<void**>&C.aff_nodes, &C.aff_nodes_cap, C.naff_nodes + 1, sizeof(int32_t)) != 0:
-        return -1
+    if grow(<void**>&C.aff_nodes, &C.aff_nodes_cap, C.naff_nodes + 1, sizeof(int32_t)) != RC_OK:
+        return RC_NO_MEMORY
     C.aff_nodes[C.naff_nodes] = <int32_t>k
     C.naff_nodes += 1
     first = C.node_first[k]
     last = first + C.node_cap[k]
     for v in range(first, last):
-        if co_note_job(S, C.prim[v], t) != 0 or co_note_job(S, C.sec[v], t) != 0:
-            return -1
-    return 0
+        if co_note_job(S, C.prim[v], t) != RC_OK or co_note_job(S, C.sec[v], t) != RC_OK:
+            return RC_NO_MEMORY
+    return RC_OK
 
 
 cdef inline double co_used(CoAlloc* C, int64_t j, int64_t skip) noexcept nogil:
@@ -177,15 +178,15 @@ cdef inline int co_end(State* S, int64_t t, int64_t skip) noexcept nogil:
     cdef int64_t i, j, k, v, first, last
     cdef double r
     if not C.dynamics:
-        return 0                              # (the host runs the jobs)
+        return RC_OK                              # (the host runs the jobs)
     for i in range(C.naff_nodes):
         k = C.aff_nodes[i]
         C.node_q[k] = co_node_rate(S, k)
         first = C.node_first[k]
         last = first + C.node_cap[k]
         for v in range(first, last):           # jobs that arrived on the node in the change
-            if co_note_job(S, C.prim[v], t) != 0 or co_note_job(S, C.sec[v], t) != 0:
-                return -1
+            if co_note_job(S, C.prim[v], t) != RC_OK or co_note_job(S, C.sec[v], t) != RC_OK:
+                return RC_NO_MEMORY
     for i in range(C.naff_jobs):
         j = C.aff_jobs[i]
         if j == skip or S.jobs.state[j] != JS_RUNNING:
@@ -193,11 +194,11 @@ cdef inline int co_end(State* S, int64_t t, int64_t skip) noexcept nogil:
         r = co_job_rate(S, j)
         if r != C.rate[j]:
             C.rate[j] = r
-            if co_reschedule(S, j, t) != 0:
-                return -1
+            if co_reschedule(S, j, t) != RC_OK:
+                return RC_NO_MEMORY
     if C.check:
         co_check(S, skip)
-    return 0
+    return RC_OK
 
 
 
@@ -217,11 +218,11 @@ cdef inline int co_set_offer(State* S, int64_t p, int64_t lend, int64_t lent) no
     if co_offer(C, p) > before:
         C.changes += 1
     if co_offer(C, p) > 0 and before == 0:
-        if grow(<void**>&C.lenders, &C.lenders_cap, C.nlenders + 1, sizeof(int32_t)) != 0:
-            return -1
+        if grow(<void**>&C.lenders, &C.lenders_cap, C.nlenders + 1, sizeof(int32_t)) != RC_OK:
+            return RC_NO_MEMORY
         C.lenders[C.nlenders] = <int32_t>p
         C.nlenders += 1
-    return 0
+    return RC_OK
 
 
 cdef inline int co_set_lend(State* S, int64_t p, int64_t lend) noexcept nogil:
@@ -471,14 +472,14 @@ cdef inline int co_primary_units(State* S, int64_t j, int64_t t, int64_t owner, 
             x &= x - 1
             if C.node_nsec[C.node_of[u]] > 0:
                 shared = True
-                if co_touch_unit(S, u, t) != 0:
-                    return -1
+                if co_touch_unit(S, u, t) != RC_OK:
+                    return RC_NO_MEMORY
             C.prim[u] = <int32_t>owner
             if owner < 0 and C.lent_by[u] == j:
                 C.lent_by[u] = -1
     if shared:
         return co_end(S, t, skip)
-    return 0
+    return RC_OK
 
 
 cdef inline int co_primary_start(State* S, int64_t j, int64_t t) noexcept nogil:
@@ -490,8 +491,8 @@ cdef inline int co_primary_start(State* S, int64_t j, int64_t t) noexcept nogil:
     C.lend[j] = 0
     C.lent[j] = 0
     # (the primary itself is on the touched nodes: co_end finds it there)
-    if co_primary_units(S, j, t, j, -1) != 0:
-        return -1
+    if co_primary_units(S, j, t, j, -1) != RC_OK:
+        return RC_NO_MEMORY
     return co_decide(S, j, t)
 
 
@@ -502,12 +503,12 @@ cdef inline int co_primary_finish(State* S, int64_t j, int64_t t) noexcept nogil
     C.avail -= co_offer(C, j)
     C.lend[j] = 0
     C.lent[j] = 0                             # (it leaves the lenders at the next drop)
-    if co_primary_units(S, j, t, -1, j) != 0:
-        return -1
+    if co_primary_units(S, j, t, -1, j) != RC_OK:
+        return RC_NO_MEMORY
     co_drop_lenders(C)
     if t - S.jobs.start[j] > S.jobs.req[j]:
         C.overruns += 1
-    return 0
+    return RC_OK
 
 
 cdef inline int co_secondary_start(State* S, int64_t j, int64_t t, const int32_t* units) noexcept nogil:
@@ -515,7 +516,7 @@ cdef inline int co_secondary_start(State* S, int64_t j, int64_t t, const int32_t
     cdef int64_t i, u, p, k = S.jobs.units[j]
     C.sec_units[j] = <int32_t*>malloc(k * sizeof(int32_t))
     if C.sec_units[j] == NULL:
-        return -1
+        return RC_NO_MEMORY
     S.jobs.state[j] = JS_RUNNING
     S.jobs.start[j] = t
     S.jobs.resv[j] = -1
@@ -532,22 +533,22 @@ cdef inline int co_secondary_start(State* S, int64_t j, int64_t t, const int32_t
     for i in range(k):
         u = units[i]
         C.sec_units[j][i] = <int32_t>u
-        if co_touch_unit(S, u, t) != 0:
-            return -1
+        if co_touch_unit(S, u, t) != RC_OK:
+            return RC_NO_MEMORY
     for i in range(k):
         u = units[i]
         p = C.prim[u]
         C.sec[u] = <int32_t>j
         C.lent_by[u] = <int32_t>p
         C.node_nsec[C.node_of[u]] += 1
-        if p >= 0 and co_set_offer(S, p, C.lend[p], C.lent[p] + 1) != 0:
-            return -1
+        if p >= 0 and co_set_offer(S, p, C.lend[p], C.lent[p] + 1) != RC_OK:
+            return RC_NO_MEMORY
     co_drop_lenders(C)
-    if co_end(S, t, -1) != 0:
-        return -1
+    if co_end(S, t, -1) != RC_OK:
+        return RC_NO_MEMORY
     if S.jobs.end[j] < 0 and C.dynamics:
         return co_reschedule(S, j, t)
-    return 0
+    return RC_OK
 
 
 cdef inline int co_secondary_leave(State* S, int64_t j, int64_t t) noexcept nogil:
@@ -556,31 +557,31 @@ cdef inline int co_secondary_leave(State* S, int64_t j, int64_t t) noexcept nogi
     cdef int64_t i, u, p, k = S.jobs.units[j]
     co_begin(S)
     for i in range(k):
-        if co_touch_unit(S, C.sec_units[j][i], t) != 0:
-            return -1
+        if co_touch_unit(S, C.sec_units[j][i], t) != RC_OK:
+            return RC_NO_MEMORY
     for i in range(k):
         u = C.sec_units[j][i]
         p = C.lent_by[u]
         C.sec[u] = -1
         C.lent_by[u] = -1
         C.node_nsec[C.node_of[u]] -= 1
-        if p >= 0 and co_set_offer(S, p, C.lend[p], C.lent[p] - 1) != 0:   # (back among the lenders)
-            return -1
-    if co_end(S, t, j) != 0:
-        return -1
+        if p >= 0 and co_set_offer(S, p, C.lend[p], C.lent[p] - 1) != RC_OK:   # (back among the lenders)
+            return RC_NO_MEMORY
+    if co_end(S, t, j) != RC_OK:
+        return RC_NO_MEMORY
     C.changes += 1                            # (cores an orphan held are free again)
-    return 0
+    return RC_OK
 
 
 cdef inline int co_secondary_finish(State* S, int64_t j, int64_t t) noexcept nogil:
-    if co_secondary_leave(S, j, t) != 0:
-        return -1
+    if co_secondary_leave(S, j, t) != RC_OK:
+        return RC_NO_MEMORY
     S.jobs.state[j] = JS_DONE
     S.jobs.end[j] = t
     if t - S.jobs.start[j] > S.jobs.req[j]:
         S.co.overruns += 1
     user_finished(S, j, t)
-    return 0
+    return RC_OK
 
 
 cdef inline int co_stop(State* S, int64_t j, int64_t t) noexcept nogil:
@@ -589,19 +590,19 @@ cdef inline int co_stop(State* S, int64_t j, int64_t t) noexcept nogil:
     # caller requeues or kills it (outages.pxd)
     cdef CoAlloc* C = &S.co
     if S.jobs.how[j] == HOW_COALLOC:
-        if co_secondary_leave(S, j, t) != 0:
-            return -1
+        if co_secondary_leave(S, j, t) != RC_OK:
+            return RC_NO_MEMORY
         free(C.sec_units[j])
         C.sec_units[j] = NULL                 # (requeued, it may start again as a primary)
-        return 0
+        return RC_OK
     co_settle(S, j, t)
     C.avail -= co_offer(C, j)
     C.lend[j] = 0
     C.lent[j] = 0
-    if co_primary_units(S, j, t, -1, j) != 0:
-        return -1
+    if co_primary_units(S, j, t, -1, j) != RC_OK:
+        return RC_NO_MEMORY
     co_drop_lenders(C)
-    return 0
+    return RC_OK
 
 
 cdef inline int co_job_ended(State* S, int64_t j, int64_t t) noexcept nogil:
@@ -625,9 +626,9 @@ cdef inline int co_pass(State* S, int64_t t) noexcept nogil:
     cdef uint64_t x
     cdef const uint64_t* row
     if C.avail <= 0 or S.queue.n == 0:
-        return 0
-    if C.idle and C.changes == C.changes_seen and not (S.cfg.max_job_test >= 0 and S.policy.prio >= PR_WFP3):
-        return 0                              # nothing started last time and nothing changed since
+        return RC_OK
+    if C.idle and C.changes == C.changes_seen and not (S.cfg.max_job_test >= 0 and prio_time_dependent(S.policy.prio)):
+        return RC_OK                              # nothing started last time and nothing changed since
     C.changes_seen = C.changes
     C.idle = True
     for q in range(S.queue.n):
@@ -656,20 +657,20 @@ cdef inline int co_pass(State* S, int64_t t) noexcept nogil:
                             take -= 1
                     w += 1
             if n == 0:
-                return 0
+                return RC_OK
         if k > n - used:
             continue
         j = S.queue.entries[q].job
         S.queue.entries[q].job = -1
-        if co_secondary_start(S, j, t, C.pick + used) != 0:
-            return -1
+        if co_secondary_start(S, j, t, C.pick + used) != RC_OK:
+            return RC_NO_MEMORY
         used += k
         started += 1
         C.idle = False
     if started:
         queue_compact(&S.queue, 0)
         S.resume_st.valid = False
-    return 0
+    return RC_OK
 
 
 cdef inline int co_after_pass(State* S, int64_t t) noexcept nogil:
@@ -678,8 +679,8 @@ cdef inline int co_after_pass(State* S, int64_t t) noexcept nogil:
     cdef int64_t i, j
     for i in range(S.decided.nstarted):
         j = S.decided.started[i]
-        if co_primary_start(S, j, S.jobs.start[j]) != 0:
-            return -1
+        if co_primary_start(S, j, S.jobs.start[j]) != RC_OK:
+            return RC_NO_MEMORY
     S.decided.nstarted = 0
     return co_pass(S, t)
 
@@ -692,6 +693,6 @@ cdef inline int co_tick(State* S, int64_t t) noexcept nogil:
         co_settle(S, j, t)
         co_feedback(S, j, t)
         if co_decide(S, j, t) != 0:
-            return -1
+            return RC_NO_MEMORY
     co_drop_lenders(&S.co)
-    return 0
+    return RC_OK

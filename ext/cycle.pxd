@@ -27,13 +27,17 @@ from parallel_pass cimport full_pass_parallel
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
 from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
+
+cdef enum:
+    TRACE_DONE = 1             # what the instant functions return when no event is left (not an error)
 
 
 cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     # a full pass at now
     cdef int rc
-    if pass_prologue(S, now) != 0:
-        return -1
+    if pass_prologue(S, now) != RC_OK:
+        return RC_NO_MEMORY
     if S.cfg.no_backfill:
         return quick_pass(S, now)
     # (the parallel pass does not implement the reservation-limit stop: such passes run sequentially)
@@ -80,11 +84,11 @@ cdef inline int finish_due(State* S, int64_t t, int64_t* n) noexcept nogil:
     while True:
         e = heap_top_end(S)
         if e > t:
-            return 0
+            return RC_OK
         j = heap_pop(S)
         if S.co.on:
             if co_job_ended(S, j, e) != 0:
-                return -1
+                return RC_NO_MEMORY
         else:
             job_finish(S, j, e)
         n[0] += 1
@@ -96,10 +100,10 @@ cdef inline int outages_due(State* S, int64_t t, int64_t* n) noexcept nogil:
     cdef int64_t to
     while S.outages.next < S.outages.n and S.outages.t[S.outages.next] <= t:
         to = S.outages.t[S.outages.next]
-        if finish_due(S, to, n) != 0 or outages_apply_due(S, to) < 0:
-            return -1
+        if finish_due(S, to, n) != RC_OK or outages_apply_due(S, to) < 0:
+            return RC_NO_MEMORY
         n[0] += 1
-    return 0
+    return RC_OK
 
 
 cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nogil:
@@ -107,14 +111,14 @@ cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nog
     cdef int64_t j
     while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= t:
         j = S.replay.next_sub
-        if job_submit(S, j) != 0:
-            return -1
+        if job_submit(S, j) != RC_OK:
+            return RC_NO_MEMORY
         S.replay.next_sub += 1
         if S.jobs.state[j] == JS_PENDING:
             pending[0] += 1
         if S.co.on:
             S.co.changes += 1
-    return 0
+    return RC_OK
 
 
 cdef inline bint hook_due(State* S, int64_t t) noexcept nogil:
@@ -127,37 +131,37 @@ cdef inline bint hook_due(State* S, int64_t t) noexcept nogil:
 
 cdef inline int event_instant(State* S, int64_t* tp, bint* events) noexcept nogil:
     # the next instant (tp) of the event-driven time models with its completions, outages and
-    # decision round applied; 1: the trace is done; -1: an error
+    # decision round applied; TRACE_DONE: the trace is done; RC_*: an error
     cdef int64_t t = next_event(S, True), n = 0
     cdef bint tick
     if t == INF:
-        return 1
+        return TRACE_DONE
     if t < S.replay.now:       # a timer already due: it fires at the current instant
         t = S.replay.now
     S.replay.now = t
     tick = S.co.on and S.co.interval > 0 and S.nodes.nrun > 0 and S.co.next_tick <= t
-    if outages_due(S, t, &n) != 0 or finish_due(S, t, &n) != 0:
-        return -1
+    if outages_due(S, t, &n) != RC_OK or finish_due(S, t, &n) != RC_OK:
+        return RC_NO_MEMORY
     events[0] = n > 0
     if tick:
         while S.co.next_tick <= t:
             S.co.next_tick += S.co.interval
-        if co_tick(S, t) != 0:
-            return -1
+        if co_tick(S, t) != RC_OK:
+            return RC_NO_MEMORY
         events[0] = True
     tp[0] = t
-    return 0
+    return RC_OK
 
 
 cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
     # the next instant (tp) of the slurm-sim clock: the main loop's next iteration (TimeStep on,
     # skipped in one step while nothing can happen) or a cycle's yield, with its outages (and the
-    # completions due by each) and decision round applied; 1: the trace is done; -1: an error
+    # completions due by each) and decision round applied; TRACE_DONE: the trace is done; RC_*: an error
     cdef int64_t target, k, t, n = 0
     cdef bint tick
     if not S.sim.started:
         if S.jobs.n == 0:
-            return 1
+            return TRACE_DONE
         S.sim.started = True
         t = S.jobs.submit[0]
         S.sim.now_us = t * 1000000
@@ -171,7 +175,7 @@ cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
         target = sim_next_action_us(S, INF if target == INF else target * 1000000)
         if target == INF:
             S.replay.now = S.sim.now_us // 1000000
-            return 1
+            return TRACE_DONE
         if target > S.sim.now_us:
             k = (target - S.sim.now_us + S.sim.step_us - 1) // S.sim.step_us
             S.sim.now_us += k * S.sim.step_us
@@ -180,18 +184,18 @@ cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
     t = S.sim.now_us // 1000000
     S.replay.now = t
     tick = S.co.on and S.co.interval > 0 and S.nodes.nrun > 0 and S.co.next_tick <= t
-    if outages_due(S, t, &n) != 0:
-        return -1
+    if outages_due(S, t, &n) != RC_OK:
+        return RC_NO_MEMORY
     if tick:
         while S.co.next_tick <= t:
             S.co.next_tick += S.co.interval
-        if co_tick(S, t) != 0:
-            return -1
+        if co_tick(S, t) != RC_OK:
+            return RC_NO_MEMORY
     if n:
         S.sim.event = True
         S.sim.changes += n
     tp[0] = t
-    return 0
+    return RC_OK
 
 
 # ---- scheduling at an instant, and the after-pass hooks
@@ -211,14 +215,14 @@ cdef inline int event_schedule(State* S, int64_t t, bint events) noexcept nogil:
         rc = full_pass(S, t)
     elif t >= S.replay.next_bf:
         rc = full_pass(S, t)
-        if rc != 0:
+        if rc != RC_OK:
             return rc
         # the period runs from the end of the previous pass: its charged duration (0 with the
         # free clock) delays the next one, as in Slurm
         S.replay.next_bf = t + (S.last.charged_us + 999999) // 1000000 + S.cfg.bf_interval
     elif events:
         rc = quick_pass(S, t)
-    if rc != 0:
+    if rc != RC_OK:
         return rc
     return after_pass(S, t)
 
@@ -229,7 +233,7 @@ cdef inline int sim_schedule(State* S) noexcept nogil:
     # instant, time on from the cycle's end
     S.decided.nstarted = 0
     if sim_main_scheduler(S) != 0 or after_pass(S, S.sim.now_us // 1000000) != 0:
-        return -1
+        return RC_NO_MEMORY
     if S.sim.in_yield:
         S.sim.in_yield = False
         if S.sim.now_us < S.sim.resume_us:
@@ -239,12 +243,12 @@ cdef inline int sim_schedule(State* S) noexcept nogil:
             and not S.cfg.no_backfill):
         S.sim.changes = 0
         S.decided.nstarted = 0
-        if sim_cycle(S) != 0 or after_pass(S, S.sim.now_us // 1000000) != 0:
-            return -1
+        if sim_cycle(S) != RC_OK or after_pass(S, S.sim.now_us // 1000000) != 0:
+            return RC_NO_MEMORY
         if not S.sim.in_yield:
             # (after a yield, the period runs from the yield's instant: set there)
             S.sim.next_bf_us = S.sim.now_us + S.cfg.bf_interval * 1000000
-    return 0
+    return RC_OK
 
 
 # ---- the loop
@@ -265,42 +269,42 @@ cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept 
         else:
             events = False
             rc = sim_instant(S, &t) if sim else event_instant(S, &t, &events)
-            if rc != 0:
-                done[0] = rc > 0
-                return 0 if rc > 0 else -1
+            if rc != RC_OK:
+                done[0] = rc == TRACE_DONE
+                return RC_OK if rc == TRACE_DONE else rc
             if hook_due(S, t):
                 S.replay.hook_t = t
                 S.replay.hook_events = events
                 S.replay.hook_resume = True
                 S.replay.hook_waiting = True
                 done[0] = False
-                return 0
+                return RC_OK
         count += 1
         first = S.replay.next_sub
         pending = 0
-        if arrivals_due(S, t, &pending) != 0:
-            return -1
+        if arrivals_due(S, t, &pending) != RC_OK:
+            return RC_NO_MEMORY
         if S.replay.next_sub > first:
             events = True
         if sim:
             n = pending
-            if finish_due(S, t, &n) != 0:
-                return -1
+            if finish_due(S, t, &n) != RC_OK:
+                return RC_NO_MEMORY
             if n:
                 S.sim.event = True
                 S.sim.changes += n
             queued = S.queue.n > 0
-            if sim_schedule(S) != 0:
-                return -1
-            if queued and S.est.on and record_estimates(S, S.sim.now_us // 1000000, first) != 0:
-                return -1
+            if sim_schedule(S) != RC_OK:
+                return RC_NO_MEMORY
+            if queued and S.est.on and record_estimates(S, S.sim.now_us // 1000000, first) != RC_OK:
+                return RC_NO_MEMORY
             continue
         if S.queue.n == 0:
             continue
         rc = event_schedule(S, t, events)
-        if rc != 0:
+        if rc != RC_OK:
             return rc
-        if S.est.on and record_estimates(S, t, first) != 0:
-            return -1
+        if S.est.on and record_estimates(S, t, first) != RC_OK:
+            return RC_NO_MEMORY
     done[0] = False
-    return 0
+    return RC_OK

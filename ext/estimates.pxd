@@ -16,6 +16,7 @@ from node_model cimport NodeModel, nm_find_start, nm_hold
 from profile cimport prof_round_up
 from state cimport State
 from pbf._codes cimport JS_PENDING
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
@@ -26,12 +27,12 @@ cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units
     cdef int32_t si = 0
     S.resume_st.valid = False
     if ensure_scratch(S) != 0:
-        return -1
+        return RC_NO_MEMORY
     prof_start_pass(P, 0, S.cfg.bf_resolution)
     if S.nm.on:
         return plan_starts_nodes(S, now, out, units_out)
-    if build_profile(S, now) != 0:
-        return -1
+    if build_profile(S, now) != RC_OK:
+        return RC_NO_MEMORY
     for phase in range(2):
         for i in range(S.queue.n):
             j = S.queue.entries[i].job
@@ -47,11 +48,11 @@ cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units
             if t < 0:
                 continue
             prof_choose(P, k, t, d, si, now)
-            if prof_commit(P, k, t, d, si, True) != 0:
-                return -1
+            if prof_commit(P, k, t, d, si, True) != RC_OK:
+                return RC_NO_MEMORY
             if units_out != NULL:
                 w_copy(units_out + i * W, P.chosen, W)
-    return 0
+    return RC_OK
 
 
 cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
@@ -59,8 +60,9 @@ cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t*
     # are the lowest units of the nodes it is planned on
     cdef NodeModel* M = &S.nm
     cdef int64_t i, j, k, d, t, u, n, W = S.W, phase
-    if build_node_plan(S, now) != 0:
-        return -1
+    cdef int rc
+    if build_node_plan(S, now) != RC_OK:
+        return RC_NO_MEMORY
     for phase in range(2):
         for i in range(S.queue.n):
             j = S.queue.entries[i].job
@@ -72,19 +74,20 @@ cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t*
                               False, 0, S.cfg.bf_resolution)
             if M.failed:
                 M.failed = False
-                return -1
+                return RC_NO_MEMORY
             out[i] = t
             if t < 0:
                 continue
-            if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != 0:
-                return -1
+            rc = nm_hold(M, j, t, prof_round_up(&S.prof, t + d))
+            if rc != RC_OK:
+                return rc
             if units_out != NULL:
                 for u in range(W):
                     units_out[i * W + u] = 0
                 for n in range(M.nn):
                     for u in range(M.first[n], M.first[n] + M.take[n]):
                         units_out[i * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
-    return 0
+    return RC_OK
 
 
 cdef inline int record_estimates(State* S, int64_t now, int64_t first) noexcept nogil:
@@ -103,11 +106,11 @@ cdef inline int record_estimates(State* S, int64_t now, int64_t first) noexcept 
             S.est.instants = 0
             periodic = True
     if not arrivals and not periodic:
-        return 0
-    if grow(<void**>&S.est.plan, &S.est.plan_cap, S.queue.n, sizeof(int64_t)) != 0:
-        return -1
-    if plan_starts(S, now, S.est.plan, NULL) != 0:
-        return -1
+        return RC_OK
+    if grow(<void**>&S.est.plan, &S.est.plan_cap, S.queue.n, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
+    if plan_starts(S, now, S.est.plan, NULL) != RC_OK:
+        return RC_NO_MEMORY
     for i in range(S.queue.n):
         j = S.queue.entries[i].job
         if first <= j < last:
@@ -115,18 +118,18 @@ cdef inline int record_estimates(State* S, int64_t now, int64_t first) noexcept 
     if periodic:
         # three columns of one capacity (each grown from the same old capacity to the same new one)
         c = S.est.log_cap
-        if grow(<void**>&S.est.log_t, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != 0:
-            return -1
+        if grow(<void**>&S.est.log_t, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != RC_OK:
+            return RC_NO_MEMORY
         c = S.est.log_cap
-        if grow(<void**>&S.est.log_job, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != 0:
-            return -1
+        if grow(<void**>&S.est.log_job, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != RC_OK:
+            return RC_NO_MEMORY
         c = S.est.log_cap
-        if grow(<void**>&S.est.log_est, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != 0:
-            return -1
+        if grow(<void**>&S.est.log_est, &c, S.est.nlog + S.queue.n, sizeof(int64_t)) != RC_OK:
+            return RC_NO_MEMORY
         S.est.log_cap = c
         for i in range(S.queue.n):
             S.est.log_t[S.est.nlog] = now
             S.est.log_job[S.est.nlog] = S.queue.entries[i].job
             S.est.log_est[S.est.nlog] = S.est.plan[i]
             S.est.nlog += 1
-    return 0
+    return RC_OK

@@ -6,6 +6,7 @@ from libc.stdlib cimport free
 from libc.string cimport memset
 
 from memory cimport grow
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct Jobs:          # index j = arrival order of the trace (replay) or of add_jobs (engine)
@@ -78,7 +79,7 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
     # room for n jobs in every column (they share one capacity)
     cdef int64_t cap
     if n <= J.cap:
-        return 0
+        return RC_OK
     cap = J.cap * 2 if J.cap > 0 else 16
     while cap < n:
         cap *= 2
@@ -97,9 +98,9 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
             or _regrow(<void**>&J.runpos, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.row, J.cap, cap, sizeof(int32_t)) != 0
             or _regrow(<void**>&J.state, J.cap, cap, sizeof(int8_t)) != 0 or _regrow(<void**>&J.how, J.cap, cap, sizeof(int8_t)) != 0
             or _regrow(<void**>&J.reason, J.cap, cap, sizeof(int8_t)) != 0):
-        return -1
+        return RC_NO_MEMORY
     J.cap = cap
-    return 0
+    return RC_OK
 
 
 cdef inline void jobs_free(Jobs* J) noexcept nogil:
@@ -115,17 +116,17 @@ cdef inline int users_ensure(Users* U, int64_t n) noexcept nogil:
     # users 0 .. n-1 exist (new ones with no history)
     cdef int64_t u, cap
     if n <= U.n:
-        return 0
+        return RC_OK
     if n > U.cap:
         cap = U.cap
-        if grow(<void**>&U.hist, &cap, n, sizeof(UserHist)) != 0:
-            return -1
+        if grow(<void**>&U.hist, &cap, n, sizeof(UserHist)) != RC_OK:
+            return RC_NO_MEMORY
         cap = U.cap
-        if grow(<void**>&U.usage, &cap, n, sizeof(double)) != 0:
-            return -1
+        if grow(<void**>&U.usage, &cap, n, sizeof(double)) != RC_OK:
+            return RC_NO_MEMORY
         cap = U.cap
-        if grow(<void**>&U.raw, &cap, n, sizeof(int64_t)) != 0:
-            return -1
+        if grow(<void**>&U.raw, &cap, n, sizeof(int64_t)) != RC_OK:
+            return RC_NO_MEMORY
         U.cap = cap
     for u in range(U.n, n):
         memset(&U.hist[u], 0, sizeof(UserHist))
@@ -135,7 +136,7 @@ cdef inline int users_ensure(Users* U, int64_t n) noexcept nogil:
         U.usage[u] = 0.0
         U.raw[u] = 0
     U.n = n
-    return 0
+    return RC_OK
 
 
 cdef inline void users_free(Users* U) noexcept nogil:

@@ -15,7 +15,8 @@ from policy cimport policy_key, policy_predict, policy_learn, policy_correct, po
 from state cimport State
 from node_model cimport nm_use, nm_never_fits
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE,
-                         RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_WFP3, PR_KEYED, PR_MULTIFACTOR)
+                         RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
 
 
 cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
@@ -24,58 +25,58 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
     if S.jobs.units[j] <= 0:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_NO_UNITS
-        return 0
+        return RC_OK
     if S.jobs.units[j] > S.units:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_OVERSIZE
-        return 0
+        return RC_OK
     if S.nm.on and nm_never_fits(&S.nm, j, S.jobs.units[j]):
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_NO_NODES
-        return 0
+        return RC_OK
     if (S.outages.units_lost > 0 and S.outages.final and S.outages.next >= S.outages.n
             and S.jobs.units[j] > S.units - S.outages.units_lost):
         # (outages.pxd reject_unrunnable: no event left brings enough units back)
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_UNITS_DOWN
-        return 0
+        return RC_OK
     if S.jobs.req[j] <= 0:
         # no requested time: no kill limit, no cap for a prediction; rejected under every predictor,
         # so that runs with different predictors cover the same jobs
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_NO_ESTIMATE
-        return 0
+        return RC_OK
     if S.policy.predictor != PD_GIVEN:
         e = policy_predict(&S.policy, &S.jobs, &S.users, j, S.jobs.submit[j])
         if e < 0:
-            return -1
+            return RC_NO_MEMORY
         S.jobs.est[j] = e
     if S.jobs.est[j] <= 0:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_NO_ESTIMATE
-        return 0
+        return RC_OK
     S.jobs.pred0[j] = S.jobs.est[j]
     S.jobs.seq[j] = S.queue.nseq
     S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, S.jobs.submit[j])
     pos = queue_insert(&S.queue, &S.jobs, j)
     if pos < 0:
-        return -1
+        return RC_NO_MEMORY
     S.jobs.state[j] = JS_PENDING
     S.queue.nseq += 1
     if pos < S.queue.n - 1:
         S.resume_st.valid = False      # not behind every queued job: the last pass cannot be resumed
-    return 0
+    return RC_OK
 
 
 cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* units) noexcept nogil:
     # start job j now on `units`
     cdef int32_t r = nodes_occupy(&S.nodes, units, S.jobs.units[j])
     if r < 0:
-        return -1
-    if grow(<void**>&S.nodes.running, &S.nodes.running_cap, S.nodes.nrun + 1, sizeof(int64_t)) != 0:
-        return -1
-    if grow(<void**>&S.nodes.by_end, &S.nodes.by_end_cap, S.nodes.nrun + 1, sizeof(EndKey)) != 0:
-        return -1
+        return RC_NO_MEMORY
+    if grow(<void**>&S.nodes.running, &S.nodes.running_cap, S.nodes.nrun + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
+    if grow(<void**>&S.nodes.by_end, &S.nodes.by_end_cap, S.nodes.nrun + 1, sizeof(EndKey)) != RC_OK:
+        return RC_NO_MEMORY
     if S.testing.record_units:
         memcpy(S.jobs.bits + j * S.W, units, S.W * sizeof(uint64_t))
     if S.nm.on:
@@ -92,9 +93,9 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
     user_started(S, j, now)
     if S.jobs.run[j] >= 0:
         S.jobs.end[j] = now + S.jobs.run[j]
-        if heap_push(S, S.jobs.end[j], j) != 0:
-            return -1
-    return 0
+        if heap_push(S, S.jobs.end[j], j) != RC_OK:
+            return RC_NO_MEMORY
+    return RC_OK
 
 
 cdef inline void job_leave_nodes(State* S, int64_t j) noexcept nogil:
@@ -179,10 +180,10 @@ cdef inline int apply_corrections(State* S, int64_t now) noexcept nogil:
     while n < S.nodes.nrun and S.nodes.by_end[n].end <= now:
         n += 1
     if n == 0:
-        return 0
+        return RC_OK
     S.nodes.version += 1
-    if grow(<void**>&S.ends, &S.ends_cap, n, sizeof(EndKey)) != 0:
-        return -1
+    if grow(<void**>&S.ends, &S.ends_cap, n, sizeof(EndKey)) != RC_OK:
+        return RC_NO_MEMORY
     memcpy(S.ends, S.nodes.by_end, n * sizeof(EndKey))
     memmove(S.nodes.by_end, S.nodes.by_end + n, (S.nodes.nrun - n) * sizeof(EndKey))
     for i in range(n):
@@ -191,20 +192,20 @@ cdef inline int apply_corrections(State* S, int64_t now) noexcept nogil:
         S.jobs.est[j] = e
         # back into the planned-end order (nrun - n + i entries are in place)
         nodes_by_end_put(&S.nodes, S.nodes.nrun - n + i, S.jobs.start[j] + e, j)
-    return 0
+    return RC_OK
 
 
 cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
     # time-dependent keys: recompute (when due) and re-sort the queue
     cdef int64_t i, j
     cdef SortRec* rec
-    if S.policy.prio < PR_WFP3:
-        return 0
+    if not prio_time_dependent(S.policy.prio):
+        return RC_OK
     if S.policy.prio == PR_KEYED:
         if not S.policy.keys_dirty:
-            return 0
+            return RC_OK
     elif S.policy.prio_period > 0 and now < S.policy.next_prio:
-        return 0
+        return RC_OK
     else:
         if S.policy.prio == PR_MULTIFACTOR:
             policy_charge_usage(&S.policy, &S.jobs, &S.users, &S.nodes, now)
@@ -212,10 +213,10 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
     S.policy.keys_dirty = False
     S.resume_st.valid = False
     if S.queue.n == 0:
-        return 0
+        return RC_OK
     rec = <SortRec*>malloc(S.queue.n * sizeof(SortRec))
     if rec == NULL:
-        return -1
+        return RC_NO_MEMORY
     for i in range(S.queue.n):
         j = S.queue.entries[i].job
         if S.policy.prio != PR_KEYED:
@@ -232,7 +233,7 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
         S.queue.entries[i].units = rec[i].units
         S.queue.entries[i].est = rec[i].est
     free(rec)
-    return 0
+    return RC_OK
 
 
 # ---- the replay's heap of actual ends
@@ -241,8 +242,8 @@ cdef inline int heap_push(State* S, int64_t end, int64_t job) noexcept nogil:
     cdef int64_t i, parent
     cdef EndKey tmp
     cdef EndKey* h
-    if grow(<void**>&S.replay.heap, &S.replay.heap_cap, S.replay.nheap + 1, sizeof(EndKey)) != 0:
-        return -1
+    if grow(<void**>&S.replay.heap, &S.replay.heap_cap, S.replay.nheap + 1, sizeof(EndKey)) != RC_OK:
+        return RC_NO_MEMORY
     h = S.replay.heap
     i = S.replay.nheap
     h[i].end = end
@@ -254,7 +255,7 @@ cdef inline int heap_push(State* S, int64_t end, int64_t job) noexcept nogil:
             break
         tmp = h[i]; h[i] = h[parent]; h[parent] = tmp
         i = parent
-    return 0
+    return RC_OK
 
 
 cdef inline void heap_sift(State* S, int64_t i) noexcept nogil:

@@ -3,6 +3,7 @@
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport realloc
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
     """
@@ -12,26 +13,26 @@ cdef extern from *:
 
 
 cdef inline int grow(void** p, int64_t* cap, int64_t need, size_t item) noexcept nogil:
-    # room for `need` items of `item` bytes, doubling; 0, or -1 when out of memory (p unchanged)
+    # room for `need` items of `item` bytes, doubling; RC_OK, or RC_NO_MEMORY (p unchanged)
     cdef int64_t newcap
     cdef void* q
     if need <= cap[0]:
-        return 0
+        return RC_OK
     newcap = cap[0] * 2 if cap[0] > 0 else 16
     while newcap < need:
         newcap *= 2
     q = realloc(p[0], <size_t>newcap * item)
     if q == NULL:
-        return -1
+        return RC_NO_MEMORY
     p[0] = q
     cap[0] = newcap
-    return 0
+    return RC_OK
 
 
 cdef inline int append(int64_t** arr, int64_t* n, int64_t* cap, int64_t value) noexcept nogil:
     # push onto a growable int64 array
-    if grow(<void**>arr, cap, n[0] + 1, sizeof(int64_t)) != 0:
-        return -1
+    if grow(<void**>arr, cap, n[0] + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
     arr[0][n[0]] = value
     n[0] += 1
-    return 0
+    return RC_OK

@@ -10,6 +10,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memmove, memcpy
 
 from memory cimport INF, grow
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, RC_TIME_RANGE, NO_START
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
@@ -142,25 +143,25 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
     # room for n jobs' requests (new rows: one core's worth, one node, no memory, GPU or feature)
     cdef int64_t cap = M.jcap, i
     if n <= M.jcap:
-        return 0
+        return RC_OK
     cap = M.jcap
-    if grow(<void**>&M.mpc, &cap, n, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&M.mpc, &cap, n, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.mpn, &cap, n, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&M.mpn, &cap, n, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.gpn, &cap, n, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&M.gpn, &cap, n, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.minn, &cap, n, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&M.minn, &cap, n, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.maxn, &cap, n, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&M.maxn, &cap, n, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.jfeat, &cap, n, sizeof(uint64_t)) != 0: return -1
+    if grow(<void**>&M.jfeat, &cap, n, sizeof(uint64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.wlo, &cap, n, sizeof(int32_t)) != 0: return -1
+    if grow(<void**>&M.wlo, &cap, n, sizeof(int32_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.whi, &cap, n, sizeof(int32_t)) != 0: return -1
+    if grow(<void**>&M.whi, &cap, n, sizeof(int32_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
-    if grow(<void**>&M.nused, &cap, n, sizeof(int32_t)) != 0: return -1
+    if grow(<void**>&M.nused, &cap, n, sizeof(int32_t)) != RC_OK: return RC_NO_MEMORY
     for i in range(M.jcap, cap):
         M.mpc[i] = 0
         M.mpn[i] = 0
@@ -172,7 +173,7 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
         M.whi[i] = -1
         M.nused[i] = 0
     M.jcap = cap
-    return 0
+    return RC_OK
 
 
 cdef inline int64_t nm_job_mem(const NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
@@ -450,30 +451,30 @@ cdef inline int nl_room(NodeLine* L, int64_t n) noexcept nogil:
     cdef int64_t cap
     cdef void* q
     if n <= L.cap:
-        return 0
+        return RC_OK
     cap = L.cap * 2 if L.cap else 8
     while cap < n:
         cap *= 2
     q = realloc(L.t, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     L.t = <int64_t*>q
     q = realloc(L.c, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     L.c = <int64_t*>q
     q = realloc(L.m, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     L.m = <int64_t*>q
     q = realloc(L.g, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     L.g = <int64_t*>q
     q = realloc(L.qp, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     L.qp = <int64_t*>q
     q = realloc(L.qf, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     L.qf = <int64_t*>q
     L.cap = cap
-    return 0
+    return RC_OK
 
 
 cdef inline int nl_gain(NodeLine* L, int64_t t, int64_t dc, int64_t dm, int64_t dg) noexcept nogil:
@@ -481,8 +482,8 @@ cdef inline int nl_gain(NodeLine* L, int64_t t, int64_t dc, int64_t dm, int64_t 
     # time order)
     cdef int64_t p = L.n - 1
     if L.t[p] != t:
-        if nl_room(L, L.n + 1) != 0:
-            return -1
+        if nl_room(L, L.n + 1) != RC_OK:
+            return RC_NO_MEMORY
         p = L.n
         L.t[p] = t
         L.c[p] = L.c[p - 1]
@@ -492,11 +493,11 @@ cdef inline int nl_gain(NodeLine* L, int64_t t, int64_t dc, int64_t dm, int64_t 
     L.c[p] += dc
     L.m[p] += dm
     L.g[p] += dg
-    return 0
+    return RC_OK
 
 
 cdef inline int64_t nl_point(NodeLine* L, int64_t t) noexcept nogil:
-    # the index of a point at t (made by splitting the one before it; t >= t[0]); -1: out of memory
+    # the index of a point at t (made by splitting the one before it; t >= t[0]); RC_NO_MEMORY: out of memory
     cdef int64_t lo = 0, hi = L.n, mid
     while lo < hi:                         # the first point after t
         mid = (lo + hi) >> 1
@@ -506,8 +507,8 @@ cdef inline int64_t nl_point(NodeLine* L, int64_t t) noexcept nogil:
             hi = mid
     if L.t[lo - 1] == t:
         return lo - 1
-    if nl_room(L, L.n + 1) != 0:
-        return -1
+    if nl_room(L, L.n + 1) != RC_OK:
+        return RC_NO_MEMORY
     memmove(L.t + lo + 1, L.t + lo, (L.n - lo) * sizeof(int64_t))
     memmove(L.c + lo + 1, L.c + lo, (L.n - lo) * sizeof(int64_t))
     memmove(L.m + lo + 1, L.m + lo, (L.n - lo) * sizeof(int64_t))
@@ -524,15 +525,15 @@ cdef inline int nl_hold(NodeLine* L, int64_t t, int64_t stop, int64_t dc, int64_
     # a placement holds (dc, dm, dg) over [t, stop)
     cdef int64_t a = nl_point(L, t), b, p
     if a < 0:
-        return -1
+        return RC_NO_MEMORY
     b = nl_point(L, stop)
     if b < 0:
-        return -1
+        return RC_NO_MEMORY
     for p in range(a, b):
         L.c[p] -= dc
         L.m[p] -= dm
         L.g[p] -= dg
-    return 0
+    return RC_OK
 
 
 cdef inline void nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
@@ -595,7 +596,7 @@ cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
         M.open_pos[M.open[i]] = <int32_t>i
     M.nopen = k
     M.ev_ok = False                    # (made by the pass's first search, if it has one)
-    return 0
+    return RC_OK
 
 
 cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
@@ -605,10 +606,10 @@ cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
     cdef NodeLine* L
     for i in range(M.nn):
         k += M.line[i].n - 1
-    if (grow(<void**>&M.ev, &M.ev_cap, k + 1, sizeof(int64_t)) != 0
-            or grow(<void**>&M.pidx, &M.pidx_cap, k + 1, sizeof(int64_t)) != 0
-            or grow(<void**>&M.tcnt, &M.tcnt_cap, T + 1, sizeof(int64_t)) != 0):
-        return -1
+    if (grow(<void**>&M.ev, &M.ev_cap, k + 1, sizeof(int64_t)) != RC_OK
+            or grow(<void**>&M.pidx, &M.pidx_cap, k + 1, sizeof(int64_t)) != RC_OK
+            or grow(<void**>&M.tcnt, &M.tcnt_cap, T + 1, sizeof(int64_t)) != RC_OK):
+        return RC_NO_MEMORY
     memset(M.tcnt, 0, (T + 1) * sizeof(int64_t))
     k = 0
     for i in range(M.nn):
@@ -616,7 +617,7 @@ cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
         x = 0
         for p in range(1, L.n):
             if L.t[p] >= EV_T_MAX:
-                return -1
+                return RC_TIME_RANGE
             x = x + _first_at(M.times + x, T - x, L.t[p])     # (a line's points ascend)
             M.pidx[k] = x
             M.tcnt[x + 1] += 1
@@ -633,26 +634,26 @@ cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
             k += 1
     M.nev = k
     M.ev_ok = True
-    return 0
+    return RC_OK
 
 
 cdef inline int nm_ev_insert(NodeModel* M, int64_t t, int64_t i) noexcept nogil:
     # a new plan point of node i at t joins the events
     cdef int64_t key = (t << 20) | i, lo = 0, hi = M.nev, mid
     if t >= EV_T_MAX:
-        return -1
+        return RC_TIME_RANGE
     while lo < hi:
         mid = (lo + hi) >> 1
         if M.ev[mid] < key:
             lo = mid + 1
         else:
             hi = mid
-    if grow(<void**>&M.ev, &M.ev_cap, M.nev + 1, sizeof(int64_t)) != 0:
-        return -1
+    if grow(<void**>&M.ev, &M.ev_cap, M.nev + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
     memmove(M.ev + lo + 1, M.ev + lo, (M.nev - lo) * sizeof(int64_t))
     M.ev[lo] = key
     M.nev += 1
-    return 0
+    return RC_OK
 
 
 cdef inline void nm_open_less(NodeModel* M, int64_t i) noexcept nogil:
@@ -680,13 +681,13 @@ cdef inline int nm_add_time(NodeModel* M, int64_t t) noexcept nogil:
         else:
             hi = mid
     if lo < M.ntimes and M.times[lo] == t:
-        return 0
-    if grow(<void**>&M.times, &M.times_cap, M.ntimes + 1, sizeof(int64_t)) != 0:
-        return -1
+        return RC_OK
+    if grow(<void**>&M.times, &M.times_cap, M.ntimes + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
     memmove(M.times + lo + 1, M.times + lo, (M.ntimes - lo) * sizeof(int64_t))
     M.times[lo] = t
     M.ntimes += 1
-    return 0
+    return RC_OK
 
 
 cdef inline bint nm_same_ask(const NodeModel* M, int64_t a, int64_t b) noexcept nogil:
@@ -726,13 +727,13 @@ cdef inline void nm_note_misfit(NodeModel* M, int64_t j, int64_t cores, int64_t 
 cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now, int64_t t_from,
                                   bint now_only, int64_t window, int64_t resolution) noexcept nogil:
     # The earliest candidate start t >= t_from (>= now) at which nodes can be chosen for job j with the
-    # resources free throughout [t, round_up(t + d)); M.take gets them. -1: none (now_only, or
+    # resources free throughout [t, round_up(t + d)); M.take gets them. NO_START: none (now_only, or
     # beyond the window). A start is only ever worth trying where some node gains resources.
     cdef int64_t x, i, n, t, stop, c, m, g, total, used, p
     cdef NodeLine* L
     cdef int64_t bound = now
     if nm_known_misfit(M, j, cores, d, now_only):
-        return -1
+        return NO_START
     if M.minn[j] <= 1 and M.maxn[j] == 0:
         for x in range(M.nfs):
             if (cores >= M.fs_cores[x] and d >= M.fs_d[x] and M.fs_t[x] > bound
@@ -740,7 +741,7 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
                 bound = M.fs_t[x]
     if bound > t_from:
         if now_only:
-            return -1
+            return NO_START
         t = nm_find_start_search(M, j, cores, d, now, bound, False, window, resolution)
     else:
         t = nm_find_start_search(M, j, cores, d, now, t_from, now_only, window, resolution)
@@ -767,7 +768,7 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
     cdef NodeLine* L
     if (cores > M.now_c or cores * M.mpc[j] + M.minn[j] * M.mpn[j] > M.now_m
             or M.minn[j] * M.gpn[j] > M.now_g):
-        return -1
+        return NO_START
     if resolution > 1:
         stop = ((stop + resolution - 1) // resolution) * resolution
     memset(M.cpu, 0, M.nn * sizeof(int64_t))
@@ -790,7 +791,7 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
             uw += 1
     if cw >= cores and uw >= M.minn[j] and nm_choose(M, cores, M.minn[j], M.maxn[j]):
         return now
-    return -1
+    return NO_START
 
 
 cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t* used) noexcept nogil:
@@ -814,15 +815,15 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     cdef NodeLine* L
     if now_only and t_from == M.now_t:
         return nm_start_now(M, j, cores, d, resolution)
-    if not M.ev_ok and nm_make_events(M) != 0:
+    if not M.ev_ok and nm_make_events(M) != RC_OK:
         M.failed = True
-        return -1
+        return NO_START
     nm_eligible(M, j)
     memset(M.cpu, 0, M.nn * sizeof(int64_t))
     ne = M.nelig
     n = _first_at(M.times, M.ntimes, t_from)
     if n >= M.ntimes:
-        return -1
+        return NO_START
     # the nodes' windows at the first candidate, found directly (a search may start late)
     t = M.times[n]
     stop = t + d
@@ -851,7 +852,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
         t = M.times[n]
         n += 1
         if window > 0 and t > now + window:
-            return -1
+            return NO_START
         stop = t + d
         if resolution > 1:
             stop = ((stop + resolution - 1) // resolution) * resolution
@@ -887,40 +888,48 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
             if nm_choose(M, cores, M.minn[j], M.maxn[j]):
                 return t
         if now_only:
-            return -1
-    return -1
+            return NO_START
+    return NO_START
 
 
 cdef inline int nm_hold_node(NodeModel* M, int64_t j, int64_t i, int64_t cores, int64_t t, int64_t stop) noexcept nogil:
     # the plan holds `cores` of node i for job j (with their memory and GPUs) over [t, stop)
     cdef int64_t n0
+    cdef int rc
     cdef NodeLine* L = &M.line[i]
     n0 = L.n
     if nl_point(L, t) < 0:
-        return -1
-    if L.n > n0 and t > L.t[0] and M.ev_ok and nm_ev_insert(M, t, i) != 0:
-        return -1
+        return RC_NO_MEMORY
+    if L.n > n0 and t > L.t[0] and M.ev_ok:
+        rc = nm_ev_insert(M, t, i)
+        if rc != RC_OK:
+            return rc
     n0 = L.n
     if nl_point(L, stop) < 0:
-        return -1
-    if L.n > n0 and M.ev_ok and nm_ev_insert(M, stop, i) != 0:
-        return -1
-    if nl_hold(L, t, stop, cores, nm_job_mem(M, j, cores), M.gpn[j]) != 0:
-        return -1
+        return RC_NO_MEMORY
+    if L.n > n0 and M.ev_ok:
+        rc = nm_ev_insert(M, stop, i)
+        if rc != RC_OK:
+            return rc
+    if nl_hold(L, t, stop, cores, nm_job_mem(M, j, cores), M.gpn[j]) != RC_OK:
+        return RC_NO_MEMORY
     if t == M.now_t and stop > t:
         M.now_c -= cores
         M.now_m -= nm_job_mem(M, j, cores)
         M.now_g -= M.gpn[j]
         nm_open_less(M, i)
-    return 0
+    return RC_OK
 
 
 cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexcept nogil:
     # the plan holds M.take's cores (with their memory and GPUs) over [t, stop)
     cdef int64_t i
+    cdef int rc
     for i in range(M.nn):
-        if M.take[i] > 0 and nm_hold_node(M, j, i, M.take[i], t, stop) != 0:
-            return -1
+        if M.take[i] > 0:
+            rc = nm_hold_node(M, j, i, M.take[i], t, stop)
+            if rc != RC_OK:
+                return rc
     return nm_add_time(M, stop)
 
 
@@ -941,6 +950,7 @@ cdef inline int nm_apply(NodeModel* M, int64_t j, int64_t t, int64_t stop, const
     # a placement of job j over [t, stop) with `units`' count of cores on each of their nodes joins
     # this copy of the plan (nm_hold from a commit log entry)
     cdef int64_t w, u, i, c = 0, last = -1
+    cdef int rc
     cdef uint64_t x
     for w in range(W):
         x = units[w]
@@ -949,13 +959,17 @@ cdef inline int nm_apply(NodeModel* M, int64_t j, int64_t t, int64_t stop, const
             x &= x - 1
             i = M.node_of[u]
             if i != last:
-                if last >= 0 and nm_hold_node(M, j, last, c, t, stop) != 0:
-                    return -1
+                if last >= 0:
+                    rc = nm_hold_node(M, j, last, c, t, stop)
+                    if rc != RC_OK:
+                        return rc
                 last = i
                 c = 0
             c += 1
-    if last >= 0 and nm_hold_node(M, j, last, c, t, stop) != 0:
-        return -1
+    if last >= 0:
+        rc = nm_hold_node(M, j, last, c, t, stop)
+        if rc != RC_OK:
+            return rc
     return nm_add_time(M, stop)
 
 
@@ -1044,26 +1058,26 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
                 or dst.elig == NULL or dst.pcpu == NULL or dst.open == NULL or dst.is_elig == NULL
                 or dst.open_pos == NULL or dst.sortkey == NULL):
             nm_free_copy(dst)
-            return -1
+            return RC_NO_MEMORY
     nm_share(dst, src)
     for i in range(nn):
         K = &src.line[i]
         L = &dst.line[i]
-        if nl_room(L, K.n) != 0:
-            return -1
+        if nl_room(L, K.n) != RC_OK:
+            return RC_NO_MEMORY
         memcpy(L.t, K.t, K.n * sizeof(int64_t))
         memcpy(L.c, K.c, K.n * sizeof(int64_t))
         memcpy(L.m, K.m, K.n * sizeof(int64_t))
         memcpy(L.g, K.g, K.n * sizeof(int64_t))
         L.n = K.n
-    if grow(<void**>&dst.times, &dst.times_cap, src.ntimes + 1, sizeof(int64_t)) != 0:
-        return -1
+    if grow(<void**>&dst.times, &dst.times_cap, src.ntimes + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
     memcpy(dst.times, src.times, src.ntimes * sizeof(int64_t))
     dst.ntimes = src.ntimes
     dst.ev_ok = False
     if src.ev_ok:
-        if grow(<void**>&dst.ev, &dst.ev_cap, src.nev + 1, sizeof(int64_t)) != 0:
-            return -1
+        if grow(<void**>&dst.ev, &dst.ev_cap, src.nev + 1, sizeof(int64_t)) != RC_OK:
+            return RC_NO_MEMORY
         memcpy(dst.ev, src.ev, src.nev * sizeof(int64_t))
         dst.nev = src.nev
         dst.ev_ok = True
@@ -1084,4 +1098,4 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
     dst.mf_next = 0
     dst.nfs = 0
     dst.fs_next = 0
-    return 0
+    return RC_OK

@@ -10,6 +10,7 @@ from memory cimport grow
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 from words cimport w_copy
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct EndKey:        # a (time, job) pair ordered by time, then job: planned and actual ends
@@ -88,7 +89,7 @@ cdef inline int nodes_init(Nodes* N, int64_t units) noexcept nogil:
     N.W = (units + 63) // 64
     N.free = <uint64_t*>malloc((N.W if N.W > 0 else 1) * sizeof(uint64_t))
     if N.free == NULL:
-        return -1
+        return RC_NO_MEMORY
     memset(N.free, 0xFF, N.W * sizeof(uint64_t))
     if units % 64:
         N.free[N.W - 1] = ((<uint64_t>1) << (units % 64)) - 1
@@ -96,8 +97,8 @@ cdef inline int nodes_init(Nodes* N, int64_t units) noexcept nogil:
     N.down = <uint64_t*>calloc((N.W if N.W > 0 else 1), sizeof(uint64_t))
     N.until = <int64_t*>calloc((units if units > 0 else 1), sizeof(int64_t))
     if N.down == NULL or N.until == NULL:
-        return -1
-    return 0
+        return RC_NO_MEMORY
+    return RC_OK
 
 
 cdef inline void nodes_free(Nodes* N) noexcept nogil:
@@ -107,17 +108,17 @@ cdef inline void nodes_free(Nodes* N) noexcept nogil:
 
 
 cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
-    # a free row for a running job's units, growing the rows when none is left; -1: out of memory
+    # a free row for a running job's units, growing the rows when none is left; RC_NO_MEMORY: out of memory
     cdef int64_t rows, r
     cdef void* q
     if N.nspare == 0:
         rows = N.rows_cap * 2 if N.rows_cap else 64
         q = realloc(N.rows, <size_t>(rows * N.W) * sizeof(uint64_t))
         if q == NULL:
-            return -1
+            return RC_NO_MEMORY
         N.rows = <uint64_t*>q
-        if grow(<void**>&N.spare, &N.spare_cap, rows, sizeof(int32_t)) != 0:
-            return -1
+        if grow(<void**>&N.spare, &N.spare_cap, rows, sizeof(int32_t)) != RC_OK:
+            return RC_NO_MEMORY
         r = rows
         while r > N.rows_cap:
             r -= 1
@@ -129,12 +130,12 @@ cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
 
 
 cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noexcept nogil:
-    # the k units in `units` become busy: a row holds them; returns the row, or -1 (out of memory)
+    # the k units in `units` become busy: a row holds them; returns the row, or RC_NO_MEMORY
     cdef int32_t r = nodes_alloc_row(N)
     cdef int64_t i
     cdef uint64_t* row
     if r < 0:
-        return -1
+        return RC_NO_MEMORY
     row = N.rows + <int64_t>r * N.W
     for i in range(N.W):
         row[i] = units[i]

@@ -16,6 +16,7 @@ from coalloc cimport co_stop
 from state cimport State
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_KILLED, JS_REJECTED, RJ_UNITS_DOWN, HOW_NONE, HOW_COALLOC,
                          OK_DRAIN, OK_FAIL, OK_RESUME)
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
@@ -45,9 +46,9 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
         S.jobs.requeues = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
         S.jobs.lost = <int64_t*>calloc(S.jobs.cap, sizeof(int64_t))
         if S.jobs.requeues == NULL or S.jobs.lost == NULL:
-            return -1
-    if S.co.on and co_stop(S, j, now) != 0:
-        return -1
+            return RC_NO_MEMORY
+    if S.co.on and co_stop(S, j, now) != RC_OK:
+        return RC_NO_MEMORY
     if S.jobs.how[j] != HOW_COALLOC:
         job_leave_nodes(S, j)
         if S.jobs.run[j] >= 0:
@@ -66,12 +67,12 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
         S.jobs.ncorr[j] = 0
         S.jobs.resv[j] = -1
         if queue_insert(&S.queue, &S.jobs, j) < 0:
-            return -1
+            return RC_NO_MEMORY
     else:
         S.outages.killed += 1
         S.jobs.state[j] = JS_KILLED
         S.jobs.end[j] = now
-    return 0
+    return RC_OK
 
 
 cdef inline bint _listed(const int64_t* jobs, int64_t n, int64_t j) noexcept nogil:
@@ -109,7 +110,7 @@ cdef inline int units_down(State* S, const uint64_t* bits, int64_t until, int ki
         # with co-allocation first the secondary jobs on failed lent cores
         kill = <int64_t*>malloc((N.nrun + (S.units if S.co.on else 0) + 1) * sizeof(int64_t))
         if kill == NULL:
-            return -1
+            return RC_NO_MEMORY
         if S.co.on:
             for w in range(W):
                 x = bits[w]
@@ -128,7 +129,7 @@ cdef inline int units_down(State* S, const uint64_t* bits, int64_t until, int ki
                     nk += 1
                     break
         for i in range(nk):
-            if job_kill(S, kill[i], now, requeue) != 0:
+            if job_kill(S, kill[i], now, requeue) != RC_OK:
                 rc = -1
                 break
         free(kill)
@@ -197,8 +198,8 @@ cdef inline int outages_apply_due(State* S, int64_t t) noexcept nogil:
         k = S.outages.kind[e]
         if k == OK_RESUME:
             units_resume(S, S.outages.bits + e * S.W, S.outages.until[e])
-        elif units_down(S, S.outages.bits + e * S.W, S.outages.until[e], k, t, S.outages.requeue) != 0:
-            return -1
+        elif units_down(S, S.outages.bits + e * S.W, S.outages.until[e], k, t, S.outages.requeue) != RC_OK:
+            return RC_NO_MEMORY
         S.outages.next += 1
         any = True
     if any:

@@ -10,6 +10,7 @@ from profile cimport Prof, prof_free
 from node_model cimport NodeModel, nm_free_copy
 from sync cimport pthread_mutex_t, pthread_cond_t
 from words cimport w_copy
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct WorkerPool:
@@ -77,24 +78,24 @@ cdef inline int log_reserve(CommitLog* L, int64_t cap, int64_t W) noexcept nogil
     # room for cap entries
     cdef int64_t c
     if cap <= L.cap:
-        return 0
+        return RC_OK
     c = L.cap
-    if grow(<void**>&L.t, &c, cap, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&L.t, &c, cap, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     c = L.cap
-    if grow(<void**>&L.d, &c, cap, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&L.d, &c, cap, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     c = L.cap
-    if grow(<void**>&L.k, &c, cap, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&L.k, &c, cap, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     c = L.cap
-    if grow(<void**>&L.job, &c, cap, sizeof(int64_t)) != 0: return -1
+    if grow(<void**>&L.job, &c, cap, sizeof(int64_t)) != RC_OK: return RC_NO_MEMORY
     c = L.cap
-    if grow(<void**>&L.resv, &c, cap, sizeof(int8_t)) != 0: return -1
+    if grow(<void**>&L.resv, &c, cap, sizeof(int8_t)) != RC_OK: return RC_NO_MEMORY
     free(L.bits)
     L.bits = <uint64_t*>malloc(<size_t>(c * W) * sizeof(uint64_t))
     if L.bits == NULL:
         L.cap = 0
-        return -1
+        return RC_NO_MEMORY
     L.cap = c
-    return 0
+    return RC_OK
 
 
 cdef inline void log_free(CommitLog* L) noexcept nogil:
@@ -118,10 +119,10 @@ cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W, int64_t nn) noex
         R.nn = nn
         if R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL or R.ncpu == NULL:
             R.n = 0
-            return -1
+            return RC_NO_MEMORY
     for i in range(n):
         R.ready[i] = -1
-    return 0
+    return RC_OK
 
 
 cdef inline void ring_free(SpecRing* R) noexcept nogil:

@@ -21,6 +21,7 @@ from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step
                      build_plan, sjbf_phase, end_full_pass, record_pass, pass_slots)
 from state cimport State, PassCtx
 from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
+from pbf._codes cimport RC_OK, NO_START
 
 
 cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcept nogil:
@@ -29,15 +30,15 @@ cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcep
     cdef int rc
     while e < n:
         if S.nm.on:
-            rc = RC_NO_MEMORY if nm_apply(M, S.log.job[e], S.log.t[e], prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]),
-                                          S.log.bits + e * S.W, S.W) != 0 else 0
+            rc = nm_apply(M, S.log.job[e], S.log.t[e], prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]),
+                          S.log.bits + e * S.W, S.W)
         else:
             rc = prof_apply(P, S.log.k[e], S.log.t[e], S.log.d[e], S.log.bits + e * S.W, S.log.resv[e])
-        if rc != 0:
+        if rc != RC_OK:
             return rc
         e += 1
     seen[0] = n
-    return 0
+    return RC_OK
 
 
 cdef inline void abandon_pass(State* S, int rc) noexcept nogil:
@@ -51,14 +52,16 @@ cdef inline int64_t speculation_catch_up(State* S, Prof* P, NodeModel* M, int64_
     # a node speculation's start t, brought up to date with the commits made while it searched
     # (a few rounds: the commits go on meanwhile)
     cdef int64_t before, rounds
+    cdef int rc
     cdef bint changed, searched
     for rounds in range(4):
         before = seen[0]
         if pbf_load(&S.log.n) == before or t < 0 or S.par.error:
             break
-        if catch_up(S, P, M, seen) != 0:
-            abandon_pass(S, RC_NO_MEMORY)
-            return -1
+        rc = catch_up(S, P, M, seen)
+        if rc != RC_OK:
+            abandon_pass(S, rc)
+            return NO_START
         t = node_recheck(S, M, j, k, d, t, before, now_only, False, &changed, &searched)
     return t
 
@@ -73,8 +76,8 @@ cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t
     cdef int32_t si = 0
     cdef int rc
     if not S.par.error:
-        rc = 0 if S.pool.snap != NULL else catch_up(S, P, M, seen)
-        if rc != 0:
+        rc = RC_OK if S.pool.snap != NULL else catch_up(S, P, M, seen)
+        if rc != RC_OK:
             abandon_pass(S, rc)
         elif (S.cfg.resv_max == 0 if S.pool.snap != NULL else pbf_load(&S.ctx.resv_left) == 0):
             # (a snapshot asks what it would have asked at the pass start: no answer may depend on
@@ -128,7 +131,7 @@ cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noe
             if S.par.error:
                 break
             rc = catch_up(S, P, M, seen)
-            if rc != 0:
+            if rc != RC_OK:
                 abandon_pass(S, rc)
                 break
             spec.t = S.ring.t[s]
@@ -198,7 +201,7 @@ cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, NodeModel* M, 
         pthread_mutex_lock(&S.pool.commit_mu)
         if not S.par.error:
             rc = catch_up(S, P, M, seen)
-            if rc != 0:
+            if rc != RC_OK:
                 abandon_pass(S, rc)
             else:
                 before = c.started + c.resv
@@ -232,13 +235,13 @@ cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
         # (the plan copies were made before the pass was posted)
         if S.pool.snap != NULL:
             spec_nm = &S.pool.nmsnap[wid]
-    elif prof_copy(P, &S.prof) != 0 or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
+    elif prof_copy(P, &S.prof) != RC_OK or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
         abandon_pass(S, RC_NO_MEMORY)
     elif S.pool.snap != NULL:
         # tests: speculate on the profile as at the pass start, so that nearly every commit must
         # reconcile, deterministically (the speculations depend on nothing but the pass start)
         spec_prof = &S.pool.snap[wid]
-        if prof_copy(spec_prof, &S.prof) != 0:
+        if prof_copy(spec_prof, &S.prof) != RC_OK:
             abandon_pass(S, RC_NO_MEMORY)
     if S.cfg.commit_eager:
         worker_eager(S, P, spec_prof, M, spec_nm, wid, &seen)
@@ -275,23 +278,23 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     cdef int rc
     cdef int ex
     S.resume_st.valid = False
-    if begin_full_pass(S, now, True) != 0 or build_plan(S, now) != 0:
+    if begin_full_pass(S, now, True) != RC_OK or build_plan(S, now) != 0:
         return RC_NO_MEMORY
     if S.nm.on:
         # every worker's copy of the node plan, made before any worker commits to the state's own
-        if not S.nm.ev_ok and nm_make_events(&S.nm) != 0:
+        if not S.nm.ev_ok and nm_make_events(&S.nm) != RC_OK:
             return RC_NO_MEMORY
         for i in range(1, n):
-            if nm_copy_plan(&S.pool.nm[i], &S.nm) != 0:
+            if nm_copy_plan(&S.pool.nm[i], &S.nm) != RC_OK:
                 return RC_NO_MEMORY
         for i in range(n if S.pool.snap != NULL else 0):
-            if nm_copy_plan(&S.pool.nmsnap[i], &S.nm) != 0:
+            if nm_copy_plan(&S.pool.nmsnap[i], &S.nm) != RC_OK:
                 return RC_NO_MEMORY
     S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
     # every job places at most once; a start needs a free unit
     cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
-    if log_reserve(&S.log, cap + 1, S.W) != 0 or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W,
-                                                                S.nm.nn if S.nm.on else 0) != 0:
+    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W,
+                                                                S.nm.nn if S.nm.on else 0) != RC_OK:
         return RC_NO_MEMORY
     S.par.next = 0
     S.par.commit = 0
@@ -300,7 +303,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     S.par.error = 0
     S.par.low = 0
     if S.cfg.commit_eager:
-        if grow(<void**>&S.par.committed, &S.par.committed_cap, S.par.limit + 1, sizeof(char)) != 0:
+        if grow(<void**>&S.par.committed, &S.par.committed_cap, S.par.limit + 1, sizeof(char)) != RC_OK:
             return RC_NO_MEMORY
         memset(S.par.committed, 0, S.par.limit + 1)
     S.log.n = 0
@@ -325,12 +328,12 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     c.ex = ex
     # worker 0's profile (node plan), brought fully up to date, is the pass's final one
     rc = catch_up(S, &S.pool.prof[0], &S.nm, &S.pool.seen[0])
-    if rc != 0:
+    if rc != RC_OK:
         return rc
     c.parallel = False            # the placements from here on concern no other copy
     if c.phase2 >= 0 and c.ex == EX_END:
         c.built = True            # the sequential pass builds its profile for this phase
-        if sjbf_phase(S, &S.pool.prof[0], &S.nm) != 0:
+        if sjbf_phase(S, &S.pool.prof[0], &S.nm) != RC_OK:
             return RC_NO_MEMORY
     if S.nm.on:
         slots = pass_slots(S)

@@ -23,8 +23,9 @@ from state cimport State, PassCtx
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
                          nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
-from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, PR_WFP3, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
+from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START, prio_time_dependent
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
@@ -95,7 +96,7 @@ cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
     if rel == NULL or held == NULL:
         free(rel)
         free(held)
-        return -1
+        return RC_NO_MEMORY
     # (no down unit held by a running job, the usual case after failures: no row meets a down unit)
     for i in range(nrun if N.held_down > 0 else 0):
         j = N.by_end[i].job
@@ -123,9 +124,9 @@ cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
     qsort(rel, m, sizeof(EndKey), endkey_cmp)
     P.nslots = 0
     P.nmerged = 0
-    if prof_reserve_slots(P, nrun + m + 1) != 0:
+    if prof_reserve_slots(P, nrun + m + 1) != RC_OK:
         free(rel)
-        return -1
+        return RC_NO_MEMORY
     P.s_begin[0] = now
     cnt = N.nfree
     P.s_cnt[0] = cnt
@@ -172,7 +173,7 @@ cdef inline int build_profile_down(State* S, int64_t now) noexcept nogil:
     free(rel)
     P.nslots = s + 1
     prof_blocks_build(P)
-    return 0
+    return RC_OK
 
 
 cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
@@ -187,8 +188,8 @@ cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
     P.nslots = 0
     P.nmerged = 0
     # room for every slot up front: at most one per running job, plus slot 0
-    if prof_reserve_slots(P, nrun + 1) != 0:
-        return -1
+    if prof_reserve_slots(P, nrun + 1) != RC_OK:
+        return RC_NO_MEMORY
     P.nslots = 1
     P.s_begin[0] = now
     cnt = S.nodes.nfree
@@ -223,7 +224,7 @@ cdef inline int build_profile(State* S, int64_t now) noexcept nogil:
         P.s_cnt[s] = cnt
     P.nslots = s + 1
     prof_blocks_build(P)
-    return 0
+    return RC_OK
 
 
 cdef inline int ensure_scratch(State* S) noexcept nogil:
@@ -258,13 +259,13 @@ cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k,
     cdef PassCtx* c = &S.ctx
     if on_profile:
         P.prev_of_at = -1
-        if prof_commit(P, k, c.now, d, si, False) != 0:
-            return -1
+        if prof_commit(P, k, c.now, d, si, False) != RC_OK:
+            return RC_NO_MEMORY
         if c.parallel:
             log_append(S, P.chosen, j, k, c.now, d, False)
     if job_start(S, j, c.now if c.start_us0 < 0 else (c.start_us0 + S.clock.last_us) // 1000000,
-                 P.chosen) != 0:
-        return -1
+                 P.chosen) != RC_OK:
+        return RC_NO_MEMORY
     S.queue.entries[p].job = -1
     if c.first_start < 0 or p < c.first_start:
         c.first_start = p
@@ -277,8 +278,8 @@ cdef inline int commit_start(State* S, Prof* P, int64_t p, int64_t j, int64_t k,
 cdef inline int commit_reservation(State* S, Prof* P, int64_t j, int64_t k, int64_t t, int64_t d,
                                    int32_t si) noexcept nogil:
     # reserve P.chosen for job j from t on
-    if prof_commit(P, k, t, d, si, True) != 0:
-        return -1
+    if prof_commit(P, k, t, d, si, True) != RC_OK:
+        return RC_NO_MEMORY
     if S.ctx.parallel:
         log_append(S, P.chosen, j, k, t, d, True)
     return note_reservation(S, j, t)
@@ -290,13 +291,13 @@ cdef inline int note_reservation(State* S, int64_t j, int64_t t) noexcept nogil:
     S.jobs.resv[j] = t
     if S.jobs.resv_min[j] < 0 or t < S.jobs.resv_min[j]:
         S.jobs.resv_min[j] = t
-    if append(&S.decided.reserved, &S.decided.nreserved, &S.decided.reserved_cap, j) != 0:
-        return -1
+    if append(&S.decided.reserved, &S.decided.nreserved, &S.decided.reserved_cap, j) != RC_OK:
+        return RC_NO_MEMORY
     c.resv += 1
     if c.resv_left > 0:
         pbf_store(&c.resv_left, c.resv_left - 1)
     c.blocked = True
-    return 0
+    return RC_OK
 
 
 cdef inline int count_rest(State* S, int64_t q, int64_t slots, int64_t* depth) noexcept nogil:
@@ -367,17 +368,17 @@ cdef inline int node_plan_gain(State* S, const uint64_t* row, int64_t j, int64_t
             x &= x - 1
             i = M.node_of[u]
             if i != last:
-                if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != 0:
-                    return -1
+                if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != RC_OK:
+                    return RC_NO_MEMORY
                 last = i
                 all_c = 0
                 up_c = 0
             all_c += 1
             if not (S.nodes.ndown > 0 and (S.nodes.down[w] >> (u & 63)) & 1):
                 up_c += 1
-    if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != 0:
-        return -1
-    return 0
+    if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != RC_OK:
+        return RC_NO_MEMORY
+    return RC_OK
 
 
 cdef inline int node_plan_unit_back(State* S, int64_t u, int64_t t) noexcept nogil:
@@ -385,7 +386,7 @@ cdef inline int node_plan_unit_back(State* S, int64_t u, int64_t t) noexcept nog
     cdef NodeLine* L = &S.nm.line[S.nm.node_of[u]]
     cdef int64_t p = nl_point(L, t), q
     if p < 0:
-        return -1
+        return RC_NO_MEMORY
     for q in range(p, L.n):
         L.c[q] += 1
     return nm_add_time(&S.nm, t)
@@ -404,15 +405,15 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
     cdef const uint64_t* row
     for i in range(M.nn):
         L = &M.line[i]
-        if nl_room(L, 1) != 0:
-            return -1
+        if nl_room(L, 1) != RC_OK:
+            return RC_NO_MEMORY
         L.n = 1
         L.t[0] = now
         L.c[0] = nm_range_count(N.free, M.first[i], M.first[i + 1])
         L.m[0] = M.free_mem[i]
         L.g[0] = M.free_gpu[i]
-    if grow(<void**>&M.times, &M.times_cap, N.nrun + 1, sizeof(int64_t)) != 0:
-        return -1
+    if grow(<void**>&M.times, &M.times_cap, N.nrun + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
     M.times[0] = now
     M.ntimes = 1
     M.nmf = 0                          # a fresh plan: no known misfit or start
@@ -422,13 +423,13 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
     for r in range(N.nrun):
         e = planned_end(S, r, now)
         j = N.by_end[r].job
-        if node_plan_gain(S, N.rows + <int64_t>S.jobs.row[j] * W, j, e) != 0:
-            return -1
+        if node_plan_gain(S, N.rows + <int64_t>S.jobs.row[j] * W, j, e) != RC_OK:
+            return RC_NO_MEMORY
         if e != M.times[M.ntimes - 1]:
             M.times[M.ntimes] = e
             M.ntimes += 1
     if N.ndown == 0:
-        return 0
+        return RC_OK
     for r in range(N.nrun if N.held_down > 0 else 0):
         j = N.by_end[r].job
         row = N.rows + <int64_t>S.jobs.row[j] * W
@@ -438,8 +439,8 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
                 u = w * 64 + __builtin_ctzll(x)
                 x &= x - 1
                 if N.until[u] != INF and node_plan_unit_back(
-                        S, u, max(release_time(S, N.until[u], now), planned_end(S, r, now))) != 0:
-                    return -1
+                        S, u, max(release_time(S, N.until[u], now), planned_end(S, r, now))) != RC_OK:
+                    return RC_NO_MEMORY
     for w in range(W):
         x = N.down[w]
         for r in range(N.nrun if N.held_down > 0 else 0):
@@ -447,14 +448,14 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
         while x:
             u = w * 64 + __builtin_ctzll(x)
             x &= x - 1
-            if N.until[u] != INF and node_plan_unit_back(S, u, release_time(S, N.until[u], now)) != 0:
-                return -1
-    return 0
+            if N.until[u] != INF and node_plan_unit_back(S, u, release_time(S, N.until[u], now)) != RC_OK:
+                return RC_NO_MEMORY
+    return RC_OK
 
 
 cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
-    if build_node_lines(S, now) != 0:
-        return -1
+    if build_node_lines(S, now) != RC_OK:
+        return RC_NO_MEMORY
     return nm_plan_ready(&S.nm)
 
 
@@ -478,14 +479,14 @@ cdef inline int64_t node_recheck(State* S, NodeModel* M, int64_t j, int64_t k, i
     # earliest start on M is not before t (and there is none where the older copy had none). At t
     # each node gives what it gave, unless a newer entry holds that node during the window: those
     # nodes are asked again. If the cores still add up, t stands (with `choose`, Slurm's choice is
-    # made on them: M.take); else the search goes on from t. Returns the start, or -1.
+    # made on them: M.take); else the search goes on from t. Returns the start, or NO_START.
     cdef int64_t stop, e, w, u, i, f, last, total = 0, W = S.W, now = S.ctx.now
     cdef uint64_t x
     cdef const uint64_t* bits
     changed[0] = False
     searched[0] = False
     if t < 0 or (now_only and t != now):
-        return -1
+        return NO_START
     stop = prof_round_up(&S.prof, t + d)
     for e in range(seen, S.log.n):
         if S.log.t[e] >= stop or prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]) <= t:
@@ -557,9 +558,9 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
                 if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != 0:
                     return STEP_ERROR
                 log_append(S, S.prof.chosen, j, k, now, d, False)
-            return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
+            return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
         nm_note_head(&S.nm, k, S.nodes.nfree)
-        if not c.parallel and build_node_plan(S, now) != 0:
+        if not c.parallel and build_node_plan(S, now) != RC_OK:
             return STEP_ERROR
         c.built = True
     if spec != NULL and mode == CM_ORDERED and nm_monotone(M, j):
@@ -583,14 +584,14 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
             return STEP_ERROR
         if c.parallel:
             log_append(S, S.prof.chosen, j, k, now, d, False)
-        return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == 0 else STEP_ERROR
+        return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
     if t > now and c.resv_left != 0:
         if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != 0:
             return STEP_ERROR
         if c.parallel:
             nm_take_bits(M, S.prof.cand, S.W)
             log_append(S, S.prof.cand, j, k, t, d, True)
-        return p + 1 if note_reservation(S, j, t) == 0 else STEP_ERROR
+        return p + 1 if note_reservation(S, j, t) == RC_OK else STEP_ERROR
     c.blocked = True
     return p + 1
 
@@ -615,7 +616,7 @@ cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec*
     # window now are spec.cand minus the units of the newer entries overlapping it. If k remain, t is
     # the sequential pass's answer and those units its candidates (a slot beginning still: were it
     # merged into the slot before, the job would have fitted earlier on the older copy too).
-    # Returns t, or -1 to search again.
+    # Returns t, or NO_START to search again.
     cdef int64_t W = S.W, e, w, t = spec.t, stop = prof_round_up(P, t + d), n = S.log.n
     cdef int32_t i = 0, prev = -1
     cdef uint64_t* bits
@@ -628,10 +629,10 @@ cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec*
                 for w in range(W):
                     P.cand[w] &= ~bits[w]
     if overlap[0] and w_popcount(P.cand, W) < k:
-        return -1
+        return NO_START
     i = prof_seek(P, t, &prev)
     if P.s_begin[i] != t:
-        return -1                     # (not reached, by the argument above; searching is safe)
+        return NO_START                     # (not reached, by the argument above; searching is safe)
     at[0] = i
     P.prev_of_at = prev
     return t
@@ -667,8 +668,8 @@ cdef inline int64_t job_step(State* S, Prof* P, NodeModel* M, int64_t p, int mod
         # only has more free units, so "fits now" is the free count.
         if k <= S.nodes.nfree:
             take_lowest_free(S, P, k)
-            return p + 1 if commit_start(S, P, p, j, k, d, 0, c.parallel) == 0 else STEP_ERROR
-        if not c.parallel and build_profile(S, now) != 0:
+            return p + 1 if commit_start(S, P, p, j, k, d, 0, c.parallel) == RC_OK else STEP_ERROR
+        if not c.parallel and build_profile(S, now) != RC_OK:
             return STEP_ERROR
         c.built = True
     if c.resv_left == 0:
@@ -733,10 +734,10 @@ cdef inline int64_t job_step(State* S, Prof* P, NodeModel* M, int64_t p, int mod
                 t = prof_find_start(P, k, d, now, False, &si)
     if t == now:
         prof_choose(P, k, t, d, si, now)
-        return p + 1 if commit_start(S, P, p, j, k, d, si, True) == 0 else STEP_ERROR
+        return p + 1 if commit_start(S, P, p, j, k, d, si, True) == RC_OK else STEP_ERROR
     if t > now and c.resv_left != 0:
         prof_choose(P, k, t, d, si, now)
-        return p + 1 if commit_reservation(S, P, j, k, t, d, si) == 0 else STEP_ERROR
+        return p + 1 if commit_reservation(S, P, j, k, t, d, si) == RC_OK else STEP_ERROR
     c.blocked = True
     return p + 1
 
@@ -749,8 +750,8 @@ cdef inline int begin_full_pass(State* S, int64_t now, bint parallel) noexcept n
     # future and breaks it), last pass's plans forgotten, a fresh PassCtx
     cdef int64_t p
     cdef PassCtx* c = &S.ctx
-    if ensure_scratch(S) != 0 or clock_start(&S.clock, S.cfg.workers) != 0:
-        return -1
+    if ensure_scratch(S) != 0 or clock_start(&S.clock, S.cfg.workers) != RC_OK:
+        return RC_NO_MEMORY
     prof_start_pass(&S.prof, S.cfg.bf_window, S.cfg.bf_resolution)
     for p in range(S.decided.nreserved):
         S.jobs.resv[S.decided.reserved[p]] = -1
@@ -773,7 +774,7 @@ cdef inline int begin_full_pass(State* S, int64_t now, bint parallel) noexcept n
     c.built = False
     c.parallel = parallel
     c.in_phase2 = False
-    return 0
+    return RC_OK
 
 
 cdef inline bint can_resume(State* S, int64_t now) noexcept nogil:
@@ -790,7 +791,7 @@ cdef inline bint can_resume(State* S, int64_t now) noexcept nogil:
     return (S.testing.resume and S.resume_st.valid and S.resume_st.version == S.nodes.version
             and S.clock.kind == CK_FREE and S.cfg.max_job_test < 0 and S.cfg.bf_window == 0
             and not S.cfg.resv_stop and not S.nm.on
-            and not S.cfg.sjbf and S.policy.prio < PR_WFP3 and now >= S.resume_st.time
+            and not S.cfg.sjbf and not prio_time_dependent(S.policy.prio) and now >= S.resume_st.time
             and S.queue.n >= S.resume_st.npend
             and (S.prof.s_next[0] == -1 or S.prof.s_begin[S.prof.s_next[0]] > now))
 
@@ -799,7 +800,7 @@ cdef inline int resume_pass(State* S, int64_t now) noexcept nogil:
     # continue the last pass: its queued jobs count as tested, its reservations stand
     cdef PassCtx* c = &S.ctx
     if ensure_scratch(S) != 0:
-        return -1
+        return RC_NO_MEMORY
     S.prof.s_begin[0] = now
     S.decided.nstarted = 0
     c.now = now
@@ -820,7 +821,7 @@ cdef inline int resume_pass(State* S, int64_t now) noexcept nogil:
     c.conflicts = 0
     c.inversions = 0
     S.resume_st.count += 1
-    return 0
+    return RC_OK
 
 
 cdef inline int sjbf_phase(State* S, Prof* P, NodeModel* M) noexcept nogil:
@@ -830,9 +831,9 @@ cdef inline int sjbf_phase(State* S, Prof* P, NodeModel* M) noexcept nogil:
     cdef int64_t first = c.phase2, n = S.queue.n - c.phase2, i, q
     cdef EndKey* order
     if n <= 0:
-        return 0
-    if grow(<void**>&S.ends, &S.ends_cap, n, sizeof(EndKey)) != 0:
-        return -1
+        return RC_OK
+    if grow(<void**>&S.ends, &S.ends_cap, n, sizeof(EndKey)) != RC_OK:
+        return RC_NO_MEMORY
     order = S.ends
     for i in range(n):
         order[i].end = (S.jobs.bfkey[S.queue.entries[first + i].job] if S.cfg.bf_keyed
@@ -844,10 +845,10 @@ cdef inline int sjbf_phase(State* S, Prof* P, NodeModel* M) noexcept nogil:
     for i in range(n):
         q = job_step(S, P, M, order[i].job, CM_SEARCH, NULL)
         if q == STEP_ERROR:
-            return -1
+            return RC_NO_MEMORY
         if q == STEP_STOP:
             break
-    return 0
+    return RC_OK
 
 
 cdef inline void end_full_pass(State* S, Prof* P) noexcept nogil:
@@ -882,37 +883,37 @@ cdef inline int record_pass(State* S, int64_t now, int kind, int64_t queue, int6
 cdef inline int pass_prologue(State* S, int64_t now) noexcept nogil:
     # before a full pass or a backfill cycle at now: time-dependent priorities refreshed, running
     # jobs whose planned end is not in the future corrected (the checks that let both calls out are here)
-    if S.policy.prio >= PR_WFP3 and refresh_priorities(S, now) != 0:
-        return -1
-    if S.nodes.nrun > 0 and S.nodes.by_end[0].end <= now and apply_corrections(S, now) != 0:
-        return -1
-    return 0
+    if prio_time_dependent(S.policy.prio) and refresh_priorities(S, now) != RC_OK:
+        return RC_NO_MEMORY
+    if S.nodes.nrun > 0 and S.nodes.by_end[0].end <= now and apply_corrections(S, now) != RC_OK:
+        return RC_NO_MEMORY
+    return RC_OK
 
 
 cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
     cdef int64_t t0 = pass_clock(S), queue = S.queue.n, p
     cdef PassCtx* c = &S.ctx
     if can_resume(S, now):
-        if resume_pass(S, now) != 0:
-            return -1
+        if resume_pass(S, now) != RC_OK:
+            return RC_NO_MEMORY
         p = S.resume_st.npend
     else:
-        if begin_full_pass(S, now, False) != 0:
-            return -1
+        if begin_full_pass(S, now, False) != RC_OK:
+            return RC_NO_MEMORY
         p = 0
     while p < S.queue.n:
         p = job_step(S, &S.prof, &S.nm, p, CM_SEARCH, NULL)
         if p == STEP_ERROR:
-            return -1
+            return RC_NO_MEMORY
         if p == STEP_STOP:
             break
     if c.phase2 >= 0 and c.ex == EX_END:
         if not c.built:
             if build_plan(S, now) != 0:
-                return -1
+                return RC_NO_MEMORY
             c.built = True
-        if sjbf_phase(S, &S.prof, &S.nm) != 0:
-            return -1
+        if sjbf_phase(S, &S.prof, &S.nm) != RC_OK:
+            return RC_NO_MEMORY
     S.resume_st.valid = c.ex == EX_END and c.phase2 < 0 and c.built and not c.backfilled
     if S.resume_st.valid:
         S.resume_st.version = S.nodes.version
@@ -939,8 +940,8 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
     cdef int64_t t0 = pass_clock(S), now = t_us // 1000000, cost = 0, p, j, k, started = 0, depth = 0
     cdef int64_t queue = S.queue.n
     cdef int ex = EX_END
-    if refresh_priorities(S, now) != 0:
-        return -1
+    if refresh_priorities(S, now) != RC_OK:
+        return RC_NO_MEMORY
     S.decided.nstarted = 0
     S.decided.nreserved = 0
     for p in range(S.queue.n):
@@ -965,12 +966,12 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
                 ex = EX_QUICK_BLOCKED
                 break
             take_lowest_free(S, &S.prof, k)
-        if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != 0:
-            return -1
+        if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != RC_OK:
+            return RC_NO_MEMORY
         S.jobs.how[j] = HOW_MAIN
         started += 1
-        if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != 0:
-            return -1
+        if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != RC_OK:
+            return RC_NO_MEMORY
     if started:
         # the started jobs are exactly the first `started` entries
         memmove(S.queue.entries, S.queue.entries + started, (S.queue.n - started) * sizeof(PendEntry))

@@ -13,6 +13,7 @@ from nodes cimport Nodes
 from regression cimport Reg, REG_NF, reg_predict, reg_fit, reg_weight
 from pbf._codes cimport (PR_FCFS, PR_SJF, PR_SMALLEST, PR_F1, PR_F2, PR_F3, PR_F4, PR_WFP3, PR_UNICEP,
                          PR_MULTIFACTOR, PR_KEYED, PD_GIVEN, PD_AVE2, PD_REGRESSION, CR_REQUESTED, CR_DOUBLING)
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
     # Tsafrir et al.'s increments (0, 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h, 20 h, 50 h,
@@ -146,7 +147,7 @@ cdef inline void policy_features(const Jobs* J, const Users* U, int64_t j, int64
 
 
 cdef inline int64_t policy_predict(Policy* pol, Jobs* J, const Users* U, int64_t j, int64_t now) noexcept nogil:
-    # the estimate of job j at its submission, in [1, requested]; -1: out of memory
+    # the estimate of job j at its submission, in [1, requested]; RC_NO_MEMORY: out of memory
     cdef int64_t req = J.req[j], e
     cdef UserHist* h = &U.hist[J.user[j]]
     if pol.predictor == PD_AVE2:
@@ -155,8 +156,8 @@ cdef inline int64_t policy_predict(Policy* pol, Jobs* J, const Users* U, int64_t
             return req
         e = (h.p1 + h.p2) // 2
         return 1 if e < 1 else (req if e > req else e)
-    if grow(<void**>&J.x, &J.x_cap, (j + 1) * REG_NF, sizeof(double)) != 0:
-        return -1
+    if grow(<void**>&J.x, &J.x_cap, (j + 1) * REG_NF, sizeof(double)) != RC_OK:
+        return RC_NO_MEMORY
     policy_features(J, U, j, now, J.x + j * REG_NF)
     return reg_predict(pol.reg, J.x + j * REG_NF, req)
 

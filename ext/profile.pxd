@@ -13,7 +13,8 @@ from libc.string cimport memset, memmove, memcpy
 
 from memory cimport INF, grow
 from words cimport w_popcount, w_any_common, w_copy, w_zero, w_take_lowest, w_take_lowest_busy, w_span
-from pbf._codes cimport RC_SLOT_NOT_FOUND
+from pbf._codes cimport RC_OK, RC_SLOT_NOT_FOUND
+from pbf._codes cimport RC_NO_MEMORY, NO_START
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
@@ -97,9 +98,9 @@ cdef inline int prof_init(Prof* P, int64_t W) noexcept nogil:
     P.r_wofs = <int64_t*>malloc(sizeof(int64_t))
     if (P.cand == NULL or P.chosen == NULL or P.q_nz == NULL or P.prow == NULL or P.prow2 == NULL
             or P.r_wofs == NULL):
-        return -1
+        return RC_NO_MEMORY
     P.r_wofs[0] = 0
-    return 0
+    return RC_OK
 
 
 cdef inline void prof_free(Prof* P) noexcept nogil:
@@ -154,8 +155,8 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.nhint = 0
     D.hint_next = 0
     D.nslots = 0
-    if prof_reserve_slots(D, n) != 0:
-        return -1
+    if prof_reserve_slots(D, n) != RC_OK:
+        return RC_NO_MEMORY
     memcpy(D.s_begin, S.s_begin, n * sizeof(int64_t))
     memcpy(D.s_cnt, S.s_cnt, n * sizeof(int64_t))
     memcpy(D.s_next, S.s_next, n * sizeof(int32_t))
@@ -171,8 +172,8 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.nslots = n
     D.nmerged = S.nmerged
     D.nresv_pass = 0
-    if prof_reserve_resv(D, S.nresv_pass, S.r_wofs[S.nresv_pass]) != 0:
-        return -1
+    if prof_reserve_resv(D, S.nresv_pass, S.r_wofs[S.nresv_pass]) != RC_OK:
+        return RC_NO_MEMORY
     memcpy(D.r_begin, S.r_begin, S.nresv_pass * sizeof(int64_t))
     memcpy(D.r_stop, S.r_stop, S.nresv_pass * sizeof(int64_t))
     memcpy(D.r_wofs, S.r_wofs, (S.nresv_pass + 1) * sizeof(int64_t))
@@ -181,7 +182,7 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     memcpy(D.r_word, S.r_word, S.r_wofs[S.nresv_pass] * sizeof(int32_t))
     memcpy(D.r_mask, S.r_mask, S.r_wofs[S.nresv_pass] * sizeof(uint64_t))
     D.nresv_pass = S.nresv_pass
-    return 0
+    return RC_OK
 
 
 cdef inline int prof_apply(Prof* P, int64_t k, int64_t t, int64_t d, const uint64_t* units, bint reservation) noexcept nogil:
@@ -211,51 +212,51 @@ cdef inline int prof_reserve_slots(Prof* P, int64_t n) noexcept nogil:
     cdef int64_t cap
     cdef void* q
     if n <= P.slot_cap:
-        return 0
+        return RC_OK
     cap = P.slot_cap * 2 if P.slot_cap else 64
     while cap < n:
         cap *= 2
     q = realloc(P.s_begin, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.s_begin = <int64_t*>q
     q = realloc(P.s_cnt, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.s_cnt = <int64_t*>q
     q = realloc(P.s_next, cap * sizeof(int32_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.s_next = <int32_t*>q
     q = realloc(P.s_prev, cap * sizeof(int32_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.s_prev = <int32_t*>q
     q = realloc(P.s_bits, <size_t>(cap * P.W) * sizeof(uint64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.s_bits = <uint64_t*>q
     # every block holds a slot when made: no more blocks than slots
     q = realloc(P.s_blk, cap * sizeof(int32_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.s_blk = <int32_t*>q
     q = realloc(P.b_first, cap * sizeof(int32_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.b_first = <int32_t*>q
     q = realloc(P.b_last, cap * sizeof(int32_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.b_last = <int32_t*>q
     q = realloc(P.b_size, cap * sizeof(int32_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.b_size = <int32_t*>q
     q = realloc(P.b_lazy, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.b_lazy = <int64_t*>q
     q = realloc(P.b_min, cap * sizeof(int64_t))
-    if q == NULL: return -1
+    if q == NULL: return RC_NO_MEMORY
     P.b_min = <int64_t*>q
     P.slot_cap = cap
-    return 0
+    return RC_OK
 
 
 cdef inline int32_t prof_new_slot(Prof* P) noexcept nogil:
-    if P.nslots >= P.slot_cap and prof_reserve_slots(P, P.nslots + 1) != 0:
-        return -1
+    if P.nslots >= P.slot_cap and prof_reserve_slots(P, P.nslots + 1) != RC_OK:
+        return RC_NO_MEMORY
     P.nslots += 1
     return <int32_t>(P.nslots - 1)
 
@@ -345,7 +346,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
                          int32_t* at) noexcept nogil:
     # Earliest start t >= now at which k units are free throughout [t, round_up(t+d)); P.cand
     # gets the units free throughout, *at the slot starting at t. Candidate starts are slot
-    # beginnings. Returns -1 if none (only with now_only, a bounded window, or out of memory).
+    # beginnings. Returns NO_START if none (only with now_only or a bounded window).
     cdef int32_t i = 0, j, prev = -1
     cdef int64_t t, c, w, e
     cdef int64_t W = P.W
@@ -356,17 +357,17 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
         while i != -1:
             t = P.s_begin[i]
             if P.window > 0 and t > now + P.window:
-                return -1
+                return NO_START
             if P.s_cnt[i] >= k:        # (no reservation yet: no block has a lazy count)
                 w_copy(P.cand, P.s_bits + <int64_t>i * W, W)
                 at[0] = i
                 P.prev_of_at = prev
                 return t
             if now_only:
-                return -1
+                return NO_START
             prev = i
             i = P.s_next[i]
-        return -1
+        return NO_START
     if not now_only:
         return prof_find_start_hinted(P, k, d, now, at)
     # Can it start now? The units free throughout [now, stop) are exactly slot 0's free units
@@ -375,7 +376,7 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
     # per overlapping reservation replaces one per slot (thousands on a busy cluster).
     e = prof_round_up(P, now + d)
     if prof_window_units(P, 0, now, e, k) < k:
-        return -1
+        return NO_START
     at[0] = 0
     P.prev_of_at = -1
     return now
@@ -393,7 +394,7 @@ cdef inline int64_t prof_find_start_hinted(Prof* P, int64_t k, int64_t d, int64_
     for h in range(P.nhint):
         if P.hint_k[h] <= k and P.hint_d[h] <= d:
             if P.hint_t[h] < 0:
-                return -1
+                return NO_START
             if P.hint_t[h] > bound:
                 bound = P.hint_t[h]
     if bound >= 0:
@@ -418,7 +419,7 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
     # is tested without walking its slots (prof_window_units): one bitmap read and a few sparse
     # words, where an AND over every slot of a long job's window would cross thousands of cache
     # lines.
-    # Returns the earliest start, or -1 (beyond bf_window). The candidates begin at slot `first`
+    # Returns the earliest start, or NO_START (beyond bf_window). The candidates begin at slot `first`
     # (whose predecessor is first_prev): 0 and -1 for all.
     cdef int64_t W = P.W, t, stop
     # e: how far the window's counts were read; bad: the last slot read with fewer than k free units
@@ -427,7 +428,7 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
     while i != -1:
         t = P.s_begin[i]
         if P.window > 0 and t > now + P.window:
-            return -1
+            return NO_START
         stop = prof_round_up(P, t + d)
         # extend the window to every slot beginning before the placement's end, reading counts only
         while e != -1 and P.s_begin[e] < stop:
@@ -452,7 +453,7 @@ cdef inline int64_t prof_find_start_window(Prof* P, int64_t k, int64_t d, int64_
             return t
         prev = i
         i = P.s_next[i]
-    return -1
+    return NO_START
 
 
 cdef inline void prof_choose(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now) noexcept nogil:
@@ -577,7 +578,7 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
         if end > stop:
             n = prof_new_slot(P)
             if n < 0:
-                return -1
+                return RC_NO_MEMORY
             P.s_begin[n] = stop
             P.s_cnt[n] = P.s_cnt[j]
             P.s_next[n] = P.s_next[j]
@@ -604,8 +605,8 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
         prof_block_split(P, P.s_blk[last])
     if reservation:
         P.monotone = False
-        if prof_note_resv(P, t, stop) != 0:
-            return -1
+        if prof_note_resv(P, t, stop) != RC_OK:
+            return RC_NO_MEMORY
     # Only at the placement's two edges can neighbouring slots have become equal (inside it every
     # slot lost the same units). Merge them: a later boundary with the same free units is never
     # an earliest start, and unit choice sees the same units, so no decision changes; the slot
@@ -618,7 +619,7 @@ cdef inline int prof_commit(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si
         n = P.s_next[P.prev_of_at]
         if n != -1 and prof_cnt(P, P.prev_of_at) == prof_cnt(P, n):
             prof_merge_equal(P, P.prev_of_at, n)
-    return 0
+    return RC_OK
 
 
 cdef inline void prof_merge_equal(Prof* P, int32_t a, int32_t b) noexcept nogil:
@@ -690,41 +691,41 @@ cdef inline int prof_reserve_resv(Prof* P, int64_t n, int64_t nwords) noexcept n
         while cap < n:
             cap *= 2
         q = realloc(P.r_begin, cap * sizeof(int64_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_begin = <int64_t*>q
         q = realloc(P.r_stop, cap * sizeof(int64_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_stop = <int64_t*>q
         q = realloc(P.r_order, cap * sizeof(int32_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_order = <int32_t*>q
         q = realloc(P.r_list, cap * sizeof(int32_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_list = <int32_t*>q
         q = realloc(P.r_ostop, cap * sizeof(int32_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_ostop = <int32_t*>q
         q = realloc(P.r_act, cap * sizeof(int32_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_act = <int32_t*>q
         q = realloc(P.r_wofs, (cap + 1) * sizeof(int64_t))
-        if q == NULL: return -1
+        if q == NULL: return RC_NO_MEMORY
         P.r_wofs = <int64_t*>q
         P.r_cap = cap
     if nwords > P.r_words_cap:
         cap = P.r_words_cap
-        if grow(<void**>&P.r_word, &cap, nwords, sizeof(int32_t)) != 0: return -1
+        if grow(<void**>&P.r_word, &cap, nwords, sizeof(int32_t)) != RC_OK: return RC_NO_MEMORY
         cap = P.r_words_cap
-        if grow(<void**>&P.r_mask, &cap, nwords, sizeof(uint64_t)) != 0: return -1
+        if grow(<void**>&P.r_mask, &cap, nwords, sizeof(uint64_t)) != RC_OK: return RC_NO_MEMORY
         P.r_words_cap = cap
-    return 0
+    return RC_OK
 
 
 cdef inline int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
     # record P.chosen as a reservation over [t, stop)
     cdef int64_t n = P.nresv_pass, m = P.r_wofs[n], w
-    if prof_reserve_resv(P, n + 1, m + P.W) != 0:
-        return -1
+    if prof_reserve_resv(P, n + 1, m + P.W) != RC_OK:
+        return RC_NO_MEMORY
     for w in range(P.W):
         if P.chosen[w]:
             P.r_word[m] = <int32_t>w
@@ -740,7 +741,7 @@ cdef inline int prof_note_resv(Prof* P, int64_t t, int64_t stop) noexcept nogil:
     memmove(&P.r_ostop[m + 1], &P.r_ostop[m], (n - m) * sizeof(int32_t))
     P.r_ostop[m] = <int32_t>n
     P.nresv_pass = n + 1
-    return 0
+    return RC_OK
 
 
 cdef inline int64_t prof_first_stop_after(const Prof* P, int64_t t) noexcept nogil:

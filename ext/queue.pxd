@@ -7,6 +7,7 @@ from libc.string cimport memset, memmove
 
 from memory cimport grow
 from jobs cimport Jobs
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct PendEntry:     # a pending job with what the pass reads of it
@@ -53,11 +54,11 @@ cdef inline bint queue_before(const Jobs* J, int64_t a, int64_t b) noexcept nogi
 
 
 cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, int64_t j) noexcept nogil:
-    # insert pending job j in priority order; returns its position, or -1 (out of memory). Searched
+    # insert pending job j in priority order; returns its position, or RC_NO_MEMORY. Searched
     # from the back: arrivals are mostly latest in FCFS order, so this is usually an append.
     cdef int64_t lo = 0, hi = Q.n, mid
-    if grow(<void**>&Q.entries, &Q.cap, Q.n + 1, sizeof(PendEntry)) != 0:
-        return -1
+    if grow(<void**>&Q.entries, &Q.cap, Q.n + 1, sizeof(PendEntry)) != RC_OK:
+        return RC_NO_MEMORY
     if hi == 0 or not queue_before(J, j, Q.entries[hi - 1].job):
         lo = hi
     while lo < hi:

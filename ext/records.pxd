@@ -6,6 +6,7 @@ from libc.stdlib cimport free
 
 from memory cimport grow
 from pbf._codes cimport PK_FULL
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct PassRec:       # one pass (counts fit 32 bits: jobs and slots of one pass)
@@ -63,7 +64,7 @@ ctypedef struct PassRecords:
 cdef inline int records_add(PassRecords* R, PassTotals* T, const LastPass* L, bint keep, int64_t now, int kind,
                             int64_t queue, int64_t depth, int64_t started, int64_t resv, int ex,
                             int64_t wall, int64_t slots) noexcept nogil:
-    # count a pass in the totals and, if `keep`, record it; -1: out of memory
+    # count a pass in the totals and, if `keep`, record it; RC_NO_MEMORY: out of memory
     cdef int64_t tmax = depth, tmin = depth
     cdef PassRec* r
     if kind == PK_FULL:
@@ -86,9 +87,9 @@ cdef inline int records_add(PassRecords* R, PassTotals* T, const LastPass* L, bi
     T.wall += wall
     T.exit[ex] += 1
     if not keep:
-        return 0
-    if R.n >= R.cap and grow(<void**>&R.rec, &R.cap, R.n + 1, sizeof(PassRec)) != 0:
-        return -1
+        return RC_OK
+    if R.n >= R.cap and grow(<void**>&R.rec, &R.cap, R.n + 1, sizeof(PassRec)) != RC_OK:
+        return RC_NO_MEMORY
     r = &R.rec[R.n]
     r.time = now
     r.wall = wall
@@ -108,7 +109,7 @@ cdef inline int records_add(PassRecords* R, PassTotals* T, const LastPass* L, bi
     r.kind = kind
     r.exit = ex
     R.n += 1
-    return 0
+    return RC_OK
 
 
 cdef inline void records_free(PassRecords* R) noexcept nogil:

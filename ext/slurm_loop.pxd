@@ -17,6 +17,7 @@ from passes cimport (pass_slots, begin_full_pass, end_full_pass, job_step, recor
 from lifecycle cimport heap_top_end
 from state cimport State, PassCtx
 from pbf._codes cimport PK_FULL, EX_YIELD
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 cdef inline bint sim_events_due(State* S, int64_t now) noexcept nogil:
@@ -29,8 +30,8 @@ cdef inline bint sim_events_due(State* S, int64_t now) noexcept nogil:
 cdef inline int sim_main_pass(State* S, int64_t depth_limit) noexcept nogil:
     # Slurm's main scheduler (passes.pxd main_pass) with its limits and its cost in simulated time
     cdef int64_t depth0 = S.totals.depth, cost = 0, started
-    if main_pass(S, S.sim.now_us, depth_limit, S.sim.max_sched_us, S.sim.cost_main_us, &cost) != 0:
-        return -1
+    if main_pass(S, S.sim.now_us, depth_limit, S.sim.max_sched_us, S.sim.cost_main_us, &cost) != RC_OK:
+        return RC_NO_MEMORY
     started = S.decided.nstarted
     S.sim.changes += started
     S.sim.main_passes += 1
@@ -38,7 +39,7 @@ cdef inline int sim_main_pass(State* S, int64_t depth_limit) noexcept nogil:
     S.sim.main_started += started
     S.sim.main_us += cost
     S.sim.now_us += cost
-    return 0
+    return RC_OK
 
 
 cdef inline int sim_main_scheduler(State* S) noexcept nogil:
@@ -68,8 +69,8 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
     cdef PassCtx* c = &S.ctx
     cdef bint yielded = False
     cdef int rc
-    if pass_prologue(S, now) != 0 or begin_full_pass(S, now, False) != 0:
-        return -1
+    if pass_prologue(S, now) != RC_OK or begin_full_pass(S, now, False) != RC_OK:
+        return RC_NO_MEMORY
     c.start_us0 = T0
     # building and sorting the cycle's queue is serial work
     clock_charge_all(&S.clock, W, S.sim.cost_queue_us * queue)
@@ -85,7 +86,7 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
             next_yield = elapsed + S.sim.yield_us
         p = job_step(S, &S.prof, &S.nm, p, CM_SEARCH, NULL)
         if p == STEP_ERROR:
-            return -1
+            return RC_NO_MEMORY
         if p == STEP_STOP:
             break
     S.resume_st.valid = False
@@ -93,7 +94,7 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
     dur = S.last.charged_us
     rc = record_pass(S, now, PK_FULL, queue, c.depth, c.started, c.resv, c.ex, pass_clock(S) - t0,
                      pass_slots(S))
-    if rc != 0:
+    if rc != RC_OK:
         return rc
     S.sim.cycles += 1
     S.sim.cycle_us += dur
@@ -106,7 +107,7 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
         S.sim.in_yield = True
     else:
         S.sim.now_us = T0 + dur
-    return 0
+    return RC_OK
 
 
 cdef inline int64_t sim_next_action_us(State* S, int64_t t) noexcept nogil:

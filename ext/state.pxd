@@ -18,6 +18,7 @@ from node_model cimport NodeModel, nm_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
 ctypedef struct Config:        # the scheduling settings, set before the first pass (core_config.py)
@@ -135,12 +136,12 @@ ctypedef struct State:
 
 
 cdef inline int state_init(State* S, int64_t units) noexcept nogil:
-    # an empty engine with the default settings; -1: out of memory
+    # an empty engine with the default settings; RC_NO_MEMORY: out of memory
     memset(S, 0, sizeof(State))
     S.units = units
     S.W = (units + 63) // 64
-    if nodes_init(&S.nodes, units) != 0 or prof_init(&S.prof, S.W) != 0:
-        return -1
+    if nodes_init(&S.nodes, units) != RC_OK or prof_init(&S.prof, S.W) != RC_OK:
+        return RC_NO_MEMORY
     S.cfg.resv_max = 1
     S.cfg.max_job_test = -1
     S.cfg.trigger = TR_EVENT
@@ -170,7 +171,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.clock.cost_power = 1.0
     S.clock.cost_pref_us = 10_000
     simtime_defaults(&S.sim)
-    return 0
+    return RC_OK
 
 
 cdef inline void state_free(State* S) noexcept nogil:

@@ -11,10 +11,18 @@ cpdef enum Priority:           # the queue order (pbf/plugins/priorities.py has 
     PR_F2 = 4
     PR_F3 = 5
     PR_F4 = 6
-    PR_WFP3 = 7                # from here on the key depends on the time: recomputed before passes
+    PR_WFP3 = 7
     PR_UNICEP = 8
     PR_MULTIFACTOR = 9
     PR_KEYED = 10              # keys set from Python (a user's plugin) before each pass
+
+
+cdef inline bint prio_time_dependent(int prio) noexcept nogil:
+    # the priority's key depends on the time (a job's wait): the keys are recomputed before passes,
+    # and a pass cannot be resumed. A property of each code, not of its place in the enum: a new
+    # code goes here when it reads the time (pbf/codes.py has the same table for Python).
+    return prio == PR_WFP3 or prio == PR_UNICEP or prio == PR_MULTIFACTOR or prio == PR_KEYED
+
 
 cpdef enum Predictor:          # run-time predictors computed in the core at submission
     PD_GIVEN = 0               # the estimate comes with the job (requested, clairvoyant, Python)
@@ -93,3 +101,8 @@ cpdef enum Status:             # return codes of the compiled functions (raised 
     RC_OK = 0
     RC_NO_MEMORY = -1
     RC_SLOT_NOT_FOUND = -2     # an invariant breach: a committed start is not a slot beginning of a copy
+    RC_TIME_RANGE = -3         # a node plan's point lies beyond the event keys' range (2^43 s)
+
+
+cdef enum:                     # sentinels of the compiled searches that return a time or an index
+    NO_START = -1              # a start-time search found none (start-now only, or beyond the window)

@@ -18,12 +18,13 @@ from ._codes import (
     RejectReason,
     Status,
     Trigger,
+    time_dependent,
 )
 
 __all__ = ["Clock", "CoallocPolicy", "Correction", "ExitReason", "How", "JobState", "OutageKind", "PassKind",
            "Predictor", "Priority",
            "RegressionWeight", "RejectReason", "Status", "Trigger", "LABELS", "CLOCKS", "TRIGGERS",
-           "CORRECTIONS", "OUTAGES", "COALLOC_POLICIES", "label"]
+           "CORRECTIONS", "OUTAGES", "COALLOC_POLICIES", "TIME_DEPENDENT", "label", "time_dependent"]
 
 #: option names of the enums users choose from, in code order
 CLOCKS = ("free", "model", "wall", "slurm-sim")
@@ -31,6 +32,9 @@ TRIGGERS = ("event", "interval")
 OUTAGES = ("drain", "fail", "resume")
 COALLOC_POLICIES = ("off", "fixed", "asax", "hedge", "exp3")
 CORRECTIONS = ("incremental", "requested", "recursive-doubling")
+
+#: the priorities whose keys depend on the time (a property of each code, from the compiled table)
+TIME_DEPENDENT = frozenset(p for p in Priority if time_dependent(p))
 
 #: the strings of the code columns of the outputs (jobs.csv, passes.csv), in code order
 LABELS = {

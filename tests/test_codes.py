@@ -70,3 +70,12 @@ def test_unknown_settings_are_refused_and_change_nothing():
         core.configure(resv_max=5, nope=1)
     with pytest.raises(ValueError, match="unknown testing switches: nope"):
         core.set_testing(nope=1)
+
+
+def test_time_dependence_is_a_property_of_each_priority():
+    """The compiled table says which keys read the time; every built-in priority agrees with it."""
+    assert codes.TIME_DEPENDENT == {codes.Priority.PR_WFP3, codes.Priority.PR_UNICEP,
+                                    codes.Priority.PR_MULTIFACTOR, codes.Priority.PR_KEYED}
+    for name in PRIORITY_CODES:
+        plugin = PRIORITIES.resolve(name)
+        assert plugin.dynamic == codes.time_dependent(plugin.code), name
