@@ -3,7 +3,11 @@
 # learner chooses how much each primary lends.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int16_t, int8_t
-from libc.stdlib cimport free
+from libc.stdlib cimport malloc, calloc, free
+from libc.string cimport memset
+
+from jobs cimport _regrow
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef enum:
     CA_ACTIONS = 10            # lend 0 %, 10 %, ..., 90 %
@@ -98,3 +102,88 @@ cdef inline void coalloc_free(CoAlloc* C, int64_t njobs) noexcept nogil:
     free(C.lent); free(C.sec_units); free(C.stamp); free(C.dec_a); free(C.dec_e); free(C.dec_p)
     free(C.dec_t0); free(C.dec_w0); free(C.dec_leaf); free(C.dec_pi); free(C.lenders); free(C.node_first)
     free(C.node_stamp); free(C.aff_jobs); free(C.aff_nodes); free(C.pick)
+
+
+cdef inline int coalloc_grow(CoAlloc* C, int64_t cap) noexcept nogil:
+    # the per-job arrays from C.cap to cap entries (new ones initialised)
+    cdef int64_t old = C.cap, i, k
+    if cap <= old:
+        return RC_OK
+    if (_regrow(<void**>&C.u, old, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&C.work, old, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&C.rate, old, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&C.done_work, old, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&C.t_upd, old, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&C.lend, old, cap, sizeof(int32_t)) != RC_OK
+            or _regrow(<void**>&C.lent, old, cap, sizeof(int32_t)) != RC_OK
+            or _regrow(<void**>&C.sec_units, old, cap, sizeof(int32_t*)) != RC_OK
+            or _regrow(<void**>&C.stamp, old, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&C.dec_a, old, cap, sizeof(int8_t)) != RC_OK
+            or _regrow(<void**>&C.dec_e, old, cap, sizeof(int16_t)) != RC_OK
+            or _regrow(<void**>&C.dec_p, old, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&C.dec_t0, old, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&C.dec_w0, old, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&C.dec_leaf, old * CA_DTS, cap * CA_DTS, sizeof(int8_t)) != RC_OK
+            or _regrow(<void**>&C.dec_pi, old * CA_DTS, cap * CA_DTS, sizeof(double)) != RC_OK):
+        return RC_NO_MEMORY
+    for i in range(old, cap):
+        C.u[i] = 0.5
+        C.work[i] = 0.0
+        C.rate[i] = 1.0
+        C.done_work[i] = 0.0
+        C.t_upd[i] = 0
+        C.lend[i] = 0
+        C.lent[i] = 0
+        C.sec_units[i] = NULL
+        C.stamp[i] = 0
+        C.dec_a[i] = -1
+        C.dec_e[i] = -1
+        C.dec_p[i] = 0.0
+        C.dec_t0[i] = 0
+        C.dec_w0[i] = 0.0
+        for k in range(CA_DTS):
+            C.dec_leaf[i * CA_DTS + k] = 0
+            C.dec_pi[i * CA_DTS + k] = 0.0
+    C.cap = cap
+    return RC_OK
+
+
+cdef inline int coalloc_init(CoAlloc* C, int64_t units, const int32_t* node_cores, int64_t nnodes,
+                             int64_t njobs) noexcept nogil:
+    # a fresh co-allocation state over nodes of node_cores[k] consecutive units (every unit free of
+    # primaries and secondaries, every node at rate 1), with room for njobs jobs; on failure it is
+    # left empty
+    cdef int64_t k, u, first = 0, U = units if units > 0 else 1, K = nnodes if nnodes > 0 else 1
+    coalloc_free(C, njobs)
+    memset(C, 0, sizeof(CoAlloc))
+    C.nnodes = nnodes
+    C.node_of = <int32_t*>malloc(U * sizeof(int32_t))
+    C.node_first = <int32_t*>malloc(K * sizeof(int32_t))
+    C.node_cap = <int32_t*>malloc(K * sizeof(int32_t))
+    C.node_nsec = <int32_t*>calloc(K, sizeof(int32_t))
+    C.node_q = <double*>malloc(K * sizeof(double))
+    C.node_stamp = <int64_t*>calloc(K, sizeof(int64_t))
+    C.prim = <int32_t*>malloc(U * sizeof(int32_t))
+    C.sec = <int32_t*>malloc(U * sizeof(int32_t))
+    C.lent_by = <int32_t*>malloc(U * sizeof(int32_t))
+    C.pick = <int32_t*>malloc(U * sizeof(int32_t))
+    if (C.node_of == NULL or C.node_first == NULL or C.node_cap == NULL or C.node_nsec == NULL
+            or C.node_q == NULL or C.node_stamp == NULL or C.prim == NULL or C.sec == NULL
+            or C.lent_by == NULL or C.pick == NULL or coalloc_grow(C, njobs if njobs > 16 else 16) != RC_OK):
+        coalloc_free(C, njobs)
+        memset(C, 0, sizeof(CoAlloc))
+        return RC_NO_MEMORY
+    for k in range(nnodes):
+        C.node_first[k] = <int32_t>first
+        C.node_cap[k] = node_cores[k]
+        C.node_q[k] = 1.0
+        for u in range(first, first + node_cores[k]):
+            C.node_of[u] = <int32_t>k
+        first += node_cores[k]
+    for u in range(units):
+        C.prim[u] = -1
+        C.sec[u] = -1
+        C.lent_by[u] = -1
+    for k in range(CA_DTS):
+        C.alpha[k] = 1.0 / CA_DTS
+    return RC_OK

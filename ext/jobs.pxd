@@ -6,7 +6,7 @@ from libc.stdlib cimport free
 from libc.string cimport memset
 
 from memory cimport grow
-from pbf._codes cimport RC_OK, RC_NO_MEMORY
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_NEW, HOW_NONE, RJ_NONE
 
 
 ctypedef struct Jobs:          # index j = arrival order of the trace (replay) or of add_jobs (engine)
@@ -101,6 +101,32 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
         return RC_NO_MEMORY
     J.cap = cap
     return RC_OK
+
+
+cdef inline void jobs_clear(Jobs* J, int64_t first, int64_t n) noexcept nogil:
+    # jobs first .. first+n-1 as added: not submitted, nothing decided, no history
+    cdef int64_t j
+    for j in range(first, first + n):
+        J.pred0[j] = -1
+        J.ncorr[j] = 0
+        if J.requeues != NULL:
+            J.requeues[j] = 0
+            J.lost[j] = 0
+        J.bfkey[j] = 0
+        J.key[j] = 0.0
+        J.acc[j] = -1
+        J.unext[j] = -1
+        J.uprev[j] = -1
+        J.start[j] = -1
+        J.end[j] = -1
+        J.resv[j] = -1
+        J.resv_min[j] = -1
+        J.seq[j] = -1
+        J.runpos[j] = -1
+        J.row[j] = -1
+        J.state[j] = JS_NEW
+        J.how[j] = HOW_NONE
+        J.reason[j] = RJ_NONE
 
 
 cdef inline void jobs_free(Jobs* J) noexcept nogil:

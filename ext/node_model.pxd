@@ -120,6 +120,42 @@ ctypedef struct NodeModel:
     int64_t fs_next
 
 
+cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil:
+    # the arrays of a cluster of nn nodes over `units` units (filled by the caller; nm_free frees
+    # them, also after a failure)
+    M.nn = nn
+    M.first = <int64_t*>malloc((nn + 1) * sizeof(int64_t))
+    M.node_of = <int32_t*>malloc((units if units > 0 else 1) * sizeof(int32_t))
+    M.cap_mem = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.cap_gpu = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.feat = <uint64_t*>malloc(nn * sizeof(uint64_t))
+    M.free_mem = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.free_gpu = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.line = <NodeLine*>calloc(nn, sizeof(NodeLine))
+    M.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.take = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.avail = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.cut = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.r_cpus = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.r_nodes = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.elig = <int32_t*>malloc(nn * sizeof(int32_t))
+    M.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.open = <int32_t*>malloc(nn * sizeof(int32_t))
+    M.is_elig = <uint8_t*>calloc(nn, sizeof(uint8_t))
+    M.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
+    M.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.elig_ok = False
+    if (M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
+            or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
+            or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
+            or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
+            or M.open == NULL or M.open_pos == NULL or M.sortkey == NULL or M.is_elig == NULL):
+        return RC_NO_MEMORY
+    return RC_OK
+
+
 cdef inline void nm_free(NodeModel* M) noexcept nogil:
     cdef int64_t i
     if M.line != NULL:

@@ -3,10 +3,10 @@
 # catches up from. The pass itself is in parallel_pass.pxd.
 
 from libc.stdint cimport uint64_t, int64_t, int8_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 
 from memory cimport grow
-from profile cimport Prof, prof_free
+from profile cimport Prof, prof_init, prof_free
 from node_model cimport NodeModel, nm_free_copy
 from sync cimport pthread_mutex_t, pthread_cond_t
 from words cimport w_copy
@@ -158,3 +158,34 @@ cdef inline void pool_free_copies(WorkerPool* P) noexcept nogil:
     P.prof = NULL; P.snap = NULL; P.tests = NULL; P.seen = NULL; P.tests_total = NULL
     P.nprof = 0
     P.nsnap = 0
+
+
+cdef inline int pool_alloc_copies(WorkerPool* P, int64_t workers, int64_t W, bint stale) noexcept nogil:
+    # per worker: a profile copy, counters and a node plan copy (with `stale`, snapshots of both as
+    # at the pass start: Testing.stale_speculation); on failure none is left
+    cdef int64_t i
+    P.prof = <Prof*>calloc(workers, sizeof(Prof))
+    P.tests = <int64_t*>calloc(workers, sizeof(int64_t))
+    P.seen = <int64_t*>calloc(workers, sizeof(int64_t))
+    P.tests_total = <int64_t*>calloc(workers, sizeof(int64_t))
+    P.nm = <NodeModel*>calloc(workers, sizeof(NodeModel))
+    P.nnm = workers
+    if stale:
+        P.nmsnap = <NodeModel*>calloc(workers, sizeof(NodeModel))
+    if (P.prof == NULL or P.tests == NULL or P.seen == NULL or P.tests_total == NULL or P.nm == NULL
+            or (stale and P.nmsnap == NULL)):
+        pool_free_copies(P)
+        return RC_NO_MEMORY
+    for i in range(workers):
+        P.nprof = i + 1
+        if prof_init(&P.prof[i], W) != RC_OK:
+            pool_free_copies(P)
+            return RC_NO_MEMORY
+    if stale:
+        P.snap = <Prof*>calloc(workers, sizeof(Prof))
+        for i in range(workers):
+            P.nsnap = i + 1
+            if P.snap == NULL or prof_init(&P.snap[i], W) != RC_OK:
+                pool_free_copies(P)
+                return RC_NO_MEMORY
+    return RC_OK

@@ -23,6 +23,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ._checkpoint import checkpoint, rollback
+from ._coalloc import Coalloc
+from ._estimates import StartEstimates
+from ._outages import Outages
 from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
@@ -215,7 +219,9 @@ class Engine:
                                 record_passes=False)
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
-        self._core.set_requeue(on_failure == "requeue")
+        self._outages = Outages(self._core)
+        self._outages.set_requeue(on_failure == "requeue")
+        self._co = Coalloc(self._core)
         if node_choice not in ("best-fit", "first-fit"):
             raise ConfigError(f"node_choice must be 'best-fit' or 'first-fit', got {node_choice!r}")
         if coalloc is not None and cluster.has_resources:
@@ -252,9 +258,8 @@ class Engine:
             raise ConfigError("coalloc interval: the engine decides when a job starts only (the host owns time)")
         cores = ([n.cores for n in self.cluster.nodes] if self.cluster.nodes
                  else NodeLayout.of(co.node_cores, self.cluster.units).cores)
-        self._core.enable_coalloc(co.code(), float(co.fraction), float(co.beta), 0, float(co.lam), float(co.tau),
-                                  float(co.dmax), co.seed, np.asarray(cores, dtype=np.int32), np.empty(0),
-                                  dynamics=False)
+        self._co.enable(co.code(), float(co.fraction), float(co.beta), 0, float(co.lam), float(co.tau),
+                        float(co.dmax), co.seed, np.asarray(cores, dtype=np.int32), np.empty(0), dynamics=False)
 
     # ---------------------------------------------------------------- protocol
     def advance(self, now: int, events: Iterable[Submit | Finish | Drain | Fail | Resume] = (), *,
@@ -282,10 +287,10 @@ class Engine:
             self._counts["started"] += len(started)
             out = stopped + [self._start(j, now) for j in started]
             if self.coalloc is not None:
-                lends, secondaries = core.co_after_pass(now)
+                lends, secondaries = self._co.after_pass(now)
                 self._counts["started"] += len(secondaries)
                 out.extend(Lend(self._ids[p], int(k)) for p, k in lends if k > 0)
-                out.extend(Start(self._ids[j], core.co_units(j), now, secondary=True) for j in secondaries)
+                out.extend(Start(self._ids[j], self._co.units(j), now, secondary=True) for j in secondaries)
             if self.report_reservations:
                 planned = core.job_arrays()[5]
                 out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
@@ -300,12 +305,12 @@ class Engine:
         self._timed.sort(key=lambda x: x[:2])
         while self._timed and self._timed[0][0] <= t:
             until, _, words = self._timed.pop(0)
-            self._core.outage(until, int(OutageKind.OK_RESUME), words, until)
+            self._outages.apply(until, int(OutageKind.OK_RESUME), words, until)
 
     def _outage(self, ev, words):
         kind = {Drain: OutageKind.OK_DRAIN, Fail: OutageKind.OK_FAIL, Resume: OutageKind.OK_RESUME}[type(ev)]
         until = ev.until if ev.until is not None and kind != OutageKind.OK_RESUME else -1
-        hit = self._core.outage(ev.at, int(kind), words, until)
+        hit = self._outages.apply(ev.at, int(kind), words, until)
         if until >= 0:
             self._timed_seq += 1
             self._timed.append((until, self._timed_seq, words))
@@ -338,7 +343,7 @@ class Engine:
             else:
                 j = self._index[ev.job_id]
                 if self.coalloc is not None:
-                    core.co_finish(j, ev.time, 1.0 if ev.rate is None else float(ev.rate))
+                    self._co.finish(j, ev.time, 1.0 if ev.rate is None else float(ev.rate))
                 else:
                     core.finish(j, ev.time)
                 self._counts["finished"] += 1
@@ -355,7 +360,7 @@ class Engine:
         # what a failed call must restore: only Python plugins can fail once events are applied
         if not self._scoring.needs_hooks:
             return None
-        return (self._core.checkpoint(), len(self._ids), set(self._users), dict(self._counts),
+        return (checkpoint(self._core), len(self._ids), set(self._users), dict(self._counts),
                 self._now, self._last_event, list(self._timed))
 
     def _rollback(self, undo):
@@ -363,7 +368,7 @@ class Engine:
             return
         cp, njobs, users, counts, now, last_event, timed = undo
         self._timed = timed
-        self._core.rollback(cp)
+        rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
             del self._index[job_id]
         del self._ids[njobs:]
@@ -402,7 +407,7 @@ class Engine:
                      ("requested", job.requested), ("user", job.user)):
             self._cols[k].append(v)
         if self.coalloc is not None:
-            self._core.co_set_cpu(j, self._cpu_of(job))
+            self._co.set_cpu(j, self._cpu_of(job))
         return j
 
     def _cpu_of(self, job):
@@ -504,7 +509,7 @@ class Engine:
                 finishing.add(ev.job_id)
             if isinstance(ev, Fail):
                 # the running jobs it stops (those finished earlier in the call have ended)
-                for j in self._core.jobs_on(bits[-1]):
+                for j in self._outages.jobs_on(bits[-1]):
                     if self._ids[j] not in finishing:
                         stopped[self._ids[j]] = i
         return bits
@@ -552,7 +557,7 @@ class Engine:
             out = {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
                    for j in self._core.running()}
             if self.coalloc is not None:
-                out.update({self._ids[j]: (int(start[j]), self._core.co_units(j)) for j in self._core.co_secondaries()})
+                out.update({self._ids[j]: (int(start[j]), self._co.units(j)) for j in self._co.secondaries()})
             return out
 
     def reservations(self) -> dict[int, int]:
@@ -572,7 +577,7 @@ class Engine:
         with self._lock:
             if self._now is None:
                 return {}
-            jobs, starts, words = self._core.plan(self._now)
+            jobs, starts, words = StartEstimates(self._core).plan(self._now)
             return {self._ids[j]: (int(t) if t >= 0 else None,
                                    _unit_indices(words[i], self.cluster.units) if t >= 0 else np.empty(0, np.int64))
                     for i, (j, t) in enumerate(zip(jobs, starts))}
@@ -580,7 +585,7 @@ class Engine:
     def down(self) -> np.ndarray:
         """Indices of the units out of service now (drained or failed)."""
         with self._lock:
-            return _unit_indices(self._core.down_units(), self.cluster.units)
+            return _unit_indices(self._outages.down_units(), self.cluster.units)
 
     def stats(self) -> dict[str, int | None]:
         """Counters: submitted, started, finished, passes, requeued, killed, pending, running, free
@@ -588,7 +593,7 @@ class Engine:
         with self._lock:
             return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
                         free_units=int(self._core.free_count),
-                        down_units=int(self._core.outage_figures()["units_down"]), now=self._now)
+                        down_units=int(self._outages.figures()["units_down"]), now=self._now)
 
     def close(self) -> None:
         """Stop the worker threads and release the engine (idempotent). Later calls to

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._nodes import NodeCluster
 from .reference.nodes_ref import NodeRequest, eval_nodes, node_cpus
 from .resources import Requests, job_feature_bits, load_nodes, reject_detail
 
@@ -85,8 +86,8 @@ class EngineNodes:
         if not self.modelled:
             return
         mpc, mpn, gpn, lo, hi, feats = self.request(job)
-        core.set_node_requests(j, np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]),
-                               np.array([hi]), job_feature_bits(self.bits, [feats]))
+        NodeCluster(core).set_requests(j, np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]),
+                                       np.array([hi]), job_feature_bits(self.bits, [feats]))
 
     def placements(self, units: np.ndarray, job) -> tuple:
         """The nodes of a started job's units, with what it holds on each."""

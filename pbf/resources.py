@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._nodes import NodeCluster
 from .errors import ConfigError
 
 __all__ = ["Requests", "MEM_FROM", "requests_of", "reject_detail", "load_nodes", "job_feature_bits"]
@@ -104,10 +105,10 @@ def load_nodes(core, cluster, first_fit: bool = False) -> dict:
     cluster; returns the feature bits (name -> bit) for :func:`job_feature_bits`."""
     bits = _feature_bits(cluster)
     node_feat = [sum(bits[f] for f in set(n.features)) for n in cluster.nodes]
-    core.set_nodes(np.array([n.cores for n in cluster.nodes], dtype=np.int64),
-                   np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64),
-                   np.array([n.gpus for n in cluster.nodes], dtype=np.int64),
-                   np.array(node_feat, dtype=np.uint64), first_fit)
+    NodeCluster(core).set(np.array([n.cores for n in cluster.nodes], dtype=np.int64),
+                          np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64),
+                          np.array([n.gpus for n in cluster.nodes], dtype=np.int64),
+                          np.array(node_feat, dtype=np.uint64), first_fit)
     return bits
 
 

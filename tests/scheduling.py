@@ -4,6 +4,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from pbf import _core
+from pbf._outages import Outages
 from pbf.cluster import Node
 from pbf.codes import JobState, Predictor, Trigger
 from pbf.config import Backfill
@@ -43,7 +44,7 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)),
                     req=req, user=user, part=part, qos=qos)
     if outages is not None:
-        core.load_outages(*outages, requeue)
+        Outages(core).load(*outages, requeue)
     core.start_pool(workers)
     try:
         assert core.replay()
@@ -51,9 +52,9 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
         core.stop_pool()
     state, start, end, how, reason, _, first_planned = core.job_arrays()
     pred0, est_final, ncorr, _ = core.estimates()
-    requeues, lost = core.failure_arrays()
+    requeues, lost = Outages(core).failure_arrays()
     return {"state": state, "start": start, "end": end, "how": how, "reason": reason,
-            "requeues": requeues, "lost": lost, "outage_figures": core.outage_figures(),
+            "requeues": requeues, "lost": lost, "outage_figures": Outages(core).figures(),
             "first_planned": first_planned, "bits": core.recorded_units(), "core": core,
             "passes": core.pass_arrays(), "pred0": pred0, "est": est_final, "ncorr": ncorr}
 

@@ -40,7 +40,7 @@ def test_output_problems_are_found_before_the_replay(tmp_path, capsys):
 
 
 def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
-    import pbf.replayer as rp
+    import pbf.replay_result as rp
     result = pbf.replay(pbf.read_swf(LUBLIN))
 
     def full(path, columns):
@@ -70,7 +70,7 @@ def test_the_cli_names_the_flag_in_value_errors(capsys):
 def test_nan_never_reaches_json():
     with pytest.raises(pbf.ConfigError, match="bsld_bound must be a finite number"):
         pbf.ReplayConfig(bsld_bound=float("nan"))
-    from pbf.replayer import _finite
+    from pbf.replay_result import _finite
     assert _finite({"a": [float("nan"), 1.0, float("inf")]}) == {"a": [None, 1.0, None]}
 
 

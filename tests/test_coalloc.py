@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pbf
+from pbf import replayer
+from pbf._coalloc import Coalloc
 from pbf.coalloc import CoAllocation, Hedge, cpu_use, hedge_regret_bound
 from pbf.codes import How, JobState
 from pbf.errors import ConfigError
@@ -66,21 +68,19 @@ def test_work_is_conserved_and_nodes_never_overloaded(tr, policy, beta, seed):
     assert (r.jobs["end"] - r.jobs["start"] >= table.run[np.lexsort((table.job_id, table.submit))]).all()
 
 
-def _replay_checked(table, cfg):
-    # a replay with the core's per-update node checks on (rates in (0, 1], CPU within cores)
-    import pbf.replayer as rp
-    orig = rp.build_core
+class _CheckedCoalloc(Coalloc):
+    # co-allocation with the core's per-update node checks on (rates in (0, 1], CPU within cores);
+    # turned on once enabled, which starts from a fresh state
+    def enable(self, *args, **kwargs):
+        super().enable(*args, **kwargs)
+        self.check(True)
 
-    def checked(*a, **k):
-        core = orig(*a, **k)
-        core.coalloc_check(True)
-        return core
-    rp.build_core = checked
-    try:
-        r = pbf.replay(table, cfg)
-    finally:
-        rp.build_core = orig
-    return r
+
+def _replay_checked(table, cfg):
+    # a replay with the node checks on
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replayer, "Coalloc", _CheckedCoalloc)
+        return pbf.replay(table, cfg)
 
 
 def test_the_two_thirds_rate():

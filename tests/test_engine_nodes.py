@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import pbf
+from pbf._nodes import NodeCluster
 from pbf.cluster import Cluster, Node
 
 from scheduling import node_scenarios, node_table
@@ -119,8 +120,8 @@ def test_a_failed_call_with_python_plugins_restores_node_memory():
 
     engine = pbf.Engine(Cluster.of_nodes([Node("m", 4, 4000)]), priority=prio)
     engine.advance(0, [pbf.Submit(pbf.Job(1, 0, 2, 60, mem_core_mb=2000))])
-    free = engine._core.node_free()
+    free = NodeCluster(engine._core).free()
     flaky["fail"] = True
     with pytest.raises(Exception, match="boom"):
         engine.advance(60, [pbf.Finish(1, 60), pbf.Submit(pbf.Job(2, 60, 1, 60, mem_core_mb=100))])
-    assert engine._core.node_free() == free
+    assert NodeCluster(engine._core).free() == free

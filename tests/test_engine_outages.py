@@ -131,7 +131,7 @@ def test_no_job_is_ever_placed_on_a_down_unit(run):
         assert set(eng.down()) == set(down_until)
         held = [u for us in running.values() for u in us]
         # the core's count of down units still held (its profile's fast path relies on it)
-        assert eng._core.outage_figures()["units_down_held"] == len(set(held) & set(down_until))
+        assert eng._outages.figures()["units_down_held"] == len(set(held) & set(down_until))
         assert len(held) == len(set(held)), "a unit held twice"
         assert eng.stats()["free_units"] == units - len(set(held) | set(down_until))
         # a reservation never counts on a unit before it is back

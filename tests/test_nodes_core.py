@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import pbf
 from pbf import replayer
+from pbf._nodes import NodeCluster
 from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
 
@@ -76,19 +77,19 @@ def test_live_counters_return_to_capacity():
     table = node_table(jobs)
     req = requests_of(table)
     core.load_trace(table.submit, table.req_procs, table.req_time, table.run)
-    core.set_node_requests(0, req.mem_core_mb, req.mem_node_mb, req.gpus, req.nodes_min, req.nodes_max,
-                           job_feature_bits(bits, req.features))
+    NodeCluster(core).set_requests(0, req.mem_core_mb, req.mem_node_mb, req.gpus, req.nodes_min,
+                                   req.nodes_max, job_feature_bits(bits, req.features))
     core.submit(0)
     core.submit(1)
     started, _ = core.run_pass(0)
     assert sorted(started.tolist()) == [0, 1]
-    free = core.node_free()
+    free = NodeCluster(core).free()
     # job 0: best fit takes all of node b (8 cores would be too many: 6 on b); job 1: node a's GPU
     assert free[1][0] == 2 and free[1][1] == 4000 - 6 * 500
     assert free[0][2] == 0 and free[0][1] == 8000 - 1000
     core.finish(0, 5)
     core.finish(1, 3)
-    assert core.node_free() == [(4, 8000, 1), (8, 4000, 0)]
+    assert NodeCluster(core).free() == [(4, 8000, 1), (8, 4000, 0)]
 
 
 def test_a_job_no_node_set_holds_is_rejected_naming_the_resource():

@@ -1,0 +1,108 @@
+"""A node cluster's entry points (``ext/node_model.pxd``) on a core's state: nodes with cores, memory,
+GPUs and features, and what each job asks of them.
+
+A :class:`NodeCluster` takes a :class:`pbf._core.Core` of no jobs yet; :func:`pbf.resources.load_nodes`
+sets the nodes, a replay or :class:`pbf.Engine` the jobs' requests. Internal.
+"""
+import numpy as np
+
+from libc.stdint cimport uint64_t, int64_t, int32_t
+
+from state cimport State
+from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs
+from pbf._core cimport Core
+from pbf._codes cimport RC_OK
+
+
+cdef class NodeCluster:
+    """The nodes of ``core``'s cluster."""
+    cdef Core core
+
+    def __cinit__(self, Core core not None):
+        self.core = core
+
+    def set(self, cores, memory_mb, gpus, features, bint first_fit=False):
+        """Make the cluster one of nodes (before any job is added): node i has ``cores[i]``
+        consecutive units (they add up to the cluster's units), ``memory_mb[i]``, ``gpus[i]`` and the
+        feature bits ``features[i]`` (uint64). Validated by the caller (pbf.resources)."""
+        cdef const int64_t[::1] vc = np.ascontiguousarray(cores, dtype=np.int64)
+        cdef const int64_t[::1] vm = np.ascontiguousarray(memory_mb, dtype=np.int64)
+        cdef const int64_t[::1] vg = np.ascontiguousarray(gpus, dtype=np.int64)
+        cdef const uint64_t[::1] vf = np.ascontiguousarray(features, dtype=np.uint64)
+        cdef int64_t nn = vc.shape[0], i, u, total = 0
+        cdef State* S = &self.core.s
+        cdef NodeModel* M = &S.nm
+        if S.jobs.n or M.on:
+            raise RuntimeError("pbf core: the nodes come first (before any job), once")
+        for i in range(nn):
+            total += vc[i]
+        if nn > 0xFFFFF:
+            raise ValueError(f"{nn} nodes: pbf holds at most 1,048,575 nodes")
+        if total != S.units or nn == 0:
+            raise ValueError(f"the nodes' cores add up to {total}, the cluster has {S.units} units")
+        M.first_fit = first_fit
+        if nm_alloc(M, nn, S.units) != RC_OK:
+            raise MemoryError("pbf core: out of memory (the nodes)")
+        M.first[0] = 0
+        for i in range(nn):
+            M.first[i + 1] = M.first[i] + vc[i]
+            for u in range(M.first[i], M.first[i + 1]):
+                M.node_of[u] = <int32_t>i
+            M.cap_mem[i] = vm[i]
+            M.cap_gpu[i] = vg[i]
+            M.feat[i] = vf[i]
+            M.free_mem[i] = vm[i]
+            M.free_gpu[i] = vg[i]
+        if nm_reserve_jobs(M, max(S.jobs.cap, 1)) != RC_OK:
+            raise MemoryError("pbf core: out of memory (the nodes)")
+        M.on = True
+
+    def set_requests(self, int64_t first, mem_per_core, mem_per_node, gpus_per_node, min_nodes, max_nodes,
+                     features):
+        """What jobs first, first+1, ... ask of the nodes (added, not yet submitted): memory per core
+        or per node (MB), GPUs per node, nodes at least and at most (0: any), feature bits."""
+        cdef const int64_t[::1] a = np.ascontiguousarray(mem_per_core, dtype=np.int64)
+        cdef const int64_t[::1] b = np.ascontiguousarray(mem_per_node, dtype=np.int64)
+        cdef const int64_t[::1] g = np.ascontiguousarray(gpus_per_node, dtype=np.int64)
+        cdef const int64_t[::1] lo = np.ascontiguousarray(min_nodes, dtype=np.int64)
+        cdef const int64_t[::1] hi = np.ascontiguousarray(max_nodes, dtype=np.int64)
+        cdef const uint64_t[::1] f = np.ascontiguousarray(features, dtype=np.uint64)
+        cdef int64_t n = a.shape[0], i
+        cdef State* S = &self.core.s
+        cdef NodeModel* M = &S.nm
+        if not M.on:
+            raise RuntimeError("pbf core: set the nodes first")
+        if first < 0 or first + n > S.jobs.n:
+            raise ValueError("node requests: jobs out of range")
+        for i in range(n):
+            M.mpc[first + i] = a[i]
+            M.mpn[first + i] = b[i]
+            M.gpn[first + i] = g[i]
+            M.minn[first + i] = lo[i]
+            M.maxn[first + i] = hi[i]
+            M.jfeat[first + i] = f[i]
+
+    def free(self):
+        """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""
+        cdef State* S = &self.core.s
+        cdef NodeModel* M = &S.nm
+        cdef int64_t i, u, c
+        out = []
+        for i in range(M.nn):
+            c = 0
+            for u in range(M.first[i], M.first[i + 1]):
+                c += (S.nodes.free[u >> 6] >> (u & 63)) & 1
+            out.append((c, M.free_mem[i], M.free_gpu[i]))
+        return out
+
+    def stats(self):
+        """A node cluster's counters: passes whose first job not fitting now was met, those among them
+        with enough free cores for it (held by memory, GPUs, features or node shape), and each job's
+        node count (0: never started)."""
+        cdef State* S = &self.core.s
+        cdef NodeModel* M = &S.nm
+        cdef int64_t j
+        counts = np.zeros(S.jobs.n, dtype=np.int64)
+        for j in range(S.jobs.n if M.on else 0):
+            counts[j] = M.nused[j]
+        return int(M.heads), int(M.heads_cores_free), counts

@@ -1,0 +1,340 @@
+"""A replay's results: the per-job and per-pass columns, the summary, and writing them out.
+
+:func:`assemble` reads a finished replay's core (and its concerns: outages, co-allocation, start
+estimates) into a :class:`ReplayResult`; :meth:`ReplayResult.write` writes ``summary.json`` and
+the CSV files.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._coalloc import Coalloc
+from ._estimates import StartEstimates
+from ._nodes import NodeCluster
+from ._outages import Outages
+from .coalloc import hedge_regret_bound
+from .codes import LABELS, How, JobState, RejectReason
+from .errors import ConfigError
+from .metrics import schedule_metrics
+from .outages import down_unit_seconds
+from .resources import reject_detail
+from .start_estimates import estimate_accuracy
+
+__all__ = ["ReplayResult", "OUTPUT_FILES", "assemble", "check_output_dir"]
+
+# code columns of the outputs and their labels (strings only when written out)
+_LABELS = LABELS
+
+
+def assemble(table, order, core, arrays, config, wall: float, outages=(None, None), *, from_trace=None,
+             cluster=None, requests=None) -> ReplayResult:
+    """The result of a replay of ``table`` (jobs in ``order``) that ``core`` ran with ``config``:
+    ``arrays`` are the (submit, units, run, cluster units) it was given, ``outages`` the outages
+    and their core events, ``from_trace`` whether co-allocation's CPU use came from the trace,
+    ``cluster`` and ``requests`` a node cluster and the jobs' requests of it."""
+    submit, size, run, units = arrays
+    result = _results(table, order, core, submit, size, run, units, config, wall, outages)
+    if config.start_estimates:
+        _add_estimates(result, core, order, table)
+    if config.coalloc is not None:
+        result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
+    result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
+    if cluster is not None:
+        result.summary["nodes"] = _nodes_summary(result, cluster, requests, size, NodeCluster(core).stats())
+    return result
+
+
+@dataclass
+class ReplayResult:
+    """Per-job results (``jobs``: dict of numpy columns), per-pass records (``passes``), the
+    ``summary`` dict, the :class:`~pbf.Metrics` of the completed jobs, and with
+    ``estimate_every`` the periodic start-time estimates (``estimates``: time, id, estimate, start,
+    error_s).
+
+    Columns ``how``, ``state``, ``reject_reason`` (jobs) and ``kind``, ``exit`` (passes) hold integer
+    codes; :meth:`label` turns one into strings, and the CSV files hold the strings."""
+    jobs: dict
+    passes: dict
+    summary: dict
+    metrics: object
+    estimates: dict | None = None
+
+    @staticmethod
+    def label(column: str, codes) -> np.ndarray:
+        """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
+        return np.asarray(_LABELS[column], dtype=object)[np.asarray(codes)]
+
+    def write(self, out_dir: str | os.PathLike) -> None:
+        """Write ``summary.json``, ``jobs.csv``, ``passes.csv`` (if passes were recorded) and
+        ``estimates.csv`` (periodic start-time estimates, if recorded) into
+        ``out_dir`` (created). The files are written into a temporary folder beside it and moved
+        into place only once all are complete: on any error nothing new is left behind."""
+        check_output_dir(out_dir)
+        out_dir = os.fspath(out_dir)
+        parent = os.path.dirname(os.path.abspath(out_dir))
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".pbf-", dir=parent)
+        try:
+            with open(os.path.join(tmp, "summary.json"), "w") as fh:
+                json.dump(_finite(self.summary), fh, indent=2, allow_nan=False)
+                fh.write("\n")
+            _write_csv(os.path.join(tmp, "jobs.csv"), self.jobs)
+            if self.summary["config"]["pass_records"]:
+                _write_csv(os.path.join(tmp, "passes.csv"), self.passes)
+            if self.estimates is not None:
+                _write_csv(os.path.join(tmp, "estimates.csv"), self.estimates)
+            if not os.path.exists(out_dir):
+                os.rename(tmp, out_dir)
+                tmp = None
+                return
+            for name in OUTPUT_FILES:
+                src, dst = os.path.join(tmp, name), os.path.join(out_dir, name)
+                if os.path.exists(src):
+                    os.replace(src, dst)
+                elif os.path.exists(dst):
+                    os.remove(dst)     # an earlier run's records must not pass for this run's
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: the files :meth:`ReplayResult.write` writes
+OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv", "estimates.csv")
+
+
+def check_output_dir(out_dir):
+    """Raise :class:`ConfigError` unless ``out_dir`` can take a replay's outputs: a folder (or
+    nothing yet) whose output file names are free for files. Called before a replay runs, so that a
+    long replay does not end in an error."""
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ConfigError(f"output folder {out_dir!r} exists and is not a folder")
+    for name in OUTPUT_FILES:
+        path = os.path.join(out_dir, name)
+        if os.path.isdir(path):
+            raise ConfigError(f"cannot write {path!r}: a folder of that name is in the way")
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.access(parent if not os.path.exists(out_dir) else out_dir, os.W_OK):
+        raise ConfigError(f"cannot write into {out_dir!r}: no permission")
+
+
+def _finite(value):
+    # JSON has no NaN or infinity: such a figure (e.g. a mean over no jobs) is written as null
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _write_csv(path, columns):
+    names = list(columns)
+    cols = []
+    for n in names:
+        col = np.asarray(columns[n])
+        cols.append(np.asarray(_LABELS[n], dtype=object)[col].tolist() if n in _LABELS else col.tolist())
+    tmp = path + ".part"
+    with open(tmp, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(names)
+        w.writerows(zip(*cols))
+    os.replace(tmp, path)
+
+
+
+
+def _nodes_summary(result, cluster, requests, size, stats):
+    # the node cluster; how much of its cores, memory and GPUs the jobs held; how often a pass's first
+    # job that did not fit was held by more than cores; each job no node set can hold, with the
+    # resource that stops it
+    heads, heads_cores_free, nodes_of = stats
+    start, end = result.jobs["start"], result.jobs["end"]
+    ran = (start >= 0) & (end >= start)
+    secs = np.where(ran, end - start, 0).astype(np.float64)
+    totals = cluster.totals()
+    span = max(float(result.metrics.makespan), 1.0)
+    held = {"cores": float((secs * size).sum()),
+            "memory": float((secs * (size * requests.mem_core_mb + nodes_of * requests.mem_node_mb)).sum()),
+            "gpus": float((secs * nodes_of * requests.gpus).sum())}
+    capacity = {"cores": totals["cores"], "memory": totals["memory_mb"], "gpus": totals["gpus"]}
+    utilisation = {k: (held[k] / (capacity[k] * span) if capacity[k] else None) for k in held}
+    state, reason = result.jobs["state"], result.jobs["reject_reason"]
+    never = np.flatnonzero((state == JobState.JS_REJECTED) & (reason == RejectReason.RJ_NO_NODES))
+    details = {}
+    for i in never:
+        text = reject_detail(cluster, requests, int(i), int(size[i]))
+        details[text] = details.get(text, 0) + 1
+    return {"cluster": cluster.name, **totals, "utilisation": utilisation,
+            "heads_blocked": heads, "heads_blocked_with_cores_free": heads_cores_free,
+            "heads_held_by_resources_share": heads_cores_free / heads if heads else None,
+            "never_fit": int(len(never)),
+            "never_fit_by_reason": dict(sorted(details.items(), key=lambda kv: -kv[1]))}
+
+
+
+def _results(table, order, core, submit, size, run, units, config, wall, outages=(None, None)):
+    state, start, end, how, reason, planned, first_planned = core.job_arrays()
+    if config.coalloc is not None:
+        # jobs ran for their elapsed time, stretched by sharing their nodes
+        run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)
+    requeues, lost = Outages(core).failure_arrays()
+    predicted, final_est, corrections, _ = core.estimates()
+    done = state == JobState.JS_DONE
+    jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
+            "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
+            "predicted": predicted, "corrections": corrections,
+            "how": how, "state": state, "reject_reason": reason, "first_reservation": first_planned,
+            "requeues": requeues, "lost_unit_s": lost}
+    err = (predicted[done] - run[done]).astype(np.float64)
+    m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
+    passes = core.pass_arrays()
+    passes["wall_us"] = passes.pop("wall_ns") / 1000.0
+    passes["charged_us"] = passes.pop("model_us")
+    n_reason = np.bincount(reason[state == JobState.JS_REJECTED], minlength=len(RejectReason))
+    n_how = np.bincount(how, minlength=3)
+    # the pass summary comes from the core's totals, kept whether or not every pass is recorded
+    tot = core.pass_totals()
+    count, full = tot["count"], tot["full"]
+    wall_ms = tot["wall_ns"] / 1e6 if config.pass_records else None
+    summary = {
+        "trace": table.source, "units": units, "config": config.as_dict(),
+        "header": table.header.size_info(),
+        "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
+                 "killed": int((state == JobState.JS_KILLED).sum()),
+                 "rejected": int(n_reason.sum()),
+                 "rejected_by_reason": {LABELS["reject_reason"][i]: int(n) for i, n in enumerate(n_reason) if n},
+                 "backfilled": int(n_how[2]), "started_by_main": int(n_how[1])},
+        "metrics": {"awt_s": m.awt, "art_s": m.art, "bsld": m.bsld, "bsld_tau_s": m.bsld_tau,
+                    "awt_h": m.awt / 3600, "art_h": m.art / 3600, "utilisation": m.utilisation,
+                    "makespan_s": m.makespan, "max_queue": m.max_queue, "mean_queue": m.mean_queue},
+        "passes": {"count": count, "full": full, "quick": count - full,
+                   "mean_depth": tot["depth"] / count if count else 0.0,
+                   "max_depth": tot["depth_max"],
+                   "mean_depth_full": tot["depth_full"] / full if full else 0.0,
+                   "wall_ms_total": wall_ms,
+                   "wall_us_mean": (wall_ms * 1e3 / count if count else 0.0) if wall_ms is not None else None,
+                   "exit_reasons": {LABELS["exit"][i]: n for i, n in enumerate(tot["exit"]) if n},
+                   "clock": config.clock, "budget_s": config.budget_s(),
+                   "charged_s_mean_full": tot["charged_us_full"] / full / 1e6 if full else 0.0,
+                   "charged_s_max": tot["charged_us_max"] / 1e6,
+                   # the parallel pass (zero when every pass ran sequentially): commits that searched
+                   # again on the up-to-date profile, and those whose answer newer commits touched
+                   "reevaluations": tot["reevaluations"],
+                   "priority_inversions": tot["inversions"],
+                   "conflicts": tot["conflicts"],
+                   "tests_max_worker_mean_full": tot["tests_max_worker_full"] / full if full else 0.0,
+                   "tests_min_worker_mean_full": tot["tests_min_worker_full"] / full if full else 0.0},
+        "prediction": {"mae_s": float(np.abs(err).mean()) if len(err) else 0.0,
+                       "under_predicted": float((err < 0).mean()) if len(err) else 0.0,
+                       "corrections": int(core.n_corrections),
+                       "jobs_corrected": int((corrections > 0).sum())},
+        "scheduler_time": _scheduler_time(core, config),
+        "failures": _failures(core, config, *outages, units, int(max(end.max(), submit.max())) if len(end) else 0),
+        "cleaning": table.report.as_dict() if table.report is not None else None,
+        "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
+        "wall_s": {"replay": wall},
+    }
+    return ReplayResult(jobs, passes, summary, m)
+
+
+def _add_estimates(result, core, order, table):
+    """Each job's estimated start at arrival (jobs.csv ``estimated_start``), their accuracy
+    (summary ``start_estimates``) and the periodic records (``estimates``, estimates.csv)."""
+    at_submit, (log_t, log_job, log_est) = StartEstimates(core).recorded()
+    jobs = result.jobs
+    jobs["estimated_start"] = at_submit
+    acc = estimate_accuracy(jobs["submit"], jobs["start"], at_submit, jobs["units"])
+    acc["estimate_every"] = result.summary["config"]["estimate_every"]
+    if len(log_t):
+        start = jobs["start"][log_job]
+        err = np.where((start >= 0) & (log_est >= 0), log_est - start, 0)
+        result.estimates = {"time": log_t, "id": table.job_id[order][log_job], "estimate": log_est,
+                            "start": start, "error_s": err}
+        ok = (start >= 0) & (log_est >= 0)
+        acc["periodic"] = {"records": int(len(log_t)),
+                           "median_abs_s": float(np.median(np.abs(err[ok]))) if ok.any() else None,
+                           "within_1h": float((np.abs(err[ok]) <= 3600).mean()) if ok.any() else None}
+    result.summary["start_estimates"] = acc
+
+
+def _coalloc_summary(result, core, config, units, from_trace, solo):
+    """What co-allocation did: who ran where, how fast, how full the cluster was, what the learner
+    chose (the decisions are in docs/coalloc.md)."""
+    f = Coalloc(core).figures()
+    j = result.jobs
+    done = j["state"] == JobState.JS_DONE
+    secondary = done & (j["how"] == How.HOW_COALLOC)
+    primary = done & ~secondary
+    elapsed = j["end"] - j["start"]
+    first, last = int(j["submit"].min()), int(j["end"][done].max()) if done.any() else 0
+    span = max(1, last - first)
+    use = f["cpu_use"]
+    slow = elapsed[primary & (solo > 0)] / solo[primary & (solo > 0)]
+    work = solo[done].astype(np.float64)
+    decisions = max(1, f["decisions"])
+    out = {"policy": config.coalloc.describe(), "cpu_use_from_trace": from_trace,
+           "jobs": int(done.sum()), "secondary_jobs": int(secondary.sum()),
+           "share_coallocated": float(secondary.sum() / max(1, done.sum())),
+           "queue_makespan_s": last - first,
+           "wait_h": float((j["start"][done] - j["submit"][done]).mean() / 3600) if done.any() else 0.0,
+           "response_h": float((j["end"][done] - j["submit"][done]).mean() / 3600) if done.any() else 0.0,
+           "utilisation_allocated": float((j["units"][primary] * elapsed[primary]).sum() / (units * span)),
+           "utilisation_useful": float((use[done] * j["units"][done] * work).sum() / (units * span)),
+           "primary_slowdown_mean": float(slow.mean()) if len(slow) else 1.0,
+           "primary_slowdown_p95": float(np.percentile(slow, 95)) if len(slow) else 1.0,
+           "primaries_slowed": float((slow > 1.0 + 1e-9).mean()) if len(slow) else 0.0,
+           "overruns": f["overruns"], "violations": f["violations"],
+           "work_conservation_error": float(np.abs(f["work_done"][done] - work).max()) if done.any() else 0.0,
+           "learner": {"decisions": f["decisions"], "mean_loss": f["loss_sum"] / decisions,
+                       "actions": [a / max(1.0, sum(f["actions"])) for a in f["actions"]],
+                       "lent_filled": f["fill"]}}
+    if config.coalloc.policy == "asax":
+        out["learner"].update(alpha=f["alpha"], weight_rounds=f["rounds"], leaf_best_action=f["leaf_best"],
+                              leaf_decisions=f["leaf_n"])
+    if config.coalloc.policy in ("hedge", "exp3"):
+        best = int(np.argmin(f["cum_loss"]))
+        out["learner"].update(regret=f["cum_expected"] - f["cum_loss"][best], best_expert=best,
+                              regret_bound=hedge_regret_bound(f["decisions"], len(f["cum_loss"])),
+                              weights=list(np.exp(np.array(f["logw"]) - max(f["logw"]))
+                                           / np.exp(np.array(f["logw"]) - max(f["logw"])).sum()))
+    return out
+
+
+def _failures(core, config, outages, events, units, end):
+    """What the outages did (None without failures); down time counts up to the last job's end."""
+    if config.failures is None:
+        return None
+    f = Outages(core).figures()
+    by_kind = {k: sum(1 for o in outages if o.kind == k) for k in ("fail", "drain", "resume")}
+    down_s = down_unit_seconds(events, units, end)
+    return {"events": by_kind, "on_failure": config.failures.on_failure,
+            "killed": f["killed"], "requeued": f["requeued"],
+            "lost_core_hours": f["lost_unit_s"] / 3600.0,
+            "down_core_hours": down_s / 3600.0,
+            "units_down_at_end": f["units_down"], "units_never_back": f["units_lost"]}
+
+
+def _scheduler_time(core, config):
+    """What the slurm-sim clock's main loop did (None under the other clocks)."""
+    if config.clock != "slurm-sim":
+        return None
+    f = core.sim_figures()
+    cycles = f["cycles"]
+    return {"iterations": f["iterations"], "cycles": cycles, "cycles_ended_by_yield": f["cycles_yielded"],
+            "yields": f["yields"], "main_passes": f["main_passes"], "main_tests": f["main_tests"],
+            "main_started": f["main_started"], "cycle_s_total": f["cycle_us"] / 1e6,
+            "cycle_s_mean": f["cycle_us"] / 1e6 / cycles if cycles else 0.0,
+            "main_s_total": f["main_us"] / 1e6, "end_s": f["now_us"] / 1e6,
+            "tests_per_cycle": core.pass_totals()["depth_full"] / cycles if cycles else 0.0}
