@@ -24,7 +24,7 @@ import numpy as np
 
 from pbf._core import Core
 from pbf.reference import count_easy_replay
-from pbf.studies.bench import MachineLoad
+from pbf.benchmark import MachineLoad
 from pbf.studies.traces import shared_trace
 from pbf.workload import read_swf
 

@@ -17,7 +17,7 @@ import time
 
 from pbf.plugins import PRIORITIES
 from pbf.replayer import ReplayConfig, replay
-from pbf.studies.bench import MachineLoad
+from pbf.benchmark import MachineLoad
 from pbf.studies.traces import shared_trace
 from pbf.workload import read_swf
 

@@ -655,7 +655,7 @@ def _rejected_hint(s):
 
 
 def cmd_bench(args):
-    from .studies import bench
+    from . import benchmark as bench
     slices = ("kernels", "pass", "growth", "replay", "rl") if args.slice == "all" else (args.slice,)
     workers = tuple(int(w) for w in args.workers.split(",") if int(w) > 1)
     rows, load = bench.run_slices(slices, trials=args.trials, quick=args.quick,

@@ -2,7 +2,7 @@
 import json
 
 from pbf.cli import main
-from pbf.studies import bench
+from pbf import benchmark as bench
 
 
 def test_pass_rows_check_work_and_compare_with_the_reference():
