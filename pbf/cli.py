@@ -488,7 +488,7 @@ def _run_replay(args, table, config, parsed, slurm_conf=None):
             print(_format_slurm_conf(slurm_conf))
         print(_format_replay(result.summary, args.out))
     if args.report:
-        from .studies.report import write_report
+        from .report import write_report
         files = write_report(args.out)
         if not args.quiet:
             print(f"report       {files[-1]} (and {len(files) - 1} figures)")
@@ -496,7 +496,7 @@ def _run_replay(args, table, config, parsed, slurm_conf=None):
 
 
 def cmd_report(args):
-    from .studies.report import report_folder
+    from .report import report_folder
     files = report_folder(args.run_dir, args.out)
     if not args.quiet:
         print("wrote " + ", ".join(files))
