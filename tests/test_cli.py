@@ -63,7 +63,7 @@ def test_the_parser_builds_without_numpy(tmp_path):
     import subprocess
     import sys
 
-    from pbf.cli import LUBLIN_PRESET_NAMES
+    from pbf.cli.gen import LUBLIN_PRESET_NAMES
     from pbf.workload.lublin import LUBLIN_PRESETS
     assert LUBLIN_PRESET_NAMES == tuple(LUBLIN_PRESETS)
     code = "import sys, pbf.cli as c; c.build_parser(); print('numpy' in sys.modules)"
