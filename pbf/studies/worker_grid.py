@@ -15,10 +15,14 @@ and, with matplotlib (``pip install "pbf[plot]"``), figures.
 :class:`MechanismStudy` replays the fewest and the most workers with each scheduler-time mechanism of
 :data:`pbf.studies.experiments.VARIANTS` switched off, on the same scaled cluster.
 """
+from __future__ import annotations
+
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..errors import ConfigError
 from .experiments import MAIN_SCHEDULERS, VARIANTS, replay_config, run_cells
@@ -47,7 +51,7 @@ class WorkerGrid:
     backend: str = "local"
     address: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.model not in ("slurm", "slurm-17.02"):
             raise ConfigError(f"the worker grid runs the slurm or slurm-17.02 model, got {self.model!r}")
         for m in self.mains:
@@ -61,14 +65,14 @@ class WorkerGrid:
             raise ConfigError(f"loads_days must be > 0 days, got {self.loads_days!r}")
 
     @property
-    def jobs(self):
+    def jobs(self) -> int:
         return int(round(100_000 * self.scale))
 
     @property
-    def units(self):
+    def units(self) -> int:
         return int(round(9128 * self.scale))
 
-    def cells(self):
+    def cells(self) -> list[dict[str, Any]]:
         default_cost = self.costs_us[0]
         out = []
         for main in self.mains:
@@ -85,7 +89,7 @@ class WorkerGrid:
                                                    units=self.units)})
         return out
 
-    def run(self, progress=None):
+    def run(self, progress: Callable[[dict], None] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         rows = run_cells(self.cells(), self.procs, progress, self.backend, self.address)
         lo, hi = min(self.workers), max(self.workers)
@@ -106,7 +110,7 @@ class WorkerGrid:
                 "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
 
 
-def format_grid(result):
+def format_grid(result: dict[str, Any]) -> str:
     """The AWT change from the fewest to the most workers, per main-scheduler model, cost and load."""
     lo, hi = result["workers_compared"]
     s = result["settings"]
@@ -127,7 +131,7 @@ def format_grid(result):
     return "\n".join(out)
 
 
-def write_figures(result, out_dir):
+def write_figures(result: dict[str, Any], out_dir: str) -> list[str]:
     """PNG figures (matplotlib, the ``plot`` extra): a heatmap of the AWT change over cost x load per
     main-scheduler model, and AWT / queue / utilisation over time for the fewest and the most workers
     at the default setting. Returns the files written."""
@@ -181,7 +185,7 @@ def write_figures(result, out_dir):
     return files
 
 
-def write_result(result, out_dir, figures=True):
+def write_result(result: dict[str, Any], out_dir: str, figures: bool = True) -> list[str]:
     """grid.json (and the figures, when matplotlib is there) into out_dir; returns the files."""
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "grid.json")
@@ -211,7 +215,7 @@ class MechanismStudy:
     backend: str = "local"
     address: str | None = None
 
-    def cells(self):
+    def cells(self) -> list[dict[str, Any]]:
         grid = WorkerGrid(scale=self.scale, workers=self.workers, costs_us=self.costs_us,
                                    loads_days=(self.load_days,), seed=self.seed, arrivals=self.arrivals)
         return [{"variant": v, "cost_us": c, "workers": w, "jobs": grid.jobs, "units": grid.units,
@@ -219,7 +223,7 @@ class MechanismStudy:
                  "model": "slurm", "config": dict(cost_per_test_us=c, bsld_bound=self.bsld_bound, units=grid.units)}
                 for v in self.variants for c in self.costs_us for w in self.workers]
 
-    def run(self, progress=None):
+    def run(self, progress: Callable[[dict], None] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         rows = run_cells(self.cells(), self.procs, progress, self.backend, self.address)
         return {"experiment": "parallel-backfill-mechanisms", "settings": asdict(self),
@@ -227,7 +231,8 @@ class MechanismStudy:
                 "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
 
 
-def format_mechanisms(result):
+def format_mechanisms(result: dict[str, Any]) -> str:
+    """AWT with the fewest and the most workers per mechanism switched and cost per test."""
     s = result["settings"]
     lo, hi = min(s["workers"]), max(s["workers"])
     out = [f"Mechanisms: AWT with {lo} -> {hi} workers, {s['load_days']:g}-day load, cluster scaled by {s['scale']:g}"]
