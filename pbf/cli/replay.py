@@ -11,7 +11,6 @@ from ..errors import ConfigError
 from .options import add_cleaning, add_cost_options, int_in, positive_seconds, read_trace, reservations
 from .output import note, show
 from .process import STARTED
-from .replay_settings import replay_config, slurm_conf_config
 from .replay_text import format_replay, format_slurm_conf
 
 if TYPE_CHECKING:
@@ -169,6 +168,8 @@ def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read (or generate) the trace, build the settings from the flags, replay and report."""
+    # the settings modules import the engine: loaded when a replay runs, not for `pbf replay --help`
+    from .replay_settings import replay_config
     t0 = time.perf_counter()
     if args.report and not args.out:
         raise ConfigError("--report needs --out DIR: the report is drawn from the files written there")
@@ -185,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         trigger = args.trigger or "event"
     parsed = time.perf_counter() - t0
     if args.slurm_conf is not None:
+        from .replay_slurm_conf import slurm_conf_config
         config, settings, flags_win = slurm_conf_config(args, table)
         return _replay(args, table, config, parsed, {**settings.as_dict(), "overridden_by_flags": flags_win})
     return _replay(args, table, replay_config(args, trigger), parsed)
