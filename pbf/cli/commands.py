@@ -1,4 +1,4 @@
-"""The ``pbf`` parser and entry point.
+"""The ``pbf`` commands, the parser built from them, and the entry point.
 
 Every command lives in a module of its own (:data:`COMMANDS`). The top parser knows each command by
 its name and help line; a command's options are added only when it is the command run (or when the
