@@ -42,7 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pf.set_defaults(func=run_priority_functions)
 
     rs = sub.add_parser("rlscheduler", help="RLScheduler's evaluation (its rules and test windows) with the "
-                                            "shipped learned models")
+                                            "shipped learned models",
+                        description="RLScheduler's evaluation (Zhang et al., SC'20): the heuristics and the learned "
+                                    "job selection on its test windows, with and without backfilling, beside the "
+                                    "published means.")
     rs.add_argument("--trace", help=_TRACE_DIR)
     _add_learned_options(rs)
     rs.add_argument("--held-out", action="store_true",
@@ -50,14 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output_options(rs)
     rs.set_defaults(func=run_rlscheduler)
 
-    rb = sub.add_parser("rlbackfilling", help="RLBackfilling's Tables 4 and 5 with the shipped backfilling models")
+    rb = sub.add_parser("rlbackfilling", help="RLBackfilling's Tables 4 and 5 with the shipped backfilling models",
+                        description="RLBackfilling's Tables 4 and 5: FCFS with EASY, EASY with actual run times and "
+                                    "learned backfilling on its test windows, beside the published means.")
     rb.add_argument("--trace", help=_TRACE_DIR)
     _add_learned_options(rb)
     add_output_options(rb)
     rb.set_defaults(func=run_rlbackfilling)
 
     ca = sub.add_parser("coalloc", help="co-allocation (ASA_X) on SDSC-SP2, CTC-SP2 and Beocat-like traces, low "
-                                        "and high load")
+                                        "and high load",
+                        description="Co-allocation (ASA_X, docs/coalloc.md): no co-allocation, fixed fractions and the "
+                                    "learners on SDSC-SP2, CTC-SP2 and Beocat-like traces, under low and high load.")
     ca.add_argument("--trace", help=_TRACE_DIR)
     ca.add_argument("--jobs", type=int_in(1), default=100_000, help="jobs per Beocat-like trace (100000)")
     add_output_options(ca, "the output directory for the result and its figures (without --out nothing is "
