@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,146 +31,16 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
+from .engine_events import (INT64_MAX, INT64_MIN, MAX_TIME, Drain, Fail, Finish, Job, Lend, OutageEvent, ProtocolError,
+                            Reserve, Resume, Start, Stopped, Submit, check_time, is_int)
 from .engine_nodes import EngineNodes
-from .errors import ConfigError, PbfError
+from .errors import ConfigError
 from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
 __all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError", "Drain", "Fail", "Resume",
-           "Stopped", "Lend"]
-
-
-class ProtocolError(PbfError, ValueError):
-    """The engine was driven against its protocol; its state is unchanged."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """A job as the engine sees it. ``requested`` is the wall-time limit in seconds; ``run`` (the
-    actual run time) is only used by the ``clairvoyant`` predictor. ``user`` feeds the ``ave2`` and
-    ``regression`` predictors and fair share; ``partition`` and ``queue`` (SWF numbers) the
-    multifactor partition and QOS factors. ``cpu``: the job's CPU use in (0, 1] for co-allocation
-    (None: as the engine's :class:`~pbf.CoAllocation` says). On a cluster of nodes with memory, GPUs
-    or features: ``mem_core_mb`` or ``mem_node_mb`` (memory per core or per node, MB; neither: the
-    cluster's default memory per core), ``gpus`` (per node), ``nodes_min``/``nodes_max`` (0: any)
-    and ``features`` (names every node given must have)."""
-    id: int
-    submit: int
-    units: int
-    requested: int
-    run: int | None = None
-    user: int = -1
-    partition: int = -1
-    queue: int = -1
-    cpu: float | None = None
-    mem_core_mb: int = 0
-    mem_node_mb: int = 0
-    gpus: int = 0
-    nodes_min: int = 1
-    nodes_max: int = 0
-    features: tuple = ()
-
-
-@dataclass(frozen=True)
-class Submit:
-    """Job ``job`` arrives at ``job.submit``."""
-    job: Job
-
-    @property
-    def time(self) -> int:
-        return self.job.submit
-
-
-@dataclass(frozen=True)
-class Finish:
-    """Running job ``job_id`` ended at ``time``. With co-allocation, ``rate``: the job's progress
-    rate as observed (its run time alone / its elapsed time, in (0, 1]; None: 1), which the learner
-    is judged by."""
-    job_id: int
-    time: int
-    rate: float | None = None
-
-
-@dataclass(frozen=True)
-class _Outage:
-    units: tuple = ()
-    nodes: tuple = ()
-    at: int = 0
-    until: int | None = None
-
-    @property
-    def time(self) -> int:
-        return self.at
-
-
-@dataclass(frozen=True)
-class Drain(_Outage):
-    """From ``at``, ``units`` (unit indices) or ``nodes`` (names of the cluster's nodes) take no new
-    job; their running jobs finish. ``until``: when they come back by themselves (None: at a
-    :class:`Resume`)."""
-
-
-@dataclass(frozen=True)
-class Fail(_Outage):
-    """At ``at``, ``units`` or ``nodes`` fail: as a drain, and their running jobs stop (requeued or
-    killed: the engine's ``on_failure``; each reported as a :class:`Stopped`)."""
-
-
-@dataclass(frozen=True)
-class Resume(_Outage):
-    """At ``at``, ``units`` or ``nodes`` are back in service (``until`` is not used)."""
-
-
-@dataclass(frozen=True)
-class Stopped:
-    """Decision: running job ``job_id`` stopped at ``at`` because its units failed. ``requeued``: it
-    is pending again (it will start anew); else it ended killed. Its :class:`Finish` must not come."""
-    job_id: int
-    at: int
-    requeued: bool
-
-
-@dataclass(frozen=True)
-class Start:
-    """Decision: start ``job_id`` now on ``units`` (unit indices, ascending). ``secondary``: with
-    co-allocation, it runs on cores running jobs lent (it shares them). ``nodes``: on a cluster with
-    named nodes, a :class:`~pbf.Placement` per node the job runs on (its cores there, and
-    the memory and GPUs it holds there)."""
-    job_id: int
-    units: np.ndarray = field(compare=False)
-    at: int = 0
-    secondary: bool = False
-    nodes: tuple = field(default=(), compare=False)
-
-
-@dataclass(frozen=True)
-class Lend:
-    """Decision (co-allocation): running job ``job_id`` lends ``cores`` of its cores from now."""
-    job_id: int
-    cores: int
-
-
-@dataclass(frozen=True)
-class Reserve:
-    """Plan (on request): the last pass reserved ``job_id`` to start at ``at``."""
-    job_id: int
-    at: int
-
-
-#: The latest time the engine takes (seconds; about 34,800 years), and the longest requested time:
-#: every sum of a time and a duration then stays far inside 64 bits.
-MAX_TIME = 1 << 40
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
-def _is_int(value):
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _check_time(what, t):
-    if not _is_int(t) or not -MAX_TIME <= t <= MAX_TIME:
-        raise ProtocolError(f"{what} must be an int from {-MAX_TIME:,} to {MAX_TIME:,} (seconds), got {t!r}")
+           "Stopped", "Lend", "MAX_TIME"]
 
 
 def _unit_indices(words, units_total):
@@ -422,7 +292,7 @@ class Engine:
     def _validate(self, now, events):
         if self._closed:
             raise ProtocolError("the engine is closed")
-        _check_time("now", now)
+        check_time("now", now)
         if self._now is not None and now < self._now:
             raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
         state = start = None
@@ -436,17 +306,17 @@ class Engine:
         for i, ev in enumerate(events):
             if not isinstance(ev, (Submit, Finish, Drain, Fail, Resume)):
                 raise ProtocolError(f"event {i} is not a pbf.Submit, Finish, Drain, Fail or Resume: {ev!r}")
-            if isinstance(ev, _Outage) and self.coalloc is not None:
+            if isinstance(ev, OutageEvent) and self.coalloc is not None:
                 raise ProtocolError(f"event {i}: outages are not combined with co-allocation")
-            bits.append(self._outage_words(i, ev) if isinstance(ev, _Outage) else None)
-            if isinstance(ev, _Outage):
-                _check_time(f"event {i} ({ev!r}): at", ev.at)
-                if ev.until is not None and (not _is_int(ev.until) or not ev.at < ev.until <= MAX_TIME):
+            bits.append(self._outage_words(i, ev) if isinstance(ev, OutageEvent) else None)
+            if isinstance(ev, OutageEvent):
+                check_time(f"event {i} ({ev!r}): at", ev.at)
+                if ev.until is not None and (not is_int(ev.until) or not ev.at < ev.until <= MAX_TIME):
                     raise ProtocolError(f"event {i} ({ev!r}): until must be None or an int after at={ev.at}")
             if isinstance(ev, Submit) and not isinstance(ev.job, Job):
                 raise ProtocolError(f"event {i}: Submit needs a pbf.Job, got {ev.job!r}")
             t = ev.time
-            _check_time(f"event {i} ({ev!r}): time", t)
+            check_time(f"event {i} ({ev!r}): time", t)
             if t > now:
                 raise ProtocolError(f"event {i} ({ev!r}) is at {t}, later than now={now}")
             if last is not None and t < last:
@@ -455,24 +325,24 @@ class Engine:
             last = t
             if isinstance(ev, Submit):
                 job = ev.job
-                if not _is_int(job.id) or not _INT64_MIN <= job.id <= _INT64_MAX:
+                if not is_int(job.id) or not INT64_MIN <= job.id <= INT64_MAX:
                     raise ProtocolError(f"event {i}: job id {job.id!r} is not an int (64-bit)")
                 if job.id in self._index or job.id in new_ids:
                     raise ProtocolError(f"event {i}: duplicate job id {job.id}")
-                if not _is_int(job.units) or job.units <= 0:
+                if not is_int(job.units) or job.units <= 0:
                     raise ProtocolError(f"event {i}: job {job.id} asks for {job.units!r} units; expected an int > 0")
                 if job.units > self.cluster.units:
                     raise ProtocolError(f"event {i}: job {job.id} asks for {job.units} units, "
                                         f"larger than the cluster ({self.cluster.units})")
-                if not _is_int(job.requested) or not 0 < job.requested <= MAX_TIME:
+                if not is_int(job.requested) or not 0 < job.requested <= MAX_TIME:
                     raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; "
                                         f"expected an int from 1 to {MAX_TIME:,} s")
-                if job.run is not None and (not _is_int(job.run) or not -1 <= job.run <= MAX_TIME):
+                if job.run is not None and (not is_int(job.run) or not -1 <= job.run <= MAX_TIME):
                     raise ProtocolError(f"event {i}: job {job.id} has run time {job.run!r}; "
                                         f"expected None or an int from 0 to {MAX_TIME:,} s")
                 for name in ("user", "partition", "queue"):
                     value = getattr(job, name)
-                    if not _is_int(value) or not _INT64_MIN <= value <= _INT64_MAX:
+                    if not is_int(value) or not INT64_MIN <= value <= INT64_MAX:
                         raise ProtocolError(f"event {i}: job {job.id} has {name} {value!r}; expected an int")
                 if job.cpu is not None and (isinstance(job.cpu, bool) or not isinstance(job.cpu, (int, float))
                                             or not 0 < job.cpu <= 1):
@@ -485,7 +355,7 @@ class Engine:
                     raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
                 new_ids.add(job.id)
             elif isinstance(ev, Finish):
-                j = self._index.get(ev.job_id) if _is_int(ev.job_id) else None
+                j = self._index.get(ev.job_id) if is_int(ev.job_id) else None
                 if j is None:
                     why = ("was submitted in this same call and cannot have started" if ev.job_id in new_ids
                            else "is unknown")
@@ -535,7 +405,7 @@ class Engine:
         else:
             idx = list(ev.units)
             for u in idx:
-                if not _is_int(u) or not 0 <= u < units:
+                if not is_int(u) or not 0 <= u < units:
                     raise ProtocolError(f"event {i} ({type(ev).__name__}): unit {u!r} is not a unit index "
                                         f"(0 to {units - 1})")
         words = np.zeros((units + 63) // 64, dtype=np.uint64)
