@@ -1,6 +1,6 @@
 """pytest-benchmark suite: `pytest bench` (not part of the default `pytest -q tests` run).
 
-Groups: kernels, profile, pass, replay. Every benchmark asserts the work it measured. JSON output:
+Groups: bitmap, profile, pass, replay. Every benchmark asserts the work it measured. JSON output:
 `pytest bench --benchmark-json=bench.json`. Select with -k, e.g. `pytest bench -k "pass and 9128"`.
 """
 import pytest

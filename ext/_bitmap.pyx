@@ -1,7 +1,7 @@
-"""Compiled bitmap kernels over little-endian uint64 words (bit = free unit).
+"""Compiled bitmap operations over little-endian uint64 words (bit = free unit).
 
 These `def` entry points exist for tests, benchmarks and Python callers; each releases the GIL for the
-whole loop and calls the same inline kernels of ``words.pxd`` the scheduler runs. Argument checking
+whole loop and calls the same inline operations of ``words.pxd`` the scheduler runs. Argument checking
 (types, sizes) happens in :mod:`pbf.bitmap` before any call reaches here.
 """
 from libc.stdint cimport uint64_t, int64_t

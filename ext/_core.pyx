@@ -357,7 +357,7 @@ cdef class Core:
         return done
 
     def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
-        """Benchmark kernel: ``reps`` times, build the profile at ``now`` and find the earliest start
+        """Benchmark: ``reps`` times, build the profile at ``now`` and find the earliest start
         of every (units, est) pair (no placement). Returns (slots, sum of the starts found) of the
         last round, so a caller can check the work was done."""
         cdef int64_t r, i, n = units.shape[0], total = 0, t

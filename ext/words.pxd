@@ -1,4 +1,4 @@
-# Word-level bitmap kernels shared by every compiled module (header only: all inline).
+# Word-level bitmap operations shared by every compiled module (header only: all inline).
 #
 # A bitmap of n units is an array of ceil(n/64) little-endian uint64 words; bit i is bit i%64 of word
 # i//64, so numpy uint64 rows and little-endian bitarrays share memory. Padding bits past n are kept 0

@@ -1,6 +1,6 @@
 """Unit bitmaps: little-endian uint64 words, bit = free unit, padding bits kept 0.
 
-The kernels run compiled and without the GIL; this module checks arguments (with the GIL) and
+The operations run compiled and without the GIL; this module checks arguments (with the GIL) and
 converts to and from :class:`bitarray.bitarray` so that ``bitarray.util`` can serve as a reference.
 """
 import numpy as np

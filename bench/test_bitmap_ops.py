@@ -1,4 +1,4 @@
-"""Bitmap kernels, 64 to 100,000 units."""
+"""Bitmap operations (pbf.bitmap), 64 to 100,000 units."""
 import numpy as np
 import pytest
 from bitarray.util import count_and, urandom
@@ -13,21 +13,21 @@ def _pair(n):
     return a, b, bitmap.from_bitarray(a), bitmap.from_bitarray(b)
 
 
-@pytest.mark.benchmark(group="kernels")
+@pytest.mark.benchmark(group="bitmap")
 @pytest.mark.parametrize("n", SIZES)
 def test_count_and(benchmark, n):
     a, b, wa, wb = _pair(n)
     assert benchmark(bitmap.count_and, wa, wb) == count_and(a, b)
 
 
-@pytest.mark.benchmark(group="kernels")
+@pytest.mark.benchmark(group="bitmap")
 @pytest.mark.parametrize("n", SIZES)
 def test_popcount(benchmark, n):
     a, _, wa, _ = _pair(n)
     assert benchmark(bitmap.popcount, wa) == a.count()
 
 
-@pytest.mark.benchmark(group="kernels")
+@pytest.mark.benchmark(group="bitmap")
 @pytest.mark.parametrize("n", SIZES)
 def test_andnot_into(benchmark, n):
     a, b, wa, wb = _pair(n)
@@ -36,7 +36,7 @@ def test_andnot_into(benchmark, n):
     assert bitmap.to_bitarray(out, n) == a & ~b
 
 
-@pytest.mark.benchmark(group="kernels")
+@pytest.mark.benchmark(group="bitmap")
 @pytest.mark.parametrize("n", SIZES)
 def test_first_fit(benchmark, n):
     a, _, wa, _ = _pair(n)
