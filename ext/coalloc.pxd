@@ -692,7 +692,7 @@ cdef inline int co_tick(State* S, int64_t t) noexcept nogil:
         j = S.nodes.running[i]
         co_settle(S, j, t)
         co_feedback(S, j, t)
-        if co_decide(S, j, t) != 0:
+        if co_decide(S, j, t) != RC_OK:
             return RC_NO_MEMORY
     co_drop_lenders(&S.co)
     return RC_OK

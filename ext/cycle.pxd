@@ -87,7 +87,7 @@ cdef inline int finish_due(State* S, int64_t t, int64_t* n) noexcept nogil:
             return RC_OK
         j = heap_pop(S)
         if S.co.on:
-            if co_job_ended(S, j, e) != 0:
+            if co_job_ended(S, j, e) != RC_OK:
                 return RC_NO_MEMORY
         else:
             job_finish(S, j, e)
@@ -204,7 +204,7 @@ cdef inline int after_pass(State* S, int64_t t) noexcept nogil:
     # the co-allocation pass after each pass (its primaries lend, queued jobs start on lent cores)
     if S.co.on:
         return co_after_pass(S, t)
-    return 0
+    return RC_OK
 
 
 cdef inline int event_schedule(State* S, int64_t t, bint events) noexcept nogil:
@@ -232,7 +232,7 @@ cdef inline int sim_schedule(State* S) noexcept nogil:
     # (Slurm's _more_work: only after a job or node changed since the last one), or at a yield's
     # instant, time on from the cycle's end
     S.decided.nstarted = 0
-    if sim_main_scheduler(S) != 0 or after_pass(S, S.sim.now_us // 1000000) != 0:
+    if sim_main_scheduler(S) != RC_OK or after_pass(S, S.sim.now_us // 1000000) != RC_OK:
         return RC_NO_MEMORY
     if S.sim.in_yield:
         S.sim.in_yield = False
@@ -243,7 +243,7 @@ cdef inline int sim_schedule(State* S) noexcept nogil:
             and not S.cfg.no_backfill):
         S.sim.changes = 0
         S.decided.nstarted = 0
-        if sim_cycle(S) != RC_OK or after_pass(S, S.sim.now_us // 1000000) != 0:
+        if sim_cycle(S) != RC_OK or after_pass(S, S.sim.now_us // 1000000) != RC_OK:
             return RC_NO_MEMORY
         if not S.sim.in_yield:
             # (after a yield, the period runs from the yield's instant: set there)

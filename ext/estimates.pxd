@@ -26,7 +26,7 @@ cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units
     cdef int64_t i, j, k, d, t, W = S.W, phase
     cdef int32_t si = 0
     S.resume_st.valid = False
-    if ensure_scratch(S) != 0:
+    if ensure_scratch(S) != RC_OK:
         return RC_NO_MEMORY
     prof_start_pass(P, 0, S.cfg.bf_resolution)
     if S.nm.on:

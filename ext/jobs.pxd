@@ -83,21 +83,21 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
     cap = J.cap * 2 if J.cap > 0 else 16
     while cap < n:
         cap *= 2
-    if (_regrow(<void**>&J.submit, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.units, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.est, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.run, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.req, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.user, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.part, J.cap, cap, sizeof(double)) != 0 or _regrow(<void**>&J.qos, J.cap, cap, sizeof(double)) != 0
-            or _regrow(<void**>&J.start, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.end, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.resv, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.resv_min, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.seq, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.pred0, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.ncorr, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.bfkey, J.cap, cap, sizeof(int64_t)) != 0
-            or (J.requeues != NULL and _regrow(<void**>&J.requeues, J.cap, cap, sizeof(int64_t)) != 0)
-            or (J.lost != NULL and _regrow(<void**>&J.lost, J.cap, cap, sizeof(int64_t)) != 0)
-            or _regrow(<void**>&J.acc, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.unext, J.cap, cap, sizeof(int64_t)) != 0
-            or _regrow(<void**>&J.uprev, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.key, J.cap, cap, sizeof(double)) != 0
-            or _regrow(<void**>&J.runpos, J.cap, cap, sizeof(int64_t)) != 0 or _regrow(<void**>&J.row, J.cap, cap, sizeof(int32_t)) != 0
-            or _regrow(<void**>&J.state, J.cap, cap, sizeof(int8_t)) != 0 or _regrow(<void**>&J.how, J.cap, cap, sizeof(int8_t)) != 0
-            or _regrow(<void**>&J.reason, J.cap, cap, sizeof(int8_t)) != 0):
+    if (_regrow(<void**>&J.submit, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.units, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.est, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.run, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.req, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.user, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.part, J.cap, cap, sizeof(double)) != RC_OK or _regrow(<void**>&J.qos, J.cap, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&J.start, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.end, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.resv, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.resv_min, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.seq, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.pred0, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.ncorr, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.bfkey, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or (J.requeues != NULL and _regrow(<void**>&J.requeues, J.cap, cap, sizeof(int64_t)) != RC_OK)
+            or (J.lost != NULL and _regrow(<void**>&J.lost, J.cap, cap, sizeof(int64_t)) != RC_OK)
+            or _regrow(<void**>&J.acc, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.unext, J.cap, cap, sizeof(int64_t)) != RC_OK
+            or _regrow(<void**>&J.uprev, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.key, J.cap, cap, sizeof(double)) != RC_OK
+            or _regrow(<void**>&J.runpos, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.row, J.cap, cap, sizeof(int32_t)) != RC_OK
+            or _regrow(<void**>&J.state, J.cap, cap, sizeof(int8_t)) != RC_OK or _regrow(<void**>&J.how, J.cap, cap, sizeof(int8_t)) != RC_OK
+            or _regrow(<void**>&J.reason, J.cap, cap, sizeof(int8_t)) != RC_OK):
         return RC_NO_MEMORY
     J.cap = cap
     return RC_OK

@@ -235,7 +235,7 @@ cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
         # (the plan copies were made before the pass was posted)
         if S.pool.snap != NULL:
             spec_nm = &S.pool.nmsnap[wid]
-    elif prof_copy(P, &S.prof) != RC_OK or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != 0:
+    elif prof_copy(P, &S.prof) != RC_OK or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != RC_OK:
         abandon_pass(S, RC_NO_MEMORY)
     elif S.pool.snap != NULL:
         # tests: speculate on the profile as at the pass start, so that nearly every commit must
@@ -278,7 +278,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     cdef int rc
     cdef int ex
     S.resume_st.valid = False
-    if begin_full_pass(S, now, True) != RC_OK or build_plan(S, now) != 0:
+    if begin_full_pass(S, now, True) != RC_OK or build_plan(S, now) != RC_OK:
         return RC_NO_MEMORY
     if S.nm.on:
         # every worker's copy of the node plan, made before any worker commits to the state's own

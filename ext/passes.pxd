@@ -555,7 +555,7 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
             nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
             if c.parallel:
                 # (the copies' plans were built at the pass start: the start joins them)
-                if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != 0:
+                if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != RC_OK:
                     return STEP_ERROR
                 log_append(S, S.prof.chosen, j, k, now, d, False)
             return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
@@ -580,13 +580,13 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
         return STEP_STOP
     if t == now:
         nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
-        if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != 0:
+        if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != RC_OK:
             return STEP_ERROR
         if c.parallel:
             log_append(S, S.prof.chosen, j, k, now, d, False)
         return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
     if t > now and c.resv_left != 0:
-        if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != 0:
+        if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != RC_OK:
             return STEP_ERROR
         if c.parallel:
             nm_take_bits(M, S.prof.cand, S.W)
@@ -750,7 +750,7 @@ cdef inline int begin_full_pass(State* S, int64_t now, bint parallel) noexcept n
     # future and breaks it), last pass's plans forgotten, a fresh PassCtx
     cdef int64_t p
     cdef PassCtx* c = &S.ctx
-    if ensure_scratch(S) != 0 or clock_start(&S.clock, S.cfg.workers) != RC_OK:
+    if ensure_scratch(S) != RC_OK or clock_start(&S.clock, S.cfg.workers) != RC_OK:
         return RC_NO_MEMORY
     prof_start_pass(&S.prof, S.cfg.bf_window, S.cfg.bf_resolution)
     for p in range(S.decided.nreserved):
@@ -799,7 +799,7 @@ cdef inline bint can_resume(State* S, int64_t now) noexcept nogil:
 cdef inline int resume_pass(State* S, int64_t now) noexcept nogil:
     # continue the last pass: its queued jobs count as tested, its reservations stand
     cdef PassCtx* c = &S.ctx
-    if ensure_scratch(S) != 0:
+    if ensure_scratch(S) != RC_OK:
         return RC_NO_MEMORY
     S.prof.s_begin[0] = now
     S.decided.nstarted = 0
@@ -909,7 +909,7 @@ cdef inline int full_pass_sequential(State* S, int64_t now) noexcept nogil:
             break
     if c.phase2 >= 0 and c.ex == EX_END:
         if not c.built:
-            if build_plan(S, now) != 0:
+            if build_plan(S, now) != RC_OK:
                 return RC_NO_MEMORY
             c.built = True
         if sjbf_phase(S, &S.prof, &S.nm) != RC_OK:

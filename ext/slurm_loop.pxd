@@ -47,7 +47,7 @@ cdef inline int sim_main_scheduler(State* S) noexcept nogil:
     # default_queue_depth jobs at most every batch_sched_delay
     cdef int64_t now = S.sim.now_us // 1000000
     if S.queue.n == 0:
-        return 0
+        return RC_OK
     if now - S.sim.last_full >= S.sim.sched_interval:
         S.sim.last_full = now
         S.sim.last_sched = now
@@ -57,7 +57,7 @@ cdef inline int sim_main_scheduler(State* S) noexcept nogil:
         S.sim.last_sched = now
         S.sim.event = False
         return sim_main_pass(S, S.sim.queue_depth)
-    return 0
+    return RC_OK
 
 
 cdef inline int sim_cycle(State* S) noexcept nogil:

@@ -38,7 +38,7 @@ def test_rollback_restores_what_events_changed():
     rollback(core, cp)
     assert _state(core) == before
     # and the core goes on as if nothing happened
-    started, _ = core.run_pass(10)
+    core.run_pass(10)
     assert core.job_arrays()[0][0] == JobState.JS_RUNNING
 
 
