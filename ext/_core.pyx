@@ -3,9 +3,9 @@
 
 :class:`Core` holds the state and runs the passes and the event loop; the entry points of each
 other concern are a type of its own module that takes a Core and works on the same state:
-:class:`pbf._coalloc.Coalloc`, :class:`pbf._outages.Outages`,
-:class:`pbf._estimates.StartEstimates` and :func:`pbf._checkpoint.checkpoint` / ``rollback``
-(``pbf/_core.pxd`` declares Core for them).
+:class:`pbf._nodes.NodeCluster`, :class:`pbf._outages.Outages`, :class:`pbf._estimates.StartEstimates`,
+:class:`pbf._coalloc.Coalloc` and :func:`pbf._checkpoint.checkpoint` / ``rollback`` (``pbf/_core.pxd``
+declares Core for them).
 
 The state is a :c:type:`State` struct (``ext/state.pxd``) of named parts, each in its own header:
 jobs and users (``jobs.pxd``), node state (``nodes.pxd``), the pending queue (``queue.pxd``), the

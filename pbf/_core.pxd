@@ -1,6 +1,6 @@
-# The compiled core's facade, declared for the modules of its concerns (ext/_coalloc.pyx,
-# ext/_outages.pyx, ext/_estimates.pyx, ext/_checkpoint.pyx), which cimport it: each is a Python
-# type taking a Core and works on its one State struct. This file sits in the package, not in
+# The compiled core's facade, declared for the modules of its concerns (ext/_nodes.pyx,
+# ext/_outages.pyx, ext/_estimates.pyx, ext/_coalloc.pyx, ext/_checkpoint.pyx), which cimport it:
+# each takes a Core and works on its one State struct. This file sits in the package, not in
 # ext/, because a cdef class is found by the module name it is imported from (pbf._core).
 
 from libc.stdint cimport int64_t
