@@ -29,8 +29,10 @@ import re
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
+from .node import Node, expand_hostlist
 
-__all__ = ["SlurmConf", "read_slurm_conf", "cluster_from_slurm_conf", "strnatcmp", "slurm_node_key", "NODE_ORDERS"]
+__all__ = ["SlurmConf", "SlurmPartition", "read_slurm_conf", "read_partition", "strnatcmp", "slurm_node_key",
+           "NODE_ORDERS"]
 
 #: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
 NODE_ORDERS = ("name", "file")
@@ -127,8 +129,7 @@ def _gpus(path, number, text):
     return total
 
 
-def _node_records(conf: SlurmConf):
-    from .cluster import Node, expand_hostlist
+def _node_records(conf: SlurmConf) -> list[Node]:
     out = []
     for number, pairs in conf.nodes:
         for key in pairs:
@@ -217,12 +218,21 @@ def strnatcmp(a: str, b: str) -> int:
 slurm_node_key = functools.cmp_to_key(strnatcmp)
 
 
-def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = None, *, node_order: str = "name"):
-    """The :class:`pbf.Cluster` of a ``slurm.conf``: one partition's nodes (``partition``, else the
-    ``Default=YES`` one, else every node), numbered as slurmctld numbers them (``node_order="name"``:
-    by :func:`strnatcmp` of their names; ``"file"``: the NodeName lines' order), with the partition's
-    ``DefMemPerCPU`` as the default memory per core."""
-    from .cluster import Cluster, expand_hostlist
+@dataclass(frozen=True)
+class SlurmPartition:
+    """The nodes of one partition of a ``slurm.conf`` (:func:`read_partition`); :meth:`pbf.Cluster.from_slurm_conf`
+    makes a cluster of them."""
+    name: str
+    nodes: tuple[Node, ...]
+    #: the partition's ``DefMemPerCPU`` (else the file's; 0: none), MB
+    default_mem_per_core_mb: int
+
+
+def read_partition(path: str | os.PathLike, partition: str | None = None, *,
+                   node_order: str = "name") -> SlurmPartition:
+    """One partition's nodes of a ``slurm.conf`` (``partition``, else the ``Default=YES`` one, else every
+    node), numbered as slurmctld numbers them (``node_order="name"``: by :func:`strnatcmp` of their names;
+    ``"file"``: the NodeName lines' order), with the partition's ``DefMemPerCPU``."""
     if node_order not in NODE_ORDERS:
         raise ConfigError(f"node_order must be one of {', '.join(NODE_ORDERS)}, got {node_order!r}")
     conf = read_slurm_conf(path)
@@ -265,4 +275,4 @@ def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = Non
         picked = nodes
         line, default_mem = conf.settings.get("defmempercpu", (0, "0"))
     mem = _whole(conf.path, line, "DefMemPerCPU", default_mem or "0")
-    return Cluster(units=sum(n.cores for n in picked), nodes=tuple(picked), name=name, default_mem_per_core_mb=mem)
+    return SlurmPartition(name=name, nodes=tuple(picked), default_mem_per_core_mb=mem)

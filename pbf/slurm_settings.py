@@ -41,7 +41,15 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from .cluster import Cluster
+from .config import Backfill
 from .errors import ConfigError
+from .node import expand_hostlist
+from .plugins.multifactor import Multifactor
+from .replayer import ReplayConfig
+from .scheduler_time import SlurmSim
 from .slurm_conf import _lines, _pairs, read_slurm_conf, slurm_node_key
 
 __all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
@@ -302,7 +310,6 @@ def _priority(conf, mapped, unmodelled):
         raise ConfigError(f"{conf.path}, line {number}: PriorityType={kind!r}: expected priority/basic or "
                           "priority/multifactor")
     mapped["PriorityType"] = f"{kind} -> multifactor"
-    from .plugins.multifactor import Multifactor
     kw = {}
     for key, attr in (("priorityweightage", "weight_age"), ("priorityweightfairshare", "weight_fairshare"),
                       ("priorityweightjobsize", "weight_job_size"), ("priorityweightpartition", "weight_partition"),
@@ -366,7 +373,6 @@ def _select(conf, mapped, unmodelled):
 
 
 def _nodes_and_partition(conf, cluster, chosen, unmodelled):
-    from .cluster import expand_hostlist
     weights = set()
     part_names = {n.name for n in cluster.nodes}
     for number, pairs in conf.nodes:
@@ -421,17 +427,13 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
     :attr:`SlurmSettings.unmodelled`. ``requests`` (a :class:`pbf.resources.Requests`, optional) adds
     what the jobs make matter (jobs without memory on a partition without ``DefMemPerCPU``). Raises
     :class:`pbf.ConfigError` naming the file, line, key and value of a setting pbf cannot use."""
-    from .config import Backfill
-    from .replayer import ReplayConfig
-    from .scheduler_time import SlurmSim
-    from .slurm_conf import cluster_from_slurm_conf
     path = os.fspath(path)
     conf = read_slurm_conf(path)
     if not conf.nodes:
         raise ConfigError(f"{conf.path}: no NodeName lines")
     chosen = choose_partition(path, partition)
     part_name = chosen[1]["partitionname"] if chosen else None
-    cluster = cluster_from_slurm_conf(path, part_name)
+    cluster = Cluster.from_slurm_conf(path, part_name)
     mapped, unmodelled, read_past = {}, [], []
     mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition {part_name or '(all)'}, "
                        "numbered by name as slurmctld numbers them")
@@ -468,7 +470,6 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
         mapped["DefMemPerCPU"] = f"{cluster.default_mem_per_core_mb} MB a core for jobs that ask none"
     _nodes_and_partition(conf, cluster, chosen, unmodelled)
     if requests is not None and not cluster.default_mem_per_core_mb:
-        import numpy as np
         none = int(((np.asarray(requests.mem_core_mb) <= 0) & (np.asarray(requests.mem_node_mb) <= 0)).sum())
         if none and mem_from != "none":
             unmodelled.append(f"{none} jobs ask no memory and the partition has no DefMemPerCPU: Slurm gives each "

@@ -11,6 +11,7 @@ import json
 import time
 
 from .errors import ConfigError
+from .sweep_cell import run_recorded, trace_table
 
 __all__ = ["run_ray"]
 
@@ -28,7 +29,6 @@ def run_ray(spec, todo, results, report, address):
         import ray
     except ImportError:
         raise ConfigError('the ray backend needs Ray: pip install "pbf[ray]"') from None
-    from .sweeps import _trace_table, run_recorded
     if not todo:
         return
     started_here = not ray.is_initialized()
@@ -42,7 +42,7 @@ def run_ray(spec, todo, results, report, address):
             key = _trace_key(spec["trace"], cell["params"])
             if key not in tables:          # each trace goes to the object store once
                 try:
-                    tables[key] = ray.put(_trace_table(spec["trace"], cell["params"]))
+                    tables[key] = ray.put(trace_table(spec["trace"], cell["params"]))
                 except Exception as exc:  # noqa: BLE001 - recorded for the cells of that trace
                     tables[key] = exc
             if isinstance(tables[key], Exception):

@@ -46,6 +46,7 @@ import zlib
 import numpy as np
 
 from ..errors import ConfigError, TraceFormatError
+from .files import open_trace
 from .jobs import JobTable, SwfHeader
 
 __all__ = ["read_sacct", "is_sacct", "parse_duration_slurm", "STATUS"]
@@ -63,7 +64,6 @@ _MEM_KB = {"": 1024, "K": 1, "M": 1024, "G": 1024 ** 2, "T": 1024 ** 3}   # bare
 
 def is_sacct(path):
     """Whether the file (plain or gzip) starts with a ``sacct --parsable2`` header line."""
-    from .swf import open_trace
     try:
         with open_trace(path) as fh:
             for raw in fh:
@@ -113,7 +113,6 @@ def _since(value, what):
 def read_sacct(path, *, partition=None, since=None, until=None, pack_days=None):
     """Read a ``sacct --parsable2`` dump into a raw :class:`JobTable` (SWF columns; clean it as an
     SWF table). The table's ``dropped`` dict counts the records left out and why."""
-    from .swf import open_trace
     path = os.fspath(path)
     lo, hi = _since(since, "since"), _since(until, "until")
     if pack_days is not None and not (isinstance(pack_days, (int, float)) and pack_days > 0):

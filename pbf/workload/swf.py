@@ -16,7 +16,9 @@ import numpy as np
 from .. import _swf
 from ..errors import TraceFormatError
 from .cleaning import Cleaning, CleaningReport, clean
+from .files import open_trace
 from .jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, SwfHeader
+from .sacct import is_sacct, read_sacct
 
 #: header keys that give the cluster's size
 SIZE_KEYS = ("MaxProcs", "MaxNodes")
@@ -30,14 +32,6 @@ _SHOW_BAD = 5
 
 def _field_name(i):
     return f"{i + 1} ({SWF_FIELDS[i]})"
-
-
-def open_trace(path):
-    """Open a trace file for reading in binary, decompressing gzip (detected by its magic bytes)."""
-    path = os.fspath(path)
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
 class _Truncated(Exception):
@@ -213,7 +207,6 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
     ``sort``: sort the jobs by submit time (stable) instead of rejecting a file whose submit times go
     backwards. The table's ``report`` (:class:`CleaningReport`) tells what each rule touched.
     """
-    from .sacct import is_sacct, read_sacct
     if is_sacct(path):
         # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
         table = read_sacct(path)
