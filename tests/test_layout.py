@@ -33,12 +33,23 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     return out
 
 
+def _run_time_nodes(tree: ast.AST):
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:`` (imports for annotations only)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (n for child in node.orelse for n in [child, *_run_time_nodes(child)])
+            continue
+        yield node
+        yield from _run_time_nodes(node)
+
+
 def _imported(name: str, path: Path, is_package: bool, modules: dict) -> set[str]:
-    """The modules of pbf that ``name`` imports anywhere in its file (at module level or in a function).
-    ``from X import y`` counts as importing X.y when that is a module, else X."""
+    """The modules of pbf that ``name`` imports anywhere in its file (at module level or in a function;
+    not under ``if TYPE_CHECKING:``, which annotations alone need). ``from X import y`` counts as
+    importing X.y when that is a module, else X."""
     here = name.split(".") if is_package else name.split(".")[:-1]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in _run_time_nodes(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names if alias.name in modules)
         elif isinstance(node, ast.ImportFrom):
@@ -67,6 +78,7 @@ def test_the_import_graph_sees_imports_at_any_depth():
     assert "pbf.plugins.choosers" in graph["pbf.config"]           # inside a method
     assert "pbf.errors" in graph["pbf.workload.sacct"]             # from .. (a subpackage)
     assert "pbf.workload" in graph["pbf.sweep_cell"]               # from a package's __init__
+    assert "pbf.workload.cleaning" not in graph["pbf.workload.jobs"]  # for annotations only
 
 
 def test_no_two_modules_import_each_other():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -72,7 +73,8 @@ class SwfReader:
     (``require_sorted``).
     """
 
-    def __init__(self, path, *, block_rows=65536, skip_bad_lines=False, require_sorted=True):
+    def __init__(self, path: str | os.PathLike, *, block_rows: int = 65536, skip_bad_lines: bool = False,
+                 require_sorted: bool = True):
         self.path = os.fspath(path)
         self.block_rows = block_rows
         self.skip_bad_lines = skip_bad_lines
@@ -102,7 +104,7 @@ class SwfReader:
                 value = self.header.fields.pop(key)
                 self._bad(line, f"{key} (header)", value, expected)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[JobTable]:
         rows = np.empty((self.block_rows, 18), dtype=np.float64)
         row_line = np.empty(self.block_rows, dtype=np.int64)
         nrows = 0
