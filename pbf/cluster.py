@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
@@ -50,7 +51,7 @@ class Cluster:
         object.__setattr__(self, "_index", index)
 
     @classmethod
-    def of_nodes(cls, nodes, name: str = "cluster") -> Cluster:
+    def of_nodes(cls, nodes: Iterable[Node], name: str = "cluster") -> Cluster:
         """A cluster of these :class:`Node` records (units = their cores)."""
         nodes = tuple(nodes)
         if not nodes:

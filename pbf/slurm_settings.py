@@ -49,6 +49,7 @@ from .errors import ConfigError
 from .node import expand_hostlist
 from .plugins.multifactor import Multifactor
 from .replayer import ReplayConfig
+from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import _lines, _pairs, read_slurm_conf, slurm_node_key
 
@@ -201,7 +202,7 @@ def _partitions(path):
     return out
 
 
-def choose_partition(path, partition=None):
+def choose_partition(path: str | os.PathLike, partition: str | None = None) -> tuple[int, dict] | None:
     """The partition jobs go to: ``partition``, else the ``Default=YES`` one, else the only one;
     ``(line, pairs)``, or None when the file has no PartitionName line (every node). Several partitions
     and none chosen or default: a :class:`pbf.ConfigError`."""
@@ -420,7 +421,8 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
                           "by pbf")
 
 
-def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, requests=None) -> SlurmSettings:
+def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
+                   requests: Requests | None = None) -> SlurmSettings:
     """The pbf replay settings standing for the scheduler of the site's ``slurm.conf`` at ``path`` (module
     docstring): the partition ``partition`` (else the ``Default=YES`` one, else the only one, else every
     node), Slurm 22.05's defaults where the file is silent, and everything else the file sets listed in

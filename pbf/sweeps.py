@@ -49,7 +49,7 @@ SETTINGS = ("preset", "priority", "predictor", "correction", "order", "reservati
 _GENERATORS = ("lublin", "beocat")
 
 
-def load_spec(spec):
+def load_spec(spec: dict | str | os.PathLike) -> dict:
     """A spec as a dict: ``spec`` is a dict or the path of a TOML file (``trace.path`` and the
     ``trace`` axis are made relative to the file's folder)."""
     if isinstance(spec, dict):
@@ -103,7 +103,7 @@ def _cluster_path(base, value):
     return full + sep + part if os.path.isfile(full) else value
 
 
-def cells_of(spec):
+def cells_of(spec: dict | str | os.PathLike) -> list[dict]:
     """Every cell of the grid, in grid order: ``{"id": ..., "params": {...}}``."""
     spec = load_spec(spec)          # (idempotent on a loaded spec: its paths are absolute)
     axes = list(spec["grid"])
@@ -187,7 +187,8 @@ def _progress(total, done0):
     return report
 
 
-def sweep(spec, out, *, jobs=None, backend="local", address=None, resume=False, progress=True):
+def sweep(spec: dict | str | os.PathLike, out: str | os.PathLike, *, jobs: int | None = None, backend: str = "local",
+          address: str | None = None, resume: bool = False, progress: bool = True) -> list[dict]:
     """Run a sweep (``spec``: a dict or a TOML path) into folder ``out``; returns the list of
     records (one per cell, in grid order). ``backend``: ``local`` (``jobs`` spawned processes,
     default the cores) or ``ray`` (``address`` of a running cluster; the trace is put in the
@@ -200,17 +201,22 @@ def sweep(spec, out, *, jobs=None, backend="local", address=None, resume=False, 
         json.dump(spec, fh, indent=2)
     todo = results.todo()
     report = _progress(len(todo), results.done_before) if progress and todo else (lambda status: None)
+
+    def finished(cell, status, metrics, error, seconds):
+        results.add(cell, status, metrics, error, seconds)
+        report(status)
+
     if backend == "local":
-        _local(spec, todo, results, report, jobs)
+        _local(spec["trace"], todo, finished, jobs)
     elif backend == "ray":
-        run_ray(spec, todo, results, report, address)
+        run_ray(spec["trace"], todo, finished, address)
     else:
         raise ConfigError(f"backend {backend!r}: expected local or ray")
     results.write_csv()
     return [results.latest[c["id"]] for c in cells if c["id"] in results.latest]
 
 
-def _local(spec, todo, results, report, jobs):
+def _local(trace, todo, finished, jobs):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
     if not todo:
@@ -219,9 +225,8 @@ def _local(spec, todo, results, report, jobs):
     if jobs < 1:
         raise ConfigError(f"jobs must be >= 1, got {jobs}")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=mp.get_context("spawn")) as pool:
-        started = {pool.submit(run_recorded, spec["trace"], c["params"]): (c, time.perf_counter()) for c in todo}
+        started = {pool.submit(run_recorded, trace, c["params"]): (c, time.perf_counter()) for c in todo}
         for fut in as_completed(started):
             cell, t0 = started[fut]
             status, metrics, error = fut.result()
-            results.add(cell, status, metrics, error, time.perf_counter() - t0)
-            report(status)
+            finished(cell, status, metrics, error, time.perf_counter() - t0)
