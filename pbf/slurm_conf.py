@@ -26,13 +26,14 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
 from .node import Node, expand_hostlist
 
 __all__ = ["SlurmConf", "SlurmPartition", "read_slurm_conf", "read_partition", "strnatcmp", "slurm_node_key",
-           "NODE_ORDERS"]
+           "conf_lines", "conf_pairs", "gres_gpus", "NODE_ORDERS"]
 
 #: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
 NODE_ORDERS = ("name", "file")
@@ -52,7 +53,9 @@ class SlurmConf:
     ignored: list = field(default_factory=list)      # keys of node lines pbf does not use
 
 
-def _lines(path):
+def conf_lines(path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each logical line of a ``slurm.conf``: comments cut at ``#``, lines ending
+    in ``\\`` joined with the next, blank lines left out."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             raw = fh.read().splitlines()
@@ -73,7 +76,9 @@ def _lines(path):
             yield start, text
 
 
-def _pairs(path, number, text):
+def conf_pairs(path: str, number: int, text: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` items of one line (keys lower-cased); a ConfigError names the file and line of an
+    item without ``=``."""
     out = {}
     for item in text.split():
         key, sep, value = item.partition("=")
@@ -88,8 +93,8 @@ def read_slurm_conf(path: str | os.PathLike) -> SlurmConf:
     path = os.fspath(path)
     conf = SlurmConf(path)
     default: dict = {}
-    for number, text in _lines(path):
-        pairs = _pairs(path, number, text)
+    for number, text in conf_lines(path):
+        pairs = conf_pairs(path, number, text)
         if "nodename" in pairs:
             if pairs["nodename"].upper() == "DEFAULT":
                 default = {k: v for k, v in pairs.items() if k != "nodename"}
@@ -111,7 +116,8 @@ def _whole(path, number, key, value, low=0):
     return int(value)
 
 
-def _gpus(path, number, text):
+def gres_gpus(path: str, number: int, text: str) -> int:
+    """The GPUs a ``Gres=`` value gives a node (``gpu:4``, ``gpu:a100:4``, several entries added up)."""
     total = 0
     for entry in filter(None, text.split(",")):
         parts = entry.split(":")
@@ -146,7 +152,7 @@ def _node_records(conf: SlurmConf) -> list[Node]:
         else:
             cores = 1
         memory = ints.get("realmemory", 1)
-        gpus = _gpus(conf.path, number, pairs.get("gres", ""))
+        gpus = gres_gpus(conf.path, number, pairs.get("gres", ""))
         features = tuple(f for f in (pairs.get("features") or pairs.get("feature") or "").split(",") if f)
         try:
             names = expand_hostlist(pairs["nodename"])

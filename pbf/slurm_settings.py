@@ -51,7 +51,7 @@ from .plugins.multifactor import Multifactor
 from .replayer import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
-from .slurm_conf import _lines, _pairs, read_slurm_conf, slurm_node_key
+from .slurm_conf import conf_lines, conf_pairs, read_slurm_conf, slurm_node_key
 
 __all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
            "ALWAYS_UNMODELLED"]
@@ -191,8 +191,8 @@ class SlurmSettings:
 def _partitions(path):
     """The PartitionName lines with ``PartitionName=DEFAULT`` values applied: (line, {key: value})."""
     out, default = [], {}
-    for number, text in _lines(path):
-        pairs = _pairs(path, number, text)
+    for number, text in conf_lines(path):
+        pairs = conf_pairs(path, number, text)
         if "partitionname" not in pairs:
             continue
         if pairs["partitionname"].upper() == "DEFAULT":

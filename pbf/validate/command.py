@@ -29,7 +29,7 @@ def _count(text):
     return int(text)
 
 
-def add_parser(subparsers):
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``validate`` (and its ``slurm`` subcommand) to ``subparsers`` (an argparse subparsers
     action); returns the ``validate`` parser. The subcommand's ``func`` is :func:`run`."""
     p = subparsers.add_parser(
@@ -65,7 +65,7 @@ def _add_schedulers(parser):
     return s
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """A parser of its own (``python -m pbf.validate``), with the same subcommands."""
     parser = argparse.ArgumentParser(prog="python -m pbf.validate",
                                      description="Compare pbf with a real scheduler, job by job "
@@ -100,7 +100,7 @@ def _print_summary(s, out):
     print("\n".join(lines))
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``pbf validate slurm`` with parsed ``args``; 0 on success, 2 when Slurm cannot run here."""
     from ..errors import ConfigError
     from .compare import validate_slurm
@@ -127,7 +127,8 @@ def run(args) -> int:
     return 1 if bad else 0
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pbf.validate``: parse ``argv`` (default: the command line) and run; the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     return args.func(args)
