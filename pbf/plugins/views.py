@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["JobsView"]
 
@@ -35,7 +36,8 @@ class JobsView:
         return len(self.index)
 
     @classmethod
-    def of(cls, columns: dict, index, estimate=None, start=None, run=None, free_units: int = -1,
+    def of(cls, columns: dict, index: ArrayLike, estimate: ArrayLike | None = None, start: ArrayLike | None = None,
+           run: ArrayLike | None = None, free_units: int = -1,
            running: JobsView | None = None) -> JobsView:
         """A view of rows ``index`` of ``columns`` (a dict with id, submit, units, requested, user)."""
         index = np.asarray(index, dtype=np.int64)
