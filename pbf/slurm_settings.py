@@ -48,7 +48,7 @@ from .config import Backfill
 from .errors import ConfigError
 from .node import expand_hostlist
 from .plugins.multifactor import Multifactor
-from .replayer import ReplayConfig
+from .replay_config import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import conf_lines, conf_pairs, read_slurm_conf, slurm_node_key
