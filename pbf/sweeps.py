@@ -26,12 +26,15 @@ latest record of every cell, one row each; ``pandas.read_csv`` reads it) and ``s
 """
 from __future__ import annotations
 
+import csv
 import hashlib
 import itertools
 import json
+import multiprocessing as mp
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from .errors import ConfigError
 from .sweep_cell import run_cell, run_recorded
@@ -55,7 +58,7 @@ def load_spec(spec: dict | str | os.PathLike) -> dict:
     if isinstance(spec, dict):
         data, base = dict(spec), os.getcwd()
     else:
-        import tomllib
+        import tomllib              # (Python 3.11+; the rest of pbf runs on 3.10)
         path = os.fspath(spec)
         try:
             with open(path, "rb") as fh:
@@ -152,7 +155,6 @@ class _Results:
         self.latest[cell["id"]] = rec
 
     def write_csv(self):
-        import csv
         rows = [self.latest[c["id"]] for c in self.cells if c["id"] in self.latest]
         pkeys = list(dict.fromkeys(k for r in rows for k in r["params"]))
         mkeys = list(dict.fromkeys(k for r in rows for k in (r["metrics"] or {})))
@@ -217,8 +219,6 @@ def sweep(spec: dict | str | os.PathLike, out: str | os.PathLike, *, jobs: int |
 
 
 def _local(trace, todo, finished, jobs):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
     if not todo:
         return
     jobs = int(jobs or os.cpu_count() or 1)
