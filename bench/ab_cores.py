@@ -23,7 +23,7 @@ import types
 import numpy as np
 
 from pbf import _core as new
-from pbf.studies.bench import NOW, PassScenario
+from pbf.benchmark import NOW, PassScenario
 from pbf.studies.traces import shared_trace
 from pbf.workload import read_swf
 

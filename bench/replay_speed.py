@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 from pbf._core import Core
+from pbf.benchmark import MachineLoad
 from pbf.reference import count_easy_replay
-from pbf.studies.bench import MachineLoad
 from pbf.studies.traces import shared_trace
 from pbf.workload import read_swf
 

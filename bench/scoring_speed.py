@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 
+from pbf.benchmark import MachineLoad
 from pbf.plugins import PRIORITIES
 from pbf.replayer import ReplayConfig, replay
-from pbf.studies.bench import MachineLoad
 from pbf.studies.traces import shared_trace
 from pbf.workload import read_swf
 

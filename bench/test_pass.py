@@ -6,7 +6,7 @@ queued job and started the same jobs as every other round.
 """
 import pytest
 
-from pbf.studies.bench import NOW, PASS_MATRIX, PassScenario
+from pbf.benchmark import NOW, PASS_MATRIX, PassScenario
 
 CASES = [PassScenario(q, u, r, resv) for q in PASS_MATRIX["queued"] for u in PASS_MATRIX["units"]
          for r in PASS_MATRIX["running"] for resv in PASS_MATRIX["reservations"]]

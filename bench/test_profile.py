@@ -1,7 +1,7 @@
 """Profile operations: build the profile of running jobs and search earliest starts (no placement)."""
 import pytest
 
-from pbf.studies.bench import NOW, PassScenario
+from pbf.benchmark import NOW, PassScenario
 
 
 @pytest.mark.benchmark(group="profile")

@@ -1,8 +1,8 @@
 """pbf bench and the bench module: they run, report the machine's load, and check the work done."""
 import json
 
+from pbf import benchmark as bench
 from pbf.cli import main
-from pbf.studies import bench
 
 
 def test_pass_rows_check_work_and_compare_with_the_reference():

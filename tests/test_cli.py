@@ -63,7 +63,7 @@ def test_the_parser_builds_without_numpy(tmp_path):
     import subprocess
     import sys
 
-    from pbf.cli import LUBLIN_PRESET_NAMES
+    from pbf.cli.gen import LUBLIN_PRESET_NAMES
     from pbf.workload.lublin import LUBLIN_PRESETS
     assert LUBLIN_PRESET_NAMES == tuple(LUBLIN_PRESETS)
     code = "import sys, pbf.cli as c; c.build_parser(); print('numpy' in sys.modules)"
@@ -87,3 +87,83 @@ def test_experiments_write_files_only_where_out_says(tmp_path, monkeypatch, caps
         assert cli.main(["experiment", "coalloc", "--quiet", "--out", "here"]) == 0
         assert written == ["here"]
     assert "table" in capsys.readouterr().out
+
+
+def test_pbf_help_loads_neither_numpy_nor_the_commands(tmp_path):
+    """`pbf --help` builds only the command table; `pbf replay --help` adds replay's options, still without numpy."""
+    import os
+    from pathlib import Path
+
+    import pbf
+    # the pbf this test imports, also in the child (run from a neutral folder, as test_python_dash_m)
+    root = str(Path(pbf.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+
+    def imported(*argv):
+        r = subprocess.run([sys.executable, "-X", "importtime", "-m", "pbf", *argv], capture_output=True, text=True,
+                           cwd=tmp_path, env=env)
+        assert r.returncode == 0 and "usage: pbf" in r.stdout
+        return {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    top = imported("--help")
+    assert "numpy" not in top and "pbf.cli.commands" in top
+    assert not {m for m in top if m.startswith("pbf.cli.") and m not in ("pbf.cli.commands", "pbf.cli.process")}
+    replay = imported("replay", "--help")
+    # (-X importtime lists what import statements load, not importlib.import_module: replay's own imports show)
+    assert "numpy" not in replay and "pbf.cli.replay_text" in replay
+    assert "pbf.cli.replay_settings" not in replay and "pbf.cli.experiment_parallel" not in replay
+
+
+def test_each_experiment_takes_only_its_own_flags(capsys):
+    import pytest
+
+    from pbf.cli import build_parser
+    parser = build_parser()
+    for argv in (["experiment", "coalloc", "--cost-per-test", "5"], ["experiment", "coalloc", "--held-out"],
+                 ["experiment", "rlscheduler", "--grid"], ["experiment", "runtime-prediction", "--workers", "1,2"],
+                 ["experiment", "parallel-backfill", "--sweep"], ["experiment", "parallel-backfill", "--held-out"],
+                 ["experiment", "parallel-backfill", "--grid", "--mechanisms"], ["experiment", "unknown"]):
+        with pytest.raises(SystemExit) as exc:
+            parser.parse_args(argv)
+        assert exc.value.code == 2, argv
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --cost-per-test" in err and "not allowed with argument --grid" in err
+    args = parser.parse_args(["experiment", "parallel-backfill", "--grid", "--scale", "0.1"])
+    assert args.grid and args.scale == 0.1 and not args.mechanisms
+    assert parser.parse_args(["experiment", "rlscheduler", "--held-out"]).held_out
+
+
+def test_an_experiment_prints_json_and_writes_only_where_out_says(tmp_path, monkeypatch, capsys):
+    from unittest import mock
+
+    from pbf.studies import validation
+    monkeypatch.chdir(tmp_path)
+    result = {"rows": [{"bsld": 1.5}]}
+
+    def study(trace_dir, sequences, traces, progress):
+        progress({"name": "fcfs", "bsld": 1.5, "wall_s": 0.1})
+        return result
+    with mock.patch.object(validation, "priority_functions", study), \
+            mock.patch.object(validation, "format_priority_functions", lambda r: "the table"):
+        assert main(["experiment", "priority-functions", "--trace", "."]) == 0
+        out, err = capsys.readouterr()
+        assert out == "the table\n" and "fcfs: 1.50" in err and list(tmp_path.iterdir()) == []
+        assert main(["experiment", "priority-functions", "--trace", ".", "--json", "--quiet",
+                     "--out", "r.json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out) == result == json.loads((tmp_path / "r.json").read_text()) and err == ""
+
+
+def test_cli_modules_are_small_and_annotated():
+    import ast
+    from pathlib import Path
+
+    import pbf.cli
+    folder = Path(pbf.cli.__file__).parent
+    for path in folder.glob("*.py"):
+        text = path.read_text()
+        assert len(text.splitlines()) <= 600, path.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef):
+                params = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                assert node.returns is not None and all(a.annotation is not None for a in params), \
+                    f"{path.name}: {node.name}"

@@ -10,7 +10,7 @@ from pbf.cli import main
 from pbf.errors import ConfigError
 
 pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
-from pbf.studies.report import load_run, write_report  # noqa: E402
+from pbf.report import load_run, write_report  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACES = os.path.join(os.path.dirname(HERE), "traces")

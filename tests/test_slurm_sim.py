@@ -206,24 +206,24 @@ def test_the_easy_model_is_still_reachable():
         ParallelBackfillExperiment(model="wall")
 
 
-def test_sweep_writes_its_table_and_figures(tmp_path):
-    from pbf.studies.sweep_time import SchedulerTimeSweep, format_sweep, write_result
-    sweep = SchedulerTimeSweep(scale=0.01, workers=(1, 2), costs_us=(62, 50_000), loads_days=(7.0,), procs=2)
-    result = sweep.run()
+def test_worker_grid_writes_its_table_and_figures(tmp_path):
+    from pbf.studies.worker_grid import WorkerGrid, format_grid, write_result
+    grid = WorkerGrid(scale=0.01, workers=(1, 2), costs_us=(62, 50_000), loads_days=(7.0,), procs=2)
+    result = grid.run()
     assert len(result["cells"]) == 2 * 2 * 2 and len(result["awt_change"]) == 2 * 2
     assert {c["units"] for c in result["cells"]} == {91} and {c["jobs"] for c in result["cells"]} == {1000}
     series = [c for c in result["cells"] if isinstance(c.get("series"), dict)]
     assert len(series) == 2 and len(series[0]["series"]["queue"]) == len(series[0]["series"]["hour"])
-    assert "AWT change from 1 to 2 workers" in format_sweep(result)
+    assert "AWT change from 1 to 2 workers" in format_grid(result)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         files = write_result(result, str(tmp_path), figures=False)
-        assert [p.name for p in tmp_path.iterdir()] == ["sweep.json"]
+        assert [p.name for p in tmp_path.iterdir()] == ["grid.json"]
         pytest.skip("matplotlib (pbf[plot]) is not installed: the figures were not checked")
     files = write_result(result, str(tmp_path))
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["awt_change_free.png", "awt_change_slurm.png", "over_time.png", "sweep.json"] and len(files) == 4
+    assert names == ["awt_change_free.png", "awt_change_slurm.png", "grid.json", "over_time.png"] and len(files) == 4
     assert all((tmp_path / n).stat().st_size > 1000 for n in names)
 
 
@@ -251,8 +251,8 @@ def test_cli_preset_slurm_and_flag_errors(capsys):
 def test_mechanism_study_switches_each_mechanism():
     from dataclasses import replace
 
-    from pbf.studies.experiments import replay_config
-    from pbf.studies.sweep_time import VARIANTS, MechanismStudy, apply_variant, format_mechanisms
+    from pbf.studies.experiments import VARIANTS, apply_variant, replay_config
+    from pbf.studies.worker_grid import MechanismStudy, format_mechanisms
     base = replay_config("slurm", 1, cost_per_test_us=10_000)
     assert apply_variant(base, "no-budget").budget_s() == 10**6
     assert apply_variant(base, "no-yield-abort").slurm_sim.bf_yield_interval == base.budget_s()

@@ -18,7 +18,7 @@ Two models are offered (the output names the one used):
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
 
 from ..config import Backfill
@@ -27,7 +27,8 @@ from ..replayer import ReplayConfig, replay
 from ..scheduler_time import SlurmSim
 from ..workload.beocat import TRAFFIC_WINDOWS, generate_beocat
 
-__all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "MODELS", "format_tables", "replay_config", "run_cells"]
+__all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "MODELS", "MAIN_SCHEDULERS", "VARIANTS", "format_tables",
+           "replay_config", "apply_variant", "run_cells"]
 
 #: Riffel et al. 2024, Tables 1 and 2 (AWT, ART in hours; their "BSLD (Hours)" uses a 10-minute bound).
 PAPER_TABLES = {
@@ -73,13 +74,42 @@ def replay_config(model, workers, *, bf_interval=30, bf_max_time=None, cost_per_
     raise ConfigError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
 
 
+#: the mechanisms through which workers act under the slurm-sim clock, each switched off (or, for the
+#: last two, Slurm 17.02's lack of a cap on jobs tested switched on)
+VARIANTS = {
+    "base": "preset slurm as it is",
+    "no-budget": "no cycle budget (bf_max_time 10^6 s): more workers cannot test deeper within it",
+    "no-yield-abort": "bf_yield_interval = the budget: cycles are not ended by events",
+    "free-main": "main scheduler on every event, any depth, no cost",
+    "no-test-cap": "no bf_max_job_test (Slurm 17.02 did not cap jobs tested): only the budget limits a cycle",
+    "no-test-cap-no-budget": "neither: every cycle tests the whole queue",
+}
+
+
+def apply_variant(cfg: ReplayConfig, variant: str) -> ReplayConfig:
+    """The replay config ``cfg`` (slurm model) with one mechanism changed (a key of :data:`VARIANTS`)."""
+    budget = cfg.budget_s()
+    if variant == "base":
+        return cfg
+    if variant == "no-budget":
+        return replace(cfg, bf_max_time=10**6)
+    if variant == "no-yield-abort":
+        return replace(cfg, slurm_sim=replace(cfg.slurm_sim, bf_yield_interval=float(budget)))
+    if variant == "free-main":
+        return replace(cfg, slurm_sim=MAIN_SCHEDULERS["free"])
+    if variant == "no-test-cap":
+        return replace(cfg, backfill=replace(cfg.backfill, max_job_test=None))
+    if variant == "no-test-cap-no-budget":
+        return replace(cfg, bf_max_time=10**6, backfill=replace(cfg.backfill, max_job_test=None))
+    raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+
+
 def _run_cell(cell):
     """One replay (in a worker process): the trace is generated there from its seed."""
     table = generate_beocat(cell["jobs"], cell["window_s"], seed=cell["seed"], arrivals=cell["arrivals"],
                             resources=cell.get("resources", False))
     cfg = replay_config(cell["model"], cell["workers"], **cell["config"])
     if cell.get("variant"):
-        from .sweep_time import apply_variant
         cfg = apply_variant(cfg, cell["variant"])
     t0 = time.perf_counter()
     r = replay(table, cfg)
@@ -208,7 +238,6 @@ class ParallelBackfillExperiment:
         average (the paper's 1-worker row, the only figure read): ``calibrate="cost"`` scales the cost
         per test, ``"load"`` the packing window of both traces (a shorter window: a heavier trace).
         Returns (experiment, calibration record); the record says when no value reaches the target."""
-        from dataclasses import replace
         what = self.calibrate
         base = (self.cost_per_test_us if self.cost_per_test_us is not None
                 else replay_config(self.model, 1, **self._config()).test_costs()[0])

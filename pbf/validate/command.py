@@ -1,8 +1,9 @@
 """``pbf validate slurm CONF WORKLOAD``: the command line of the real-Slurm harness.
 
 :func:`add_parser` adds the ``validate`` command (with its ``slurm`` subcommand) to a parser's
-subcommands; :func:`run` runs it and returns the exit status. ``python -m pbf.validate slurm ...`` runs
-the same without the main command line.
+subcommands, :func:`add_arguments` fills a ``validate`` parser made elsewhere; :func:`run` runs it
+and returns the exit status. ``python -m pbf.validate slurm ...`` runs the same without the main
+command line.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import argparse
 import math
 import sys
 
-__all__ = ["add_parser", "build_parser", "run", "main"]
+__all__ = ["add_parser", "add_arguments", "build_parser", "run", "main"]
 
 
 def _positive(text):
@@ -32,11 +33,15 @@ def _count(text):
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``validate`` (and its ``slurm`` subcommand) to ``subparsers`` (an argparse subparsers
     action); returns the ``validate`` parser. The subcommand's ``func`` is :func:`run`."""
-    p = subparsers.add_parser(
-        "validate", help="compare pbf with a real scheduler, job by job",
-        description="Compare pbf with a real scheduler, job by job (docs/slurm-harness.md).")
-    _add_schedulers(p)
+    p = subparsers.add_parser("validate", help="compare pbf with a real scheduler, job by job")
+    add_arguments(p)
     return p
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give ``parser`` (the ``validate`` command's) its description and the ``slurm`` subcommand."""
+    parser.description = "Compare pbf with a real scheduler, job by job (docs/slurm-harness.md)."
+    _add_schedulers(parser)
 
 
 def _add_schedulers(parser):

@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 __all__ = ["write_report", "write_sweep_report", "write_experiment_report", "report_folder", "load_run",
            "SIZE_CLASSES", "RUN_CLASSES"]

@@ -1,31 +1,39 @@
-"""``pbf experiment parallel-backfill --sweep``: where do backfill workers change a Slurm replay?
+"""``pbf experiment parallel-backfill --grid`` and ``--mechanisms``: where do backfill workers change a
+Slurm replay, and through which mechanism?
 
-A grid of the ``slurm`` model (preset slurm, slurm-sim clock): workers x cost of a backfill job test x
-offered load x main-scheduler model. Loads are Beocat-like traces packed into windows of different
-lengths (the paper's high traffic: 100,000 jobs in 7 days; low: in 14 days). To keep the grid within
-minutes the cluster and the trace are scaled together by ``scale`` (default 0.2: 1,826 cores and
-20,000 jobs in the same windows: the same load per core and the same time scales; Beocat-like jobs
-are at most 64 cores wide, so none is lost), which makes arrivals and completions ``1/scale`` times
-rarer -- yields see fewer events than on the full cluster. Each cell is a pure function of its
-settings and runs on a local process. Writes ``sweep.json`` (every cell; the AWT change from 1 to the most workers per
-cost x load x main model) and, with matplotlib (``pip install "pbf[plot]"``), figures.
+:class:`WorkerGrid` replays a grid of the ``slurm`` model (preset slurm, slurm-sim clock): workers x
+cost of a backfill job test x offered load x main-scheduler model. Loads are Beocat-like traces packed
+into windows of different lengths (the paper's high traffic: 100,000 jobs in 7 days; low: in 14 days).
+To keep the grid within minutes the cluster and the trace are scaled together by ``scale`` (default
+0.2: 1,826 cores and 20,000 jobs in the same windows: the same load per core and the same time scales;
+Beocat-like jobs are at most 64 cores wide, so none is lost), which makes arrivals and completions
+``1/scale`` times rarer -- yields see fewer events than on the full cluster. Each cell is a pure
+function of its settings and runs on a local process (or a Ray task). :func:`write_result` writes
+``grid.json`` (every cell; the AWT change from 1 to the most workers per cost x load x main model)
+and, with matplotlib (``pip install "pbf[plot]"``), figures.
+
+:class:`MechanismStudy` replays the fewest and the most workers with each scheduler-time mechanism of
+:data:`pbf.studies.experiments.VARIANTS` switched off, on the same scaled cluster.
 """
+from __future__ import annotations
+
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from ..errors import ConfigError
-from .experiments import MAIN_SCHEDULERS, replay_config, run_cells
+from .experiments import MAIN_SCHEDULERS, VARIANTS, replay_config, run_cells
 
-__all__ = ["SchedulerTimeSweep", "MechanismStudy", "VARIANTS", "format_sweep", "format_mechanisms", "write_figures",
-           "write_result"]
+__all__ = ["WorkerGrid", "MechanismStudy", "format_grid", "format_mechanisms", "write_figures", "write_result"]
 
 DAY = 86400
 
 
 @dataclass(frozen=True)
-class SchedulerTimeSweep:
+class WorkerGrid:
     """The grid (``loads_days``: the windows the trace is packed into;
     ``costs_us``: charge per backfill job test -- 62 us the simulator's, 375 us a production
     controller's bf_model prefactor, then 2, 10 and 100 ms: a cycle of 500 tests outlasts its 30 s budget
@@ -43,9 +51,9 @@ class SchedulerTimeSweep:
     backend: str = "local"
     address: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.model not in ("slurm", "slurm-17.02"):
-            raise ConfigError(f"the sweep runs the slurm or slurm-17.02 model, got {self.model!r}")
+            raise ConfigError(f"the worker grid runs the slurm or slurm-17.02 model, got {self.model!r}")
         for m in self.mains:
             if m not in MAIN_SCHEDULERS:
                 raise ConfigError(f"main scheduler models must be among {', '.join(MAIN_SCHEDULERS)}, got {m!r}")
@@ -57,14 +65,14 @@ class SchedulerTimeSweep:
             raise ConfigError(f"loads_days must be > 0 days, got {self.loads_days!r}")
 
     @property
-    def jobs(self):
+    def jobs(self) -> int:
         return int(round(100_000 * self.scale))
 
     @property
-    def units(self):
+    def units(self) -> int:
         return int(round(9128 * self.scale))
 
-    def cells(self):
+    def cells(self) -> list[dict[str, Any]]:
         default_cost = self.costs_us[0]
         out = []
         for main in self.mains:
@@ -81,7 +89,7 @@ class SchedulerTimeSweep:
                                                    units=self.units)})
         return out
 
-    def run(self, progress=None):
+    def run(self, progress: Callable[[dict], None] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         rows = run_cells(self.cells(), self.procs, progress, self.backend, self.address)
         lo, hi = min(self.workers), max(self.workers)
@@ -97,12 +105,12 @@ class SchedulerTimeSweep:
                                        "max_queue_lo": pick[lo]["max_queue"], "max_queue_hi": pick[hi]["max_queue"]})
         settings = {**asdict(self), "jobs": self.jobs, "units": self.units}
         config = replay_config(self.model, 1, main=self.mains[0], units=self.units).as_dict()
-        return {"experiment": "parallel-backfill-sweep", "settings": settings, "replay_config": config,
+        return {"experiment": "parallel-backfill-grid", "settings": settings, "replay_config": config,
                 "workers_compared": [lo, hi], "cells": rows, "awt_change": reductions,
                 "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
 
 
-def format_sweep(result):
+def format_grid(result: dict[str, Any]) -> str:
     """The AWT change from the fewest to the most workers, per main-scheduler model, cost and load."""
     lo, hi = result["workers_compared"]
     s = result["settings"]
@@ -123,7 +131,7 @@ def format_sweep(result):
     return "\n".join(out)
 
 
-def write_figures(result, out_dir):
+def write_figures(result: dict[str, Any], out_dir: str) -> list[str]:
     """PNG figures (matplotlib, the ``plot`` extra): a heatmap of the AWT change over cost x load per
     main-scheduler model, and AWT / queue / utilisation over time for the fewest and the most workers
     at the default setting. Returns the files written."""
@@ -177,10 +185,10 @@ def write_figures(result, out_dir):
     return files
 
 
-def write_result(result, out_dir, figures=True):
-    """sweep.json (and the figures, when matplotlib is there) into out_dir; returns the files."""
+def write_result(result: dict[str, Any], out_dir: str, figures: bool = True) -> list[str]:
+    """grid.json (and the figures, when matplotlib is there) into out_dir; returns the files."""
     os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, "sweep.json")
+    path = os.path.join(out_dir, "grid.json")
     tmp = path + ".tmp"
     with open(tmp, "w") as fh:
         json.dump(result, fh, indent=1)
@@ -191,41 +199,10 @@ def write_result(result, out_dir, figures=True):
     return files
 
 
-#: the mechanisms through which workers act under the slurm-sim clock, each switched off (or, for the
-#: last two, Slurm 17.02's lack of a cap on jobs tested switched on)
-VARIANTS = {
-    "base": "preset slurm as it is",
-    "no-budget": "no cycle budget (bf_max_time 10^6 s): more workers cannot test deeper within it",
-    "no-yield-abort": "bf_yield_interval = the budget: cycles are not ended by events",
-    "free-main": "main scheduler on every event, any depth, no cost",
-    "no-test-cap": "no bf_max_job_test (Slurm 17.02 did not cap jobs tested): only the budget limits a cycle",
-    "no-test-cap-no-budget": "neither: every cycle tests the whole queue",
-}
-
-
-def apply_variant(cfg, variant):
-    """The replay config ``cfg`` (slurm model) with one mechanism changed (a key of :data:`VARIANTS`)."""
-    from .experiments import MAIN_SCHEDULERS
-    budget = cfg.budget_s()
-    if variant == "base":
-        return cfg
-    if variant == "no-budget":
-        return replace(cfg, bf_max_time=10**6)
-    if variant == "no-yield-abort":
-        return replace(cfg, slurm_sim=replace(cfg.slurm_sim, bf_yield_interval=float(budget)))
-    if variant == "free-main":
-        return replace(cfg, slurm_sim=MAIN_SCHEDULERS["free"])
-    if variant == "no-test-cap":
-        return replace(cfg, backfill=replace(cfg.backfill, max_job_test=None))
-    if variant == "no-test-cap-no-budget":
-        return replace(cfg, bf_max_time=10**6, backfill=replace(cfg.backfill, max_job_test=None))
-    raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-
-
 @dataclass(frozen=True)
 class MechanismStudy:
     """AWT with the fewest and the most workers, with each mechanism of :data:`VARIANTS` switched,
-    at one cost per test and load (on the cluster scaled as in :class:`SchedulerTimeSweep`)."""
+    at one cost per test and load (on the cluster scaled as in :class:`WorkerGrid`)."""
     scale: float = 0.2
     workers: tuple = (1, 8)
     costs_us: tuple = (10_000, 100_000)
@@ -238,15 +215,15 @@ class MechanismStudy:
     backend: str = "local"
     address: str | None = None
 
-    def cells(self):
-        sweep = SchedulerTimeSweep(scale=self.scale, workers=self.workers, costs_us=self.costs_us,
+    def cells(self) -> list[dict[str, Any]]:
+        grid = WorkerGrid(scale=self.scale, workers=self.workers, costs_us=self.costs_us,
                                    loads_days=(self.load_days,), seed=self.seed, arrivals=self.arrivals)
-        return [{"variant": v, "cost_us": c, "workers": w, "jobs": sweep.jobs, "units": sweep.units,
+        return [{"variant": v, "cost_us": c, "workers": w, "jobs": grid.jobs, "units": grid.units,
                  "window_s": int(round(self.load_days * DAY)), "seed": self.seed, "arrivals": self.arrivals,
-                 "model": "slurm", "config": dict(cost_per_test_us=c, bsld_bound=self.bsld_bound, units=sweep.units)}
+                 "model": "slurm", "config": dict(cost_per_test_us=c, bsld_bound=self.bsld_bound, units=grid.units)}
                 for v in self.variants for c in self.costs_us for w in self.workers]
 
-    def run(self, progress=None):
+    def run(self, progress: Callable[[dict], None] | None = None) -> dict[str, Any]:
         t0 = time.perf_counter()
         rows = run_cells(self.cells(), self.procs, progress, self.backend, self.address)
         return {"experiment": "parallel-backfill-mechanisms", "settings": asdict(self),
@@ -254,7 +231,8 @@ class MechanismStudy:
                 "wall_s": time.perf_counter() - t0, "cores": os.cpu_count()}
 
 
-def format_mechanisms(result):
+def format_mechanisms(result: dict[str, Any]) -> str:
+    """AWT with the fewest and the most workers per mechanism switched and cost per test."""
     s = result["settings"]
     lo, hi = min(s["workers"]), max(s["workers"])
     out = [f"Mechanisms: AWT with {lo} -> {hi} workers, {s['load_days']:g}-day load, cluster scaled by {s['scale']:g}"]

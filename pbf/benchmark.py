@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import _core
-from ..config import Backfill
-from ..reference.engine_ref import ReferenceCore
-from .traces import shared_trace_dir
+from . import _core
+from .config import Backfill
+from .reference.engine_ref import ReferenceCore
+from .studies.traces import shared_trace_dir
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows", "growth_rows",
            "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
@@ -185,7 +185,7 @@ def _stats(times):
 # ---------------------------------------------------------------------------------------- slices
 def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
     """Bitmap kernels through :mod:`pbf.bitmap` (argument checks included: what a caller pays)."""
-    from .. import bitmap
+    from . import bitmap
     rows = []
     rng = np.random.default_rng(0)
     for n in sizes:
@@ -363,15 +363,15 @@ def rl_rows(trials=5, seconds=1.0):
         import gymnasium  # noqa: F401
     except ImportError:
         return []
-    from ..rl.env import JobSelectionEnv, VecJobSelection
-    from ..rl.kernel import KernelPolicy
+    from .rl.env import JobSelectionEnv, VecJobSelection
+    from .rl.kernel import KernelPolicy
     folder = shared_trace_dir()
     path = folder / "rlsched_lublin_256.swf.gz" if folder is not None else None
     if path is None or not path.exists():
         import tempfile
 
-        from ..workload import write_swf
-        from ..workload.lublin import generate_lublin
+        from .workload import write_swf
+        from .workload.lublin import generate_lublin
         path = Path(tempfile.mkdtemp()) / "lublin-1.swf"
         write_swf(generate_lublin(10_000, "lublin-1", seed=0), path)
     rows = []
@@ -439,8 +439,8 @@ def _backfill_rows(folder, fallback, trials, seconds):
     """The backfilling environment (compat mode, 256-job windows of SDSC-SP2 when the real logs are
     there, with the three EASY baselines RLBackfilling schedules at every reset) beside the
     plain-Python reference of RLBackfilling's loop, measured alike in the same run."""
-    from ..reference.rlbackfilling import ReferenceBackfillEnv
-    from ..rl.backfill_env import BackfillEnv, VecBackfill
+    from .reference.rlbackfilling import ReferenceBackfillEnv
+    from .rl.backfill_env import BackfillEnv, VecBackfill
     path = folder / "SDSC-SP2-1998-4.2-cln.swf.gz" if folder is not None else None
     if path is None or not path.exists():
         path = fallback

@@ -1,0 +1,79 @@
+"""The ``pbf`` commands, the parser built from them, and the entry point.
+
+Every command lives in a module of its own (:data:`COMMANDS`). The top parser knows each command by
+its name and help line; a command's options are added only when it is the command run (or when the
+whole parser is built), so that ``pbf --help`` and each command load no other command's code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Iterable, Sequence
+
+from .. import __version__
+from ..errors import PbfError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+#: command: (module with ``add_arguments(parser)``, the line ``pbf --help`` shows), in ``--help``'s order
+COMMANDS = {
+    "gen": ("pbf.cli.gen", "generate or transform workloads"),
+    "replay": ("pbf.cli.replay", "replay a trace through the scheduler"),
+    "sweep": ("pbf.cli.sweep", "run a grid of replays (local processes or a Ray cluster)"),
+    "report": ("pbf.cli.report", "figures and report.html from a replay, a sweep or an experiment result"),
+    "list": ("pbf.cli.list", "the priority functions, predictors, corrections, orders and presets"),
+    "bench": ("pbf.cli.bench", "microbenchmarks of passes, kernels and replays"),
+    "experiment": ("pbf.cli.experiment", "reproduce a paper's experiment"),
+    "calibrate": ("pbf.cli.calibrate", "fit pbf's models to a site's own measurements"),
+    "train": ("pbf.cli.train", "train a learned policy (needs the rl extra and torch)"),
+    "trace": ("pbf.cli.trace", "inspect traces, convert Slurm accounting dumps"),
+    "validate": ("pbf.validate.command", "compare pbf with a real scheduler, job by job"),
+}
+
+
+def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The ``pbf`` parser with the options of ``commands`` (default: every command's); the others
+    keep their name and help line."""
+    parser = argparse.ArgumentParser(prog="pbf", description="Parallel-backfill HPC scheduler engine.")
+    parser.add_argument("--version", action="version", version=f"pbf {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    filled = set(COMMANDS if commands is None else commands)
+    for name, (module, help_line) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_line)
+        if name in filled:
+            importlib.import_module(module).add_arguments(command)
+    return parser
+
+
+def _command_named(argv: Sequence[str]) -> list[str]:
+    """The command ``argv`` runs (its first word that is not an option), if it is one."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return [first] if first in COMMANDS else []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``pbf`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_named(argv)).parse_args(argv)
+    try:
+        status = args.func(args)
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # the reader went away (`pbf list | head -1`): stop quietly, as Unix tools do, and keep
+        # Python from failing again when it flushes stdout at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except PbfError as exc:
+        print(f"pbf: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # files and folders the user named: missing, a folder where a file is meant, no permission,
+        # no space left
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"pbf: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2

@@ -1,0 +1,110 @@
+"""``pbf gen``: generate workloads (``beocat``, ``lublin``) or transform one (``rescale``)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from .options import int_in
+from .output import note
+
+if TYPE_CHECKING:
+    from ..workload import JobTable
+
+__all__ = ["LUBLIN_PRESET_NAMES", "add_arguments"]
+
+#: pbf.workload.lublin.LUBLIN_PRESETS' names (here so that building the parser does not import numpy)
+LUBLIN_PRESET_NAMES = ("typed", "typeless", "lublin-1", "lublin-2")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``gen`` command's generators and their options."""
+    gen = parser.add_subparsers(dest="generator", metavar="GENERATOR")
+    gen.required = True
+    b = gen.add_parser("beocat", help="a Beocat-like trace (the Parallel Backfill paper's datasets)")
+    b.add_argument("--traffic", choices=("high", "low"), default="high",
+                   help="high: the jobs within 7 days; low: the same jobs within 14 days")
+    b.add_argument("--jobs", type=int_in(1), default=100_000, help="number of jobs (default 100000)")
+    b.add_argument("--window", help="submit window, e.g. 7d (overrides --traffic)")
+    b.add_argument("--arrivals", choices=("profile", "pack"), default="profile",
+                   help="bursts on the daily/weekly profile (default) or evenly packed")
+    b.add_argument("--seed", type=int_in(0), default=0, help="random seed (default 0)")
+    b.add_argument("--resources", action="store_true",
+                   help="also GPU requests (2.9%% of jobs, on one node; memory per core is always drawn); "
+                        "needs -o NAME.sacct")
+    b.add_argument("-o", "--output", required=True,
+                   help="output SWF (.gz to compress), or NAME.sacct for a sacct --parsable2 dump")
+    b.add_argument("--quiet", action="store_true")
+    b.set_defaults(func=run_beocat)
+
+    lu = gen.add_parser("lublin", help="the Lublin-Feitelson 2003 model")
+    lu.add_argument("--jobs", type=int_in(1), default=10_000, help="number of jobs (default 10000)")
+    lu.add_argument("--preset", choices=LUBLIN_PRESET_NAMES, default="lublin-1",
+                    help="typed / typeless (the program's constants) or the Lublin-1 / Lublin-2 fits")
+    lu.add_argument("--seed", type=int_in(0), default=0, help="random seed (default 0)")
+    lu.add_argument("--start-hour", type=int, default=0, help="hour of day the trace starts at")
+    for name in ("uhi", "umed", "ulow", "uprob"):
+        lu.add_argument(f"--{name}", type=float, help=f"override {name.upper()} for every job type")
+    lu.add_argument("-o", "--output", required=True)
+    lu.add_argument("--quiet", action="store_true")
+    lu.set_defaults(func=run_lublin)
+
+    rs = gen.add_parser("rescale", help="compress or stretch a trace's submit times into a window")
+    rs.add_argument("trace")
+    rs.add_argument("--window", required=True, help="target window, e.g. 7d, 36h, 86400")
+    rs.add_argument("--mode", choices=("linear", "pack"), default="linear",
+                    help="linear: scale every gap; pack: evenly spaced (the paper's 'pack,N')")
+    rs.add_argument("--skip-bad-lines", action="store_true")
+    rs.add_argument("--sort", action="store_true")
+    rs.add_argument("-o", "--output", required=True)
+    rs.add_argument("--quiet", action="store_true")
+    rs.set_defaults(func=run_rescale)
+
+
+def _write(args: argparse.Namespace, table: JobTable) -> None:
+    from ..workload import write_swf
+    write_swf(table, args.output)
+    note(args, f"wrote {len(table):,} jobs to {args.output}")
+
+
+def run_beocat(args: argparse.Namespace) -> int:
+    """``pbf gen beocat``: an SWF file, or a sacct dump (with ``--resources``, the only form with GPUs)."""
+    from ..workload.beocat import TRAFFIC_WINDOWS, generate_beocat
+    from ..workload.timeparse import parse_duration
+    window = parse_duration(args.window, "--window") if args.window else TRAFFIC_WINDOWS[args.traffic]
+    out = str(args.output)
+    if args.resources and not out.endswith(".sacct"):
+        raise ConfigError(f"--resources: GPU requests need the sacct form (SWF has no GPU field); give -o NAME.sacct, "
+                          f"got {out!r}")
+    table = generate_beocat(args.jobs, window, seed=args.seed, arrivals=args.arrivals, resources=args.resources)
+    if out.endswith(".sacct"):
+        from ..workload.sacct_dump import write_sacct
+        write_sacct(table, out)
+        gpu_jobs = int((table.columns["gpus"] > 0).sum()) if "gpus" in table.columns else 0
+        note(args, f"wrote {len(table):,} jobs to {out} (sacct --parsable2; {gpu_jobs:,} GPU jobs)", sys.stdout)
+        return 0
+    _write(args, table)
+    return 0
+
+
+def run_lublin(args: argparse.Namespace) -> int:
+    """``pbf gen lublin``: a trace of the Lublin-Feitelson model."""
+    from ..workload.lublin import generate_lublin
+    overrides = {k: getattr(args, k) for k in ("uhi", "umed", "ulow", "uprob") if getattr(args, k) is not None}
+    table = generate_lublin(args.jobs, args.preset, seed=args.seed, start_hour=args.start_hour, **overrides)
+    _write(args, table)
+    return 0
+
+
+def run_rescale(args: argparse.Namespace) -> int:
+    """``pbf gen rescale``: a trace's submit times compressed or stretched into a window."""
+    from ..workload import Cleaning, read_swf
+    from ..workload.rescale import rescale
+    from ..workload.timeparse import parse_duration
+    window = parse_duration(args.window, "--window")
+    table = read_swf(args.trace, Cleaning.none(), skip_bad_lines=args.skip_bad_lines, sort=args.sort)
+    out = rescale(table, window, args.mode)
+    out.header.add_line(f" Note: pbf gen rescale --window {window} --mode {args.mode} of {args.trace}")
+    _write(args, out)
+    return 0

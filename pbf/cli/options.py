@@ -1,0 +1,162 @@
+"""Argument types and the flags several commands share: the cleaning of a trace (``replay``,
+``trace info``), the modelled cost of a pass (``replay``, ``experiment parallel-backfill``) and
+comma-separated worker counts."""
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..cluster import MAX_UNITS
+from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..workload import Cleaning, JobTable
+
+__all__ = ["int_in", "float_in", "positive_seconds", "reservations", "key_values", "worker_list",
+           "add_cost_options", "cost_settings", "add_cleaning", "cleaning", "read_trace"]
+
+
+def int_in(lo: int, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an int from lo (to hi); argparse names the flag in its error."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number from {lo:,}" + (f" to {hi:,}" if hi is not None else " up") + f", got {text}")
+        return value
+    return parse
+
+
+def float_in(lo: float, hi: float, what: str = "a number") -> Callable[[str], float]:
+    """An argparse type: a finite number from lo to hi."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value) or value < lo or value > hi:
+            raise argparse.ArgumentTypeError(f"expected {what} from {lo:g} to {hi:g}, got {text}")
+        return value
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
+    return value
+
+
+def reservations(text: str) -> int | None:
+    """An argparse type: reservations per pass, an int >= 0 or unlimited (None)."""
+    if text in ("unlimited", "conservative", "inf"):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int >= 0 or 'unlimited', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an int >= 0 or 'unlimited', got {text!r}")
+    return value
+
+
+def key_values(items: list[str] | None, flag: str, keys: Any = None,
+               key_type: Callable[[str], Any] = str) -> dict[Any, float]:
+    """``KEY=NUMBER`` items of a repeated flag as a dict (``keys``: the keys allowed)."""
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"{flag} {item!r}: expected KEY=VALUE")
+        try:
+            key = key_type(key)
+            out[key] = float(value)
+        except ValueError:
+            raise ConfigError(f"{flag} {item!r}: expected KEY=NUMBER") from None
+        if keys is not None and key not in keys:
+            raise ConfigError(f"{flag} {item!r}: KEY must be one of {', '.join(keys)}")
+    return out
+
+
+def worker_list(text: str) -> tuple[int, ...]:
+    """``--workers 1,2,4,8``: the worker counts, each from 1 to 256."""
+    try:
+        workers = tuple(int(w) for w in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--workers {text!r}: expected comma-separated whole numbers, e.g. 1,2,4,8") from None
+    if not workers or min(workers) < 1 or max(workers) > 256:
+        raise ConfigError(f"--workers {text!r}: each count must be from 1 to 256")
+    return workers
+
+
+def add_cost_options(p: argparse.ArgumentParser, test_help: str, slot_help: str,
+                     title: str = "the modelled cost of a pass (--clock model or slurm-sim; docs/engine.md)") -> None:
+    """The modelled cost of a pass (docs/engine.md, Scheduler time): the same flags on replay and experiment."""
+    g = p.add_argument_group(title)
+    g.add_argument("--cost-per-test", type=float_in(0, 1e9, "microseconds"), default=None, metavar="US",
+                   help=test_help + "; with --cost-power, the prefactor")
+    g.add_argument("--cost-per-slot", type=int_in(0), default=None, metavar="US", help=slot_help)
+    g.add_argument("--cost-power", type=float_in(0.01, 4, "a power"), default=1.0, metavar="POW",
+                   help="a worker's first n tests of a pass cost COST_PER_TEST x n^POW (the Slurm simulator's "
+                        "bf_model; 1, the default: a constant cost per test); `pbf calibrate sdiag` fits it")
+    g.add_argument("--cost-per-node", type=int_in(0), default=0, metavar="US",
+                   help="microseconds per node that could hold the tested job (node clusters; 0)")
+    g.add_argument("--cost-per-reservation", type=int_in(0), default=0, metavar="US",
+                   help="microseconds per reservation the pass made before the test (0)")
+
+
+def cost_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The cost flags as :class:`pbf.ReplayConfig` settings."""
+    return dict(cost_per_test_us=args.cost_per_test, cost_per_slot_us=args.cost_per_slot,
+                cost_power=args.cost_power, cost_per_node_us=args.cost_per_node,
+                cost_per_reservation_us=args.cost_per_reservation)
+
+
+def add_cleaning(p: argparse.ArgumentParser) -> None:
+    """How a trace is read and cleaned (the PWA/pyss convention by default)."""
+    g = p.add_argument_group("cleaning (defaults: the PWA/pyss convention)")
+    g.add_argument("--units-from", choices=("max", "requested", "allocated"), default="max",
+                   help="SWF field giving a job's units: max of requested and allocated (default)")
+    g.add_argument("--keep-nonpositive-runtime", action="store_true",
+                   help="keep jobs with run time <= 0 (dropped by default)")
+    g.add_argument("--keep-nonpositive-units", action="store_true",
+                   help="keep jobs asking for <= 0 units (dropped by default)")
+    g.add_argument("--no-clip-runtime", action="store_true",
+                   help="do not cut run times longer than the requested time")
+    g.add_argument("--fill-missing-request", action="store_true", default=None,
+                   help="use the run time as requested time where none is given (default: only when no "
+                        "job of the trace has one, e.g. Lublin-model traces; said in the output)")
+    g.add_argument("--oversize", choices=("reject", "drop"), default="reject",
+                   help="jobs larger than the cluster: rejected by the engine (default) or dropped")
+    g.add_argument("--units", type=int_in(1, MAX_UNITS), default=None,
+                   help="cluster size in units (default: the header's MaxProcs, else MaxNodes)")
+    g.add_argument("--skip-bad-lines", action="store_true",
+                   help="skip malformed records (count and report them) instead of failing")
+    g.add_argument("--sort", action="store_true",
+                   help="sort jobs by submit time instead of failing on times that go backwards")
+
+
+def cleaning(args: argparse.Namespace) -> Cleaning:
+    """The :class:`pbf.Cleaning` the cleaning flags ask for."""
+    from ..workload import Cleaning
+    return Cleaning(units_from=args.units_from,
+                    drop_nonpositive_runtime=not args.keep_nonpositive_runtime,
+                    drop_nonpositive_units=not args.keep_nonpositive_units,
+                    clip_runtime_to_request=not args.no_clip_runtime,
+                    fill_missing_request=args.fill_missing_request, oversize=args.oversize,
+                    cluster_units=args.units)
+
+
+def read_trace(args: argparse.Namespace) -> JobTable:
+    """``args.trace`` read and cleaned as the cleaning flags say."""
+    from ..workload import read_swf
+    return read_swf(args.trace, cleaning(args), skip_bad_lines=args.skip_bad_lines, sort=args.sort)

@@ -1,0 +1,213 @@
+"""``pbf replay``: replay a trace (default: the built-in Beocat-like one) through the scheduler and
+report its metrics; ``--out`` writes summary.json, jobs.csv and passes.csv, ``--report`` the figures."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from .options import add_cleaning, add_cost_options, int_in, positive_seconds, read_trace, reservations
+from .output import note, show
+from .process import STARTED
+from .replay_text import format_replay, format_slurm_conf
+
+if TYPE_CHECKING:
+    from ..replayer import ReplayConfig
+    from ..workload import JobTable
+
+__all__ = ["add_arguments"]
+
+
+def add_arguments(rp: argparse.ArgumentParser) -> None:
+    """The ``replay`` command's options."""
+    rp.description = ("Replay an SWF trace (default: the built-in Beocat-like high-traffic trace) and report AWT, "
+                      "ART, bounded slowdown, utilisation and per-pass statistics.")
+    rp.add_argument("trace", nargs="?", help="SWF file (plain or gzip); omit for the built-in trace")
+    rp.add_argument("--reservations", type=reservations, default=argparse.SUPPRESS, metavar="K|unlimited",
+                    help="reservations per pass: 1 = EASY (default), unlimited = conservative (and Slurm)")
+    rp.add_argument("--trigger", choices=("event", "interval"),
+                    help="passes at every event (default for SWF files) or Slurm-like: quick passes "
+                         "on events and a full pass every --bf-interval (default for the built-in trace)")
+    sg = rp.add_argument_group("scoring (pbf list shows every name; a 'package.module:attr' loads your own)")
+    sg.add_argument("--preset", help="easy (default), easy++, easy-clairvoyant, easy-sjbf-clairvoyant, "
+                                     "gaussier, slurm (Slurm's backfill and its settings with the "
+                                     "slurm-sim clock) or slurm-17.02; explicit flags override it")
+    sg.add_argument("--priority", help="fcfs (default), sjf, smallest, wfp3, unicep, f1, f2, f3, f4, multifactor, "
+                                       "or learned:FILE.npz / learned:NAME (a learned job-selection policy)")
+    sg.add_argument("--predictor", help="requested (default), clairvoyant, ave2, regression")
+    sg.add_argument("--correction", help="when a job outlives its prediction: incremental (default), "
+                                         "requested, recursive-doubling")
+    sg.add_argument("--order", help="backfill candidates: queue (priority order, default), sjbf, or "
+                                    "learned:FILE.npz / learned:NAME (a learned backfilling policy)")
+    sg.add_argument("--loss-over", choices=("squared", "linear"), help="regression: over-prediction branch (squared)")
+    sg.add_argument("--loss-under", choices=("squared", "linear"), help="regression: under-prediction branch (linear)")
+    sg.add_argument("--loss-weight", choices=("constant", "short-wide", "long-narrow", "small-area", "large-area"),
+                    help="regression: job weighting of Gaussier et al.'s Table 3 (large-area)")
+    sg.add_argument("--eta", type=float, help="regression: NAG learning rate (5000)")
+    sg.add_argument("--lambda", dest="lam", type=float, help="regression: l2 weight (4e9)")
+    sg.add_argument("--loss-over-slope", dest="over_slope", type=float,
+                    help="regression: factor of the over-prediction branch (1)")
+    sg.add_argument("--loss-under-slope", dest="under_slope", type=float,
+                    help="regression: factor of the under-prediction branch (1)")
+    sg.add_argument("--mf-weight", action="append", metavar="NAME=W",
+                    help="multifactor weight: age, fairshare, job-size, partition, qos (default Beocat's)")
+    sg.add_argument("--mf-max-age", help="multifactor PriorityMaxAge (5h)")
+    sg.add_argument("--mf-half-life", help="multifactor PriorityDecayHalfLife (4h)")
+    sg.add_argument("--mf-calc-period", help="multifactor PriorityCalcPeriod (300s)")
+    sg.add_argument("--mf-favor-small", action="store_true", help="multifactor PriorityFavorSmall=YES")
+    sg.add_argument("--mf-partition", action="append", metavar="N=FACTOR",
+                    help="multifactor factor of SWF partition N (others 1.0)")
+    sg.add_argument("--mf-qos", action="append", metavar="Q=PRIORITY",
+                    help="multifactor QOS priority of SWF queue Q (others 0)")
+    rp.add_argument("--no-backfill", action="store_true",
+                    help="strict priority order: passes stop at the first job that does not fit")
+    rp.add_argument("--max-job-test", type=int_in(1), default=None, help="jobs tested per pass (default: all)")
+    rp.add_argument("--stop-at-reservation-limit", action="store_true", default=None,
+                    help="once --reservations are made, a pass ends at the next job that would need one "
+                         "(Slurm 17.02's reservation table; --preset slurm-17.02)")
+    rp.add_argument("--bf-window", default=None, help="how far ahead reservations may start, e.g. 1d")
+    rp.add_argument("--bf-interval", type=int_in(1), default=None,
+                    help="seconds between full passes (interval trigger; default 30)")
+    rp.add_argument("--bf-resolution", type=int_in(0), default=None,
+                    help="round planned ends up to this many seconds (default 0: exact)")
+    rp.add_argument("--bsld-bound", type=positive_seconds, default=10.0,
+                    help="tau of the bounded slowdown, s (default 10)")
+    rp.add_argument("--workers", type=int_in(1, 256), default=1,
+                    help="threads per backfill pass (ordered commit: the same decisions for any count "
+                         "with the free clock; with the model clock, N modelled workers share the budget)")
+    rp.add_argument("--no-pass-records", action="store_true",
+                    help="keep only the totals of the passes, not a record of each (no passes.csv, "
+                         "no pass wall times): less memory on long traces, a faster replay")
+    rp.add_argument("--commit", choices=("ordered", "eager"), default="ordered",
+                    help="parallel commit order: queue order, deterministic (default), or first done "
+                         "first committed (the paper's; may vary run to run)")
+    rp.add_argument("--clock", choices=("free", "model", "wall", "slurm-sim"), default=None,
+                    help="what a pass costs: nothing (default), a modelled cost per job test and slot "
+                         "(deterministic), the measured time (not reproducible), or slurm-sim: "
+                         "scheduling takes simulated time, as in the Slurm 17.02 simulator")
+    rp.add_argument("--bf-max-time", type=int_in(1), default=None,
+                    help="time budget of a full pass in seconds (default with a clock: --bf-interval)")
+    add_cost_options(rp, "microseconds charged per job test (model clock: 10000; slurm-sim: 62)",
+                  "microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
+    _add_slurm_sim(rp)
+    _add_failures(rp)
+    nd = rp.add_argument_group("nodes with memory and GPUs (docs/engine.md, Nodes and resources)")
+    nd.add_argument("--cluster", default=None, metavar="beocat|beocat-gpu|FILE[:PARTITION]",
+                    help="a cluster of nodes: built-in beocat (Beocat's normal partition, memory per node) or "
+                         "beocat-gpu (with its GPUs), a TOML file, or a slurm.conf (NodeName/PartitionName lines); "
+                         "jobs get cores on nodes with their memory and GPUs free (Slurm's cons_res rules)")
+    nd.add_argument("--slurm-conf", default=None, metavar="FILE[:PARTITION]",
+                    help="a site's slurm.conf sets what Slurm would use there: its nodes and partition (as "
+                         "--cluster, numbered by name as slurmctld numbers them), SchedulerType, SchedulerParameters "
+                         "(bf_interval, bf_window, bf_resolution, bf_max_job_test, bf_max_time, default_queue_depth, "
+                         "sched_interval, batch_sched_delay, max_sched_time, bf_yield_interval), the Priority* "
+                         "weights, ages and period, and CR_*_Memory, on pbf's slurm preset (slurm-sim clock); Slurm "
+                         "22.05's defaults where the file is silent. Every setting pbf does not model is printed and "
+                         "recorded in summary.json. Flags given alongside it win (not --preset; --mem-from other "
+                         "than requested). docs/slurm-harness.md")
+    nd.add_argument("--mem-from", choices=("requested", "used", "none"), default="requested",
+                    help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
+    nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",
+                    help="Slurm's consecutive-run best fit (default) or nodes in order")
+    rp.add_argument("--coalloc", default=None, metavar="off|fixed:A|asax|hedge|exp3[:OPTIONS]",
+                    help="co-allocation: running jobs lend cores to queued ones (docs/coalloc.md); "
+                         "learned = asax; options key=value,...: beta, interval, lam, tau, dmax, seed, "
+                         "node_cores, cpu")
+    g = rp.add_argument_group("start-time estimates (docs/operations.md)")
+    g.add_argument("--start-estimates", action="store_true",
+                   help="record each job's estimated start when it arrives (squeue --start) and report "
+                        "their accuracy against the actual starts")
+    g.add_argument("--estimate-every", type=int_in(1), default=0, metavar="K",
+                   help="also record every pending job's estimate every K instants with a pass (estimates.csv)")
+    rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
+    rp.add_argument("--report", action="store_true", help="also write figures and report.html into OUT/report "
+                    "(pbf report; needs --out and matplotlib)")
+    rp.add_argument("--json", action="store_true", help="print the summary as JSON")
+    rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
+    add_cleaning(rp)
+    rp.set_defaults(func=run)
+
+
+def _add_failures(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("node drains and failures (docs/operations.md)")
+    g.add_argument("--failures", metavar="FILE",
+                   help="CSV of outages: time,nodes,duration,kind (drain, fail, resume)")
+    g.add_argument("--mtbf", type=float, metavar="HOURS",
+                   help="instead of a file: failures drawn per node, this mean time between failures")
+    g.add_argument("--repair-hours", type=float, default=4.0, metavar="H",
+                   help="--mtbf: mean time a failed node takes to come back (4)")
+    g.add_argument("--failure-seed", type=int_in(0), default=0, metavar="N", help="--mtbf: random seed (0)")
+    g.add_argument("--node-cores", default=None, metavar="K|beocat",
+                   help="units per node for the failure file and --mtbf: K, or beocat (the Beocat-like "
+                        "layout; default for the built-in trace); default 1 (a node per unit)")
+    g.add_argument("--on-failure", choices=("requeue", "kill"), default="requeue",
+                   help="a failed node's running jobs: back to the queue (default) or killed")
+
+
+def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scheduler time (--clock slurm-sim; Slurm 17.02 defaults, sources in docs/engine.md)")
+    g.add_argument("--bf-yield-interval", type=positive_seconds, metavar="S",
+                   help="backfill cycle time between lock yields (2)")
+    g.add_argument("--time-step", type=positive_seconds, metavar="S",
+                   help="simulated time every main-loop iteration adds (1)")
+    g.add_argument("--batch-sched-delay", type=int_in(0), metavar="S",
+                   help="an event-triggered main-scheduler pass at most this often (3)")
+    g.add_argument("--sched-interval", type=int_in(1), metavar="S",
+                   help="a full-depth main-scheduler pass this often (60)")
+    g.add_argument("--default-queue-depth", type=int_in(1), metavar="N",
+                   help="jobs an event-triggered main-scheduler pass tests (100)")
+    g.add_argument("--max-sched-time", type=positive_seconds, metavar="S",
+                   help="a main-scheduler pass stops once it has cost this much (2)")
+    g.add_argument("--cost-main-test", dest="cost_main_test_us", type=int_in(0), metavar="US",
+                   help="microseconds charged per job a main-scheduler pass tests (62)")
+    g.add_argument("--cost-queue", dest="cost_queue_us", type=int_in(0), metavar="US",
+                   help="microseconds charged per queued job when a cycle builds its queue (0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read (or generate) the trace, build the settings from the flags, replay and report."""
+    # the settings modules import the engine: loaded when a replay runs, not for `pbf replay --help`
+    from .replay_settings import replay_config
+    t0 = time.perf_counter()
+    if args.report and not args.out:
+        raise ConfigError("--report needs --out DIR: the report is drawn from the files written there")
+    if args.out:
+        from ..replayer import check_output_dir
+        check_output_dir(args.out)            # before the replay, not after it
+    if args.trace is None:
+        from ..workload.beocat import generate_beocat
+        table = generate_beocat()
+        table.source = "built-in Beocat-like high-traffic trace (100,000 jobs in 7 days, seed 0)"
+        trigger = args.trigger or "interval"
+    else:
+        table = read_trace(args)
+        trigger = args.trigger or "event"
+    parsed = time.perf_counter() - t0
+    if args.slurm_conf is not None:
+        from .replay_slurm_conf import slurm_conf_config
+        config, settings, flags_win = slurm_conf_config(args, table)
+        return _replay(args, table, config, parsed, {**settings.as_dict(), "overridden_by_flags": flags_win})
+    return _replay(args, table, replay_config(args, trigger), parsed)
+
+
+def _replay(args: argparse.Namespace, table: JobTable, config: ReplayConfig, parsed: float,
+            slurm_conf: dict[str, Any] | None = None) -> int:
+    from ..replayer import replay
+    result = replay(table, config, progress=None if args.quiet else True)
+    result.summary["wall_s"]["load"] = parsed
+    result.summary["wall_s"]["process"] = time.perf_counter() - STARTED
+    if slurm_conf is not None:
+        result.summary["slurm_conf"] = slurm_conf
+    if args.out:
+        result.write(args.out)
+    if slurm_conf is not None and (args.json or not args.quiet):
+        print(format_slurm_conf(slurm_conf), file=sys.stderr if args.json else sys.stdout)
+    if args.json or not args.quiet:
+        show(args, result.summary, lambda: format_replay(result.summary, args.out))
+    if args.report:
+        from ..report import write_report
+        files = write_report(args.out)
+        note(args, f"report       {files[-1]} (and {len(files) - 1} figures)", sys.stdout)
+    return 0

@@ -1,0 +1,102 @@
+"""``pbf replay --slurm-conf FILE[:PARTITION]``: the replay settings a site's slurm.conf stands for,
+with every flag given alongside it winning."""
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import replace
+
+from ..errors import ConfigError
+from ..plugins import Multifactor
+from ..replayer import ReplayConfig
+from ..resources import requests_of
+from ..slurm_settings import SlurmSettings, slurm_settings
+from ..workload import JobTable
+from ..workload.timeparse import parse_duration
+from .replay_settings import LOSS, MULTIFACTOR, SCORING, SLURM_SIM_FLAGS, common_settings, multifactor, scoring
+
+__all__ = ["slurm_conf_config"]
+
+
+def _given(args: argparse.Namespace, name: str) -> bool:
+    value = getattr(args, name, None)
+    return value is not None and value is not False and value != []
+
+
+def slurm_conf_config(args: argparse.Namespace,
+                      table: JobTable) -> tuple[ReplayConfig, SlurmSettings, list[str]]:
+    """--slurm-conf FILE[:PARTITION]: the replay settings a site's slurm.conf stands for
+    (:func:`pbf.slurm_settings.slurm_settings`), with every flag given alongside it winning; returns the
+    :class:`ReplayConfig`, the settings and the flags that replaced the file's values."""
+    if args.preset:
+        raise ConfigError("--slurm-conf sets the scheduler from the file (the slurm preset with the file's values): "
+                          "change it with single flags, not --preset")
+    path, partition = args.slurm_conf, None
+    if not os.path.exists(path) and ":" in path and os.path.exists(path.rsplit(":", 1)[0]):
+        path, partition = path.rsplit(":", 1)
+    if not os.path.exists(path):
+        raise ConfigError(f"--slurm-conf {path!r}: no such file")
+    settings = slurm_settings(path, partition)
+    if args.cluster is None and not settings.cluster.default_mem_per_core_mb:
+        # jobs that ask no memory where the partition gives none: said
+        settings = slurm_settings(path, partition, requests=requests_of(table, settings.config.mem_from, 0))
+    base, over = settings.config, []
+    # scoring: each flag given replaces the file's (the loss options go with the predictor, --mf-* with the weights)
+    flagged = scoring(argparse.Namespace(**{**vars(args), "preset": None, **{k: None for k in MULTIFACTOR}}))
+    chosen = {"priority": base.priority, "predictor": base.predictor, "correction": base.correction,
+              "order": base.backfill.order}
+    for name in SCORING:
+        if _given(args, name) or (name == "predictor" and any(_given(args, k) for k in LOSS)):
+            chosen[name] = flagged[name]
+            over.append(f"--{name}")
+    if any(_given(args, k) for k in MULTIFACTOR):
+        mf = multifactor(args)
+        if isinstance(chosen["priority"], Multifactor):
+            chosen["priority"] = replace(chosen["priority"], **mf)
+        elif chosen["priority"] == "multifactor":
+            chosen["priority"] = Multifactor.beocat(**mf)
+        else:
+            raise ConfigError("--mf-* options apply to a multifactor priority (PriorityType=priority/multifactor in "
+                              "the file, or --priority multifactor)")
+        over += [f"--{k.replace('_', '-')}" for k in MULTIFACTOR if _given(args, k)]
+    # backfill and the run's loop
+    bf = {}
+    for flag, field, value in (("reservations", "reservations", getattr(args, "reservations", None)),
+                               ("max_job_test", "max_job_test", args.max_job_test),
+                               ("bf_resolution", "resolution", args.bf_resolution),
+                               ("stop_at_reservation_limit", "stop_at_reservation_limit",
+                                args.stop_at_reservation_limit)):
+        if hasattr(args, flag) and (value is not None or flag == "reservations"):
+            bf[field] = value
+            over.append("--" + flag.replace("_", "-"))
+    if args.bf_window is not None:
+        bf["window"] = parse_duration(args.bf_window, "--bf-window")
+        over.append("--bf-window")
+    if args.no_backfill:
+        bf["enabled"] = False
+        over.append("--no-backfill")
+    backfill = replace(base.backfill, order=chosen.pop("order"), **bf)
+    run = {}
+    for flag in ("trigger", "bf_interval", "clock", "bf_max_time"):
+        if getattr(args, flag) is not None:
+            run[flag] = getattr(args, flag)
+            over.append("--" + flag.replace("_", "-"))
+    clock = run.get("clock", base.clock)
+    sim = {f: getattr(args, f) for f in SLURM_SIM_FLAGS if getattr(args, f, None) is not None}
+    if sim and clock != "slurm-sim":
+        raise ConfigError(f"{', '.join(SLURM_SIM_FLAGS[f] for f in sim)} apply to the slurm-sim clock, not to "
+                          f"the {clock} clock")
+    over += [SLURM_SIM_FLAGS[f] for f in sim]
+    if args.cluster is not None:
+        over.append("--cluster")
+    if args.mem_from != "requested":
+        over.append("--mem-from")
+    if args.units is not None:
+        over.append("--units")
+    config = ReplayConfig(
+        units=args.units, **chosen, backfill=backfill, trigger=run.get("trigger", base.trigger),
+        bf_interval=run.get("bf_interval", base.bf_interval), clock=clock,
+        bf_max_time=run.get("bf_max_time", base.bf_max_time), slurm_sim=replace(base.slurm_sim, **sim),
+        cluster=args.cluster if args.cluster is not None else base.cluster,
+        mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from, **common_settings(args))
+    return config, settings, over

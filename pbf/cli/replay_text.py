@@ -1,0 +1,120 @@
+"""The text ``pbf replay`` prints: the summary of a replay, and what ``--slurm-conf`` set."""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["format_replay", "format_slurm_conf"]
+
+
+def format_slurm_conf(sc: dict[str, Any]) -> str:
+    """What the file set, what pbf does not model, what the flags replaced."""
+    lines = [f"slurm-conf   {sc['path']} (partition {sc['partition'] or '(all nodes)'}): {len(sc['mapped'])} "
+             f"settings mapped, {len(sc['unmodelled'])} not modelled, {len(sc['read_past'])} read past (hosts, "
+             "ports, paths, logging: they do not decide when or where jobs run)"]
+    lines += [f"  not modelled: {u}" for u in sc["unmodelled"]]
+    if sc["overridden_by_flags"]:
+        lines.append(f"  flags win:    {', '.join(sc['overridden_by_flags'])}")
+    return "\n".join(lines)
+
+
+def format_replay(s: dict[str, Any], out: str | None) -> str:
+    """The summary of a replay (``ReplayResult.summary``), a line per topic; ``out``: where its files went."""
+    m, j, p = s["metrics"], s["jobs"], s["passes"]
+    c = s["config"]
+    bf = c["backfill"]
+    resv = "unlimited" if bf["reservations"] is None else bf["reservations"]
+    lines = [
+        f"trace        {s['trace']}",
+        f"cluster      {s['units']} units; priority {c['priority']}, predictor {c['predictor']}, "
+        f"reservations {resv}, order {bf['order']}, trigger {c['trigger']}, workers {c['workers']}",
+        f"jobs         {j['submitted']:,} submitted, {j['completed']:,} completed "
+        f"({j['backfilled']:,} by backfill), {j['rejected']:,} rejected"
+        + (f", {j['killed']:,} killed" if j.get("killed") else "")
+        + "".join(f"; {n} {r}" for r, n in j["rejected_by_reason"].items())
+        + _rejected_hint(s),
+        f"wait         AWT {m['awt_h']:.3f} h, ART {m['art_h']:.3f} h, "
+        f"BSLD {m['bsld']:.2f} (tau {m['bsld_tau_s']:g} s)",
+        f"cluster use  utilisation {m['utilisation']:.3f}, makespan {m['makespan_s']:,} s, "
+        f"queue max {m['max_queue']:,} mean {m['mean_queue']:.1f}",
+        f"passes       {p['count']:,} ({p['full']:,} full, {p['quick']:,} quick), mean depth "
+        f"{p['mean_depth']:.1f}, max {p['max_depth']:,}"
+        + (f"; {p['wall_ms_total']:.1f} ms in passes" if p["wall_ms_total"] is not None else "")
+        + (f"; clock {p['clock']}, budget {p['budget_s']} s, charged {p['charged_s_mean_full']:.2f} s "
+           f"a full pass" if p["clock"] != "free" else ""),
+        f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
+    ]
+    nodes = s.get("nodes")
+    if nodes:
+        lines.insert(2, f"nodes        {nodes['cluster']}: {nodes['nodes']:,} nodes, {nodes['cores']:,} cores, "
+                        f"{nodes['memory_mb'] / 1024 ** 2:,.1f} TiB, {nodes['gpus']:,} GPUs; held "
+                        + ", ".join(f"{k} {v:.3f}" for k, v in nodes["utilisation"].items() if v is not None)
+                        + (f"; first job not fitting held by memory/GPUs/features/shape with its cores free in "
+                           f"{nodes['heads_held_by_resources_share']:.1%} of {nodes['heads_blocked']:,} passes"
+                           if nodes["heads_blocked"] else "")
+                        + "".join(f"; {n:,} rejected: {r}" for r, n in list(nodes["never_fit_by_reason"].items())[:3]))
+    f = s.get("failures")
+    if f:
+        ev = f["events"]
+        lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
+                         f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
+                         f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
+    co = s.get("coalloc")
+    if co:
+        lines.insert(-1, f"co-alloc     {co['policy']}: {co['secondary_jobs']:,} jobs on lent cores "
+                         f"({co['share_coallocated']:.1%}); primary slowdown mean "
+                         f"{co['primary_slowdown_mean']:.3f}, "
+                         f"p95 {co['primary_slowdown_p95']:.3f}; utilisation allocated "
+                         f"{co['utilisation_allocated']:.3f}, "
+                         f"useful {co['utilisation_useful']:.3f}; makespan {co['queue_makespan_s']:,} s")
+    se = s.get("start_estimates")
+    if se:
+        w = se["waited"]
+        if w["jobs"]:
+            lines.insert(-1, f"estimates    of {w['jobs']:,} jobs that waited: median error "
+                             f"{w['median_abs_s'] / 3600:.2f} h, p90 {w['p90_abs_s'] / 3600:.2f} h, "
+                             f"{w['within_1h']:.1%} within 1 h, "
+                             f"{w['late']:.1%} started later than told")
+    st = s.get("scheduler_time")
+    if st:
+        lines.insert(-1, f"sched. time  {st['cycles']:,} backfill cycles of {st['cycle_s_mean']:.3f} s and "
+                         f"{st['tests_per_cycle']:.1f} tests on average, {st['cycles_ended_by_yield']:,} ended by "
+                         f"a yield; {st['main_passes']:,} main-scheduler passes started {st['main_started']:,} jobs")
+    if s.get("cleaning"):
+        lines.insert(2, "cleaning     " + _cleaning_line(s["cleaning"]))
+    if c["predictor"] not in ("requested", "clairvoyant"):
+        pr = s["prediction"]
+        lines.insert(5, f"prediction   {c['predictor']}, correction {c['correction']}: MAE {pr['mae_s']:,.0f} s, "
+                        f"{pr['under_predicted']:.1%} under-predicted, {pr['corrections']:,} corrections")
+    if not s["reproducible"]:
+        lines.append("note         wall clock or eager commit: results may differ run to run")
+    if out:
+        lines.append(f"wrote        {out}/summary.json, jobs.csv"
+                     + (", passes.csv" if c["pass_records"] else "")
+                     + (", estimates.csv" if c.get("estimate_every") else ""))
+    return "\n".join(lines)
+
+
+def _cleaning_line(c: dict[str, Any]) -> str:
+    """What the reader and the cleaning did: records read = dropped + jobs replayed."""
+    dropped = {"no submit time": c["dropped_missing_submit"], "run time <= 0": c["dropped_nonpositive_runtime"],
+               "units <= 0": c["dropped_nonpositive_units"], "larger than the cluster": c["oversize_dropped"]}
+    text = f"{c['records_read']:,} records read, {c['jobs']:,} jobs"
+    gone = [f"{n:,} {what}" for what, n in dropped.items() if n]
+    if gone:
+        text += f"; dropped {', '.join(gone)}"
+    if c["bad_lines_skipped"]:
+        text += f"; {c['bad_lines_skipped']:,} bad lines skipped"
+    if c["filled_because_none_given"]:
+        text += (f"; requested times filled from run times for all {c['filled_missing_request']:,} jobs "
+                 "(the trace gives none)")
+    elif c["filled_missing_request"]:
+        text += f"; {c['filled_missing_request']:,} requested times filled from run times"
+    if c["clipped_runtime_to_request"]:
+        text += f"; {c['clipped_runtime_to_request']:,} run times cut to the requested time"
+    return text
+
+
+def _rejected_hint(s: dict[str, Any]) -> str:
+    j = s["jobs"]
+    missing = j["rejected_by_reason"].get("no requested time (estimate <= 0)", 0)
+    return " (--fill-missing-request runs them with their run time as request)" if missing else ""
