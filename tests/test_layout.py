@@ -8,17 +8,6 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pbf"
 #: the most lines a module of pbf/ may have
 MAX_LINES = 650
 
-#: modules allowed past MAX_LINES for now, each being cut down
-TOO_LONG_FOR_NOW = {
-    "pbf/cli.py",
-}
-
-#: pairs of modules allowed to import each other for now (sorted names)
-CIRCLES_FOR_NOW = {
-    # the command-line rewrite gives these a shared module: remove this line then
-    ("pbf.studies.experiments", "pbf.studies.sweep_time"),
-}
-
 
 def _modules() -> dict[str, tuple[Path, bool]]:
     """Every module of the package by dotted name: (its file, whether it is a package's __init__)."""
@@ -82,23 +71,12 @@ def test_the_import_graph_sees_imports_at_any_depth():
 
 def test_no_two_modules_import_each_other():
     graph = _import_graph()
-    circles = {tuple(sorted((a, b))) for a, targets in graph.items() for b in targets if a in graph.get(b, ())}
-    unexpected = sorted(circles - CIRCLES_FOR_NOW)
-    assert not unexpected, ("modules that import each other (move what both need into a module of its own): "
-                            + ", ".join(f"{a} <-> {b}" for a, b in unexpected))
-    healed = sorted(CIRCLES_FOR_NOW - circles)
-    assert not healed, f"no longer circles: remove {healed} from CIRCLES_FOR_NOW"
-
-
-def _lines(name: str) -> int:
-    path = PACKAGE.parent / name
-    return len(path.read_text().splitlines()) if path.exists() else 0
+    circles = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets if a in graph[b]})
+    assert not circles, ("modules that import each other (move what both need into a module of its own): "
+                         + ", ".join(f"{a} <-> {b}" for a, b in circles))
 
 
 def test_modules_stay_short():
-    names = [str(p.relative_to(PACKAGE.parent)) for p in sorted(PACKAGE.rglob("*.py"))]
-    long = [f"{name} ({_lines(name)} lines)" for name in names
-            if _lines(name) > MAX_LINES and name not in TOO_LONG_FOR_NOW]
+    lines = {str(p.relative_to(PACKAGE.parent)): len(p.read_text().splitlines()) for p in sorted(PACKAGE.rglob("*.py"))}
+    long = [f"{name} ({n} lines)" for name, n in lines.items() if n > MAX_LINES]
     assert not long, f"modules over {MAX_LINES} lines (split them by concern): {', '.join(long)}"
-    short = sorted(name for name in TOO_LONG_FOR_NOW if _lines(name) <= MAX_LINES)
-    assert not short, f"short enough now (or gone): remove {short} from TOO_LONG_FOR_NOW"
