@@ -21,6 +21,8 @@ from pbf import CoAllocation, ConfigError, ReplayConfig
     ({"cost_power": 5}, "cost_power must be a number in (0, 4] (1: a constant cost per test), got 5"),
     ({"slurm_sim": {}}, "slurm_sim must be a pbf.SlurmSim, got {}"),
     ({"bf_interval": 0}, "bf_interval must be an int > 0 seconds, got 0"),
+    # (checked before the slurm-sim clock's budget, which is made of it)
+    ({"clock": "slurm-sim", "trigger": "interval", "bf_interval": "30"}, "bf_interval must be an int > 0 seconds"),
     ({"bsld_bound": float("inf")}, "bsld_bound must be a finite number > 0 (seconds), got inf"),
     ({"kill_at_request": 1}, "kill_at_request must be True or False, got 1"),
     ({"failures": "failures.csv"}, "failures must be a pbf.Failures or None, got 'failures.csv'"),
