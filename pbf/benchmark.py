@@ -11,6 +11,8 @@ Timing habits (the machine is shared and noisy): trials of the things compared a
 median and the best are reported, and the CPU that *other* processes used during the run is measured
 (psutil) and printed, so a reader knows whether the numbers are clean.
 """
+from __future__ import annotations
+
 import gc
 import json
 import os
@@ -20,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +30,15 @@ from . import _core
 from .config import Backfill
 from .reference.engine_ref import ReferenceCore
 from .studies.traces import shared_trace_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    import numpy.typing as npt
+
+    #: (units, estimate) columns of a group of jobs
+    _JobColumns = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows", "growth_rows",
            "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
@@ -50,19 +62,20 @@ class PassScenario:
     max_job_test: int | None = None
 
     @property
-    def backfill(self):
+    def backfill(self) -> Backfill:
+        """The backfill settings of the scenario's passes."""
         return Backfill(reservations=self.reservations, order=self.order, max_job_test=self.max_job_test)
 
     @property
-    def depth(self):
+    def depth(self) -> int:
         """Jobs the pass tests: the queue, or ``max_job_test`` of it."""
         return self.queued if self.max_job_test is None else min(self.queued, self.max_job_test)
 
-    def feasible(self):
+    def feasible(self) -> bool:
         """Running jobs need a unit each, within the 90% of the cluster they hold."""
         return self.running <= 0.9 * self.units
 
-    def jobs(self):
+    def jobs(self) -> tuple[_JobColumns, _JobColumns]:
         """(units, est) of the running jobs, then of the queued jobs."""
         rng = np.random.default_rng([self.seed, self.queued, self.units, self.running])
         busy = int(0.9 * self.units)
@@ -80,7 +93,7 @@ class PassScenario:
         q_est = rng.integers(60, 72 * 3600, size=self.queued)
         return (run_units, run_left + NOW), (q_units.astype(np.int64), q_est.astype(np.int64))
 
-    def core(self, record_passes=True):
+    def core(self, record_passes: bool = True) -> _core.Core:
         """The compiled engine in the scenario's state (running jobs started at t = 0)."""
         (ru, rl), (qu, qe) = self.jobs()
         core = _core.Core(self.units)
@@ -97,7 +110,7 @@ class PassScenario:
         core.submit_range(first, len(qu))
         return core
 
-    def reference(self):
+    def reference(self) -> ReferenceCore:
         """The pure-Python oracle in the same state."""
         (ru, rl), (qu, qe) = self.jobs()
         ref = ReferenceCore(self.units, **self.backfill.reference_kwargs())
@@ -110,25 +123,26 @@ class PassScenario:
             ref.submit(ref.add_job(NOW, u, e))
         return ref
 
-    def reference_affordable(self):
+    def reference_affordable(self) -> bool:
         """Whether the pure-Python reference pass finishes in seconds on this scenario (it is
         quadratic in slots for conservative passes and works on big integers of ``units`` bits)."""
         if self.reservations == 1:
             return self.queued * self.units <= 50_000 * 9_128
         return self.depth <= 500 and self.units <= 9_128 and self.running <= 100
 
-    def matrix_affordable(self):
+    def matrix_affordable(self) -> bool:
         """Conservative passes over deep queues cost seconds to minutes: the matrix runs them up to
         1,000 queued jobs (run deeper ones explicitly)."""
         return self.feasible() and (self.reservations == 1 or self.depth <= 1_000)
 
-    def label(self):
+    def label(self) -> str:
+        """The scenario's parameters, as benchmark tables show them."""
         resv = "unlimited" if self.reservations is None else self.reservations
         cap = "" if self.max_job_test is None else f" max_job_test={self.max_job_test}"
         return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}{cap}"
 
 
-def time_pass(scenario, engine="compiled", workers=1):
+def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1) -> tuple[float, dict[str, int]]:
     """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
     ``work`` = {depth, started, reservations}. With ``workers`` > 1 the pass uses the pool whatever
     its size (the profile build and the start-now tail: see docs/engine.md); the thread pool's
@@ -162,14 +176,14 @@ def time_pass(scenario, engine="compiled", workers=1):
 class MachineLoad:
     """Context manager measuring the CPU that other processes used meanwhile (in cores)."""
 
-    def __enter__(self):
+    def __enter__(self) -> MachineLoad:
         import psutil
         self._psutil = psutil
         self._me = psutil.Process()
         self._cpu0, self._own0, self._t0 = psutil.cpu_times(), self._me.cpu_times(), time.perf_counter()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         cpu1, own1 = self._psutil.cpu_times(), self._me.cpu_times()
         wall = max(1e-9, time.perf_counter() - self._t0)
         total = lambda c: c.user + c.system + getattr(c, "nice", 0)
@@ -183,7 +197,7 @@ def _stats(times):
 
 
 # ---------------------------------------------------------------------------------------- slices
-def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
+def kernel_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int = 200) -> list[dict[str, Any]]:
     """Bitmap kernels through :mod:`pbf.bitmap` (argument checks included: what a caller pays)."""
     from . import bitmap
     rows = []
@@ -216,7 +230,8 @@ def kernel_rows(sizes=(64, 1_024, 9_128, 100_000), repeat=200):
     return rows
 
 
-def pass_rows(scenarios, trials=5, reference=True, reference_limit=60.0, workers=(2,)):
+def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: bool = True,
+              reference_limit: float = 60.0, workers: Sequence[int] = (2,)) -> list[dict[str, Any]]:
     """Compiled pass against the pure-Python reference pass and against itself on N workers, trials
     interleaved. The reference is skipped where it would take too long (see
     :meth:`PassScenario.reference_affordable`)."""
@@ -255,8 +270,9 @@ def pass_rows(scenarios, trials=5, reference=True, reference_limit=60.0, workers
     return rows
 
 
-def growth_rows(queue_sizes=(1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000),
-                unit_sizes=(128, 512, 2_048, 9_128, 32_768, 100_000), trials=3):
+def growth_rows(queue_sizes: Sequence[int] = (1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000),
+                unit_sizes: Sequence[int] = (128, 512, 2_048, 9_128, 32_768, 100_000),
+                trials: int = 3) -> list[dict[str, Any]]:
     """Pass time against queue length (9,128 units, 2,000 running) and against units (10,000 queued,
     running = min(2,000, units / 4)), with the fitted log-log slopes (1 = linear)."""
     rows = []
@@ -309,7 +325,7 @@ print(json.dumps({"jobs": len(table), "passes": s["passes"]["count"], "wall_s": 
 """
 
 
-def replay_rows(names=None, trials=1):
+def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dict[str, Any]]:
     """Replay throughput, each trace in its own process (for its peak RSS): jobs/s, passes/s, wall.
     ``names``: trace paths or ``beocat-high`` / ``beocat-low`` / ``beocat-slice`` (20,000 jobs in 1.4
     days), each optionally suffixed ``+slurm`` (Slurm-like passes: a reservation per tested job,
@@ -473,7 +489,7 @@ def _fmt_time(s):
     return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms" if s < 1 else f"{s:9.3f} s "
 
 
-def format_rows(rows, load=None):
+def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = None) -> str:
     """A readable table of benchmark rows."""
     lines = [f"pbf bench on {os.cpu_count()} cores" + (
         f"; other processes used {load.other_cores:.2f} cores on average during the run "
@@ -511,7 +527,7 @@ def format_rows(rows, load=None):
     return "\n".join(lines)
 
 
-def pass_scenarios(kind="pass", quick=False):
+def pass_scenarios(kind: str = "pass", quick: bool = False) -> list[PassScenario]:
     """The scenarios of a ``pbf bench`` slice: ``pass`` (the headline passes, EASY and conservative
     at three sizes, plus at full size the deep pass as Slurm runs it) or ``matrix`` (every
     affordable point of :data:`PASS_MATRIX`)."""
@@ -532,7 +548,8 @@ def pass_scenarios(kind="pass", quick=False):
     return [sc for sc in scen if sc.matrix_affordable()]
 
 
-def run_slices(slices, trials=5, quick=False, reference=True, workers=(2,)):
+def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, reference: bool = True,
+               workers: Sequence[int] = (2,)) -> tuple[list[dict[str, Any]], MachineLoad]:
     """Run benchmark slices (``kernels``, ``pass``, ``matrix``, ``growth``, ``replay``); returns
     (rows, the :class:`MachineLoad` measured meanwhile)."""
     rows = []

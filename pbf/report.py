@@ -15,10 +15,14 @@ import csv
 import html
 import json
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["write_report", "write_sweep_report", "write_experiment_report", "report_folder", "load_run",
            "SIZE_CLASSES", "RUN_CLASSES"]
@@ -47,7 +51,8 @@ def _read_csv(path):
     return cols
 
 
-def load_run(run_dir):
+def load_run(run_dir: str | os.PathLike[str]
+             ) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, np.ndarray] | None]:
     """``(summary, jobs, passes)`` of a replay output folder (``passes`` is None without passes.csv)."""
     run_dir = os.fspath(run_dir)
     need = [os.path.join(run_dir, f) for f in ("summary.json", "jobs.csv")]
@@ -244,7 +249,7 @@ def _fmt(v):
     return v
 
 
-def write_report(run_dir, out=None):
+def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> list[str]:
     """Write the figures and ``report.html`` of the replay in ``run_dir`` into ``out`` (default
     ``run_dir/report``); returns the paths written."""
     try:
@@ -337,7 +342,7 @@ def _axis_values(rows, axis):
         return values, np.array([str(v) for v in col], dtype=object)
 
 
-def write_sweep_report(run_dir, out=None):
+def write_sweep_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> list[str]:
     """Comparison figures of a sweep folder (``pbf sweep``): each metric against each axis of the
     grid (mean over the other axes, with their range), a heatmap for the first two axes, and
     ``report.html`` with the results table. Returns the paths written."""
@@ -417,7 +422,7 @@ def _sweep_html(spec, rows, figures, run_dir):
     return "\n".join(parts)
 
 
-def write_experiment_report(path, out=None):
+def write_experiment_report(path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> list[str]:
     """Figures of a ``pbf experiment parallel-backfill --out FILE.json`` result: AWT, bounded
     slowdown and the longest queue against the number of workers, per traffic, beside the
     paper's figures where it gives them; plus ``report.html`` with the rows."""
@@ -467,7 +472,7 @@ def write_experiment_report(path, out=None):
     return [fig_path, html_path]
 
 
-def report_folder(run_dir, out=None):
+def report_folder(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> list[str]:
     """A replay folder's report, a sweep folder's (it holds ``results.csv`` and ``spec.json``), or
     that of a ``pbf experiment parallel-backfill --out FILE.json`` result."""
     run_dir = os.fspath(run_dir)

@@ -7,12 +7,21 @@ jobs in FCFS order while they fit; then the first job that does not fit gets a r
 fits now and either ends by the shadow time or uses no more than the extra processors (which it then
 consumes). Running jobs are planned to end at start + estimate (never before now + 1).
 """
+from __future__ import annotations
+
 import heapq
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
 
 INF = float("inf")
 
 
-def count_easy_replay(submit, units, est, run, total_units):
+def count_easy_replay(submit: Sequence[int] | np.ndarray, units: Sequence[int] | np.ndarray,
+                      est: Sequence[int] | np.ndarray, run: Sequence[int] | np.ndarray, total_units: int) -> list[int]:
     """Start times of every job (-1 = never started: wider than the cluster or no estimate)."""
     n = len(submit)
     submit = [int(x) for x in submit]

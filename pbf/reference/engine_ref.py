@@ -34,14 +34,25 @@ Semantics in brief (see the compiled core for the same in C):
   arrivals; once no outage is left to come, a pending job wider than the units that will ever be
   up again is rejected.
 """
+from __future__ import annotations
 
 import bisect
 import math
+from typing import TYPE_CHECKING
 
 from ..codes import ExitReason, How, JobState, OutageKind, RejectReason
 from ..plugins.corrections import correct
 from ..plugins.priorities import FCFS, SJF
 from ..plugins.regression import RegressionModel, features, weight
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+    import numpy as np
+
+    from ..plugins.multifactor import Multifactor
+    from ..plugins.priorities import Priority
 
 INF = float("inf")
 # the codes of the compiled core (pbf/_codes.pxd), as plain ints
@@ -95,9 +106,11 @@ class _User:
 class ReferenceCore:
     """Pure-Python twin of ``pbf._core.Core`` (the same configuration attributes and results)."""
 
-    def __init__(self, units, reservations=1, max_job_test=-1, bf_window=0, bf_resolution=0,
-                 sjbf=False, prio_sjf=False, priority=None, predictor="given", regression=None,
-                 correction="incremental", enabled=True, resv_stop=False):
+    def __init__(self, units: int, reservations: int = 1, max_job_test: int = -1, bf_window: int = 0,
+                 bf_resolution: int = 0, sjbf: bool = False, prio_sjf: bool = False,
+                 priority: Priority | Multifactor | None = None, predictor: str = "given",
+                 regression: Sequence[float] | None = None, correction: str = "incremental",
+                 enabled: bool = True, resv_stop: bool = False) -> None:
         """``priority``: a :mod:`pbf.plugins.priorities` built-in or a
         :class:`~pbf.plugins.Multifactor` (default FCFS; ``prio_sjf`` = SJF); ``predictor``:
         ``given``, ``ave2`` or ``regression`` (``regression``: the (eta, lam, over squared, under
@@ -122,7 +135,9 @@ class ReferenceCore:
         self.killed = self.requeued = self.lost = 0
 
     # jobs -----------------------------------------------------------------
-    def add_job(self, submit, units, est, run=-1, req=None, user=0, part=1.0, qos=0.0):
+    def add_job(self, submit: int, units: int, est: int, run: int = -1, req: int | None = None, user: int = 0,
+                part: float = 1.0, qos: float = 0.0) -> int:
+        """Add a job (not yet submitted); ``req``: the requested time (default ``est``). Returns its index."""
         self.jobs.append(_Job(submit, units, est, run, est if req is None else req, user, part, qos))
         while len(self.users) <= user:
             self.users.append(_User())
@@ -155,7 +170,8 @@ class ReferenceCore:
                          (u.n_done, u.last, u.sum_run, u.sum_units, u.last_end), starts, units)
         return self.model.predict(job.x, job.req)
 
-    def submit(self, j):
+    def submit(self, j: int) -> int:
+        """Submit job ``j``: it is queued (PENDING) or rejected; returns its new state."""
         job = self.jobs[j]
         if job.units <= 0:
             job.state, job.reason = REJECTED, RJ_NO_UNITS
@@ -181,7 +197,8 @@ class ReferenceCore:
             bisect.insort(self.pending, j, key=self._order)
         return job.state
 
-    def finish(self, j, now):
+    def finish(self, j: int, now: int) -> None:
+        """Job ``j`` completes at ``now``: its units come back and its user's history is updated."""
         job = self.jobs[j]
         self.free |= job.bits & ~self.down
         self.running.remove(j)
@@ -213,7 +230,7 @@ class ReferenceCore:
     def _units_lost(self):
         return sum(1 for u, t in self.until.items() if t == INF and self.down >> u & 1)
 
-    def outage(self, now, kind, bits, until=INF):
+    def outage(self, now: int, kind: int, bits: int, until: float = INF) -> None:
         """Apply one outage at ``now``: DRAIN or FAIL ``bits`` until ``until`` (INF: until a
         resume), or RESUME those of ``bits`` whose until is at most ``until`` (INF: all)."""
         if kind == RESUME:
@@ -257,7 +274,7 @@ class ReferenceCore:
             self.killed += 1
             job.state, job.end = KILLED, now
 
-    def reject_unrunnable(self):
+    def reject_unrunnable(self) -> None:
         """(No outage left to come) reject the pending jobs wider than the units ever up again."""
         up = self.units - self._units_lost()
         for j in self.pending:
@@ -371,7 +388,8 @@ class ReferenceCore:
         slots[:] = [slot for n, slot in enumerate(slots) if n == 0 or slot[1] != slots[n - 1][1]]
 
     # passes ------------------------------------------------------------------
-    def full_pass(self, now):
+    def full_pass(self, now: int) -> tuple[list[int], list[int]]:
+        """One backfill pass at ``now``; returns the jobs started and the jobs given a reservation."""
         self._refresh_priorities(now)
         self._apply_corrections(now)
         if not self.enabled:
@@ -442,7 +460,9 @@ class ReferenceCore:
                             len(slots) if self._built else 0))
         return started, reserved
 
-    def quick_pass(self, now):
+    def quick_pass(self, now: int) -> tuple[list[int], list[int]]:
+        """The main scheduler's pass at ``now`` (starts jobs in order while they fit); returns the jobs
+        started and an empty list (it makes no reservation)."""
         self._refresh_priorities(now)
         started, depth, exit_reason = [], 0, EX_END
         for j in self.pending:
@@ -458,8 +478,13 @@ class ReferenceCore:
         return started, []
 
 
-def reference_replay(submit, units, est, run, total_units, trigger="event", bf_interval=30, req=None,
-                     user=None, part=None, qos=None, outages=None, requeue=True, **config):
+def reference_replay(submit: Sequence[int] | np.ndarray, units: Sequence[int] | np.ndarray,
+                     est: Sequence[int] | np.ndarray, run: Sequence[int] | np.ndarray, total_units: int,
+                     trigger: str = "event", bf_interval: int = 30, req: Sequence[int] | np.ndarray | None = None,
+                     user: Sequence[int] | np.ndarray | None = None, part: Sequence[float] | np.ndarray | None = None,
+                     qos: Sequence[float] | np.ndarray | None = None,
+                     outages: Iterable[tuple[int, int, float, int]] | None = None, requeue: bool = True,
+                     **config: Any) -> ReferenceCore:
     """Replay jobs (in submit order) through :class:`ReferenceCore` with the compiled replay's event
     loop. ``outages``: (time, kind, until, unit bits) events in the order the core applies them
     (until INF: none). Returns the core (its ``jobs`` hold state, start, end, how, reason, bits)."""

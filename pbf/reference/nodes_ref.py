@@ -25,6 +25,13 @@ come from in Slurm (``src/plugins/select/cons_res/job_test.c``, Slurm 17.02-22.0
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    from ..cluster import Node
 
 __all__ = ["NodeRequest", "node_cpus", "eval_nodes", "NodePlan", "node_replay"]
 
@@ -48,7 +55,7 @@ class NodeRequest:
             object.__setattr__(self, "min_nodes", self.cores)
 
 
-def node_cpus(free_cores, free_mem, free_gpus, features, req: NodeRequest) -> int:
+def node_cpus(free_cores: int, free_mem: int, free_gpus: int, features: Iterable[str], req: NodeRequest) -> int:
     """How many of the job's cores a node can take now (0: none)."""
     if req.gpus_per_node > free_gpus or not req.features <= set(features):
         return 0
@@ -139,7 +146,8 @@ def _eval(cpu, rem_cpus, min_nodes, max_nodes):
     return None
 
 
-def eval_nodes(cpu, cores, min_nodes=1, max_nodes=0, first_fit=False):
+def eval_nodes(cpu: Sequence[int], cores: int, min_nodes: int = 1, max_nodes: int = 0,
+               first_fit: bool = False) -> dict[int, int] | None:
     """Choose nodes for ``cores`` cores given ``cpu[i]``, the cores node i can give: ``{node: cores}``
     or None. ``max_nodes`` 0: no limit."""
     n = len(cpu)
@@ -180,16 +188,17 @@ class NodePlan:
     """Free cores, memory and GPUs per node over future time: step functions of (time, delta) records.
     Running jobs hold their resources until their planned end; reservations from start to end."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = nodes
         self.cap = [(n.cores, n.memory_mb, n.gpus) for n in nodes]
         self.holds = []                          # (start, end, node, cores, mem, gpus)
 
-    def hold(self, start, end, alloc):
+    def hold(self, start: int, end: int, alloc: Mapping[int, tuple[int, int, int]]) -> None:
+        """Hold ``alloc`` ({node: (cores, memory, GPUs)}) over [start, end)."""
         for i, (c, m, g) in alloc.items():
             self.holds.append((start, end, i, c, m, g))
 
-    def free_over(self, t0, t1):
+    def free_over(self, t0: int, t1: int) -> list[tuple[int, int, int]]:
         """Per node, the least free (cores, memory, GPUs) over [t0, t1)."""
         out = []
         for i, (c, m, g) in enumerate(self.cap):
@@ -207,7 +216,8 @@ class NodePlan:
             out.append(tuple(worst))
         return out
 
-    def place(self, req: NodeRequest, t0, t1, first_fit=False):
+    def place(self, req: NodeRequest, t0: int, t1: int,
+              first_fit: bool = False) -> dict[int, tuple[int, int, int]] | None:
         """Nodes for req over [t0, t1): {node: (cores, memory, GPUs)} or None."""
         free = self.free_over(t0, t1)
         cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req) for i, (fc, fm, fg) in enumerate(free)]
@@ -217,7 +227,8 @@ class NodePlan:
         return {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in got.items()}
 
 
-def node_replay(nodes, jobs, reservations=1, first_fit=False):
+def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
+                first_fit: bool = False) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job

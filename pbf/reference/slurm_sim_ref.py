@@ -30,8 +30,11 @@ One main-loop iteration at ``now_us`` (now = now_us // 1e6 seconds):
    to the cycle's start + its busiest worker's charge (or the yield's main pass, if later);
 4. ``step_us``. Iterations in which nothing can happen are skipped (each still adds ``step_us``).
 """
+from __future__ import annotations
+
 import heapq
 import math
+from typing import TYPE_CHECKING
 
 from ..codes import ExitReason
 from .engine_ref import (
@@ -44,6 +47,9 @@ from .engine_ref import (
     PENDING,
     _lowest,
 )
+
+if TYPE_CHECKING:
+    from .engine_ref import ReferenceCore
 
 __all__ = ["SlurmSimReference"]
 
@@ -60,9 +66,11 @@ class SlurmSimReference:
     """Replays the jobs of a :class:`~pbf.reference.ReferenceCore` (added in submit order) under the
     slurm-sim clock. ``budget_us`` <= 0: no cycle budget."""
 
-    def __init__(self, core, *, workers=1, bf_interval=30, budget_us=30 * US, cost_test_us=62, cost_slot_us=0,
-                 yield_us=2 * US, step_us=US, sched_delay=3, sched_interval=60, queue_depth=100,
-                 max_sched_us=2 * US, cost_main_us=62, cost_queue_us=0, cost_resv_us=0, cost_power=1.0):
+    def __init__(self, core: ReferenceCore, *, workers: int = 1, bf_interval: int = 30, budget_us: int = 30 * US,
+                 cost_test_us: float = 62, cost_slot_us: int = 0, yield_us: int = 2 * US, step_us: int = US,
+                 sched_delay: int = 3, sched_interval: int = 60, queue_depth: int = 100,
+                 max_sched_us: int = 2 * US, cost_main_us: int = 62, cost_queue_us: int = 0, cost_resv_us: int = 0,
+                 cost_power: float = 1.0) -> None:
         self.core = core
         self.workers, self.bf_interval, self.budget_us = workers, bf_interval, budget_us
         self.cost_test_us, self.cost_slot_us, self.cost_queue_us = cost_test_us, cost_slot_us, cost_queue_us
@@ -245,7 +253,7 @@ class SlurmSimReference:
                 t = min(t, self.next_bf_us)
         return t
 
-    def run(self):
+    def run(self) -> ReferenceCore:
         """Replay to the end; returns the core (its ``jobs`` and ``passes`` hold the results)."""
         c = self.core
         if not c.jobs:
