@@ -136,7 +136,7 @@ class Cluster:
             class = "dwarf"             # optional: the group reports use (default: the name's letters)
 
         Errors name the file, the ``[[nodes]]`` entry, the field, the value and what was expected."""
-        import tomllib              # (Python 3.11+; the rest of pbf runs on 3.10)
+        import tomllib  # (Python 3.11+; the rest of pbf runs on 3.10)
         path = os.fspath(path)
         try:
             with open(path, "rb") as fh:

@@ -54,7 +54,7 @@ class Backfill:
         _check_int("max_job_test", self.max_job_test, 1, allow_none=True)
         _check_int("window", self.window, 0)
         _check_int("resolution", self.resolution, 0)
-        from .plugins.choosers import CHOOSERS   # (numpy: the command line's parser imports this module)
+        from .plugins.choosers import CHOOSERS  # (numpy: the command line's parser imports this module)
         CHOOSERS.resolve(self.order)    # fails early, with the known names
         if not isinstance(self.enabled, bool):
             raise ConfigError(f"enabled must be True or False, got {self.enabled!r}")

@@ -58,7 +58,7 @@ def load_spec(spec: dict | str | os.PathLike) -> dict:
     if isinstance(spec, dict):
         data, base = dict(spec), os.getcwd()
     else:
-        import tomllib              # (Python 3.11+; the rest of pbf runs on 3.10)
+        import tomllib  # (Python 3.11+; the rest of pbf runs on 3.10)
         path = os.fspath(spec)
         try:
             with open(path, "rb") as fh:
