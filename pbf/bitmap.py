@@ -3,6 +3,8 @@
 The operations run compiled and without the GIL; this module checks arguments (with the GIL) and
 converts to and from :class:`bitarray.bitarray` so that ``bitarray.util`` can serve as a reference.
 """
+from __future__ import annotations
+
 import numpy as np
 from bitarray import bitarray
 
@@ -13,19 +15,19 @@ __all__ = ["n_words", "empty", "full", "from_bitarray", "to_bitarray", "popcount
            "any_common", "and_", "andnot", "or_", "first_fit"]
 
 
-def n_words(nbits):
+def n_words(nbits: int) -> int:
     """Number of 64-bit words holding ``nbits`` bits."""
     if nbits < 0:
         raise ConfigError(f"nbits must be >= 0, got {nbits}")
     return (nbits + 63) // 64
 
 
-def empty(nbits):
+def empty(nbits: int) -> np.ndarray:
     """A bitmap of ``nbits`` bits, all clear."""
     return np.zeros(n_words(nbits), dtype=np.uint64)
 
 
-def full(nbits):
+def full(nbits: int) -> np.ndarray:
     """A bitmap of ``nbits`` bits, all set (padding bits clear)."""
     words = np.full(n_words(nbits), np.uint64(0xFFFFFFFFFFFFFFFF), dtype=np.uint64)
     if nbits % 64:
@@ -33,7 +35,7 @@ def full(nbits):
     return words
 
 
-def from_bitarray(bits):
+def from_bitarray(bits: bitarray) -> np.ndarray:
     """Words of a bitarray (copied; the bitarray may have any length and endianness)."""
     if not isinstance(bits, bitarray):
         raise TypeError(f"expected a bitarray, got {type(bits).__name__}")
@@ -42,7 +44,7 @@ def from_bitarray(bits):
     return np.frombuffer(padded.tobytes(), dtype="<u8").astype(np.uint64)
 
 
-def to_bitarray(words, nbits):
+def to_bitarray(words: np.ndarray, nbits: int) -> bitarray:
     """A little-endian bitarray of the first ``nbits`` bits of ``words``."""
     words = _check(words, "words")
     if nbits > 64 * len(words) or nbits < 0:
@@ -76,24 +78,24 @@ def _writable(out):
         raise ConfigError("out must be writable")
 
 
-def popcount(a):
+def popcount(a: np.ndarray) -> int:
     """Number of set bits."""
     return _bitmap.popcount(_check(a, "a"))
 
 
-def count_and(a, b):
+def count_and(a: np.ndarray, b: np.ndarray) -> int:
     """Number of bits set in both ``a`` and ``b`` (no temporary)."""
     a, b = _same(("a", a), ("b", b))
     return _bitmap.count_and(a, b)
 
 
-def any_common(a, b):
+def any_common(a: np.ndarray, b: np.ndarray) -> bool:
     """True when ``a`` and ``b`` share a set bit (stops at the first word that does)."""
     a, b = _same(("a", a), ("b", b))
     return _bitmap.any_common(a, b)
 
 
-def and_(a, b, out=None):
+def and_(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``a & b``, into ``out`` when given (may alias ``a`` or ``b``)."""
     a, b = _same(("a", a), ("b", b))
     out = np.empty_like(a) if out is None else _same(("a", a), ("out", out))[1]
@@ -102,7 +104,7 @@ def and_(a, b, out=None):
     return out
 
 
-def andnot(a, b, out=None):
+def andnot(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``a & ~b`` (``a`` without the bits of ``b``), into ``out`` when given."""
     a, b = _same(("a", a), ("b", b))
     out = np.empty_like(a) if out is None else _same(("a", a), ("out", out))[1]
@@ -111,7 +113,7 @@ def andnot(a, b, out=None):
     return out
 
 
-def or_(a, b, out=None):
+def or_(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``a | b``, into ``out`` when given."""
     a, b = _same(("a", a), ("b", b))
     out = np.empty_like(a) if out is None else _same(("a", a), ("out", out))[1]
@@ -120,7 +122,7 @@ def or_(a, b, out=None):
     return out
 
 
-def first_fit(a, k):
+def first_fit(a: np.ndarray, k: int) -> np.ndarray | None:
     """The ``k`` lowest set bits of ``a`` as a bitmap, or None when ``a`` has fewer than ``k``."""
     a = _check(a, "a")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):

@@ -10,46 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
+from .node import MAX_NODE_MEMORY_MB, MAX_UNITS, Node, expand_hostlist
+from .slurm_conf import read_partition
 
 __all__ = ["Cluster", "Node", "beocat_cluster", "expand_hostlist", "MAX_UNITS", "BUILTIN_CLUSTERS"]
-
-#: The largest cluster pbf schedules: 2**24 units (16,777,216 cores; the largest machines have under 11
-#: million). Each bitmap is then 2 MB, so a profile of a few thousand slots already needs gigabytes.
-MAX_UNITS = 1 << 24
-
-#: The largest node pbf takes (cores, MB of memory, GPUs): far above any machine built, low enough
-#: that sums over a cluster stay exact in 64-bit integers.
-MAX_NODE_CORES, MAX_NODE_MEMORY_MB, MAX_NODE_GPUS = 1 << 20, 1 << 40, 1 << 16
-
-
-@dataclass(frozen=True)
-class Node:
-    """One node: ``name``, ``cores`` (its units), ``memory_mb`` (RealMemory in MB; 0: memory is not
-    modelled on it), ``gpus``, ``features`` (Slurm's node features) and ``klass`` (the group it belongs to,
-    e.g. ``mole``; reports group by it)."""
-    name: str
-    cores: int
-    memory_mb: int = 0
-    gpus: int = 0
-    features: tuple = ()
-    klass: str = ""
-
-    def __post_init__(self):
-        for what, value, top in (("cores", self.cores, MAX_NODE_CORES),
-                                 ("memory_mb", self.memory_mb, MAX_NODE_MEMORY_MB), ("gpus", self.gpus, MAX_NODE_GPUS)):
-            low = 1 if what == "cores" else 0
-            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= top:
-                raise ConfigError(f"node {self.name!r}: {what} must be an int from {low} to {top:,}, got {value!r}")
-        if not isinstance(self.name, str) or not self.name or any(c in self.name for c in " ,[]\t\n"):
-            raise ConfigError(f"node name must be a non-empty string without spaces, commas or brackets, "
-                              f"got {self.name!r}")
-        if not isinstance(self.features, tuple) or not all(isinstance(f, str) and f for f in self.features):
-            raise ConfigError(f"node {self.name!r}: features must be a tuple of non-empty strings, "
-                              f"got {self.features!r}")
-
 
 @dataclass(frozen=True)
 class Cluster:
@@ -83,7 +51,7 @@ class Cluster:
         object.__setattr__(self, "_index", index)
 
     @classmethod
-    def of_nodes(cls, nodes, name: str = "cluster") -> Cluster:
+    def of_nodes(cls, nodes: Iterable[Node], name: str = "cluster") -> Cluster:
         """A cluster of these :class:`Node` records (units = their cores)."""
         nodes = tuple(nodes)
         if not nodes:
@@ -133,8 +101,18 @@ class Cluster:
                               f"({', '.join(BUILTIN_CLUSTERS)})")
         if path.endswith(".toml"):
             return cls.from_toml(path)
-        from .slurm_conf import cluster_from_slurm_conf
-        return cluster_from_slurm_conf(path, partition)
+        return cls.from_slurm_conf(path, partition)
+
+    @classmethod
+    def from_slurm_conf(cls, path: str | os.PathLike, partition: str | None = None, *,
+                        node_order: str = "name") -> Cluster:
+        """The cluster of a ``slurm.conf``: one partition's nodes (``partition``, else the ``Default=YES``
+        one, else every node), numbered as slurmctld numbers them (``node_order="name"``: by
+        :func:`pbf.slurm_conf.strnatcmp` of their names; ``"file"``: the NodeName lines' order), with the
+        partition's ``DefMemPerCPU`` as the default memory per core (:func:`pbf.slurm_conf.read_partition`)."""
+        part = read_partition(path, partition, node_order=node_order)
+        return cls(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
+                   default_mem_per_core_mb=part.default_mem_per_core_mb)
 
     @classmethod
     def builtin(cls, name: str) -> Cluster:
@@ -158,7 +136,7 @@ class Cluster:
             class = "dwarf"             # optional: the group reports use (default: the name's letters)
 
         Errors name the file, the ``[[nodes]]`` entry, the field, the value and what was expected."""
-        import tomllib
+        import tomllib  # (Python 3.11+; the rest of pbf runs on 3.10)
         path = os.fspath(path)
         try:
             with open(path, "rb") as fh:
@@ -240,63 +218,6 @@ def _memory_mb(value, where) -> int:
     if mb > MAX_NODE_MEMORY_MB:
         raise ConfigError(f"{where}: field memory: got {value!r}, expected at most {MAX_NODE_MEMORY_MB:,} MB")
     return int(round(mb))
-
-
-def expand_hostlist(expr: str) -> list[str]:
-    """Slurm's node-range syntax: ``"dwarf[01-03,07],elf1"`` → ``dwarf01 dwarf02 dwarf03 dwarf07 elf1``
-    (zero padding kept; several bracket groups multiply out). Raises ValueError saying what was expected."""
-    out: list[str] = []
-    for part in _split_top(expr.strip()):
-        out.extend(_expand_one(part))
-    if not out:
-        raise ValueError("one or more node names")
-    return out
-
-
-def _split_top(expr):
-    parts, depth, cur = [], 0, ""
-    for ch in expr:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError("balanced brackets")
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if depth != 0:
-        raise ValueError("balanced brackets")
-    parts.append(cur.strip())
-    if any(not p for p in parts):
-        raise ValueError("names separated by single commas")
-    return parts
-
-
-def _expand_one(part):
-    m = re.match(r"([^\[\]]*)\[([^\]]*)\](.*)$", part)
-    if not m:
-        if re.search(r"[\s\[\]]", part):
-            raise ValueError("names without spaces")
-        return [part]
-    prefix, ranges, rest = m.groups()
-    tails = _expand_one(rest) if rest else [""]
-    out = []
-    for r in ranges.split(","):
-        rm = re.fullmatch(r"\s*(\d+)(?:-(\d+))?\s*", r)
-        if not rm:
-            raise ValueError(f"ranges such as 01-39 inside brackets, not {r!r}")
-        a, b = rm.group(1), rm.group(2) or rm.group(1)
-        if int(b) < int(a):
-            raise ValueError(f"a range a-b with a <= b, not {r!r}")
-        if int(b) - int(a) > MAX_UNITS:
-            raise ValueError(f"a range of at most {MAX_UNITS:,} names, not {r!r}")
-        width = len(a) if a.startswith("0") or len(a) == len(b) else 0
-        for i in range(int(a), int(b) + 1):
-            out.extend(f"{prefix}{i:0{width}d}{t}" for t in tails)
-    return out
 
 
 # ---- built-in clusters

@@ -1,4 +1,6 @@
 """Scheduling configuration shared by the engine and the replayer."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from .codes import TRIGGERS
@@ -52,7 +54,7 @@ class Backfill:
         _check_int("max_job_test", self.max_job_test, 1, allow_none=True)
         _check_int("window", self.window, 0)
         _check_int("resolution", self.resolution, 0)
-        from .plugins.choosers import CHOOSERS
+        from .plugins.choosers import CHOOSERS  # (numpy: the command line's parser imports this module)
         CHOOSERS.resolve(self.order)    # fails early, with the known names
         if not isinstance(self.enabled, bool):
             raise ConfigError(f"enabled must be True or False, got {self.enabled!r}")
@@ -63,7 +65,7 @@ class Backfill:
             raise ConfigError("stop_at_reservation_limit needs a number of reservations (not unlimited) and "
                               "order='queue'")
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         """The compiled core's settings for these options (see :mod:`pbf.core_config`)."""
         return {"resv_max": -1 if self.reservations is None else self.reservations,
                 "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
@@ -71,7 +73,8 @@ class Backfill:
                 "no_backfill": int(not self.enabled),
                 "resv_stop": int(self.stop_at_reservation_limit)}    # (the order is the scoring's chooser)
 
-    def reference_kwargs(self):
+    def reference_kwargs(self) -> dict:
+        """The oracle's settings for these options (:mod:`pbf.reference`)."""
         return {"reservations": -1 if self.reservations is None else self.reservations,
                 "max_job_test": -1 if self.max_job_test is None else self.max_job_test,
                 "bf_window": self.window, "bf_resolution": self.resolution,

@@ -3,17 +3,21 @@ engine and the replayer share, :func:`build_core` makes and configures a core fr
 backfill, scoring, run options). :class:`pbf.Engine` and :func:`pbf.replay` both come through here,
 and nothing else writes a core's settings.
 """
+from __future__ import annotations
+
 from . import _core
 from .codes import CLOCKS, TRIGGERS
 from .config import Backfill, _check_choice
 from .errors import ConfigError
+from .plugins.scoring import Scoring
+from .scheduler_time import SlurmSim
 
 __all__ = ["COMMITS", "check_run_options", "build_core"]
 
 COMMITS = ("ordered", "eager")
 
 
-def check_run_options(workers, commit, backfill):
+def check_run_options(workers: int, commit: str, backfill: Backfill) -> None:
     """Validate the options the engine and the replayer share (raises :class:`ConfigError`)."""
     if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= 256:
         raise ConfigError(f"workers must be an int from 1 to 256, got {workers!r}")
@@ -24,9 +28,11 @@ def check_run_options(workers, commit, backfill):
         raise ConfigError("commit='eager' does not support order='sjbf' (its phase is defined in queue order)")
 
 
-def build_core(units, backfill, scoring, *, workers=1, commit="ordered", record_passes=True,
-               trigger="event", bf_interval=30, clock="free", budget_s=None, cost_per_test_us=10_000,
-               cost_per_slot_us=20, cost_per_node_us=0, cost_per_reservation_us=0, cost_power=1.0, slurm_sim=None):
+def build_core(units: int, backfill: Backfill, scoring: Scoring, *, workers: int = 1, commit: str = "ordered",
+               record_passes: bool = True, trigger: str = "event", bf_interval: int = 30, clock: str = "free",
+               budget_s: int | None = None, cost_per_test_us: float = 10_000, cost_per_slot_us: int = 20,
+               cost_per_node_us: int = 0, cost_per_reservation_us: int = 0, cost_power: float = 1.0,
+               slurm_sim: SlurmSim | None = None) -> _core.Core:
     """A compiled core for ``units`` units configured with ``backfill`` (a :class:`Backfill`),
     ``scoring`` (a resolved :class:`pbf.plugins.Scoring`) and the run options (validated by the
     callers' dataclasses and :func:`check_run_options`; ``slurm_sim``: the

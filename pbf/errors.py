@@ -1,4 +1,7 @@
 """The error hierarchy: every pbf error derives from :class:`PbfError` and the builtin it specialises."""
+from __future__ import annotations
+
+import os
 
 __all__ = ["PbfError", "TraceFormatError", "ConfigError", "InternalError"]
 
@@ -14,7 +17,7 @@ class ConfigError(PbfError, ValueError):
 class TraceFormatError(PbfError, ValueError):
     """A workload file is malformed. Carries the file, the 1-based line, the field and the value."""
 
-    def __init__(self, path, line, field, value, expected):
+    def __init__(self, path: str | os.PathLike, line: int | None, field: str | None, value: object, expected: str):
         self.path = str(path)
         self.line = line
         self.field = field

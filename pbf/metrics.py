@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import ConfigError
 
@@ -52,7 +53,7 @@ def _arrays(submit, start, run, units):
     return arrs
 
 
-def bounded_slowdown(submit, start, run, tau=10.0):
+def bounded_slowdown(submit: ArrayLike, start: ArrayLike, run: ArrayLike, tau: float = 10.0) -> np.ndarray:
     """Per-job bounded slowdown max(1, (wait + run) / max(run, tau))."""
     submit, start, run = (np.asarray(a, dtype=np.float64) for a in (submit, start, run))
     if tau <= 0:
@@ -60,7 +61,7 @@ def bounded_slowdown(submit, start, run, tau=10.0):
     return np.maximum(1.0, (start - submit + run) / np.maximum(run, tau))
 
 
-def queue_length_profile(submit, start):
+def queue_length_profile(submit: ArrayLike, start: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``(times, lengths)``: the queue length from each event instant until the next one."""
     submit = np.asarray(submit, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
@@ -73,7 +74,8 @@ def queue_length_profile(submit, start):
     return times[last_of_instant], level[last_of_instant]
 
 
-def schedule_metrics(submit, start, run, units, total_units: int, tau: float = 10.0) -> Metrics:
+def schedule_metrics(submit: ArrayLike, start: ArrayLike, run: ArrayLike, units: ArrayLike, total_units: int,
+                     tau: float = 10.0) -> Metrics:
     """The :class:`Metrics` of a schedule. ``tau``: the bounded-slowdown bound in seconds."""
     submit, start, run, units = _arrays(submit, start, run, units)
     if total_units <= 0:

@@ -6,11 +6,8 @@ Jobs are killed at their requested time (run = min(run, requested)).
 """
 from __future__ import annotations
 
-import math
-import os
 import sys
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -19,235 +16,17 @@ from ._estimates import StartEstimates
 from ._nodes import NodeCluster
 from ._outages import Outages
 from .cluster import MAX_UNITS
-from .coalloc import CoAllocation, cpu_use
-from .codes import CLOCKS, TRIGGERS
-from .config import Backfill, _check_choice
-from .core_config import build_core, check_run_options
+from .coalloc import cpu_use
+from .core_config import build_core
 from .errors import ConfigError
-from .outages import Failures, NodeLayout, core_events
-from .plugins.scoring import Scoring
+from .outages import NodeLayout, core_events
+from .replay_config import ReplayConfig
 from .replay_result import OUTPUT_FILES, ReplayResult, assemble, check_output_dir
-from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 from .workload.jobs import JobTable
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay", "check_output_dir", "OUTPUT_FILES"]
 
 _CHUNK_INSTANTS = 20_000
-
-
-@dataclass(frozen=True)
-class ReplayConfig:
-    """What to replay with. ``units``: cluster size (default: the trace header's, else the widest
-    job). ``trigger``: ``event`` (a full pass at every instant with events) or ``interval`` (a quick
-    start-now pass on events and a full pass every ``bf_interval`` seconds). ``bsld_bound``: tau of
-    the bounded slowdown, seconds. ``workers``: threads per backfill pass (identical decisions for
-    any count with the free clock; see docs/engine.md).
-
-    ``clock`` (DESIGN §4.6): ``free`` (passes cost nothing; only ``max_job_test`` limits them),
-    ``model`` (each job test costs ``cost_per_test_us`` plus ``cost_per_slot_us`` per profile slot,
-    jobs go to the modelled worker with the least accumulated cost, a pass lasts as long as its
-    busiest worker: deterministic; with Slurm's shape, also ``cost_per_node_us`` per node that could
-    hold the job on a node cluster and ``cost_per_reservation_us`` per reservation the pass made
-    before the test, and with ``cost_power`` p a worker's first n tests cost ``cost_per_test_us`` x
-    n^p, the Slurm simulator's bf_model; docs/engine.md "Scheduler time"), or ``wall`` (the measured
-    time; not reproducible). With a clock,
-    a full pass stops when ``bf_max_time`` (default: ``bf_interval``, Slurm 17.02) is spent, and its
-    duration delays the next interval pass. ``slurm-sim`` (with ``trigger="interval"``): scheduling
-    takes simulated time, as in the Slurm 17.02 simulator -- the main loop, the main scheduler's
-    limits, cycles that yield every ``slurm_sim.bf_yield_interval`` and end when a yield finds
-    arrivals or completions, jobs that start when the cycle reaches them (:class:`pbf.SlurmSim`;
-    docs/engine.md "Scheduler time"). ``cost_per_test_us`` / ``cost_per_slot_us`` default to the
-    clock's own (model: 10,000 / 20; slurm-sim: 62 / 0).
-
-    ``commit``: ``ordered`` (default; results commit in queue order: the same decisions for any
-    number of workers) or ``eager`` (the paper's algorithm: first done, first committed; results may
-    depend on thread timing, the summary says so and counts priority inversions).
-
-    Scoring (DESIGN §6; ``pbf list`` names them): ``priority`` (``fcfs``, ``sjf``, ``smallest``,
-    ``wfp3``, ``unicep``, ``f1``..``f4``, ``multifactor`` or a :class:`pbf.plugins.Multifactor`),
-    ``predictor`` (``requested``, ``clairvoyant``, ``ave2``, ``regression`` or a
-    :class:`pbf.plugins.Regression`), ``correction`` (``incremental``, ``requested``,
-    ``recursive-doubling``) and ``backfill.order`` (``queue``, ``sjbf``); each may also be a user's
-    plugin, as ``"package.module:attr"`` or an object. :meth:`from_preset` starts from a preset.
-
-    ``pass_records``: keep a record of every pass (``passes``, passes.csv, with its wall time); False
-    keeps only the totals the summary needs: less memory on long traces (72 bytes a pass)
-    and a faster replay (no clock is read; the summary's wall times are then None).
-
-    ``kill_at_request``: a job ends at its requested time at the latest (default); False lets it run
-    its whole run time (the CLI's ``--no-clip-runtime``).
-
-    ``failures``: node drains and failures (a :class:`pbf.Failures`: a failure file or failures
-    drawn from an MTBF; :mod:`pbf.outages`).
-
-    ``start_estimates``: record each job's estimated start right after the instant it arrives
-    (what ``squeue --start`` would have told its user; a plan made on request, see
-    :meth:`pbf.Engine.estimates`) and report their accuracy against the actual starts;
-    ``estimate_every`` K > 0 also records every pending job's estimate every K instants with a
-    pass (``estimates.csv``).
-
-    ``coalloc``: co-allocation (a :class:`pbf.CoAllocation`: running jobs lend cores to queued
-    ones, a fixed fraction or a learner decides how much; :mod:`pbf.coalloc`). With it, ``run`` in
-    the results and the metrics is each job's elapsed time, stretched by sharing.
-
-    ``cluster``: a cluster of nodes (a :class:`pbf.Cluster` with nodes, or a name or file for
-    :meth:`pbf.Cluster.load`: ``"beocat"``, ``"beocat-gpu"``, a TOML file, a ``slurm.conf``). Jobs then
-    get cores on nodes that also have their memory and GPUs free, by Slurm's rules (docs/engine.md
-    "Nodes and resources"); ``mem_from`` says where an SWF trace's memory comes from
-    (``requested``: field 10, ``used``: field 7, ``none``), ``node_choice`` is ``best-fit`` (Slurm's
-    consecutive-run best fit) or ``first-fit``. Without it the cluster is ``units`` interchangeable
-    units. Node passes run on the worker threads as unit passes do, with the same decisions for any
-    ``workers`` (docs/engine.md, "The parallel pass on nodes")."""
-
-    @classmethod
-    def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides) -> ReplayConfig:
-        """A config from a preset (``easy``, ``easy++``, ``easy-clairvoyant``,
-        ``easy-sjbf-clairvoyant``, ``gaussier``, ``slurm``), with ``overrides``; ``backfill``
-        replaces the preset's backfill settings."""
-        from .plugins.presets import BACKFILL_KEYS, preset
-        settings = preset(name)
-        order = settings.pop("order")
-        in_backfill = {k: settings.pop(k) for k in BACKFILL_KEYS if k in settings}
-        backfill = backfill if backfill is not None else Backfill(order=order, **in_backfill)
-        return cls(**{**settings, "backfill": backfill, **overrides})
-
-    def budget_s(self) -> int | None:
-        """The time budget of a full pass in seconds (None with the free clock)."""
-        if self.clock == "free":
-            return None
-        return self.bf_max_time if self.bf_max_time is not None else self.bf_interval
-    units: int | None = None
-    priority: object = "fcfs"
-    predictor: object = "requested"
-    correction: str = "incremental"
-    backfill: Backfill = field(default_factory=Backfill)
-    trigger: str = "event"
-    bf_interval: int = 30
-    bsld_bound: float = 10.0
-    workers: int = 1
-    clock: str = "free"
-    bf_max_time: int | None = None
-    cost_per_test_us: float | None = None
-    cost_per_slot_us: int | None = None
-    cost_per_node_us: int = 0
-    cost_per_reservation_us: int = 0
-    cost_power: float = 1.0
-    commit: str = "ordered"
-    pass_records: bool = True
-    kill_at_request: bool = True
-    slurm_sim: SlurmSim = field(default_factory=SlurmSim)
-    failures: Failures | None = None
-    start_estimates: bool = False
-    estimate_every: int = 0
-    coalloc: CoAllocation | None = None
-    cluster: object = None
-    mem_from: str = "requested"
-    node_choice: str = "best-fit"
-
-    def __post_init__(self):
-        self.scoring()   # every plugin is looked up now: an unknown name fails here
-        _check_choice("trigger", self.trigger, TRIGGERS)
-        _check_choice("clock", self.clock, CLOCKS)
-        check_run_options(self.workers, self.commit, self.backfill)
-        if self.bf_max_time is not None and (not isinstance(self.bf_max_time, int) or self.bf_max_time <= 0):
-            raise ConfigError(f"bf_max_time must be an int > 0 seconds or None, got {self.bf_max_time!r}")
-        if self.cost_per_test_us is not None and (
-                not isinstance(self.cost_per_test_us, (int, float)) or isinstance(self.cost_per_test_us, bool)
-                or not math.isfinite(self.cost_per_test_us) or self.cost_per_test_us < 0):
-            raise ConfigError(f"cost_per_test_us must be a number >= 0 or None (the clock's default), "
-                              f"got {self.cost_per_test_us!r}")
-        slot = self.cost_per_slot_us
-        if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or slot < 0):
-            raise ConfigError(f"cost_per_slot_us must be an int >= 0 or None (the clock's default), "
-                              f"got {self.cost_per_slot_us!r}")
-        for name in ("cost_per_node_us", "cost_per_reservation_us"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"{name} must be an int >= 0 (microseconds), got {value!r}")
-        if (not isinstance(self.cost_power, (int, float)) or isinstance(self.cost_power, bool)
-                or not math.isfinite(self.cost_power) or not 0 < self.cost_power <= 4):
-            raise ConfigError(f"cost_power must be a number in (0, 4] (1: a constant cost per test), "
-                              f"got {self.cost_power!r}")
-        if not isinstance(self.slurm_sim, SlurmSim):
-            raise ConfigError(f"slurm_sim must be a pbf.SlurmSim, got {self.slurm_sim!r}")
-        if self.clock == "slurm-sim":
-            self._check_slurm_sim()
-        if not isinstance(self.bf_interval, int) or self.bf_interval <= 0:
-            raise ConfigError(f"bf_interval must be an int > 0 seconds, got {self.bf_interval!r}")
-        if (not isinstance(self.bsld_bound, (int, float)) or isinstance(self.bsld_bound, bool)
-                or not math.isfinite(self.bsld_bound) or self.bsld_bound <= 0):
-            raise ConfigError(f"bsld_bound must be a finite number > 0 (seconds), got {self.bsld_bound!r}")
-        if not isinstance(self.kill_at_request, bool):
-            raise ConfigError(f"kill_at_request must be True or False, got {self.kill_at_request!r}")
-        if self.failures is not None and not isinstance(self.failures, Failures):
-            raise ConfigError(f"failures must be a pbf.Failures or None, got {self.failures!r}")
-        if not isinstance(self.start_estimates, bool):
-            raise ConfigError(f"start_estimates must be True or False, got {self.start_estimates!r}")
-        if not isinstance(self.estimate_every, int) or isinstance(self.estimate_every, bool) or self.estimate_every < 0:
-            raise ConfigError(f"estimate_every must be an int >= 0 (instants with a pass), got {self.estimate_every!r}")
-        if self.estimate_every and not self.start_estimates:
-            raise ConfigError("estimate_every needs start_estimates=True")
-        if self.coalloc is not None and not isinstance(self.coalloc, CoAllocation):
-            raise ConfigError(f"coalloc must be a pbf.CoAllocation or None, got {self.coalloc!r}")
-        if not isinstance(self.pass_records, bool):
-            raise ConfigError(f"pass_records must be True or False, got {self.pass_records!r}")
-        from .resources import MEM_FROM
-        _check_choice("mem_from", self.mem_from, MEM_FROM)
-        _check_choice("node_choice", self.node_choice, ("best-fit", "first-fit"))
-        if self.cluster is not None:
-            from .cluster import Cluster
-            if not isinstance(self.cluster, (Cluster, str, os.PathLike)):
-                raise ConfigError(f"cluster must be a pbf.Cluster, a name or a file, got {self.cluster!r}")
-            if self.coalloc is not None:
-                raise ConfigError("co-allocation lends cores of interchangeable units: it does not run on a cluster "
-                                  "of nodes (drop cluster= or coalloc=)")
-        if self.units is not None and (not isinstance(self.units, int) or isinstance(self.units, bool)
-                                       or not 1 <= self.units <= MAX_UNITS):
-            raise ConfigError(f"units must be an int from 1 to {MAX_UNITS:,}, got {self.units!r}")
-
-    def _check_slurm_sim(self):
-        if self.trigger != "interval":
-            raise ConfigError("clock='slurm-sim' runs Slurm's own loop (main scheduler on events, a backfill "
-                              "cycle every bf_interval): it needs trigger='interval'")
-        if self.backfill.order != "queue":
-            raise ConfigError(f"clock='slurm-sim' models Slurm's backfill, which tests jobs in queue order: "
-                              f"order={self.backfill.order!r} is not supported with it")
-        if self.commit != "ordered":
-            raise ConfigError("clock='slurm-sim' needs commit='ordered' (its cycles yield between job tests)")
-        self.slurm_sim.check_budget(self.budget_s())
-
-    def test_costs(self) -> tuple[int, int]:
-        """The charge of a job test and of a profile slot per test, in microseconds: as given, else
-        the clock's default (model: 10,000 and 20; slurm-sim: 62 and 0, see :mod:`pbf.scheduler_time`)."""
-        test, slot = (SLURM_SIM_TEST_COST_US, SLURM_SIM_SLOT_COST_US) if self.clock == "slurm-sim" else (10_000, 20)
-        return (test if self.cost_per_test_us is None else self.cost_per_test_us,
-                slot if self.cost_per_slot_us is None else self.cost_per_slot_us)
-
-    def scoring(self) -> Scoring:
-        """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
-        return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
-
-    def node_cluster(self):
-        """The cluster of nodes (a :class:`pbf.Cluster`), or None for a cluster of units."""
-        if self.cluster is None:
-            return None
-        from .cluster import Cluster
-        return self.cluster if isinstance(self.cluster, Cluster) else Cluster.load(self.cluster)
-
-    def as_dict(self) -> dict:
-        d = {f: getattr(self, f) for f in self.__dataclass_fields__
-             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster")}
-        d["cluster"] = (None if self.cluster is None
-                        else os.fspath(self.cluster) if isinstance(self.cluster, (str, os.PathLike))
-                        else self.cluster.name)
-        d["coalloc"] = self.coalloc.as_dict() if self.coalloc is not None else None
-        d["failures"] = self.failures.as_dict() if self.failures is not None else None
-        d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
-        d["slurm_sim"] = self.slurm_sim.as_dict() if self.clock == "slurm-sim" else None
-        d["backfill"] = {f: getattr(self.backfill, f) for f in self.backfill.__dataclass_fields__}
-        names = self.scoring().describe()
-        d["priority"], d["predictor"], d["backfill"]["order"] = names["priority"], names["predictor"], names["order"]
-        return d
 
 
 def _cluster_units(table, config):

@@ -10,12 +10,16 @@ docs/workloads.md "Memory and GPUs".
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._core import Core
 from ._nodes import NodeCluster
+from .cluster import Cluster
 from .errors import ConfigError
+from .workload.jobs import JobTable, SwfHeader
 
 __all__ = ["Requests", "MEM_FROM", "requests_of", "reject_detail", "load_nodes", "job_feature_bits"]
 
@@ -36,7 +40,8 @@ class Requests:
     nodes_max: np.ndarray
     features: tuple
 
-    def take(self, order) -> Requests:
+    def take(self, order: np.ndarray) -> Requests:
+        """The requests of jobs ``order`` (an index array), in that order."""
         return Requests(self.mem_core_mb[order], self.mem_node_mb[order], self.gpus[order], self.nodes_min[order],
                         self.nodes_max[order], tuple(self.features[i] for i in np.asarray(order)))
 
@@ -47,7 +52,7 @@ def _kb_to_mb(values):
     return np.where(ok, np.ceil(np.where(ok, v, 0) / 1024.0), 0).astype(np.int64)
 
 
-def requests_of(table, mem_from: str = "requested", default_mem_per_core_mb: int = 0) -> Requests:
+def requests_of(table: JobTable, mem_from: str = "requested", default_mem_per_core_mb: int = 0) -> Requests:
     """The requests of every job of ``table`` (a :class:`pbf.JobTable`), in table order. A job that
     asks no memory gets ``default_mem_per_core_mb`` a core (a partition's DefMemPerCPU)."""
     if mem_from not in MEM_FROM:
@@ -81,7 +86,7 @@ def requests_of(table, mem_from: str = "requested", default_mem_per_core_mb: int
                     np.maximum(hi, 0), features)
 
 
-def constraint_legend(header) -> dict:
+def constraint_legend(header: SwfHeader) -> dict[int, str]:
     """The ``; Constraint: N a&b`` lines of a header (sacct dumps): number -> features."""
     out = {}
     for line in header.lines:
@@ -100,7 +105,7 @@ def _feature_bits(cluster):
     return {name: 1 << i for i, name in enumerate(names)}
 
 
-def load_nodes(core, cluster, first_fit: bool = False) -> dict:
+def load_nodes(core: Core, cluster: Cluster, first_fit: bool = False) -> dict[str, int]:
     """Make ``core`` (a fresh :class:`pbf._core.Core` of ``cluster.units`` units, no jobs yet) a node
     cluster; returns the feature bits (name -> bit) for :func:`job_feature_bits`."""
     bits = _feature_bits(cluster)
@@ -112,7 +117,7 @@ def load_nodes(core, cluster, first_fit: bool = False) -> dict:
     return bits
 
 
-def job_feature_bits(bits, features) -> np.ndarray:
+def job_feature_bits(bits: dict[str, int], features: Sequence[tuple[str, ...]]) -> np.ndarray:
     """One uint64 a job: the bits of its features (a feature no node has sets the top bit)."""
     out = np.zeros(len(features), dtype=np.uint64)
     for i, names in enumerate(features):
@@ -123,7 +128,7 @@ def job_feature_bits(bits, features) -> np.ndarray:
     return out
 
 
-def reject_detail(cluster, requests: Requests, i: int, cores: int) -> str:
+def reject_detail(cluster: Cluster, requests: Requests, i: int, cores: int) -> str:
     """Why job ``i`` can never run on ``cluster``, naming the resource."""
     feats = set(requests.features[i])
     usable = [n for n in cluster.nodes if feats <= set(n.features)]

@@ -78,7 +78,7 @@ class SlurmSim:
         _number("cost_main_test_us", self.cost_main_test_us, 0, integer=True, unit="us")
         _number("cost_queue_us", self.cost_queue_us, 0, integer=True, unit="us")
 
-    def check_budget(self, budget_s):
+    def check_budget(self, budget_s: int | None) -> None:
         """A yield interval longer than the cycle's budget would never yield: refuse it."""
         if budget_s is not None and self.bf_yield_interval > budget_s:
             raise ConfigError(f"slurm_sim.bf_yield_interval ({self.bf_yield_interval:g} s) is longer than the "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import ConfigError
@@ -83,7 +84,7 @@ class CostFit:
         return {"cost_per_test_us": round(self.pref_us, 3), "cost_power": round(self.power, 4)}
 
 
-def read_sdiag(*sources) -> list[SdiagSnapshot]:
+def read_sdiag(*sources: str | os.PathLike) -> list[SdiagSnapshot]:
     """The snapshots of saved sdiag outputs: each source is a path or a text (a string holding a
     newline). Raises :class:`SdiagError` naming the file, line, field and value of what cannot be read."""
     snapshots = []
@@ -146,7 +147,7 @@ def _parse(name, text):
     return snapshots
 
 
-def fit_cost(snapshots) -> CostFit:
+def fit_cost(snapshots: Iterable[SdiagSnapshot]) -> CostFit:
     """Fit ``pref x n^pow`` to the snapshots' (tried jobs, cycle time) points: each snapshot's last
     cycle and its mean cycle (the mean over its Total cycles). Points with no job tried or no time are
     left out; at least one must remain."""

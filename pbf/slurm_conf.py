@@ -26,11 +26,14 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
+from .node import Node, expand_hostlist
 
-__all__ = ["SlurmConf", "read_slurm_conf", "cluster_from_slurm_conf", "strnatcmp", "slurm_node_key", "NODE_ORDERS"]
+__all__ = ["SlurmConf", "SlurmPartition", "read_slurm_conf", "read_partition", "strnatcmp", "slurm_node_key",
+           "conf_lines", "conf_pairs", "gres_gpus", "NODE_ORDERS"]
 
 #: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
 NODE_ORDERS = ("name", "file")
@@ -50,7 +53,9 @@ class SlurmConf:
     ignored: list = field(default_factory=list)      # keys of node lines pbf does not use
 
 
-def _lines(path):
+def conf_lines(path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each logical line of a ``slurm.conf``: comments cut at ``#``, lines ending
+    in ``\\`` joined with the next, blank lines left out."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             raw = fh.read().splitlines()
@@ -71,7 +76,9 @@ def _lines(path):
             yield start, text
 
 
-def _pairs(path, number, text):
+def conf_pairs(path: str, number: int, text: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` items of one line (keys lower-cased); a ConfigError names the file and line of an
+    item without ``=``."""
     out = {}
     for item in text.split():
         key, sep, value = item.partition("=")
@@ -86,8 +93,8 @@ def read_slurm_conf(path: str | os.PathLike) -> SlurmConf:
     path = os.fspath(path)
     conf = SlurmConf(path)
     default: dict = {}
-    for number, text in _lines(path):
-        pairs = _pairs(path, number, text)
+    for number, text in conf_lines(path):
+        pairs = conf_pairs(path, number, text)
         if "nodename" in pairs:
             if pairs["nodename"].upper() == "DEFAULT":
                 default = {k: v for k, v in pairs.items() if k != "nodename"}
@@ -109,7 +116,8 @@ def _whole(path, number, key, value, low=0):
     return int(value)
 
 
-def _gpus(path, number, text):
+def gres_gpus(path: str, number: int, text: str) -> int:
+    """The GPUs a ``Gres=`` value gives a node (``gpu:4``, ``gpu:a100:4``, several entries added up)."""
     total = 0
     for entry in filter(None, text.split(",")):
         parts = entry.split(":")
@@ -127,8 +135,7 @@ def _gpus(path, number, text):
     return total
 
 
-def _node_records(conf: SlurmConf):
-    from .cluster import Node, expand_hostlist
+def _node_records(conf: SlurmConf) -> list[Node]:
     out = []
     for number, pairs in conf.nodes:
         for key in pairs:
@@ -145,7 +152,7 @@ def _node_records(conf: SlurmConf):
         else:
             cores = 1
         memory = ints.get("realmemory", 1)
-        gpus = _gpus(conf.path, number, pairs.get("gres", ""))
+        gpus = gres_gpus(conf.path, number, pairs.get("gres", ""))
         features = tuple(f for f in (pairs.get("features") or pairs.get("feature") or "").split(",") if f)
         try:
             names = expand_hostlist(pairs["nodename"])
@@ -217,12 +224,21 @@ def strnatcmp(a: str, b: str) -> int:
 slurm_node_key = functools.cmp_to_key(strnatcmp)
 
 
-def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = None, *, node_order: str = "name"):
-    """The :class:`pbf.Cluster` of a ``slurm.conf``: one partition's nodes (``partition``, else the
-    ``Default=YES`` one, else every node), numbered as slurmctld numbers them (``node_order="name"``:
-    by :func:`strnatcmp` of their names; ``"file"``: the NodeName lines' order), with the partition's
-    ``DefMemPerCPU`` as the default memory per core."""
-    from .cluster import Cluster, expand_hostlist
+@dataclass(frozen=True)
+class SlurmPartition:
+    """The nodes of one partition of a ``slurm.conf`` (:func:`read_partition`); :meth:`pbf.Cluster.from_slurm_conf`
+    makes a cluster of them."""
+    name: str
+    nodes: tuple[Node, ...]
+    #: the partition's ``DefMemPerCPU`` (else the file's; 0: none), MB
+    default_mem_per_core_mb: int
+
+
+def read_partition(path: str | os.PathLike, partition: str | None = None, *,
+                   node_order: str = "name") -> SlurmPartition:
+    """One partition's nodes of a ``slurm.conf`` (``partition``, else the ``Default=YES`` one, else every
+    node), numbered as slurmctld numbers them (``node_order="name"``: by :func:`strnatcmp` of their names;
+    ``"file"``: the NodeName lines' order), with the partition's ``DefMemPerCPU``."""
     if node_order not in NODE_ORDERS:
         raise ConfigError(f"node_order must be one of {', '.join(NODE_ORDERS)}, got {node_order!r}")
     conf = read_slurm_conf(path)
@@ -265,4 +281,4 @@ def cluster_from_slurm_conf(path: str | os.PathLike, partition: str | None = Non
         picked = nodes
         line, default_mem = conf.settings.get("defmempercpu", (0, "0"))
     mem = _whole(conf.path, line, "DefMemPerCPU", default_mem or "0")
-    return Cluster(units=sum(n.cores for n in picked), nodes=tuple(picked), name=name, default_mem_per_core_mb=mem)
+    return SlurmPartition(name=name, nodes=tuple(picked), default_mem_per_core_mb=mem)

@@ -41,8 +41,17 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from .cluster import Cluster
+from .config import Backfill
 from .errors import ConfigError
-from .slurm_conf import _lines, _pairs, read_slurm_conf, slurm_node_key
+from .node import expand_hostlist
+from .plugins.multifactor import Multifactor
+from .replay_config import ReplayConfig
+from .resources import Requests
+from .scheduler_time import SlurmSim
+from .slurm_conf import conf_lines, conf_pairs, read_slurm_conf, slurm_node_key
 
 __all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
            "ALWAYS_UNMODELLED"]
@@ -182,8 +191,8 @@ class SlurmSettings:
 def _partitions(path):
     """The PartitionName lines with ``PartitionName=DEFAULT`` values applied: (line, {key: value})."""
     out, default = [], {}
-    for number, text in _lines(path):
-        pairs = _pairs(path, number, text)
+    for number, text in conf_lines(path):
+        pairs = conf_pairs(path, number, text)
         if "partitionname" not in pairs:
             continue
         if pairs["partitionname"].upper() == "DEFAULT":
@@ -193,7 +202,7 @@ def _partitions(path):
     return out
 
 
-def choose_partition(path, partition=None):
+def choose_partition(path: str | os.PathLike, partition: str | None = None) -> tuple[int, dict] | None:
     """The partition jobs go to: ``partition``, else the ``Default=YES`` one, else the only one;
     ``(line, pairs)``, or None when the file has no PartitionName line (every node). Several partitions
     and none chosen or default: a :class:`pbf.ConfigError`."""
@@ -302,7 +311,6 @@ def _priority(conf, mapped, unmodelled):
         raise ConfigError(f"{conf.path}, line {number}: PriorityType={kind!r}: expected priority/basic or "
                           "priority/multifactor")
     mapped["PriorityType"] = f"{kind} -> multifactor"
-    from .plugins.multifactor import Multifactor
     kw = {}
     for key, attr in (("priorityweightage", "weight_age"), ("priorityweightfairshare", "weight_fairshare"),
                       ("priorityweightjobsize", "weight_job_size"), ("priorityweightpartition", "weight_partition"),
@@ -366,7 +374,6 @@ def _select(conf, mapped, unmodelled):
 
 
 def _nodes_and_partition(conf, cluster, chosen, unmodelled):
-    from .cluster import expand_hostlist
     weights = set()
     part_names = {n.name for n in cluster.nodes}
     for number, pairs in conf.nodes:
@@ -414,24 +421,21 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
                           "by pbf")
 
 
-def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, requests=None) -> SlurmSettings:
+def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
+                   requests: Requests | None = None) -> SlurmSettings:
     """The pbf replay settings standing for the scheduler of the site's ``slurm.conf`` at ``path`` (module
     docstring): the partition ``partition`` (else the ``Default=YES`` one, else the only one, else every
     node), Slurm 22.05's defaults where the file is silent, and everything else the file sets listed in
     :attr:`SlurmSettings.unmodelled`. ``requests`` (a :class:`pbf.resources.Requests`, optional) adds
     what the jobs make matter (jobs without memory on a partition without ``DefMemPerCPU``). Raises
     :class:`pbf.ConfigError` naming the file, line, key and value of a setting pbf cannot use."""
-    from .config import Backfill
-    from .replayer import ReplayConfig
-    from .scheduler_time import SlurmSim
-    from .slurm_conf import cluster_from_slurm_conf
     path = os.fspath(path)
     conf = read_slurm_conf(path)
     if not conf.nodes:
         raise ConfigError(f"{conf.path}: no NodeName lines")
     chosen = choose_partition(path, partition)
     part_name = chosen[1]["partitionname"] if chosen else None
-    cluster = cluster_from_slurm_conf(path, part_name)
+    cluster = Cluster.from_slurm_conf(path, part_name)
     mapped, unmodelled, read_past = {}, [], []
     mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition {part_name or '(all)'}, "
                        "numbered by name as slurmctld numbers them")
@@ -468,7 +472,6 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
         mapped["DefMemPerCPU"] = f"{cluster.default_mem_per_core_mb} MB a core for jobs that ask none"
     _nodes_and_partition(conf, cluster, chosen, unmodelled)
     if requests is not None and not cluster.default_mem_per_core_mb:
-        import numpy as np
         none = int(((np.asarray(requests.mem_core_mb) <= 0) & (np.asarray(requests.mem_node_mb) <= 0)).sum())
         if none and mem_from != "none":
             unmodelled.append(f"{none} jobs ask no memory and the partition has no DefMemPerCPU: Slurm gives each "

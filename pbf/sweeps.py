@@ -26,16 +26,19 @@ latest record of every cell, one row each; ``pandas.read_csv`` reads it) and ``s
 """
 from __future__ import annotations
 
-import functools
+import csv
 import hashlib
 import itertools
 import json
+import multiprocessing as mp
 import os
 import sys
 import time
-import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from .errors import ConfigError
+from .sweep_cell import run_cell, run_recorded
+from .sweeps_ray import run_ray
 
 __all__ = ["sweep", "load_spec", "cells_of", "run_cell", "run_recorded", "SETTINGS"]
 
@@ -49,13 +52,13 @@ SETTINGS = ("preset", "priority", "predictor", "correction", "order", "reservati
 _GENERATORS = ("lublin", "beocat")
 
 
-def load_spec(spec):
+def load_spec(spec: dict | str | os.PathLike) -> dict:
     """A spec as a dict: ``spec`` is a dict or the path of a TOML file (``trace.path`` and the
     ``trace`` axis are made relative to the file's folder)."""
     if isinstance(spec, dict):
         data, base = dict(spec), os.getcwd()
     else:
-        import tomllib
+        import tomllib  # (Python 3.11+; the rest of pbf runs on 3.10)
         path = os.fspath(spec)
         try:
             with open(path, "rb") as fh:
@@ -103,7 +106,7 @@ def _cluster_path(base, value):
     return full + sep + part if os.path.isfile(full) else value
 
 
-def cells_of(spec):
+def cells_of(spec: dict | str | os.PathLike) -> list[dict]:
     """Every cell of the grid, in grid order: ``{"id": ..., "params": {...}}``."""
     spec = load_spec(spec)          # (idempotent on a loaded spec: its paths are absolute)
     axes = list(spec["grid"])
@@ -113,106 +116,6 @@ def cells_of(spec):
         key = json.dumps({"trace": spec["trace"], "params": params}, sort_keys=True)
         out.append({"id": hashlib.sha1(key.encode()).hexdigest()[:12], "params": params})
     return out
-
-
-def _trace_table(trace, params):
-    # cells of one worker process often share a trace (a seed, a file): make it once
-    key = json.dumps({"trace": trace, "path": params.get("trace"), "seed": params.get("seed")}, sort_keys=True)
-    return _cached_table(key)
-
-
-@functools.lru_cache(maxsize=4)
-def _cached_table(key):
-    spec = json.loads(key)
-    trace, params = spec["trace"], {k: v for k, v in (("trace", spec["path"]), ("seed", spec["seed"])) if v is not None}
-    return _make_table(trace, params)
-
-
-def _make_table(trace, params):
-    from .workload import read_swf
-    if "trace" in params:
-        return read_swf(params["trace"])
-    if "path" in trace:
-        return read_swf(trace["path"])
-    from .workload.cleaning import clean
-    options = {k: v for k, v in trace.items() if k != "gen"}
-    seed = int(params.get("seed", options.pop("seed", 0)))
-    if trace["gen"] == "lublin":
-        from .workload.lublin import generate_lublin
-        table = generate_lublin(int(options.pop("jobs", 10_000)), options.pop("preset", "lublin-1"), seed=seed,
-                                **options)
-    else:
-        from .workload.beocat import generate_beocat
-        table = generate_beocat(int(options.pop("jobs", 100_000)), seed=seed, **options)
-    # the cleaning pbf replay applies to files: a model without requests gets its run times
-    return clean(table)[0]
-
-
-#: sweep settings of node failures -> pbf.Failures fields
-_FAILURE_KEYS = {"failures": "path", "mtbf_hours": "mtbf_hours", "repair_hours": "repair_hours",
-                 "failure_seed": "seed", "node_cores": "node_cores", "on_failure": "on_failure"}
-
-
-def _config(params):
-    from .config import Backfill
-    from .replayer import ReplayConfig
-    p = dict(params)
-    p.pop("seed", None)
-    p.pop("trace", None)
-    bf = {}
-    if "reservations" in p:
-        r = p.pop("reservations")
-        bf["reservations"] = None if r in ("unlimited", None) else int(r)
-    for key in ("max_job_test", "order"):
-        if key in p:
-            bf[key] = p.pop(key)
-    if p.pop("no_backfill", False):
-        bf["enabled"] = False
-    fail = {k: p.pop(k) for k in _FAILURE_KEYS if k in p}
-    if fail.get("mtbf_hours") == 0 and "failures" not in fail:
-        fail = {}                  # (an axis's baseline: no failures)
-    if fail:
-        from .outages import Failures
-        p["failures"] = Failures(**{_FAILURE_KEYS[k]: v for k, v in fail.items()})
-    preset = p.pop("preset", None)
-    if preset is not None:
-        cfg = ReplayConfig.from_preset(preset, **p)
-        if bf:
-            from dataclasses import replace
-            cfg = replace(cfg, backfill=replace(cfg.backfill, **bf))
-        return cfg
-    return ReplayConfig(backfill=Backfill(**bf), **p)
-
-
-def run_cell(trace, params, table=None):
-    """One cell: replay the trace with the cell's settings; returns its metrics (a flat dict)."""
-    from .replayer import replay
-    t0 = time.perf_counter()
-    table = table if table is not None else _trace_table(trace, params)
-    res = replay(table, _config(params))
-    s = res.summary
-    m = {k: s["metrics"][k] for k in ("awt_h", "art_h", "bsld", "utilisation", "makespan_s", "max_queue",
-                                     "mean_queue")}
-    m.update(completed=s["jobs"]["completed"], rejected=s["jobs"]["rejected"], backfilled=s["jobs"]["backfilled"],
-             passes=s["passes"]["count"], mean_depth=s["passes"]["mean_depth"],
-             replay_s=s["wall_s"]["replay"], cell_s=time.perf_counter() - t0)
-    if s.get("nodes"):
-        n = s["nodes"]
-        m.update(memory_held=n["utilisation"]["memory"], gpus_held=n["utilisation"]["gpus"],
-                 heads_held_by_resources=n["heads_held_by_resources_share"], never_fit=n["never_fit"])
-    if s["failures"] is not None:
-        f = s["failures"]
-        m.update(failures=f["events"]["fail"], requeued=f["requeued"], killed=f["killed"],
-                 lost_core_hours=f["lost_core_hours"], down_core_hours=f["down_core_hours"])
-    return m
-
-
-def run_recorded(trace, params, table=None):
-    """``(status, metrics, error)`` of one cell: its failure is recorded, not raised (both backends)."""
-    try:
-        return "ok", run_cell(trace, params, table), None
-    except Exception as exc:  # noqa: BLE001 - a cell's failure is recorded, not raised
-        return "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
 
 
 class _Results:
@@ -252,7 +155,6 @@ class _Results:
         self.latest[cell["id"]] = rec
 
     def write_csv(self):
-        import csv
         rows = [self.latest[c["id"]] for c in self.cells if c["id"] in self.latest]
         pkeys = list(dict.fromkeys(k for r in rows for k in r["params"]))
         mkeys = list(dict.fromkeys(k for r in rows for k in (r["metrics"] or {})))
@@ -287,7 +189,8 @@ def _progress(total, done0):
     return report
 
 
-def sweep(spec, out, *, jobs=None, backend="local", address=None, resume=False, progress=True):
+def sweep(spec: dict | str | os.PathLike, out: str | os.PathLike, *, jobs: int | None = None, backend: str = "local",
+          address: str | None = None, resume: bool = False, progress: bool = True) -> list[dict]:
     """Run a sweep (``spec``: a dict or a TOML path) into folder ``out``; returns the list of
     records (one per cell, in grid order). ``backend``: ``local`` (``jobs`` spawned processes,
     default the cores) or ``ray`` (``address`` of a running cluster; the trace is put in the
@@ -300,29 +203,30 @@ def sweep(spec, out, *, jobs=None, backend="local", address=None, resume=False, 
         json.dump(spec, fh, indent=2)
     todo = results.todo()
     report = _progress(len(todo), results.done_before) if progress and todo else (lambda status: None)
+
+    def finished(cell, status, metrics, error, seconds):
+        results.add(cell, status, metrics, error, seconds)
+        report(status)
+
     if backend == "local":
-        _local(spec, todo, results, report, jobs)
+        _local(spec["trace"], todo, finished, jobs)
     elif backend == "ray":
-        from .sweeps_ray import run_ray
-        run_ray(spec, todo, results, report, address)
+        run_ray(spec["trace"], todo, finished, address)
     else:
         raise ConfigError(f"backend {backend!r}: expected local or ray")
     results.write_csv()
     return [results.latest[c["id"]] for c in cells if c["id"] in results.latest]
 
 
-def _local(spec, todo, results, report, jobs):
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _local(trace, todo, finished, jobs):
     if not todo:
         return
     jobs = int(jobs or os.cpu_count() or 1)
     if jobs < 1:
         raise ConfigError(f"jobs must be >= 1, got {jobs}")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=mp.get_context("spawn")) as pool:
-        started = {pool.submit(run_recorded, spec["trace"], c["params"]): (c, time.perf_counter()) for c in todo}
+        started = {pool.submit(run_recorded, trace, c["params"]): (c, time.perf_counter()) for c in todo}
         for fut in as_completed(started):
             cell, t0 = started[fut]
             status, metrics, error = fut.result()
-            results.add(cell, status, metrics, error, time.perf_counter() - t0)
-            report(status)
+            finished(cell, status, metrics, error, time.perf_counter() - t0)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 from .errors import ConfigError
+from .sweep_cell import run_recorded, trace_table
 
 __all__ = ["run_ray"]
 
@@ -23,12 +25,17 @@ def _trace_key(trace, params):
     return json.dumps({**trace, "seed": params.get("seed", trace.get("seed", 0))}, sort_keys=True)
 
 
-def run_ray(spec, todo, results, report, address):
+#: called as each cell ends: (cell, status, metrics, error, seconds)
+Finished = Callable[[dict, str, dict | None, str | None, float], None]
+
+
+def run_ray(trace: dict, todo: list[dict], finished: Finished, address: str | None) -> None:
+    """Run the cells ``todo`` of a sweep whose trace setting is ``trace`` as Ray tasks on the cluster at
+    ``address`` (None: a Ray instance started here for the sweep); ``finished`` is called as each ends."""
     try:
         import ray
     except ImportError:
         raise ConfigError('the ray backend needs Ray: pip install "pbf[ray]"') from None
-    from .sweeps import _trace_table, run_recorded
     if not todo:
         return
     started_here = not ray.is_initialized()
@@ -39,25 +46,23 @@ def run_ray(spec, todo, results, report, address):
         tables = {}
         pending = {}
         for cell in todo:
-            key = _trace_key(spec["trace"], cell["params"])
+            key = _trace_key(trace, cell["params"])
             if key not in tables:          # each trace goes to the object store once
                 try:
-                    tables[key] = ray.put(_trace_table(spec["trace"], cell["params"]))
+                    tables[key] = ray.put(trace_table(trace, cell["params"]))
                 except Exception as exc:  # noqa: BLE001 - recorded for the cells of that trace
                     tables[key] = exc
             if isinstance(tables[key], Exception):
-                results.add(cell, "error", None, f"{type(tables[key]).__name__}: {tables[key]}", 0.0)
-                report("error")
+                finished(cell, "error", None, f"{type(tables[key]).__name__}: {tables[key]}", 0.0)
                 continue
-            ref = task.remote(spec["trace"], cell["params"], tables[key])
+            ref = task.remote(trace, cell["params"], tables[key])
             pending[ref] = (cell, time.perf_counter())
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 cell, t0 = pending.pop(ref)
                 status, metrics, error = ray.get(ref)
-                results.add(cell, status, metrics, error, time.perf_counter() - t0)
-                report(status)
+                finished(cell, status, metrics, error, time.perf_counter() - t0)
     finally:
         if started_here:
             ray.shutdown()

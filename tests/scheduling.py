@@ -164,3 +164,40 @@ def node_table(jobs):
                                  nodes_max=col("nmax"))
     table.features = ["&".join(j["feat"]) for j in jobs]
     return table
+
+
+@st.composite
+def scenarios(draw):
+    """Cores-only replays: jobs (with bursts of identical ones), a backfill setting, a trigger and profile
+    blocks small enough that whole-block placements, skips and splits occur."""
+    units = draw(st.integers(1, 140))
+    n = draw(st.integers(1, 45))
+    gaps = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+    submit = np.cumsum(gaps)
+    size = np.array([draw(st.integers(1, units + (2 if draw(st.booleans()) and i % 7 == 0 else 0)))
+                     for i in range(n)])
+    req = np.array(draw(st.lists(st.integers(0, 300), min_size=n, max_size=n)))
+    run = np.array([draw(st.integers(0, max(1, int(r)))) for r in req])
+    run = np.where(req > 0, np.minimum(run, req), run)
+    if draw(st.booleans()):
+        # bursts of identical jobs arriving together, as in Beocat-like traces
+        for i in range(1, n):
+            if draw(st.integers(0, 2)) == 0:
+                size[i], req[i], run[i] = size[i - 1], req[i - 1], run[i - 1]
+                submit[i] = submit[i - 1]
+    clairvoyant = draw(st.booleans())
+    est = np.maximum(run, 1) if clairvoyant else req
+    reservations = draw(st.sampled_from([0, 1, 1, 2, 3, None]))
+    order = draw(st.sampled_from(["queue", "sjbf"]))
+    backfill = Backfill(reservations=reservations,
+                        max_job_test=draw(st.sampled_from([None, None, 1, 3, 8])),
+                        window=draw(st.sampled_from([0, 0, 50, 200])),
+                        resolution=draw(st.sampled_from([0, 0, 7, 60])),
+                        order=order,
+                        stop_at_reservation_limit=(reservations is not None and order == "queue"
+                                                   and draw(st.integers(0, 3)) == 0))
+    return dict(submit=submit, units=size, est=est, run=run, total_units=units, backfill=backfill,
+                prio_sjf=draw(st.booleans()), trigger=draw(st.sampled_from(["event", "interval"])),
+                bf_interval=draw(st.integers(1, 60)),
+                # small profile blocks, so that whole-block placements, block skips and splits occur
+                block_slots=draw(st.sampled_from([None, 1, 2, 3, 5])))

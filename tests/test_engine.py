@@ -7,16 +7,7 @@ import pytest
 import pbf
 from pbf.engine import Engine, Finish, Job, ProtocolError, Reserve, Start, Submit
 
-
-def snapshot(eng):
-    return (eng.pending(), {k: (s, list(u)) for k, (s, u) in eng.running().items()}, eng.stats(),
-            eng.reservations())
-
-
-def busy_engine():
-    eng = Engine(pbf.Cluster(units=8), report_reservations=True)
-    eng.advance(0, [Submit(Job(1, 0, 6, 100)), Submit(Job(2, 0, 4, 50)), Submit(Job(3, 0, 2, 30))])
-    return eng
+from helpers import busy_engine, snapshot
 
 
 def test_decisions_and_queries():

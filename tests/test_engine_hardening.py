@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import pbf
 from pbf.engine import MAX_TIME, Engine, Finish, Job, ProtocolError, Submit
 
-from test_engine import busy_engine, snapshot
+from helpers import CountingPredictor, busy_engine, snapshot
 
 
 @pytest.mark.parametrize("now, events, message", [
@@ -50,21 +50,6 @@ def test_events_cannot_predate_the_last_pass_or_a_jobs_start():
     with pytest.raises(ProtocolError, match="is at 49, before the last call's now at 50"):
         eng2.advance(60, [Finish(1, 49)])
     assert eng2.advance(60, [Finish(1, 50)]) == []     # at its start time: accepted
-
-
-class CountingPredictor:
-    """A Python predictor that refuses job ids over 100 and counts what it saw."""
-    def __init__(self):
-        self.predicted, self.fitted = [], []
-
-    def predict(self, jobs, now):
-        if (jobs.id > 100).any():
-            raise RuntimeError("refused")
-        self.predicted.extend(jobs.id.tolist())
-        return jobs.requested // 2
-
-    def fit(self, jobs, now):
-        self.fitted.extend(jobs.id.tolist())
 
 
 def test_a_failing_python_predictor_rolls_the_whole_call_back():

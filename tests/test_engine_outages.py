@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 import pbf
 from pbf import Drain, Engine, Fail, Finish, Job, ProtocolError, Resume, Start, Stopped, Submit
 
+from helpers import CountingPredictor, snapshot
+
 
 def starts(decisions):
     return {d.job_id: list(d.units) for d in decisions if isinstance(d, Start)}
@@ -142,7 +144,6 @@ def test_no_job_is_ever_placed_on_a_down_unit(run):
 
 
 def test_a_failing_plugin_undoes_the_outages_of_the_call():
-    from test_engine_hardening import CountingPredictor, snapshot
     eng = Engine(8, predictor=CountingPredictor(), report_reservations=True)
     eng.advance(0, [Submit(Job(1, 0, 6, 100)), Submit(Job(2, 0, 4, 50)), Drain(units=(7,), at=0, until=90)])
     before, down = snapshot(eng), list(eng.down())

@@ -8,8 +8,7 @@ from pbf.config import Backfill
 from pbf.replayer import ReplayConfig, replay
 from pbf.workload import read_swf
 
-from scheduling import check_invariants, compiled_replay, oracle_replay
-from test_core_oracle import scenarios
+from scheduling import check_invariants, compiled_replay, oracle_replay, scenarios
 
 KEYS = ("state", "start", "end", "how", "reason")
 PASS_KEYS = ("kind", "time", "depth", "started", "reservations", "exit", "slots")

@@ -12,28 +12,14 @@ from pbf.rl.evaluate import RLSCHEDULER_TABLE, evaluate_windows
 from pbf.rl.kernel import FORMAT, LAYERS, VERSION, KernelPolicy
 from pbf.rl.trace import RLTrace
 
+from helpers import write_small_swf
+
 PAD = np.array([0, 1, 1, 1, 1, 1, 1, 0], dtype=np.float32)
-
-
-def _write_swf(path, n=1500, procs=64, seed=0, request=True):
-    """A small random trace: bursts of arrivals, mixed sizes, requested times above run times."""
-    rng = np.random.default_rng(seed)
-    submit = np.cumsum(rng.exponential(120, n)).astype(int)
-    run = rng.integers(1, 8000, n)
-    size = np.minimum(rng.choice([1, 1, 1, 2, 4, 8, 16, 32, procs], n), procs)
-    req = (run * rng.uniform(1.0, 4.0, n)).astype(int) + 1 if request else np.full(n, -1)
-    lines = [f"; MaxProcs: {procs}", f"; MaxNodes: {procs}"]
-    for i in range(n):
-        user = int(rng.integers(1, 30))
-        lines.append(f"{i + 1} {submit[i]} -1 {run[i]} {size[i]} -1 -1 {size[i]} {req[i]} -1 1 {user} "
-                     f"{user % 5 + 1} {int(rng.integers(1, 9))} 1 1 -1 -1")
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 @pytest.fixture(scope="module")
 def small_trace(tmp_path_factory):
-    return _write_swf(tmp_path_factory.mktemp("rl") / "small.swf")
+    return write_small_swf(tmp_path_factory.mktemp("rl") / "small.swf")
 
 
 def _sim_of(trace, window, backfill=False, compat=False, skip=False, metric=0):

@@ -3,7 +3,6 @@ Gymnasium environment, RLBackfilling's published EASY figures, the learned backf
 replays, and training (with torch)."""
 import numpy as np
 import pytest
-from test_rl import _write_swf
 
 import pbf
 from pbf import _rlsim
@@ -14,6 +13,8 @@ from pbf.rl.kernel import KernelPolicy
 from pbf.rl.trace import RLTrace
 from pbf.studies.rlbackfilling import learned_value, rlb_test_starts
 
+from helpers import write_small_swf
+
 gym = pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
 from pbf.rl.backfill_env import BackfillEnv, VecBackfill  # noqa: E402
 
@@ -22,7 +23,7 @@ SDSC_STARTS = (10173, 25552, 19140, 8850, 11508, 2714, 46188, 12214, 39853, 4321
 
 @pytest.fixture(scope="module")
 def small_trace(tmp_path_factory):
-    return _write_swf(tmp_path_factory.mktemp("rlbf") / "small.swf", n=2000, procs=64, seed=3)
+    return write_small_swf(tmp_path_factory.mktemp("rlbf") / "small.swf", n=2000, procs=64, seed=3)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pbf
 from pbf.cluster import Cluster
 from pbf.errors import ConfigError
 from pbf.resources import requests_of
-from pbf.slurm_conf import cluster_from_slurm_conf, slurm_node_key, strnatcmp
+from pbf.slurm_conf import slurm_node_key, strnatcmp
 from pbf.workload.sacct import read_sacct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm"
@@ -22,10 +22,10 @@ def test_default_partition_with_node_defaults_and_continuations():
     assert [n.cores for n in c.nodes] == [32, 8, 8, 8]            # Sockets x CoresPerSocket from DEFAULT; CPUs=
     assert c.nodes[1].memory_mb == 16000 and c.nodes[0].memory_mb == 256000
     assert c.nodes[1].features == ("avx2", "ib") and c.nodes[1].klass == "dwarf"
-    old = cluster_from_slurm_conf(DATA / "site.conf", node_order="file")
+    old = Cluster.from_slurm_conf(DATA / "site.conf", node_order="file")
     assert [n.name for n in old.nodes] == ["dwarf01", "dwarf02", "dwarf03", "big1"]
     with pytest.raises(ConfigError, match="node_order must be one of name, file"):
-        cluster_from_slurm_conf(DATA / "site.conf", node_order="lines")
+        Cluster.from_slurm_conf(DATA / "site.conf", node_order="lines")
 
 
 def test_a_named_partition_in_slurms_node_order_with_gres():

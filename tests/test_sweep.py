@@ -185,7 +185,7 @@ def test_cluster_is_a_grid_setting(tmp_path):
     """A cluster file beside the spec is found from the spec's folder; node cells carry the resource
     figures and decide as a replay on that cluster does."""
     import pbf
-    from pbf.sweeps import _config, _trace_table, run_cell
+    from pbf.sweep_cell import cell_config, run_cell, trace_table
     shutil.copy(os.path.join(os.path.dirname(__file__), "data", "slurm", "site.conf"), tmp_path / "site.conf")
     spec = _spec(tmp_path, """[trace]
 gen = "beocat"
@@ -199,9 +199,9 @@ cluster = ["site.conf:batch", "beocat"]
     trace = load_spec(spec)["trace"]
     for cell in cells:
         got = run_cell(trace, cell["params"])
-        want = pbf.replay(_trace_table(trace, cell["params"]), _config(cell["params"])).summary
+        want = pbf.replay(trace_table(trace, cell["params"]), cell_config(cell["params"])).summary
         assert got["awt_h"] == want["metrics"]["awt_h"]
         assert got["memory_held"] == want["nodes"]["utilisation"]["memory"]
         assert got["never_fit"] == want["nodes"]["never_fit"]
     with pytest.raises(pbf.ConfigError, match="cluster"):
-        pbf.replay(_trace_table(trace, cells[0]["params"]), _config({"cluster": "no-such-cluster"}))
+        pbf.replay(trace_table(trace, cells[0]["params"]), cell_config({"cluster": "no-such-cluster"}))

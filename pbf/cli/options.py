@@ -14,7 +14,7 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from ..workload import Cleaning, JobTable
 
-__all__ = ["int_in", "float_in", "positive_seconds", "reservations", "key_values", "worker_list",
+__all__ = ["int_in", "float_in", "positive_seconds", "positive_number", "reservations", "key_values", "worker_list",
            "add_cost_options", "cost_settings", "add_cleaning", "cleaning", "read_trace"]
 
 
@@ -45,15 +45,24 @@ def float_in(lo: float, hi: float, what: str = "a number") -> Callable[[str], fl
     return parse
 
 
-def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds > 0."""
+def _positive(text: str, what: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text}")
+        raise argparse.ArgumentTypeError(f"expected a finite {what[2:]} > 0, got {text}")
     return value
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    return _positive(text, "a number of seconds")
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number > 0 (a ratio, a factor)."""
+    return _positive(text, "a number")
 
 
 def reservations(text: str) -> int | None:

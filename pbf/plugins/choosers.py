@@ -4,12 +4,15 @@ made. ``queue``: priority order (the whole pass is one walk). ``sjbf``: shortest
 callable) returning one number per queued job; after the reservations the remaining jobs are tried
 in ascending key order (ties in priority order), for a start now only, like ``sjbf``.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin
+from .views import JobsView
 
 __all__ = ["CHOOSERS", "PythonChooser"]
 
@@ -21,7 +24,7 @@ class PythonChooser:
     where: str = ""
     name = "python"
 
-    def keys(self, jobs, now):
+    def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         fn = self.fn.keys if hasattr(self.fn, "keys") else self.fn
         out = _as_floats(call_plugin("chooser", self.where, fn, jobs, now), f"chooser {self.where}")
         if out.shape != (len(jobs),):
@@ -30,13 +33,13 @@ class PythonChooser:
             raise ConfigError(f"chooser {self.where}: returned NaN keys")
         return out
 
-    def ranks(self, jobs, now):
+    def ranks(self, jobs: JobsView, now: int) -> np.ndarray:
         """Integer ranks of the keys (what the compiled pass sorts by; ties share a rank)."""
         keys = self.keys(jobs, now)
         _, inverse = np.unique(keys, return_inverse=True)
         return inverse.astype(np.int64)
 
-    def describe(self):
+    def describe(self) -> str:
         return self.fn.describe() if callable(getattr(self.fn, "describe", None)) else self.where
 
 

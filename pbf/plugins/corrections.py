@@ -12,19 +12,22 @@ the requested or clairvoyant predictor no job ever needs one.
 
 Every correction is capped at the requested time.
 """
+from __future__ import annotations
+
 from .._core import INCREMENTS
 from ..codes import CORRECTIONS as _NAMES
+from ..errors import ConfigError
 from .registry import Registry
 
 __all__ = ["CORRECTIONS", "INCREMENTS", "correct", "code"]
 
 
-def code(name):
+def code(name: str) -> int:
     """The compiled core's code of a correction (its place in :data:`pbf.codes.CORRECTIONS`)."""
     return _NAMES.index(CORRECTIONS.resolve(name))
 
 
-def correct(kind, est, pred0, ncorr, req, start, now):
+def correct(kind: str, est: int, pred0: int, ncorr: int, req: int, start: int, now: int) -> tuple[int, int]:
     """The oracle's correction loop: (new estimate, corrections so far)."""
     while start + est <= now and est < req:
         ncorr += 1
@@ -41,7 +44,6 @@ def correct(kind, est, pred0, ncorr, req, start, now):
 
 
 def _adapt(obj, where):
-    from ..errors import ConfigError
     raise ConfigError(f"correction {where}: corrections are built in; choose one of {', '.join(_NAMES)}")
 
 

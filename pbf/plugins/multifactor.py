@@ -16,6 +16,8 @@ PriorityCalcPeriod) every user's usage first decays by ``2^-(elapsed / half_life
 what ran since; ``usage_norm`` = the user's share of all usage. Keys are recomputed, and the queue
 re-sorted, every ``calc_period``; a job submitted in between gets its priority at submission.
 """
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, field
 
@@ -62,17 +64,18 @@ class Multifactor:
                     raise ConfigError(f"multifactor {f}[{k!r}] must be a number >= 0, got {v!r}")
 
     @classmethod
-    def beocat(cls, **overrides):
+    def beocat(cls, **overrides: object) -> Multifactor:
         """Beocat's simulator configuration (reference §1.8): PriorityDecayHalfLife 4 h,
         PriorityMaxAge 5 h, FavorSmall NO, weights fair share 50,000, age 50,000, partition
         1,000,000, job size 200,000, QOS 20,000."""
         return cls(**{"max_age": 5 * 3600, "half_life": 4 * 3600, **overrides})
 
     @property
-    def period(self):
+    def period(self) -> int:
+        """Seconds between recomputations of the keys (``calc_period``)."""
         return self.calc_period
 
-    def factors(self, partition, queue):
+    def factors(self, partition: np.ndarray, queue: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(part, qos) columns in [0, 1] for jobs of these SWF partition and queue numbers."""
         pf, qf = self.partition_factors, self.qos_priorities
         pmax = max([*pf.values(), 1.0])
@@ -81,7 +84,7 @@ class Multifactor:
         qos = np.array([qf.get(int(q), 0.0) / qmax for q in queue], dtype=np.float64)
         return part, qos
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         """The compiled core's settings (see :mod:`pbf.core_config`)."""
         return {"prio": int(Priority.PR_MULTIFACTOR), "prio_period": self.calc_period,
                 "mf_w_age": float(self.weight_age), "mf_w_fs": float(self.weight_fairshare),
@@ -89,13 +92,15 @@ class Multifactor:
                 "mf_w_qos": float(self.weight_qos), "mf_max_age": self.max_age,
                 "mf_half_life": self.half_life, "mf_favor_small": int(self.favor_small)}
 
-    def describe(self):
+    def describe(self) -> str:
         return (f"multifactor(age {self.weight_age:g}, fairshare {self.weight_fairshare:g}, "
                 f"size {self.weight_job_size:g}, partition {self.weight_partition:g}, qos {self.weight_qos:g}, "
                 f"max_age {self.max_age} s, half_life {self.half_life} s, calc {self.calc_period} s)")
 
     # the oracle's formulas (pbf/reference/engine_ref.py keeps the usage)
-    def priority(self, units, submit, user_usage, total_usage, n_users, part, qos, cluster_units, now):
+    def priority(self, units: int, submit: int, user_usage: float, total_usage: float, n_users: int, part: float,
+                 qos: float, cluster_units: int, now: int) -> float:
+        """The priority of one job (the oracle's formula, as the compiled core computes it)."""
         age = 1.0
         if self.max_age > 0:
             age = float(now - submit) / float(self.max_age)

@@ -7,6 +7,8 @@ object with ``predict(jobs, now) -> estimates`` (called with the jobs arriving a
 optionally, ``fit(jobs, now)`` (called with the jobs that finished, ``jobs.run`` their run times,
 before any later prediction); see ``examples/plugins.py``.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +17,7 @@ from ..codes import Predictor as PD
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin
 from .regression import BRANCHES, WEIGHTS
+from .views import JobsView
 
 __all__ = ["Predictor", "Requested", "Clairvoyant", "Ave2", "Regression", "PythonPredictor", "PREDICTORS"]
 
@@ -23,15 +26,15 @@ class Predictor:
     name = ""
     code = PD.PD_GIVEN
 
-    def given(self, req, run):
+    def given(self, req: np.ndarray, run: np.ndarray) -> np.ndarray:
         """The estimates to load with the jobs (PD_GIVEN predictors), else the requested times."""
         return np.asarray(req)
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         """The compiled core's settings (see :mod:`pbf.core_config`)."""
         return {"predictor": int(self.code)}
 
-    def describe(self):
+    def describe(self) -> str:
         return self.name
 
 
@@ -44,7 +47,7 @@ class Clairvoyant(Predictor):
     """The actual run time (at least 1 s): an upper bound for studies."""
     name = "clairvoyant"
 
-    def given(self, req, run):
+    def given(self, req: np.ndarray, run: np.ndarray) -> np.ndarray:
         return np.maximum(np.asarray(run), 1)
 
 
@@ -83,13 +86,13 @@ class Regression(Predictor):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0 or v == float("inf"):
                 raise ConfigError(f"regression {f} must be a finite number >= 0, got {v!r}")
 
-    def settings(self):
+    def settings(self) -> tuple:
         """(eta, lam, over squared?, under squared?, weight index, over slope, under slope) as the
         core takes them."""
         return (float(self.eta), float(self.lam), int(self.over == "squared"), int(self.under == "squared"),
                 WEIGHTS.index(self.weight), float(self.over_slope), float(self.under_slope))
 
-    def describe(self):
+    def describe(self) -> str:
         slopes = "" if (self.over_slope, self.under_slope) == (1.0, 1.0) else \
             f", over_slope={self.over_slope:g}, under_slope={self.under_slope:g}"
         return (f"regression(over={self.over}, under={self.under}, weight={self.weight}, eta={self.eta:g}, "
@@ -104,13 +107,13 @@ class PythonPredictor:
     code = PD.PD_GIVEN
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.where
 
-    def given(self, req, run):
+    def given(self, req: np.ndarray, run: np.ndarray) -> np.ndarray:
         return np.asarray(req)
 
-    def predict(self, jobs, now):
+    def predict(self, jobs: JobsView, now: int) -> np.ndarray:
         out = _as_floats(call_plugin("predictor", self.where, self.obj.predict, jobs, now),
                          f"predictor {self.where}")
         if out.shape != (len(jobs),):
@@ -119,14 +122,14 @@ class PythonPredictor:
             raise ConfigError(f"predictor {self.where}: returned a NaN or infinite estimate")
         return np.clip(out.astype(np.int64), 1, np.maximum(jobs.requested, 1))
 
-    def fit(self, jobs, now):
+    def fit(self, jobs: JobsView, now: int) -> None:
         if hasattr(self.obj, "fit"):
             call_plugin("predictor", self.where, self.obj.fit, jobs, now)
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         return {"predictor": int(PD.PD_GIVEN)}
 
-    def describe(self):
+    def describe(self) -> str:
         return self.where
 
 

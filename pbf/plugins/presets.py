@@ -1,5 +1,7 @@
 """Named policy combinations (Gaussier et al.'s "heuristic triples" and the classics), and ``slurm``:
 Slurm's backfill as the Beocat simulator ran it (its backfill settings and the slurm-sim clock too)."""
+from __future__ import annotations
+
 from .registry import Registry
 
 __all__ = ["PRESETS", "preset", "SCORING_KEYS", "BACKFILL_KEYS", "RUN_KEYS"]
@@ -41,7 +43,7 @@ for _name, (_settings, _summary) in _TABLE.items():
     PRESETS.register(_name, (lambda s=_settings: dict(s)), _summary)
 
 
-def preset(name):
+def preset(name: str) -> dict:
     """The settings of a preset: a dict of priority, predictor, correction and order, and for run
     presets (``slurm``) some of :data:`BACKFILL_KEYS` and :data:`RUN_KEYS`."""
     return PRESETS.resolve(name)

@@ -9,6 +9,8 @@ A user's priority function is any object with ``keys(jobs, now) -> array`` (or a
 ``f(jobs, now)``) taking a :class:`~pbf.plugins.JobsView` of the queue: it is called with the GIL
 before every pass, and its keys order the queue (ascending; ties by submit time, then arrival).
 """
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 
@@ -18,6 +20,7 @@ from ..codes import Priority as PR
 from ..errors import ConfigError
 from .multifactor import Multifactor
 from .registry import Registry, _as_floats, call_plugin
+from .views import JobsView
 
 __all__ = ["Priority", "PythonPriority", "PRIORITIES", "FCFS", "SJF", "Smallest", "F1", "F2", "F3",
            "F4", "WFP3", "UNICEP"]
@@ -30,20 +33,20 @@ class Priority:
     dynamic = False
     period = 0
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         """The key of one job (plain Python, the oracle's formula)."""
         raise NotImplementedError
 
-    def keys(self, jobs, now):
+    def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         """Keys of a :class:`JobsView` (array in, array out)."""
         return np.array([self.key(int(e), int(u), int(s), now)
                          for e, u, s in zip(jobs.estimate, jobs.units, jobs.submit)], dtype=np.float64)
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         """The compiled core's settings for this priority (see :mod:`pbf.core_config`)."""
         return {"prio": int(self.code), "prio_period": self.period}
 
-    def describe(self):
+    def describe(self) -> str:
         return self.name
 
 
@@ -55,7 +58,7 @@ class FCFS(Priority):
     """First come, first served: by submit time, then arrival."""
     name, code = "fcfs", PR.PR_FCFS
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return 0.0
 
 
@@ -63,7 +66,7 @@ class SJF(Priority):
     """Shortest job first: by estimate r."""
     name, code = "sjf", PR.PR_SJF
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return float(est)
 
 
@@ -71,7 +74,7 @@ class Smallest(Priority):
     """Smallest first: by units n."""
     name, code = "smallest", PR.PR_SMALLEST
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return float(units)
 
 
@@ -79,7 +82,7 @@ class F1(Priority):
     """Carastan-Santos & de Camargo F1: log10(r) n + 870 log10(s)."""
     name, code = "f1", PR.PR_F1
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return math.log10(float(est)) * float(units) + 870.0 * _log_submit(submit)
 
 
@@ -87,7 +90,7 @@ class F2(Priority):
     """F2: sqrt(r) n + 25600 log10(s)."""
     name, code = "f2", PR.PR_F2
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return math.sqrt(float(est)) * float(units) + 25600.0 * _log_submit(submit)
 
 
@@ -95,7 +98,7 @@ class F3(Priority):
     """F3: r n + 6,860,000 log10(s)."""
     name, code = "f3", PR.PR_F3
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return float(est) * float(units) + 6860000.0 * _log_submit(submit)
 
 
@@ -103,7 +106,7 @@ class F4(Priority):
     """F4: r sqrt(n) + 530,000 log10(s)."""
     name, code = "f4", PR.PR_F4
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return float(est) * math.sqrt(float(units)) + 530000.0 * _log_submit(submit)
 
 
@@ -111,7 +114,7 @@ class WFP3(Priority):
     """WFP3: -(w / r)^3 n (long waits relative to the estimate first; recomputed every pass)."""
     name, code, dynamic = "wfp3", PR.PR_WFP3, True
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return -math.pow(float(now - submit) / float(est), 3.0) * float(units)
 
 
@@ -119,7 +122,7 @@ class UNICEP(Priority):
     """UNICEP: -w / (log2(n) r), with RLScheduler's 1e-15 guards (serial jobs first)."""
     name, code, dynamic = "unicep", PR.PR_UNICEP, True
 
-    def key(self, est, units, submit, now):
+    def key(self, est: int, units: int, submit: int, now: int) -> float:
         return -(float(now - submit) + 1e-15) / (math.log2(float(units) + 1e-15) * float(est))
 
 
@@ -133,10 +136,10 @@ class PythonPriority:
     period = 0
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.where
 
-    def keys(self, jobs, now):
+    def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         fn = self.fn.keys if hasattr(self.fn, "keys") and not isinstance(self.fn, dict) else self.fn
         out = _as_floats(call_plugin("priority", self.where, fn, jobs, now), f"priority {self.where}")
         if out.shape != (len(jobs),):
@@ -145,10 +148,10 @@ class PythonPriority:
             raise ConfigError(f"priority {self.where}: returned NaN keys")
         return out
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         return {"prio": int(PR.PR_KEYED), "prio_period": 0}
 
-    def describe(self):
+    def describe(self) -> str:
         return self.where
 
 

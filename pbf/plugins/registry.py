@@ -1,7 +1,10 @@
 """Plugin registries: look a policy up by name, or import a user's by ``"package.module:attr"``."""
+from __future__ import annotations
+
 import importlib
 import os
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -10,7 +13,7 @@ from ..errors import ConfigError, PbfError
 __all__ = ["Registry", "call_plugin"]
 
 
-def call_plugin(kind, where, fn, *args):
+def call_plugin(kind: str, where: str, fn: Callable, *args: object) -> object:
     """Call a user's plugin function; whatever it raises comes back as a :class:`ConfigError` that
     names the plugin (pbf's own errors pass through)."""
     try:
@@ -38,36 +41,39 @@ class Registry:
     an imported or given object into the kind's plugin type (and says what is wrong with it).
     """
 
-    def __init__(self, kind, adapt=None):
+    def __init__(self, kind: str, adapt: Callable[[object, str], object] | None = None):
         self.kind = kind
         self._entries = {}
         self._prefixes = {}
         self._adapt = adapt
 
-    def register(self, name, factory, summary):
+    def register(self, name: str, factory: Callable[[], object], summary: str) -> Callable[[], object]:
         """Register ``factory`` (called with no arguments on lookup) under ``name``."""
         if name in self._entries:
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._entries[name] = (factory, summary)
         return factory
 
-    def register_prefix(self, prefix, factory, summary):
+    def register_prefix(self, prefix: str, factory: Callable[[str], object],
+                        summary: str) -> Callable[[str], object]:
         """Resolve ``"prefix:ARGUMENT"`` by ``factory(ARGUMENT)`` (e.g. ``learned:model.npz``)."""
         self._prefixes[prefix] = (factory, summary)
         return factory
 
-    def prefixes(self):
+    def prefixes(self) -> list[tuple[str, str]]:
         """``[(prefix, one-line summary)]``."""
         return [(p, summary) for p, (_, summary) in self._prefixes.items()]
 
-    def names(self):
+    def names(self) -> list[str]:
         return list(self._entries)
 
-    def summaries(self):
+    def summaries(self) -> list[tuple[str, str]]:
         """``[(name, one-line summary)]`` in registration order."""
         return [(name, summary) for name, (_, summary) in self._entries.items()]
 
-    def resolve(self, spec):
+    def resolve(self, spec: object) -> object:
+        """The plugin ``spec`` names (a registered name, ``prefix:ARGUMENT``, ``package.module:attr``),
+        or ``spec`` itself made the kind's plugin type."""
         if isinstance(spec, str):
             if spec in self._entries:
                 return self._entries[spec][0]()

@@ -13,6 +13,8 @@ Training at each completion: Normalized Adaptive Gradient (Ross, Mineiro & Langf
 ``gamma_j * L(f(x_j), p_j) + lam/2 |w|^2`` where L is squared or linear separately for over- and
 under-prediction and gamma_j one of Table 3's weightings (floored at 0).
 """
+from __future__ import annotations
+
 import math
 
 __all__ = ["WEIGHTS", "BRANCHES", "N_FEATURES", "DIM", "features", "weight", "RegressionModel"]
@@ -24,7 +26,7 @@ N_FEATURES = 20
 DIM = 1 + 2 * N_FEATURES + N_FEATURES * (N_FEATURES - 1) // 2
 
 
-def weight(kind, q, p):
+def weight(kind: int, q: float, p: float) -> float:
     """gamma_j of Table 3 (``kind`` an index into :data:`WEIGHTS`), floored at 0."""
     q, p = float(q), float(p)
     if kind == 0:
@@ -40,7 +42,8 @@ def weight(kind, q, p):
     return g if g > 0.0 else 0.0
 
 
-def features(req, units, submit, now, hist, running_starts, running_units):
+def features(req: int, units: int, submit: int, now: int, hist: tuple, running_starts: list[int],
+             running_units: list[int]) -> list[float]:
     """Table 2's features. ``hist``: (n_done, [p1, p2, p3] latest first, sum_run, sum_units,
     last_end or -1); ``running_starts`` / ``running_units``: the user's running jobs."""
     n_done, last, sum_run, sum_units, last_end = hist
@@ -74,7 +77,8 @@ def features(req, units, submit, now, hist, running_starts, running_units):
 class RegressionModel:
     """NAG-trained degree-2 polynomial regression (the oracle's copy of the compiled model)."""
 
-    def __init__(self, eta, lam, over_sq, under_sq, weight_kind, over_slope=1.0, under_slope=1.0):
+    def __init__(self, eta: float, lam: float, over_sq: int, under_sq: int, weight_kind: int, over_slope: float = 1.0,
+                 under_slope: float = 1.0):
         self.eta, self.lam = float(eta), float(lam)
         self.over_slope, self.under_slope = float(over_slope), float(under_slope)
         self.over_sq, self.under_sq, self.weight_kind = over_sq, under_sq, weight_kind
@@ -84,20 +88,22 @@ class RegressionModel:
         self.N, self.n = 0.0, 1.0
 
     @staticmethod
-    def phi(x):
+    def phi(x: list[float]) -> list[float]:
+        """The model's terms of features ``x``: 1, each feature, each square, each product of two."""
         out = [1.0] + list(x) + [v * v for v in x]
         for i in range(N_FEATURES):
             for j in range(i + 1, N_FEATURES):
                 out.append(x[i] * x[j])
         return out
 
-    def value(self, phi):
+    def value(self, phi: list[float]) -> float:
+        """The model's value at terms ``phi``."""
         f = 0.0
         for wi, pi in zip(self.w, phi):
             f += wi * pi
         return f
 
-    def predict(self, x, req):
+    def predict(self, x: list[float], req: int) -> int:
         """The prediction in whole seconds, clipped to [1, req]."""
         f = self.value(self.phi(x))
         if not f >= 1.0:
@@ -106,7 +112,8 @@ class RegressionModel:
             return int(req)
         return int(f)
 
-    def fit(self, x, y, gamma):
+    def fit(self, x: list[float], y: float, gamma: float) -> None:
+        """One NAG step towards run time ``y`` with weight ``gamma``."""
         phi = self.phi(x)
         w, s, G = self.w, self.s, self.G
         for i, p in enumerate(phi):

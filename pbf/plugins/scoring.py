@@ -4,13 +4,17 @@ Built-ins configure the core (:meth:`Scoring.core_settings`, applied by :mod:`pb
 run without Python; a user's Python plugin makes the replay stop at every instant with arrivals or
 queued jobs (the core's ``hooks`` setting) so that :meth:`Scoring.on_hook` can call it with the GIL:
 completions are fed to the predictor's ``fit``, arrivals get their estimates, and the queue (and the
-backfill order) get their keys. The engine calls the same glue (:meth:`Scoring.set_keys`,
-:meth:`Scoring.predict_one`) at each of its passes.
+backfill order) get their keys. The engine calls the same glue (:meth:`Scoring.set_keys`) at each of
+its passes.
 """
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._core import Core
 from .choosers import CHOOSERS, PythonChooser
 from .corrections import CORRECTIONS
 from .corrections import code as correction_code
@@ -24,46 +28,51 @@ __all__ = ["Scoring"]
 
 @dataclass
 class Scoring:
+    """The priority, predictor, correction and backfill chooser of one replay or engine, resolved."""
     priority: object
     predictor: object
     correction: str
     chooser: object      # "queue", "sjbf" or a PythonChooser
 
     @classmethod
-    def resolve(cls, priority="fcfs", predictor="requested", correction="incremental", order="queue"):
+    def resolve(cls, priority: object = "fcfs", predictor: object = "requested", correction: str = "incremental",
+                order: object = "queue") -> Scoring:
         """Look every part up (names, 'package.module:attr' strings or objects)."""
         return cls(PRIORITIES.resolve(priority), PREDICTORS.resolve(predictor),
                    CORRECTIONS.resolve(correction), CHOOSERS.resolve(order))
 
     @property
-    def needs_hooks(self):
+    def needs_hooks(self) -> bool:
+        """Whether a plugin is Python code the replay must stop for."""
         return isinstance(self.priority, PythonPriority) or isinstance(self.predictor, PythonPredictor) \
             or isinstance(self.chooser, PythonChooser)
 
-    def describe(self):
+    def describe(self) -> dict:
+        """The name of each part (priority, predictor, correction, order)."""
         return {"priority": self.priority.describe(), "predictor": self.predictor.describe(),
                 "correction": self.correction,
                 "order": self.chooser if isinstance(self.chooser, str) else self.chooser.describe()}
 
-    def core_settings(self):
+    def core_settings(self) -> dict:
         """The compiled core's settings for these plugins (the regression model is set apart:
         :meth:`regression`)."""
         return {**self.priority.core_settings(), **self.predictor.core_settings(),
                 "correction": correction_code(self.correction), "sjbf": int(self.chooser != "queue"),
                 "bf_keyed": int(isinstance(self.chooser, PythonChooser)), "hooks": int(self.needs_hooks)}
 
-    def regression(self):
+    def regression(self) -> tuple | None:
         """The regression predictor's settings for ``Core.set_regression``, or None."""
         return self.predictor.settings() if isinstance(self.predictor, Regression) else None
 
-    def job_factors(self, partition, queue):
+    def job_factors(self, partition: np.ndarray,
+                    queue: np.ndarray) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
         """(part, qos) columns for the core (multifactor), or (None, None)."""
         if isinstance(self.priority, Multifactor):
             return self.priority.factors(partition, queue)
         return None, None
 
     # ------------------------------------------------------------ Python plugins
-    def on_hook(self, core, columns, now, arrivals, pending):
+    def on_hook(self, core: Core, columns: dict, now: int, arrivals: np.ndarray, pending: np.ndarray) -> None:
         """Call the Python plugins at instant ``now``: ``arrivals`` (job indices about to be
         submitted) and ``pending`` (queued job indices). ``columns``: dict of per-job arrays (id,
         submit, units, requested, user)."""
@@ -75,7 +84,7 @@ class Scoring:
         jobs = np.concatenate([np.asarray(pending, dtype=np.int64), np.asarray(arrivals, dtype=np.int64)])
         self.set_keys(core, lambda rows, **kw: JobsView.of(columns, rows, **kw), jobs, now)
 
-    def set_keys(self, core, view_of, jobs, now):
+    def set_keys(self, core: Core, view_of: Callable[..., JobsView], jobs: np.ndarray, now: int) -> None:
         """Give ``jobs`` (core indices) their keys from a Python priority and ranks from a Python
         chooser, if there are such plugins. ``view_of(rows, estimate=...)`` makes the
         :class:`JobsView` the plugins read."""
@@ -91,7 +100,7 @@ class Scoring:
         if isinstance(self.chooser, PythonChooser):
             core.set_bf_keys(jobs, self.chooser.ranks(view, now))
 
-    def prepare(self, table_in_order, units):
+    def prepare(self, table_in_order: Callable[[], object], units: int) -> None:
         """Before a replay: hand the jobs in replay order (``table_in_order()`` makes them, only if
         a plugin wants them) and the cluster's units to plugins with a ``prepare`` method (a
         learned policy takes its feature normalisers from them)."""
@@ -102,7 +111,7 @@ class Scoring:
             for fn in wanting:
                 fn.prepare(table, units)
 
-    def flush(self, core, columns, now):
+    def flush(self, core: Core, columns: dict, now: int) -> None:
         """Feed the completions not yet seen to a Python predictor's ``fit`` (also called once the
         replay is over, so that a plugin sees every completion)."""
         if not isinstance(self.predictor, PythonPredictor):

@@ -1,7 +1,10 @@
 """What a Python plugin is shown: a struct of numpy arrays over some jobs (array in, array out)."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["JobsView"]
 
@@ -29,11 +32,13 @@ class JobsView:
     free_units: int = -1
     running: object = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.index)
 
     @classmethod
-    def of(cls, columns, index, estimate=None, start=None, run=None, free_units=-1, running=None):
+    def of(cls, columns: dict, index: ArrayLike, estimate: ArrayLike | None = None, start: ArrayLike | None = None,
+           run: ArrayLike | None = None, free_units: int = -1,
+           running: JobsView | None = None) -> JobsView:
         """A view of rows ``index`` of ``columns`` (a dict with id, submit, units, requested, user)."""
         index = np.asarray(index, dtype=np.int64)
         none = np.full(len(index), -1, dtype=np.int64)

@@ -11,11 +11,17 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from ..coalloc import CoAllocation
 from ..errors import ConfigError
+from ..replayer import ReplayConfig, replay
+from ..workload import read_swf
+from ..workload.beocat import BEOCAT_DEFAULT_JOBS, TRAFFIC_WINDOWS, generate_beocat
+from ..workload.cleaning import clean
+from .traces import shared_trace
 
 __all__ = ["POLICIES", "coalloc_experiment", "format_coalloc", "write_figure"]
 
@@ -37,10 +43,6 @@ def _denser(table, factor):
 
 
 def _traces(trace_dir, beocat_jobs, skipped):
-    from ..workload import read_swf
-    from ..workload.beocat import BEOCAT_DEFAULT_JOBS, TRAFFIC_WINDOWS, generate_beocat
-    from ..workload.cleaning import clean
-    from .traces import shared_trace
     for name, file, cores in _SWF:
         try:
             path = os.path.join(trace_dir, file) if trace_dir else shared_trace(file)
@@ -59,11 +61,11 @@ def _traces(trace_dir, beocat_jobs, skipped):
         yield "Beocat-like", load, t, "beocat"
 
 
-def coalloc_experiment(trace_dir=None, beocat_jobs=100_000, policies=POLICIES, progress=None,
-                       keep_series=True) -> dict:
+def coalloc_experiment(trace_dir: str | None = None, beocat_jobs: int = 100_000,
+                       policies: tuple[tuple[str, CoAllocation], ...] = POLICIES,
+                       progress: Callable[[dict], None] | None = None, keep_series: bool = True) -> dict:
     """Every trace x load x policy; returns rows of the summary figures (and per-run series of
     utilisation and queue length over time for the figure)."""
-    from ..replayer import ReplayConfig, replay
     rows, series, skipped = [], {}, []
     for name, load, table, cores in _traces(trace_dir, beocat_jobs, skipped):
         trigger = "interval" if name == "Beocat-like" else "event"
@@ -113,7 +115,7 @@ def _series(jobs, units, bins=200):
     return {"t_days": ((t - t[0]) / 86400).tolist(), "busy": busy, "queue": queue}
 
 
-def format_coalloc(result) -> str:
+def format_coalloc(result: dict) -> str:
     lines = ["trace         load  policy      util.alloc  useful  makespan(h)  wait(h)  resp(h)  "
              "prim.slow mean/p95  co-alloc  regret/bound"]
     for r in result["rows"]:
@@ -127,7 +129,7 @@ def format_coalloc(result) -> str:
     return "\n".join(lines)
 
 
-def write_figure(result, out_dir, trace=None, load="high") -> str:
+def write_figure(result: dict, out_dir: str | os.PathLike, trace: str | None = None, load: str = "high") -> str:
     """Busy cores and queue length over time, one line per policy, for one trace and load."""
     import matplotlib
     matplotlib.use("Agg")
@@ -153,7 +155,7 @@ def write_figure(result, out_dir, trace=None, load="high") -> str:
     return path
 
 
-def write_result(result, out_dir) -> list:
+def write_result(result: dict, out_dir: str | os.PathLike) -> list:
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "coalloc.json")
     with open(path, "w") as fh:

@@ -11,6 +11,7 @@ import hashlib
 import os
 import struct
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -54,7 +55,7 @@ COLUMNS = ("fcfs+easy", "fcfs+easy-ar", "fcfs+rlbf", "sjf+easy", "sjf+easy-ar", 
 SHIPPED = {"sdsc-sp2": "rlbf-sdsc-sp2", "lublin-1": "rlbf-lublin-1"}
 
 
-def rlb_test_starts(n_jobs, window=1024, count=10, seed=1):
+def rlb_test_starts(n_jobs: int, window: int = 1024, count: int = 10, seed: int = 1) -> tuple[int, ...]:
     """The window starts RLBackfilling's test script draws: ``randint(window, n_jobs - window - 1)``
     from the environment's generator seeded by gym's ``seeding.np_random(seed)`` (its seed is
     hashed with SHA-512 into a legacy ``RandomState``)."""
@@ -86,7 +87,7 @@ def _sim(t, window, head, clairvoyant=False, guarded=False, relax=0.0, compat=Tr
                               window, ORDERS[head], guarded, relax, compat, 1 if compat else 0, not compat)
 
 
-def policy_sim(t, policy, window=1024, head="fcfs"):
+def policy_sim(t: RLTrace, policy: KernelPolicy, window: int = 1024, head: str = "fcfs") -> _rlsim.BackfillSim:
     """A sim with the rules ``policy`` was trained under (its meta: compat, guarded, relax)."""
     meta = policy.meta
     compat = bool(meta.get("compat", False))
@@ -94,7 +95,8 @@ def policy_sim(t, policy, window=1024, head="fcfs"):
                 compat=compat, req_scale=None if compat else float(meta.get("req_scale", REQ_SCALE)))
 
 
-def learned_value(t, policy, start, window=1024, head="fcfs", sample=False, rng=None):
+def learned_value(t: RLTrace, policy: KernelPolicy, start: int, window: int = 1024, head: str = "fcfs",
+                  sample: bool = False, rng: np.random.Generator | None = None) -> float:
     """Mean bounded slowdown of one window with ``policy`` choosing the backfilled jobs (greedy, or
     sampled from its softmax with ``rng``)."""
     sim = policy_sim(t, policy, window, head)
@@ -137,8 +139,9 @@ def _evaluate(t, starts, policy, samples, seed):
     return {k: v for k, v in per.items() if v}
 
 
-def rlbackfilling_table(trace_dir=None, traces=("sdsc-sp2", "lublin-1"), model=None, samples=0, seed=0,
-                        cross=True, progress=None):
+def rlbackfilling_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("sdsc-sp2", "lublin-1"),
+                        model: KernelPolicy | str | None = None, samples: int = 0, seed: int = 0, cross: bool = True,
+                        progress: Callable[[dict], None] | None = None) -> dict:
     """Table 4 (and, with ``cross``, Table 5 for the shipped models) on RLBackfilling's test windows.
 
     ``model``: a backfilling :class:`KernelPolicy` (or path / shipped name) for the learned columns
@@ -180,7 +183,8 @@ def rlbackfilling_table(trace_dir=None, traces=("sdsc-sp2", "lublin-1"), model=N
     return result
 
 
-def format_rlbackfilling(result):
+def format_rlbackfilling(result: dict) -> str:
+    """The tables of :func:`rlbackfilling_table`'s result as text."""
     cols = [c for c in COLUMNS if any(c in r["pbf"] for r in result["rows"])]
     out = ["RLBackfilling (Kolker-Hicks et al.): mean bounded slowdown (tau 10 s) over its 10 test windows of",
            "1,024 jobs; EASY columns under its rules, pbf-easy columns under EASY proper (the default mode),",

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..rl.evaluate import RLS_TEST_STARTS, RLS_TRACES, RLSCHEDULER_TABLE, evaluate_windows, held_out_starts
 from ..rl.kernel import KernelPolicy, shipped_models
+from ..rl.trace import RLTrace
 from .traces import shared_trace
 
 __all__ = ["rlscheduler_table", "format_rlscheduler", "HEURISTIC_COLUMNS", "shipped_model_for"]
@@ -22,7 +24,7 @@ __all__ = ["rlscheduler_table", "format_rlscheduler", "HEURISTIC_COLUMNS", "ship
 HEURISTIC_COLUMNS = ("fcfs", "wfp3", "unicep", "sjf", "f1")
 
 
-def shipped_model_for(trace, backfill):
+def shipped_model_for(trace: str, backfill: bool) -> str | None:
     """The name of the shipped model for a trace and backfilling flag, or None."""
     name = f"{trace}{'-backfill' if backfill else ''}"
     return name if name in shipped_models() else None
@@ -35,8 +37,10 @@ def _trace_path(trace_dir, name):
     return str(shared_trace(path))
 
 
-def rlscheduler_table(trace_dir=None, traces=("lublin-1", "sdsc-sp2"), backfill=(False, True), model=None,
-                      samples=0, seed=0, progress=None, held_out=False):
+def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("lublin-1", "sdsc-sp2"),
+                      backfill: tuple[bool, ...] = (False, True), model: KernelPolicy | str | None = None,
+                      samples: int = 0, seed: int = 0, progress: Callable[[dict], None] | None = None,
+                      held_out: bool = False) -> dict:
     """Mean bounded slowdown of each rule on each trace's test windows, with the paper's figure.
 
     ``model``: a :class:`KernelPolicy` (or path / shipped name) evaluated on every row; by default
@@ -76,11 +80,11 @@ def rlscheduler_table(trace_dir=None, traces=("lublin-1", "sdsc-sp2"), backfill=
 
 
 def _held_out_starts(path, count=10, window=1024):
-    from ..rl.trace import RLTrace
     return held_out_starts(len(RLTrace.load(path, compat=True)), count, window)
 
 
-def format_rlscheduler(result):
+def format_rlscheduler(result: dict) -> str:
+    """The table of :func:`rlscheduler_table`'s result as text."""
     cols = list(HEURISTIC_COLUMNS) + ["rl"]
     out = ["RLScheduler (Zhang et al. SC'20): mean bounded slowdown (tau 10 s) over 10 windows of 1,024 jobs,",
            "RLScheduler's rules; each cell pbf / paper (held-out rows: pbf only)", ""]

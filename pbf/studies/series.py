@@ -1,4 +1,6 @@
 """Time series of a replay's jobs table: queue length, utilisation and wait, in hourly buckets."""
+from __future__ import annotations
+
 import numpy as np
 
 from ..codes import JobState
@@ -6,7 +8,7 @@ from ..codes import JobState
 __all__ = ["time_series"]
 
 
-def time_series(jobs, units, bucket_s=3600):
+def time_series(jobs: dict, units: int, bucket_s: int = 3600) -> dict:
     """Hourly series from a :class:`~pbf.ReplayResult`'s ``jobs`` columns: ``hour`` (from the first
     submission), ``queue`` (jobs waiting at the bucket's start), ``utilisation`` (units busy / units,
     averaged over the bucket) and ``awt_h`` (mean wait of the jobs submitted in the bucket, NaN when

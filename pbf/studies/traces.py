@@ -4,6 +4,8 @@ The logs are never copied into the repository. They are found in ``$PBF_TRACES``
 in ``../shared/traces`` next to the working directory, else next to the repository this package was
 imported from.
 """
+from __future__ import annotations
+
 import os
 from pathlib import Path
 
@@ -12,7 +14,7 @@ from ..errors import ConfigError
 __all__ = ["shared_trace_dir", "shared_trace"]
 
 
-def shared_trace_dir():
+def shared_trace_dir() -> Path | None:
     """The folder of the real logs (a :class:`~pathlib.Path`), or None when none is found."""
     env = os.environ.get("PBF_TRACES")
     if env:
@@ -24,7 +26,7 @@ def shared_trace_dir():
     return None
 
 
-def shared_trace(name):
+def shared_trace(name: str | os.PathLike) -> Path:
     """The path of the real log ``name`` (a file name in that folder, or a path that exists);
     raises :class:`~pbf.ConfigError` saying where it looked when it is not there."""
     if os.path.exists(name):

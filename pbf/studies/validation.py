@@ -8,8 +8,11 @@
   F1 with and without backfilling on 10 sequences of 1,024 consecutive jobs sampled from each trace,
   average bounded slowdown (tau = 10 s) averaged over the sequences.
 """
+from __future__ import annotations
+
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -17,6 +20,7 @@ from ..config import Backfill
 from ..errors import ConfigError
 from ..plugins.predictors import Regression
 from ..plugins.regression import BRANCHES, WEIGHTS
+from ..plugins.views import JobsView
 from ..replayer import ReplayConfig, replay
 from ..workload.cleaning import Cleaning
 from ..workload.swf import read_swf
@@ -46,7 +50,7 @@ RLS_TRACES = {"lublin-1": "rlsched_lublin_256.swf.gz", "lublin-2": "rlsched_lubl
 RLS_PRIORITIES = ("fcfs", "wfp3", "unicep", "sjf", "f1")
 
 
-def default_trace_dir():
+def default_trace_dir() -> str:
     """The folder of the real logs (:func:`pbf.studies.traces.shared_trace_dir`), as a string."""
     folder = shared_trace_dir()
     return str(folder) if folder is not None else os.path.join("..", "shared", "traces")
@@ -56,7 +60,7 @@ def _trace(path):
     return str(shared_trace(path))
 
 
-def runtime_prediction(trace, progress=None, variants=True):
+def runtime_prediction(trace: str, progress: Callable[[dict], None] | None = None, variants: bool = True) -> dict:
     """Gaussier et al.'s SDSC-SP2 figures; returns a JSON-ready dict."""
     table = read_swf(_trace(trace))
     rows = []
@@ -103,7 +107,8 @@ def runtime_prediction(trace, progress=None, variants=True):
             "learning": learning, "paper": GAUSSIER_SDSC_SP2}
 
 
-def format_runtime_prediction(result):
+def format_runtime_prediction(result: dict) -> str:
+    """The tables of :func:`runtime_prediction`'s result as text."""
     p = result["paper"]
     out = [f"Gaussier et al. (SC'15) on {os.path.basename(result['trace'])} ({result['jobs']:,} jobs after pyss "
            f"cleaning), FCFS + EASY, AVEbsld with tau = 10 s",
@@ -144,7 +149,7 @@ class RLSchedulerPriority:
     for a queued job, i.e. ``w = -1 - s``. This plugin reproduces both; pbf's built-ins instead
     re-rank the whole queue at every pass and use the real wait."""
 
-    def __init__(self, name):
+    def __init__(self, name: str):
         self.name = name
         self.head = None
 
@@ -160,7 +165,7 @@ class RLSchedulerPriority:
             return -(w + 1e-15) / (np.log2(n + 1e-15) * r)
         return np.log10(r) * n + 870 * np.log10(np.where(s > 0, s, 0.1))
 
-    def keys(self, jobs, now):
+    def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         r = jobs.estimate.astype(np.float64)
         n = jobs.units.astype(np.float64)
         s = jobs.submit.astype(np.float64)
@@ -174,8 +179,9 @@ class RLSchedulerPriority:
         return keys
 
 
-def priority_functions(trace_dir, sequences=10, length=1024, traces=("lublin-1", "lublin-2"), progress=None,
-                       rls_compat=True):
+def priority_functions(trace_dir: str, sequences: int = 10, length: int = 1024,
+                       traces: tuple[str, ...] = ("lublin-1", "lublin-2"),
+                       progress: Callable[[dict], None] | None = None, rls_compat: bool = True) -> dict:
     """RLScheduler's Table V on the given traces; returns a JSON-ready dict. With ``rls_compat``
     each cell is also run with :class:`RLSchedulerPriority` (pinned head, RLScheduler's wait)."""
     rows = []
@@ -208,7 +214,8 @@ def priority_functions(trace_dir, sequences=10, length=1024, traces=("lublin-1",
             "length": length, "rows": rows}
 
 
-def format_priority_functions(result):
+def format_priority_functions(result: dict) -> str:
+    """The table of :func:`priority_functions`' result as text."""
     compat = any(r["bsld_rls_compat"] is not None for r in result["rows"])
     out = [f"RLScheduler (Zhang et al. SC'20) Table V: average bounded slowdown (tau 10 s), mean of "
            f"{result['sequences']} sequences of {result['length']:,} jobs; "

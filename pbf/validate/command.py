@@ -8,20 +8,11 @@ command line.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
+from ..cli.options import positive_number
+
 __all__ = ["add_parser", "add_arguments", "build_parser", "run", "main"]
-
-
-def _positive(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text}")
-    return value
 
 
 def _count(text):
@@ -54,7 +45,7 @@ def _add_schedulers(parser):
                     "Needs root, unshare, ip and Slurm (slurmctld, slurmd, slurm-client).")
     s.add_argument("conf", metavar="CONF", help="the site's slurm.conf (NodeName, PartitionName, scheduler lines)")
     s.add_argument("workload", metavar="WORKLOAD", help="an SWF file or a sacct --parsable2 dump")
-    s.add_argument("--time-scale", type=_positive, default=1.0, metavar="S",
+    s.add_argument("--time-scale", type=positive_number, default=1.0, metavar="S",
                    help="run S workload seconds per real second (submissions, run times, limits; limits are "
                         "rounded up to whole minutes); default 1")
     s.add_argument("--out", default="validate-slurm", metavar="DIR", help="output folder (default validate-slurm)")
@@ -62,7 +53,7 @@ def _add_schedulers(parser):
                    help="run Slurm N times; N >= 2 also reports Slurm against itself (the noise floor)")
     s.add_argument("--partition", default=None, metavar="P",
                    help="the partition to submit to (default: CONF's Default=YES partition, else its only one)")
-    s.add_argument("--timeout", type=_positive, default=None, metavar="SEC",
+    s.add_argument("--timeout", type=positive_number, default=None, metavar="SEC",
                    help="wait at most SEC seconds per run after the first submission (default: an estimate "
                         "from the workload)")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -70,7 +61,7 @@ def _add_schedulers(parser):
     return s
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """A parser of its own (``python -m pbf.validate``), with the same subcommands."""
     parser = argparse.ArgumentParser(prog="python -m pbf.validate",
                                      description="Compare pbf with a real scheduler, job by job "
@@ -105,7 +96,7 @@ def _print_summary(s, out):
     print("\n".join(lines))
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``pbf validate slurm`` with parsed ``args``; 0 on success, 2 when Slurm cannot run here."""
     from ..errors import ConfigError
     from .compare import validate_slurm
@@ -132,7 +123,8 @@ def run(args) -> int:
     return 1 if bad else 0
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """``python -m pbf.validate``: parse ``argv`` (default: the command line) and run; the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     return args.func(args)

@@ -31,12 +31,21 @@ import csv
 import json
 import math
 import os
+import shutil
 import sys
 import time
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..cluster import Cluster
 from ..errors import ConfigError
+from ..replayer import ReplayResult, replay
+from ..slurm_settings import slurm_settings
+from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
+from .records import read_sdiag, sdiag_figures
+from .slurm_config import write_private_conf
+from .slurm_run import check_requirements, new_scratch, run_slurm, slurm_version
 
 __all__ = ["WINDOW_S", "agreement", "awt", "pbf_starts", "comparison_rows", "summarise", "write_outputs",
            "draw_starts", "validate_slurm", "default_timeout"]
@@ -45,7 +54,7 @@ __all__ = ["WINDOW_S", "agreement", "awt", "pbf_starts", "comparison_rows", "sum
 WINDOW_S = 2.0
 
 
-def agreement(jobs, a: dict, b: dict, window: float = WINDOW_S) -> dict:
+def agreement(jobs: Sequence[HarnessJob], a: dict, b: dict, window: float = WINDOW_S) -> dict:
     """How ``b``'s starts agree with ``a``'s (``{job id: start or None}``), over the jobs started in both:
     ``jobs``, ``within_share`` (|b - a| <= window), ``median_abs_s``, ``p90_abs_s``, ``worst_abs_s`` and
     ``worst_job``, ``mean_diff_s`` (b - a), ``earlier_share`` / ``later_share`` (b before / after a by
@@ -67,7 +76,7 @@ def agreement(jobs, a: dict, b: dict, window: float = WINDOW_S) -> dict:
             "only_a": only_a, "only_b": only_b}
 
 
-def awt(jobs, starts: dict, ids=None) -> float | None:
+def awt(jobs: Sequence[HarnessJob], starts: dict, ids: Iterable[int] | None = None) -> float | None:
     """Mean wait (start - planned submission, seconds) over ``ids`` (default: the jobs with a start)."""
     sub = {j.id: j.submit for j in jobs}
     ids = [i for i in (ids if ids is not None else sub) if starts.get(i) is not None]
@@ -76,7 +85,7 @@ def awt(jobs, starts: dict, ids=None) -> float | None:
     return float(np.mean([starts[i] - sub[i] for i in ids]))
 
 
-def pbf_starts(result) -> dict:
+def pbf_starts(result: ReplayResult) -> dict:
     """``{job id: {start, end, state, how}}`` of a :class:`pbf.ReplayResult` (start/end None for jobs
     that never started)."""
     j = result.jobs
@@ -91,7 +100,7 @@ def pbf_starts(result) -> dict:
     return out
 
 
-def comparison_rows(jobs, slurm_runs: list, pbf: dict, pbf_measured: dict | None = None) -> list:
+def comparison_rows(jobs: Sequence[HarnessJob], slurm_runs: list, pbf: dict, pbf_measured: dict | None = None) -> list:
     """One dict a job (the columns of comparison.csv). ``slurm_runs``: each run's ``{id: record}`` (as
     :attr:`pbf.validate.slurm_run.SlurmRun.jobs`); ``pbf`` / ``pbf_measured``: :func:`pbf_starts`."""
     rows = []
@@ -131,8 +140,8 @@ def _starts(records: dict) -> dict:
     return {i: r.get("start") for i, r in records.items()}
 
 
-def summarise(jobs, slurm_runs: list, pbf: dict, *, pbf_measured: dict | None = None, time_scale: float = 1.0,
-              window: float = WINDOW_S) -> dict:
+def summarise(jobs: Sequence[HarnessJob], slurm_runs: list, pbf: dict, *, pbf_measured: dict | None = None,
+              time_scale: float = 1.0, window: float = WINDOW_S) -> dict:
     """The comparison figures (module docstring) of the runs and pbf's replay, without the settings."""
     first = _starts(slurm_runs[0])
     p = {i: r.get("start") for i, r in pbf.items()}
@@ -171,7 +180,7 @@ def summarise(jobs, slurm_runs: list, pbf: dict, *, pbf_measured: dict | None = 
     return out
 
 
-def write_outputs(out_dir, rows, summary) -> list:
+def write_outputs(out_dir: str | os.PathLike, rows: list[dict], summary: dict) -> list:
     """Write comparison.csv and summary.json into ``out_dir``; returns the paths."""
     os.makedirs(out_dir, exist_ok=True)
     csv_path = os.path.join(out_dir, "comparison.csv")
@@ -201,7 +210,7 @@ def _finite(v):
     return v
 
 
-def draw_starts(out_dir, rows, summary) -> str:
+def draw_starts(out_dir: str | os.PathLike, rows: list[dict], summary: dict) -> str:
     """``starts.png`` (pbf's start against Slurm's, and Slurm's later runs against its first), or the
     sentence saying why it was skipped."""
     try:
@@ -238,7 +247,7 @@ def draw_starts(out_dir, rows, summary) -> str:
     return "starts.png"
 
 
-def default_timeout(jobs, cluster) -> float:
+def default_timeout(jobs: Sequence[HarnessJob], cluster: Cluster) -> float:
     """The default wait for a run (seconds after the first submission): the last submission, plus the
     jobs' core-seconds over the partition's cores, plus twice the longest limit, plus 2 minutes."""
     work = sum(j.run * j.cores for j in jobs)
@@ -252,18 +261,13 @@ def _say(verbose, text):
         print(text, file=sys.stderr, flush=True)
 
 
-def validate_slurm(conf, workload, *, time_scale: float = 1.0, out: str | os.PathLike = "validate-slurm",
-                   repeat: int = 1, partition: str | None = None, timeout: float | None = None,
-                   verbose: bool = True) -> dict:
+def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time_scale: float = 1.0,
+                   out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
+                   timeout: float | None = None, verbose: bool = True) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. Raises :class:`pbf.validate.SlurmUnavailable` when this
     machine cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
-    from ..replayer import replay
-    from ..slurm_settings import slurm_settings
-    from .jobs import load_workload, pbf_table, scale_jobs
-    from .slurm_config import write_private_conf
-    from .slurm_run import check_requirements, new_scratch, run_slurm, slurm_version
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
         raise ConfigError(f"repeat must be a whole number >= 1, got {repeat!r}")
     if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout > 0):
@@ -297,10 +301,8 @@ def validate_slurm(conf, workload, *, time_scale: float = 1.0, out: str | os.Pat
             run = run_slurm(private, jobs, timeout=timeout, keep=os.path.join(out, "slurm", f"run{k}"),
                             verbose=verbose, stuck_after=stuck)
         finally:
-            import shutil
             shutil.rmtree(scratch, ignore_errors=True)
         runs.append(run.jobs)
-        from .records import read_sdiag, sdiag_figures
         run_meta.append({"run": k, "t0": run.t0, "wall_s": run.wall_s, "idle_after_s": run.idle_after_s,
                          "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": private.not_carried})

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ConfigError
+from ..resources import Requests, requests_of
+from ..workload import JobTable, read_swf
 
 __all__ = ["HarnessJob", "load_workload", "scale_jobs", "pbf_table"]
 
@@ -72,13 +75,11 @@ class HarnessJob:
         return args
 
 
-def load_workload(path: str | os.PathLike):
+def load_workload(path: str | os.PathLike) -> tuple[JobTable, Requests]:
     """``(table, requests)`` of a workload: an SWF file or a ``sacct --parsable2`` dump, read and cleaned
     by pbf's readers (:func:`pbf.read_swf`, the PWA cleaning defaults), and what each job asks of the
     nodes (:func:`pbf.resources.requests_of`, memory as requested, no default memory: Slurm applies the
     partition's own)."""
-    from ..resources import requests_of
-    from ..workload import read_swf
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ConfigError(f"workload {path!r}: no such file")
@@ -88,7 +89,7 @@ def load_workload(path: str | os.PathLike):
     return table, requests_of(table, "requested", 0)
 
 
-def scale_jobs(table, requests, time_scale: float = 1.0) -> tuple:
+def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> tuple[list[HarnessJob], list[str]]:
     """``(jobs, notes)``: the :class:`HarnessJob` of every job of ``table`` (in submission order) on
     Slurm's clock at ``time_scale`` (module docstring), and notes on what the scale changed (jobs whose
     sleep was cut below their limit, runs rounded up to 1 s)."""
@@ -130,11 +131,10 @@ def scale_jobs(table, requests, time_scale: float = 1.0) -> tuple:
     return jobs, notes
 
 
-def pbf_table(jobs, runs: dict | None = None):
+def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
     """A :class:`pbf.JobTable` of the scaled jobs for pbf's replay (submit, run and requested time in
     seconds of the run, memory, GPUs, nodes, features). ``runs`` (job id -> seconds) replaces run times,
     e.g. by those Slurm measured."""
-    from ..workload.jobs import JobTable
     n = len(jobs)
     col = lambda f, dtype=np.int64: np.array([f(j) for j in jobs], dtype=dtype)  # noqa: E731
     run = col(lambda j: runs.get(j.id, j.run) if runs else j.run)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import TraceFormatError
+from ..node import expand_hostlist
 
 __all__ = ["JobRecord", "read_jobcomp", "parse_jobcomp_line", "read_sdiag", "sdiag_figures", "local_epoch"]
 
@@ -74,7 +75,6 @@ def read_jobcomp(path_or_text: str | os.PathLike, *, text: bool = False) -> list
     """The :class:`JobRecord` of every line of a ``jobcomp/filetxt`` file (or of ``text`` when
     ``text=True``), in file order. A malformed line raises :class:`pbf.TraceFormatError` naming the
     file, the line, the field and the value."""
-    from ..cluster import expand_hostlist
     if text:
         name, body = "jobcomp", str(path_or_text)
     else:

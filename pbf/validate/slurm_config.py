@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from ..slurm_conf import read_slurm_conf, slurm_node_key
+from ..node import expand_hostlist
+from ..slurm_conf import gres_gpus, read_slurm_conf, slurm_node_key
 from ..slurm_settings import (
     SLURM_DEFAULTS,
     SlurmSettings,
@@ -118,13 +119,11 @@ def _site(path):
 
 def _gres_gpus(path, number, text):
     """(GPU count, other gres entries) of a ``Gres=`` value."""
-    from ..slurm_conf import _gpus
     others = [e for e in filter(None, text.split(",")) if e.split(":")[0] != "gpu"]
-    return _gpus(path, number, text), others
+    return gres_gpus(path, number, text), others
 
 
 def _nodes_of(conf):
-    from ..cluster import expand_hostlist
     out = []
     for number, pairs in conf.nodes:
         try:
@@ -214,7 +213,6 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
                 continue
             words.append(f"{key}={value}")
         if pairs.get("nodes", "").upper() not in ("", "ALL"):
-            from ..cluster import expand_hostlist
             for n in expand_hostlist(pairs["nodes"]):
                 if n not in names:
                     raise ConfigError(f"{conf.path}, line {number}: Nodes={pairs['nodes']!r}: node {n!r} has no "

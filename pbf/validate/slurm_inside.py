@@ -70,13 +70,14 @@ def _alive(pid):
 class Daemons:
     """The daemons this process started (``subprocess.Popen`` each), stopped by pid in reverse order."""
 
-    def __init__(self, scratch):
+    def __init__(self, scratch: str):
         self.scratch = scratch
         self.procs = []          # (name, Popen)
         self.stopped = []
         self.done = False
 
-    def start(self, name, args, env):
+    def start(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+        """Start daemon ``name`` (``args``, ``env``) in a session of its own, its output in ``log/NAME.out``."""
         out = open(os.path.join(self.scratch, "log", f"{name}.out"), "w")
         proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -85,13 +86,14 @@ class Daemons:
         _log(f"started {name} (pid {proc.pid})")
         return proc
 
-    def check_running(self):
+    def check_running(self) -> None:
+        """Raise RuntimeError naming the first daemon that has exited."""
         for name, proc in self.procs:
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} (pid {proc.pid}) exited with {proc.returncode}; see "
                                    f"{self.scratch}/log/{name}.out and the Slurm logs beside it")
 
-    def stop(self):
+    def stop(self) -> list[dict]:
         """SIGTERM every daemon (node daemons first), wait up to 10 s in all, SIGKILL what is left, and check
         that each is gone."""
         if self.done:
@@ -172,7 +174,8 @@ def _squeue_ids(env):
     return [x.strip() for x in r.stdout.split() if x.strip()]
 
 
-def run(scratch):
+def run(scratch: str) -> int:
+    """Run the workload of ``SCRATCH/spec.json`` through the daemons (module docstring); the exit status."""
     with open(os.path.join(scratch, "spec.json")) as fh:
         spec = json.load(fh)
     ns = _netns()
@@ -291,12 +294,13 @@ def run(scratch):
     return 0 if not result["errors"] else 1
 
 
-def math_ceil(x):
+def math_ceil(x: float) -> int:
+    """The least whole number >= ``x``."""
     i = int(x)
     return i if i == x else i + 1
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: unshare -n -u python -m pbf.validate.slurm_inside SCRATCH  (started by pbf validate slurm)",

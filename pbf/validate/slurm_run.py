@@ -23,9 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import PbfError
+from .jobs import HarnessJob
+from .records import JobRecord, read_jobcomp, read_starts_log
+from .slurm_config import PrivateConf
 
 __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
            "job_outcomes", "new_scratch"]
@@ -135,7 +139,7 @@ class _Inner:
     def __init__(self, proc, scratch):
         self.proc, self.scratch, self.ended = proc, scratch, False
 
-    def end(self, grace=60.0):
+    def end(self, grace: float = 60.0) -> None:
         if self.ended:
             return
         self.ended = True
@@ -159,8 +163,8 @@ class _Inner:
                     pass
 
 
-def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose: bool = True,
-              stuck_after: float = 15.0) -> SlurmRun:
+def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: float, keep: str | None = None,
+              verbose: bool = True, stuck_after: float = 15.0) -> SlurmRun:
     """Run ``jobs`` (:class:`pbf.validate.jobs.HarnessJob`) through a real Slurm configured by
     ``private`` (a :class:`pbf.validate.slurm_config.PrivateConf`, whose scratch folder the run uses),
     inside a private network namespace; wait at most ``timeout`` seconds after the first submission.
@@ -168,7 +172,6 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
     logs, submitted.json). Progress goes to stderr when ``verbose``. Jobs still pending, with nothing
     running and nothing changing for ``stuck_after`` seconds, can never start: they are cancelled and
     reported (state ``NEVER_STARTED``, with Slurm's pending reason)."""
-    from .records import read_jobcomp, read_starts_log
     found = check_requirements()
     scratch = private.scratch
     spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"],
@@ -239,7 +242,8 @@ def run_slurm(private, jobs, *, timeout: float, keep: str | None = None, verbose
                     jobcomp_text, errors)
 
 
-def job_outcomes(jobs, submitted: dict, t0: int, records, starts: dict, never: dict | None = None) -> dict:
+def job_outcomes(jobs: Sequence[HarnessJob], submitted: dict, t0: int, records: list[JobRecord], starts: dict,
+                 never: dict | None = None) -> dict:
     """What happened to each job of a run, by workload job id (:attr:`SlurmRun.jobs`): ``submitted``
     (workload id -> planned, at (seconds from t0), slurm_id, error: what the inner program recorded),
     ``records`` (:func:`pbf.validate.records.read_jobcomp`), ``starts`` (:func:`read_starts_log`),

@@ -12,6 +12,8 @@ the measured median 0.011, mean 0.109 and 90th percentile 0.42. Every draw comes
 High traffic (the Parallel Backfill paper's first dataset) is 100,000 jobs in 7 days; low traffic is
 the same jobs in 14 days (same seed: the same jobs in the same order, only the submit times differ).
 """
+from __future__ import annotations
+
 import numpy as np
 
 from ..cluster import beocat_cluster
@@ -89,8 +91,8 @@ def _arrival_times(u, window):
     return np.minimum(np.floor(t).astype(np.int64), window - 1)
 
 
-def generate_beocat(n_jobs=BEOCAT_DEFAULT_JOBS, window=TRAFFIC_WINDOWS["high"], seed=0,
-                    arrivals="profile", resources=False):
+def generate_beocat(n_jobs: int = BEOCAT_DEFAULT_JOBS, window: int = TRAFFIC_WINDOWS["high"], seed: int = 0,
+                    arrivals: str = "profile", resources: bool = False) -> JobTable:
     """Generate a Beocat-like trace of ``n_jobs`` jobs submitted within ``window`` seconds.
 
     ``arrivals``: ``profile`` (bursts placed by the daily and weekly profile) or ``pack`` (the same

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from .jobs import JobTable
 
 __all__ = ["Cleaning", "CleaningReport", "clean"]
 
@@ -90,9 +91,9 @@ class CleaningReport:
         return d
 
 
-def clean(table, cleaning=Cleaning(), report=None):
+def clean(table: JobTable, cleaning: Cleaning = Cleaning(),
+          report: CleaningReport | None = None) -> tuple[JobTable, CleaningReport]:
     """Apply ``cleaning`` to a raw :class:`JobTable`; returns ``(table, report)`` (input unchanged)."""
-    from .jobs import JobTable
     report = report if report is not None else CleaningReport()
     report.records_read = report.records_read or len(table)
     # columns are shared with the input until a rule changes one (np.where makes a new array), so a

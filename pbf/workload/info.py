@@ -1,5 +1,9 @@
 """What a trace holds: the summary ``pbf trace info`` prints."""
+from __future__ import annotations
+
 import numpy as np
+
+from .jobs import JobTable
 
 __all__ = ["trace_summary", "format_summary"]
 
@@ -12,7 +16,7 @@ def _q(values):
     return {f"p{int(q * 100)}": float(v) for q, v in zip(_QUANTILES, np.quantile(values, _QUANTILES))}
 
 
-def trace_summary(table, units=None, top_users=10):
+def trace_summary(table: JobTable, units: int | None = None, top_users: int = 10) -> dict:
     """A JSON-ready dict describing ``table``.
 
     ``units``: the cluster size for the offered load (default: from the header or the cleaning
@@ -53,7 +57,7 @@ def trace_summary(table, units=None, top_users=10):
     return out
 
 
-def format_summary(s):
+def format_summary(s: dict) -> str:
     """A human-readable rendering of :func:`trace_summary`'s dict."""
     lines = [f"trace            {s['source']}", f"jobs             {s['jobs']:,}",
              f"cluster units    {s['cluster_units']}"]

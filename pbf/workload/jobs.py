@@ -3,9 +3,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ..node import MAX_UNITS
+
+if TYPE_CHECKING:
+    from .cleaning import CleaningReport
 
 __all__ = ["SWF_FIELDS", "FLOAT_FIELDS", "SwfHeader", "JobTable"]
 
@@ -34,7 +41,7 @@ _LEADING_NUMBER = re.compile(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?
                              r"(?:\s+|(?=[(\[{])|$)(.*)$", re.S)
 
 
-def split_number(value):
+def split_number(value: object) -> tuple[str, str] | None:
     """``(number text, note)`` of a header value that starts with a number (the note is the rest,
     stripped, '' when none), or None when it does not start with one."""
     m = _LEADING_NUMBER.match(str(value))
@@ -54,7 +61,7 @@ class SwfHeader:
     lines: list = field(default_factory=list)
     fields: dict = field(default_factory=dict)
 
-    def add_line(self, text):
+    def add_line(self, text: str) -> None:
         """Record one comment line (without its leading ';')."""
         self.lines.append(text)
         key, sep, value = text.strip().partition(":")
@@ -66,7 +73,7 @@ class SwfHeader:
             else:
                 self.fields.setdefault(key, value)
 
-    def set(self, key, value):
+    def set(self, key: str, value: object) -> None:
         """Set (or replace) a ``; Key: value`` line."""
         text = f" {key}: {value}"
         for i, line in enumerate(self.lines):
@@ -77,11 +84,10 @@ class SwfHeader:
             self.lines.append(text)
         self.fields[key] = str(value) if key not in _REPEATABLE else [str(value)]
 
-    def size_error(self, key):
+    def size_error(self, key: str) -> str | None:
         """For a cluster-size key (MaxProcs, MaxNodes) present in the header: what is wrong with its
         value (a message of what was expected), or None when it is a whole number from 1 to
         :data:`pbf.cluster.MAX_UNITS`."""
-        from ..cluster import MAX_UNITS
         parts = split_number(self.fields.get(key, ""))
         value = parts[0] if parts else ""
         if value.isdigit() and value.isascii() and 1 <= int(value) <= MAX_UNITS:
@@ -89,7 +95,7 @@ class SwfHeader:
         return (f"a whole number of units from 1 to {MAX_UNITS:,}, optionally followed by a note "
                 "(e.g. '338 (batch partition)')")
 
-    def number(self, key):
+    def number(self, key: str) -> int | None:
         """The leading number of the header value of ``key`` as an int (a note after it is ignored;
         see :meth:`notes`), or None when absent or not a number."""
         if key in _REPEATABLE:
@@ -104,7 +110,7 @@ class SwfHeader:
         # (a header may say anything: "inf", "1e400", "nan" are no numbers of seconds)
         return int(number) if math.isfinite(number) and abs(number) < 2 ** 62 else None
 
-    def notes(self):
+    def notes(self) -> dict[str, str]:
         """The notes written after header numbers, by key: ``{"MaxNodes": "(batch partition; 512
         total)"}``. They are kept for the reader and never used as numbers."""
         out = {}
@@ -116,7 +122,7 @@ class SwfHeader:
                 out[key] = parts[1]
         return out
 
-    def size_info(self):
+    def size_info(self) -> dict:
         """Where the cluster size comes from: ``{"units", "from", "max_procs", "max_nodes", "notes"}``
         (``from`` is "MaxProcs", "MaxNodes" or None; ``notes`` holds the notes of those two keys)."""
         procs, nodes = self.max_procs, self.max_nodes
@@ -126,19 +132,23 @@ class SwfHeader:
                 "notes": notes}
 
     @property
-    def max_procs(self):
+    def max_procs(self) -> int | None:
+        """The header's ``MaxProcs`` (None when absent or not a number)."""
         return self.number("MaxProcs")
 
     @property
-    def max_nodes(self):
+    def max_nodes(self) -> int | None:
+        """The header's ``MaxNodes`` (None when absent or not a number)."""
         return self.number("MaxNodes")
 
     @property
-    def unix_start_time(self):
+    def unix_start_time(self) -> int | None:
+        """The header's ``UnixStartTime``, seconds since the epoch (None when absent)."""
         return self.number("UnixStartTime")
 
     @property
-    def max_runtime(self):
+    def max_runtime(self) -> int | None:
+        """The header's ``MaxRuntime``, seconds (None when absent)."""
         return self.number("MaxRuntime")
 
     def cluster_units(self) -> int | None:
@@ -157,7 +167,8 @@ class JobTable:
     was read from a file. ``header`` is the :class:`SwfHeader`; ``report`` the cleaning report.
     """
 
-    def __init__(self, columns, header=None, source=None, report=None):
+    def __init__(self, columns: dict, header: SwfHeader | None = None, source: str | None = None,
+                 report: CleaningReport | None = None):
         n = None
         for name in SWF_FIELDS:
             if name not in columns:
@@ -183,19 +194,19 @@ class JobTable:
         except KeyError:
             raise AttributeError(name) from None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.columns["job_id"])
 
     def __repr__(self):
         return f"JobTable({len(self)} jobs, source={self.source!r})"
 
-    def take(self, index) -> JobTable:
+    def take(self, index: np.ndarray) -> JobTable:
         """A new table with the rows selected by a boolean mask or an index array."""
         return JobTable({k: v[index] for k, v in self.columns.items()}, self.header, self.source,
                         self.report)
 
     @classmethod
-    def from_arrays(cls, header: SwfHeader | None = None, **arrays) -> JobTable:
+    def from_arrays(cls, header: SwfHeader | None = None, **arrays: np.ndarray) -> JobTable:
         """Build a table from some columns; missing SWF fields are filled with -1 (SWF's "missing")."""
         n = len(next(iter(arrays.values())))
         cols = {name: np.full(n, -1, dtype=np.float64 if name in FLOAT_FIELDS else np.int64)
@@ -204,7 +215,7 @@ class JobTable:
         return cls(cols, header)
 
     @classmethod
-    def concat(cls, tables, header: SwfHeader | None = None) -> JobTable:
+    def concat(cls, tables: Iterable[JobTable], header: SwfHeader | None = None) -> JobTable:
         """Rows of several tables (same columns) one after another."""
         tables = list(tables)
         if not tables:

@@ -11,6 +11,8 @@ Differences from the C program, on purpose: uniforms come from numpy's PCG64 (se
 same, the streams are not. No requested time and no user are produced (as in the original); the
 reader's ``fill_missing_request`` gives perfect estimates, as RLScheduler does.
 """
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass, replace
 
@@ -166,7 +168,8 @@ class _Arrivals:
         self.bucket = b
 
 
-def generate_lublin(n_jobs=10_000, preset="lublin-1", seed=0, start_hour=0, **overrides):
+def generate_lublin(n_jobs: int = 10_000, preset: str = "lublin-1", seed: int = 0, start_hour: int = 0,
+                    **overrides: float) -> JobTable:
     """Generate ``n_jobs`` jobs of the Lublin-Feitelson model.
 
     ``preset``: a key of :data:`LUBLIN_PRESETS`. ``overrides`` (e.g. ``uhi=7``, ``umed=4.5``) replace

@@ -1,4 +1,6 @@
 """Compress or stretch a trace's submit times into a window."""
+from __future__ import annotations
+
 import numpy as np
 
 from ..errors import ConfigError
@@ -9,7 +11,7 @@ __all__ = ["rescale", "RESCALE_MODES"]
 RESCALE_MODES = ("linear", "pack")
 
 
-def rescale(table, window, mode="linear"):
+def rescale(table: JobTable, window: int, mode: str = "linear") -> JobTable:
     """A copy of ``table`` with submit times mapped into ``[first submit, first submit + window)``.
 
     ``linear`` scales every gap by the same factor (bursts stay bursts, the daily cycle is compressed

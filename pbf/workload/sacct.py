@@ -46,6 +46,7 @@ import zlib
 import numpy as np
 
 from ..errors import ConfigError, TraceFormatError
+from .files import open_trace
 from .jobs import JobTable, SwfHeader
 
 __all__ = ["read_sacct", "is_sacct", "parse_duration_slurm", "STATUS"]
@@ -61,9 +62,8 @@ _MEM = re.compile(r"^(\d+(?:\.\d+)?)([KMGT]?)([nc]?)$")
 _MEM_KB = {"": 1024, "K": 1, "M": 1024, "G": 1024 ** 2, "T": 1024 ** 3}   # bare numbers are MB (Slurm)
 
 
-def is_sacct(path):
+def is_sacct(path: str | os.PathLike) -> bool:
     """Whether the file (plain or gzip) starts with a ``sacct --parsable2`` header line."""
-    from .swf import open_trace
     try:
         with open_trace(path) as fh:
             for raw in fh:
@@ -76,7 +76,7 @@ def is_sacct(path):
     return False
 
 
-def parse_duration_slurm(text):
+def parse_duration_slurm(text: str) -> int | None:
     """Seconds of a Slurm duration (``[D-]HH:MM:SS``, ``MM:SS``, ``MM:SS.mmm``); None if it is not one."""
     m = _DURATION.match(text.strip())
     if not m:
@@ -110,10 +110,10 @@ def _since(value, what):
     raise ConfigError(f"{what} {value!r}: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS")
 
 
-def read_sacct(path, *, partition=None, since=None, until=None, pack_days=None):
+def read_sacct(path: str | os.PathLike, *, partition: str | None = None, since: str | int | None = None,
+               until: str | int | None = None, pack_days: float | None = None) -> JobTable:
     """Read a ``sacct --parsable2`` dump into a raw :class:`JobTable` (SWF columns; clean it as an
     SWF table). The table's ``dropped`` dict counts the records left out and why."""
-    from .swf import open_trace
     path = os.fspath(path)
     lo, hi = _since(since, "since"), _since(until, "until")
     if pack_days is not None and not (isinstance(pack_days, (int, float)) and pack_days > 0):

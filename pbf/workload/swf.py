@@ -10,13 +10,16 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
+from collections.abc import Iterator
 
 import numpy as np
 
 from .. import _swf
 from ..errors import TraceFormatError
 from .cleaning import Cleaning, CleaningReport, clean
+from .files import open_trace
 from .jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, SwfHeader
+from .sacct import is_sacct, read_sacct
 
 #: header keys that give the cluster's size
 SIZE_KEYS = ("MaxProcs", "MaxNodes")
@@ -30,14 +33,6 @@ _SHOW_BAD = 5
 
 def _field_name(i):
     return f"{i + 1} ({SWF_FIELDS[i]})"
-
-
-def open_trace(path):
-    """Open a trace file for reading in binary, decompressing gzip (detected by its magic bytes)."""
-    path = os.fspath(path)
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
 
 
 class _Truncated(Exception):
@@ -78,7 +73,8 @@ class SwfReader:
     (``require_sorted``).
     """
 
-    def __init__(self, path, *, block_rows=65536, skip_bad_lines=False, require_sorted=True):
+    def __init__(self, path: str | os.PathLike, *, block_rows: int = 65536, skip_bad_lines: bool = False,
+                 require_sorted: bool = True):
         self.path = os.fspath(path)
         self.block_rows = block_rows
         self.skip_bad_lines = skip_bad_lines
@@ -108,7 +104,7 @@ class SwfReader:
                 value = self.header.fields.pop(key)
                 self._bad(line, f"{key} (header)", value, expected)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[JobTable]:
         rows = np.empty((self.block_rows, 18), dtype=np.float64)
         row_line = np.empty(self.block_rows, dtype=np.int64)
         nrows = 0
@@ -213,7 +209,6 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
     ``sort``: sort the jobs by submit time (stable) instead of rejecting a file whose submit times go
     backwards. The table's ``report`` (:class:`CleaningReport`) tells what each rule touched.
     """
-    from .sacct import is_sacct, read_sacct
     if is_sacct(path):
         # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
         table = read_sacct(path)

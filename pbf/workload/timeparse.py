@@ -1,4 +1,6 @@
 """Durations on the command line: ``90``, ``90s``, ``15m``, ``12h``, ``7d``, ``2w``."""
+from __future__ import annotations
+
 from ..errors import ConfigError
 
 __all__ = ["parse_duration"]
@@ -6,7 +8,7 @@ __all__ = ["parse_duration"]
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-def parse_duration(text, name="duration"):
+def parse_duration(text: str | float, name: str = "duration") -> int:
     """Seconds in ``text`` (an int, or a number with one of the suffixes s, m, h, d, w)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         value = text

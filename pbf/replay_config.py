@@ -1,0 +1,231 @@
+"""The settings of a replay (:class:`ReplayConfig`): what :func:`pbf.replay` replays a trace with, each
+setting checked when the config is made."""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+from .cluster import Cluster
+from .coalloc import CoAllocation
+from .codes import CLOCKS, TRIGGERS
+from .config import Backfill, _check_choice
+from .core_config import check_run_options
+from .errors import ConfigError
+from .node import MAX_UNITS
+from .outages import Failures
+from .plugins.presets import BACKFILL_KEYS, preset
+from .plugins.scoring import Scoring
+from .resources import MEM_FROM
+from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
+
+__all__ = ["ReplayConfig", "NODE_CHOICES"]
+
+#: how a job's nodes are chosen on a cluster of nodes
+NODE_CHOICES = ("best-fit", "first-fit")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: settings with a fixed set of values, in the order checked
+_CHOICES = (("trigger", TRIGGERS), ("clock", CLOCKS), ("mem_from", MEM_FROM), ("node_choice", NODE_CHOICES))
+
+#: every other setting checked on its own: (name, test, what it must be), in the order checked; a value that
+#: fails is refused with "NAME must be WHAT, got VALUE"
+_SETTINGS = (
+    ("bf_max_time", lambda v: v is None or (isinstance(v, int) and v > 0), "an int > 0 seconds or None"),
+    ("cost_per_test_us", lambda v: v is None or (_is_number(v) and v >= 0),
+     "a number >= 0 or None (the clock's default)"),
+    ("cost_per_slot_us", lambda v: v is None or (_is_int(v) and v >= 0), "an int >= 0 or None (the clock's default)"),
+    ("cost_per_node_us", lambda v: _is_int(v) and v >= 0, "an int >= 0 (microseconds)"),
+    ("cost_per_reservation_us", lambda v: _is_int(v) and v >= 0, "an int >= 0 (microseconds)"),
+    ("cost_power", lambda v: _is_number(v) and 0 < v <= 4, "a number in (0, 4] (1: a constant cost per test)"),
+    ("slurm_sim", lambda v: isinstance(v, SlurmSim), "a pbf.SlurmSim"),
+    ("bf_interval", lambda v: isinstance(v, int) and v > 0, "an int > 0 seconds"),
+    ("bsld_bound", lambda v: _is_number(v) and v > 0, "a finite number > 0 (seconds)"),
+    ("kill_at_request", lambda v: isinstance(v, bool), "True or False"),
+    ("failures", lambda v: v is None or isinstance(v, Failures), "a pbf.Failures or None"),
+    ("start_estimates", lambda v: isinstance(v, bool), "True or False"),
+    ("estimate_every", lambda v: _is_int(v) and v >= 0, "an int >= 0 (instants with a pass)"),
+    ("coalloc", lambda v: v is None or isinstance(v, CoAllocation), "a pbf.CoAllocation or None"),
+    ("pass_records", lambda v: isinstance(v, bool), "True or False"),
+    ("cluster", lambda v: v is None or isinstance(v, (Cluster, str, os.PathLike)), "a pbf.Cluster, a name or a file"),
+    ("units", lambda v: v is None or (_is_int(v) and 1 <= v <= MAX_UNITS), f"an int from 1 to {MAX_UNITS:,}"),
+)
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """What to replay with. ``units``: cluster size (default: the trace header's, else the widest
+    job). ``trigger``: ``event`` (a full pass at every instant with events) or ``interval`` (a quick
+    start-now pass on events and a full pass every ``bf_interval`` seconds). ``bsld_bound``: tau of
+    the bounded slowdown, seconds. ``workers``: threads per backfill pass (identical decisions for
+    any count with the free clock; see docs/engine.md).
+
+    ``clock`` (DESIGN §4.6): ``free`` (passes cost nothing; only ``max_job_test`` limits them),
+    ``model`` (each job test costs ``cost_per_test_us`` plus ``cost_per_slot_us`` per profile slot,
+    jobs go to the modelled worker with the least accumulated cost, a pass lasts as long as its
+    busiest worker: deterministic; with Slurm's shape, also ``cost_per_node_us`` per node that could
+    hold the job on a node cluster and ``cost_per_reservation_us`` per reservation the pass made
+    before the test, and with ``cost_power`` p a worker's first n tests cost ``cost_per_test_us`` x
+    n^p, the Slurm simulator's bf_model; docs/engine.md "Scheduler time"), or ``wall`` (the measured
+    time; not reproducible). With a clock,
+    a full pass stops when ``bf_max_time`` (default: ``bf_interval``, Slurm 17.02) is spent, and its
+    duration delays the next interval pass. ``slurm-sim`` (with ``trigger="interval"``): scheduling
+    takes simulated time, as in the Slurm 17.02 simulator -- the main loop, the main scheduler's
+    limits, cycles that yield every ``slurm_sim.bf_yield_interval`` and end when a yield finds
+    arrivals or completions, jobs that start when the cycle reaches them (:class:`pbf.SlurmSim`;
+    docs/engine.md "Scheduler time"). ``cost_per_test_us`` / ``cost_per_slot_us`` default to the
+    clock's own (model: 10,000 / 20; slurm-sim: 62 / 0).
+
+    ``commit``: ``ordered`` (default; results commit in queue order: the same decisions for any
+    number of workers) or ``eager`` (the paper's algorithm: first done, first committed; results may
+    depend on thread timing, the summary says so and counts priority inversions).
+
+    Scoring (DESIGN §6; ``pbf list`` names them): ``priority`` (``fcfs``, ``sjf``, ``smallest``,
+    ``wfp3``, ``unicep``, ``f1``..``f4``, ``multifactor`` or a :class:`pbf.plugins.Multifactor`),
+    ``predictor`` (``requested``, ``clairvoyant``, ``ave2``, ``regression`` or a
+    :class:`pbf.plugins.Regression`), ``correction`` (``incremental``, ``requested``,
+    ``recursive-doubling``) and ``backfill.order`` (``queue``, ``sjbf``); each may also be a user's
+    plugin, as ``"package.module:attr"`` or an object. :meth:`from_preset` starts from a preset.
+
+    ``pass_records``: keep a record of every pass (``passes``, passes.csv, with its wall time); False
+    keeps only the totals the summary needs: less memory on long traces (72 bytes a pass)
+    and a faster replay (no clock is read; the summary's wall times are then None).
+
+    ``kill_at_request``: a job ends at its requested time at the latest (default); False lets it run
+    its whole run time (the CLI's ``--no-clip-runtime``).
+
+    ``failures``: node drains and failures (a :class:`pbf.Failures`: a failure file or failures
+    drawn from an MTBF; :mod:`pbf.outages`).
+
+    ``start_estimates``: record each job's estimated start right after the instant it arrives
+    (what ``squeue --start`` would have told its user; a plan made on request, see
+    :meth:`pbf.Engine.estimates`) and report their accuracy against the actual starts;
+    ``estimate_every`` K > 0 also records every pending job's estimate every K instants with a
+    pass (``estimates.csv``).
+
+    ``coalloc``: co-allocation (a :class:`pbf.CoAllocation`: running jobs lend cores to queued
+    ones, a fixed fraction or a learner decides how much; :mod:`pbf.coalloc`). With it, ``run`` in
+    the results and the metrics is each job's elapsed time, stretched by sharing.
+
+    ``cluster``: a cluster of nodes (a :class:`pbf.Cluster` with nodes, or a name or file for
+    :meth:`pbf.Cluster.load`: ``"beocat"``, ``"beocat-gpu"``, a TOML file, a ``slurm.conf``). Jobs then
+    get cores on nodes that also have their memory and GPUs free, by Slurm's rules (docs/engine.md
+    "Nodes and resources"); ``mem_from`` says where an SWF trace's memory comes from
+    (``requested``: field 10, ``used``: field 7, ``none``), ``node_choice`` is ``best-fit`` (Slurm's
+    consecutive-run best fit) or ``first-fit``. Without it the cluster is ``units`` interchangeable
+    units. Node passes run on the worker threads as unit passes do, with the same decisions for any
+    ``workers`` (docs/engine.md, "The parallel pass on nodes")."""
+    units: int | None = None
+    priority: object = "fcfs"
+    predictor: object = "requested"
+    correction: str = "incremental"
+    backfill: Backfill = field(default_factory=Backfill)
+    trigger: str = "event"
+    bf_interval: int = 30
+    bsld_bound: float = 10.0
+    workers: int = 1
+    clock: str = "free"
+    bf_max_time: int | None = None
+    cost_per_test_us: float | None = None
+    cost_per_slot_us: int | None = None
+    cost_per_node_us: int = 0
+    cost_per_reservation_us: int = 0
+    cost_power: float = 1.0
+    commit: str = "ordered"
+    pass_records: bool = True
+    kill_at_request: bool = True
+    slurm_sim: SlurmSim = field(default_factory=SlurmSim)
+    failures: Failures | None = None
+    start_estimates: bool = False
+    estimate_every: int = 0
+    coalloc: CoAllocation | None = None
+    cluster: Cluster | str | os.PathLike | None = None
+    mem_from: str = "requested"
+    node_choice: str = "best-fit"
+
+
+    def __post_init__(self):
+        self.scoring()   # every plugin is looked up now: an unknown name fails here
+        for name, choices in _CHOICES:
+            _check_choice(name, getattr(self, name), choices)
+        check_run_options(self.workers, self.commit, self.backfill)
+        for name, valid, what in _SETTINGS:
+            value = getattr(self, name)
+            if not valid(value):
+                raise ConfigError(f"{name} must be {what}, got {value!r}")
+        self._check_combinations()
+
+    def _check_combinations(self):
+        if self.estimate_every and not self.start_estimates:
+            raise ConfigError("estimate_every needs start_estimates=True")
+        if self.cluster is not None and self.coalloc is not None:
+            raise ConfigError("co-allocation lends cores of interchangeable units: it does not run on a cluster "
+                              "of nodes (drop cluster= or coalloc=)")
+        if self.clock == "slurm-sim":
+            if self.trigger != "interval":
+                raise ConfigError("clock='slurm-sim' runs Slurm's own loop (main scheduler on events, a backfill "
+                                  "cycle every bf_interval): it needs trigger='interval'")
+            if self.backfill.order != "queue":
+                raise ConfigError(f"clock='slurm-sim' models Slurm's backfill, which tests jobs in queue order: "
+                                  f"order={self.backfill.order!r} is not supported with it")
+            if self.commit != "ordered":
+                raise ConfigError("clock='slurm-sim' needs commit='ordered' (its cycles yield between job tests)")
+            self.slurm_sim.check_budget(self.budget_s())
+
+    @classmethod
+    def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides: object) -> ReplayConfig:
+        """A config from a preset (``easy``, ``easy++``, ``easy-clairvoyant``,
+        ``easy-sjbf-clairvoyant``, ``gaussier``, ``slurm``), with ``overrides``; ``backfill``
+        replaces the preset's backfill settings."""
+        settings = preset(name)
+        order = settings.pop("order")
+        in_backfill = {k: settings.pop(k) for k in BACKFILL_KEYS if k in settings}
+        backfill = backfill if backfill is not None else Backfill(order=order, **in_backfill)
+        return cls(**{**settings, "backfill": backfill, **overrides})
+
+    def budget_s(self) -> int | None:
+        """The time budget of a full pass in seconds (None with the free clock)."""
+        if self.clock == "free":
+            return None
+        return self.bf_max_time if self.bf_max_time is not None else self.bf_interval
+    def test_costs(self) -> tuple[int, int]:
+        """The charge of a job test and of a profile slot per test, in microseconds: as given, else
+        the clock's default (model: 10,000 and 20; slurm-sim: 62 and 0, see :mod:`pbf.scheduler_time`)."""
+        test, slot = (SLURM_SIM_TEST_COST_US, SLURM_SIM_SLOT_COST_US) if self.clock == "slurm-sim" else (10_000, 20)
+        return (test if self.cost_per_test_us is None else self.cost_per_test_us,
+                slot if self.cost_per_slot_us is None else self.cost_per_slot_us)
+
+    def scoring(self) -> Scoring:
+        """The resolved :class:`~pbf.plugins.Scoring` (priority, predictor, correction, order)."""
+        return Scoring.resolve(self.priority, self.predictor, self.correction, self.backfill.order)
+
+    def node_cluster(self) -> Cluster | None:
+        """The cluster of nodes (a :class:`pbf.Cluster`), or None for a cluster of units."""
+        if self.cluster is None:
+            return None
+        return self.cluster if isinstance(self.cluster, Cluster) else Cluster.load(self.cluster)
+
+    def as_dict(self) -> dict:
+        """The settings as JSON-ready values (plugins and clusters by name; the clock's test costs filled in)."""
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__
+             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster")}
+        d["cluster"] = (None if self.cluster is None
+                        else os.fspath(self.cluster) if isinstance(self.cluster, (str, os.PathLike))
+                        else self.cluster.name)
+        d["coalloc"] = self.coalloc.as_dict() if self.coalloc is not None else None
+        d["failures"] = self.failures.as_dict() if self.failures is not None else None
+        d["cost_per_test_us"], d["cost_per_slot_us"] = self.test_costs()
+        d["slurm_sim"] = self.slurm_sim.as_dict() if self.clock == "slurm-sim" else None
+        d["backfill"] = {f: getattr(self.backfill, f) for f in self.backfill.__dataclass_fields__}
+        names = self.scoring().describe()
+        d["priority"], d["predictor"], d["backfill"]["order"] = names["priority"], names["predictor"], names["order"]
+        return d
