@@ -31,8 +31,25 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
-from .engine_events import (INT64_MAX, INT64_MIN, MAX_TIME, Drain, Fail, Finish, Job, Lend, OutageEvent, ProtocolError,
-                            Reserve, Resume, Start, Stopped, Submit, check_time, is_int)
+from .engine_events import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_TIME,
+    Drain,
+    Fail,
+    Finish,
+    Job,
+    Lend,
+    OutageEvent,
+    ProtocolError,
+    Reserve,
+    Resume,
+    Start,
+    Stopped,
+    Submit,
+    check_time,
+    is_int,
+)
 from .engine_nodes import EngineNodes
 from .errors import ConfigError
 from .plugins.predictors import PythonPredictor
