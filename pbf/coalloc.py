@@ -30,11 +30,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .codes import CoallocPolicy
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .workload.jobs import JobTable
 
 __all__ = ["CoAllocation", "cpu_use", "Hedge", "hedge_regret_bound"]
 
@@ -150,7 +156,8 @@ def _beta22(job_ids, seed):
     return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
 
 
-def cpu_use(table, order, setting="trace", seed=0) -> tuple[np.ndarray, int]:
+def cpu_use(table: JobTable, order: np.ndarray, setting: str | float = "trace",
+            seed: int = 0) -> tuple[np.ndarray, int]:
     """Per job (in ``order``), the CPU use in (0, 1] and how many came from the trace. The
     synthetic draw is Beta(2, 2) from a hash of (job id, seed): a job keeps its draw whatever else
     is in the trace (by arrival position when the ids are missing or repeated)."""
@@ -194,7 +201,7 @@ class Hedge:
         w = np.exp(self.logw - self.logw.max())
         return w / w.sum()
 
-    def update(self, losses) -> float:
+    def update(self, losses: ArrayLike) -> float:
         """Feed one round's losses (one per expert); returns the expected loss of the round."""
         losses = np.asarray(losses, dtype=np.float64)
         p = self.probabilities()

@@ -53,7 +53,7 @@ ENUM_OF = {"state": JobState, "outages": OutageKind, "coalloc": CoallocPolicy, "
            "exit": ExitReason, "clocks": Clock, "triggers": Trigger, "corrections": Correction}
 
 
-def label(column, code):
+def label(column: str, code: int) -> str:
     """The label of one code of an output column (``state``, ``how``, ``reject_reason``, ``kind``,
     ``exit``)."""
     return LABELS[column][int(code)]

@@ -9,12 +9,18 @@ The engine uses the node model when its cluster's nodes carry memory, GPUs or fe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._nodes import NodeCluster
 from .reference.nodes_ref import NodeRequest, eval_nodes, node_cpus
 from .resources import Requests, job_feature_bits, load_nodes, reject_detail
+
+if TYPE_CHECKING:
+    from ._core import Core
+    from .cluster import Cluster
+    from .engine_events import Job
 
 __all__ = ["Placement", "EngineNodes"]
 
@@ -38,14 +44,14 @@ def _whole(value, low):
 class EngineNodes:
     """The engine's side of a node cluster (one a :class:`pbf.Engine`)."""
 
-    def __init__(self, core, cluster, node_choice: str = "best-fit") -> None:
+    def __init__(self, core: Core, cluster: Cluster, node_choice: str = "best-fit") -> None:
         self.cluster = cluster
         self.modelled = cluster.has_resources
         self.first_fit = node_choice == "first-fit"
         self.bits = load_nodes(core, cluster, self.first_fit) if self.modelled else {}
         self.first = np.cumsum([0] + [n.cores for n in cluster.nodes])
 
-    def request(self, job) -> tuple:
+    def request(self, job: Job) -> tuple:
         """The job's (memory per core, memory per node, GPUs per node, nodes at least, at most,
         features), the cluster's default memory per core applied."""
         mpc, mpn = int(job.mem_core_mb), int(job.mem_node_mb)
@@ -54,7 +60,7 @@ class EngineNodes:
         return mpc, mpn, int(job.gpus), min(int(job.nodes_min), int(job.units)), int(job.nodes_max), \
             tuple(sorted(job.features))
 
-    def problem(self, job) -> str | None:
+    def problem(self, job: Job) -> str | None:
         """What is wrong with ``job``'s node request, if anything: malformed, or more than any set of
         the cluster's nodes, all idle, can ever hold (the reason names the resource)."""
         for name, low in (("mem_core_mb", 0), ("mem_node_mb", 0), ("gpus", 0), ("nodes_min", 1), ("nodes_max", 0)):
@@ -81,7 +87,7 @@ class EngineNodes:
                     f"{reject_detail(self.cluster, one, 0, int(job.units))}")
         return None
 
-    def hand_over(self, core, j: int, job) -> None:
+    def hand_over(self, core: Core, j: int, job: Job) -> None:
         """Give the core job j's node request (a node-model cluster only)."""
         if not self.modelled:
             return
@@ -89,7 +95,7 @@ class EngineNodes:
         NodeCluster(core).set_requests(j, np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]),
                                        np.array([hi]), job_feature_bits(self.bits, [feats]))
 
-    def placements(self, units: np.ndarray, job) -> tuple:
+    def placements(self, units: np.ndarray, job: Job) -> tuple:
         """The nodes of a started job's units, with what it holds on each."""
         if not len(self.cluster.nodes):
             return ()

@@ -28,11 +28,17 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .codes import OutageKind
 from .errors import ConfigError, TraceFormatError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from .cluster import Cluster
 
 __all__ = ["Outage", "Failures", "NodeLayout", "read_failures", "generate_failures", "ON_FAILURE"]
 
@@ -59,7 +65,7 @@ class NodeLayout:
     names: tuple = ()
 
     @classmethod
-    def of(cls, node_cores, units: int) -> NodeLayout:
+    def of(cls, node_cores: int | str, units: int) -> NodeLayout:
         """``node_cores``: an int K (K units a node; the last node takes the rest) or ``"beocat"``."""
         if node_cores == "beocat":
             from .cluster import beocat_cluster
@@ -78,7 +84,7 @@ class NodeLayout:
     def first(self) -> np.ndarray:
         return np.concatenate(([0], np.cumsum(self.cores)[:-1])).astype(np.int64)
 
-    def units_of(self, nodes) -> tuple:
+    def units_of(self, nodes: Iterable[int]) -> tuple:
         """The unit indices of the given node indices."""
         first = self.first
         out = []
@@ -118,7 +124,7 @@ class Failures:
         if self.node_cores != "beocat":
             NodeLayout.of(self.node_cores, 1 << 20)       # (checks the value)
 
-    def outages(self, units: int, start: int, end: int, cluster=None) -> list[Outage]:
+    def outages(self, units: int, start: int, end: int, cluster: Cluster | None = None) -> list[Outage]:
         """The outages over a cluster of ``units`` for a replay whose jobs arrive from ``start`` to
         ``end`` (generated failures fall in that span). On a cluster of nodes (``cluster``, a
         :class:`pbf.Cluster`) its nodes are the failing units, whatever ``node_cores`` says."""
@@ -177,7 +183,7 @@ def _int_field(row, name, path, line, *, empty_ok=False, minimum=0, expected="an
     return value
 
 
-def read_failures(path, layout: NodeLayout) -> list[Outage]:
+def read_failures(path: str | os.PathLike, layout: NodeLayout) -> list[Outage]:
     """Read a failure file (see the module docstring) into outages, in time order (file order at
     equal times). Every error names the file, line, field and value."""
     path = os.fspath(path)
@@ -240,7 +246,7 @@ def generate_failures(layout: NodeLayout, start: int, end: int, mtbf_hours: floa
     return out
 
 
-def core_events(outages, units: int):
+def core_events(outages: Sequence[Outage], units: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The outages as the core's event arrays (time, kind, until, bits): each timed drain or failure
     followed by its automatic resume; in time order, an instant's resumes first."""
     W = (units + 63) // 64
@@ -268,7 +274,7 @@ def core_events(outages, units: int):
     return t, kind, until, np.ascontiguousarray(bits)
 
 
-def down_unit_seconds(events, units: int, end: int) -> int:
+def down_unit_seconds(events: tuple, units: int, end: int) -> int:
     """Unit-seconds out of service up to ``end`` under the core's event arrays (:func:`core_events`),
     with the core's rules (a later outage keeps a unit down longer; a resume brings back only the
     units due by its time)."""

@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,14 +29,24 @@ from .outages import down_unit_seconds
 from .resources import reject_detail
 from .start_estimates import estimate_accuracy
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ._core import Core
+    from .cluster import Cluster
+    from .replay_config import ReplayConfig
+    from .resources import Requests
+    from .workload.jobs import JobTable
+
 __all__ = ["ReplayResult", "OUTPUT_FILES", "assemble", "check_output_dir"]
 
 # code columns of the outputs and their labels (strings only when written out)
 _LABELS = LABELS
 
 
-def assemble(table, order, core, arrays, config, wall: float, outages=(None, None), *, from_trace=None,
-             cluster=None, requests=None) -> ReplayResult:
+def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, config: ReplayConfig, wall: float,
+             outages: tuple = (None, None), *, from_trace: int | None = None, cluster: Cluster | None = None,
+             requests: Requests | None = None) -> ReplayResult:
     """The result of a replay of ``table`` (jobs in ``order``) that ``core`` ran with ``config``:
     ``arrays`` are the (submit, units, run, cluster units) it was given, ``outages`` the outages
     and their core events, ``from_trace`` whether co-allocation's CPU use came from the trace,
@@ -68,7 +79,7 @@ class ReplayResult:
     estimates: dict | None = None
 
     @staticmethod
-    def label(column: str, codes) -> np.ndarray:
+    def label(column: str, codes: ArrayLike) -> np.ndarray:
         """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
         return np.asarray(_LABELS[column], dtype=object)[np.asarray(codes)]
 
@@ -110,7 +121,7 @@ class ReplayResult:
 OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv", "estimates.csv")
 
 
-def check_output_dir(out_dir):
+def check_output_dir(out_dir: str | os.PathLike) -> None:
     """Raise :class:`ConfigError` unless ``out_dir`` can take a replay's outputs: a folder (or
     nothing yet) whose output file names are free for files. Called before a replay runs, so that a
     long replay does not end in an error."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from .outages import NodeLayout, core_events
 from .replay_config import ReplayConfig
 from .replay_result import OUTPUT_FILES, ReplayResult, assemble, check_output_dir
 from .workload.jobs import JobTable
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay", "check_output_dir", "OUTPUT_FILES"]
 
@@ -46,7 +50,8 @@ def _cluster_units(table, config):
                       "the cluster size (give --units N to replay an empty trace)")
 
 
-def replay(table: JobTable, config: ReplayConfig = ReplayConfig(), progress=None) -> ReplayResult:
+def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
+           progress: bool | Callable[[int, int], object] | None = None) -> ReplayResult:
     """Replay ``table`` (a :class:`~pbf.JobTable`) under ``config``; returns a :class:`ReplayResult`.
 
     ``progress``: None (no progress), True (a bar on stderr when it is a terminal) or a callable

@@ -2,7 +2,12 @@
 against its actual start, as a user of ``squeue --start`` would judge it."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["estimate_accuracy", "SIZE_CLASSES"]
 
@@ -21,7 +26,7 @@ def _stats(err):
             "late": float((err < 0).mean())}
 
 
-def estimate_accuracy(submit, start, estimate, units) -> dict:
+def estimate_accuracy(submit: ArrayLike, start: ArrayLike, estimate: ArrayLike, units: ArrayLike) -> dict:
     """Accuracy of ``estimate`` (a start time per job, -1: none) against ``start`` (-1: never
     started): median and p90 absolute error, share within an hour, mean signed error (estimate -
     start: negative = optimistic) and share started later than estimated -- over all jobs that
