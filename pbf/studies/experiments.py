@@ -15,17 +15,23 @@ Two models are offered (the output names the one used):
 * ``easy-model``: EASY (one reservation) with the model clock: a pass costs only by delaying the next
   pass and by its budget (the model pbf used before the slurm-sim clock existed).
 """
+from __future__ import annotations
+
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
+from typing import TYPE_CHECKING
 
 from ..config import Backfill
 from ..errors import ConfigError
 from ..replayer import ReplayConfig, replay
 from ..scheduler_time import SlurmSim
 from ..workload.beocat import TRAFFIC_WINDOWS, generate_beocat
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["ParallelBackfillExperiment", "PAPER_TABLES", "MODELS", "MAIN_SCHEDULERS", "VARIANTS", "format_tables",
            "replay_config", "apply_variant", "run_cells"]
@@ -50,9 +56,10 @@ MAIN_SCHEDULERS = {"slurm": SlurmSim(),
                                     cost_main_test_us=0)}
 
 
-def replay_config(model, workers, *, bf_interval=30, bf_max_time=None, cost_per_test_us=None, cost_per_slot_us=None,
-                  bsld_bound=600.0, main="slurm", units=9128, cluster=None, cost_power=1.0, cost_per_node_us=0,
-                  cost_per_reservation_us=0):
+def replay_config(model: str, workers: int, *, bf_interval: int = 30, bf_max_time: int | None = None,
+                  cost_per_test_us: float | None = None, cost_per_slot_us: int | None = None,
+                  bsld_bound: float = 600.0, main: str = "slurm", units: int = 9128, cluster: str | None = None,
+                  cost_power: float = 1.0, cost_per_node_us: int = 0, cost_per_reservation_us: int = 0) -> ReplayConfig:
     """The replay configuration of one cell of the experiment (``model``: a key of :data:`MODELS`;
     ``main``: a key of :data:`MAIN_SCHEDULERS`, slurm model only; ``units``: Beocat's 9,128 cores;
     ``cluster``: a node cluster instead (a built-in name such as ``"beocat"``, or a file); the cost
@@ -126,7 +133,8 @@ def _run_cell(cell):
     return row
 
 
-def run_cells(cells, procs=None, progress=None, backend="local", address=None):
+def run_cells(cells: list[dict], procs: int | None = None, progress: Callable[[dict], object] | None = None,
+              backend: str = "local", address: str | None = None) -> list[dict]:
     """Run cells on local processes (spawned; ``procs`` default: the core count) or, with
     ``backend="ray"``, as Ray tasks (``address``: a running cluster, else a local Ray instance);
     returns the rows in the cells' order, each cell's keys plus its results. A script calling this
@@ -233,7 +241,9 @@ class ParallelBackfillExperiment:
                 "window_s": int(round(TRAFFIC_WINDOWS[traffic] * self.window_scale)), "seed": self.seed,
                 "arrivals": self.arrivals, "model": self.model, "resources": self.resources, "config": self._config()}
 
-    def calibrated(self, progress=None, target_awt_h=PAPER_TABLES["high"][1][0], tol=0.02, max_steps=14):
+    def calibrated(self, progress: Callable[[dict], object] | None = None,
+                   target_awt_h: float = PAPER_TABLES["high"][1][0], tol: float = 0.02,
+                   max_steps: int = 14) -> tuple[ParallelBackfillExperiment, dict]:
         """The experiment with one unknown set so that 1 worker at high traffic waits ``target_awt_h`` on
         average (the paper's 1-worker row, the only figure read): ``calibrate="cost"`` scales the cost
         per test, ``"load"`` the packing window of both traces (a shorter window: a heavier trace).
@@ -298,7 +308,7 @@ class ParallelBackfillExperiment:
                                                  else {"window_scale": best["value"]}))
         return chosen, record
 
-    def run(self, progress=None):
+    def run(self, progress: Callable[[dict], object] | None = None) -> dict:
         """Replay both traffic levels with every worker count; returns a JSON-ready dict. With
         ``calibrate``, first :meth:`calibrated`, then the table with nothing else changed."""
         if self.calibrate:
@@ -324,7 +334,7 @@ class ParallelBackfillExperiment:
                 "settings": asdict(self), "replay_config": cfg.as_dict(), "rows": rows}
 
 
-def format_tables(result):
+def format_tables(result: dict) -> str:
     """The paper-shaped tables, pbf's figures beside the paper's."""
     out = []
     s, c = result["settings"], result["replay_config"]
