@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     #: (units, estimate) columns of a group of jobs
     _JobColumns = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
-__all__ = ["PassScenario", "MachineLoad", "time_pass", "kernel_rows", "pass_rows", "growth_rows",
+__all__ = ["PassScenario", "MachineLoad", "time_pass", "bitmap_rows", "pass_rows", "growth_rows",
            "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
@@ -197,8 +197,8 @@ def _stats(times):
 
 
 # ---------------------------------------------------------------------------------------- slices
-def kernel_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int = 200) -> list[dict[str, Any]]:
-    """Bitmap kernels through :mod:`pbf.bitmap` (argument checks included: what a caller pays)."""
+def bitmap_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int = 200) -> list[dict[str, Any]]:
+    """Bitmap operations through :mod:`pbf.bitmap` (argument checks included: what a caller pays)."""
     from . import bitmap
     rows = []
     rng = np.random.default_rng(0)
@@ -226,7 +226,7 @@ def kernel_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int 
                 for _ in range(repeat):
                     op()
                 times.append((time.perf_counter() - t0) / repeat)
-            rows.append({"slice": "kernels", "name": name, "params": f"units={n}", **_stats(times)})
+            rows.append({"slice": "bitmap", "name": name, "params": f"units={n}", **_stats(times)})
     return rows
 
 
@@ -495,7 +495,7 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
         f"; other processes used {load.other_cores:.2f} cores on average during the run "
         f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
         if load is not None else "")]
-    for sl in ("kernels", "pass", "growth", "replay", "rl"):
+    for sl in ("bitmap", "pass", "growth", "replay", "rl"):
         sub = [r for r in rows if r["slice"] == sl]
         if not sub:
             continue
@@ -550,13 +550,13 @@ def pass_scenarios(kind: str = "pass", quick: bool = False) -> list[PassScenario
 
 def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, reference: bool = True,
                workers: Sequence[int] = (2,)) -> tuple[list[dict[str, Any]], MachineLoad]:
-    """Run benchmark slices (``kernels``, ``pass``, ``matrix``, ``growth``, ``replay``); returns
+    """Run benchmark slices (``bitmap``, ``pass``, ``matrix``, ``growth``, ``replay``); returns
     (rows, the :class:`MachineLoad` measured meanwhile)."""
     rows = []
     with MachineLoad() as load:
         for sl in slices:
-            if sl == "kernels":
-                rows += kernel_rows(repeat=50 if quick else 200)
+            if sl == "bitmap":
+                rows += bitmap_rows(repeat=50 if quick else 200)
             elif sl in ("pass", "matrix"):
                 rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=reference,
                                   reference_limit=20.0 if quick else 60.0, workers=workers)

@@ -25,8 +25,8 @@ def test_growth_fits_slopes():
     assert len(slopes) == 2 and all(-1 < r["slope"] < 3 for r in slopes)
 
 
-def test_pbf_bench_kernels_json(capsys):
-    assert main(["bench", "--slice", "kernels", "--quick", "--trials", "1", "--json"]) == 0
+def test_pbf_bench_bitmap_json(capsys):
+    assert main(["bench", "--slice", "bitmap", "--quick", "--trials", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["cores"] >= 1 and out["other_processes_cpu_cores"] >= 0
     assert {r["name"] for r in out["rows"]} >= {"popcount", "count_and", "first_fit(n/4)"}

@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``bench`` command's options."""
     parser.description = ("Time a slice of benchmarks and print medians, ratios against the pure-Python reference "
                           "pass, the core count and how busy the machine was. See docs/benchmarks.md.")
-    parser.add_argument("--slice", choices=("pass", "matrix", "kernels", "growth", "replay", "rl", "all"),
+    parser.add_argument("--slice", choices=("pass", "matrix", "bitmap", "growth", "replay", "rl", "all"),
                         default="pass", help="pass: headline passes vs the reference (default); matrix: "
-                        "the whole pass matrix; kernels: bitmap kernels; growth: cost vs queue and "
+                        "the whole pass matrix; bitmap: bitmap operations; growth: cost vs queue and "
                         "units with log-log slopes; replay: trace replay throughput; rl: learned-policy environment "
                         "steps and kernel decisions (needs gymnasium); all")
     parser.add_argument("--trials", type=int_in(1), default=5, help="interleaved trials per benchmark (default 5)")
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the slice(s) and print the rows with the machine's load."""
     from .. import benchmark
-    slices = ("kernels", "pass", "growth", "replay", "rl") if args.slice == "all" else (args.slice,)
+    slices = ("bitmap", "pass", "growth", "replay", "rl") if args.slice == "all" else (args.slice,)
     workers = tuple(int(w) for w in args.workers.split(",") if int(w) > 1)
     rows, load = benchmark.run_slices(slices, trials=args.trials, quick=args.quick,
                                       reference=not args.no_reference, workers=workers)
