@@ -13,7 +13,7 @@ except ImportError as exc:  # pragma: no cover - depends on how pbf was installe
         "either run from another folder (the installed pbf is then used) or build in place with "
         "'pip install -e .'") from exc
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 _WHERE = {
     # the engine (embedding API) and the replayer
