@@ -142,22 +142,33 @@ class PassScenario:
         return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}{cap}"
 
 
-def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1) -> tuple[float, dict[str, int]]:
+def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1,
+              costs: Mapping[str, float] | None = None,
+              figures: dict[str, Any] | None = None) -> tuple[float, dict[str, int]]:
     """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
     ``work`` = {depth, started, reservations}. With ``workers`` > 1 the pass uses the pool whatever
-    its size (the profile build and the start-now tail: see docs/engine.md); the thread pool's
-    start is not timed. Steady state: the profile's memory is touched once before (a replay reuses
-    it pass after pass) and the pool's threads are up."""
+    its size (the profile build and the start-now tail: see docs/engine.md), unless ``costs`` are
+    given: then the pass-cost predictor, primed with these figures (:meth:`pbf._core.Core.set_pass_cost`),
+    chooses as a replay would after passes like it. The thread pool's start is not timed.
+    ``figures``, if given, receives the predictor's figures after the pass
+    (:meth:`pbf._core.Core.pass_cost`, with ``overhead_ns``: the overhead it predicted). Steady
+    state: the profile's memory is touched once before (a replay reuses it pass after pass) and the
+    pool's threads are up."""
     if engine == "compiled":
         core = scenario.core()
-        # steady state, as in a replay: the profile's memory has been used before (its first
-        # touch costs page faults that no later pass pays), and the pool's threads are running
+        # steady state, as in a replay: the pool's threads are running, and the profile's memory
+        # has been used before (its first touch costs page faults that no later pass pays; the
+        # pool's start, which measures a copy of 4 MB, would leave it out of the caches)
+        overhead = 0.0
+        if workers > 1:
+            core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
+            core.start_pool(workers)
+            if costs is not None:
+                core.set_pass_cost(**costs)
+            overhead = core.predict_pass()["overhead_ns"]
+            time.sleep(0.001)
         empty = np.zeros(0, dtype=np.int64)
         core.profile_ops(NOW, empty, empty, 1)
-        if workers > 1:
-            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
-            core.start_pool(workers)
-            time.sleep(0.001)
         gc.disable()
         t0 = time.perf_counter()
         core.run_pass(NOW)
@@ -165,6 +176,8 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         gc.enable()
         core.stop_pool()
         rec = core.last_pass()
+        if figures is not None:
+            figures.update(core.pass_cost(), overhead_ns=overhead)
         return dt, {"depth": rec["depth"], "started": rec["started"], "reservations": rec["reservations"]}
     ref = scenario.reference()
     t0 = time.perf_counter()
@@ -232,13 +245,17 @@ def bitmap_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int 
 
 def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: bool = True,
               reference_limit: float = 60.0, workers: Sequence[int] = (2,)) -> list[dict[str, Any]]:
-    """Compiled pass against the pure-Python reference pass and against itself on N workers, trials
-    interleaved. The reference is skipped where it would take too long (see
+    """Compiled pass against the pure-Python reference pass and against itself on N workers (every
+    pass on the threads, and the automatic choice: the predictor primed with the trial's measured
+    sequential and parallel passes, as a replay of such passes would have it), trials interleaved.
+    The reference is skipped where it would take too long (see
     :meth:`PassScenario.reference_affordable`)."""
     rows = []
     for sc in scenarios:
         comp, ref = [], []
         par = {n: [] for n in workers}
+        auto = {n: [] for n in workers}
+        auto_parallel = dict.fromkeys(workers, 0)
         work = None
         ref_ok = reference and sc.reference_affordable()
         for trial in range(trials):
@@ -248,9 +265,18 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
             work = done
             comp.append(dt)
             for n in workers:
-                pt, pdone = time_pass(sc, workers=n)
+                forced = {}
+                pt, pdone = time_pass(sc, workers=n, figures=forced)
                 assert pdone == work, f"{sc.label()}: {n} workers did different work: {pdone} vs {work}"
                 par[n].append(pt)
+                # the automatic choice, its predictor primed with this trial's two measured passes
+                costs = {"seq_ns_per_test": dt * 1e9 / max(1, work["depth"]), "seq_passes": 1,
+                         "par_ns_per_test": forced["par_ns_per_test"], "par_passes": 1}
+                chosen = {}
+                at, adone = time_pass(sc, workers=n, costs=costs, figures=chosen)
+                assert adone == work, f"{sc.label()}: {n} workers (automatic) did different work: {adone} vs {work}"
+                auto[n].append(at)
+                auto_parallel[n] += chosen["last_parallel"]
             if ref_ok:
                 rt, rdone = time_pass(sc, "reference")
                 assert rdone == work, f"{sc.label()}: the reference did different work: {rdone} vs {work}"
@@ -263,6 +289,9 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
             row[f"workers_{n}_best_s"] = min(times)
             row[f"speedup_{n}_workers"] = statistics.median(comp) / statistics.median(times)
             row[f"speedup_{n}_workers_best"] = min(comp) / min(times)
+            row[f"auto_{n}_median_s"] = statistics.median(auto[n])
+            row[f"auto_{n}_speedup"] = statistics.median(comp) / statistics.median(auto[n])
+            row[f"auto_{n}_parallel_trials"] = auto_parallel[n]
         if ref:
             row["reference_median_s"] = statistics.median(ref)
             row["ratio_vs_reference"] = statistics.median(ref) / statistics.median(comp)
@@ -511,8 +540,13 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
                 if "ratio_vs_reference" in r:
                     ref = _fmt_time(r['reference_median_s']).strip()
                     extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
-                extra += "".join(f"  | {k.split('_')[1]} workers {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
-                                 for k in r if k.startswith("speedup_") and not k.endswith("_best"))
+                for k in r:
+                    if k.startswith("speedup_") and not k.endswith("_best"):
+                        n = k.split("_")[1]
+                        extra += f"  | {n} workers: forced {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
+                        if f"auto_{n}_speedup" in r:
+                            extra += (f", automatic {r[f'auto_{n}_speedup']:.2f}x (threads in "
+                                      f"{r[f'auto_{n}_parallel_trials']}/{r['trials']})")
             elif sl == "rl" and "vs_peer" in r:
                 extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_peer']:.0f}x the Python reference of "
                          f"RLBackfilling's loop, {r['peer_steps_per_s']:,.0f}/s)")
