@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     _JobColumns = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "bitmap_rows", "pass_rows", "growth_rows",
-           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
+           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -244,7 +244,8 @@ def bitmap_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int 
 
 
 def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: bool = True,
-              reference_limit: float = 60.0, workers: Sequence[int] = (2,)) -> list[dict[str, Any]]:
+              reference_limit: float = 60.0, workers: Sequence[int] = (2,),
+              slice_name: str = "pass") -> list[dict[str, Any]]:
     """Compiled pass against the pure-Python reference pass and against itself on N workers (every
     pass on the threads, and the automatic choice: the predictor primed with the trial's measured
     sequential and parallel passes, as a replay of such passes would have it), trials interleaved.
@@ -283,7 +284,7 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
                 ref.append(rt)
                 if rt * trials > reference_limit * 3 or trial >= 2 and sum(ref) > reference_limit:
                     ref_ok = False
-        row = {"slice": "pass", "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
+        row = {"slice": slice_name, "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
         for n, times in par.items():
             row[f"workers_{n}_median_s"] = statistics.median(times)
             row[f"workers_{n}_best_s"] = min(times)
@@ -524,7 +525,7 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
         f"; other processes used {load.other_cores:.2f} cores on average during the run "
         f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
         if load is not None else "")]
-    for sl in ("bitmap", "pass", "growth", "replay", "rl"):
+    for sl in ("bitmap", "pass", "large", "growth", "replay", "rl"):
         sub = [r for r in rows if r["slice"] == sl]
         if not sub:
             continue
@@ -535,7 +536,7 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
                              f"(upper half {r['slope_upper_half']:.2f})")
                 continue
             extra = ""
-            if sl == "pass":
+            if sl in ("pass", "large"):
                 extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
                 if "ratio_vs_reference" in r:
                     ref = _fmt_time(r['reference_median_s']).strip()
@@ -561,10 +562,23 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
     return "\n".join(lines)
 
 
+#: The machine of the ``large`` slice: 160,000 nodes (the size of the largest machines, e.g. 158,976
+#: nodes of 48 cores), each a unit: jobs get whole nodes, as such machines schedule. A unit per core
+#: (7,680,000) is beyond this engine: every running job keeps a bitmap of all units (960 KB each),
+#: and so does every slot of the profile.
+LARGE_NODES = 160_000
+
+
 def pass_scenarios(kind: str = "pass", quick: bool = False) -> list[PassScenario]:
     """The scenarios of a ``pbf bench`` slice: ``pass`` (the headline passes, EASY and conservative
-    at three sizes, plus at full size the deep pass as Slurm runs it) or ``matrix`` (every
-    affordable point of :data:`PASS_MATRIX`)."""
+    at three sizes, plus at full size the deep pass as Slurm runs it), ``matrix`` (every affordable
+    point of :data:`PASS_MATRIX`) or ``large`` (:data:`LARGE_NODES` nodes with 10,000 running jobs:
+    100,000 queued as Slurm's backfill tests them, a reservation per tested job up to
+    ``max_job_test`` 500, and conservative backfilling over a queue of 2,000 (100,000 would take
+    minutes a pass); ``quick``: 20,000 queued and 500)."""
+    if kind == "large":
+        return [PassScenario(20_000 if quick else 100_000, LARGE_NODES, 10_000, None, max_job_test=500),
+                PassScenario(500 if quick else 2_000, LARGE_NODES, 10_000, None)]
     if kind == "pass":
         sizes = [(100, 128, 10), (1_000, 1_024, 100), (10_000, 9_128, 2_000)]
         if not quick:
@@ -584,7 +598,7 @@ def pass_scenarios(kind: str = "pass", quick: bool = False) -> list[PassScenario
 
 def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, reference: bool = True,
                workers: Sequence[int] = (2,)) -> tuple[list[dict[str, Any]], MachineLoad]:
-    """Run benchmark slices (``bitmap``, ``pass``, ``matrix``, ``growth``, ``replay``); returns
+    """Run benchmark slices (``bitmap``, ``pass``, ``matrix``, ``large``, ``growth``, ``replay``); returns
     (rows, the :class:`MachineLoad` measured meanwhile)."""
     rows = []
     with MachineLoad() as load:
@@ -594,6 +608,9 @@ def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, refe
             elif sl in ("pass", "matrix"):
                 rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=reference,
                                   reference_limit=20.0 if quick else 60.0, workers=workers)
+            elif sl == "large":
+                rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=False, workers=workers,
+                                  slice_name="large")
             elif sl == "growth":
                 rows += growth_rows(trials=trials) if not quick else growth_rows(
                     queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=trials)
