@@ -114,6 +114,8 @@ _CONFIG_KEYS = frozenset((
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots"))
+#: ns per byte of a large memcpy, measured by the first pool started in this process
+_copy_ns_per_byte = 0.0
 #: the figures of the pass-cost predictor Core.set_pass_cost takes (pass_cost.pxd)
 _COST_KEYS = frozenset(("seq_ns_per_test", "seq_passes", "par_ns_per_test", "par_passes", "wake_ns",
                         "copy_ns_per_byte", "cores"))
@@ -425,12 +427,12 @@ cdef class Core:
     def _measure_parallel_overhead(self):
         # what going parallel costs a pass (pass_cost.pxd): the pool's wake-up round trip (the
         # median of a few, after the threads' first) and the copy rate of memory larger than the
-        # caches, as a worker copies a profile of a few MB
+        # caches, as a worker copies a large profile (once per process: copying 32 MB leaves
+        # the caches cold, which the first pass after each pool start would pay)
+        global _copy_ns_per_byte
         cdef State* S = &self.s
         cdef double ns = S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0
-        cdef int64_t i, t0, best = -1, nbytes = 4 << 20
-        cdef char* a
-        cdef char* b
+        cdef int64_t i, t0
         with nogil:
             pool_round_trip(S)
         trips = []
@@ -440,6 +442,21 @@ cdef class Core:
             trips.append(t0 * ns)
         trips.sort()
         S.cost.wake_ns = trips[len(trips) // 2]
+        if _copy_ns_per_byte > 0:
+            S.cost.copy_ns_per_byte = _copy_ns_per_byte
+        else:
+            S.cost.copy_ns_per_byte = _copy_ns_per_byte = self._copy_rate()
+        try:
+            S.cost.cores = len(os.sched_getaffinity(0))
+        except AttributeError:         # (not on every platform)
+            S.cost.cores = os.cpu_count() or 1
+
+    def _copy_rate(self):
+        # ns per byte of copying 32 MB (the best of 3): memory, not caches, as large profiles are
+        cdef double ns = self.s.clock.ns_per_tick if PBF_HAVE_TSC else 1.0
+        cdef int64_t i, t0, best = -1, nbytes = 32 << 20
+        cdef char* a
+        cdef char* b
         a = <char*>malloc(nbytes)
         b = <char*>malloc(nbytes)
         if a == NULL or b == NULL:
@@ -457,11 +474,7 @@ cdef class Core:
                     best = t0
         free(a)
         free(b)
-        S.cost.copy_ns_per_byte = best * ns / nbytes
-        try:
-            S.cost.cores = len(os.sched_getaffinity(0))
-        except AttributeError:         # (not on every platform)
-            S.cost.cores = os.cpu_count() or 1
+        return best * ns / nbytes
 
     def pass_cost(self):
         """The pass-cost predictor's figures (see :meth:`predict_pass`): the means of the measured

@@ -156,9 +156,9 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
     pool's threads are up."""
     if engine == "compiled":
         core = scenario.core()
-        # steady state, as in a replay: the pool's threads are running, and the profile's memory
+        # steady state, as in a replay: the pool's threads are parked, and the profile's memory
         # has been used before (its first touch costs page faults that no later pass pays; the
-        # pool's start, which measures a copy of 4 MB, would leave it out of the caches)
+        # pool's start, which waits for every thread, may leave it out of the caches)
         overhead = 0.0
         if workers > 1:
             core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
@@ -166,7 +166,8 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
             if costs is not None:
                 core.set_pass_cost(**costs)
             overhead = core.predict_pass()["overhead_ns"]
-            time.sleep(0.001)
+            # (no sleep: the pool's start waited for every thread to park; an idle pause before a
+            # pass of microseconds slows it by as much as the pass)
         empty = np.zeros(0, dtype=np.int64)
         core.profile_ops(NOW, empty, empty, 1)
         gc.disable()
@@ -257,6 +258,7 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
         par = {n: [] for n in workers}
         auto = {n: [] for n in workers}
         auto_parallel = dict.fromkeys(workers, 0)
+        overheads = {n: [] for n in workers}
         work = None
         ref_ok = reference and sc.reference_affordable()
         for trial in range(trials):
@@ -270,6 +272,7 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
                 pt, pdone = time_pass(sc, workers=n, figures=forced)
                 assert pdone == work, f"{sc.label()}: {n} workers did different work: {pdone} vs {work}"
                 par[n].append(pt)
+                overheads[n].append(forced["overhead_ns"] * 1e-9)
                 # the automatic choice, its predictor primed with this trial's two measured passes
                 costs = {"seq_ns_per_test": dt * 1e9 / max(1, work["depth"]), "seq_passes": 1,
                          "par_ns_per_test": forced["par_ns_per_test"], "par_passes": 1}
@@ -290,6 +293,7 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
             row[f"workers_{n}_best_s"] = min(times)
             row[f"speedup_{n}_workers"] = statistics.median(comp) / statistics.median(times)
             row[f"speedup_{n}_workers_best"] = min(comp) / min(times)
+            row[f"workers_{n}_overhead_s"] = statistics.median(overheads[n])   # predicted: wake-up, copies
             row[f"auto_{n}_median_s"] = statistics.median(auto[n])
             row[f"auto_{n}_speedup"] = statistics.median(comp) / statistics.median(auto[n])
             row[f"auto_{n}_parallel_trials"] = auto_parallel[n]

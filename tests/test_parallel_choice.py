@@ -1,9 +1,13 @@
 """The choice of a parallel pass from predicted costs (ext/pass_cost.pxd): its arithmetic, the means
 it learns from measured passes, and decisions that do not depend on what it chooses."""
+import dataclasses
+from unittest import mock
+
 import numpy as np
 import pytest
 
-from pbf import _core
+import pbf
+from pbf import _core, replayer
 from pbf.benchmark import NOW, PassScenario
 from pbf.config import Backfill
 from pbf.workload.beocat import generate_beocat
@@ -156,3 +160,26 @@ def test_decisions_do_not_depend_on_the_choice(backfill):
         core.stop_pool()
     for a, b in zip(outcome(core), want):
         assert np.array_equal(a, b)
+
+
+def test_node_passes_chosen_by_the_predictor_decide_as_one_worker():
+    """On the Beocat nodes, Slurm-like: the predictor, primed so that the pool pays, sends the node
+    passes to the threads (and measures them); the decisions are those of one worker."""
+    table = generate_beocat(800, 4 * 3600, seed=5)
+    config = pbf.ReplayConfig(cluster="beocat", trigger="interval",
+                              backfill=Backfill(reservations=None, max_job_test=60))
+    one = pbf.replay(table, config)
+    built, build = [], replayer.build_core
+
+    def primed(*args, **kwargs):
+        core = build(*args, **kwargs)
+        core.set_testing(parallel_min_queue=1)
+        core.set_pass_cost(seq_ns_per_test=1e12, seq_passes=1)    # (start_pool measures the rest)
+        built.append(core)
+        return core
+
+    with mock.patch.object(replayer, "build_core", primed):
+        two = pbf.replay(table, dataclasses.replace(config, workers=2))
+    assert built and built[0].pass_cost()["par_passes"] > 0
+    assert two.jobs["start"].tolist() == one.jobs["start"].tolist()
+    assert two.summary["jobs"] == one.summary["jobs"] and two.summary["nodes"] == one.summary["nodes"]
