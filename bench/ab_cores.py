@@ -53,6 +53,15 @@ def testing(core, **switches):
             setattr(core, k, v)
 
 
+def force_parallel(core):
+    # every full pass on the pool: the testing switch `parallel`, or in builds from before it, no
+    # minimum wall time
+    try:
+        testing(core, parallel_min_queue=1, parallel=1)
+    except ValueError:
+        testing(core, parallel_min_queue=1, parallel_min_wall_ns=0)
+
+
 def replay_once(mod, t, units, records):
     core = mod.Core(units)
     configure(core, record_passes=records)
@@ -77,7 +86,7 @@ def pass_once(mod, sc, workers):
     empty = np.zeros(0, dtype=np.int64)
     core.profile_ops(NOW, empty, empty, 1)
     if workers > 1:
-        testing(core, parallel_min_queue=1, parallel_min_wall_ns=0)
+        force_parallel(core)
         core.start_pool(workers)
         time.sleep(0.001)
     gc.disable()

@@ -15,7 +15,7 @@ BUILD = replayer.build_core
 
 def every_pass_on_threads(*args, **kwargs):
     core = BUILD(*args, **kwargs)
-    core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
+    core.set_testing(parallel_min_queue=1, parallel=1)
     return core
 
 

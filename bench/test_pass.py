@@ -31,7 +31,7 @@ def test_full_pass(benchmark, sc, workers, commit):
         core = sc.core()
         core.configure(commit_eager=int(commit == "eager"))
         if workers > 1:
-            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
+            core.set_testing(parallel_min_queue=1, parallel=1)
             core.start_pool(workers)
         cores.append(core)
         return (core,), {}

@@ -25,7 +25,7 @@ def make(units, workers, stale):
     core.configure(**Backfill(reservations=None, max_job_test=100).core_settings(), record_passes=0)
     core.set_testing(record_units=1, stale_speculation=int(stale))
     if workers > 1:
-        core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
+        core.set_testing(parallel_min_queue=1, parallel=1)
     core.start_pool(workers)
     return core
 

@@ -26,6 +26,7 @@ from passes cimport quick_pass, full_pass_sequential, pass_prologue
 from parallel_pass cimport full_pass_parallel
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
+from pass_cost cimport (CHOICE_NEVER, CHOICE_ALWAYS, pc_tests, pc_overhead_ns, pc_parallel_pays, pc_update)
 from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -33,23 +34,49 @@ cdef enum:
     TRACE_DONE = 1             # what the instant functions return when no event is left (not an error)
 
 
+cdef inline double copy_bytes(State* S) noexcept nogil:
+    # about what each worker copies at a parallel pass's start: the profile (its slots' bitmaps and
+    # links: as many slots as the last pass made, at least one per distinct end of a running job),
+    # or the node plan (a line of free resources per node)
+    cdef int64_t slots = S.prof.nslots if S.prof.nslots > S.nodes.nrun + 1 else S.nodes.nrun + 1
+    if S.nm.on:
+        return S.nm.nn * 256.0
+    return slots * (S.W * 8.0 + 40.0)
+
+
+cdef inline bint choose_parallel(State* S) noexcept nogil:
+    # whether the next full pass runs on the pool: with threads, enough queued jobs and no
+    # reservation-limit stop (the parallel pass does not implement it), when the testing switch
+    # says so or the predicted costs say the threads save time (pass_cost.pxd)
+    if (S.cfg.workers < 2 or S.pool.threads == 0 or S.queue.n < S.testing.parallel_min_queue
+            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER):
+        return False
+    if S.testing.parallel == CHOICE_ALWAYS:
+        return True
+    return pc_parallel_pays(&S.cost, pc_tests(S.queue.n, S.cfg.max_job_test), S.cfg.workers, copy_bytes(S))
+
+
 cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     # a full pass at now
     cdef int rc
+    cdef bint parallel
+    cdef int64_t resumed = S.resume_st.count
+    cdef double overhead = 0
     if pass_prologue(S, now) != RC_OK:
         return RC_NO_MEMORY
     if S.cfg.no_backfill:
         return quick_pass(S, now)
-    # (the parallel pass does not implement the reservation-limit stop: such passes run sequentially)
-    if (S.cfg.workers > 1 and S.pool.threads > 0 and S.queue.n >= S.testing.parallel_min_queue
-            and not S.cfg.resv_stop
-            and S.last.full_wall_ns >= S.testing.parallel_min_wall_ns):
+    parallel = choose_parallel(S)
+    if parallel:
+        overhead = pc_overhead_ns(&S.cost, S.cfg.workers, copy_bytes(S))
         rc = full_pass_parallel(S, now)
     else:
         rc = full_pass_sequential(S, now)
-    if S.cfg.workers > 1:
-        # the pass's own measured wall time (reading the clock costs ~10 ns: once per pass end)
-        S.last.full_wall_ns = <int64_t>(S.last.wall_ticks * (S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0))
+    if S.cfg.workers > 1 and S.resume_st.count == resumed:
+        # the pass's own measured wall time (reading the clock costs ~10 ns: once per pass end); a
+        # resumed pass tested only the arrivals and says nothing of a fresh pass's cost
+        pc_update(&S.cost, parallel, S.last.wall_ticks * (S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0),
+                  S.ctx.depth, overhead)
     return rc
 
 

@@ -25,6 +25,7 @@ ctypedef struct WorkerPool:
     int64_t gen                # bumped to post a pass to the threads
     int64_t finished           # threads done with the posted pass
     int64_t shutdown           # 1: the threads exit
+    bint idle                  # the posted task is empty (measuring the wake-up round trip)
     bint sync_ready            # mu, work, done and commit_mu are initialised
     pthread_mutex_t mu         # guards gen, finished, shutdown
     pthread_cond_t work        # signalled when a pass is posted or the pool shuts down

@@ -262,13 +262,29 @@ cdef inline void pool_loop(State* S, int64_t wid, int64_t gen) noexcept nogil:
             break
         gen = S.pool.gen
         pthread_mutex_unlock(&S.pool.mu)
-        pass_worker(S, wid)
+        if not S.pool.idle:
+            pass_worker(S, wid)
         pthread_mutex_lock(&S.pool.mu)
         if S.pool.gen == gen:        # (a late finish of an older task does not count)
             S.pool.finished += 1
             if S.pool.finished == S.pool.threads:
                 pthread_cond_broadcast(&S.pool.done)
     pthread_mutex_unlock(&S.pool.mu)
+
+
+cdef inline int64_t pool_round_trip(State* S) noexcept nogil:
+    # post an empty task to the pool and wait for every thread: the ticks a parallel pass's wake-up costs
+    cdef int64_t t0 = now_ticks()
+    pthread_mutex_lock(&S.pool.mu)
+    S.pool.idle = True
+    S.pool.gen += 1
+    S.pool.finished = 0
+    pthread_cond_broadcast(&S.pool.work)
+    while S.pool.finished < S.pool.threads:
+        pthread_cond_wait(&S.pool.done, &S.pool.mu)
+    S.pool.idle = False
+    pthread_mutex_unlock(&S.pool.mu)
+    return now_ticks() - t0
 
 
 cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:

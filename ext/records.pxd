@@ -30,7 +30,6 @@ ctypedef struct PassRec:       # one pass (counts fit 32 bits: jobs and slots of
 ctypedef struct LastPass:      # the last full pass's figures, read by the record and the next pass
     int64_t charged_us         # its charged duration (0 with the free clock)
     int64_t wall_ticks         # the last recorded pass's wall time
-    int64_t full_wall_ns       # the last full pass's wall time (chooses threads for the next one)
     int64_t reeval             # parallel: commits that searched again ...
     int64_t conflicts          # ... whose answer newer commits touched ...
     int64_t inversions         # ... and priority inversions (eager)

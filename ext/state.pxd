@@ -16,6 +16,7 @@ from simtime cimport SimTime, simtime_defaults
 from costate cimport CoAlloc, coalloc_free
 from node_model cimport NodeModel, nm_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
+from pass_cost cimport PassCost, CHOICE_AUTO
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -42,8 +43,8 @@ ctypedef struct Testing:       # switches for tests and benchmarks (Core.set_tes
     bint record_units          # keep a copy of each started job's units (Jobs.bits)
     bint stale_speculation     # parallel: speculate on snapshots taken at the pass start (WorkerPool.snap)
     bint resume                # 0: never resume the last pass (to measure fresh passes)
-    int64_t parallel_min_queue     # passes with fewer queued jobs run sequentially ...
-    int64_t parallel_min_wall_ns   # ... and so do passes after a full pass shorter than this
+    int64_t parallel_min_queue     # passes with fewer queued jobs run sequentially
+    int parallel                   # CHOICE_*: full passes on the pool when predicted to pay, always, never
 
 
 ctypedef struct ResumeState:   # the last full pass, when it can be continued instead of run again
@@ -118,6 +119,7 @@ ctypedef struct State:
     PassClock clock            # what a pass costs, and its budget
     SimTime sim                # the slurm-sim clock's main loop
     LastPass last              # the last full pass's figures
+    PassCost cost              # measured pass costs: whether the next full pass runs parallel
     PassTotals totals          # sums over every pass
     PassRecords records        # one record a pass, when kept
     ResumeState resume_st      # the last pass, if it can be continued
@@ -161,8 +163,8 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.outages.requeue = 1
     S.testing.parallel_min_queue = 64
     # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job tests
-    # cost nanoseconds) stay sequential. Decisions are the same either way.
-    S.testing.parallel_min_wall_ns = 20_000_000
+    # cost nanoseconds) stay sequential (pass_cost.pxd). Decisions are the same either way.
+    S.testing.parallel = CHOICE_AUTO
     S.clock.kind = CK_FREE
     S.clock.cost_test_us = 10_000
     S.clock.cost_slot_us = 20

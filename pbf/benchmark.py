@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     _JobColumns = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "bitmap_rows", "pass_rows", "growth_rows",
-           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "pass_scenarios", "run_slices"]
+           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -142,22 +142,34 @@ class PassScenario:
         return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}{cap}"
 
 
-def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1) -> tuple[float, dict[str, int]]:
+def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1,
+              costs: Mapping[str, float] | None = None,
+              figures: dict[str, Any] | None = None) -> tuple[float, dict[str, int]]:
     """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
     ``work`` = {depth, started, reservations}. With ``workers`` > 1 the pass uses the pool whatever
-    its size (the profile build and the start-now tail: see docs/engine.md); the thread pool's
-    start is not timed. Steady state: the profile's memory is touched once before (a replay reuses
-    it pass after pass) and the pool's threads are up."""
+    its size (the profile build and the start-now tail: see docs/engine.md), unless ``costs`` are
+    given: then the pass-cost predictor, primed with these figures (:meth:`pbf._core.Core.set_pass_cost`),
+    chooses as a replay would after passes like it. The thread pool's start is not timed.
+    ``figures``, if given, receives the predictor's figures after the pass
+    (:meth:`pbf._core.Core.pass_cost`, with ``overhead_ns``: the overhead it predicted). Steady
+    state: the profile's memory is touched once before (a replay reuses it pass after pass) and the
+    pool's threads are up."""
     if engine == "compiled":
         core = scenario.core()
-        # steady state, as in a replay: the profile's memory has been used before (its first
-        # touch costs page faults that no later pass pays), and the pool's threads are running
+        # steady state, as in a replay: the pool's threads are parked, and the profile's memory
+        # has been used before (its first touch costs page faults that no later pass pays; the
+        # pool's start, which waits for every thread, may leave it out of the caches)
+        overhead = 0.0
+        if workers > 1:
+            core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
+            core.start_pool(workers)
+            if costs is not None:
+                core.set_pass_cost(**costs)
+            overhead = core.predict_pass()["overhead_ns"]
+            # (no sleep: the pool's start waited for every thread to park; an idle pause before a
+            # pass of microseconds slows it by as much as the pass)
         empty = np.zeros(0, dtype=np.int64)
         core.profile_ops(NOW, empty, empty, 1)
-        if workers > 1:
-            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
-            core.start_pool(workers)
-            time.sleep(0.001)
         gc.disable()
         t0 = time.perf_counter()
         core.run_pass(NOW)
@@ -165,6 +177,8 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         gc.enable()
         core.stop_pool()
         rec = core.last_pass()
+        if figures is not None:
+            figures.update(core.pass_cost(), overhead_ns=overhead)
         return dt, {"depth": rec["depth"], "started": rec["started"], "reservations": rec["reservations"]}
     ref = scenario.reference()
     t0 = time.perf_counter()
@@ -231,14 +245,20 @@ def bitmap_rows(sizes: Iterable[int] = (64, 1_024, 9_128, 100_000), repeat: int 
 
 
 def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: bool = True,
-              reference_limit: float = 60.0, workers: Sequence[int] = (2,)) -> list[dict[str, Any]]:
-    """Compiled pass against the pure-Python reference pass and against itself on N workers, trials
-    interleaved. The reference is skipped where it would take too long (see
+              reference_limit: float = 60.0, workers: Sequence[int] = (2,),
+              slice_name: str = "pass") -> list[dict[str, Any]]:
+    """Compiled pass against the pure-Python reference pass and against itself on N workers (every
+    pass on the threads, and the automatic choice: the predictor primed with the trial's measured
+    sequential and parallel passes, as a replay of such passes would have it), trials interleaved.
+    The reference is skipped where it would take too long (see
     :meth:`PassScenario.reference_affordable`)."""
     rows = []
     for sc in scenarios:
         comp, ref = [], []
         par = {n: [] for n in workers}
+        auto = {n: [] for n in workers}
+        auto_parallel = dict.fromkeys(workers, 0)
+        overheads = {n: [] for n in workers}
         work = None
         ref_ok = reference and sc.reference_affordable()
         for trial in range(trials):
@@ -248,21 +268,35 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
             work = done
             comp.append(dt)
             for n in workers:
-                pt, pdone = time_pass(sc, workers=n)
+                forced = {}
+                pt, pdone = time_pass(sc, workers=n, figures=forced)
                 assert pdone == work, f"{sc.label()}: {n} workers did different work: {pdone} vs {work}"
                 par[n].append(pt)
+                overheads[n].append(forced["overhead_ns"] * 1e-9)
+                # the automatic choice, its predictor primed with this trial's two measured passes
+                costs = {"seq_ns_per_test": dt * 1e9 / max(1, work["depth"]), "seq_passes": 1,
+                         "par_ns_per_test": forced["par_ns_per_test"], "par_passes": 1}
+                chosen = {}
+                at, adone = time_pass(sc, workers=n, costs=costs, figures=chosen)
+                assert adone == work, f"{sc.label()}: {n} workers (automatic) did different work: {adone} vs {work}"
+                auto[n].append(at)
+                auto_parallel[n] += chosen["last_parallel"]
             if ref_ok:
                 rt, rdone = time_pass(sc, "reference")
                 assert rdone == work, f"{sc.label()}: the reference did different work: {rdone} vs {work}"
                 ref.append(rt)
                 if rt * trials > reference_limit * 3 or trial >= 2 and sum(ref) > reference_limit:
                     ref_ok = False
-        row = {"slice": "pass", "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
+        row = {"slice": slice_name, "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
         for n, times in par.items():
             row[f"workers_{n}_median_s"] = statistics.median(times)
             row[f"workers_{n}_best_s"] = min(times)
             row[f"speedup_{n}_workers"] = statistics.median(comp) / statistics.median(times)
             row[f"speedup_{n}_workers_best"] = min(comp) / min(times)
+            row[f"workers_{n}_overhead_s"] = statistics.median(overheads[n])   # predicted: wake-up, copies
+            row[f"auto_{n}_median_s"] = statistics.median(auto[n])
+            row[f"auto_{n}_speedup"] = statistics.median(comp) / statistics.median(auto[n])
+            row[f"auto_{n}_parallel_trials"] = auto_parallel[n]
         if ref:
             row["reference_median_s"] = statistics.median(ref)
             row["ratio_vs_reference"] = statistics.median(ref) / statistics.median(comp)
@@ -495,7 +529,7 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
         f"; other processes used {load.other_cores:.2f} cores on average during the run "
         f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
         if load is not None else "")]
-    for sl in ("bitmap", "pass", "growth", "replay", "rl"):
+    for sl in ("bitmap", "pass", "large", "growth", "replay", "rl"):
         sub = [r for r in rows if r["slice"] == sl]
         if not sub:
             continue
@@ -506,13 +540,18 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
                              f"(upper half {r['slope_upper_half']:.2f})")
                 continue
             extra = ""
-            if sl == "pass":
+            if sl in ("pass", "large"):
                 extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
                 if "ratio_vs_reference" in r:
                     ref = _fmt_time(r['reference_median_s']).strip()
                     extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
-                extra += "".join(f"  | {k.split('_')[1]} workers {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
-                                 for k in r if k.startswith("speedup_") and not k.endswith("_best"))
+                for k in r:
+                    if k.startswith("speedup_") and not k.endswith("_best"):
+                        n = k.split("_")[1]
+                        extra += f"  | {n} workers: forced {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
+                        if f"auto_{n}_speedup" in r:
+                            extra += (f", automatic {r[f'auto_{n}_speedup']:.2f}x (threads in "
+                                      f"{r[f'auto_{n}_parallel_trials']}/{r['trials']})")
             elif sl == "rl" and "vs_peer" in r:
                 extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_peer']:.0f}x the Python reference of "
                          f"RLBackfilling's loop, {r['peer_steps_per_s']:,.0f}/s)")
@@ -527,10 +566,23 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
     return "\n".join(lines)
 
 
+#: The machine of the ``large`` slice: 160,000 nodes (the size of the largest machines, e.g. 158,976
+#: nodes of 48 cores), each a unit: jobs get whole nodes, as such machines schedule. A unit per core
+#: (7,680,000) is beyond this engine: every running job keeps a bitmap of all units (960 KB each),
+#: and so does every slot of the profile.
+LARGE_NODES = 160_000
+
+
 def pass_scenarios(kind: str = "pass", quick: bool = False) -> list[PassScenario]:
     """The scenarios of a ``pbf bench`` slice: ``pass`` (the headline passes, EASY and conservative
-    at three sizes, plus at full size the deep pass as Slurm runs it) or ``matrix`` (every
-    affordable point of :data:`PASS_MATRIX`)."""
+    at three sizes, plus at full size the deep pass as Slurm runs it), ``matrix`` (every affordable
+    point of :data:`PASS_MATRIX`) or ``large`` (:data:`LARGE_NODES` nodes with 10,000 running jobs:
+    100,000 queued as Slurm's backfill tests them, a reservation per tested job up to
+    ``max_job_test`` 500, and conservative backfilling over a queue of 2,000 (100,000 would take
+    minutes a pass); ``quick``: 20,000 queued and 500)."""
+    if kind == "large":
+        return [PassScenario(20_000 if quick else 100_000, LARGE_NODES, 10_000, None, max_job_test=500),
+                PassScenario(500 if quick else 2_000, LARGE_NODES, 10_000, None)]
     if kind == "pass":
         sizes = [(100, 128, 10), (1_000, 1_024, 100), (10_000, 9_128, 2_000)]
         if not quick:
@@ -550,7 +602,7 @@ def pass_scenarios(kind: str = "pass", quick: bool = False) -> list[PassScenario
 
 def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, reference: bool = True,
                workers: Sequence[int] = (2,)) -> tuple[list[dict[str, Any]], MachineLoad]:
-    """Run benchmark slices (``bitmap``, ``pass``, ``matrix``, ``growth``, ``replay``); returns
+    """Run benchmark slices (``bitmap``, ``pass``, ``matrix``, ``large``, ``growth``, ``replay``); returns
     (rows, the :class:`MachineLoad` measured meanwhile)."""
     rows = []
     with MachineLoad() as load:
@@ -560,6 +612,9 @@ def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, refe
             elif sl in ("pass", "matrix"):
                 rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=reference,
                                   reference_limit=20.0 if quick else 60.0, workers=workers)
+            elif sl == "large":
+                rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=False, workers=workers,
+                                  slice_name="large")
             elif sl == "growth":
                 rows += growth_rows(trials=trials) if not quick else growth_rows(
                     queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=trials)

@@ -73,7 +73,8 @@ class Engine:
     predictor plans with ``Job.run``). backfill: a :class:`Backfill`. With
     ``report_reservations`` each :meth:`advance` also returns a :class:`Reserve` for every job the pass
     reserved. ``workers``: threads per pass (DESIGN §5, ordered commit): decisions are identical for
-    every count; passes with fewer than ``parallel_min_queue`` (64) queued jobs run sequentially.
+    every count; a pass runs on the threads when its predicted cost says they save time, and never
+    with fewer than ``parallel_min_queue`` (64) queued jobs (docs/engine.md).
     ``on_failure``: what a :class:`Fail` does to the running jobs on its units: ``requeue`` (pending
     again, with their submission's estimate and place) or ``kill``. ``coalloc``: a
     :class:`~pbf.CoAllocation`: each started job lends part of its cores (a :class:`Lend`

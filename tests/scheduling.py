@@ -32,7 +32,7 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     if block_slots is not None:
         core.set_testing(block_slots=block_slots)
     if workers > 1:
-        core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
+        core.set_testing(parallel_min_queue=1, parallel=1)
     priority = priority if priority is not None else (SJF() if prio_sjf else FCFS())
     core.configure(**backfill.core_settings(), **priority.core_settings(), sjbf=int(backfill.order != "queue"),
                    commit_eager=int(eager), correction=correction_code(correction),

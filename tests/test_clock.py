@@ -52,7 +52,7 @@ def test_parallel_execution_equals_sequential_execution_under_the_model_clock(bu
         core.configure(**Backfill().core_settings(), trigger=Trigger.TR_INTERVAL, bf_interval=30,
                        clock=Clock.CK_MODEL, bf_max_time_us=1_000_000, cost_test_us=10_000)
         if force:
-            core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)
+            core.set_testing(parallel_min_queue=1, parallel=1)
         else:
             core.set_testing(parallel_min_queue=10**12)
         core.load_trace(t.submit, t.units, t.req_time, t.run)

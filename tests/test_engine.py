@@ -108,7 +108,7 @@ def test_engine_with_workers_decides_as_with_one_and_closes_its_threads():
     events = [Submit(Job(i, 0, 1 + i % 7, 50 + 13 * i)) for i in range(1, 120)]
     one, four = Engine(16, report_reservations=True), Engine(16, workers=4, commit="ordered",
                                                               report_reservations=True)
-    four._core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0)   # every pass on threads
+    four._core.set_testing(parallel_min_queue=1, parallel=1)   # every pass on threads
     before = threading.active_count()
     a, b = one.advance(0, events), four.advance(0, events)
     assert [(d.job_id, getattr(d, "at", None)) for d in a] == [(d.job_id, getattr(d, "at", None)) for d in b]

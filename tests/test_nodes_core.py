@@ -146,7 +146,7 @@ def _every_pass_parallel(stale=False):
 
     def forced(*args, **kwargs):
         core = build(*args, **kwargs)
-        core.set_testing(parallel_min_queue=1, parallel_min_wall_ns=0, stale_speculation=int(stale))
+        core.set_testing(parallel_min_queue=1, parallel=1, stale_speculation=int(stale))
         return core
 
     with mock.patch.object(replayer, "build_core", forced):

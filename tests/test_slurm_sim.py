@@ -273,7 +273,7 @@ def test_real_threads_change_nothing_under_the_slurm_sim_clock():
     sc = _two_jobs_and_a_burst(300_000, workers=4)
     plain = compiled(sc)
     core = _core.Core(sc["total"])
-    core.set_testing(record_units=1, parallel_min_queue=1, parallel_min_wall_ns=0)
+    core.set_testing(record_units=1, parallel_min_queue=1, parallel=1)
     sim = sc["sim"]
     core.configure(**sc["backfill"].core_settings(), trigger=Trigger.TR_INTERVAL, bf_interval=sim["bf_interval"],
                    clock=Clock.CK_SLURM_SIM, bf_max_time_us=sim["budget_us"], cost_test_us=sim["cost_test_us"],

@@ -14,9 +14,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``bench`` command's options."""
     parser.description = ("Time a slice of benchmarks and print medians, ratios against the pure-Python reference "
                           "pass, the core count and how busy the machine was. See docs/benchmarks.md.")
-    parser.add_argument("--slice", choices=("pass", "matrix", "bitmap", "growth", "replay", "rl", "all"),
+    parser.add_argument("--slice", choices=("pass", "matrix", "large", "bitmap", "growth", "replay", "rl", "all"),
                         default="pass", help="pass: headline passes vs the reference (default); matrix: "
-                        "the whole pass matrix; bitmap: bitmap operations; growth: cost vs queue and "
+                        "the whole pass matrix; large: passes on 160,000 nodes with 100,000 queued (Slurm-like) "
+                        "and 2,000 (conservative); bitmap: bitmap operations; growth: cost vs queue and "
                         "units with log-log slopes; replay: trace replay throughput; rl: learned-policy environment "
                         "steps and kernel decisions (needs gymnasium); all")
     parser.add_argument("--trials", type=int_in(1), default=5, help="interleaved trials per benchmark (default 5)")
