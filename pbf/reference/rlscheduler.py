@@ -15,8 +15,12 @@ Only bounded slowdown is scored and there is no skip action.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..rl.trace import RLTrace
 
 __all__ = ["ReferenceJobSelectionEnv", "HEURISTICS"]
 
@@ -68,7 +72,7 @@ def _keys(env):
 class ReferenceJobSelectionEnv:
     """One trace (an :class:`pbf.rl.RLTrace`, loaded with the same ``compat``), windows of it."""
 
-    def __init__(self, trace, *, compat: bool = True, backfill: bool = False, baselines: bool = True):
+    def __init__(self, trace: RLTrace, *, compat: bool = True, backfill: bool = False, baselines: bool = True):
         if trace.compat != bool(compat):
             raise ValueError(f"trace {trace.name} was loaded with compat={trace.compat}, not {bool(compat)}")
         self.t = trace

@@ -15,6 +15,7 @@ import argparse
 import glob
 import json
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from .kernel import KernelPolicy
 from .trace import RLTrace
 
 
-def validation_for(path, after=0):
+def validation_for(path: str | os.PathLike, after: int = 0) -> tuple[tuple[int, ...], int]:
     """``(starts, window)`` of the validation windows of a trace file."""
     n = len(RLTrace.load(path, compat=True))
     if n < 20_000:
@@ -38,7 +39,9 @@ def validation_for(path, after=0):
     return validation_starts(n, window=1024, count=10, after=after), 1024
 
 
-def select_run(run_dir, trace_path, backfill, after=0):
+def select_run(run_dir: str | os.PathLike, trace_path: str | os.PathLike, backfill: bool, after: int = 0) -> dict:
+    """Choose the candidate of ``run_dir`` with the lowest greedy mean on the validation windows;
+    the validation, test and held-out means of every candidate and heuristic, as a dict."""
     cands = sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.npz")))
     if os.path.exists(os.path.join(run_dir, "model.npz")):
         cands.append(os.path.join(run_dir, "model.npz"))
@@ -59,7 +62,8 @@ def select_run(run_dir, trace_path, backfill, after=0):
     return out
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pbf.rl.select``: print (or ``--json``) :func:`select_run`'s result."""
     ap = argparse.ArgumentParser(prog="python -m pbf.rl.select", description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir")
     ap.add_argument("--trace", required=True, help=f"one of {', '.join(RLS_TRACES)} or a trace file")
