@@ -30,6 +30,25 @@ def test_env_steps(benchmark, shared_trace):
 
 
 @pytest.mark.benchmark(group="rl")
+def test_reference_env_steps(benchmark, shared_trace):
+    """The peer of test_env_steps: pbf.reference.rlscheduler (RLScheduler's loop in plain Python) on
+    256-job windows of the same trace and mode, SJF and F1 scheduled at every reset, 256 random steps."""
+    from pbf.reference.rlscheduler import ReferenceJobSelectionEnv
+    env = JobSelectionEnv(shared_trace("rlsched_lublin_256.swf.gz"), window=256)
+    ref = ReferenceJobSelectionEnv(env.trace, compat=False)
+    rng = np.random.default_rng(0)
+
+    def window():
+        steps, obs = 0, ref.reset(int(rng.integers(env.start_lo, env.start_hi)), 256)
+        while obs is not None:
+            obs = ref.step(int(rng.choice(np.flatnonzero(ref.action_masks()))))
+            steps += 1
+        return steps
+    assert benchmark(window) == 256
+    benchmark.extra_info["steps_per_s"] = 256 / benchmark.stats.stats.median
+
+
+@pytest.mark.benchmark(group="rl")
 def test_vector_env_steps(benchmark, shared_trace):
     vec = VecJobSelection(shared_trace("rlsched_lublin_256.swf.gz"), 16, seed=0, baselines=("sjf", "f1"))
     vec.reset()

@@ -16,6 +16,10 @@ from libc.stdlib cimport malloc, free as c_free
 from libc.string cimport memcpy
 from libc.math cimport log10, log2, pow, sqrt
 
+from jobs cimport Jobs
+from policy cimport Policy, policy_key
+from pbf._codes cimport PR_SJF, PR_SMALLEST, PR_F1, PR_F2, PR_WFP3, PR_UNICEP
+
 import numpy as np
 
 cdef enum:
@@ -26,10 +30,68 @@ cdef double MAX_WAIT = 43200.0     # RLScheduler's MAX_WAIT_TIME: 12 h
 cdef int64_t INF_T = 0x3fffffffffffffff
 
 # heuristic codes (pbf.rl.HEURISTICS names them)
+cdef enum:
+    K_FCFS = 0
+    K_WFP3 = 1
+    K_UNICEP = 2
+    K_SJF = 3
+    K_F1 = 4
+    K_SMALLEST = 5
+    K_F2 = 6
 H_FCFS, H_WFP3, H_UNICEP, H_SJF, H_F1, H_SMALLEST, H_F2 = range(7)
 # metric codes
 M_BSLD, M_WAIT, M_TURNAROUND, M_UTIL, M_SLOWDOWN = range(5)
 ROWS, FEATURES = MAX_ROWS, NF
+
+
+cdef inline double core_key(int prio, int64_t est, int64_t units, int64_t submit, int64_t now) noexcept nogil:
+    # the compiled engine's priority key (ext/policy.pxd) of one job, read through a one-job view of
+    # the job table: the episodes and the engine share one definition of each score
+    cdef Jobs one
+    cdef Policy pol
+    one.est, one.units, one.submit = &est, &units, &submit
+    pol.prio = prio
+    return policy_key(&pol, &one, NULL, 0, 0, now)
+
+
+cdef inline double heuristic_key(int code, int64_t req, int64_t procs, int64_t submit, int64_t now,
+                                 bint compat) noexcept nogil:
+    # the key (ascending runs first) of a job under heuristic `code`, with the requested time as the
+    # estimate and the processors as the units: the engine's score wherever RLScheduler's is the
+    # same; the exceptions are RLScheduler's (docs/engine.md, "The learned-policy episodes")
+    cdef double s = <double>submit, r = <double>req, n = <double>procs, w
+    if code == K_FCFS:
+        # the engine's FCFS key is 0 with the submit time as its first tie-break: the same order
+        return s
+    if code == K_SJF:
+        return core_key(PR_SJF, req, procs, submit, now)
+    if code == K_SMALLEST:
+        return core_key(PR_SMALLEST, req, procs, submit, now)
+    if code == K_F1:
+        if req > 0:
+            return core_key(PR_F1, req, procs, submit, now)
+        # the engine never holds a job without a positive estimate (rejected at submit); RLScheduler
+        # keeps requested times of 0 and reads them as 0.1
+        return log10(0.1) * n + 870.0 * log10(s if s > 0 else 0.1)
+    if code == K_F2:
+        if compat and submit <= 0:
+            # RLScheduler's F2 takes log10 of the submit time unguarded (-inf at 0)
+            return sqrt(r) * n + 25600.0 * log10(s)
+        return core_key(PR_F2, req, procs, submit, now)
+    if compat:
+        # RLScheduler reads the scheduled time (-1) of a waiting job as "now"
+        w = -1.0 - s
+        if code == K_WFP3:
+            return -pow(w / r, 3.0) * n
+        return -(w + 1e-15) / (log2(n + 1e-15) * r)
+    return core_key(PR_WFP3 if code == K_WFP3 else PR_UNICEP, req, procs, submit, now)
+
+
+def heuristic_score(int code, int64_t req, int64_t procs, int64_t submit, int64_t now, bint compat=False):
+    """The key of one job under heuristic ``code`` (``H_*``) as the episodes sort by it, lowest first."""
+    if not 0 <= code <= K_F2:
+        raise ValueError(f"heuristic code {code} is not one of 0..{K_F2}")
+    return heuristic_key(code, req, procs, submit, now, compat)
 
 
 cdef inline void insertion_sort(int64_t* a, int64_t lo, int64_t hi, double* k1, double* k2) noexcept nogil:
@@ -268,33 +330,12 @@ cdef class Sim:
 
     # ------------------------------------------------------------------ ordering
     cdef void set_keys(self, int code) noexcept nogil:
-        # keys of the queue's entries (ascending runs first; RLScheduler's scores, §6.1)
+        # keys of the queue's entries (ascending runs first; SJF and smallest-first tie on submit)
         cdef int64_t i, j
-        cdef double r, n, s, w
         for i in range(self.nq):
             j = self.q[i]
-            r = <double>self.req[j]
-            n = <double>self.procs[j]
-            s = <double>self.submit[j]
-            self.k2[i] = 0.0
-            if code == 0:
-                self.k1[i] = s
-            elif code == 3:
-                self.k1[i], self.k2[i] = r, s
-            elif code == 5:
-                self.k1[i], self.k2[i] = n, s
-            elif code == 4:
-                self.k1[i] = log10(r if r > 0 else 0.1) * n + 870.0 * log10(s if s > 0 else 0.1)
-            elif code == 6:
-                # RLScheduler's F2 takes log10 of the submit time unguarded (-inf at 0)
-                self.k1[i] = sqrt(r) * n + 25600.0 * log10(s if (s > 0 or self.compat) else 0.1)
-            else:
-                # RLScheduler reads the scheduled time (-1) of a waiting job as "now"
-                w = (-1.0 - s) if self.compat else <double>(self.t - self.submit[j])
-                if code == 1:
-                    self.k1[i] = -pow(w / r, 3.0) * n
-                else:
-                    self.k1[i] = -(w + 1e-15) / (log2(n + 1e-15) * r)
+            self.k1[i] = heuristic_key(code, self.req[j], self.procs[j], self.submit[j], self.t, self.compat)
+            self.k2[i] = <double>self.submit[j] if (code == K_SJF or code == K_SMALLEST) else 0.0
 
     cdef void sort_list(self, int64_t* a, int64_t n) noexcept nogil:
         stable_sort(a, n, self.k1, self.k2, self.tmp2, self.t1, self.t2)

@@ -100,21 +100,20 @@ cdef class BackfillSim:
         return self.nodes[j] <= self.free
 
     cdef inline void key_of(self, int64_t j, int code, double* x1, double* x2) noexcept nogil:
-        # RLBackfilling's score functions (ascending runs first)
-        cdef double r = <double>self.req[j], p = <double>self.procs[j], s = <double>self.submit[j], w
+        # RLBackfilling's score functions (ascending runs first): RLScheduler's, shared with the
+        # job-selection episodes (heuristic_key); the largest first is the smallest first reversed
+        cdef int64_t r = self.req[j], p = self.procs[j], s = self.submit[j]
         x2[0] = 0.0
         if code == BK_FCFS:
-            x1[0] = s
+            x1[0] = heuristic_key(K_FCFS, r, p, s, self.t, self.compat)
         elif code == BK_SJF:
-            x1[0], x2[0] = r, s
+            x1[0], x2[0] = heuristic_key(K_SJF, r, p, s, self.t, self.compat), <double>s
         elif code == BK_WFP3:
-            # RLBackfilling reads a waiting job's scheduled time (-1) as its start
-            w = (-1.0 - s) if self.compat else <double>(self.t - self.submit[j])
-            x1[0] = -pow(w / r, 3.0) * p
+            x1[0] = heuristic_key(K_WFP3, r, p, s, self.t, self.compat)
         elif code == BK_F1:
-            x1[0] = log10(r if r > 0 else 0.1) * p + 870.0 * log10(s if s > 0 else 0.1)
+            x1[0] = heuristic_key(K_F1, r, p, s, self.t, self.compat)
         else:
-            x1[0], x2[0] = -p, s
+            x1[0], x2[0] = -heuristic_key(K_SMALLEST, r, p, s, self.t, self.compat), <double>s
 
     cdef void sort_by(self, int64_t* a, int64_t n, int code) noexcept nogil:
         # a stable sort of the queue by `code`. The queue remembers the order it is sorted in

@@ -56,6 +56,78 @@ def test_compat_loading_follows_rlscheduler(tmp_path):
     assert list(d.job_id) == [1]
 
 
+@pytest.mark.parametrize("compat,backfill", [(True, False), (True, True), (False, False), (False, True)])
+def test_compiled_episodes_equal_the_python_reference(small_trace, compat, backfill):
+    # pbf.reference.rlscheduler (RLScheduler's loop in plain Python) and the compiled episodes give
+    # the same observations, masks, start times and bounded slowdowns under random picks, and the
+    # same heuristic figures
+    from pbf.reference.rlscheduler import HEURISTICS, ReferenceJobSelectionEnv
+    from pbf.rl.env import HEURISTICS as CODES
+    t = RLTrace.load(small_trace, compat=compat)
+    ref = ReferenceJobSelectionEnv(t, compat=compat, backfill=backfill, baselines=False)
+    sim = _sim_of(t, 600, backfill=backfill, compat=compat)
+    obs, mask = np.zeros(1024, np.float32), np.zeros(128, np.int8)
+    rng = np.random.default_rng(11)
+    decisions = crowded = 0
+    for first in (0, 450, 880):
+        o = ref.reset(first, 600)
+        sim.reset(first, 600)
+        sim.observe(obs, mask)
+        while o is not None:
+            assert np.array_equal(o, obs)
+            assert np.array_equal(ref.action_masks(), mask.astype(bool))
+            crowded += len(ref.queue) > 128
+            r = int(rng.integers(len(ref.visible)))
+            o = ref.step(r)
+            sim.step(r, obs, mask)
+            decisions += 1
+        assert sim.done
+        assert ref.starts().tolist() == sim.starts().tolist()
+        assert sim.value() == pytest.approx(ref.value(), rel=1e-12)
+        for name in HEURISTICS:
+            sim.reset(first, 600)
+            assert sim.run_heuristic(CODES[name]) == pytest.approx(ref.heuristic(first, 600, name), rel=1e-12)
+    assert decisions > 300 and crowded > 50, "the windows must show more than 128 queued jobs at times"
+
+
+def test_episode_scores_are_the_engines():
+    # The episodes sort by the engine's priority keys (ext/policy.pxd, whose Python twins are
+    # pbf.plugins.priorities); in compat mode only RLScheduler's quirks differ (docs/engine.md).
+    import math
+
+    from pbf import _rlsim
+    from pbf.plugins import priorities as P
+    from pbf.rl.env import HEURISTICS
+    rng = np.random.default_rng(5)
+    twins = {"sjf": P.SJF(), "smallest": P.Smallest(), "f1": P.F1(), "f2": P.F2(), "wfp3": P.WFP3(),
+             "unicep": P.UNICEP()}
+    cases = 0
+    for _ in range(400):
+        req, procs = int(rng.integers(1, 10**6)), int(rng.integers(1, 2049))
+        submit = 0 if rng.random() < 0.1 else int(rng.integers(1, 10**8))
+        now = submit + int(rng.integers(0, 10**6))
+        for name, twin in twins.items():
+            code = HEURISTICS[name]
+            assert _rlsim.heuristic_score(code, req, procs, submit, now) == twin.key(req, procs, submit, now), name
+            compat = _rlsim.heuristic_score(code, req, procs, submit, now, compat=True)
+            if name in ("wfp3", "unicep"):
+                # RLScheduler reads a waiting job's start time (-1) as the current time
+                assert compat == twin.key(req, procs, submit, -1), name
+            elif name == "f2" and submit == 0:
+                assert compat == -math.inf      # log10(0), unguarded as in RLScheduler
+            else:
+                assert compat == twin.key(req, procs, submit, now), name
+            cases += 1
+        # FCFS: the engine's key is 0 with the submit time as first tie-break, the episodes' the submit time
+        assert _rlsim.heuristic_score(HEURISTICS["fcfs"], req, procs, submit, now) == submit
+    assert cases == 400 * len(twins)
+    # a requested time of 0 (kept by RLScheduler's loader, rejected by the engine) reads as 0.1 in F1
+    assert _rlsim.heuristic_score(HEURISTICS["f1"], 0, 4, 100, 200, compat=True) == \
+        math.log10(0.1) * 4 + 870 * math.log10(100)
+    with pytest.raises(ValueError):
+        _rlsim.heuristic_score(7, 1, 1, 1, 1)
+
+
 # ---------------------------------------------------------------- the environment
 gym = pytest.importorskip("gymnasium", reason="the rl extra (gymnasium) is not installed")
 from pbf.rl.env import JobSelectionEnv, VecJobSelection  # noqa: E402

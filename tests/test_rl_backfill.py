@@ -321,7 +321,8 @@ def test_training_writes_a_loadable_model(small_trace, tmp_path):
 
 
 @pytest.mark.parametrize("trace,file", [("sdsc-sp2", "SDSC-SP2-1998-4.2-cln.swf.gz"),
-                                        ("lublin-1", "rlsched_lublin_256.swf.gz")])
+                                        ("lublin-1", "rlsched_lublin_256.swf.gz"),
+                                        ("hpc2n", "HPC2N-2002-2.2-cln.swf.gz")])
 def test_shipped_models_beat_easy_with_actual_run_times(shared_trace, trace, file):
     # on RLBackfilling's test windows, greedy: below FCFS+EASY and below FCFS+EASY with every job's
     # actual run time as its request (EASY proper, the default mode's; on the Lublin traces, which
@@ -336,11 +337,34 @@ def test_shipped_models_beat_easy_with_actual_run_times(shared_trace, trace, fil
     learned = np.mean([learned_value(t, policy, s) for s in starts])
     easy = np.mean([_sim(t, cap=1024).run_heuristic(s, 1024, 0, 0) for s in starts])
     assert learned < easy
-    if trace == "sdsc-sp2":
+    if trace != "lublin-1":
         proper_ar = _sim(t, cap=1024, req=t.run, compat=False)
         assert learned < np.mean([proper_ar.run_heuristic(s, 1024, 0, 0) for s in starts])
     else:
         assert (t.req == t.run).all()       # no requests: EASY is EASY-AR
+
+
+def test_select_chooses_a_backfilling_checkpoint_on_windows_apart_from_the_tests(shared_trace, tmp_path):
+    # python -m pbf.rl.select on a backfilling run: validation windows overlap no test window, the
+    # lower validation mean is chosen, and the test figures are those of the experiment
+    import shutil
+
+    from pbf.rl.select import select_backfilling_run
+    path = shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")
+    (tmp_path / "checkpoints").mkdir()
+    shutil.copy(_shipped("rlbf-sdsc-sp2"), tmp_path / "model.npz")
+    KernelPolicy.random(0, {"kind": "backfilling", "name": "random"}).save(tmp_path / "checkpoints" / "epoch0001.npz")
+    r = select_backfilling_run(tmp_path, path)
+    assert len(r["validation"]["starts"]) == 10
+    assert all(abs(v - u) >= 1024 for v in r["validation"]["starts"] for u in r["test_starts"])
+    assert r["chosen"] == min(r["val"], key=r["val"].get) == str(tmp_path / "model.npz")
+    assert r["test"]["fcfs+rlbf"][r["chosen"]] == pytest.approx(139.77, abs=0.01)
+    assert r["heuristics"]["test"]["fcfs+pbf-easy-ar"] == pytest.approx(169.40, abs=0.01)
+
+
+def _shipped(name):
+    from pbf.rl.kernel import shipped_models
+    return shipped_models()[name]
 
 
 def test_baseline_names():

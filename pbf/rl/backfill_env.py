@@ -14,6 +14,7 @@ RLBackfilling rewards it. Rules and the two modes: ``docs/rl.md``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class _BackfillEpisodes:
                                   self.window, ORDERS[self.head], self.guarded, self.relax,
                                   self.compat == "rlbackfilling", self.act_size, self.stop)
 
-    def baseline_of(self, start, name):
+    def baseline_of(self, start: int, name: str) -> float:
         """Mean bounded slowdown of the window at ``start`` under a heuristic of :data:`BASELINES`."""
         head, order = BASELINES[name]
         return self._scratch.run_heuristic(start, self.window, ORDERS[head], ORDERS[order])
@@ -118,7 +119,7 @@ class _BackfillEpisodes:
         return {b: self.baseline_of(start, b) for b in self.baselines}
 
     @staticmethod
-    def reward_of(value, baseline):
+    def reward_of(value: float, baseline: float) -> float:
         """RLBackfilling's terminal reward: the relative gain over the EASY-SJBF baseline."""
         return (baseline - value) / baseline if baseline > 0 else 0.0
 
@@ -149,8 +150,10 @@ if gym is not None:
         """
         metadata = {"render_modes": []}
 
-        def __init__(self, trace, *, window=256, head="fcfs", guarded=False, relax=0.0, compat=None,
-                     baselines=(), act_size=None, slice_jobs=None, clairvoyant=False):
+        def __init__(self, trace: str | os.PathLike | RLTrace, *, window: int = 256, head: str = "fcfs",
+                     guarded: bool = False, relax: float = 0.0, compat: str | None = None,
+                     baselines: Sequence[str] = (), act_size: int | None = None, slice_jobs: int | None = None,
+                     clairvoyant: bool = False):
             self._setup(trace, window, head, guarded, relax, compat, baselines, act_size, slice_jobs, clairvoyant)
             self.observation_space = spaces.Box(0.0, 1.0, shape=(BF_ROWS * BF_FEATURES,), dtype=np.float32)
             self.action_space = spaces.Discrete(BF_ROWS)
@@ -161,7 +164,9 @@ if gym is not None:
             self._over = True
             self.start = -1
 
-        def reset(self, *, seed=None, options=None):
+        def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+            """Draw a window that offers a choice (or take ``options["start"]``), run its baselines;
+            the first observation."""
             super().reset(seed=seed)
             self._over = False
             self.start = self._begin(self.sim, self.np_random, options)
@@ -172,7 +177,8 @@ if gym is not None:
                 info["no_choice"] = True
             return self._obs.copy(), info
 
-        def step(self, action):
+        def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+            """Start the candidate of row ``action`` (or stop); ``(obs, reward, done, truncated, info)``."""
             if self._over:
                 raise ConfigError("step() after the episode ended: call reset() first")
             row = int(action) if np.ndim(action) == 0 else -1
@@ -194,16 +200,16 @@ if gym is not None:
                 self._over = True
             return self._obs.copy(), reward, done, False, info
 
-        def action_masks(self):
+        def action_masks(self) -> np.ndarray:
             """Rows that hold a candidate: MaskablePPO's mask."""
             return self._mask.astype(bool)
 
-        def schedule(self):
+        def schedule(self) -> np.ndarray:
             """Start time of every job of the current window (-1: not started yet)."""
             return self.sim.starts()
 else:  # pragma: no cover
     class BackfillEnv:  # noqa: D101 - a placeholder that says what is missing
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args: object, **kwargs: object):
             raise ImportError("BackfillEnv needs gymnasium: pip install 'pbf[rl]'")
 
 
@@ -216,8 +222,10 @@ class VecBackfill(_BackfillEpisodes):
     """
     log_baseline = REWARD_BASELINE
 
-    def __init__(self, trace, n_envs=8, *, seed=None, window=256, head="fcfs", guarded=False, relax=0.0,
-                 compat=None, baselines=(), act_size=None, slice_jobs=None, clairvoyant=False):
+    def __init__(self, trace: str | os.PathLike | RLTrace, n_envs: int = 8, *, seed: int | None = None,
+                 window: int = 256, head: str = "fcfs", guarded: bool = False, relax: float = 0.0,
+                 compat: str | None = None, baselines: Sequence[str] = (), act_size: int | None = None,
+                 slice_jobs: int | None = None, clairvoyant: bool = False):
         self._setup(trace, window, head, guarded, relax, compat, baselines, act_size, slice_jobs, clairvoyant)
         if n_envs < 1:
             raise ConfigError(f"n_envs must be >= 1, got {n_envs}")
@@ -232,7 +240,8 @@ class VecBackfill(_BackfillEpisodes):
         self._envs = np.arange(self.n_envs)
         self.invalid_actions = 0
 
-    def seed(self, seed):
+    def seed(self, seed: int | None) -> None:
+        """Reseed the generator that draws the windows."""
         self.rng = np.random.default_rng(seed)
 
     def _reset_one(self, i):
@@ -242,11 +251,13 @@ class VecBackfill(_BackfillEpisodes):
         self.sims[i].observe(self.obs[i], self.masks[i])
         return {"start": start, "baselines": self._base[i]}
 
-    def reset(self):
+    def reset(self) -> np.ndarray:
+        """Draw a window for every environment; their observations (their infos in ``reset_infos``)."""
         self.reset_infos = [self._reset_one(i) for i in range(self.n_envs)]
         return self.obs.copy()
 
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """One row per environment; ``(obs, rewards, dones, infos)``, ended windows reset at once."""
         rows = np.asarray(actions, dtype=np.int64).reshape(self.n_envs)
         inside = (rows >= 0) & (rows < BF_ROWS)
         bad = ~inside | (self.masks[self._envs, np.where(inside, rows, 0)] == 0)
@@ -266,5 +277,6 @@ class VecBackfill(_BackfillEpisodes):
             infos[i]["next"] = self._reset_one(i)
         return self.obs.copy(), rewards, dones, infos
 
-    def action_masks(self):
+    def action_masks(self) -> np.ndarray:
+        """The rows each environment may pick, (n_envs, 128) booleans."""
         return self.masks.astype(bool)

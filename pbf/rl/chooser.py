@@ -13,10 +13,17 @@ start, when the free units change): ``docs/rl.md``.
 """
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..errors import ConfigError
 from .kernel import KernelPolicy
+
+if TYPE_CHECKING:
+    from ..plugins import JobsView
+    from ..workload.jobs import JobTable
 
 __all__ = ["LearnedBackfill"]
 
@@ -32,7 +39,7 @@ class LearnedBackfill:
     """
     wants_running = True
 
-    def __init__(self, policy, relax=None):
+    def __init__(self, policy: KernelPolicy | str | os.PathLike, relax: float | None = None):
         if not isinstance(policy, KernelPolicy):
             policy = KernelPolicy.load(policy)
         if policy.kind != "backfilling":
@@ -45,12 +52,12 @@ class LearnedBackfill:
         self.max_est = 0.0
         self.units = 0.0
 
-    def prepare(self, table, units):
+    def prepare(self, table: JobTable, units: int) -> None:
         """Before a replay: normalise by its largest requested time and the cluster's units."""
         self.max_est = float(table.columns["req_time"].max()) if len(table) else 0.0
         self.units = float(units)
 
-    def shadow(self, jobs, now):
+    def shadow(self, jobs: JobsView, now: int) -> tuple[int, float]:
         """The head's shadow time and its expected wait (RLBackfilling's rule, estimated ends)."""
         head_units, free = int(jobs.units[0]), int(jobs.free_units)
         if free < 0 or head_units <= free or jobs.running is None or len(jobs.running) == 0:
@@ -64,7 +71,7 @@ class LearnedBackfill:
         shadow = max(int(ends[order[k]]), now)
         return shadow, float(shadow - jobs.submit[0])
 
-    def features(self, jobs, now):
+    def features(self, jobs: JobsView, now: int) -> np.ndarray:
         """The six features of the queued jobs (a :class:`pbf.plugins.JobsView`) at ``now``."""
         n = len(jobs)
         x = np.zeros((n, 6), dtype=np.float32)
@@ -83,7 +90,7 @@ class LearnedBackfill:
         x[:, 4] = np.minimum(jobs.units / free, 1.0 - _EPS) if free > 0 else 1.0 - _EPS
         return x
 
-    def keys(self, jobs, now):
+    def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         """Backfill keys (ascending tried first): minus the scores, with Gumbel noise when sampling."""
         if len(jobs) == 0:
             return np.zeros(0)
@@ -92,5 +99,6 @@ class LearnedBackfill:
             s += self.policy.rng.gumbel(size=len(s))
         return -s
 
-    def describe(self):
+    def describe(self) -> str:
+        """The name replays report: ``learned:NAME``."""
         return f"learned:{self.policy.name}"

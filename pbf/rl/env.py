@@ -9,6 +9,7 @@ the utilisation). Rules and the two modes: ``docs/rl.md``.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,13 +48,15 @@ class WindowFilter:
     windows drawn with ``seed`` (the paper's rule), computed on first use.
     """
 
-    def __init__(self, mode="absolute", lo=10.0, hi=150.0, sample=2000, seed=0):
+    def __init__(self, mode: str = "absolute", lo: float = 10.0, hi: float = 150.0, sample: int = 2000,
+                 seed: int | None = 0):
         if mode not in ("absolute", "quantile"):
             raise ConfigError(f"window filter mode must be 'absolute' or 'quantile', got {mode!r}")
         self.mode, self.lo, self.hi, self.sample, self.seed = mode, float(lo), float(hi), int(sample), seed
         self._ready = mode == "absolute"
 
-    def bounds(self, env):
+    def bounds(self, env: JobSelectionEnv | VecJobSelection) -> tuple[float, float]:
+        """``(lo, hi)``: the SJF metrics a window must lie between (drawn from ``env`` on first use)."""
         if not self._ready:
             rng = np.random.default_rng(self.seed)
             values = [env.baseline_of(int(rng.integers(env.start_lo, env.start_hi)), "sjf")
@@ -62,7 +65,8 @@ class WindowFilter:
             self._ready = True
         return self.lo, self.hi
 
-    def describe(self):
+    def describe(self) -> dict:
+        """The filter's mode and bounds, as written to a training's config."""
         return {"mode": self.mode, "lo": self.lo, "hi": self.hi}
 
 
@@ -100,7 +104,7 @@ class _Episodes:
                           compat=self.compat == "rlscheduler", backfill=self.backfill, skip=self.skip,
                           skip_time=self.skip_time, metric=METRICS[self.metric])
 
-    def baseline_of(self, start, heuristic):
+    def baseline_of(self, start: int, heuristic: str) -> float:
         """The metric of the window at ``start`` scheduled by a heuristic (same rules as the agent)."""
         self._scratch.reset(start, self.window)
         return self._scratch.run_heuristic(HEURISTICS[heuristic])
@@ -157,8 +161,10 @@ if gym is not None:
         """
         metadata = {"render_modes": []}
 
-        def __init__(self, trace, *, window=256, metric="bsld", backfill=False, skip=False, compat=None,
-                     baselines=("sjf", "f1"), slice_jobs=None, skip_time=None, window_filter=None):
+        def __init__(self, trace: str | os.PathLike | RLTrace, *, window: int = 256, metric: str = "bsld",
+                     backfill: bool = False, skip: bool = False, compat: str | None = None,
+                     baselines: Sequence[str] = ("sjf", "f1"), slice_jobs: int | None = None,
+                     skip_time: int | None = None, window_filter: WindowFilter | None = None):
             self._setup(trace, window, metric, backfill, skip, compat, baselines, slice_jobs, skip_time,
                         window_filter)
             self.observation_space = spaces.Box(0.0, 1.0, shape=(ROWS * FEATURES,), dtype=np.float32)
@@ -169,7 +175,8 @@ if gym is not None:
             self._info = {}
             self.start = -1
 
-        def reset(self, *, seed=None, options=None):
+        def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+            """Draw a window (or take ``options["start"]``), run its baselines; the first observation."""
             super().reset(seed=seed)
             self.start, known = self._draw_start(self.np_random, options)
             self._info = {"start": self.start, "baselines": self._baselines(self.start, known)}
@@ -177,7 +184,8 @@ if gym is not None:
             self.sim.observe(self._obs, self._mask)
             return self._obs.copy(), dict(self._info)
 
-        def step(self, action):
+        def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+            """Start the job of row ``action``; ``(obs, reward, done, truncated, info)``."""
             if self.sim.done:
                 raise ConfigError("step() after the episode ended: call reset() first")
             row = int(action) if np.ndim(action) == 0 else -1
@@ -194,16 +202,16 @@ if gym is not None:
                 info.update(self._info, metric=value)
             return self._obs.copy(), reward, bool(done), False, info
 
-        def action_masks(self):
+        def action_masks(self) -> np.ndarray:
             """Rows that hold a job (or the live skip row): MaskablePPO's mask."""
             return self._mask.astype(bool)
 
-        def schedule(self):
+        def schedule(self) -> np.ndarray:
             """Start time of every job of the current window (-1: not started yet)."""
             return self.sim.starts()
 else:  # pragma: no cover
     class JobSelectionEnv:  # noqa: D101 - a placeholder that says what is missing
-        def __init__(self, *args, **kwargs):
+        def __init__(self, *args: object, **kwargs: object):
             raise ImportError("JobSelectionEnv needs gymnasium: pip install 'pbf[rl]'")
 
 
@@ -215,8 +223,10 @@ class VecJobSelection(_Episodes):
     observation in ``infos[i]["terminal_observation"]``), as Stable-Baselines3 vector envs do.
     """
 
-    def __init__(self, trace, n_envs=8, *, seed=None, window=256, metric="bsld", backfill=False, skip=False,
-                 compat=None, baselines=(), slice_jobs=None, skip_time=None, window_filter=None):
+    def __init__(self, trace: str | os.PathLike | RLTrace, n_envs: int = 8, *, seed: int | None = None,
+                 window: int = 256, metric: str = "bsld", backfill: bool = False, skip: bool = False,
+                 compat: str | None = None, baselines: Sequence[str] = (), slice_jobs: int | None = None,
+                 skip_time: int | None = None, window_filter: WindowFilter | None = None):
         self._setup(trace, window, metric, backfill, skip, compat, baselines, slice_jobs, skip_time,
                     window_filter)
         if n_envs < 1:
@@ -230,7 +240,8 @@ class VecJobSelection(_Episodes):
         self.starts = np.full(self.n_envs, -1, dtype=np.int64)
         self.invalid_actions = 0
 
-    def seed(self, seed):
+    def seed(self, seed: int | None) -> None:
+        """Reseed the generator that draws the windows."""
         self.rng = np.random.default_rng(seed)
 
     def _reset_one(self, i):
@@ -241,11 +252,13 @@ class VecJobSelection(_Episodes):
         self.sims[i].observe(self.obs[i], self.masks[i])
         return info
 
-    def reset(self):
+    def reset(self) -> np.ndarray:
+        """Draw a window for every environment; their observations (their infos in ``reset_infos``)."""
         self.reset_infos = [self._reset_one(i) for i in range(self.n_envs)]
         return self.obs.copy()
 
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        """One row per environment; ``(obs, rewards, dones, infos)``, ended windows reset at once."""
         rows = np.asarray(actions, dtype=np.int64).reshape(self.n_envs)
         bad = ~((rows >= 0) & (rows < ROWS))
         bad[~bad] = self.masks[np.flatnonzero(~bad), rows[~bad]] == 0
@@ -263,5 +276,6 @@ class VecJobSelection(_Episodes):
             infos[i]["next"] = self._reset_one(i)
         return self.obs.copy(), rewards, dones, infos
 
-    def action_masks(self):
+    def action_masks(self) -> np.ndarray:
+        """The rows each environment may pick, (n_envs, 128) booleans."""
         return self.masks.astype(bool)

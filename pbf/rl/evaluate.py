@@ -5,12 +5,19 @@ of highest score (``greedy``) or samples the masked softmax with a seed (RLSched
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .. import _rlsim
 from ..errors import ConfigError
 from .env import FEATURES, HEURISTICS, ROWS, _Episodes
 from .kernel import KernelPolicy
+
+if TYPE_CHECKING:
+    from .trace import RLTrace
 
 __all__ = ["evaluate_windows", "RLS_TEST_STARTS", "RLSCHEDULER_TABLE", "RLS_TRACES", "held_out_starts",
            "validation_starts", "select_checkpoint"]
@@ -41,8 +48,10 @@ class _Windows(_Episodes):
         self._setup(trace, window, metric, backfill, skip, compat, (), None, None, None)
 
 
-def evaluate_windows(trace, rules, *, starts=RLS_TEST_STARTS, window=1024, metric="bsld", backfill=False,
-                     compat="rlscheduler", skip=False, samples=0, seed=0):
+def evaluate_windows(trace: str | os.PathLike | RLTrace, rules: Mapping[str, str | KernelPolicy], *,
+                     starts: Sequence[int] = RLS_TEST_STARTS, window: int = 1024, metric: str = "bsld",
+                     backfill: bool = False, compat: str | None = "rlscheduler", skip: bool = False,
+                     samples: int = 0, seed: int | None = 0) -> dict[str, list[float]]:
     """The metric of each rule on each window: ``{name: [value per window]}``.
 
     ``rules``: ``{name: heuristic name or KernelPolicy}``. A kernel policy is run greedily; with
@@ -94,7 +103,7 @@ def _sampled(sim, policy, start, window):
 
 
 
-def held_out_starts(n_jobs, count=10, window=1024):
+def held_out_starts(n_jobs: int, count: int = 10, window: int = 1024) -> tuple[int, ...] | None:
     """``pbf experiment rlscheduler --held-out``'s windows: ``count`` starts drawn (seed 1) in
     ``[10,000, n_jobs - window - 1)``, or None when the trace is too short (the Lublin traces)."""
     lo, hi = 10_000, n_jobs - window - 1
@@ -104,7 +113,8 @@ def held_out_starts(n_jobs, count=10, window=1024):
     return tuple(int(s) for s in rng.integers(lo, hi, size=count))
 
 
-def validation_starts(n_jobs, *, window=1024, count=10, after=0, seed=2, test_window=1024):
+def validation_starts(n_jobs: int, *, window: int = 1024, count: int = 10, after: int = 0, seed: int = 2,
+                      test_window: int = 1024) -> tuple[int, ...]:
     """Windows for choosing a checkpoint: ``count`` starts drawn (``seed``) whose ``window`` jobs
     overlap neither RLScheduler's test windows nor the held-out windows, and begin at or after
     ``after`` (pass the training ``--slice`` so that they lie outside the jobs trained on too).
@@ -137,7 +147,9 @@ def validation_starts(n_jobs, *, window=1024, count=10, after=0, seed=2, test_wi
     return tuple(out)
 
 
-def select_checkpoint(trace, paths, *, starts, window=1024, backfill=False, compat="rlscheduler"):
+def select_checkpoint(trace: str | os.PathLike | RLTrace, paths: Sequence[str | os.PathLike], *,
+                      starts: Sequence[int], window: int = 1024, backfill: bool = False,
+                      compat: str | None = "rlscheduler") -> tuple[str, dict[str, float]]:
     """Greedy mean metric of each kernel policy file of ``paths`` on the windows ``starts``:
     ``(best path, {path: mean})`` (ties go to the earlier path)."""
     rules = {str(p): KernelPolicy.load(p) for p in paths}

@@ -17,12 +17,18 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Sequence
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _rlsim
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..plugins import JobsView
+    from ..workload.jobs import JobTable
 
 __all__ = ["KernelPolicy", "shipped_models", "FORMAT", "VERSION", "LAYERS", "KIND_FEATURES"]
 
@@ -35,7 +41,7 @@ ROWS, FEATURES = 128, 8
 KIND_FEATURES = {"job-selection": 8, "backfilling": 6}
 
 
-def layers(features):
+def layers(features: int) -> tuple[tuple[int, int], ...]:
     """(inputs, outputs) of each dense layer of a kernel over ``features`` inputs."""
     return ((features, 32),) + LAYERS[1:]
 _EPS = 1e-5
@@ -43,7 +49,7 @@ _MAX_WAIT = 43200.0
 _NORM_KEYS = ("req", "procs", "mem", "user", "group", "exe")
 
 
-def shipped_models():
+def shipped_models() -> dict[str, str]:
     """``{name: path}`` of the models that come with pbf (``pbf/rl/models/*.npz``)."""
     root = resources.files("pbf.rl") / "models"
     out = {}
@@ -72,7 +78,8 @@ class KernelPolicy:
     the argmax.
     """
 
-    def __init__(self, weights, meta=None, *, sample=False, seed=None, name=None):
+    def __init__(self, weights: Sequence[tuple[np.ndarray, np.ndarray]], meta: dict | None = None, *,
+                 sample: bool = False, seed: int | None = None, name: str | None = None):
         self.weights = [(np.ascontiguousarray(w, dtype=np.float32).reshape(np.shape(w)),
                          np.ascontiguousarray(b, dtype=np.float32).reshape(np.shape(b))) for w, b in weights]
         self.meta = dict(meta or {})
@@ -91,7 +98,7 @@ class KernelPolicy:
 
     # ---------------------------------------------------------------- files
     @classmethod
-    def load(cls, path, *, sample=False, seed=None):
+    def load(cls, path: str | os.PathLike, *, sample: bool = False, seed: int | None = None) -> KernelPolicy:
         """Load a ``.npz`` written by :meth:`save` (or a shipped model's name)."""
         shipped = shipped_models()
         if isinstance(path, str) and path in shipped:
@@ -135,7 +142,7 @@ class KernelPolicy:
         name = meta.get("name") or os.path.basename(where)[:-4]
         return cls(weights, meta, sample=sample, seed=seed, name=name)
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike) -> None:
         """Write the weights and ``meta`` to ``path`` (``.npz``)."""
         arrays = {"format": np.array(FORMAT), "version": np.array(VERSION),
                   "meta": np.array(json.dumps(self.meta, sort_keys=True))}
@@ -146,7 +153,7 @@ class KernelPolicy:
         os.replace(tmp, path)
 
     @classmethod
-    def random(cls, seed=0, meta=None):
+    def random(cls, seed: int = 0, meta: dict | None = None) -> KernelPolicy:
         """Random weights (PyTorch's default initialisation ranges): for tests and baselines."""
         rng = np.random.default_rng(seed)
         meta = dict(meta or {})
@@ -157,14 +164,14 @@ class KernelPolicy:
         return cls(weights, meta)
 
     # ---------------------------------------------------------------- the network
-    def scores(self, x):
+    def scores(self, x: np.ndarray) -> np.ndarray:
         """Per-row scores of feature rows ``x`` (n, F) -> (n) (compiled)."""
         x = np.ascontiguousarray(x, dtype=np.float32).reshape(-1, self.nf)
         out = np.empty(len(x), dtype=np.float32)
         self.compiled.scores(x, out)
         return out
 
-    def scores_numpy(self, x):
+    def scores_numpy(self, x: np.ndarray) -> np.ndarray:
         """The same scores computed by numpy (a cross-check of the compiled kernel)."""
         h = np.asarray(x, dtype=np.float32)
         last = len(self.weights) - 1
@@ -175,7 +182,7 @@ class KernelPolicy:
                 np.maximum(h, 0.0, out=h)
         return h[..., 0]
 
-    def logits(self, obs, mask):
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked logits of observations (flat 128 x F or (128, F); batches allowed): -inf on masked rows."""
         x = np.asarray(obs, dtype=np.float32).reshape(-1, ROWS, self.nf)
         m = np.asarray(mask, dtype=bool).reshape(-1, ROWS)
@@ -183,7 +190,7 @@ class KernelPolicy:
         out[m] = self.scores(x[m])
         return out[0] if np.size(obs) == ROWS * self.nf else out
 
-    def act(self, obs, mask):
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """The row to pick: the argmax of the masked logits, or a sample of their softmax."""
         m = np.asarray(mask, dtype=bool)
         rows = np.flatnonzero(m)
@@ -202,7 +209,7 @@ class KernelPolicy:
             raise ConfigError(f"learned policy {self.name} is a {self.kind} policy: use it as a backfill order "
                               f"(--order learned:...), not as a priority")
 
-    def prepare(self, table, units):
+    def prepare(self, table: JobTable, units: int) -> None:
         """Before a replay: normalise by the replayed trace (its largest requested time, the
         cluster's units, its largest memory, user, group and executable), as the environments do,
         and keep the static features of its jobs (``table`` in the replay's job order)."""
@@ -220,7 +227,7 @@ class KernelPolicy:
         static[:, 3] = _norm(c["executable"], self.norm["exe"])
         self._static = static
 
-    def features(self, jobs, now):
+    def features(self, jobs: JobsView, now: int) -> np.ndarray:
         """The 8 features of queued jobs (a :class:`pbf.plugins.JobsView`) at ``now``."""
         n = len(jobs)
         x = np.empty((n, FEATURES), dtype=np.float32)
@@ -239,7 +246,7 @@ class KernelPolicy:
         x[:, 7] = np.where(jobs.units <= free, 1.0 - _EPS, _EPS) if free >= 0 else _EPS
         return x
 
-    def keys(self, jobs, now):
+    def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         """Priority keys (ascending runs first): minus the scores, with Gumbel noise when sampling
         (so the first job is a draw from the softmax and the order a draw without replacement)."""
         if len(jobs) == 0:
@@ -249,7 +256,8 @@ class KernelPolicy:
             s += self.rng.gumbel(size=len(s))
         return -s
 
-    def describe(self):
+    def describe(self) -> str:
+        """The name replays report: ``learned:NAME``."""
         return f"learned:{self.name}"
 
 

@@ -139,5 +139,6 @@ class RLTrace:
                    job_id=as64(c["job_id"][idx]), dropped=dropped,
                    norm={"req": float(max_exec), "procs": float(max_procs), **top}, loader=loader)
 
-    def nodes_needed(self, procs):
+    def nodes_needed(self, procs: int) -> int:
+        """Nodes a job of ``procs`` processors needs on this trace's cluster."""
         return int(math.ceil(procs / self.procs_per_node))

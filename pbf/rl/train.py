@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -29,6 +30,9 @@ from .env import FEATURES, ROWS, VecJobSelection, WindowFilter
 from .kernel import KernelPolicy
 
 __all__ = ["TrainConfig", "train_job_selection", "train_backfilling"]
+
+#: called after every epoch with (epoch, epochs, the epoch's training.csv row)
+Progress = Callable[[int, int, list], None]
 
 try:
     import torch as th
@@ -106,7 +110,8 @@ class TrainConfig:
         if self.window_filter not in ("none", "absolute", "quantile"):
             raise ConfigError(f"window filter must be none, absolute or quantile, got {self.window_filter!r}")
 
-    def as_dict(self):
+    def as_dict(self) -> dict:
+        """The settings as a plain dict (written to ``config.json``)."""
         return asdict(self)
 
 
@@ -121,7 +126,7 @@ if _MISSING is None:
         latent_dim_pi = ROWS
         latent_dim_vf = 8
 
-        def __init__(self, features=FEATURES, critic="rows"):
+        def __init__(self, features: int = FEATURES, critic: str = "rows"):
             super().__init__()
             self.features, self.flat_critic = features, critic == "flat"
             self.actor = _kernel(features)
@@ -133,21 +138,24 @@ if _MISSING is None:
                 self.critic = nn.Sequential(nn.Linear(ROWS, 64), nn.ReLU(), nn.Linear(64, 32), nn.ReLU(),
                                             nn.Linear(32, 8), nn.ReLU())
 
-        def forward_actor(self, x):
+        def forward_actor(self, x: th.Tensor) -> th.Tensor:
+            """The kernel's score of every row: the logits, (batch, 128)."""
             return self.actor(x.reshape(-1, ROWS, self.features)).squeeze(-1)
 
-        def forward_critic(self, x):
+        def forward_critic(self, x: th.Tensor) -> th.Tensor:
+            """The critic's latent, (batch, 8) (SB3's ``value_net`` maps it to the value)."""
             if self.flat_critic:
                 return self.critic(x.reshape(-1, ROWS * self.features))
             return self.critic(self.critic_rows(x.reshape(-1, ROWS, self.features)).squeeze(-1))
 
-        def forward(self, x):
+        def forward(self, x: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
+            """``(actor logits, critic latent)``."""
             return self.forward_actor(x), self.forward_critic(x)
 
     class KernelActorCritic(MaskableActorCriticPolicy):
         """MaskablePPO's policy with the kernel actor (SB3's custom-policy pattern)."""
 
-        def __init__(self, *args, features=FEATURES, critic="rows", **kwargs):
+        def __init__(self, *args: object, features: int = FEATURES, critic: str = "rows", **kwargs: object):
             kwargs["ortho_init"] = False
             self._extractor_args = (features, critic)
             super().__init__(*args, **kwargs)
@@ -166,7 +174,8 @@ if _MISSING is None:
         (rewards scaled by a baseline's metric of the window, or not: ``scale_by="none"``; the raw
         metric and the logged baseline go to the episode log)."""
 
-        def __init__(self, vec, on_episode, scale_by="sjf", features=FEATURES):
+        def __init__(self, vec: VecJobSelection | VecBackfill, on_episode: Callable[[float, float, int], None],
+                     scale_by: str = "sjf", features: int = FEATURES):
             super().__init__(vec.n_envs, spaces.Box(0.0, 1.0, (ROWS * features,), np.float32), spaces.Discrete(ROWS))
             self.vec, self.on_episode, self.scale_by = vec, on_episode, scale_by
             self.log_baseline = getattr(vec, "log_baseline", "sjf")
@@ -178,16 +187,19 @@ if _MISSING is None:
             self._sjf[i] = max(float(info["baselines"].get(self.log_baseline, 1.0)), 1e-9)
             self._scale[i] = 1.0 if self.scale_by == "none" else max(float(info["baselines"][self.scale_by]), 1e-9)
 
-        def reset(self):
+        def reset(self) -> np.ndarray:
+            """Reset every window (SB3's VecEnv API)."""
             obs = self.vec.reset()
             for i, info in enumerate(self.vec.reset_infos):
                 self._remember(i, info)
             return obs
 
-        def step_async(self, actions):
+        def step_async(self, actions: np.ndarray) -> None:
+            """Keep the actions for :meth:`step_wait` (SB3's VecEnv API)."""
             self._actions = actions
 
-        def step_wait(self):
+        def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+            """Step every window, the terminal rewards scaled (SB3's VecEnv API)."""
             obs, rewards, dones, infos = self.vec.step(self._actions)
             rewards = rewards.astype(np.float64)
             for i in np.flatnonzero(dones):
@@ -197,28 +209,34 @@ if _MISSING is None:
                 self._remember(i, info["next"])
             return obs, rewards.astype(np.float32), dones, infos
 
-        def close(self):
-            pass
+        def close(self) -> None:
+            """Nothing to release (SB3's VecEnv API)."""
 
-        def get_attr(self, attr_name, indices=None):
+        def get_attr(self, attr_name: str, indices: Sequence[int] | None = None) -> list:
+            """Only ``action_masks`` and ``render_mode`` exist (what MaskablePPO reads)."""
             if attr_name == "action_masks":
                 return [self.vec.action_masks] * self.num_envs
             if attr_name == "render_mode":
                 return [None] * self.num_envs
             raise AttributeError(attr_name)
 
-        def set_attr(self, attr_name, value, indices=None):
+        def set_attr(self, attr_name: str, value: object, indices: Sequence[int] | None = None) -> None:
+            """No attribute can be set."""
             raise AttributeError(attr_name)
 
-        def env_method(self, method_name, *args, indices=None, **kwargs):
+        def env_method(self, method_name: str, *args: object, indices: Sequence[int] | None = None,
+                       **kwargs: object) -> list:
+            """Only ``action_masks`` (one mask per window)."""
             if method_name == "action_masks":
                 return list(self.vec.action_masks())
             raise AttributeError(method_name)
 
-        def env_is_wrapped(self, wrapper_class, indices=None):
+        def env_is_wrapped(self, wrapper_class: type, indices: Sequence[int] | None = None) -> list[bool]:
+            """No window is wrapped."""
             return [False] * self.num_envs
 
-        def seed(self, seed=None):
+        def seed(self, seed: int | None = None) -> list[int | None]:
+            """Reseed the generator that draws the windows."""
             self.vec.seed(seed)
             return [seed] * self.num_envs
 
@@ -234,7 +252,7 @@ if _MISSING is None:
             self.run.end_epoch(self.model)
 
 
-def export_kernel(model, meta):
+def export_kernel(model: MaskablePPO, meta: dict) -> KernelPolicy:
     """The actor kernel of a trained MaskablePPO as a :class:`KernelPolicy`."""
     _require()
     return _export_actor(model.policy.mlp_extractor, meta)
@@ -284,7 +302,7 @@ class _Run:
             self.progress(self.epoch, self.cfg.epochs, row)
 
 
-def train_job_selection(cfg: TrainConfig, progress=None):
+def train_job_selection(cfg: TrainConfig, progress: Progress | None = None) -> KernelPolicy:
     """Train; writes ``model.npz``, ``training.csv``, ``training.png`` (with matplotlib),
     ``config.json`` and ``checkpoints/`` in ``cfg.out``; returns the :class:`KernelPolicy`."""
     _require()
@@ -324,7 +342,7 @@ def train_job_selection(cfg: TrainConfig, progress=None):
     return policy
 
 
-def train_backfilling(cfg: TrainConfig, progress=None):
+def train_backfilling(cfg: TrainConfig, progress: Progress | None = None) -> KernelPolicy:
     """Train a backfilling policy (RLBackfilling's environment, ``cfg.head`` / ``guarded`` /
     ``relax``; ``cfg.compat`` None or ``"rlbackfilling"``); writes what
     :func:`train_job_selection` writes; returns the :class:`KernelPolicy` (kind ``backfilling``)."""

@@ -52,7 +52,7 @@ RLB_TABLE5 = {
 COLUMNS = ("fcfs+easy", "fcfs+easy-ar", "fcfs+rlbf", "sjf+easy", "sjf+easy-ar", "sjf+rlbf", "wfp3+easy",
            "f1+easy", "fcfs+easy-sjbf", "fcfs+pbf-easy", "fcfs+pbf-easy-ar", "sjf+pbf-easy", "sjf+pbf-easy-ar")
 #: the shipped backfilling model of each trace
-SHIPPED = {"sdsc-sp2": "rlbf-sdsc-sp2", "lublin-1": "rlbf-lublin-1"}
+SHIPPED = {"sdsc-sp2": "rlbf-sdsc-sp2", "lublin-1": "rlbf-lublin-1", "hpc2n": "rlbf-hpc2n"}
 
 
 def rlb_test_starts(n_jobs: int, window: int = 1024, count: int = 10, seed: int = 1) -> tuple[int, ...]:
