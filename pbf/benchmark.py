@@ -398,7 +398,7 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
     return rows
 
 
-def rl_rows(trials=5, seconds=1.0):
+def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
     """The learned-policy layer: environment steps per second (random valid actions, 256-job
     windows of ``rlsched_lublin_256`` or, without the real logs, a generated Lublin-1 trace, with
     the SJF and F1 baselines run at every reset as RLScheduler does) beside the plain-Python

@@ -15,8 +15,12 @@ scored.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..rl.trace import RLTrace
 
 __all__ = ["ReferenceBackfillEnv", "ORDERS"]
 
@@ -86,8 +90,9 @@ ORDERS = ("fcfs", "sjf", "wfp3", "f1", "largest")
 class ReferenceBackfillEnv:
     """One trace (an :class:`pbf.rl.RLTrace` loaded with ``compat="rlbackfilling"``), windows of it."""
 
-    def __init__(self, trace, *, head="fcfs", guarded=False, relax=0.0, compat=True, act_size=1, baselines=True,
-                 stop=False, req_scale=None):
+    def __init__(self, trace: RLTrace, *, head: str = "fcfs", guarded: bool = False, relax: float = 0.0,
+                 compat: bool = True, act_size: int = 1, baselines: bool = True, stop: bool = False,
+                 req_scale: float | None = None) -> None:
         self.t = trace
         self.compat, self.guarded, self.relax, self.act_size = compat, guarded, relax, act_size
         self.stop = stop
@@ -117,7 +122,8 @@ class ReferenceBackfillEnv:
         self.next = 1
 
     @property
-    def free(self):
+    def free(self) -> int:
+        """The cluster's free machines."""
         return self.cluster.free
 
     def _start(self, j):
@@ -197,7 +203,7 @@ class ReferenceBackfillEnv:
         return sum(max(1.0, (j.start - j.submit + j.run) / max(j.run, 10)) for j in self.jobs) / self.n
 
     # ------------------------------------------------------------ heuristics
-    def heuristic(self, first, n, head="fcfs", order="fcfs"):
+    def heuristic(self, first: int, n: int, head: str = "fcfs", order: str = "fcfs") -> float:
         """The window's mean bounded slowdown under ``head`` order with EASY backfilling in ``order``."""
         self._load(first, n)
         hk, ok = self.order[head], self.order[order]
@@ -221,7 +227,7 @@ class ReferenceBackfillEnv:
                 return self._bsld()
 
     # ------------------------------------------------------------ the agent's episode
-    def reset(self, first, n):
+    def reset(self, first: int, n: int) -> np.ndarray | None:
         """Schedule the three EASY baselines (as RLBackfilling does at every reset), then run to the
         first choice; returns the observation (768 floats) or None if the window needs none."""
         if self.baselines:
@@ -283,7 +289,7 @@ class ReferenceBackfillEnv:
             vec[i * FEATURES:(i + 1) * FEATURES] = row
         return vec
 
-    def step(self, row):
+    def step(self, row: int) -> np.ndarray | None:
         """Start the candidate in ``row`` (or, on the stop row, advance one event); run to the next
         choice. Returns the observation or None."""
         if self.stop and row == len(self.visible):
@@ -294,14 +300,16 @@ class ReferenceBackfillEnv:
         self._start(self.visible[row])
         return self._proceed(True)
 
-    def action_masks(self):
+    def action_masks(self) -> np.ndarray:
         """The rows that hold a candidate (and the stop row), as a boolean array of 128."""
         m = np.zeros(ROWS, dtype=bool)
         m[:len(self.visible) + (1 if self.stop else 0)] = True
         return m
 
-    def value(self):
+    def value(self) -> float:
+        """The window's mean bounded slowdown so far."""
         return self._bsld()
 
-    def starts(self):
+    def starts(self) -> np.ndarray:
+        """Each window job's start time (-1: not started)."""
         return np.array([j.start for j in self.jobs], dtype=np.int64)
