@@ -45,8 +45,8 @@ from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop, pool_round_trip
-from pass_cost cimport pc_tests, pc_overhead_ns, pc_predict_seq_ns, pc_predict_par_ns, pc_parallel_pays
-from cycle cimport full_pass, replay_run, choose_parallel, copy_bytes
+from pass_cost cimport pc_copy_ns_per_byte
+from cycle cimport full_pass, replay_run
 from columns cimport column_at, read_int
 from pbf._codes cimport PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND, RC_TIME_RANGE
 
@@ -116,9 +116,6 @@ _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "paral
                            "parallel", "block_slots"))
 #: ns per byte of a large memcpy, measured by the first pool started in this process
 _copy_ns_per_byte = 0.0
-#: the figures of the pass-cost predictor Core.set_pass_cost takes (pass_cost.pxd)
-_COST_KEYS = frozenset(("seq_ns_per_test", "seq_passes", "par_ns_per_test", "par_passes", "wake_ns",
-                        "copy_ns_per_byte", "cores"))
 
 cdef State _probe       # (only its fields' addresses are read: the offsets of the columns)
 
@@ -240,7 +237,7 @@ cdef class Core:
         ``resume`` (0: never continue the last pass), ``parallel_min_queue`` (passes with fewer
         queued jobs run sequentially), ``parallel`` (with a pool: 1 every full pass on it, -1 none,
         0 the default: those whose predicted cost says the threads save time, see
-        :meth:`predict_pass`),
+        :meth:`pbf._pass_cost.PassCostPredictor.predict`),
         ``block_slots`` (slots per block of the profile: small values exercise the block paths)."""
         unknown = set(switches) - _TESTING_KEYS
         if unknown:
@@ -431,7 +428,7 @@ cdef class Core:
         # the caches cold, which the first pass after each pool start would pay)
         global _copy_ns_per_byte
         cdef State* S = &self.s
-        cdef double ns = S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0
+        cdef double ns = S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0, rate
         cdef int64_t i, t0
         with nogil:
             pool_round_trip(S)
@@ -445,82 +442,15 @@ cdef class Core:
         if _copy_ns_per_byte > 0:
             S.cost.copy_ns_per_byte = _copy_ns_per_byte
         else:
-            S.cost.copy_ns_per_byte = _copy_ns_per_byte = self._copy_rate()
+            with nogil:
+                rate = pc_copy_ns_per_byte(ns)
+            if rate < 0:
+                raise MemoryError("pbf core: out of memory (measuring the copy rate)")
+            S.cost.copy_ns_per_byte = _copy_ns_per_byte = rate
         try:
             S.cost.cores = len(os.sched_getaffinity(0))
         except AttributeError:         # (not on every platform)
             S.cost.cores = os.cpu_count() or 1
-
-    def _copy_rate(self):
-        # ns per byte of copying 32 MB (the best of 3): memory, not caches, as large profiles are
-        cdef double ns = self.s.clock.ns_per_tick if PBF_HAVE_TSC else 1.0
-        cdef int64_t i, t0, best = -1, nbytes = 32 << 20
-        cdef char* a
-        cdef char* b
-        a = <char*>malloc(nbytes)
-        b = <char*>malloc(nbytes)
-        if a == NULL or b == NULL:
-            free(a)
-            free(b)
-            raise MemoryError("pbf core: out of memory (measuring the copy rate)")
-        with nogil:
-            memset(a, 1, nbytes)
-            memset(b, 0, nbytes)
-            for i in range(3):
-                t0 = now_ticks()
-                memcpy(b, a, nbytes)
-                t0 = now_ticks() - t0
-                if best < 0 or t0 < best:
-                    best = t0
-        free(a)
-        free(b)
-        return best * ns / nbytes
-
-    def pass_cost(self):
-        """The pass-cost predictor's figures (see :meth:`predict_pass`): the means of the measured
-        wall ns per tested job of sequential and parallel full passes and how many passes each
-        holds, the pool's measured wake-up and copy rate, the CPUs, and the last full pass's
-        measurement (``last_wall_ns``, ``last_tests``, ``last_parallel``)."""
-        cdef State* S = &self.s
-        return {"seq_ns_per_test": S.cost.seq_ns_per_test, "seq_passes": S.cost.seq_passes,
-                "par_ns_per_test": S.cost.par_ns_per_test, "par_passes": S.cost.par_passes,
-                "wake_ns": S.cost.wake_ns, "copy_ns_per_byte": S.cost.copy_ns_per_byte, "cores": S.cost.cores,
-                "last_wall_ns": S.cost.last_wall_ns, "last_tests": S.cost.last_tests,
-                "last_parallel": bool(S.cost.last_parallel)}
-
-    def set_pass_cost(self, **figures):
-        """Set figures of the pass-cost predictor (names as :meth:`pass_cost` gives them): tests,
-        and benchmarks that time one pass as a replay would choose it after passes like it. No
-        decision depends on them."""
-        unknown = set(figures) - _COST_KEYS
-        if unknown:
-            raise ValueError(f"unknown pass-cost figures: {', '.join(sorted(unknown))}")
-        cdef State* S = &self.s
-        for name, value in figures.items():
-            if value < 0:
-                raise ValueError(f"{name} must be >= 0, got {value}")
-            if name == "seq_ns_per_test": S.cost.seq_ns_per_test = value
-            elif name == "seq_passes": S.cost.seq_passes = value
-            elif name == "par_ns_per_test": S.cost.par_ns_per_test = value
-            elif name == "par_passes": S.cost.par_passes = value
-            elif name == "wake_ns": S.cost.wake_ns = value
-            elif name == "copy_ns_per_byte": S.cost.copy_ns_per_byte = value
-            elif name == "cores": S.cost.cores = value
-
-    def predict_pass(self):
-        """What the next full pass is predicted to cost: ``tests`` (the queue, at most
-        ``max_job_test``), ``copy_bytes`` (about what each worker would copy), ``seq_ns`` and
-        ``par_ns`` (its predicted wall time on one thread and on the pool), ``pays`` (parallel
-        predicted at least 10 % faster) and ``parallel`` (whether it will run on the pool: also the
-        pool, ``parallel_min_queue`` and the testing switch)."""
-        cdef State* S = &self.s
-        cdef int64_t tests = pc_tests(S.queue.n, S.cfg.max_job_test)
-        cdef double nbytes = copy_bytes(S)
-        return {"tests": tests, "copy_bytes": nbytes, "seq_ns": pc_predict_seq_ns(&S.cost, tests),
-                "par_ns": pc_predict_par_ns(&S.cost, tests, S.cfg.workers, nbytes),
-                "overhead_ns": pc_overhead_ns(&S.cost, S.cfg.workers, nbytes),
-                "pays": bool(pc_parallel_pays(&S.cost, tests, S.cfg.workers, nbytes)),
-                "parallel": bool(choose_parallel(S))}
 
     def _pool_thread(self, int64_t wid, int64_t gen):
         with nogil:

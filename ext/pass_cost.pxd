@@ -16,6 +16,10 @@
 # sequentially. wake_ns and copy_ns_per_byte are measured when the pool starts (Core.start_pool).
 
 from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset, memcpy
+
+from ticks cimport now_ticks
 
 
 ctypedef struct PassCost:
@@ -110,3 +114,26 @@ cdef inline void pc_update(PassCost* C, bint parallel, double wall_ns, int64_t t
     else:
         C.seq_ns_per_test = pc_mean(C.seq_ns_per_test, C.seq_passes, wall_ns / tests)
         C.seq_passes += 1
+
+
+cdef inline double pc_copy_ns_per_byte(double ns_per_tick) noexcept nogil:
+    # ns per byte of copying 32 MB (the best of 3): memory, not caches, as large profiles are;
+    # -1 when the buffers cannot be had
+    cdef int64_t i, t0, best = -1, nbytes = 32 << 20
+    cdef char* a = <char*>malloc(nbytes)
+    cdef char* b = <char*>malloc(nbytes)
+    if a == NULL or b == NULL:
+        free(a)
+        free(b)
+        return -1.0
+    memset(a, 1, nbytes)
+    memset(b, 0, nbytes)
+    for i in range(3):
+        t0 = now_ticks()
+        memcpy(b, a, nbytes)
+        t0 = now_ticks() - t0
+        if best < 0 or t0 < best:
+            best = t0
+    free(a)
+    free(b)
+    return best * ns_per_tick / nbytes

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _core
+from ._pass_cost import PassCostPredictor
 from .config import Backfill
 from .reference.engine_ref import ReferenceCore
 from .studies.traces import shared_trace_dir
@@ -148,7 +149,7 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
     """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
     ``work`` = {depth, started, reservations}. With ``workers`` > 1 the pass uses the pool whatever
     its size (the profile build and the start-now tail: see docs/engine.md), unless ``costs`` are
-    given: then the pass-cost predictor, primed with these figures (:meth:`pbf._core.Core.set_pass_cost`),
+    given: then the pass-cost predictor, primed with these figures (:meth:`pbf._pass_cost.PassCostPredictor.set`),
     chooses as a replay would after passes like it. The thread pool's start is not timed.
     ``figures``, if given, receives the predictor's figures after the pass
     (:meth:`pbf._core.Core.pass_cost`, with ``overhead_ns``: the overhead it predicted). Steady
@@ -164,8 +165,8 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
             core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
             core.start_pool(workers)
             if costs is not None:
-                core.set_pass_cost(**costs)
-            overhead = core.predict_pass()["overhead_ns"]
+                PassCostPredictor(core).set(**costs)
+            overhead = PassCostPredictor(core).predict()["overhead_ns"]
             # (no sleep: the pool's start waited for every thread to park; an idle pause before a
             # pass of microseconds slows it by as much as the pass)
         empty = np.zeros(0, dtype=np.int64)
@@ -178,7 +179,7 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         core.stop_pool()
         rec = core.last_pass()
         if figures is not None:
-            figures.update(core.pass_cost(), overhead_ns=overhead)
+            figures.update(PassCostPredictor(core).figures(), overhead_ns=overhead)
         return dt, {"depth": rec["depth"], "started": rec["started"], "reservations": rec["reservations"]}
     ref = scenario.reference()
     t0 = time.perf_counter()

@@ -8,6 +8,7 @@ import pytest
 
 import pbf
 from pbf import _core, replayer
+from pbf._pass_cost import PassCostPredictor
 from pbf.benchmark import NOW, PassScenario
 from pbf.config import Backfill
 from pbf.workload.beocat import generate_beocat
@@ -46,8 +47,8 @@ def expected_prediction(fig, tests, workers, copy_bytes):
 def test_the_prediction_is_the_documented_arithmetic(figures, workers, max_job_test):
     core = queued_core(workers, max_job_test)
     try:
-        core.set_pass_cost(**figures)
-        got = core.predict_pass()
+        PassCostPredictor(core).set(**figures)
+        got = PassCostPredictor(core).predict()
         tests = 300 if max_job_test is None else max_job_test
         assert got["tests"] == tests
         assert got["copy_bytes"] > 0           # the set-up pass left a profile
@@ -57,11 +58,11 @@ def test_the_prediction_is_the_documented_arithmetic(figures, workers, max_job_t
         assert got["overhead_ns"] == pytest.approx(overhead, rel=1e-12)
         assert got["pays"] is pays and got["parallel"] is pays
         core.set_testing(parallel=1)
-        assert core.predict_pass()["parallel"] is True
+        assert PassCostPredictor(core).predict()["parallel"] is True
         core.set_testing(parallel=-1)
-        assert core.predict_pass()["parallel"] is False
+        assert PassCostPredictor(core).predict()["parallel"] is False
         core.set_testing(parallel=0, parallel_min_queue=301)
-        assert core.predict_pass()["parallel"] is False
+        assert PassCostPredictor(core).predict()["parallel"] is False
     finally:
         core.stop_pool()
 
@@ -69,9 +70,9 @@ def test_the_prediction_is_the_documented_arithmetic(figures, workers, max_job_t
 def test_the_figures_are_checked():
     core = _core.Core(64)
     with pytest.raises(ValueError, match="unknown pass-cost"):
-        core.set_pass_cost(ns_per_test=1.0)
+        PassCostPredictor(core).set(ns_per_test=1.0)
     with pytest.raises(ValueError, match=">= 0"):
-        core.set_pass_cost(wake_ns=-1.0)
+        PassCostPredictor(core).set(wake_ns=-1.0)
     with pytest.raises(ValueError, match="parallel must be"):
         core.set_testing(parallel=2)
 
@@ -79,9 +80,9 @@ def test_the_figures_are_checked():
 def test_the_pool_measures_its_overhead_when_it_starts():
     core = queued_core(2)
     try:
-        fig = core.pass_cost()
+        fig = PassCostPredictor(core).figures()
         assert fig["wake_ns"] > 0 and fig["copy_ns_per_byte"] > 0 and fig["cores"] >= 1
-        assert fig["seq_passes"] == 0 and not core.predict_pass()["pays"]   # nothing measured yet
+        assert fig["seq_passes"] == 0 and not PassCostPredictor(core).predict()["pays"]   # nothing measured yet
     finally:
         core.stop_pool()
 
@@ -89,10 +90,10 @@ def test_the_pool_measures_its_overhead_when_it_starts():
 def test_measured_passes_update_the_means():
     core = queued_core(2)
     try:
-        core.set_pass_cost(seq_ns_per_test=1_000.0, seq_passes=3)
+        PassCostPredictor(core).set(seq_ns_per_test=1_000.0, seq_passes=3)
         core.set_testing(parallel=-1)
         core.run_pass(NOW)
-        fig = core.pass_cost()
+        fig = PassCostPredictor(core).figures()
         assert fig["last_tests"] == core.last_pass()["depth"] > 0 and not fig["last_parallel"]
         sample = fig["last_wall_ns"] / fig["last_tests"]
         assert fig["seq_ns_per_test"] == pytest.approx(1_000.0 + EWMA_WEIGHT * (sample - 1_000.0), rel=1e-12)
@@ -100,9 +101,9 @@ def test_measured_passes_update_the_means():
 
         # a parallel pass starts its own mean, net of the predicted overhead
         core.set_testing(parallel=1)
-        overhead = core.predict_pass()["overhead_ns"]
+        overhead = PassCostPredictor(core).predict()["overhead_ns"]
         core.run_pass(NOW + 1)
-        fig = core.pass_cost()
+        fig = PassCostPredictor(core).figures()
         assert fig["last_parallel"] and fig["par_passes"] == 1 and fig["seq_passes"] == 4
         assert fig["par_ns_per_test"] == pytest.approx(max(0.0, fig["last_wall_ns"] - overhead) / fig["last_tests"],
                                                        rel=1e-12)
@@ -153,9 +154,9 @@ def test_decisions_do_not_depend_on_the_choice(backfill):
     try:
         # a huge sequential cost per test: the predictor sends every pass to the pool, and it keeps
         # doing so while the parallel passes measure cheaper than that
-        core.set_pass_cost(seq_ns_per_test=1e12, seq_passes=1, wake_ns=0.0, copy_ns_per_byte=0.0)
+        PassCostPredictor(core).set(seq_ns_per_test=1e12, seq_passes=1, wake_ns=0.0, copy_ns_per_byte=0.0)
         assert core.replay()
-        assert core.pass_cost()["par_passes"] > 0 and sum(core.worker_tests_total()) > 0
+        assert PassCostPredictor(core).figures()["par_passes"] > 0 and sum(core.worker_tests_total()) > 0
     finally:
         core.stop_pool()
     for a, b in zip(outcome(core), want):
@@ -174,12 +175,12 @@ def test_node_passes_chosen_by_the_predictor_decide_as_one_worker():
     def primed(*args, **kwargs):
         core = build(*args, **kwargs)
         core.set_testing(parallel_min_queue=1)
-        core.set_pass_cost(seq_ns_per_test=1e12, seq_passes=1)    # (start_pool measures the rest)
+        PassCostPredictor(core).set(seq_ns_per_test=1e12, seq_passes=1)    # (start_pool measures the rest)
         built.append(core)
         return core
 
     with mock.patch.object(replayer, "build_core", primed):
         two = pbf.replay(table, dataclasses.replace(config, workers=2))
-    assert built and built[0].pass_cost()["par_passes"] > 0
+    assert built and PassCostPredictor(built[0]).figures()["par_passes"] > 0
     assert two.jobs["start"].tolist() == one.jobs["start"].tolist()
     assert two.summary["jobs"] == one.summary["jobs"] and two.summary["nodes"] == one.summary["nodes"]
