@@ -18,7 +18,7 @@ def _pair(n, seed):
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_kernels_match_bitarray(n):
+def test_bitmap_operations_match_bitarray(n):
     a, b = _pair(n, n)
     wa, wb = bitmap.from_bitarray(a), bitmap.from_bitarray(b)
     assert len(wa) == bitmap.n_words(n)
