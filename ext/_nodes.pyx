@@ -10,6 +10,7 @@ from libc.stdint cimport uint64_t, int64_t, int32_t
 
 from state cimport State
 from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs
+from slurm_space cimport ss_alloc
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
 
@@ -56,6 +57,23 @@ cdef class NodeCluster:
         if nm_reserve_jobs(M, max(S.jobs.cap, 1)) != RC_OK:
             raise MemoryError("pbf core: out of memory (the nodes)")
         M.on = True
+
+    def set_search(self, str search):
+        """How a pass plans on the nodes (after :meth:`set`, before any job): ``"exact"`` (pbf's plan of
+        every node's free resources over time: a job reserves the earliest exact start) or
+        ``"slurm"`` (Slurm's backfill: the will-run test and whole-node reservations,
+        ``ext/slurm_space.pxd``; passes stay on one thread)."""
+        cdef State* S = &self.core.s
+        if search not in ("exact", "slurm"):
+            raise ValueError(f"node search must be 'exact' or 'slurm', got {search!r}")
+        if not S.nm.on:
+            raise RuntimeError("pbf core: set the nodes first")
+        if S.jobs.n:
+            raise RuntimeError("pbf core: the node search is chosen before any job")
+        if search == "slurm" and not S.ss.on:
+            if ss_alloc(&S.ss, S.nm.nn) != RC_OK:
+                raise MemoryError("pbf core: out of memory (the nodes)")
+        S.ss.on = search == "slurm"
 
     def set_requests(self, int64_t first, mem_per_core, mem_per_node, gpus_per_node, min_nodes, max_nodes,
                      features):

@@ -46,10 +46,10 @@ cdef inline double copy_bytes(State* S) noexcept nogil:
 
 cdef inline bint choose_parallel(State* S) noexcept nogil:
     # whether the next full pass runs on the pool: with threads, enough queued jobs and no
-    # reservation-limit stop (the parallel pass does not implement it), when the testing switch
+    # reservation-limit stop or Slurm's backfill on nodes (the parallel pass implements neither), when the testing switch
     # says so or the predicted costs say the threads save time (pass_cost.pxd)
     if (S.cfg.workers < 2 or S.pool.threads == 0 or S.queue.n < S.testing.parallel_min_queue
-            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER):
+            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER or S.ss.on):
         return False
     if S.testing.parallel == CHOICE_ALWAYS:
         return True

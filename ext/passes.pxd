@@ -20,6 +20,7 @@ from parallel cimport SPEC_NOW, SPEC_FULL
 from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
+from slurm_space cimport ss_reset, ss_job_test, SS_ERROR
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
                          nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
@@ -537,6 +538,23 @@ cdef inline int64_t node_confirm(State* S, NodeModel* M, int64_t j, int64_t k, i
     return t
 
 
+cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int64_t k, int64_t d) noexcept nogil:
+    # node_step under Slurm's backfill (slurm_space.pxd): start the job now, reserve its nodes, or skip it
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window, c.resv_left != 0)
+    if t == SS_ERROR:
+        return STEP_ERROR
+    if t == c.now:
+        nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
+        return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
+    if not c.blocked:
+        nm_note_head(M, k, S.nodes.nfree)
+    if t > c.now:
+        return p + 1 if note_reservation(S, j, t) == RC_OK else STEP_ERROR
+    c.blocked = True
+    return p + 1
+
+
 cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:
     # job_step on a node cluster: start the job at queue position p now on the nodes Slurm's choice
     # gives, reserve it where they are free throughout its estimate, or skip it. M: the plan decided
@@ -549,6 +567,8 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
         return STEP_STOP
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
+    if S.ss.on:
+        return slurm_step(S, M, p, j, k, d)
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
         if nm_fits_live(M, j, k, S.nodes.free):
@@ -774,6 +794,8 @@ cdef inline int begin_full_pass(State* S, int64_t now, bint parallel) noexcept n
     c.built = False
     c.parallel = parallel
     c.in_phase2 = False
+    if S.ss.on and ss_reset(&S.ss, now, S.cfg.bf_window, S.cfg.bf_resolution) != RC_OK:
+        return RC_NO_MEMORY
     return RC_OK
 
 

@@ -15,6 +15,7 @@ from clock cimport PassClock, clock_free
 from simtime cimport SimTime, simtime_defaults
 from costate cimport CoAlloc, coalloc_free
 from node_model cimport NodeModel, nm_free
+from slurm_space cimport SlurmSpace, ss_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from pass_cost cimport PassCost, CHOICE_AUTO
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
@@ -129,6 +130,7 @@ ctypedef struct State:
     StartEstimates est         # the replay's start-time estimates (estimates.pxd)
     CoAlloc co                 # co-allocation (coalloc.pxd)
     NodeModel nm               # nodes with memory, GPUs and features (node_model.pxd; off: units)
+    SlurmSpace ss              # Slurm's backfill on those nodes, when chosen (slurm_space.pxd)
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
     WorkerPool pool            # the parallel pass's threads and profile copies
@@ -191,6 +193,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     policy_free(&S.policy)
     nodes_free(&S.nodes)
     nm_free(&S.nm)
+    ss_free(&S.ss)
     outage_events_free(&S.outages)
     estimates_free(&S.est)
     queue_free(&S.queue)

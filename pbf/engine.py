@@ -86,7 +86,8 @@ class Engine:
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
                  correction: str = "incremental", backfill: Backfill | None = None,
                  report_reservations: bool = False, workers: int = 1, commit: str = "ordered",
-                 on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit") -> None:
+                 on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit",
+                 node_search: str = "exact") -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -112,10 +113,16 @@ class Engine:
         self._co = Coalloc(self._core)
         if node_choice not in ("best-fit", "first-fit"):
             raise ConfigError(f"node_choice must be 'best-fit' or 'first-fit', got {node_choice!r}")
+        if node_search not in ("exact", "slurm"):
+            raise ConfigError(f"node_search must be 'exact' or 'slurm', got {node_search!r}")
+        if node_search == "slurm" and (not cluster.has_resources or backfill.order == "sjbf"
+                                       or backfill.stop_at_reservation_limit):
+            raise ConfigError("node_search='slurm' is Slurm's backfill on nodes: it needs a cluster of nodes, "
+                              "queue order and no stop_at_reservation_limit")
         if coalloc is not None and cluster.has_resources:
             raise ConfigError("coalloc lends cores of interchangeable units; it does not run on a cluster of "
                               "nodes with memory, GPUs or features")
-        self._nodes = EngineNodes(self._core, cluster, node_choice)
+        self._nodes = EngineNodes(self._core, cluster, node_choice, node_search)
         self.coalloc = coalloc
         if coalloc is not None:
             self._enable_coalloc(coalloc, scoring)

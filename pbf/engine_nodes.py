@@ -44,11 +44,11 @@ def _whole(value, low):
 class EngineNodes:
     """The engine's side of a node cluster (one a :class:`pbf.Engine`)."""
 
-    def __init__(self, core: Core, cluster: Cluster, node_choice: str = "best-fit") -> None:
+    def __init__(self, core: Core, cluster: Cluster, node_choice: str = "best-fit", node_search: str = "exact") -> None:
         self.cluster = cluster
         self.modelled = cluster.has_resources
         self.first_fit = node_choice == "first-fit"
-        self.bits = load_nodes(core, cluster, self.first_fit) if self.modelled else {}
+        self.bits = load_nodes(core, cluster, self.first_fit, node_search) if self.modelled else {}
         self.first = np.cumsum([0] + [n.cores for n in cluster.nodes])
 
     def request(self, job: Job) -> tuple:

@@ -19,10 +19,12 @@ from .plugins.scoring import Scoring
 from .resources import MEM_FROM
 from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 
-__all__ = ["ReplayConfig", "NODE_CHOICES"]
+__all__ = ["ReplayConfig", "NODE_CHOICES", "NODE_SEARCHES"]
 
 #: how a job's nodes are chosen on a cluster of nodes
 NODE_CHOICES = ("best-fit", "first-fit")
+#: how a pass plans on nodes: pbf's exact plan, or Slurm's will-run test and whole-node reservations
+NODE_SEARCHES = ("exact", "slurm")
 
 
 def _is_int(value: object) -> bool:
@@ -35,7 +37,8 @@ def _is_number(value: object) -> bool:
 
 
 #: settings with a fixed set of values, in the order checked
-_CHOICES = (("trigger", TRIGGERS), ("clock", CLOCKS), ("mem_from", MEM_FROM), ("node_choice", NODE_CHOICES))
+_CHOICES = (("trigger", TRIGGERS), ("clock", CLOCKS), ("mem_from", MEM_FROM), ("node_choice", NODE_CHOICES),
+            ("node_search", NODE_SEARCHES))
 
 #: every other setting checked on its own: (name, test, what it must be), in the order checked; a value that
 #: fails is refused with "NAME must be WHAT, got VALUE"
@@ -121,7 +124,11 @@ class ReplayConfig:
     get cores on nodes that also have their memory and GPUs free, by Slurm's rules (docs/engine.md
     "Nodes and resources"); ``mem_from`` says where an SWF trace's memory comes from
     (``requested``: field 10, ``used``: field 7, ``none``), ``node_choice`` is ``best-fit`` (Slurm's
-    consecutive-run best fit) or ``first-fit``. Without it the cluster is ``units`` interchangeable
+    consecutive-run best fit) or ``first-fit``, ``node_search`` is ``exact`` (a job that cannot start
+    reserves the earliest start at which its resources are free on some nodes, by every running job's
+    planned end) or ``slurm`` (Slurm's backfill: the select plugin's will-run test, which frees running
+    jobs in batches of ends within a window of 30 s that doubles, and reservations of whole nodes;
+    ``--slurm-conf`` sets it; docs/slurm-harness.md). Without it the cluster is ``units`` interchangeable
     units. Node passes run on the worker threads as unit passes do, with the same decisions for any
     ``workers`` (docs/engine.md, "The parallel pass on nodes")."""
     units: int | None = None
@@ -151,6 +158,7 @@ class ReplayConfig:
     cluster: Cluster | str | os.PathLike | None = None
     mem_from: str = "requested"
     node_choice: str = "best-fit"
+    node_search: str = "exact"
 
 
     def __post_init__(self):
@@ -170,6 +178,11 @@ class ReplayConfig:
         if self.cluster is not None and self.coalloc is not None:
             raise ConfigError("co-allocation lends cores of interchangeable units: it does not run on a cluster "
                               "of nodes (drop cluster= or coalloc=)")
+        if self.node_search == "slurm" and self.cluster is None:
+            raise ConfigError("node_search='slurm' plans on nodes: it needs a cluster of nodes (cluster=)")
+        if self.node_search == "slurm" and (self.backfill.order == "sjbf" or self.backfill.stop_at_reservation_limit):
+            raise ConfigError("node_search='slurm' is Slurm's backfill: it tests jobs in queue order and makes a "
+                              "reservation for each (no sjbf order, no stop_at_reservation_limit)")
         if self.clock == "slurm-sim":
             if self.trigger != "interval":
                 raise ConfigError("clock='slurm-sim' runs Slurm's own loop (main scheduler on events, a backfill "

@@ -85,7 +85,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     requests = None
     if cluster is not None:
         from .resources import job_feature_bits, load_nodes, requests_of
-        bits = load_nodes(core, cluster, config.node_choice == "first-fit")
+        bits = load_nodes(core, cluster, config.node_choice == "first-fit", config.node_search)
         requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
     core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
     if cluster is not None:

@@ -105,15 +105,17 @@ def _feature_bits(cluster):
     return {name: 1 << i for i, name in enumerate(names)}
 
 
-def load_nodes(core: Core, cluster: Cluster, first_fit: bool = False) -> dict[str, int]:
+def load_nodes(core: Core, cluster: Cluster, first_fit: bool = False, search: str = "exact") -> dict[str, int]:
     """Make ``core`` (a fresh :class:`pbf._core.Core` of ``cluster.units`` units, no jobs yet) a node
-    cluster; returns the feature bits (name -> bit) for :func:`job_feature_bits`."""
+    cluster planned by ``search`` (``exact`` or ``slurm``: :class:`pbf.ReplayConfig`); returns the
+    feature bits (name -> bit) for :func:`job_feature_bits`."""
     bits = _feature_bits(cluster)
     node_feat = [sum(bits[f] for f in set(n.features)) for n in cluster.nodes]
     NodeCluster(core).set(np.array([n.cores for n in cluster.nodes], dtype=np.int64),
                           np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64),
                           np.array([n.gpus for n in cluster.nodes], dtype=np.int64),
                           np.array(node_feat, dtype=np.uint64), first_fit)
+    NodeCluster(core).set_search(search)
     return bits
 
 

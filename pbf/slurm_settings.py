@@ -491,8 +491,9 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
                    max_sched_time=float(s["max_sched_time"]))
     config = ReplayConfig(priority=priority, predictor="requested", backfill=backfill, trigger="interval",
                           bf_interval=bf_interval, bf_max_time=s["bf_max_time"], clock="slurm-sim",
-                          slurm_sim=sim, cluster=cluster, mem_from=mem_from)
+                          slurm_sim=sim, cluster=cluster, mem_from=mem_from, node_search="slurm")
     mapped["pbf"] = ("preset slurm: a reservation for every tested job, requested times, queue order, "
-                     "interval trigger, slurm-sim clock")
+                     "interval trigger, slurm-sim clock; Slurm's node search (will-run test, whole-node "
+                     "reservations)")
     unmodelled.extend(ALWAYS_UNMODELLED)
     return SlurmSettings(config, mapped, unmodelled, cluster, part_name, read_past, conf.path)

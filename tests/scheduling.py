@@ -154,6 +154,31 @@ def node_scenarios(draw):
     return nodes, jobs, draw(st.sampled_from([1, 2, 4, None])), draw(st.booleans())
 
 
+@st.composite
+def busy_node_scenarios(draw):
+    """node_scenarios' kind of jobs on a busy cluster over minutes (queues build up; ends spread over
+    Slurm's 30 s will-run windows): (nodes, jobs, reservations, first_fit, bf_resolution, bf_window)."""
+    nn = draw(st.integers(2, 6))
+    nodes = [Node(f"n{i}", draw(st.integers(2, 8)), draw(st.sampled_from([4000, 8000, 16000])),
+                  draw(st.integers(0, 2)), tuple(f for f in FEATURES if draw(st.booleans()))) for i in range(nn)]
+    jobs, t = [], 0
+    for _ in range(draw(st.integers(5, 40))):
+        t += draw(st.integers(0, 40))
+        est = draw(st.integers(1, 20)) * draw(st.sampled_from([5, 30, 60]))
+        jobs.append(dict(submit=t, est=est, run=draw(st.integers(1, est)), cores=draw(st.integers(1, 10)),
+                         mpc=draw(st.sampled_from([0, 0, 500, 2000])), mpn=draw(st.sampled_from([0, 0, 0, 3000])),
+                         gpus=draw(st.sampled_from([0, 0, 0, 1, 2])), nmin=draw(st.integers(1, 2)),
+                         nmax=draw(st.sampled_from([0, 0, 1, 2])),
+                         feat=tuple(f for f in FEATURES if draw(st.integers(0, 5)) == 0)))
+    for job in jobs:
+        if job["mpn"]:
+            job["mpc"] = 0
+        if job["nmax"] and job["nmax"] < job["nmin"]:
+            job["nmax"] = job["nmin"]
+    return (nodes, jobs, draw(st.sampled_from([1, 3, None])), draw(st.booleans()), draw(st.sampled_from([0, 1, 60])),
+            draw(st.sampled_from([0, 600])))
+
+
 def node_table(jobs):
     """A JobTable of node_scenarios' jobs."""
     n = len(jobs)

@@ -111,6 +111,10 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
     nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",
                     help="Slurm's consecutive-run best fit (default) or nodes in order")
+    nd.add_argument("--node-search", choices=("exact", "slurm"), default=None,
+                    help="how a pass plans on nodes: exact (default: the earliest start by every running job's "
+                         "planned end) or slurm (Slurm's will-run test and whole-node reservations; the default "
+                         "with --slurm-conf)")
     rp.add_argument("--coalloc", default=None, metavar="off|fixed:A|asax|hedge|exp3[:OPTIONS]",
                     help="co-allocation: running jobs lend cores to queued ones (docs/coalloc.md); "
                          "learned = asax; options key=value,...: beta, interval, lam, tau, dmax, seed, "

@@ -131,7 +131,8 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
                 pass_records=not args.no_pass_records, kill_at_request=not args.no_clip_runtime,
                 failures=_failures(args, args.trace is None),
                 start_estimates=args.start_estimates or bool(args.estimate_every),
-                estimate_every=args.estimate_every, coalloc=_coalloc(args.coalloc), node_choice=args.node_choice)
+                estimate_every=args.estimate_every, coalloc=_coalloc(args.coalloc), node_choice=args.node_choice,
+                node_search=args.node_search or "exact")
 
 
 def replay_config(args: argparse.Namespace, trigger: str) -> ReplayConfig:

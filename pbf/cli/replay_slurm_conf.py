@@ -93,10 +93,13 @@ def slurm_conf_config(args: argparse.Namespace,
         over.append("--mem-from")
     if args.units is not None:
         over.append("--units")
+    if args.node_search is not None:
+        over.append("--node-search")
+    common = {**common_settings(args), "node_search": args.node_search or base.node_search}
     config = ReplayConfig(
         units=args.units, **chosen, backfill=backfill, trigger=run.get("trigger", base.trigger),
         bf_interval=run.get("bf_interval", base.bf_interval), clock=clock,
         bf_max_time=run.get("bf_max_time", base.bf_max_time), slurm_sim=replace(base.slurm_sim, **sim),
         cluster=args.cluster if args.cluster is not None else base.cluster,
-        mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from, **common_settings(args))
+        mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from, **common)
     return config, settings, over

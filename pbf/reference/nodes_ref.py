@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from ..cluster import Node
 
-__all__ = ["NodeRequest", "node_cpus", "eval_nodes", "NodePlan", "node_replay"]
+__all__ = ["NodeRequest", "node_cpus", "eval_nodes", "NodePlan", "node_replay", "exact_pass"]
 
 
 @dataclass(frozen=True)
@@ -228,12 +228,15 @@ class NodePlan:
 
 
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
-                first_fit: bool = False) -> dict[str, list[Any]]:
+                first_fit: bool = False, run_pass: Callable | None = None) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
     its start, end and allocation ``{node: (cores, memory, GPUs)}``; a job no node set can ever hold is
-    rejected (start -1) with the resource that stops it."""
+    rejected (start -1) with the resource that stops it.
+
+    ``run_pass(now, queue, running)`` replaces the pass (``running``: {job: (start, alloc)}); it
+    returns {job: alloc} of the jobs that start now (as :func:`exact_pass`, the default)."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
     full = NodePlan(nodes)
@@ -262,30 +265,45 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             if reason[j]:
                 continue
             queue.append(j)
-        plan = NodePlan(nodes)
-        for j in running:
-            plan.hold(start[j], max(start[j] + jobs[j]["est"], now + 1), alloc[j])
-        left = reservations
-        for j in list(queue):
-            req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
-            got = plan.place(req, now, now + est, first_fit)
-            if got is not None:
-                start[j], alloc[j] = now, got
-                running[j] = now + jobs[j]["run"]
-                plan.hold(now, now + est, got)
-                queue.remove(j)
-                continue
-            if left is not None and left <= 0:
-                continue
-            ends = sorted({e for s, e, *_ in plan.holds if e > now})
-            for t in ends:
-                got = plan.place(req, t, t + est, first_fit)
-                if got is not None:
-                    plan.hold(t, t + est, got)
-                    break
-            if left is not None:
-                left -= 1
+        live = {j: (start[j], alloc[j]) for j in running}
+        if run_pass is None:
+            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit)
+        else:
+            started = run_pass(now, queue, live)
+        for j, got in started.items():
+            start[j], alloc[j] = now, got
+            running[j] = now + jobs[j]["run"]
+            queue.remove(j)
     return {"start": start, "end": end, "alloc": alloc, "reject": reason}
+
+
+def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
+               running: Mapping[int, tuple[int, Mapping]], reservations: int | None = 1,
+               first_fit: bool = False) -> dict[int, dict[int, tuple[int, int, int]]]:
+    """pbf's own backfill pass on nodes (module docstring): {job: alloc} of the jobs that start now."""
+    plan = NodePlan(nodes)
+    for j, (s, a) in running.items():
+        plan.hold(s, max(s + jobs[j]["est"], now + 1), a)
+    left = reservations
+    started = {}
+    for j in queue:
+        req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
+        got = plan.place(req, now, now + est, first_fit)
+        if got is not None:
+            started[j] = got
+            plan.hold(now, now + est, got)
+            continue
+        if left is not None and left <= 0:
+            continue
+        ends = sorted({e for s, e, *_ in plan.holds if e > now})
+        for t in ends:
+            got = plan.place(req, t, t + est, first_fit)
+            if got is not None:
+                plan.hold(t, t + est, got)
+                break
+        if left is not None:
+            left -= 1
+    return started
 
 
 def _why(nodes, req: NodeRequest):

@@ -1,0 +1,381 @@
+# Slurm's backfill on nodes (header only): the cycle's map of whole-node reservations (Slurm's
+# node_space, a linked list of time records as in src/plugins/sched/backfill/backfill.c) and the
+# select plugin's will-run test (_will_run_test, src/plugins/select/cons_common/job_test.c), Slurm
+# 22.05. A job's test (_attempt_backfill's TRY_LATER loop) offers the nodes no reservation holds over
+# its window to the will-run test, which plans from the running jobs alone: it gives back their
+# resources in batches of ends within a window of 30 s that doubles, and starts the job at the last
+# end of the first batch after which it fits. The oracle is pbf/reference/slurm_backfill_ref.py; its
+# docstring has the rules.
+
+from libc.stdint cimport uint64_t, uint8_t, int64_t, int32_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset, memcpy
+
+from nodes cimport Nodes
+from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_ctzll(unsigned long long x) nogil
+
+cdef enum:
+    SS_WINDOW = 30                 # the will-run test's first window (s), fixed in Slurm
+    SS_KILL_WAIT = 30              # Slurm's default KillWait: a job past its end is guessed to end this later
+    SS_BATCH_CHECK = 200           # removals before Slurm checks its wall-time limit (and skips that test)
+    SS_SKIP = -1                   # ss_job_test: no start now, no reservation
+    SS_ERROR = -2                  # ... out of memory
+
+
+ctypedef struct SlurmSpace:
+    bint on                        # a node cluster's passes use Slurm's backfill (else pbf's exact plan)
+    int64_t nn, NW                 # nodes, and words of a node bitmap
+    int64_t n, cap                 # records made this cycle (record 0 is the head), room
+    int64_t* b                     # record r holds from b[r] ...
+    int64_t* e                     # ... to e[r]
+    int64_t* nxt                   # the next record in time (0: the last)
+    uint64_t* avail                # NW words a record: the nodes no reservation holds then
+    int64_t resolution
+    uint64_t* offer                # (scratch, NW words each) the nodes offered to a test ...
+    uint64_t* base                 # ... the usable nodes ...
+    int64_t* fc                    # ... and the will-run test's future free cores, memory, GPUs
+    int64_t* fm
+    int64_t* fg
+
+
+cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
+    X.nn = nn
+    X.NW = (nn + 63) // 64
+    X.offer = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.base = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.fc = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.fm = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.fg = <int64_t*>malloc(nn * sizeof(int64_t))
+    if X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL:
+        return RC_NO_MEMORY
+    return RC_OK
+
+
+cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
+    free(X.b); free(X.e); free(X.nxt); free(X.avail)
+    free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg)
+    memset(X, 0, sizeof(SlurmSpace))
+
+
+cdef inline int _ss_room(SlurmSpace* X, int64_t need) noexcept nogil:
+    # room for `need` records
+    cdef int64_t c = X.cap * 2 if X.cap > 0 else 16
+    cdef void* p
+    if need <= X.cap:
+        return RC_OK
+    while c < need:
+        c *= 2
+    p = realloc(X.b, c * sizeof(int64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.b = <int64_t*>p
+    p = realloc(X.e, c * sizeof(int64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.e = <int64_t*>p
+    p = realloc(X.nxt, c * sizeof(int64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.nxt = <int64_t*>p
+    p = realloc(X.avail, c * X.NW * sizeof(uint64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.avail = <uint64_t*>p
+    X.cap = c
+    return RC_OK
+
+
+cdef inline int ss_reset(SlurmSpace* X, int64_t now, int64_t window, int64_t resolution) noexcept nogil:
+    # a new cycle at now: one record, every node free, to the end of the window (0: unlimited)
+    cdef int64_t w
+    X.resolution = resolution if resolution > 1 else 1
+    if _ss_room(X, 4) != RC_OK:
+        return RC_NO_MEMORY
+    X.n = 1
+    X.b[0] = now // X.resolution * X.resolution
+    X.e[0] = (now + window) // X.resolution * X.resolution if window > 0 else (<int64_t>1) << 50
+    X.nxt[0] = 0
+    for w in range(X.NW):
+        X.avail[w] = ~(<uint64_t>0)
+    if X.nn & 63:
+        X.avail[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
+    return RC_OK
+
+
+cdef inline int _ss_split(SlurmSpace* X, int64_t j, int64_t t) noexcept nogil:
+    # a new record after j from t to j's end, with j's nodes; j now ends at t
+    cdef int64_t i = X.n
+    if _ss_room(X, X.n + 1) != RC_OK:
+        return RC_NO_MEMORY
+    X.b[i] = t
+    X.e[i] = X.e[j]
+    X.e[j] = t
+    memcpy(X.avail + i * X.NW, X.avail + j * X.NW, X.NW * sizeof(uint64_t))
+    X.nxt[i] = X.nxt[j]
+    X.nxt[j] = i
+    X.n += 1
+    return RC_OK
+
+
+cdef inline bint _ss_same(const SlurmSpace* X, int64_t a, int64_t b) noexcept nogil:
+    cdef int64_t w
+    for w in range(X.NW):
+        if X.avail[a * X.NW + w] != X.avail[b * X.NW + w]:
+            return False
+    return True
+
+
+cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end, const int64_t* take) noexcept nogil:
+    # _add_reservation: the nodes with take[i] > 0 are held over [start, end)
+    cdef int64_t j = 0, i, w, one_before = 0, one_after = -1
+    cdef bint placed = False
+    if start < X.b[0]:
+        start = X.b[0]
+    if end < start + X.resolution:
+        end = start + X.resolution
+    while True:
+        if X.e[j] > start:
+            if _ss_split(X, j, start) != RC_OK:
+                return RC_NO_MEMORY
+            placed = True
+            break
+        if X.e[j] == start:
+            placed = True
+            break
+        one_before = j
+        j = X.nxt[j]
+        if j == 0:
+            break
+    while placed:
+        j = X.nxt[j]
+        if j == 0:
+            break
+        if end < X.e[j] and _ss_split(X, j, end) != RC_OK:
+            return RC_NO_MEMORY
+        for i in range(X.nn):
+            if take[i] > 0:
+                X.avail[j * X.NW + (i >> 6)] &= ~((<uint64_t>1) << (i & 63))
+        if end == X.e[j]:
+            if X.nxt[j] != 0:
+                one_after = X.nxt[j]
+            break
+    # drop records left identical (up to one pair)
+    i = one_before
+    while i != one_after:
+        j = X.nxt[i]
+        if j == 0:
+            break
+        if not _ss_same(X, i, j):
+            i = j
+            continue
+        X.e[i] = X.e[j]
+        X.nxt[i] = X.nxt[j]
+        break
+    return RC_OK
+
+
+cdef inline bint ss_overlaps(const SlurmSpace* X, const int64_t* take, int64_t start, int64_t end) noexcept nogil:
+    # _test_resv_overlap: does a reservation hold one of the nodes with take[i] > 0 within [start, end)?
+    cdef int64_t j = 0, i
+    while True:
+        if X.e[j] > start and X.b[j] < end:
+            for i in range(X.nn):
+                if take[i] > 0 and not (X.avail[j * X.NW + (i >> 6)] >> (i & 63)) & 1:
+                    return True
+        j = X.nxt[j]
+        if j == 0:
+            return False
+
+
+cdef inline int64_t ss_offer(SlurmSpace* X, int64_t start_res, int64_t end_time) noexcept nogil:
+    # X.offer = the usable nodes (X.base) no reservation holds over [start_res, end_time]; returns
+    # later_start (-1: none): the end of the first record after start_res whose successor offers a
+    # node the records so far do not
+    cdef int64_t j = 0, k, w, later = -1, W = X.NW
+    cdef const uint64_t* r
+    memcpy(X.offer, X.base, W * sizeof(uint64_t))
+    while True:
+        if X.e[j] > start_res and X.nxt[j] != 0 and later < 0:
+            k = X.nxt[j]
+            for w in range(W):
+                if (X.base[w] & X.avail[k * W + w]) & ~(X.offer[w] & X.avail[j * W + w]):
+                    later = X.e[j]
+                    break
+        if X.e[j] <= start_res:
+            pass
+        elif X.b[j] <= end_time:
+            r = X.avail + j * W
+            for w in range(W):
+                X.offer[w] &= r[w]
+        else:
+            break
+        j = X.nxt[j]
+        if j == 0:
+            break
+    return later
+
+
+cdef inline bint _ss_offered(const SlurmSpace* X, int64_t i) noexcept nogil:
+    return (X.offer[i >> 6] >> (i & 63)) & 1
+
+
+cdef inline bint ss_give_back(SlurmSpace* X, const NodeModel* M, const Nodes* N, const uint64_t* row,
+                              int64_t j) noexcept nogil:
+    # running job j's cores (those up), memory and GPUs on the offered nodes return to the future
+    # free counts; whether it has any offered node
+    cdef int64_t w, u, i, last = -1, all_c = 0, up_c = 0, lo = M.wlo[j], hi = M.whi[j]
+    cdef uint64_t x
+    cdef bint touched = False
+    if hi < lo:
+        lo = 0
+        hi = N.W - 1
+    for w in range(lo, hi + 1):
+        x = row[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            i = M.node_of[u]
+            if i != last:
+                if last >= 0 and _ss_offered(X, last):
+                    X.fc[last] += up_c
+                    X.fm[last] += nm_job_mem(M, j, all_c)
+                    X.fg[last] += M.gpn[j]
+                    touched = True
+                last = i
+                all_c = 0
+                up_c = 0
+            all_c += 1
+            if not (N.ndown > 0 and (N.down[w] >> (u & 63)) & 1):
+                up_c += 1
+    if last >= 0 and _ss_offered(X, last):
+        X.fc[last] += up_c
+        X.fm[last] += nm_job_mem(M, j, all_c)
+        X.fg[last] += M.gpn[j]
+        touched = True
+    return touched
+
+
+cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
+    # the select plugin's choice among the offered nodes (M.take), now or after the removals so far
+    cdef int64_t i
+    for i in range(M.nn):
+        if not _ss_offered(X, i):
+            M.cpu[i] = 0
+        elif future:
+            M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
+        else:
+            M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i])
+    return nm_choose(M, cores, M.minn[j], M.maxn[j])
+
+
+cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
+                                int64_t j, int64_t cores, int64_t now) noexcept nogil:
+    # _will_run_test on the offered nodes: the start (M.take: where), or -1. rows_of: each job's row
+    cdef int64_t i, r, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, jj
+    cdef bint more = True, test
+    for i in range(M.nn):
+        X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1]) if _ss_offered(X, i) else 0
+    if _ss_choose(X, M, j, cores, False):
+        return now
+    for i in range(M.nn):
+        X.fm[i] = M.free_mem[i]
+        X.fg[i] = M.free_gpu[i]
+    while more:
+        last = -1
+        nxt = -1
+        removed = 0
+        test = True
+        while True:
+            if k >= N.nrun:
+                more = False
+                break
+            r = k
+            k += 1
+            jj = N.by_end[r].job
+            if not ss_give_back(X, M, N, N.rows + <int64_t>rows_of[jj] * N.W, jj):
+                continue
+            if end_time < 0:
+                end_time = N.by_end[r].end + (window - N.by_end[r].end % window)
+            last = r
+            if k >= N.nrun:
+                more = False
+                break
+            nxt = k
+            if N.by_end[k].end > end_time + window:
+                break
+            removed += 1
+            if removed > SS_BATCH_CHECK + 1:
+                test = False
+                break
+        if last < 0:
+            break
+        if not test:
+            continue
+        window *= 2
+        while nxt >= 0 and N.by_end[nxt].end > end_time + window:
+            window *= 2
+        if _ss_choose(X, M, j, cores, True):
+            if N.by_end[last].end > now:
+                return N.by_end[last].end
+            return N.by_end[last].end + SS_KILL_WAIT if N.by_end[last].end + SS_KILL_WAIT > now else now + 1
+    return -1
+
+
+cdef inline bint ss_usable(const NodeModel* M, int64_t j, int64_t i) noexcept nogil:
+    # job_req_node_filter: the job's features, and memory for one core or for the node (not GPUs)
+    return (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i] and M.mpc[j] <= M.cap_mem[i]
+
+
+cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t j,
+                                int64_t cores, int64_t d, int64_t now, int64_t window, bint reserve) noexcept nogil:
+    # One job's backfill test (_attempt_backfill): now (start it now on M.take), a later start (its
+    # nodes are reserved in X), SS_SKIP, or SS_ERROR. d: its limit; window: bf_window (0: unlimited);
+    # reserve False: only a start now counts.
+    cdef int64_t start_res, later = now, end_time, start, s, e, cnt, i, w
+    cdef int64_t minn = M.minn[j] if M.minn[j] > 1 else 1
+    while True:
+        start_res = later
+        end_time = (start_res if start_res > now else now) + d
+        for w in range(X.NW):
+            X.base[w] = ~(<uint64_t>0)
+        if X.nn & 63:
+            X.base[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
+        later = ss_offer(X, start_res, end_time)
+        if not reserve and start_res > now:
+            return SS_SKIP
+        cnt = 0
+        for w in range(X.NW):
+            cnt += __builtin_popcountll(X.offer[w])
+        if cnt < minn:
+            if later >= 0 and reserve:
+                continue
+            return SS_SKIP
+        for i in range(M.nn):
+            if _ss_offered(X, i) and not ss_usable(M, j, i):
+                X.offer[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+        start = ss_will_run(X, M, N, rows_of, j, cores, now)
+        if start < 0:
+            if later >= 0 and reserve:
+                continue
+            return SS_SKIP
+        if start < start_res:
+            start = start_res
+        if start <= now:
+            return now
+        if not reserve:
+            return SS_SKIP
+        if later >= 0 and start > later:
+            continue
+        s = start // X.resolution * X.resolution
+        e = (start + d) // X.resolution * X.resolution
+        if window > 0 and start > now + window:
+            return SS_SKIP
+        if ss_overlaps(X, M.take, s, e):
+            if start <= start_res:
+                return SS_SKIP
+            later = start
+            continue
+        if ss_reserve(X, s, e, M.take) != RC_OK:
+            return SS_ERROR
+        return start

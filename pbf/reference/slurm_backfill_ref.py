@@ -1,0 +1,288 @@
+"""Slurm's backfill on nodes, written plainly in Python: the oracle of pbf's Slurm node search
+(``node_search="slurm"``), held to the compiled one test by test.
+
+Ported from Slurm 22.05 (github.com/SchedMD/slurm, tag ``slurm-22-05-9-1``); docs/slurm-harness.md says
+what it changes in a replay.
+
+* **The backfill map** (:class:`NodeSpace`; Slurm's ``node_space`` in
+  ``src/plugins/sched/backfill/backfill.c``): time records ``[begin, end)`` from the cycle's start
+  (rounded down to ``bf_resolution``) to the end of its window, each with the nodes no reservation of
+  this cycle holds. Running jobs are not in it. A reservation takes the job's **whole nodes** for
+  ``[start, start + limit)``, both rounded down to ``bf_resolution`` (``_add_reservation``, which also
+  merges up to one pair of neighbouring records left identical).
+* **A job's test** (:func:`backfill_job`; ``_attempt_backfill``'s ``TRY_LATER`` loop): from
+  ``start_res`` = now, the nodes free of reservations over ``[start_res, start_res + limit]`` are
+  offered to the will-run test; ``later_start`` is the end of the first record (after ``start_res``)
+  whose successor offers a node the nodes so far do not. No nodes, or no start: try again from
+  ``later_start``. A start now starts the job there. A start after ``later_start``: try again from
+  ``later_start``. Else, within the window, the job reserves its chosen nodes unless they clash with
+  an earlier reservation (then it tries again from its start).
+* **The will-run test** (:func:`will_run`; ``_will_run_test`` in
+  ``src/plugins/select/cons_common/job_test.c``): the job starts now if the select plugin's choice
+  (:func:`pbf.reference.nodes_ref.eval_nodes`) finds nodes among those offered. Else the running jobs
+  with a node among them are taken by end (start + limit) and their resources given back in batches:
+  the first batch ends at the first end rounded up to the next multiple of 30 s, plus 30 s; the window
+  then doubles until the next end fits. After each batch the choice is tried again; the first success
+  starts the job at the batch's last end (a job already past its end: that end plus ``KillWait``).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .nodes_ref import eval_nodes, node_cpus, node_replay
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    from ..cluster import Node
+    from .nodes_ref import NodeRequest
+
+__all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "RunningJob", "slurm_pass", "slurm_node_replay",
+           "KILL_WAIT", "WILL_RUN_WINDOW"]
+
+#: Slurm's default KillWait (s): when a job past its end is guessed to end
+KILL_WAIT = 30
+#: the will-run test's first window (s), hard-coded in Slurm
+WILL_RUN_WINDOW = 30
+#: removals in one batch before Slurm checks its 2 s wall-time limit (and skips that batch's test)
+BATCH_CHECK = 200
+
+
+class RunningJob:
+    """A running job as the will-run test sees it: its planned end and ``alloc`` {node: (cores,
+    memory, GPUs)}."""
+    __slots__ = ("end", "alloc")
+
+    def __init__(self, end: int, alloc: Mapping[int, tuple[int, int, int]]) -> None:
+        self.end = end
+        self.alloc = alloc
+
+
+class NodeSpace:
+    """Slurm backfill's map of this cycle's reservations: records ``[begin, end, nodes free]``."""
+
+    def __init__(self, nn: int, now: int, window: int, resolution: int) -> None:
+        begin = now // resolution * resolution
+        self.resolution = resolution
+        self.recs = [[begin, (now + window) // resolution * resolution, set(range(nn))]]
+
+    def reserve(self, start: int, end: int, nodes: Iterable[int]) -> None:
+        """``_add_reservation``: ``nodes`` are held over [start, end)."""
+        recs, taken = self.recs, set(nodes)
+        start = max(start, recs[0][0])
+        if end < start + self.resolution:
+            end = start + self.resolution
+        placed, one_before, j = False, 0, 0
+        while True:
+            if recs[j][1] > start:
+                recs.insert(j + 1, [start, recs[j][1], set(recs[j][2])])
+                recs[j][1] = start
+                placed = True
+                break
+            if recs[j][1] == start:
+                placed = True
+                break
+            one_before = j
+            if j + 1 >= len(recs):
+                break
+            j += 1
+        one_after = None
+        while placed and j + 1 < len(recs):
+            j += 1
+            if end < recs[j][1]:
+                recs.insert(j + 1, [end, recs[j][1], set(recs[j][2])])
+                recs[j][1] = end
+            recs[j][2] -= taken
+            if end == recs[j][1]:
+                if j + 1 < len(recs):
+                    one_after = j + 1
+                break
+        i = one_before
+        while i != one_after and i + 1 < len(recs):
+            if recs[i][2] != recs[i + 1][2]:
+                i += 1
+                continue
+            recs[i][1] = recs[i + 1][1]
+            del recs[i + 1]
+            break
+
+    def overlaps(self, nodes: Iterable[int], start: int, end: int) -> bool:
+        """``_test_resv_overlap``: does a reservation hold one of ``nodes`` within [start, end)?"""
+        nodes = set(nodes)
+        return any(e > start and b < end and not nodes <= free for b, e, free in self.recs)
+
+    def offer(self, usable: set[int], start_res: int, end_time: int) -> tuple[set[int], int | None]:
+        """The nodes of ``usable`` no reservation holds over [start_res, end_time], and later_start
+        (None: none)."""
+        avail, later = set(usable), None
+        recs = self.recs
+        for k, (b, e, free) in enumerate(recs):
+            if e > start_res and k + 1 < len(recs) and later is None:
+                if not (usable & recs[k + 1][2]) <= (avail & free):
+                    later = e
+            if e <= start_res:
+                pass
+            elif b <= end_time:
+                avail &= free
+            else:
+                break
+        return avail, later
+
+
+def node_filter(node: Node, req: NodeRequest) -> bool:
+    """``job_req_node_filter``: may the job use this node at all (its features, and memory for one
+    core or for the node)? GPUs are not asked here: a node without them stays offered."""
+    return req.features <= set(node.features) and req.mem_per_node <= node.memory_mb \
+        and req.mem_per_core <= node.memory_mb
+
+
+def _choose(nodes, free, offered, req, first_fit):
+    cpu = [node_cpus(*free[i], nodes[i].features, req) if i in offered else 0 for i in range(len(nodes))]
+    return eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit)
+
+
+def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], running: Sequence[RunningJob],
+             req: NodeRequest, offered: set[int], now: int,
+             first_fit: bool = False) -> tuple[int, dict[int, int]] | None:
+    """``_will_run_test``: (start, {node: cores}) for ``req`` on the ``offered`` nodes, given each
+    node's ``free`` (cores, memory, GPUs) now and the ``running`` jobs; None: no start."""
+    got = _choose(nodes, free, offered, req, first_fit)
+    if got is not None:
+        return now, got
+    future = [list(f) for f in free]
+    order = sorted(running, key=lambda r: r.end)
+    window, end_time, k, n = WILL_RUN_WINDOW, None, 0, len(order)
+    more = True
+    while more:
+        last = nxt = None
+        removed = 0
+        test = True
+        while True:
+            if k >= n:
+                more = False
+                break
+            r = order[k]
+            k += 1
+            if not offered & r.alloc.keys():
+                continue
+            if end_time is None:
+                end_time = r.end + (window - r.end % window)
+            last = r
+            for i, (c, m, g) in r.alloc.items():
+                if i in offered:
+                    future[i][0] += c
+                    future[i][1] += m
+                    future[i][2] += g
+            nxt = order[k] if k < n else None
+            if nxt is None:
+                more = False
+                break
+            if nxt.end > end_time + window:
+                break
+            removed += 1
+            if removed > BATCH_CHECK + 1:
+                test = False           # Slurm's 'goto timer_check': no test for this batch
+                break
+        if last is None:
+            break
+        if not test:
+            continue
+        window *= 2
+        while nxt is not None and nxt.end > end_time + window:
+            window *= 2
+        got = _choose(nodes, future, offered, req, first_fit)
+        if got is not None:
+            start = last.end if last.end > now else max(last.end + KILL_WAIT, now + 1)
+            return start, got
+    return None
+
+
+def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[int, int, int]],
+                 running: Sequence[RunningJob], req: NodeRequest, limit: int, now: int, window: int,
+                 reserve: bool = True, first_fit: bool = False) -> tuple[str, int, dict[int, int] | None]:
+    """One job's backfill test (``_attempt_backfill``): ("start", now, nodes), ("reserve", start,
+    nodes) (held in ``space``), or ("skip", -1, None). ``reserve`` False: only a start now counts (no
+    reservation is left)."""
+    usable = set(range(len(nodes)))
+    res = space.resolution
+    later = now
+    while True:
+        start_res, later = later, None
+        end_time = max(start_res, now) + limit
+        offered, later = space.offer(usable, start_res, end_time)
+        if not reserve and start_res > now:
+            return "skip", -1, None
+        if len(offered) < max(req.min_nodes, 1):
+            if later is not None and reserve:
+                continue
+            return "skip", -1, None
+        offered = {i for i in offered if node_filter(nodes[i], req)}
+        got = will_run(nodes, free, running, req, offered, now, first_fit)
+        if got is None:
+            if later is not None and reserve:
+                continue
+            return "skip", -1, None
+        start, chosen = got
+        start = max(start, start_res)
+        if start <= now:
+            return "start", now, chosen
+        if not reserve:
+            return "skip", -1, None
+        if later is not None and start > later:
+            continue
+        s, e = start // res * res, (start + limit) // res * res
+        if start > now + window:
+            return "skip", -1, None
+        if space.overlaps(chosen, s, e):
+            if start <= start_res:             # (cannot happen: the offer left those nodes out)
+                return "skip", -1, None
+            later = start
+            continue
+        space.reserve(s, e, chosen)
+        return "reserve", start, chosen
+
+
+def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
+               running: Mapping[int, tuple[int, Mapping]], reservations: int | None = None, window: int = 0,
+               resolution: int = 1, first_fit: bool = False) -> dict[int, dict[int, tuple[int, int, int]]]:
+    """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
+    :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited):
+    {job: alloc} of the jobs that start now."""
+    res = max(resolution, 1)
+    win = window if window > 0 else 1 << 40
+    space = NodeSpace(len(nodes), now, win, res)
+    free = [[n.cores, n.memory_mb, n.gpus] for n in nodes]
+    run = []
+    for j, (s, a) in running.items():
+        run.append(RunningJob(s + jobs[j]["est"], a))
+        for i, (c, m, g) in a.items():
+            free[i][0] -= c
+            free[i][1] -= m
+            free[i][2] -= g
+    left = reservations
+    started = {}
+    for j in queue:
+        req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
+        kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
+                                       reserve=left is None or left > 0, first_fit=first_fit)
+        if kind == "start":
+            got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
+            started[j] = got
+            run.append(RunningJob(now + est, got))
+            for i, (c, m, g) in got.items():
+                free[i][0] -= c
+                free[i][1] -= m
+                free[i][2] -= g
+        elif kind == "reserve" and left is not None:
+            left -= 1
+    return started
+
+
+def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
+                      window: int = 0, resolution: int = 1, first_fit: bool = False) -> dict[str, list[Any]]:
+    """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
+    its pass."""
+    return node_replay(nodes, jobs, reservations, first_fit,
+                       run_pass=lambda now, queue, running: slurm_pass(
+                           nodes, jobs, now, queue, running, reservations, window, resolution, first_fit))

@@ -1,0 +1,140 @@
+"""Slurm's backfill on nodes (``node_search="slurm"``, ext/slurm_space.pxd) against its plain-Python
+oracle (pbf.reference.slurm_backfill_ref), and the oracle's rules on small cases worked by hand from
+Slurm 22.05's source (backfill.c ``_add_reservation``/``_attempt_backfill``, job_test.c
+``_will_run_test``)."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import pbf
+from pbf.cluster import Cluster, Node
+from pbf.reference.nodes_ref import NodeRequest, node_replay
+from pbf.reference.slurm_backfill_ref import NodeSpace, RunningJob, backfill_job, slurm_node_replay, will_run
+
+from scheduling import busy_node_scenarios, node_scenarios, node_table
+
+
+def _ref_jobs(jobs):
+    return [dict(submit=j["submit"], run=j["run"], est=j["est"],
+                 req=NodeRequest(j["cores"], j["mpc"], j["mpn"], j["gpus"], j["nmin"], j["nmax"], frozenset(j["feat"])))
+            for j in jobs]
+
+
+def _compiled(nodes, jobs, reservations, first_fit, resolution=0, window=0, **run):
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
+                              backfill=pbf.Backfill(reservations=reservations, resolution=resolution, window=window),
+                              node_choice="first-fit" if first_fit else "best-fit", **run)
+    return pbf.replay(node_table(jobs), config)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_node_scenarios())
+def test_compiled_slurm_backfill_is_the_oracle(case):
+    nodes, jobs, reservations, first_fit, resolution, window = case
+    got = _compiled(nodes, jobs, reservations, first_fit, resolution, window)
+    want = slurm_node_replay(nodes, _ref_jobs(jobs), reservations, window=window, resolution=resolution,
+                             first_fit=first_fit)
+    assert got.jobs["start"].tolist() == want["start"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node_scenarios())
+def test_compiled_slurm_backfill_is_the_oracle_on_small_cases(case):
+    nodes, jobs, reservations, first_fit = case
+    got = _compiled(nodes, jobs, reservations, first_fit)
+    assert got.jobs["start"].tolist() == slurm_node_replay(nodes, _ref_jobs(jobs), reservations,
+                                                           first_fit=first_fit)["start"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_node_scenarios())
+def test_slurm_backfill_keeps_the_invariants(case):
+    # no node over-committed at any instant, every job started or rejected, none before its submit;
+    # and the same decisions with 2 workers (the pass stays on one thread)
+    nodes, jobs, reservations, first_fit, resolution, window = case
+    got = _compiled(nodes, jobs, reservations, first_fit, resolution, window)
+    two = _compiled(nodes, jobs, reservations, first_fit, resolution, window, workers=2)
+    assert two.jobs["start"].tolist() == got.jobs["start"].tolist()
+    want = slurm_node_replay(nodes, _ref_jobs(jobs), reservations, window=window, resolution=resolution,
+                             first_fit=first_fit)
+    for j, job in enumerate(jobs):
+        assert want["start"][j] >= job["submit"] or want["reject"][j]
+    times = sorted({s for s in want["start"] if s >= 0})
+    for t in times:
+        use = {}
+        for j, s in enumerate(want["start"]):
+            if s >= 0 and s <= t < want["end"][j] or s == t:
+                for i, (c, m, g) in want["alloc"][j].items():
+                    u = use.setdefault(i, [0, 0, 0])
+                    u[0] += c
+                    u[1] += m
+                    u[2] += g
+        for i, (c, m, g) in use.items():
+            assert c <= nodes[i].cores and m <= nodes[i].memory_mb and g <= nodes[i].gpus
+
+
+def test_a_reservation_takes_whole_nodes_and_records_merge_as_slurm_does():
+    space = NodeSpace(3, now=100, window=1000, resolution=1)
+    space.reserve(150, 250, {0: 2})
+    assert space.recs == [[100, 150, {0, 1, 2}], [150, 250, {1, 2}], [250, 1100, {0, 1, 2}]]
+    space.reserve(150, 250, {1: 1})          # same span: the records split nowhere
+    assert space.recs == [[100, 150, {0, 1, 2}], [150, 250, {2}], [250, 1100, {0, 1, 2}]]
+    # a reservation from the cycle's start leaves an empty first record, as Slurm's does
+    space.reserve(100, 120, {2: 1})
+    assert space.recs[:3] == [[100, 100, {0, 1, 2}], [100, 120, {0, 1}], [120, 150, {0, 1, 2}]]
+    assert space.overlaps({2: 1}, 110, 111) and not space.overlaps({0: 1}, 110, 150)
+    offered, later = space.offer({0, 1, 2}, 100, 160)
+    assert offered == set() and later == 120
+
+
+def test_the_will_run_test_starts_at_the_last_end_of_a_batch():
+    # one node of 8 cores, all busy: jobs end at 103, 140 and 155; a 6-core job needs the first two.
+    # The first batch runs to 103 rounded up to 120, plus 30 s: ends <= 150 (103 and 140); the test
+    # after it succeeds, and the start is the batch's last end, 140 (the exact earliest start: 140)
+    node = [Node("a", 8, 8000, 0, ())]
+    run = [RunningJob(103, {0: (3, 0, 0)}), RunningJob(140, {0: (3, 0, 0)}), RunningJob(155, {0: (2, 0, 0)})]
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(3), {0}, now=90) == (140, {0: 3})
+    # a 2-core job fits after the first end alone, yet starts at 140 too: the batch holds both ends
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(2), {0}, now=90) == (140, {0: 2})
+    # when the second end lies beyond the first window, the first batch is the first end alone
+    run[1] = RunningJob(151, {0: (3, 0, 0)})
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(2), {0}, now=90) == (103, {0: 2})
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(9), {0}, now=90) is None
+
+
+def test_a_job_waits_for_a_reserved_node_instead_of_sharing_it():
+    # two 8-core nodes; node 0 busy to 100 with 4 cores. Job A (8 cores) reserves node 0 at 100
+    # (whole node, to 200); job B (2 cores, 150 s) would fit on node 0's free cores now, but
+    # node 0 is reserved within B's window: it goes to node 1, which is free.
+    nodes = [Node("a", 8, 8000, 0, ()), Node("b", 8, 8000, 0, ())]
+    space = NodeSpace(2, now=0, window=1000, resolution=1)
+    free = [[4, 8000, 0], [0, 8000, 0]]
+    run = [RunningJob(100, {0: (4, 0, 0)}), RunningJob(400, {1: (8, 0, 0)})]
+    assert backfill_job(nodes, space, free, run, NodeRequest(8), 100, 0, 1000) == ("reserve", 100, {0: 8})
+    free[1][0] = 8
+    assert backfill_job(nodes, space, free, run, NodeRequest(2), 150, 0, 1000) == ("start", 0, {1: 2})
+
+
+def test_slurm_search_differs_from_the_exact_plan_where_slurm_does():
+    # nodes a (8 cores) and b (4). Job 0 (7 cores) runs on a to 154; job 1 (11 cores) reserves from
+    # 154. The exact plan holds 8 + 3 of its cores, so job 2 (1 core, 150 s) fits beside it on b now;
+    # Slurm reserves job 1 the whole of a and b, so job 2 waits until 154.
+    nodes = [Node("a", 8, 8000, 0, ()), Node("b", 4, 8000, 0, ())]
+    jobs = [dict(submit=4, run=150, est=150, req=NodeRequest(7)), dict(submit=10, run=60, est=60, req=NodeRequest(11)),
+            dict(submit=17, run=150, est=150, req=NodeRequest(1))]
+    assert node_replay(nodes, jobs, None)["start"] == [4, 154, 17]
+    assert slurm_node_replay(nodes, jobs, None)["start"] == [4, 154, 154]
+    table = node_table([dict(submit=j["submit"], run=j["run"], est=j["est"], cores=j["req"].cores, mpc=0, mpn=0,
+                             gpus=0, nmin=1, nmax=0, feat=()) for j in jobs])
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
+                              backfill=pbf.Backfill(reservations=None))
+    assert pbf.replay(table, config).jobs["start"].tolist() == [4, 154, 154]
+
+
+@pytest.mark.parametrize("bad", [dict(node_search="fast"), dict(node_search="slurm", cluster=None),
+                                 dict(node_search="slurm", backfill=pbf.Backfill(order="sjbf"))])
+def test_bad_node_search_settings_are_refused(bad):
+    nodes = [Node("a", 8, 8000, 0, ())]
+    settings_ = dict(cluster=Cluster.of_nodes(nodes, name="h"))
+    settings_.update(bad)
+    with pytest.raises(pbf.ConfigError, match="node_search"):
+        pbf.ReplayConfig(**settings_)
