@@ -59,6 +59,7 @@ _SETTINGS = (
     ("estimate_every", lambda v: _is_int(v) and v >= 0, "an int >= 0 (instants with a pass)"),
     ("coalloc", lambda v: v is None or isinstance(v, CoAllocation), "a pbf.CoAllocation or None"),
     ("pass_records", lambda v: isinstance(v, bool), "True or False"),
+    ("record_nodes", lambda v: isinstance(v, bool), "True or False"),
     ("cluster", lambda v: v is None or isinstance(v, (Cluster, str, os.PathLike)), "a pbf.Cluster, a name or a file"),
     ("units", lambda v: v is None or (_is_int(v) and 1 <= v <= MAX_UNITS), f"an int from 1 to {MAX_UNITS:,}"),
 )
@@ -128,7 +129,9 @@ class ReplayConfig:
     reserves the earliest start at which its resources are free on some nodes, by every running job's
     planned end) or ``slurm`` (Slurm's backfill: the select plugin's will-run test, which frees running
     jobs in batches of ends within a window of 30 s that doubles, and reservations of whole nodes;
-    ``--slurm-conf`` sets it; docs/slurm-harness.md). Without it the cluster is ``units`` interchangeable
+    ``--slurm-conf`` sets it; docs/slurm-harness.md), ``record_nodes`` adds each job's nodes to the
+    results (the ``nodes`` column: names joined by ``,``; a bitmap of the cluster's cores is kept
+    per job while replaying, so it costs cores / 8 bytes a job). Without it the cluster is ``units`` interchangeable
     units. Node passes run on the worker threads as unit passes do, with the same decisions for any
     ``workers`` (docs/engine.md, "The parallel pass on nodes")."""
     units: int | None = None
@@ -159,6 +162,7 @@ class ReplayConfig:
     mem_from: str = "requested"
     node_choice: str = "best-fit"
     node_search: str = "exact"
+    record_nodes: bool = False
 
 
     def __post_init__(self):
@@ -178,6 +182,8 @@ class ReplayConfig:
         if self.cluster is not None and self.coalloc is not None:
             raise ConfigError("co-allocation lends cores of interchangeable units: it does not run on a cluster "
                               "of nodes (drop cluster= or coalloc=)")
+        if self.record_nodes and self.cluster is None:
+            raise ConfigError("record_nodes lists each job's nodes: it needs a cluster of nodes (cluster=)")
         if self.node_search == "slurm" and self.cluster is None:
             raise ConfigError("node_search='slurm' plans on nodes: it needs a cluster of nodes (cluster=)")
         if self.node_search == "slurm" and (self.backfill.order == "sjbf" or self.backfill.stop_at_reservation_limit):

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .resources import Requests
     from .workload.jobs import JobTable
 
-__all__ = ["ReplayResult", "OUTPUT_FILES", "assemble", "check_output_dir"]
+__all__ = ["ReplayResult", "OUTPUT_FILES", "assemble", "check_output_dir", "job_nodes"]
 
 # code columns of the outputs and their labels (strings only when written out)
 _LABELS = LABELS
@@ -53,6 +53,8 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     ``cluster`` and ``requests`` a node cluster and the jobs' requests of it."""
     submit, size, run, units = arrays
     result = _results(table, order, core, submit, size, run, units, config, wall, outages)
+    if config.record_nodes and cluster is not None:
+        result.jobs["nodes"] = job_nodes(core.recorded_units(), cluster)
     if config.start_estimates:
         _add_estimates(result, core, order, table)
     if config.coalloc is not None:
@@ -150,6 +152,19 @@ def _finite(value):
     return value
 
 
+def job_nodes(units: np.ndarray, cluster: Cluster) -> np.ndarray:
+    """Each job's node names joined by ``,`` ("" if it never started), from its unit bitmap (one row
+    of uint64 words a job; a node's cores are consecutive units)."""
+    first = np.cumsum([0] + [n.cores for n in cluster.nodes])
+    names = np.array([n.name for n in cluster.nodes], dtype=object)
+    bits = np.unpackbits(units.view(np.uint8), axis=1, bitorder="little")[:, :int(first[-1])]
+    out = np.empty(len(units), dtype=object)
+    for k, row in enumerate(bits):
+        used = np.unique(np.searchsorted(first, np.flatnonzero(row), side="right") - 1)
+        out[k] = ",".join(names[used])
+    return out
+
+
 def _write_csv(path, columns):
     names = list(columns)
     cols = []
@@ -197,6 +212,9 @@ def _nodes_summary(result, cluster, requests, size, stats):
 
 def _results(table, order, core, submit, size, run, units, config, wall, outages=(None, None)):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
+    if config.clock == "slurm-sim" and config.slurm_sim.end_lag:
+        # the core held each job end_lag seconds past its run time (SlurmSim.end_lag); it ended at start + run
+        end = np.where((state == JobState.JS_DONE) & (start >= 0), np.minimum(end, start + run), end)
     if config.coalloc is not None:
         # jobs ran for their elapsed time, stretched by sharing their nodes
         run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)

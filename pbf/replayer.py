@@ -73,6 +73,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     if config.kill_at_request:
         run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
     est = scoring.predictor.given(req, run)
+    lag = config.slurm_sim.end_lag if config.clock == "slurm-sim" else 0
+    held = run + lag if lag else run      # (the scheduler sees each end lag seconds late; reported ends are not)
     _, user = np.unique(table.user[order], return_inverse=True)
     part, qos = scoring.job_factors(table.partition[order], table.queue[order])
     core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,
@@ -83,11 +85,13 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                       cost_per_reservation_us=config.cost_per_reservation_us, cost_power=config.cost_power,
                       slurm_sim=config.slurm_sim if config.clock == "slurm-sim" else None)
     requests = None
+    if config.record_nodes:
+        core.set_testing(record_units=1)
     if cluster is not None:
         from .resources import job_feature_bits, load_nodes, requests_of
         bits = load_nodes(core, cluster, config.node_choice == "first-fit", config.node_search)
         requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
-    core.load_trace(submit, size, est, run, req=req, user=user, part=part, qos=qos)
+    core.load_trace(submit, size, est, held, req=req, user=user, part=part, qos=qos)
     if cluster is not None:
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,

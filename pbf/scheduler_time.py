@@ -37,6 +37,8 @@ SOURCES = {
     "max_sched_time": "Slurm max_sched_time default min(max(MessageTimeout/2, 1), 2) = 2 s",
     "cost_main_test_us": "no published figure; the backfill per-test prefactor (62 us) is used",
     "cost_queue_us": "no published figure; 0 (the simulator's bf_model charges per tried job only)",
+    "end_lag": "0: the Slurm 17.02 simulator sees an end in the iteration of its second; a real Slurm 22.05 "
+               "sees it at the next scheduling second (measured by pbf validate slurm: 1 s at bf_interval=1)",
 }
 
 
@@ -57,7 +59,9 @@ class SlurmSim:
     ``default_queue_depth``: jobs an event-triggered main pass tests (100); ``max_sched_time``: a
     main pass stops once it has cost this much (2 s); ``cost_main_test_us``: charged per job a main
     pass tests (62 us); ``cost_queue_us``: charged per queued job when a cycle builds and sorts its
-    queue (0 us)."""
+    queue (0 us); ``end_lag``: whole seconds a job holds its resources after start + run time
+    before the scheduler sees its end (0; a real Slurm: 1, docs/slurm-harness.md "When a job's end is
+    seen"). The reported end stays start + run time."""
 
     bf_yield_interval: float = 2.0
     time_step: float = 1.0
@@ -67,6 +71,7 @@ class SlurmSim:
     max_sched_time: float = 2.0
     cost_main_test_us: int = 62
     cost_queue_us: int = 0
+    end_lag: int = 0
 
     def __post_init__(self):
         _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
@@ -77,6 +82,7 @@ class SlurmSim:
         _number("max_sched_time", self.max_sched_time, 1e-6)
         _number("cost_main_test_us", self.cost_main_test_us, 0, integer=True, unit="us")
         _number("cost_queue_us", self.cost_queue_us, 0, integer=True, unit="us")
+        _number("end_lag", self.end_lag, 0, integer=True)
 
     def check_budget(self, budget_s: int | None) -> None:
         """A yield interval longer than the cycle's budget would never yield: refuse it."""

@@ -488,12 +488,12 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
                         resolution=s["bf_resolution"], order="queue", enabled=backfilling)
     sim = SlurmSim(bf_yield_interval=yield_s, batch_sched_delay=s["batch_sched_delay"],
                    sched_interval=s["sched_interval"], default_queue_depth=s["default_queue_depth"],
-                   max_sched_time=float(s["max_sched_time"]))
+                   max_sched_time=float(s["max_sched_time"]), end_lag=1)
     config = ReplayConfig(priority=priority, predictor="requested", backfill=backfill, trigger="interval",
                           bf_interval=bf_interval, bf_max_time=s["bf_max_time"], clock="slurm-sim",
                           slurm_sim=sim, cluster=cluster, mem_from=mem_from, node_search="slurm")
     mapped["pbf"] = ("preset slurm: a reservation for every tested job, requested times, queue order, "
                      "interval trigger, slurm-sim clock; Slurm's node search (will-run test, whole-node "
-                     "reservations)")
+                     "reservations); a job's end seen 1 s late (end_lag, as a real Slurm sees it)")
     unmodelled.extend(ALWAYS_UNMODELLED)
     return SlurmSettings(config, mapped, unmodelled, cluster, part_name, read_past, conf.path)

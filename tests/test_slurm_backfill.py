@@ -30,10 +30,13 @@ def _compiled(nodes, jobs, reservations, first_fit, resolution=0, window=0, **ru
 @given(busy_node_scenarios())
 def test_compiled_slurm_backfill_is_the_oracle(case):
     nodes, jobs, reservations, first_fit, resolution, window = case
-    got = _compiled(nodes, jobs, reservations, first_fit, resolution, window)
+    got = _compiled(nodes, jobs, reservations, first_fit, resolution, window, record_nodes=True)
     want = slurm_node_replay(nodes, _ref_jobs(jobs), reservations, window=window, resolution=resolution,
                              first_fit=first_fit)
     assert got.jobs["start"].tolist() == want["start"]
+    # the same nodes, too (record_nodes: each job's node names)
+    names = [",".join(nodes[i].name for i in sorted(a)) if a else "" for a in want["alloc"]]
+    assert got.jobs["nodes"].tolist() == names
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -128,6 +131,11 @@ def test_slurm_search_differs_from_the_exact_plan_where_slurm_does():
     config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
                               backfill=pbf.Backfill(reservations=None))
     assert pbf.replay(table, config).jobs["start"].tolist() == [4, 154, 154]
+
+
+def test_record_nodes_needs_nodes():
+    with pytest.raises(pbf.ConfigError, match="record_nodes"):
+        pbf.ReplayConfig(units=8, record_nodes=True)
 
 
 @pytest.mark.parametrize("bad", [dict(node_search="fast"), dict(node_search="slurm", cluster=None),

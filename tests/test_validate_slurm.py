@@ -376,6 +376,13 @@ def _started_pids(inside_log):
             re.finditer(r"started (\S+) \(pid (\d+)\)", Path(inside_log).read_text())]
 
 
+def test_recorded_runs_must_be_there(tmp_path):
+    with pytest.raises(ConfigError, match=r"no recorded run .*slurm/run1"):
+        cmp.validate_slurm(DATA / "small4.conf", DATA / "small4_jobs.sacct", out=tmp_path / "o", verbose=False,
+                           slurm_runs=tmp_path)
+    assert not (tmp_path / "o").exists()
+
+
 def test_real_slurm_end_to_end(tmp_path):
     """20 jobs on a 4-node heterogeneous cluster (GPUs, features, memory) through a real Slurm and pbf."""
     _slurm_or_skip()
@@ -416,6 +423,11 @@ def test_real_slurm_end_to_end(tmp_path):
     assert a["jobs"] == 20 and a["within_share"] >= 0.4, a          # measured 0.75 (docs/slurm-harness.md)
     assert s["figure"] == "starts.png" or s["figure"].startswith("skipped")
     assert (out / "slurm" / "run1" / "jobcomp.txt").exists() and (out / "pbf" / "jobs.csv").exists()
+    # the recorded run compared again without Slurm: the same Slurm side, pbf replayed anew
+    again = cmp.validate_slurm(DATA / "small4.conf", DATA / "small4_jobs.sacct", out=tmp_path / "again", verbose=False,
+                           slurm_runs=out)
+    assert again["pbf_vs_slurm"] == s["pbf_vs_slurm"] and again["awt_s"] == s["awt_s"]
+    assert again["runs"][0]["recorded_in"] == str(out / "slurm" / "run1")
 
 
 def test_real_slurm_daemons_are_stopped_when_the_controller_dies(tmp_path):

@@ -156,6 +156,9 @@ def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
                    help="backfill cycle time between lock yields (2)")
     g.add_argument("--time-step", type=positive_seconds, metavar="S",
                    help="simulated time every main-loop iteration adds (1)")
+    g.add_argument("--end-lag", type=int_in(0), metavar="S",
+                   help="seconds a job holds its resources past its run time before the scheduler sees its end "
+                        "(0; 1 with --slurm-conf: a real Slurm sees an end at its next scheduling second)")
     g.add_argument("--batch-sched-delay", type=int_in(0), metavar="S",
                    help="an event-triggered main-scheduler pass at most this often (3)")
     g.add_argument("--sched-interval", type=int_in(1), metavar="S",

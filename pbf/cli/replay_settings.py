@@ -29,7 +29,8 @@ _RUN_FLAGS = {"reservations": "reservations", "max_job_test": "max_job_test", "w
 SLURM_SIM_FLAGS = {"bf_yield_interval": "--bf-yield-interval", "time_step": "--time-step",
                    "batch_sched_delay": "--batch-sched-delay", "sched_interval": "--sched-interval",
                    "default_queue_depth": "--default-queue-depth", "max_sched_time": "--max-sched-time",
-                   "cost_main_test_us": "--cost-main-test", "cost_queue_us": "--cost-queue"}
+                   "cost_main_test_us": "--cost-main-test", "cost_queue_us": "--cost-queue",
+                   "end_lag": "--end-lag"}
 
 SCORING = ("priority", "predictor", "correction", "order")
 LOSS = ("loss_over", "loss_under", "loss_weight", "eta", "lam", "over_slope", "under_slope")

@@ -56,6 +56,9 @@ def _add_schedulers(parser):
     s.add_argument("--timeout", type=positive_number, default=None, metavar="SEC",
                    help="wait at most SEC seconds per run after the first submission (default: an estimate "
                         "from the workload)")
+    s.add_argument("--slurm-runs", default=None, metavar="DIR",
+                   help="compare again the Slurm runs recorded in DIR (the --out of an earlier run of the same "
+                        "workload and scale) instead of running Slurm: pbf's side is replayed anew")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     s.set_defaults(func=run)
     return s
@@ -85,6 +88,15 @@ def _print_summary(s, out):
     if s.get("slurm_vs_slurm"):
         for k, b in enumerate(s["slurm_vs_slurm"], 2):
             lines.append(f"slurm run {k}  {agree(b)} (against run 1)")
+    def nodes(n):
+        if not n or not n["jobs"]:
+            return "no job started on both sides"
+        near = (f", {n['same_share_same_start']:.1%} of the {n['jobs_same_start']} started within the window"
+                if n["jobs_same_start"] else "")
+        return f"same node set for {n['same_share']:.1%} of {n['jobs']} jobs{near}"
+    lines.append(f"nodes        pbf: {nodes(s.get('nodes_pbf_vs_slurm'))}")
+    for k, n in enumerate(s.get("nodes_slurm_vs_slurm") or [], 2):
+        lines.append(f"             slurm run {k}: {nodes(n)}")
     w = s["awt_s"]
     if w["slurm"] is not None:
         rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"
@@ -104,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = validate_slurm(args.conf, args.workload, time_scale=args.time_scale, out=args.out,
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
-                                 verbose=not args.quiet)
+                                 verbose=not args.quiet, slurm_runs=args.slurm_runs)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

@@ -35,6 +35,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -45,10 +46,10 @@ from ..slurm_settings import slurm_settings
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .records import read_sdiag, sdiag_figures
 from .slurm_config import write_private_conf
-from .slurm_run import check_requirements, new_scratch, run_slurm, slurm_version
+from .slurm_run import check_requirements, new_scratch, read_run, run_slurm, slurm_version
 
-__all__ = ["WINDOW_S", "agreement", "awt", "pbf_starts", "comparison_rows", "summarise", "write_outputs",
-           "draw_starts", "validate_slurm", "default_timeout"]
+__all__ = ["WINDOW_S", "agreement", "node_agreement", "awt", "pbf_starts", "comparison_rows", "summarise",
+           "write_outputs", "draw_starts", "validate_slurm", "default_timeout"]
 
 #: two starts agree when they are at most this many seconds of the run's clock apart
 WINDOW_S = 2.0
@@ -86,8 +87,8 @@ def awt(jobs: Sequence[HarnessJob], starts: dict, ids: Iterable[int] | None = No
 
 
 def pbf_starts(result: ReplayResult) -> dict:
-    """``{job id: {start, end, state, how}}`` of a :class:`pbf.ReplayResult` (start/end None for jobs
-    that never started)."""
+    """``{job id: {start, end, state, how, nodes}}`` of a :class:`pbf.ReplayResult` (start/end None for
+    jobs that never started; nodes: a list of names, when the replay recorded them)."""
     j = result.jobs
     state = result.label("state", j["state"])
     how = result.label("how", j["how"])
@@ -96,8 +97,21 @@ def pbf_starts(result: ReplayResult) -> dict:
         started = int(j["start"][i]) >= 0
         out[int(j["id"][i])] = {"start": int(j["start"][i]) if started else None,
                                 "end": int(j["end"][i]) if started and int(j["end"][i]) >= 0 else None,
-                                "state": str(state[i]), "how": str(how[i]) if started else ""}
+                                "state": str(state[i]), "how": str(how[i]) if started else "",
+                                "nodes": str(j["nodes"][i]).split(",") if "nodes" in j and started else []}
     return out
+
+
+def node_agreement(jobs: Sequence[HarnessJob], a: dict, b: dict, window: float = WINDOW_S) -> dict:
+    """How often ``b`` put a job on the same node set as ``a`` (``{job id: {start, nodes}}``), over the
+    jobs started in both (``same_share``) and over those whose starts agree within ``window``
+    (``same_share_same_start``: the node choice itself, where both sides chose at the same moment)."""
+    ids = [j.id for j in jobs if a.get(j.id, {}).get("start") is not None and b.get(j.id, {}).get("start") is not None
+           and b[j.id].get("nodes")]
+    same = [sorted(a[i]["nodes"]) == sorted(b[i]["nodes"]) for i in ids]
+    near = [s for i, s in zip(ids, same) if abs(float(b[i]["start"]) - float(a[i]["start"])) <= window]
+    return {"jobs": len(ids), "same_share": float(np.mean(same)) if same else None,
+            "jobs_same_start": len(near), "same_share_same_start": float(np.mean(near)) if near else None}
 
 
 def comparison_rows(jobs: Sequence[HarnessJob], slurm_runs: list, pbf: dict, pbf_measured: dict | None = None) -> list:
@@ -114,7 +128,7 @@ def comparison_rows(jobs: Sequence[HarnessJob], slurm_runs: list, pbf: dict, pbf
                "slurm_end": _blank(s.get("end")), "slurm_nodes": " ".join(s.get("nodes", [])),
                "slurm_how": s.get("how", ""), "slurm_start_precise": _blank(s.get("start_precise"), 3),
                "pbf_state": p.get("state", ""), "pbf_start": _blank(p.get("start")), "pbf_end": _blank(p.get("end")),
-               "pbf_how": p.get("how", ""),
+               "pbf_how": p.get("how", ""), "pbf_nodes": " ".join(p.get("nodes", [])),
                "difference_s": _blank(None if p.get("start") is None or s.get("start") is None
                                       else p["start"] - s["start"])}
         for k, run in enumerate(slurm_runs[1:], 2):
@@ -147,7 +161,8 @@ def summarise(jobs: Sequence[HarnessJob], slurm_runs: list, pbf: dict, *, pbf_me
     p = {i: r.get("start") for i, r in pbf.items()}
     both = [j.id for j in jobs if first.get(j.id) is not None and p.get(j.id) is not None]
     out = {"jobs": len(jobs), "window_s": window, "window_workload_s": window * time_scale,
-           "pbf_vs_slurm": agreement(jobs, first, p, window)}
+           "pbf_vs_slurm": agreement(jobs, first, p, window),
+           "nodes_pbf_vs_slurm": node_agreement(jobs, slurm_runs[0], pbf, window)}
     a_s, a_p = awt(jobs, first, both), awt(jobs, p, both)
     out["awt_s"] = {"slurm": a_s, "pbf": a_p, "over_jobs": len(both),
                     "relative_difference": (a_p - a_s) / a_s if a_s else None,
@@ -159,6 +174,7 @@ def summarise(jobs: Sequence[HarnessJob], slurm_runs: list, pbf: dict, *, pbf_me
                           "slurm_states": {str(i): slurm_runs[0][i].get("state") for i in refused_s}}
     if len(slurm_runs) > 1:
         out["slurm_vs_slurm"] = [agreement(jobs, first, _starts(r), window) for r in slurm_runs[1:]]
+        out["nodes_slurm_vs_slurm"] = [node_agreement(jobs, slurm_runs[0], r, window) for r in slurm_runs[1:]]
         for k, r in enumerate(slurm_runs[1:], 2):
             out["awt_s"][f"slurm_run{k}"] = awt(jobs, _starts(r), both)
     else:
@@ -261,13 +277,28 @@ def _say(verbose, text):
         print(text, file=sys.stderr, flush=True)
 
 
+def _recorded_runs(folder: str, jobs: Sequence[HarnessJob]) -> list:
+    """The Slurm runs an earlier harness run kept under ``folder``/slurm/run1, run2, ..."""
+    runs, k = [], 1
+    while os.path.isdir(os.path.join(folder, "slurm", f"run{k}")):
+        runs.append(read_run(os.path.join(folder, "slurm", f"run{k}"), jobs))
+        k += 1
+    if not runs:
+        raise ConfigError(f"slurm_runs {folder!r}: no recorded run (expected {os.path.join(folder, 'slurm', 'run1')}/, "
+                          "as an earlier 'pbf validate slurm --out' keeps it)")
+    return runs
+
+
 def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time_scale: float = 1.0,
                    out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
-                   timeout: float | None = None, verbose: bool = True) -> dict:
+                   timeout: float | None = None, verbose: bool = True,
+                   slurm_runs: str | os.PathLike | None = None) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
-    (module docstring) and return the summary. Raises :class:`pbf.validate.SlurmUnavailable` when this
-    machine cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
+    (module docstring) and return the summary. ``slurm_runs``: the ``out`` folder of an earlier run of
+    the same workload and scale, whose recorded Slurm runs are compared again instead of running Slurm
+    (pbf's side is replayed anew). Raises :class:`pbf.validate.SlurmUnavailable` when this machine
+    cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
         raise ConfigError(f"repeat must be a whole number >= 1, got {repeat!r}")
     if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout > 0):
@@ -281,19 +312,22 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     table, requests = load_workload(workload)
     settings = slurm_settings(conf, partition, requests=requests)     # as pbf replay --slurm-conf reads it
     jobs, notes = scale_jobs(table, requests, time_scale)
-    check_requirements()
+    recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    if recorded is None:
+        check_requirements()
     t_begin = time.time()
     _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, partition "
                   f"{settings.partition or '(all nodes)'}, {len(settings.cluster.nodes)} nodes")
     # pbf first: a setting it refuses shows before Slurm runs for minutes
-    pbf_result = replay(pbf_table(jobs), settings.config)
+    config = replace(settings.config, record_nodes=True)
+    pbf_result = replay(pbf_table(jobs), config)
     pbf = pbf_starts(pbf_result)
     if timeout is None:
         timeout = default_timeout(jobs, settings.cluster)
     os.makedirs(out, exist_ok=True)
     runs, run_meta = [], []
     stuck = max(15.0, 2.0 * settings.config.bf_interval + 5.0)
-    for k in range(1, repeat + 1):
+    for k in range(1, repeat + 1 if recorded is None else 0):
         scratch = new_scratch()
         private = write_private_conf(conf, scratch, settings.partition)
         _say(verbose, f"Slurm run {k}/{repeat} in {scratch} (timeout {timeout:.0f} s)")
@@ -308,9 +342,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": private.not_carried})
         if run.errors:
             _say(verbose, f"Slurm run {k}: " + "; ".join(run.errors))
+    for k, run in enumerate(recorded or [], 1):
+        runs.append(run.jobs)
+        run_meta.append({"run": k, "t0": run.t0, "wall_s": run.wall_s, "idle_after_s": run.idle_after_s,
+                         "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
+                         "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": [],
+                         "recorded_in": run.scratch})
     measured = {i: r["end"] - r["start"] for i, r in runs[0].items()
                 if r.get("start") is not None and r.get("end") is not None}
-    pbf_m_result = replay(pbf_table(jobs, measured), settings.config)
+    pbf_m_result = replay(pbf_table(jobs, measured), config)
     pbf_measured = pbf_starts(pbf_m_result)
     rows = comparison_rows(jobs, runs, pbf, pbf_measured)
     summary = summarise(jobs, runs, pbf, pbf_measured=pbf_measured, time_scale=time_scale)
@@ -318,7 +358,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     summary.update({
         "slurm_version": run.version if runs else slurm_version(), "conf": os.path.abspath(conf),
         "workload": os.path.abspath(os.fspath(workload)), "partition": settings.partition, "time_scale": time_scale,
-        "time_scale_notes": notes, "repeat": repeat, "timeout_s": timeout,
+        "time_scale_notes": notes, "repeat": len(runs), "timeout_s": timeout,
         "unmodelled": settings.unmodelled, "read_past": settings.read_past,
         "not_carried_to_private_slurm": run_meta[0]["not_carried"],
         "pbf_settings": settings.mapped, "pbf_config": ps["config"],

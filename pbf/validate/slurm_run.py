@@ -210,10 +210,22 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
             _show(log_path, shown)
         if keep:
             _keep(scratch, keep)
-    result_path = os.path.join(scratch, "result.json")
-    if not os.path.exists(result_path):
+    if not os.path.exists(os.path.join(scratch, "result.json")):
         raise SlurmRunError(f"the Slurm run left no result (exit {proc.returncode}); its log:\n"
                             + _tail(log_path))
+    return read_run(scratch, jobs, shown_as=keep or scratch)
+
+
+def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: str | None = None) -> SlurmRun:
+    """A finished run read back from its folder (the scratch folder, or the copy ``keep`` made:
+    ``OUT/slurm/runK``): result.json, jobcomp.txt and log/slurmctld.log. ``shown_as``: the folder named
+    in errors."""
+    scratch = os.fspath(folder)
+    shown_as = shown_as or scratch
+    log_path = os.path.join(scratch, "inside.log")
+    result_path = os.path.join(scratch, "result.json")
+    if not os.path.exists(result_path):
+        raise SlurmRunError(f"{result_path}: no such file (a Slurm run's folder holds its result.json)")
     with open(result_path) as fh:
         result = json.load(fh)
     errors = list(result.get("errors", []))
@@ -223,7 +235,7 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
         errors.append(f"processes not gone after the run: {not_gone}")
     if "t0" not in result:
         raise SlurmRunError("the Slurm run failed before any job was submitted: " + "; ".join(errors)
-                            + f"\n(logs in {keep or scratch})\n" + _tail(log_path))
+                            + f"\n(logs in {shown_as})\n" + _tail(log_path))
     t0 = int(result["t0"])
     jobcomp_path = os.path.join(scratch, "jobcomp.txt")
     records = read_jobcomp(jobcomp_path) if os.path.exists(jobcomp_path) else []
