@@ -111,6 +111,8 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
     nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",
                     help="Slurm's consecutive-run best fit (default) or nodes in order")
+    nd.add_argument("--record-nodes", action="store_true",
+                    help="list each job's nodes (a 'nodes' column in jobs.csv; costs cores/8 bytes a job)")
     nd.add_argument("--node-search", choices=("exact", "slurm"), default=None,
                     help="how a pass plans on nodes: exact (default: the earliest start by every running job's "
                          "planned end) or slurm (Slurm's will-run test and whole-node reservations; the default "

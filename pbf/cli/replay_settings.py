@@ -133,7 +133,7 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
                 failures=_failures(args, args.trace is None),
                 start_estimates=args.start_estimates or bool(args.estimate_every),
                 estimate_every=args.estimate_every, coalloc=_coalloc(args.coalloc), node_choice=args.node_choice,
-                node_search=args.node_search or "exact")
+                node_search=args.node_search or "exact", record_nodes=args.record_nodes)
 
 
 def replay_config(args: argparse.Namespace, trigger: str) -> ReplayConfig:
