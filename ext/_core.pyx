@@ -45,7 +45,6 @@ from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
 from passes cimport ensure_scratch, build_profile, quick_pass
 from parallel_pass cimport pool_loop, pool_round_trip
-from pass_cost cimport pc_copy_ns_per_byte
 from cycle cimport full_pass, replay_run
 from columns cimport column_at, read_int
 from pbf._codes cimport PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND, RC_TIME_RANGE
@@ -115,7 +114,6 @@ _CONFIG_KEYS = frozenset((
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots"))
 #: ns per byte of a large memcpy, measured by the first pool started in this process
-_copy_ns_per_byte = 0.0
 
 cdef State _probe       # (only its fields' addresses are read: the offsets of the columns)
 
@@ -423,12 +421,9 @@ cdef class Core:
 
     def _measure_parallel_overhead(self):
         # what going parallel costs a pass (pass_cost.pxd): the pool's wake-up round trip (the
-        # median of a few, after the threads' first) and the copy rate of memory larger than the
-        # caches, as a worker copies a large profile (once per process: copying 32 MB leaves
-        # the caches cold, which the first pass after each pool start would pay)
-        global _copy_ns_per_byte
+        # median of a few, after the threads' first)
         cdef State* S = &self.s
-        cdef double ns = S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0, rate
+        cdef double ns = S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0
         cdef int64_t i, t0
         with nogil:
             pool_round_trip(S)
@@ -439,14 +434,8 @@ cdef class Core:
             trips.append(t0 * ns)
         trips.sort()
         S.cost.wake_ns = trips[len(trips) // 2]
-        if _copy_ns_per_byte > 0:
-            S.cost.copy_ns_per_byte = _copy_ns_per_byte
-        else:
-            with nogil:
-                rate = pc_copy_ns_per_byte(ns)
-            if rate < 0:
-                raise MemoryError("pbf core: out of memory (measuring the copy rate)")
-            S.cost.copy_ns_per_byte = _copy_ns_per_byte = rate
+        # (the copy rate is measured when a pass first could pay: pass_cost.pxd pc_ensure_copy_rate)
+        S.cost.ns_per_tick = ns
         try:
             S.cost.cores = len(os.sched_getaffinity(0))
         except AttributeError:         # (not on every platform)

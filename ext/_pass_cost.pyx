@@ -29,7 +29,7 @@ cdef class PassCostPredictor:
     def figures(self):
         """The predictor's figures (see :meth:`predict`): the means of the measured wall ns per
         tested job of sequential and parallel full passes and how many passes each holds, the
-        pool's measured wake-up and copy rate, the CPUs, and the last full pass's measurement
+        pool's measured wake-up and copy rate (0 until a pass first could pay), the CPUs, and the last full pass's measurement
         (``last_wall_ns``, ``last_tests``, ``last_parallel``)."""
         cdef State* S = &self.core.s
         return {"seq_ns_per_test": S.cost.seq_ns_per_test, "seq_passes": S.cost.seq_passes,
@@ -54,7 +54,9 @@ cdef class PassCostPredictor:
             elif name == "par_ns_per_test": S.cost.par_ns_per_test = value
             elif name == "par_passes": S.cost.par_passes = value
             elif name == "wake_ns": S.cost.wake_ns = value
-            elif name == "copy_ns_per_byte": S.cost.copy_ns_per_byte = value
+            elif name == "copy_ns_per_byte":
+                S.cost.copy_ns_per_byte = value
+                S.cost.copy_known = True
             elif name == "cores": S.cost.cores = value
 
     def predict(self):
@@ -66,8 +68,9 @@ cdef class PassCostPredictor:
         cdef State* S = &self.core.s
         cdef int64_t tests = pc_tests(S.queue.n, S.cfg.max_job_test)
         cdef double nbytes = copy_bytes(S)
+        cdef bint parallel = choose_parallel(S)     # (first: it may measure the copy rate)
         return {"tests": tests, "copy_bytes": nbytes, "seq_ns": pc_predict_seq_ns(&S.cost, tests),
                 "par_ns": pc_predict_par_ns(&S.cost, tests, S.cfg.workers, nbytes),
                 "overhead_ns": pc_overhead_ns(&S.cost, S.cfg.workers, nbytes),
                 "pays": bool(pc_parallel_pays(&S.cost, tests, S.cfg.workers, nbytes)),
-                "parallel": bool(choose_parallel(S))}
+                "parallel": bool(parallel)}

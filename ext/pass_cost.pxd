@@ -13,7 +13,9 @@
 # pass has been measured, par_ns_per_test is predicted from the sequential one:
 # seq_ns_per_test x (PRIOR_SERIAL_SHARE + (1 - PRIOR_SERIAL_SHARE) / min(workers, cores)). A pass
 # chosen parallel that turns out slower raises par_ns_per_test, and the passes after it run
-# sequentially. wake_ns and copy_ns_per_byte are measured when the pool starts (Core.start_pool).
+# sequentially. wake_ns is measured when the pool starts (Core.start_pool); copy_ns_per_byte (copying
+# 32 MB, about 50 ms) only when a pass first could pay with free copies, once per process
+# (pc_ensure_copy_rate): a replay whose passes never could, never pays for it.
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
@@ -28,7 +30,9 @@ ctypedef struct PassCost:
     double par_ns_per_test     # EWMA over parallel full passes, net of the overhead ...
     int64_t par_passes         # ... over this many (0: predicted from the sequential mean)
     double wake_ns             # the pool's wake-up round trip (posting a pass, every thread back)
-    double copy_ns_per_byte    # copying memory, as a worker copies the profile
+    double copy_ns_per_byte    # copying memory, as a worker copies the profile ...
+    bint copy_known            # ... once measured (or set)
+    double ns_per_tick         # the tick counter's ns (what the copy-rate measurement reads)
     int64_t cores              # CPUs this process may run on (more workers than that share them)
     double last_wall_ns        # the last full pass's wall time, ns (what the last update used)
     int64_t last_tests         # ... the jobs it tested ...
@@ -53,6 +57,15 @@ cdef extern from *:
     const double PRIOR_SERIAL_SHARE "PBF_PRIOR_SERIAL_SHARE"
     # parallel only when predicted at least 10 % faster: a misprediction costs about that at most
     const double PAYS_MARGIN "PBF_PAYS_MARGIN"
+
+cdef extern from *:
+    """
+    static double pbf_copy_rate_cache = 0.0;   /* the process's measured copy rate (ns a byte; 0: none) */
+    static double pbf_copy_rate_get(void) { return pbf_copy_rate_cache; }
+    static void pbf_copy_rate_put(double x) { pbf_copy_rate_cache = x; }
+    """
+    double copy_rate_get "pbf_copy_rate_get"() nogil
+    void copy_rate_put "pbf_copy_rate_put"(double x) nogil
 
 
 cdef inline int64_t pc_tests(int64_t queued, int64_t max_job_test) noexcept nogil:
@@ -114,6 +127,23 @@ cdef inline void pc_update(PassCost* C, bint parallel, double wall_ns, int64_t t
     else:
         C.seq_ns_per_test = pc_mean(C.seq_ns_per_test, C.seq_passes, wall_ns / tests)
         C.seq_passes += 1
+
+
+cdef inline bint pc_ensure_copy_rate(PassCost* C) noexcept nogil:
+    # the copy rate, measured now if neither this process nor a setter has given it; False when it
+    # cannot be had (no memory for the buffers: the pass stays sequential)
+    cdef double rate
+    if C.copy_known:
+        return True
+    rate = copy_rate_get()
+    if rate <= 0:
+        rate = pc_copy_ns_per_byte(C.ns_per_tick if C.ns_per_tick > 0 else 1.0)
+        if rate < 0:
+            return False
+        copy_rate_put(rate)
+    C.copy_ns_per_byte = rate
+    C.copy_known = True
+    return True
 
 
 cdef inline double pc_copy_ns_per_byte(double ns_per_tick) noexcept nogil:
