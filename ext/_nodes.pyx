@@ -74,6 +74,7 @@ cdef class NodeCluster:
             if ss_alloc(&S.ss, S.nm.nn) != RC_OK:
                 raise MemoryError("pbf core: out of memory (the nodes)")
         S.ss.on = search == "slurm"
+        S.nm.wt = S.ss.sw if S.ss.on else NULL      # Slurm's node weights go with its search
 
     def set_requests(self, int64_t first, mem_per_core, mem_per_node, gpus_per_node, min_nodes, max_nodes,
                      features):

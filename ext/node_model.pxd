@@ -80,6 +80,9 @@ ctypedef struct NodeModel:
     int64_t* r_nodes
     int64_t* r_first
     int64_t* r_last
+    int64_t* r_w               # ... and their scheduling weight
+    int64_t* wt                # each node's scheduling weight (Slurm's sched_weight; NULL: all equal):
+                               # runs break where it changes, the lowest is taken first (slurm_space.pxd)
     int32_t* elig              # the nodes a job may use at all (features, capacity) ...
     int64_t nelig
     bint elig_ok               # ... worked out for this ask (per node memory and GPUs, features)
@@ -140,6 +143,7 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.r_nodes = <int64_t*>malloc(nn * sizeof(int64_t))
     M.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
     M.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.r_w = <int64_t*>malloc(nn * sizeof(int64_t))
     M.elig = <int32_t*>malloc(nn * sizeof(int32_t))
     M.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
     M.open = <int32_t*>malloc(nn * sizeof(int32_t))
@@ -147,7 +151,7 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
     M.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
     M.elig_ok = False
-    if (M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
+    if (M.r_w == NULL or M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
             or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
             or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
             or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
@@ -168,7 +172,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.mpc); free(M.mpn); free(M.gpn); free(M.minn); free(M.maxn); free(M.jfeat)
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
-    free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
+    free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.wlo); free(M.whi); free(M.nused); free(M.pcpu); free(M.open); free(M.open_pos)
     free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
     free(M.sortkey)
@@ -336,7 +340,8 @@ cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
 cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, int64_t min_nodes,
                             int64_t max_nodes) noexcept nogil:
     # cons_res _eval_nodes (consecutive runs, best fit) over cpu[]; M.take gets the answer
-    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, a, keep, single
+    # (with weights M.wt: runs also break where the weight changes, the lowest weight first)
+    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, bw = 0, a, keep, single
     cdef int64_t rem_nodes = min_nodes, min_rem = min_nodes
     cdef bint suff, bs = False, new
     for i in range(n):
@@ -347,7 +352,8 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
             M.r_first[nr] = i
             M.r_cpus[nr] = 0
             M.r_nodes[nr] = 0
-            while i < n and cpu[i] > 0:
+            M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
+            while i < n and cpu[i] > 0 and (M.wt == NULL or M.wt[i] == M.r_w[nr]):
                 M.r_cpus[nr] += cpu[i]
                 M.r_nodes[nr] += 1
                 i += 1
@@ -361,14 +367,16 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
             if M.r_nodes[r] == 0:
                 continue
             suff = M.r_cpus[r] >= rem_cpus and M.r_nodes[r] >= rem_nodes
-            if best < 0:
+            if best < 0 or M.r_w[r] < bw:
                 new = True
             else:
-                new = (suff and not bs) or (suff and M.r_cpus[r] < bc) or (not suff and M.r_cpus[r] > bc)
+                new = M.r_w[r] == bw and ((suff and not bs) or (suff and M.r_cpus[r] < bc)
+                                          or (not suff and M.r_cpus[r] > bc))
             if new:
                 best = r
                 bc = M.r_cpus[r]
                 bs = suff
+                bw = M.r_w[r]
         if best < 0:
             break
         for i in range(M.r_first[best], M.r_last[best] + 1):
@@ -1046,6 +1054,7 @@ cdef inline void nm_share(NodeModel* dst, const NodeModel* src) noexcept nogil:
     dst.whi = src.whi
     dst.nused = src.nused
     dst.jcap = src.jcap
+    dst.wt = src.wt
 
 
 cdef inline void nm_free_copy(NodeModel* M) noexcept nogil:
@@ -1058,7 +1067,7 @@ cdef inline void nm_free_copy(NodeModel* M) noexcept nogil:
     free(M.line)
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
-    free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.elig)
+    free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.pcpu); free(M.open); free(M.open_pos)
     free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
     free(M.sortkey)
@@ -1083,6 +1092,7 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
         dst.r_nodes = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.r_w = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.elig = <int32_t*>malloc(nn * sizeof(int32_t))
         dst.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.open = <int32_t*>malloc(nn * sizeof(int32_t))
@@ -1091,6 +1101,7 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
         dst.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
         if (dst.line == NULL or dst.cpu == NULL or dst.take == NULL or dst.avail == NULL or dst.cut == NULL
                 or dst.r_cpus == NULL or dst.r_nodes == NULL or dst.r_first == NULL or dst.r_last == NULL
+                or dst.r_w == NULL
                 or dst.elig == NULL or dst.pcpu == NULL or dst.open == NULL or dst.is_elig == NULL
                 or dst.open_pos == NULL or dst.sortkey == NULL):
             nm_free_copy(dst)

@@ -20,7 +20,7 @@ from parallel cimport SPEC_NOW, SPEC_FULL
 from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
-from slurm_space cimport ss_reset, ss_job_test, SS_ERROR
+from slurm_space cimport ss_reset, ss_job_test, ss_main_test, SS_ERROR
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
                          nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
@@ -978,6 +978,8 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         depth += 1
         cost += cost_test_us
         if S.nm.on:
+            if S.ss.on:
+                ss_main_test(&S.ss, &S.nm, &S.nodes, j, k)      # (Slurm's node weights, as its test leaves them)
             if not nm_fits_live(&S.nm, j, k, S.nodes.free):
                 nm_note_head(&S.nm, k, S.nodes.nfree)
                 ex = EX_QUICK_BLOCKED

@@ -41,9 +41,13 @@ ctypedef struct SlurmSpace:
     int64_t* fc                    # ... and the will-run test's future free cores, memory, GPUs
     int64_t* fm
     int64_t* fg
+    int64_t* sw                    # each node's scheduling weight's low byte (NodeModel.wt points here):
+                                   # 0xff, less the GPUs a GPU job's test would use there, until a start
+                                   # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
 
 
 cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
+    cdef int64_t i
     X.nn = nn
     X.NW = (nn + 63) // 64
     X.offer = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
@@ -51,14 +55,17 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.fc = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fm = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fg = <int64_t*>malloc(nn * sizeof(int64_t))
-    if X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL:
+    X.sw = <int64_t*>malloc(nn * sizeof(int64_t))
+    if X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL:
         return RC_NO_MEMORY
+    for i in range(nn):
+        X.sw[i] = 0xff
     return RC_OK
 
 
 cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
-    free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg)
+    free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.sw)
     memset(X, 0, sizeof(SlurmSpace))
 
 
@@ -220,6 +227,11 @@ cdef inline bint _ss_offered(const SlurmSpace* X, int64_t i) noexcept nogil:
     return (X.offer[i >> 6] >> (i & 63)) & 1
 
 
+cdef inline bint ss_usable(const NodeModel* M, int64_t j, int64_t i) noexcept nogil:
+    # job_req_node_filter: the job's features, and memory for one core or for the node (not GPUs)
+    return (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i] and M.mpc[j] <= M.cap_mem[i]
+
+
 cdef inline bint ss_give_back(SlurmSpace* X, const NodeModel* M, const Nodes* N, const uint64_t* row,
                               int64_t j) noexcept nogil:
     # running job j's cores (those up), memory and GPUs on the offered nodes return to the future
@@ -256,9 +268,46 @@ cdef inline bint ss_give_back(SlurmSpace* X, const NodeModel* M, const Nodes* N,
     return touched
 
 
+cdef inline void ss_gpu_weights(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t cores, const int64_t* fc,
+                                const int64_t* fg, bint offered_only) noexcept nogil:
+    # a GPU job's test marks each candidate node (the offered ones, or all) with its GPUs and cores for
+    # one task free (all its cores when it must be one node): 0xff less the GPUs it would use there
+    # (cons_tres can_job_run_on_node, "favor nodes with more co-located GPUs")
+    cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
+    if g <= 0:
+        return
+    for i in range(M.nn):
+        if offered_only and not _ss_offered(X, i):
+            continue
+        if fc[i] >= need and fc[i] > 0 and fg[i] >= g:
+            X.sw[i] = 0xff - (fg[i] if fg[i] < g else g)
+
+
+cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, bint offered_only) noexcept nogil:
+    # a start attempt (Slurm's select_nodes: a main-scheduler test, a backfill start) resets the weight
+    # of each candidate node the job may use (_sync_node_weight)
+    cdef int64_t i
+    for i in range(M.nn):
+        if (not offered_only or _ss_offered(X, i)) and ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
+            X.sw[i] = 0xff
+
+
+cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores) noexcept nogil:
+    # the weights as the main scheduler's test of job j leaves them, before its choice on the nodes as
+    # they are (select_nodes: reset, then the job's own test)
+    cdef int64_t i
+    ss_reset_weights(X, M, j, False)
+    if M.gpn[j] <= 0:
+        return
+    for i in range(M.nn):
+        X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+    ss_gpu_weights(X, M, j, cores, X.fc, M.free_gpu, False)
+
+
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
     # the select plugin's choice among the offered nodes (M.take), now or after the removals so far
     cdef int64_t i
+    ss_gpu_weights(X, M, j, cores, X.fc, X.fg if future else M.free_gpu, True)
     for i in range(M.nn):
         if not _ss_offered(X, i):
             M.cpu[i] = 0
@@ -322,11 +371,6 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     return -1
 
 
-cdef inline bint ss_usable(const NodeModel* M, int64_t j, int64_t i) noexcept nogil:
-    # job_req_node_filter: the job's features, and memory for one core or for the node (not GPUs)
-    return (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i] and M.mpc[j] <= M.cap_mem[i]
-
-
 cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t j,
                                 int64_t cores, int64_t d, int64_t now, int64_t window, bint reserve) noexcept nogil:
     # One job's backfill test (_attempt_backfill): now (start it now on M.take), a later start (its
@@ -362,7 +406,9 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if start < start_res:
             start = start_res
         if start <= now:
-            return now
+            # _start_job: select_nodes on the offered nodes, their weights reset, as they are now
+            ss_reset_weights(X, M, j, True)
+            return now if _ss_choose(X, M, j, cores, False) else SS_SKIP
         if not reserve:
             return SS_SKIP
         if later >= 0 and start > later:

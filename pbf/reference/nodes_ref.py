@@ -73,36 +73,38 @@ def _enough_nodes(avail, rem, min_nodes, req_nodes):
     return avail >= needed
 
 
-def _eval(cpu, rem_cpus, min_nodes, max_nodes):
+def _eval(cpu, rem_cpus, min_nodes, max_nodes, weight=None):
     n = len(cpu)
     rem_nodes = min_rem = min_nodes
-    runs = []                                    # [cpus, nodes, start, end]
+    w = weight if weight is not None else [0] * n
+    runs = []                                    # [cpus, nodes, start, end, weight]
     i = 0
     while i < n:
         if cpu[i] > 0:
             start = i
             cpus = nodes = 0
-            while i < n and cpu[i] > 0:
+            while i < n and cpu[i] > 0 and w[i] == w[start]:
                 cpus += cpu[i]
                 nodes += 1
                 i += 1
-            runs.append([cpus, nodes, start, i - 1])
+            runs.append([cpus, nodes, start, i - 1, w[start]])
         else:
             i += 1
     taken = {}
     while runs and max_nodes > 0:
         best = None
-        for r, (cpus, nodes, _, _) in enumerate(runs):
+        for r, (cpus, nodes, _, _, rw) in enumerate(runs):
             if nodes == 0:
                 continue
             sufficient = cpus >= rem_cpus and _enough_nodes(nodes, rem_nodes, min_nodes, min_nodes)
-            if best is None:
+            if best is None or rw < best[4]:
                 new = True
             else:
-                bc, _, bs = best[1], best[2], best[3]
-                new = (sufficient and not bs) or (sufficient and cpus < bc) or (not sufficient and cpus > bc)
+                bc, bs = best[1], best[3]
+                new = rw == best[4] and ((sufficient and not bs) or (sufficient and cpus < bc)
+                                         or (not sufficient and cpus > bc))
             if new:
-                best = (r, cpus, nodes, sufficient)
+                best = (r, cpus, nodes, sufficient, rw)
         if best is None:
             break
         r = best[0]
@@ -147,9 +149,11 @@ def _eval(cpu, rem_cpus, min_nodes, max_nodes):
 
 
 def eval_nodes(cpu: Sequence[int], cores: int, min_nodes: int = 1, max_nodes: int = 0,
-               first_fit: bool = False) -> dict[int, int] | None:
+               first_fit: bool = False, weight: Sequence[int] | None = None) -> dict[int, int] | None:
     """Choose nodes for ``cores`` cores given ``cpu[i]``, the cores node i can give: ``{node: cores}``
-    or None. ``max_nodes`` 0: no limit."""
+    or None. ``max_nodes`` 0: no limit. ``weight``: each node's scheduling weight (Slurm's
+    ``sched_weight``): runs also break where it changes, and a run of lower weight is taken first,
+    sufficient or not (None: all equal)."""
     n = len(cpu)
     max_nodes = max_nodes or n
     if min_nodes > max_nodes or sum(1 for c in cpu if c > 0) < min_nodes or sum(cpu) < cores:
@@ -166,7 +170,7 @@ def eval_nodes(cpu: Sequence[int], cores: int, min_nodes: int = 1, max_nodes: in
             if rem <= 0 and left <= 0:
                 return taken
         return None
-    got = _eval(list(cpu), cores, min_nodes, max_nodes)
+    got = _eval(list(cpu), cores, min_nodes, max_nodes, weight)
     if got is not None:
         return got
     top = max(cpu)
@@ -178,7 +182,7 @@ def eval_nodes(cpu: Sequence[int], cores: int, min_nodes: int = 1, max_nodes: in
                 cut[i] = 0
                 changed = True
         if changed:
-            got = _eval(cut, cores, min_nodes, max_nodes)
+            got = _eval(cut, cores, min_nodes, max_nodes, weight)
             if got is not None:
                 return got
     return None

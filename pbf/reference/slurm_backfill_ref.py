@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from ..cluster import Node
     from .nodes_ref import NodeRequest
 
-__all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "RunningJob", "slurm_pass", "slurm_node_replay",
-           "KILL_WAIT", "WILL_RUN_WINDOW"]
+__all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights", "RunningJob",
+           "slurm_pass", "slurm_node_replay", "KILL_WAIT", "WILL_RUN_WINDOW"]
 
 #: Slurm's default KillWait (s): when a job past its end is guessed to end
 KILL_WAIT = 30
@@ -137,17 +137,44 @@ def node_filter(node: Node, req: NodeRequest) -> bool:
         and req.mem_per_core <= node.memory_mb
 
 
-def _choose(nodes, free, offered, req, first_fit):
+def gpu_weights(weights: list[int], free: Sequence[tuple[int, int, int]], candidates: Iterable[int],
+                req: NodeRequest) -> None:
+    """A GPU job's test marks the nodes that could hold its GPUs: each candidate with the job's GPUs
+    free (and its cores for one task; all of them when it must be one node) gets the weight 0xff
+    less the GPUs it would use there (cons_tres ``can_job_run_on_node``: "favor nodes with more
+    co-located GPUs"). The mark stays until a start attempt resets it (:func:`reset_weights`)."""
+    if req.gpus_per_node <= 0:
+        return
+    need = req.cores if req.max_nodes == 1 else 1
+    for i in candidates:
+        c, _, g = free[i]
+        if c >= need and c > 0 and g >= req.gpus_per_node:
+            weights[i] = 0xff - min(g, req.gpus_per_node)
+
+
+def reset_weights(nodes: Sequence[Node], weights: list[int], candidates: Iterable[int], req: NodeRequest) -> None:
+    """A start attempt (Slurm's ``select_nodes``: the main scheduler's test, the backfill's start)
+    resets the weight of each candidate node the job may use (``_sync_node_weight``)."""
+    for i in candidates:
+        if node_filter(nodes[i], req) and nodes[i].gpus >= req.gpus_per_node:
+            weights[i] = 0xff
+
+
+def _choose(nodes, free, offered, req, first_fit, weights):
+    gpu_weights(weights, free, offered, req)
     cpu = [node_cpus(*free[i], nodes[i].features, req) if i in offered else 0 for i in range(len(nodes))]
-    return eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit)
+    return eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit, weights)
 
 
 def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], running: Sequence[RunningJob],
-             req: NodeRequest, offered: set[int], now: int,
-             first_fit: bool = False) -> tuple[int, dict[int, int]] | None:
+             req: NodeRequest, offered: set[int], now: int, first_fit: bool = False,
+             weights: list[int] | None = None) -> tuple[int, dict[int, int]] | None:
     """``_will_run_test``: (start, {node: cores}) for ``req`` on the ``offered`` nodes, given each
-    node's ``free`` (cores, memory, GPUs) now and the ``running`` jobs; None: no start."""
-    got = _choose(nodes, free, offered, req, first_fit)
+    node's ``free`` (cores, memory, GPUs) now and the ``running`` jobs; None: no start. ``weights``:
+    the nodes' scheduling weights, which a GPU job's tests mark (:func:`gpu_weights`; None: a fresh
+    list, all 0xff)."""
+    weights = weights if weights is not None else [0xff] * len(nodes)
+    got = _choose(nodes, free, offered, req, first_fit, weights)
     if got is not None:
         return now, got
     future = [list(f) for f in free]
@@ -191,7 +218,7 @@ def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], runnin
         window *= 2
         while nxt is not None and nxt.end > end_time + window:
             window *= 2
-        got = _choose(nodes, future, offered, req, first_fit)
+        got = _choose(nodes, future, offered, req, first_fit, weights)
         if got is not None:
             start = last.end if last.end > now else max(last.end + KILL_WAIT, now + 1)
             return start, got
@@ -200,10 +227,14 @@ def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], runnin
 
 def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[int, int, int]],
                  running: Sequence[RunningJob], req: NodeRequest, limit: int, now: int, window: int,
-                 reserve: bool = True, first_fit: bool = False) -> tuple[str, int, dict[int, int] | None]:
+                 reserve: bool = True, first_fit: bool = False,
+                 weights: list[int] | None = None) -> tuple[str, int, dict[int, int] | None]:
     """One job's backfill test (``_attempt_backfill``): ("start", now, nodes), ("reserve", start,
     nodes) (held in ``space``), or ("skip", -1, None). ``reserve`` False: only a start now counts (no
-    reservation is left)."""
+    reservation is left). A start is Slurm's ``_start_job``: the offered nodes' weights reset, then
+    the choice made again on the nodes as they are. ``weights``: as :func:`will_run`'s (kept by the
+    caller across tests and cycles)."""
+    weights = weights if weights is not None else [0xff] * len(nodes)
     usable = set(range(len(nodes)))
     res = space.resolution
     later = now
@@ -218,7 +249,7 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
                 continue
             return "skip", -1, None
         offered = {i for i in offered if node_filter(nodes[i], req)}
-        got = will_run(nodes, free, running, req, offered, now, first_fit)
+        got = will_run(nodes, free, running, req, offered, now, first_fit, weights)
         if got is None:
             if later is not None and reserve:
                 continue
@@ -226,7 +257,9 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
         start, chosen = got
         start = max(start, start_res)
         if start <= now:
-            return "start", now, chosen
+            reset_weights(nodes, weights, offered, req)
+            chosen = _choose(nodes, free, offered, req, first_fit, weights)
+            return ("start", now, chosen) if chosen is not None else ("skip", -1, None)
         if not reserve:
             return "skip", -1, None
         if later is not None and start > later:
@@ -245,10 +278,13 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
 
 def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = None, window: int = 0,
-               resolution: int = 1, first_fit: bool = False) -> dict[int, dict[int, tuple[int, int, int]]]:
+               resolution: int = 1, first_fit: bool = False,
+               weights: list[int] | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
     """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
-    :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited):
-    {job: alloc} of the jobs that start now."""
+    :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited;
+    ``weights``: the nodes' scheduling weights, carried from cycle to cycle): {job: alloc} of the jobs
+    that start now."""
+    weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
     win = window if window > 0 else 1 << 40
     space = NodeSpace(len(nodes), now, win, res)
@@ -265,7 +301,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     for j in queue:
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
         kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
-                                       reserve=left is None or left > 0, first_fit=first_fit)
+                                       reserve=left is None or left > 0, first_fit=first_fit, weights=weights)
         if kind == "start":
             got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
             started[j] = got
@@ -282,7 +318,8 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
                       window: int = 0, resolution: int = 1, first_fit: bool = False) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
-    its pass."""
+    its pass; the nodes' scheduling weights carry over from one cycle to the next."""
+    weights = [0xff] * len(nodes)
     return node_replay(nodes, jobs, reservations, first_fit,
                        run_pass=lambda now, queue, running: slurm_pass(
-                           nodes, jobs, now, queue, running, reservations, window, resolution, first_fit))
+                           nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights))
