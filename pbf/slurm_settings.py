@@ -104,7 +104,7 @@ _HANDLED = frozenset(("schedulertype", "schedulerparameters", "selecttype", "sel
 #: node keys pbf reads (its nodes) or that do not decide where a job runs; the rest are listed
 _NODE_READ = frozenset(("nodename", "nodehostname", "nodeaddr", "port", "cpus", "procs", "boards", "sockets",
                         "socketsperboard", "corespersocket", "threadspercore", "realmemory", "gres", "feature",
-                        "features", "weight", "state", "reason", "tmpdisk", "corespeccount", "cpuspeclist",
+                        "features", "state", "reason", "tmpdisk", "corespeccount", "cpuspeclist",
                         "memspeclimit", "bcastaddr"))
 #: global keys that do not decide when or where a job runs: names, hosts, ports, paths, authentication,
 #: logging, accounting storage, launch plumbing (listed apart, in ``read_past``)
@@ -132,11 +132,13 @@ ALWAYS_UNMODELLED = (
     "bf_yield_sleep: Slurm 22.05 sleeps 0.5 s without locks per backfill yield; a yield costs pbf no time",
     "scheduling triggered by RPCs (sched_min_interval): pbf's main scheduler runs on its own timers "
     "(batch_sched_delay, sched_interval) in whole simulated seconds",
-    "job launch: Slurm starts a batch job by RPC to slurmd (a fraction of a second); pbf starts it at the "
-    "scheduling instant",
-    "will-run test: Slurm plans a job that cannot start now by removing running jobs in batches whose ends lie "
-    "within a window of 30 s that doubles each batch, and plans the start at the batch's last end; pbf plans "
-    "at the exact earliest end",
+    "job launch and completion: Slurm starts a batch job by RPC to slurmd (a fraction of a second) and sees its "
+    "end after that; pbf starts it at the scheduling instant and sees its end end_lag (1) second after start + "
+    "run time, whole seconds",
+    "the will-run test's 2 s wall-time limit and its skipped test after 200 removals in one batch: pbf's tests "
+    "take no wall time, so the first never applies (the second is modelled)",
+    "node weights: a node's Weight= is not modelled (each line that sets one is listed); the marks cons_tres "
+    "puts on the nodes a GPU job could use are",
 )
 
 _DURATION = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
