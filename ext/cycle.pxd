@@ -26,6 +26,7 @@ from passes cimport quick_pass, full_pass_sequential, pass_prologue
 from parallel_pass cimport full_pass_parallel
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
+from slurm_space cimport ss_submit_weights
 from pass_cost cimport (CHOICE_NEVER, CHOICE_ALWAYS, pc_tests, pc_overhead_ns, pc_parallel_pays, pc_update,
                         pc_ensure_copy_rate)
 from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
@@ -147,6 +148,8 @@ cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nog
         j = S.replay.next_sub
         if job_submit(S, j) != RC_OK:
             return RC_NO_MEMORY
+        if S.ss.on and S.jobs.state[j] == JS_PENDING:
+            ss_submit_weights(&S.ss, &S.nm, j, S.jobs.units[j])     # (Slurm's submission test)
         S.replay.next_sub += 1
         if S.jobs.state[j] == JS_PENDING:
             pending[0] += 1

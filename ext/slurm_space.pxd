@@ -292,6 +292,18 @@ cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, 
             X.sw[i] = 0xff
 
 
+cdef inline void ss_submit_weights(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
+    # a submission is a test-only select_nodes (job_allocate): the job's usable nodes reset, then, for a
+    # GPU job, each that could hold it on an idle node marked with the GPUs it would use there
+    cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
+    ss_reset_weights(X, M, j, False)
+    if g <= 0:
+        return
+    for i in range(M.nn):
+        if (ss_usable(M, j, i) and M.first[i + 1] - M.first[i] >= need and M.cap_gpu[i] >= g):
+            X.sw[i] = 0xff - (M.cap_gpu[i] if M.cap_gpu[i] < g else g)
+
+
 cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores) noexcept nogil:
     # the weights as the main scheduler's test of job j leaves them, before its choice on the nodes as
     # they are (select_nodes: reset, then the job's own test)

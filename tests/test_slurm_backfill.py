@@ -133,23 +133,23 @@ def test_slurm_search_differs_from_the_exact_plan_where_slurm_does():
     assert pbf.replay(table, config).jobs["start"].tolist() == [4, 154, 154]
 
 
-def test_a_gpu_jobs_test_makes_its_node_preferred_for_reservations(monkeypatch):
-    # nodes a, b (4 cores) and g (4 cores, 2 GPUs). Job 1 (3 cores, 1 GPU) starts on g and leaves g
-    # marked (weight 0xff - 1): job 2 (6 cores), tested at 9, plans g first, then a, and reserves those
-    # whole nodes from 62; b stays free for job 3, which starts at 12. Without the mark job 2 would
-    # reserve b and g from 34, and job 3 would wait.
+def test_a_gpu_job_marks_its_node_preferred_for_the_reservations_before_it(monkeypatch):
+    # nodes a, b (4 cores) and g (4 cores, 2 GPUs). Jobs 0 and 1 run on a:3 and a:1, b:4, g:1 to 94 and
+    # 98; job 2 (4 cores) waits. Job 3 (3 cores, 1 GPU) arrives at 17: its submission marks g (weight
+    # 0xff - 1), so job 2, tested first, plans g before a and reserves g whole from 94: job 3 waits
+    # for it, to 98. Without the mark job 2 plans a alone, and job 3 starts at once on g.
     from pbf.reference import slurm_backfill_ref
     nodes = [Node("a", 4, 8000, 0, ()), Node("b", 4, 8000, 0, ()), Node("g", 4, 8000, 2, ())]
-    shape = [(2, 60, 5, 0), (4, 30, 3, 1), (9, 60, 6, 0), (12, 60, 3, 0)]
+    shape = [(4, 90, 3, 0), (8, 90, 6, 0), (13, 120, 4, 0), (17, 120, 3, 1)]
     jobs = [dict(submit=s, run=e, est=e, req=NodeRequest(c, gpus_per_node=g)) for s, e, c, g in shape]
-    assert slurm_node_replay(nodes, jobs)["start"] == [2, 4, 62, 12]
+    assert slurm_node_replay(nodes, jobs)["start"] == [4, 8, 94, 98]
     table = node_table([dict(submit=s, run=e, est=e, cores=c, mpc=0, mpn=0, gpus=g, nmin=1, nmax=0, feat=())
                         for s, e, c, g in shape])
     config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
                               backfill=pbf.Backfill(reservations=None))
-    assert pbf.replay(table, config).jobs["start"].tolist() == [2, 4, 62, 12]
+    assert pbf.replay(table, config).jobs["start"].tolist() == [4, 8, 94, 98]
     monkeypatch.setattr(slurm_backfill_ref, "gpu_weights", lambda *args: None)
-    assert slurm_node_replay(nodes, jobs)["start"] == [2, 4, 34, 62]
+    assert slurm_node_replay(nodes, jobs)["start"] == [4, 8, 98, 17]
 
 
 def test_record_nodes_needs_nodes():

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from ..cluster import Node
     from .nodes_ref import NodeRequest
 
-__all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights", "RunningJob",
-           "slurm_pass", "slurm_node_replay", "KILL_WAIT", "WILL_RUN_WINDOW"]
+__all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights", "submit_weights",
+           "RunningJob", "slurm_pass", "slurm_node_replay", "KILL_WAIT", "WILL_RUN_WINDOW"]
 
 #: Slurm's default KillWait (s): when a job past its end is guessed to end
 KILL_WAIT = 30
@@ -158,6 +158,18 @@ def reset_weights(nodes: Sequence[Node], weights: list[int], candidates: Iterabl
     for i in candidates:
         if node_filter(nodes[i], req) and nodes[i].gpus >= req.gpus_per_node:
             weights[i] = 0xff
+
+
+def submit_weights(nodes: Sequence[Node], weights: list[int], req: NodeRequest) -> None:
+    """A submission is a test-only start attempt (``job_allocate``): the job's usable nodes reset
+    (:func:`reset_weights`), then, for a GPU job, each that could hold it when idle marked as
+    :func:`gpu_weights` marks."""
+    reset_weights(nodes, weights, range(len(nodes)), req)
+    if req.gpus_per_node > 0:
+        need = req.cores if req.max_nodes == 1 else 1
+        usable = [i for i, n in enumerate(nodes) if node_filter(n, req) and n.gpus >= req.gpus_per_node
+                  and n.cores >= need]
+        gpu_weights(weights, [(n.cores, n.memory_mb, n.gpus) for n in nodes], usable, req)
 
 
 def _choose(nodes, free, offered, req, first_fit, weights):
@@ -320,6 +332,13 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next."""
     weights = [0xff] * len(nodes)
-    return node_replay(nodes, jobs, reservations, first_fit,
-                       run_pass=lambda now, queue, running: slurm_pass(
-                           nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights))
+    seen = set()
+
+    def run_pass(now, queue, running):
+        for j in queue:                  # (new arrivals come last in the queue, in arrival order)
+            if j not in seen:
+                seen.add(j)
+                submit_weights(nodes, weights, jobs[j]["req"])
+        return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights)
+
+    return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass)
