@@ -81,6 +81,9 @@ ctypedef struct NodeModel:
     int64_t* r_first
     int64_t* r_last
     int64_t* r_w               # ... and their scheduling weight
+    int64_t* jn_node           # (scratch of nm_job_nodes: a running job's nodes, its cores on each,
+    int64_t* jn_all            # and those of them up)
+    int64_t* jn_up
     int64_t* wt                # each node's scheduling weight (Slurm's sched_weight; NULL: all equal):
                                # runs break where it changes, the lowest is taken first (slurm_space.pxd)
     int32_t* elig              # the nodes a job may use at all (features, capacity) ...
@@ -144,6 +147,9 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.r_first = <int64_t*>malloc(nn * sizeof(int64_t))
     M.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
     M.r_w = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.jn_node = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.jn_all = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.jn_up = <int64_t*>malloc(nn * sizeof(int64_t))
     M.elig = <int32_t*>malloc(nn * sizeof(int32_t))
     M.pcpu = <int64_t*>malloc(nn * sizeof(int64_t))
     M.open = <int32_t*>malloc(nn * sizeof(int32_t))
@@ -151,7 +157,7 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
     M.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
     M.elig_ok = False
-    if (M.r_w == NULL or M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
+    if (M.r_w == NULL or M.jn_node == NULL or M.jn_all == NULL or M.jn_up == NULL or M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
             or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
             or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
             or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
@@ -175,7 +181,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.wlo); free(M.whi); free(M.nused); free(M.pcpu); free(M.open); free(M.open_pos)
     free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
-    free(M.sortkey)
+    free(M.sortkey); free(M.jn_node); free(M.jn_all); free(M.jn_up)
     memset(M, 0, sizeof(NodeModel))
 
 
@@ -253,6 +259,32 @@ cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t 
         M.wlo[j] = <int32_t>lo
         M.whi[j] = <int32_t>hi
         M.nused[j] = <int32_t>nodes
+
+
+cdef inline int64_t nm_job_nodes(NodeModel* M, const uint64_t* row, int64_t W, const uint64_t* down,
+                                 int64_t ndown, int64_t j) noexcept nogil:
+    # running job j's nodes (its units in row), in index order: M.jn_node, with its cores on each
+    # (M.jn_all) and those of them that are up (M.jn_up, not in `down`); returns how many nodes
+    cdef int64_t w, u, i, n = 0, lo = M.wlo[j], hi = M.whi[j]
+    cdef uint64_t x
+    if hi < lo:                        # (its words are not known: all of them)
+        lo = 0
+        hi = W - 1
+    for w in range(lo, hi + 1):
+        x = row[w]
+        while x:
+            u = w * 64 + __builtin_ctzll(x)
+            x &= x - 1
+            i = M.node_of[u]
+            if n == 0 or M.jn_node[n - 1] != i:
+                M.jn_node[n] = i
+                M.jn_all[n] = 0
+                M.jn_up[n] = 0
+                n += 1
+            M.jn_all[n - 1] += 1
+            if not (ndown > 0 and (down[w] >> (u & 63)) & 1):
+                M.jn_up[n - 1] += 1
+    return n
 
 
 cdef inline void nm_note_head(NodeModel* M, int64_t cores, int64_t free_cores) noexcept nogil:

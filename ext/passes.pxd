@@ -22,7 +22,7 @@ from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, SS_ERROR
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
-                         nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
+                         nm_job_nodes, nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
@@ -357,28 +357,10 @@ cdef inline int node_plan_gain(State* S, const uint64_t* row, int64_t j, int64_t
     # running job j's resources come back at e: on each node of its units, its cores that are up,
     # and the memory and GPUs it holds there
     cdef NodeModel* M = &S.nm
-    cdef int64_t w, u, i, last = -1, all_c = 0, up_c = 0, lo = M.wlo[j], hi = M.whi[j]
-    cdef uint64_t x
-    if hi < lo:                        # (its words are not known: all of them)
-        lo = 0
-        hi = S.W - 1
-    for w in range(lo, hi + 1):
-        x = row[w]
-        while x:
-            u = w * 64 + __builtin_ctzll(x)
-            x &= x - 1
-            i = M.node_of[u]
-            if i != last:
-                if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != RC_OK:
-                    return RC_NO_MEMORY
-                last = i
-                all_c = 0
-                up_c = 0
-            all_c += 1
-            if not (S.nodes.ndown > 0 and (S.nodes.down[w] >> (u & 63)) & 1):
-                up_c += 1
-    if last >= 0 and nl_gain(&M.line[last], e, up_c, nm_job_mem(M, j, all_c), M.gpn[j]) != RC_OK:
-        return RC_NO_MEMORY
+    cdef int64_t k, n = nm_job_nodes(M, row, S.W, S.nodes.down, S.nodes.ndown, j)
+    for k in range(n):
+        if nl_gain(&M.line[M.jn_node[k]], e, M.jn_up[k], nm_job_mem(M, j, M.jn_all[k]), M.gpn[j]) != RC_OK:
+            return RC_NO_MEMORY
     return RC_OK
 
 

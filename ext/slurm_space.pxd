@@ -12,7 +12,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy
 
 from nodes cimport Nodes
-from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem
+from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem, nm_job_nodes
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
@@ -232,39 +232,19 @@ cdef inline bint ss_usable(const NodeModel* M, int64_t j, int64_t i) noexcept no
     return (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i] and M.mpc[j] <= M.cap_mem[i]
 
 
-cdef inline bint ss_give_back(SlurmSpace* X, const NodeModel* M, const Nodes* N, const uint64_t* row,
+cdef inline bint ss_give_back(SlurmSpace* X, NodeModel* M, const Nodes* N, const uint64_t* row,
                               int64_t j) noexcept nogil:
     # running job j's cores (those up), memory and GPUs on the offered nodes return to the future
     # free counts; whether it has any offered node
-    cdef int64_t w, u, i, last = -1, all_c = 0, up_c = 0, lo = M.wlo[j], hi = M.whi[j]
-    cdef uint64_t x
+    cdef int64_t k, i, n = nm_job_nodes(M, row, N.W, N.down, N.ndown, j)
     cdef bint touched = False
-    if hi < lo:
-        lo = 0
-        hi = N.W - 1
-    for w in range(lo, hi + 1):
-        x = row[w]
-        while x:
-            u = w * 64 + __builtin_ctzll(x)
-            x &= x - 1
-            i = M.node_of[u]
-            if i != last:
-                if last >= 0 and _ss_offered(X, last):
-                    X.fc[last] += up_c
-                    X.fm[last] += nm_job_mem(M, j, all_c)
-                    X.fg[last] += M.gpn[j]
-                    touched = True
-                last = i
-                all_c = 0
-                up_c = 0
-            all_c += 1
-            if not (N.ndown > 0 and (N.down[w] >> (u & 63)) & 1):
-                up_c += 1
-    if last >= 0 and _ss_offered(X, last):
-        X.fc[last] += up_c
-        X.fm[last] += nm_job_mem(M, j, all_c)
-        X.fg[last] += M.gpn[j]
-        touched = True
+    for k in range(n):
+        i = M.jn_node[k]
+        if _ss_offered(X, i):
+            X.fc[i] += M.jn_up[k]
+            X.fm[i] += nm_job_mem(M, j, M.jn_all[k])
+            X.fg[i] += M.gpn[j]
+            touched = True
     return touched
 
 
