@@ -213,7 +213,7 @@ def _nodes_summary(result, cluster, requests, size, stats):
 def _results(table, order, core, submit, size, run, units, config, wall, outages=(None, None)):
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
     if config.clock == "slurm-sim" and config.slurm_sim.end_lag:
-        # the core held each job end_lag seconds past its run time (SlurmSim.end_lag); it ended at start + run
+        # the core held jobs end_lag seconds past their run time (SlurmSim.end_lag); each ended at start + run
         end = np.where((state == JobState.JS_DONE) & (start >= 0), np.minimum(end, start + run), end)
     if config.coalloc is not None:
         # jobs ran for their elapsed time, stretched by sharing their nodes

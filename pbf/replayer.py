@@ -74,7 +74,11 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
     est = scoring.predictor.given(req, run)
     lag = config.slurm_sim.end_lag if config.clock == "slurm-sim" else 0
-    held = run + lag if lag else run      # (the scheduler sees each end lag seconds late; reported ends are not)
+    below = config.slurm_sim.end_lag_below
+    if lag:                              # (the scheduler sees these ends lag seconds late; reported ends are not)
+        held = run + lag if below <= 0 else np.where(run < below, run + lag, run)
+    else:
+        held = run
     _, user = np.unique(table.user[order], return_inverse=True)
     part, qos = scoring.job_factors(table.partition[order], table.queue[order])
     core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,

@@ -39,6 +39,9 @@ SOURCES = {
     "cost_queue_us": "no published figure; 0 (the simulator's bf_model charges per tried job only)",
     "end_lag": "0: the Slurm 17.02 simulator sees an end in the iteration of its second; a real Slurm 22.05 "
                "sees it at the next scheduling second (measured by pbf validate slurm: 1 s at bf_interval=1)",
+    "end_lag_below": "0 (every job); with --slurm-conf 13 s: a job's launch and completion take ~40 ms and "
+                     "backfill cycles start ~3 ms later each second (slurmctld's log of a pbf validate slurm "
+                     "run here), so a job running longer than 0.040 / 0.003 s ends before its last second's cycle",
 }
 
 
@@ -61,7 +64,8 @@ class SlurmSim:
     pass tests (62 us); ``cost_queue_us``: charged per queued job when a cycle builds and sorts its
     queue (0 us); ``end_lag``: whole seconds a job holds its resources after start + run time
     before the scheduler sees its end (0; a real Slurm: 1, docs/slurm-harness.md "When a job's end is
-    seen"). The reported end stays start + run time."""
+    seen"), for jobs that run less than ``end_lag_below`` seconds (0: every job). The reported end
+    stays start + run time."""
 
     bf_yield_interval: float = 2.0
     time_step: float = 1.0
@@ -72,6 +76,7 @@ class SlurmSim:
     cost_main_test_us: int = 62
     cost_queue_us: int = 0
     end_lag: int = 0
+    end_lag_below: int = 0
 
     def __post_init__(self):
         _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
@@ -83,6 +88,7 @@ class SlurmSim:
         _number("cost_main_test_us", self.cost_main_test_us, 0, integer=True, unit="us")
         _number("cost_queue_us", self.cost_queue_us, 0, integer=True, unit="us")
         _number("end_lag", self.end_lag, 0, integer=True)
+        _number("end_lag_below", self.end_lag_below, 0, integer=True)
 
     def check_budget(self, budget_s: int | None) -> None:
         """A yield interval longer than the cycle's budget would never yield: refuse it."""

@@ -2,6 +2,7 @@
 oracle (pbf.reference.slurm_backfill_ref), and the oracle's rules on small cases worked by hand from
 Slurm 22.05's source (backfill.c ``_add_reservation``/``_attempt_backfill``, job_test.c
 ``_will_run_test``)."""
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -150,6 +151,22 @@ def test_a_gpu_job_marks_its_node_preferred_for_the_reservations_before_it(monke
     assert pbf.replay(table, config).jobs["start"].tolist() == [4, 8, 94, 98]
     monkeypatch.setattr(slurm_backfill_ref, "gpu_weights", lambda *args: None)
     assert slurm_node_replay(nodes, jobs)["start"] == [4, 8, 98, 17]
+
+
+@pytest.mark.parametrize("lag, below, second", [(0, 0, 5), (1, 0, 6), (1, 10, 6), (1, 3, 5)])
+def test_end_lag_holds_short_jobs_a_second_longer_and_reports_their_own_end(lag, below, second):
+    # two 4-unit jobs of 5 s on 4 units under the slurm-sim clock: the second starts when the
+    # scheduler sees the first end (5 s, or 6 s with the lag); ends are reported as start + run
+    from pbf.scheduler_time import SlurmSim
+    from pbf.workload.jobs import JobTable
+    table = JobTable.from_arrays(job_id=np.array([1, 2]), submit=np.array([0, 0]), run=np.array([5, 5]),
+                                 req_procs=np.array([4, 4]), req_time=np.array([60, 60]))
+    config = pbf.ReplayConfig(units=4, clock="slurm-sim", trigger="interval", bf_interval=1,
+                              backfill=pbf.Backfill(reservations=None),
+                              slurm_sim=SlurmSim(end_lag=lag, end_lag_below=below, bf_yield_interval=1))
+    got = pbf.replay(table, config)
+    assert got.jobs["start"].tolist() == [0, second]
+    assert got.jobs["end"].tolist() == [5, second + 5]
 
 
 def test_record_nodes_needs_nodes():

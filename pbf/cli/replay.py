@@ -161,6 +161,8 @@ def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
     g.add_argument("--end-lag", type=int_in(0), metavar="S",
                    help="seconds a job holds its resources past its run time before the scheduler sees its end "
                         "(0; 1 with --slurm-conf: a real Slurm sees an end at its next scheduling second)")
+    g.add_argument("--end-lag-below", type=int_in(0), metavar="S",
+                   help="--end-lag only for jobs that run less than S seconds (0: every job; 13 with --slurm-conf)")
     g.add_argument("--batch-sched-delay", type=int_in(0), metavar="S",
                    help="an event-triggered main-scheduler pass at most this often (3)")
     g.add_argument("--sched-interval", type=int_in(1), metavar="S",
