@@ -35,15 +35,17 @@ def _drive(engine, jobs):
     return starts, decisions
 
 
+@pytest.mark.parametrize("search", ["exact", "slurm"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(node_scenarios())
-def test_engine_on_nodes_decides_as_the_replay(case):
+def test_engine_on_nodes_decides_as_the_replay(search, case):
     nodes, jobs, reservations, first_fit = case
     cluster = Cluster.of_nodes(nodes, name="h")
     choice = "first-fit" if first_fit else "best-fit"
     backfill = pbf.Backfill(reservations=reservations)
-    want = pbf.replay(node_table(jobs), pbf.ReplayConfig(cluster=cluster, backfill=backfill, node_choice=choice))
-    engine = pbf.Engine(cluster, backfill=backfill, node_choice=choice)
+    want = pbf.replay(node_table(jobs), pbf.ReplayConfig(cluster=cluster, backfill=backfill, node_choice=choice,
+                                                         node_search=search))
+    engine = pbf.Engine(cluster, backfill=backfill, node_choice=choice, node_search=search)
     # jobs the replay rejects (no node set holds them) are refused by the engine, naming why
     feasible = []
     for k, j in enumerate(jobs):
