@@ -27,7 +27,14 @@ import pytest
 from pbf.errors import ConfigError, TraceFormatError
 from pbf.validate import compare as cmp
 from pbf.validate.jobs import HarnessJob, load_workload, pbf_table, scale_jobs
-from pbf.validate.records import local_epoch, read_jobcomp, read_sdiag, read_starts_log, sdiag_figures
+from pbf.validate.records import (
+    local_epoch,
+    read_jobcomp,
+    read_sdiag,
+    read_starts_log,
+    read_timing,
+    sdiag_figures,
+)
 from pbf.validate.slurm_config import (
     CTL_ADDR,
     CTL_HOST,
@@ -374,6 +381,26 @@ def _alive(pid):
 def _started_pids(inside_log):
     return [(m.group(1), int(m.group(2))) for m in
             re.finditer(r"started (\S+) \(pid (\d+)\)", Path(inside_log).read_text())]
+
+
+def test_slurms_timing_is_read_from_its_log():
+    # two jobs of 8 s and 20 s ending 35 and 45 ms late (the upper median: 45 ms); cycles 1.003 s apart
+    # (drift 3 ms a second); so jobs under 0.045 / 0.003 = 15 s have their end seen a second late
+    log = "\n".join([
+        "[2026-11-25T12:00:00.100] sched/backfill: _attempt_backfill: beginning",
+        "[2026-11-25T12:00:00.101] sched/backfill: _start_job: Started JobId=1 in batch on a1",
+        "[2026-11-25T12:00:01.103] sched/backfill: _attempt_backfill: beginning",
+        "[2026-11-25T12:00:01.104] sched: Allocate JobId=2 NodeList=a2 #CPUs=2 Partition=batch",
+        "[2026-11-25T12:00:02.106] sched/backfill: _attempt_backfill: beginning",
+        "[2026-11-25T12:00:08.136] _job_complete: JobId=1 done",
+        "[2026-11-25T12:00:21.149] _job_complete: JobId=2 done",
+        "[2026-11-25T12:00:30.000] sched/backfill: _attempt_backfill: beginning"])
+    t = read_timing(log, {1: 8, 2: 20})
+    assert t["jobs"] == 2 and t["cycles"] == 4
+    assert t["launch_completion_s"] == pytest.approx(0.045, abs=1e-6)
+    assert t["cycle_drift_s"] == pytest.approx(0.003, abs=1e-6)
+    assert t["end_lag_below_s"] == 15
+    assert read_timing("", {})["end_lag_below_s"] is None
 
 
 def test_recorded_runs_must_be_there(tmp_path):

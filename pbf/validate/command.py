@@ -97,6 +97,12 @@ def _print_summary(s, out):
     lines.append(f"nodes        pbf: {nodes(s.get('nodes_pbf_vs_slurm'))}")
     for k, n in enumerate(s.get("nodes_slurm_vs_slurm") or [], 2):
         lines.append(f"             slurm run {k}: {nodes(n)}")
+    tm = (s.get("runs") or [{}])[0].get("timing") or {}
+    if tm.get("end_lag_below_s") is not None:
+        lines.append(f"timing       Slurm run 1: launch and completion {1000 * tm['launch_completion_s']:.0f} ms, "
+                     f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of jobs under "
+                     f"{tm['end_lag_below_s']} s seen a second late (pbf: --end-lag-below "
+                     f"{s['pbf_config'].get('slurm_sim', {}).get('end_lag_below', '?')})")
     w = s["awt_s"]
     if w["slurm"] is not None:
         rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..errors import TraceFormatError
 from ..node import expand_hostlist
 
-__all__ = ["JobRecord", "read_jobcomp", "parse_jobcomp_line", "read_sdiag", "sdiag_figures", "local_epoch"]
+__all__ = ["JobRecord", "read_jobcomp", "parse_jobcomp_line", "read_sdiag", "sdiag_figures", "local_epoch",
+           "read_starts_log", "read_timing"]
 
 _KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9]*)=")
 _NEEDED = ("JobId", "JobState", "StartTime", "EndTime", "NodeList")
@@ -168,3 +169,38 @@ def read_starts_log(text: str) -> dict:
         else:
             out.setdefault(int(main_id), ("main", t))
     return out
+
+
+_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\] (.*)$")
+_DONE = re.compile(r"_job_complete: JobId=(\d+) done")
+
+
+def read_timing(text: str, runs: dict) -> dict:
+    """Slurm's sub-second timing, from slurmctld's log (millisecond stamps): ``launch_completion_s``,
+    the median of end - start - asked run time over the jobs (``runs``: slurm job id -> asked run
+    time, s; start from the ``Started``/``Allocate`` line, end from ``_job_complete: ... done``);
+    ``cycle_drift_s``, the median of how much later than one second after the last each backfill
+    cycle began (consecutive cycles 0.5-1.5 s apart); and ``end_lag_below_s``, their ratio rounded:
+    jobs shorter than that end just after the cycle of their last second, so the scheduler sees them a
+    second late (pbf's ``SlurmSim.end_lag_below``). Values are None where the log has too little."""
+    starts = {k: t for k, (_, t) in read_starts_log(text).items()}
+    ends, cycles = {}, []
+    for line in text.splitlines():
+        m = _STAMP.match(line)
+        if not m:
+            continue
+        stamp, frac, rest = m.groups()
+        t = local_epoch(stamp) + (float(frac) if frac else 0.0)
+        if "_attempt_backfill: beginning" in rest:
+            cycles.append(t)
+            continue
+        d = _DONE.search(rest)
+        if d:
+            ends.setdefault(int(d.group(1)), t)
+    over = sorted(ends[k] - starts[k] - runs[k] for k in ends if k in starts and k in runs)
+    drift = sorted((b - a) - 1.0 for a, b in zip(cycles, cycles[1:]) if 0.5 < b - a < 1.5)
+    eps = over[len(over) // 2] if over else None
+    dr = drift[len(drift) // 2] if drift else None
+    below = int(round(eps / dr)) if eps is not None and dr is not None and dr > 0 and eps > 0 else None
+    return {"launch_completion_s": eps, "cycle_drift_s": dr, "end_lag_below_s": below,
+            "jobs": len(over), "cycles": len(cycles)}

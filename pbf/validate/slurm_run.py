@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PbfError
 from .jobs import HarnessJob
-from .records import JobRecord, read_jobcomp, read_starts_log
+from .records import JobRecord, read_jobcomp, read_starts_log, read_timing
 from .slurm_config import PrivateConf
 
 __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
@@ -107,7 +107,8 @@ class SlurmRun:
     between the planned and the actual ``sbatch``), error (sbatch's message if refused)); the ``sdiag``
     text, Slurm's ``version``, ``t0`` (epoch of the origin), ``idle_after_s`` (daemons up to every node
     idle), ``wall_s``, ``finished`` (every job ended before the timeout), ``stopped`` (each daemon, how it
-    was stopped and whether it is gone) and the ``scratch`` folder (removed unless kept)."""
+    was stopped and whether it is gone) and the ``scratch`` folder (removed unless kept); ``timing``:
+    Slurm's sub-second timing read from its log (:func:`pbf.validate.records.read_timing`)."""
     jobs: dict
     sdiag: str
     version: str
@@ -119,6 +120,7 @@ class SlurmRun:
     scratch: str
     jobcomp: str = ""
     errors: list = field(default_factory=list)
+    timing: dict = field(default_factory=dict)
 
 
 def _pids_in_netns(ns):
@@ -240,10 +242,14 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
     jobcomp_path = os.path.join(scratch, "jobcomp.txt")
     records = read_jobcomp(jobcomp_path) if os.path.exists(jobcomp_path) else []
     ctl_log = os.path.join(scratch, "log", "slurmctld.log")
-    starts = {}
+    starts, timing = {}, {}
     if os.path.exists(ctl_log):
         with open(ctl_log, errors="replace") as fh:
-            starts = read_starts_log(fh.read())
+            log_text = fh.read()
+        starts = read_starts_log(log_text)
+        runs = {sub["slurm_id"]: j.run for j in jobs for sub in [result["submitted"].get(str(j.id))]
+                if sub and sub.get("slurm_id") is not None}
+        timing = read_timing(log_text, runs)
     out = job_outcomes(jobs, result["submitted"], t0, records, starts, result.get("never_started", {}))
     jobcomp_text = ""
     if os.path.exists(jobcomp_path):
@@ -251,7 +257,7 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
             jobcomp_text = fh.read()
     return SlurmRun(out, result.get("sdiag", ""), result.get("version", ""), t0, result.get("idle_after_s", 0.0),
                     result.get("wall_s", 0.0), bool(result.get("finished")), result.get("stopped", []), scratch,
-                    jobcomp_text, errors)
+                    jobcomp_text, errors, timing)
 
 
 def job_outcomes(jobs: Sequence[HarnessJob], submitted: dict, t0: int, records: list[JobRecord], starts: dict,
