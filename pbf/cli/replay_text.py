@@ -51,7 +51,9 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
                         + (f"; first job not fitting held by memory/GPUs/features/shape with its cores free in "
                            f"{nodes['heads_held_by_resources_share']:.1%} of {nodes['heads_blocked']:,} passes"
                            if nodes["heads_blocked"] else "")
-                        + "".join(f"; {n:,} rejected: {r}" for r, n in list(nodes["never_fit_by_reason"].items())[:3]))
+                        + "".join(f"; {n:,} rejected: {r}" for r, n in list(nodes["never_fit_by_reason"].items())[:3])
+                        + ("; Slurm's node search (will-run test, whole-node reservations)"
+                           if s.get("config", {}).get("node_search") == "slurm" else ""))
     f = s.get("failures")
     if f:
         ev = f["events"]
