@@ -70,7 +70,7 @@ cdef class NodeCluster:
             raise RuntimeError("pbf core: set the nodes first")
         if S.jobs.n:
             raise RuntimeError("pbf core: the node search is chosen before any job")
-        if search == "slurm" and not S.ss.on:
+        if search == "slurm" and S.ss.offer == NULL:
             if ss_alloc(&S.ss, S.nm.nn) != RC_OK:
                 raise MemoryError("pbf core: out of memory (the nodes)")
         S.ss.on = search == "slurm"

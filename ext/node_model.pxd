@@ -505,11 +505,16 @@ cdef inline bint nm_choose(NodeModel* M, int64_t cores, int64_t min_nodes, int64
 
 
 cdef inline bint nm_never_fits(NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
-    # can no set of nodes, all idle, ever hold job j?
+    # can no set of nodes, all idle, ever hold job j? (whatever weights other jobs left on the nodes)
     cdef int64_t i
+    cdef int64_t* wt = M.wt
+    cdef bint fits
     for i in range(M.nn):
         M.cpu[i] = nm_node_cpus(M, j, i, M.first[i + 1] - M.first[i], M.cap_mem[i], M.cap_gpu[i])
-    return not nm_choose(M, cores, M.minn[j], M.maxn[j])
+    M.wt = NULL
+    fits = nm_choose(M, cores, M.minn[j], M.maxn[j])
+    M.wt = wt
+    return not fits
 
 
 cdef inline bint nm_fits_live(NodeModel* M, int64_t j, int64_t cores, const uint64_t* free_units) noexcept nogil:

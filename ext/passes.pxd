@@ -25,7 +25,7 @@ from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add
                          nm_job_nodes, nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
-                         EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE)
+                         EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE, TR_EVENT)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START, prio_time_dependent
 
 cdef extern from *:
@@ -523,7 +523,12 @@ cdef inline int64_t node_confirm(State* S, NodeModel* M, int64_t j, int64_t k, i
 cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int64_t k, int64_t d) noexcept nogil:
     # node_step under Slurm's backfill (slurm_space.pxd): start the job now, reserve its nodes, or skip it
     cdef PassCtx* c = &S.ctx
-    cdef int64_t t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window, c.resv_left != 0)
+    cdef int64_t t
+    if not c.blocked and S.cfg.trigger == TR_EVENT:
+        # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first job
+        # that cannot start, reset the weights as select_nodes does)
+        ss_main_test(&S.ss, M, &S.nodes, j, k)
+    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window, c.resv_left != 0)
     if t == SS_ERROR:
         return STEP_ERROR
     if t == c.now:

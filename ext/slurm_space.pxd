@@ -287,13 +287,16 @@ cdef inline void ss_submit_weights(SlurmSpace* X, const NodeModel* M, int64_t j,
 cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores) noexcept nogil:
     # the weights as the main scheduler's test of job j leaves them, before its choice on the nodes as
     # they are (select_nodes: reset, then the job's own test)
-    cdef int64_t i
+    cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j], c
     ss_reset_weights(X, M, j, False)
-    if M.gpn[j] <= 0:
+    if g <= 0:
         return
     for i in range(M.nn):
-        X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
-    ss_gpu_weights(X, M, j, cores, X.fc, M.free_gpu, False)
+        if not ss_usable(M, j, i) or M.cap_gpu[i] < g:
+            continue
+        c = nm_range_count(N.free, M.first[i], M.first[i + 1])
+        if c >= need and c > 0 and M.free_gpu[i] >= g:
+            X.sw[i] = 0xff - (M.free_gpu[i] if M.free_gpu[i] < g else g)
 
 
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
@@ -311,14 +314,17 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
 
 
 cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
-                                int64_t j, int64_t cores, int64_t now) noexcept nogil:
-    # _will_run_test on the offered nodes: the start (M.take: where), or -1. rows_of: each job's row
+                                int64_t j, int64_t cores, int64_t now, bint now_only) noexcept nogil:
+    # _will_run_test on the offered nodes: the start (M.take: where), or -1. rows_of: each job's row;
+    # now_only: only the test on the nodes as they are (TEST_NOW_ONLY: no reservation is left)
     cdef int64_t i, r, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, jj
     cdef bint more = True, test
     for i in range(M.nn):
         X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1]) if _ss_offered(X, i) else 0
     if _ss_choose(X, M, j, cores, False):
         return now
+    if now_only:
+        return -1
     for i in range(M.nn):
         X.fm[i] = M.free_mem[i]
         X.fg[i] = M.free_gpu[i]
@@ -390,7 +396,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         for i in range(M.nn):
             if _ss_offered(X, i) and not ss_usable(M, j, i):
                 X.offer[i >> 6] &= ~((<uint64_t>1) << (i & 63))
-        start = ss_will_run(X, M, N, rows_of, j, cores, now)
+        start = ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)
         if start < 0:
             if later >= 0 and reserve:
                 continue

@@ -134,23 +134,40 @@ def test_slurm_search_differs_from_the_exact_plan_where_slurm_does():
     assert pbf.replay(table, config).jobs["start"].tolist() == [4, 154, 154]
 
 
-def test_a_gpu_job_marks_its_node_preferred_for_the_reservations_before_it(monkeypatch):
-    # nodes a, b (4 cores) and g (4 cores, 2 GPUs). Jobs 0 and 1 run on a:3 and a:1, b:4, g:1 to 94 and
-    # 98; job 2 (4 cores) waits. Job 3 (3 cores, 1 GPU) arrives at 17: its submission marks g (weight
-    # 0xff - 1), so job 2, tested first, plans g before a and reserves g whole from 94: job 3 waits
-    # for it, to 98. Without the mark job 2 plans a alone, and job 3 starts at once on g.
+def test_a_waiting_gpu_jobs_mark_makes_its_node_preferred_for_the_reservations_after_it(monkeypatch):
+    # nodes a, b (4 cores) and g (4 cores, 2 GPUs). Job 0 runs on a:4, b:2 to 32 and job 1 (GPU) on
+    # g:3. Job 2 (3 cores, 1 GPU) waits for g; its test, first in every pass, marks g (weight 0xff - 1).
+    # Job 3 (6 cores), tested next, plans g first and reserves it whole from 32, so job 4 (1 core,
+    # 30 s), which fits on g's free core now, waits to 32. Without the mark job 3 reserves a and b,
+    # and job 4 starts at once on g.
     from pbf.reference import slurm_backfill_ref
     nodes = [Node("a", 4, 8000, 0, ()), Node("b", 4, 8000, 0, ()), Node("g", 4, 8000, 2, ())]
-    shape = [(4, 90, 3, 0), (8, 90, 6, 0), (13, 120, 4, 0), (17, 120, 3, 1)]
+    shape = [(2, 30, 6, 0), (3, 120, 3, 1), (8, 120, 3, 1), (11, 60, 6, 0), (13, 30, 1, 0)]
     jobs = [dict(submit=s, run=e, est=e, req=NodeRequest(c, gpus_per_node=g)) for s, e, c, g in shape]
-    assert slurm_node_replay(nodes, jobs)["start"] == [4, 8, 94, 98]
+    assert slurm_node_replay(nodes, jobs)["start"] == [2, 3, 123, 32, 32]
     table = node_table([dict(submit=s, run=e, est=e, cores=c, mpc=0, mpn=0, gpus=g, nmin=1, nmax=0, feat=())
                         for s, e, c, g in shape])
     config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
                               backfill=pbf.Backfill(reservations=None))
-    assert pbf.replay(table, config).jobs["start"].tolist() == [4, 8, 94, 98]
+    assert pbf.replay(table, config).jobs["start"].tolist() == [2, 3, 123, 32, 32]
     monkeypatch.setattr(slurm_backfill_ref, "gpu_weights", lambda *args: None)
-    assert slurm_node_replay(nodes, jobs)["start"] == [4, 8, 98, 17]
+    assert slurm_node_replay(nodes, jobs)["start"] == [2, 3, 123, 32, 13]
+
+
+def test_a_job_the_idle_cluster_holds_is_never_refused_for_weights_and_never_waits_for_ever():
+    # the weights other jobs leave on the nodes split the runs; a 9-core job on exactly 3 nodes must
+    # still be found feasible, and start once the nodes are free (a pass at every event resets the
+    # weights of the nodes its first jobs may use, as Slurm's main scheduler does)
+    nodes = [Node("n0", 2, 16000, 2, ("a",)), Node("n1", 4, 16000, 0, ()), Node("n2", 2, 16000, 1, ("b",)),
+             Node("n3", 3, 16000, 0, ())]
+    shape = [(0, 600, 1, 2, ("a",), 1, 0), (0, 600, 1, 1, ("b",), 1, 0), (1, 60, 9, 0, (), 3, 3)]
+    jobs = [dict(submit=s, run=e, est=e, req=NodeRequest(c, gpus_per_node=g, min_nodes=lo, max_nodes=hi,
+                                                         features=frozenset(f))) for s, e, c, g, f, lo, hi in shape]
+    assert slurm_node_replay(nodes, jobs)["start"] == [0, 0, 600]
+    table = node_table([dict(submit=s, run=e, est=e, cores=c, mpc=0, mpn=0, gpus=g, nmin=lo, nmax=hi, feat=f)
+                        for s, e, c, g, f, lo, hi in shape])
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm")
+    assert pbf.replay(table, config).jobs["start"].tolist() == [0, 0, 600]
 
 
 @pytest.mark.parametrize("lag, below, second", [(0, 0, 5), (1, 0, 6), (1, 10, 6), (1, 3, 5)])

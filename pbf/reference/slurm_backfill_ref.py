@@ -24,6 +24,11 @@ what it changes in a replay.
   the first batch ends at the first end rounded up to the next multiple of 30 s, plus 30 s; the window
   then doubles until the next end fits. After each batch the choice is tried again; the first success
   starts the job at the batch's last end (a job already past its end: that end plus ``KillWait``).
+  With no reservation left only the first test is made (``TEST_NOW_ONLY``).
+* **Node weights** (:func:`gpu_weights`, :func:`reset_weights`; cons_tres ``can_job_run_on_node``,
+  ``_sync_node_weight``): a GPU job's tests mark the nodes that could hold its GPUs, a start attempt
+  resets the nodes of the job attempted (a submission's test, a main-scheduler test — here the tests of
+  a pass up to its first job that cannot start —, a backfill start); lower weights are chosen first.
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from .nodes_ref import NodeRequest
 
 __all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights", "submit_weights",
-           "RunningJob", "slurm_pass", "slurm_node_replay", "KILL_WAIT", "WILL_RUN_WINDOW"]
+           "main_test_weights", "RunningJob", "slurm_pass", "slurm_node_replay", "KILL_WAIT", "WILL_RUN_WINDOW"]
 
 #: Slurm's default KillWait (s): when a job past its end is guessed to end
 KILL_WAIT = 30
@@ -172,6 +177,15 @@ def submit_weights(nodes: Sequence[Node], weights: list[int], req: NodeRequest) 
         gpu_weights(weights, [(n.cores, n.memory_mb, n.gpus) for n in nodes], usable, req)
 
 
+def main_test_weights(nodes: Sequence[Node], weights: list[int], free: Sequence[tuple[int, int, int]],
+                      req: NodeRequest) -> None:
+    """A main-scheduler test (``select_nodes``): the job's usable nodes reset, then, for a GPU job, each
+    of them that could hold it now marked as :func:`gpu_weights` marks."""
+    reset_weights(nodes, weights, range(len(nodes)), req)
+    usable = [i for i, n in enumerate(nodes) if node_filter(n, req) and n.gpus >= req.gpus_per_node]
+    gpu_weights(weights, free, usable, req)
+
+
 def _choose(nodes, free, offered, req, first_fit, weights):
     gpu_weights(weights, free, offered, req)
     cpu = [node_cpus(*free[i], nodes[i].features, req) if i in offered else 0 for i in range(len(nodes))]
@@ -180,15 +194,18 @@ def _choose(nodes, free, offered, req, first_fit, weights):
 
 def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], running: Sequence[RunningJob],
              req: NodeRequest, offered: set[int], now: int, first_fit: bool = False,
-             weights: list[int] | None = None) -> tuple[int, dict[int, int]] | None:
+             weights: list[int] | None = None, now_only: bool = False) -> tuple[int, dict[int, int]] | None:
     """``_will_run_test``: (start, {node: cores}) for ``req`` on the ``offered`` nodes, given each
     node's ``free`` (cores, memory, GPUs) now and the ``running`` jobs; None: no start. ``weights``:
     the nodes' scheduling weights, which a GPU job's tests mark (:func:`gpu_weights`; None: a fresh
-    list, all 0xff)."""
+    list, all 0xff). ``now_only``: the test on the nodes as they are alone (Slurm's ``TEST_NOW_ONLY``,
+    when no reservation is left)."""
     weights = weights if weights is not None else [0xff] * len(nodes)
     got = _choose(nodes, free, offered, req, first_fit, weights)
     if got is not None:
         return now, got
+    if now_only:
+        return None
     future = [list(f) for f in free]
     order = sorted(running, key=lambda r: r.end)
     window, end_time, k, n = WILL_RUN_WINDOW, None, 0, len(order)
@@ -261,7 +278,7 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
                 continue
             return "skip", -1, None
         offered = {i for i in offered if node_filter(nodes[i], req)}
-        got = will_run(nodes, free, running, req, offered, now, first_fit, weights)
+        got = will_run(nodes, free, running, req, offered, now, first_fit, weights, now_only=not reserve)
         if got is None:
             if later is not None and reserve:
                 continue
@@ -310,8 +327,13 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             free[i][2] -= g
     left = reservations
     started = {}
+    blocked = False
     for j in queue:
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
+        if not blocked:
+            # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
+            # job that cannot start, reset the weights as select_nodes does)
+            main_test_weights(nodes, weights, free, req)
         kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
                                        reserve=left is None or left > 0, first_fit=first_fit, weights=weights)
         if kind == "start":
@@ -322,8 +344,10 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                 free[i][0] -= c
                 free[i][1] -= m
                 free[i][2] -= g
-        elif kind == "reserve" and left is not None:
-            left -= 1
+        else:
+            blocked = True
+            if kind == "reserve" and left is not None:
+                left -= 1
     return started
 
 
