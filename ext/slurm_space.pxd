@@ -248,19 +248,24 @@ cdef inline bint ss_give_back(SlurmSpace* X, NodeModel* M, const Nodes* N, const
     return touched
 
 
+cdef inline void _ss_mark(SlurmSpace* X, int64_t i, int64_t c, int64_t gf, int64_t need, int64_t g) noexcept nogil:
+    # node i, with c cores and gf GPUs free, could hold a task of a job asking g GPUs (need: the cores
+    # it must find there): its weight becomes 0xff less the GPUs the job would use there
+    if c >= need and c > 0 and gf >= g:
+        X.sw[i] = 0xff - (gf if gf < g else g)
+
+
 cdef inline void ss_gpu_weights(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t cores, const int64_t* fc,
-                                const int64_t* fg, bint offered_only) noexcept nogil:
-    # a GPU job's test marks each candidate node (the offered ones, or all) with its GPUs and cores for
-    # one task free (all its cores when it must be one node): 0xff less the GPUs it would use there
-    # (cons_tres can_job_run_on_node, "favor nodes with more co-located GPUs")
+                                const int64_t* fg) noexcept nogil:
+    # a GPU job's test marks each offered node with its GPUs and cores for one task free (all its
+    # cores when it must be one node) (cons_tres can_job_run_on_node, "favor nodes with more
+    # co-located GPUs")
     cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
     if g <= 0:
         return
     for i in range(M.nn):
-        if offered_only and not _ss_offered(X, i):
-            continue
-        if fc[i] >= need and fc[i] > 0 and fg[i] >= g:
-            X.sw[i] = 0xff - (fg[i] if fg[i] < g else g)
+        if _ss_offered(X, i):
+            _ss_mark(X, i, fc[i], fg[i], need, g)
 
 
 cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, bint offered_only) noexcept nogil:
@@ -280,29 +285,26 @@ cdef inline void ss_submit_weights(SlurmSpace* X, const NodeModel* M, int64_t j,
     if g <= 0:
         return
     for i in range(M.nn):
-        if (ss_usable(M, j, i) and M.first[i + 1] - M.first[i] >= need and M.cap_gpu[i] >= g):
-            X.sw[i] = 0xff - (M.cap_gpu[i] if M.cap_gpu[i] < g else g)
+        if ss_usable(M, j, i):
+            _ss_mark(X, i, M.first[i + 1] - M.first[i], M.cap_gpu[i], need, g)
 
 
 cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores) noexcept nogil:
     # the weights as the main scheduler's test of job j leaves them, before its choice on the nodes as
     # they are (select_nodes: reset, then the job's own test)
-    cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j], c
+    cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
     ss_reset_weights(X, M, j, False)
     if g <= 0:
         return
     for i in range(M.nn):
-        if not ss_usable(M, j, i) or M.cap_gpu[i] < g:
-            continue
-        c = nm_range_count(N.free, M.first[i], M.first[i + 1])
-        if c >= need and c > 0 and M.free_gpu[i] >= g:
-            X.sw[i] = 0xff - (M.free_gpu[i] if M.free_gpu[i] < g else g)
+        if ss_usable(M, j, i) and M.cap_gpu[i] >= g:
+            _ss_mark(X, i, nm_range_count(N.free, M.first[i], M.first[i + 1]), M.free_gpu[i], need, g)
 
 
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
     # the select plugin's choice among the offered nodes (M.take), now or after the removals so far
     cdef int64_t i
-    ss_gpu_weights(X, M, j, cores, X.fc, X.fg if future else M.free_gpu, True)
+    ss_gpu_weights(X, M, j, cores, X.fc, X.fg if future else M.free_gpu)
     for i in range(M.nn):
         if not _ss_offered(X, i):
             M.cpu[i] = 0
