@@ -57,6 +57,7 @@ _ARRAYS = (
     (_at(&_probe.users.hist), _at(&_probe.users.n), sizeof(_probe.users.hist[0])),
     (_at(&_probe.users.usage), _at(&_probe.users.n), sizeof(_probe.users.usage[0])),
     (_at(&_probe.users.raw), _at(&_probe.users.n), sizeof(_probe.users.raw[0])),
+    (_at(&_probe.users.fsf), _at(&_probe.users.n), sizeof(_probe.users.fsf[0])),
     (_at(&_probe.policy.reg), -1, sizeof(_probe.policy.reg[0])),
     (_at(&_probe.nm.free_mem), _at(&_probe.nm.nn), sizeof(_probe.nm.free_mem[0])),
     (_at(&_probe.nm.free_gpu), _at(&_probe.nm.nn), sizeof(_probe.nm.free_gpu[0])),

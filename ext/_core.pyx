@@ -26,13 +26,14 @@ import threading
 import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 
 from memory cimport grow
 from ticks cimport PBF_HAVE_TSC, clock_ns, now_ticks
 from profile cimport prof_start_pass, prof_find_start
 from regression cimport Reg, reg_init
+from fair_tree cimport FairTree, FtRec, ft_free, ft_compute
 from policy cimport INCREMENTS as C_INCREMENTS
 from parallel cimport pool_free_copies, pool_alloc_copies
 from records cimport PassRec
@@ -264,6 +265,82 @@ cdef class Core:
                 raise MemoryError("pbf core: out of memory (the regression model)")
         reg_init(self.s.policy.reg, eta, lam, over_sq, under_sq, weight, over_slope, under_slope)
         self.s.policy.predictor = PD_REGRESSION
+
+    def set_associations(self, parent, shares_norm, is_user, user_of, int64_t user_assocs):
+        """Multifactor fair share by Fair Tree over this association tree (``pbf.fairshare``:
+        :meth:`Associations.arrays`); ``None`` for ``parent`` goes back to classic fair share.
+        Validated here; on an error nothing changes."""
+        cdef FairTree* T
+        cdef int64_t n, i, k, p
+        if parent is None:
+            ft_free(self.s.policy.ft)
+            self.s.policy.ft = NULL
+            return
+        par = np.ascontiguousarray(parent, dtype=np.int64)
+        sn = np.ascontiguousarray(shares_norm, dtype=np.float64)
+        iu = np.ascontiguousarray(is_user, dtype=np.int8)
+        uo = np.ascontiguousarray(user_of, dtype=np.int64)
+        n = par.shape[0]
+        if n < 1 or sn.shape[0] != n or iu.shape[0] != n or par[0] != -1 or iu[0]:
+            raise ValueError("associations: parent, shares_norm and is_user need the same length >= 1, "
+                             "the root (parent -1, an account) first")
+        for i in range(1, n):
+            if not 0 <= par[i] < i or iu[par[i]]:
+                raise ValueError(f"associations: association {i} has parent {par[i]}: a parent must be an "
+                                 "account that comes before it")
+        for k in range(uo.shape[0]):
+            if not 0 <= uo[k] < n or not iu[uo[k]]:
+                raise ValueError(f"associations: trace user {k} maps to {uo[k]}, not a user association")
+        if user_assocs != int(iu.sum()) or user_assocs < 1:
+            raise ValueError(f"associations: user_assocs={user_assocs}, but the tree has {int(iu.sum())}")
+        T = <FairTree*>calloc(1, sizeof(FairTree))
+        if T == NULL:
+            raise MemoryError("pbf core: out of memory (the association tree)")
+        T.n, T.user_assocs, T.n_map = n, user_assocs, uo.shape[0]
+        T.parent = <int64_t*>malloc(n * sizeof(int64_t))
+        T.shares_norm = <double*>malloc(n * sizeof(double))
+        T.is_user = <int8_t*>malloc(n * sizeof(int8_t))
+        T.child_start = <int64_t*>calloc(n + 1, sizeof(int64_t))
+        T.child = <int64_t*>malloc(n * sizeof(int64_t))
+        T.user_of = <int64_t*>malloc((T.n_map if T.n_map > 0 else 1) * sizeof(int64_t))
+        T.usage = <double*>malloc(n * sizeof(double))
+        T.factor = <double*>calloc(n, sizeof(double))
+        T.rec = <FtRec*>malloc(n * sizeof(FtRec))
+        if (T.parent == NULL or T.shares_norm == NULL or T.is_user == NULL or T.child_start == NULL
+                or T.child == NULL or T.user_of == NULL or T.usage == NULL or T.factor == NULL or T.rec == NULL):
+            ft_free(T)
+            raise MemoryError("pbf core: out of memory (the association tree)")
+        for i in range(n):
+            T.parent[i] = par[i]
+            T.shares_norm[i] = sn[i]
+            T.is_user[i] = iu[i]
+        for i in range(1, n):                      # children in index order, as the oracle lists them
+            T.child_start[par[i] + 1] += 1
+        for i in range(n):
+            T.child_start[i + 1] += T.child_start[i]
+        fill = np.zeros(n, dtype=np.int64)
+        for i in range(1, n):
+            p = par[i]
+            T.child[T.child_start[p] + fill[p]] = i
+            fill[p] += 1
+        for k in range(T.n_map):
+            T.user_of[k] = uo[k]
+        ft_free(self.s.policy.ft)
+        self.s.policy.ft = T
+
+    def fair_share_factors(self, usage):
+        """Fair Tree's factor of each user given ``usage`` (decayed usage per dense user), over the tree
+        of :meth:`set_associations` (a cross-check of the compiled algorithm; the core's own state is
+        not touched)."""
+        if self.s.policy.ft == NULL:
+            raise ValueError("no association tree: call set_associations first")
+        cdef const double[::1] u = np.ascontiguousarray(usage, dtype=np.float64)
+        out = np.ones(u.shape[0], dtype=np.float64)
+        cdef double[::1] o = out
+        if u.shape[0]:
+            with nogil:
+                ft_compute(self.s.policy.ft, &u[0], u.shape[0], &o[0])
+        return out
 
     # ------------------------------------------------------------------ jobs
     def add_jobs(self, submit, units, est, run, req=None, user=None, part=None, qos=None):

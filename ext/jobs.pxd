@@ -64,6 +64,7 @@ ctypedef struct Users:
     int64_t cap                # room in every column
     UserHist* hist             # history per user
     double* usage              # multifactor: decayed usage (unit-seconds) per user
+    double* fsf                # multifactor with Fair Tree: each user's factor at the last calc (1 before)
     int64_t* raw               # multifactor: usage not yet folded in (integer: independent of order)
     double total               # multifactor: sum of every user's usage (changes only at a calc)
     int64_t last_calc          # multifactor: when usage was last decayed and folded in (-INF: never)
@@ -153,6 +154,9 @@ cdef inline int users_ensure(Users* U, int64_t n) noexcept nogil:
         cap = U.cap
         if grow(<void**>&U.raw, &cap, n, sizeof(int64_t)) != RC_OK:
             return RC_NO_MEMORY
+        cap = U.cap
+        if grow(<void**>&U.fsf, &cap, n, sizeof(double)) != RC_OK:
+            return RC_NO_MEMORY
         U.cap = cap
     for u in range(U.n, n):
         memset(&U.hist[u], 0, sizeof(UserHist))
@@ -160,11 +164,12 @@ cdef inline int users_ensure(Users* U, int64_t n) noexcept nogil:
         U.hist[u].first_run = -1
         U.hist[u].last_run = -1
         U.usage[u] = 0.0
+        U.fsf[u] = 1.0
         U.raw[u] = 0
     U.n = n
     return RC_OK
 
 
 cdef inline void users_free(Users* U) noexcept nogil:
-    free(U.hist); free(U.usage); free(U.raw)
+    free(U.hist); free(U.usage); free(U.raw); free(U.fsf)
     memset(U, 0, sizeof(Users))

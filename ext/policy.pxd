@@ -11,6 +11,7 @@ from memory cimport INF, grow
 from jobs cimport Jobs, Users, UserHist
 from nodes cimport Nodes
 from regression cimport Reg, REG_NF, reg_predict, reg_fit, reg_weight
+from fair_tree cimport FairTree, ft_compute, ft_free
 from pbf._codes cimport (PR_FCFS, PR_SJF, PR_SMALLEST, PR_F1, PR_F2, PR_F3, PR_F4, PR_WFP3, PR_UNICEP,
                          PR_MULTIFACTOR, PR_KEYED, PD_GIVEN, PD_AVE2, PD_REGRESSION, CR_REQUESTED, CR_DOUBLING)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -41,6 +42,7 @@ ctypedef struct Policy:
     int64_t half_life          # PriorityDecayHalfLife (s)
     bint favor_small           # PriorityFavorSmall
     Reg* reg                   # the regression model (PD_REGRESSION), or NULL
+    FairTree* ft               # multifactor: Fair Tree over this association tree, or NULL (classic)
 
 
 cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Users* U, int64_t units,
@@ -52,9 +54,12 @@ cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Us
         age = <double>(now - J.submit[j]) / <double>pol.max_age
         if age > 1.0:
             age = 1.0
-    usage_norm = U.usage[J.user[j]] / total if total > 0.0 else 0.0
-    shares_norm = 1.0 / <double>(U.n if U.n > 0 else 1)
-    fs = pow(2.0, -(usage_norm / shares_norm))
+    if pol.ft != NULL:
+        fs = U.fsf[J.user[j]]
+    else:
+        usage_norm = U.usage[J.user[j]] / total if total > 0.0 else 0.0
+        shares_norm = 1.0 / <double>(U.n if U.n > 0 else 1)
+        fs = pow(2.0, -(usage_norm / shares_norm))
     js = <double>J.units[j] / <double>units
     if pol.favor_small:
         js = <double>(units - J.units[j]) / <double>units
@@ -108,6 +113,8 @@ cdef inline void policy_charge_usage(const Policy* pol, Jobs* J, Users* U, const
         U.raw[u] = 0
         U.total += U.usage[u]
     U.last_calc = now
+    if pol.ft != NULL:
+        ft_compute(pol.ft, U.usage, U.n, U.fsf)
 
 
 cdef inline void policy_features(const Jobs* J, const Users* U, int64_t j, int64_t now, double* x) noexcept nogil:
@@ -194,3 +201,5 @@ cdef inline int64_t policy_correct(Policy* pol, Jobs* J, int64_t j, int64_t now)
 cdef inline void policy_free(Policy* pol) noexcept nogil:
     free(pol.reg)
     pol.reg = NULL
+    ft_free(pol.ft)
+    pol.ft = NULL

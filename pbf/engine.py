@@ -270,8 +270,10 @@ class Engine:
         del self._jobs[njobs:]
         for col in self._cols.values():
             del col[njobs:]
-        for user in set(self._users) - users:
-            del self._users[user]
+        if set(self._users) - users:
+            for user in set(self._users) - users:
+                del self._users[user]
+            self._scoring.attach_users(self._core, len(self._users))
         self._counts, self._now, self._last_event = counts, now, last_event
 
     def _view(self, jobs, **kw):
@@ -288,7 +290,10 @@ class Engine:
                    for k in ("id", "submit", "units", "requested", "user")}
             view = replace(JobsView.of(one, [0]), index=np.array([len(self._ids)], dtype=np.int64))
             est = int(np.asarray(sc.predictor.predict(view, job.submit))[0])
-        user = self._users.setdefault(job.user, len(self._users))
+        known = len(self._users)
+        user = self._users.setdefault(job.user, known)
+        if len(self._users) > known:        # Fair Tree: a new user is a new association
+            sc.attach_users(self._core, len(self._users))
         part, qos = sc.job_factors([job.partition], [job.queue])
         j = self._core.add_jobs(np.array([job.submit], np.int64), np.array([job.units], np.int64),
                                 np.array([est], np.int64), np.array([-1], np.int64),

@@ -96,6 +96,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         bits = load_nodes(core, cluster, config.node_choice == "first-fit", config.node_search)
         requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
     core.load_trace(submit, size, est, held, req=req, user=user, part=part, qos=qos)
+    scoring.attach_users(core, int(user.max()) + 1 if len(user) else 0)
     if cluster is not None:
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,

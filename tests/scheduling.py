@@ -43,6 +43,11 @@ def compiled_replay(submit, units, est, run, total_units, backfill=Backfill(), p
     core.configure(predictor=PREDICTOR_CODES[predictor])
     core.load_trace(*(np.ascontiguousarray(a, dtype=np.int64) for a in (submit, units, est, run)),
                     req=req, user=user, part=part, qos=qos)
+    tree = priority.tree_for(int(np.max(user)) + 1 if user is not None and len(user) else 1) \
+        if hasattr(priority, "tree_for") else None
+    if tree is not None:
+        a = tree.arrays()
+        core.set_associations(a["parent"], a["shares_norm"], a["is_user"], a["user_of"], a["user_assocs"])
     if outages is not None:
         Outages(core).load(*outages, requeue)
     core.start_pool(workers)

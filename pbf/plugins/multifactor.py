@@ -3,7 +3,8 @@
     priority = floor(W_age age + W_fs fs + W_js js + W_part part + W_qos qos)      (an integer, as Slurm)
     age  = min(1, (now - submit) / max_age)
     js   = units / cluster units            (favor_small: (cluster units - units) / cluster units)
-    fs   = 2 ^ -(usage_norm / shares_norm)  (classic fair share, damping 1)
+    fs   = 2 ^ -(usage_norm / shares_norm)  (classic fair share, damping 1), or
+           Slurm 22.05's Fair Tree rank over an association tree (``fairshare="fair-tree"``)
     part = the partition's factor / the largest;  qos = the QOS's priority / the largest
 
 A job's "partition" is the SWF partition number and its "QOS" the SWF queue number; factors come
@@ -15,6 +16,13 @@ its units x seconds to its user; at each recomputation (every ``calc_period`` s,
 PriorityCalcPeriod) every user's usage first decays by ``2^-(elapsed / half_life)`` and then takes
 what ran since; ``usage_norm`` = the user's share of all usage. Keys are recomputed, and the queue
 re-sorted, every ``calc_period``; a job submitted in between gets its priority at submission.
+
+With ``fairshare="fair-tree"`` (Slurm's default since 19.05, what ``--slurm-conf`` uses unless
+``PriorityFlags`` has ``NO_FAIR_TREE``) the same decayed usage feeds :func:`pbf.fairshare.fair_tree_factors`
+at each recomputation: over ``associations`` (an :class:`pbf.fairshare.Associations`), or, when none is
+given, over :meth:`~pbf.fairshare.Associations.flat` (each trace user in an account of its own, equal
+shares, and the root account's user ``root``, as ``sacctmgr`` makes a cluster). Before the first
+recomputation every factor is 1, as in Slurm with no usage.
 """
 from __future__ import annotations
 
@@ -45,6 +53,8 @@ class Multifactor:
     favor_small: bool = False
     partition_factors: dict = field(default_factory=dict)
     qos_priorities: dict = field(default_factory=dict)
+    fairshare: str = "classic"
+    associations: object = None
     name = "multifactor"
     code = Priority.PR_MULTIFACTOR
     dynamic = True
@@ -58,6 +68,15 @@ class Multifactor:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ConfigError(f"multifactor {f} must be an int >= 0 seconds, got {v!r}")
+        if self.fairshare not in ("classic", "fair-tree"):
+            raise ConfigError(f"multifactor fairshare must be 'classic' or 'fair-tree', got {self.fairshare!r}")
+        if self.associations is not None:
+            from ..fairshare import Associations
+            if not isinstance(self.associations, Associations):
+                raise ConfigError("multifactor associations must be a pbf.fairshare.Associations, got "
+                                  f"{type(self.associations).__name__}")
+            if self.fairshare != "fair-tree":
+                raise ConfigError("multifactor associations are used by fairshare='fair-tree' only")
         for f in ("partition_factors", "qos_priorities"):
             for k, v in getattr(self, f).items():
                 if not isinstance(v, (int, float)) or v < 0:
@@ -92,23 +111,40 @@ class Multifactor:
                 "mf_w_qos": float(self.weight_qos), "mf_max_age": self.max_age,
                 "mf_half_life": self.half_life, "mf_favor_small": int(self.favor_small)}
 
+    def tree_for(self, n_users: int):
+        """The association tree of a Fair Tree replay of ``n_users`` trace users (None: classic)."""
+        if self.fairshare != "fair-tree":
+            return None
+        from ..fairshare import Associations
+        if self.associations is None:
+            return Associations.flat(n_users)
+        if len(self.associations.user_of) < n_users:
+            raise ConfigError(f"multifactor associations map {len(self.associations.user_of)} trace users to "
+                              f"associations, but the trace has {n_users}")
+        return self.associations
+
     def describe(self) -> str:
-        return (f"multifactor(age {self.weight_age:g}, fairshare {self.weight_fairshare:g}, "
+        tree = ", Fair Tree" if self.fairshare == "fair-tree" else ""
+        return (f"multifactor{tree}(age {self.weight_age:g}, fairshare {self.weight_fairshare:g}, "
                 f"size {self.weight_job_size:g}, partition {self.weight_partition:g}, qos {self.weight_qos:g}, "
                 f"max_age {self.max_age} s, half_life {self.half_life} s, calc {self.calc_period} s)")
 
     # the oracle's formulas (pbf/reference/engine_ref.py keeps the usage)
     def priority(self, units: int, submit: int, user_usage: float, total_usage: float, n_users: int, part: float,
-                 qos: float, cluster_units: int, now: int) -> float:
-        """The priority of one job (the oracle's formula, as the compiled core computes it)."""
+                 qos: float, cluster_units: int, now: int, fs_factor: float | None = None) -> float:
+        """The priority of one job (the oracle's formula, as the compiled core computes it);
+        ``fs_factor``: the user's Fair Tree factor (else classic fair share from the usage)."""
         age = 1.0
         if self.max_age > 0:
             age = float(now - submit) / float(self.max_age)
             if age > 1.0:
                 age = 1.0
-        usage_norm = user_usage / total_usage if total_usage > 0.0 else 0.0
-        shares_norm = 1.0 / float(n_users if n_users > 0 else 1)
-        fs = math.pow(2.0, -(usage_norm / shares_norm))
+        if fs_factor is not None:
+            fs = fs_factor
+        else:
+            usage_norm = user_usage / total_usage if total_usage > 0.0 else 0.0
+            shares_norm = 1.0 / float(n_users if n_users > 0 else 1)
+            fs = math.pow(2.0, -(usage_norm / shares_norm))
         js = float(units) / float(cluster_units)
         if self.favor_small:
             js = float(cluster_units - units) / float(cluster_units)

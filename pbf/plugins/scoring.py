@@ -72,6 +72,15 @@ class Scoring:
         return None, None
 
     # ------------------------------------------------------------ Python plugins
+    def attach_users(self, core: Core, n_users: int) -> None:
+        """Give the core what a priority needs to know of the users: Fair Tree's association tree
+        for ``n_users`` dense users (multifactor with ``fairshare="fair-tree"``)."""
+        if isinstance(self.priority, Multifactor):
+            tree = self.priority.tree_for(n_users)
+            if tree is not None:
+                a = tree.arrays()
+                core.set_associations(a["parent"], a["shares_norm"], a["is_user"], a["user_of"], a["user_assocs"])
+
     def on_hook(self, core: Core, columns: dict, now: int, arrivals: np.ndarray, pending: np.ndarray) -> None:
         """Call the Python plugins at instant ``now``: ``arrivals`` (job indices about to be
         submitted) and ``pending`` (queued job indices). ``columns``: dict of per-job arrays (id,

@@ -41,6 +41,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ..codes import ExitReason, How, JobState, OutageKind, RejectReason
+from ..fairshare import fair_tree_factors
 from ..plugins.corrections import correct
 from ..plugins.priorities import FCFS, SJF
 from ..plugins.regression import RegressionModel, features, weight
@@ -130,6 +131,7 @@ class ReferenceCore:
         self.nseq = 0
         self.passes = []
         self.next_prio, self.last_calc = -INF, None
+        self.fsf = []          # Fair Tree: each user's factor at the last calc (1 before)
         self.down, self.until = 0, {}      # units out of service, and when each comes back (INF: never)
         self.requeue, self.final = True, False
         self.killed = self.requeued = self.lost = 0
@@ -153,8 +155,11 @@ class ReferenceCore:
             total = 0.0
             for u in self.users:
                 total += u.usage
+            fs = None
+            if self.priority.fairshare == "fair-tree":
+                fs = self.fsf[job.user] if job.user < len(self.fsf) else 1.0
             return -float(self.priority.priority(job.units, job.submit, self.users[job.user].usage, total,
-                                                 len(self.users), job.part, job.qos, self.units, now))
+                                                 len(self.users), job.part, job.qos, self.units, now, fs_factor=fs))
         return self.priority.key(job.est, job.units, job.submit, now)
 
     def _predict(self, j):
@@ -300,6 +305,9 @@ class ReferenceCore:
                 u.usage = u.usage * decay + float(u.raw)
                 u.raw = 0
             self.last_calc = now
+            tree = self.priority.tree_for(len(self.users))
+            if tree is not None:
+                self.fsf = list(fair_tree_factors(tree, [u.usage for u in self.users]))
         self.next_prio = now + self.priority.period
         for j in self.pending:
             self.jobs[j].key = self._key(j, now)

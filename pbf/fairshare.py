@@ -1,0 +1,264 @@
+"""Slurm's association tree and its Fair Tree fair-share factor (Slurm 22.05's default algorithm).
+
+An :class:`Associations` is the tree ``sacctmgr`` keeps: the root account, accounts below it (to any
+depth) and user associations as leaves, each with its raw ``FairShare``. Each of the trace's users
+charges its usage to one leaf. :meth:`Associations.flat` is the tree pbf assumes when none is given:
+every trace user in an account of its own, every account and user with ``FairShare=1``, and beside
+them the root account's own user ``root`` (which ``sacctmgr add cluster`` creates on every Slurm
+cluster; it never runs a job here, but it counts among the user associations, as in Slurm).
+
+:func:`fair_tree_factors` is the oracle's Fair Tree, ported from Slurm 22.05's
+``src/plugins/priority/multifactor/fair_tree.c`` (``_apply_priority_fs``, ``_calc_tree_fs``,
+``_calc_assoc_fs``, ``_cmp_level_fs``, ``_merge_accounts``) and ``src/common/assoc_mgr.c``
+(``_normalize_assoc_shares_fair_tree``):
+
+* an association's usage is its own plus its subtree's (usage is charged to every ancestor);
+* level fair share ``S / U``: ``S`` its raw shares over its siblings' (itself included), ``U`` its
+  usage over its parent's (0 when the parent has none); ``S = 0`` gives 0, ``U = 0`` infinity;
+* siblings are sorted by level fair share, highest first, users before accounts where equal;
+  an account's children are ranked next, before its next sibling (22.05's ``_count_tied_accounts``
+  stops at the first account after a tied account, so tied accounts are never merged: each is
+  walked on its own, its first child counted as tied);
+* walking the tree in that order, each user association takes the next rank, counted down from the
+  number of user associations; a user tied with the one before keeps its rank; its factor is
+  ``rank / user associations``.
+
+The compiled core (``ext/fair_tree.pxd``) computes the same factors in the same order of operations;
+``tests/test_fairshare.py`` holds it to this module.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ConfigError
+
+__all__ = ["Associations", "fair_tree_factors"]
+
+
+@dataclass(frozen=True)
+class Associations:
+    """An association tree. ``names[i]``: an account's name, or ``account/user`` for a user association;
+    ``parent[i]``: the index of its account (-1 for the root, which is index 0; a parent always comes
+    before its children); ``shares[i]``: its raw ``FairShare`` (>= 0); ``is_user[i]``: a user association
+    (a leaf). ``user_of[k]`` is the leaf that the trace's k-th user (in pbf's dense user order, the
+    sorted user ids) charges."""
+    names: tuple
+    parent: tuple
+    shares: tuple
+    is_user: tuple
+    user_of: tuple = ()
+
+    def __post_init__(self):
+        n = len(self.names)
+        if not (len(self.parent) == len(self.shares) == len(self.is_user) == n) or n == 0:
+            raise ConfigError("associations: names, parent, shares and is_user must have the same length >= 1")
+        if self.parent[0] != -1 or self.is_user[0]:
+            raise ConfigError("associations: the first association must be the root account (parent -1)")
+        for i in range(1, n):
+            p = self.parent[i]
+            if not 0 <= p < i:
+                raise ConfigError(f"associations: {self.names[i]!r} has parent {p}: a parent must come before "
+                                  "its children")
+            if self.is_user[p]:
+                raise ConfigError(f"associations: {self.names[i]!r} sits below user association "
+                                  f"{self.names[p]!r}; only accounts have children")
+        for i, s in enumerate(self.shares):
+            if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
+                raise ConfigError(f"associations: {self.names[i]!r} FairShare={s!r}: expected an integer >= 0")
+        for k, leaf in enumerate(self.user_of):
+            if not (0 <= leaf < n and self.is_user[leaf]):
+                raise ConfigError(f"associations: trace user {k} is mapped to {leaf}, which is not a user "
+                                  "association")
+
+    @classmethod
+    def flat(cls, n_users: int, root_user: bool = True) -> Associations:
+        """Every one of ``n_users`` trace users in an account of its own (``a1`` .. ``aN``, user ``uK``),
+        all with ``FairShare=1``; with ``root_user``, the root account's user ``root`` beside them, as
+        ``sacctmgr add cluster`` makes it."""
+        names, parent, shares, is_user, user_of = ["root"], [-1], [1], [False], []
+        if root_user:
+            names.append("root/root")
+            parent.append(0)
+            shares.append(1)
+            is_user.append(True)
+        for k in range(n_users):
+            acct = len(names)
+            names += [f"a{k + 1}", f"a{k + 1}/u{k + 1}"]
+            parent += [0, acct]
+            shares += [1, 1]
+            is_user += [False, True]
+            user_of.append(acct + 1)
+        return cls(tuple(names), tuple(parent), tuple(shares), tuple(is_user), tuple(user_of))
+
+    @classmethod
+    def from_sacctmgr_dump(cls, path: str | os.PathLike, users: Sequence[str]) -> Associations:
+        """The tree of a ``sacctmgr dump CLUSTER file=PATH`` file. ``users[k]`` names the trace's k-th user
+        (pbf's dense order); it charges its association in its ``DefaultAccount`` (the account Slurm
+        gives a job that names none), else its only association. A user of the trace with no
+        association is an error, as it would be in Slurm with ``AccountingStorageEnforce=associations``."""
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read().splitlines()
+        except OSError as exc:
+            raise ConfigError(f"sacctmgr dump {path!r}: cannot read it ({exc.strerror})") from None
+        names, parent, shares, is_user = ["root"], [-1], [1], [False]
+        index = {"root": 0}
+        default_acct, leaves = {}, {}
+        current = None
+        for number, raw in enumerate(text, 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            kind, _, rest = line.partition(" - ")
+            kind = kind.strip()
+            if not rest:
+                raise ConfigError(f"{path}, line {number}: {line!r}: expected 'Kind - 'name':Key=value...'")
+            name, fields = _dump_fields(path, number, rest)
+            if kind == "Cluster":
+                if "fairshare" in fields:
+                    shares[0] = _dump_shares(path, number, fields["fairshare"])
+                continue
+            if kind == "Parent":
+                if name not in index:
+                    raise ConfigError(f"{path}, line {number}: Parent - {name!r}: no such account above this line")
+                current = index[name]
+                continue
+            if kind not in ("Account", "User"):
+                raise ConfigError(f"{path}, line {number}: {kind!r}: expected Cluster, Parent, Account or User")
+            if current is None:
+                raise ConfigError(f"{path}, line {number}: {kind} - {name!r} comes before any 'Parent - ' line")
+            fs = _dump_shares(path, number, fields.get("fairshare", "1"))
+            if kind == "Account":
+                if name in index:
+                    raise ConfigError(f"{path}, line {number}: account {name!r} appears twice")
+                index[name] = len(names)
+                names.append(name)
+            else:
+                acct = names[current]
+                names.append(f"{acct}/{name}")
+                leaves.setdefault(name, []).append((acct, len(names) - 1))
+                if "defaultaccount" in fields:
+                    default_acct[name] = fields["defaultaccount"]
+            parent.append(current)
+            shares.append(fs)
+            is_user.append(kind == "User")
+        user_of = []
+        for user in users:
+            cand = leaves.get(user)
+            if not cand:
+                raise ConfigError(f"{path}: trace user {user!r} has no association in the dump")
+            want = default_acct.get(user)
+            pick = [leaf for acct, leaf in cand if acct == want] if want else []
+            if not pick and len(cand) > 1:
+                raise ConfigError(f"{path}: trace user {user!r} is in {len(cand)} accounts and none is its "
+                                  "DefaultAccount")
+            user_of.append((pick or [cand[0][1]])[0])
+        return cls(tuple(names), tuple(parent), tuple(shares), tuple(is_user), tuple(user_of))
+
+    def with_users(self, user_of: Sequence[int]) -> Associations:
+        """The same tree with the trace's users charging ``user_of`` (leaf per dense user)."""
+        return Associations(self.names, self.parent, self.shares, self.is_user, tuple(int(x) for x in user_of))
+
+    @property
+    def user_assoc_count(self) -> int:
+        """The number of user associations (Slurm's ``g_user_assoc_count``)."""
+        return int(sum(self.is_user))
+
+    def shares_norm(self) -> np.ndarray:
+        """Each association's raw shares over its siblings' (itself included); the root 1."""
+        n = len(self.names)
+        level = np.zeros(n)
+        for i in range(1, n):
+            level[self.parent[i]] += self.shares[i]
+        out = np.ones(n)
+        for i in range(1, n):
+            ls = level[self.parent[i]]
+            out[i] = float(self.shares[i]) / float(ls) if ls else 0.0
+        return out
+
+    def arrays(self) -> dict:
+        """The tree as the compiled core takes it (``Core.set_associations``)."""
+        return {"parent": np.asarray(self.parent, dtype=np.int64), "shares_norm": self.shares_norm(),
+                "is_user": np.asarray(self.is_user, dtype=np.int8),
+                "user_of": np.asarray(self.user_of, dtype=np.int64), "user_assocs": self.user_assoc_count}
+
+    def describe(self) -> str:
+        accts = sum(1 for u in self.is_user if not u) - 1
+        return f"{accts} accounts, {self.user_assoc_count} user associations"
+
+
+_FIELD = re.compile(r"(\w+)=('(?:[^']*)'|[^:]*)")
+
+
+def _dump_fields(path, number, rest):
+    m = re.match(r"'([^']*)'(.*)$", rest.strip())
+    if not m:
+        raise ConfigError(f"{path}, line {number}: {rest!r}: expected a quoted name ('name')")
+    fields = {}
+    for key, value in _FIELD.findall(m.group(2)):
+        fields[key.lower()] = value.strip("'")
+    return m.group(1), fields
+
+
+def _dump_shares(path, number, value):
+    v = value.strip()
+    if v.lower() == "parent":
+        raise ConfigError(f"{path}, line {number}: FairShare=parent is not modelled by pbf")
+    try:
+        fs = int(v)
+    except ValueError:
+        raise ConfigError(f"{path}, line {number}: FairShare={value!r}: expected an integer >= 0") from None
+    if fs < 0:
+        raise ConfigError(f"{path}, line {number}: FairShare={value!r}: expected an integer >= 0")
+    return fs
+
+
+def fair_tree_factors(tree: Associations, user_usage: Sequence[float]) -> np.ndarray:
+    """Fair Tree's factor of every trace user (``tree.user_of``) given each one's decayed usage
+    (module docstring): an array of ``len(user_usage)`` values in (0, 1]."""
+    n = len(tree.names)
+    usage = [0.0] * n
+    for k, u in enumerate(user_usage):
+        usage[tree.user_of[k]] += float(u)
+    for i in range(n - 1, 0, -1):
+        usage[tree.parent[i]] += usage[i]
+    shares_norm = tree.shares_norm()
+    children = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[tree.parent[i]].append(i)
+    level_fs = [0.0] * n
+    factor = [0.0] * n
+    total = tree.user_assoc_count
+    state = {"rank": total, "rnt": total}
+
+    def calc(siblings, account_tied):
+        for a in siblings:
+            pu = usage[tree.parent[a]]
+            u = usage[a] / pu if pu != 0.0 else 0.0
+            s = float(shares_norm[a])
+            level_fs[a] = 0.0 if s == 0.0 else (math.inf if u == 0.0 else s / u)
+        order = sorted(siblings, key=lambda a: (-level_fs[a], 0 if tree.is_user[a] else 1, a))
+        prev = None
+        i = 0
+        while i < len(order):
+            a = order[i]
+            tied = True if (i == 0 and account_tied) else (prev is not None and prev == level_fs[a])
+            if tree.is_user[a]:
+                if not tied:
+                    state["rank"] = state["rnt"]
+                factor[a] = state["rank"] / float(total)
+                state["rnt"] -= 1
+            elif children[a]:
+                calc(children[a], tied)
+            prev = level_fs[a]
+            i += 1
+
+    calc(children[0], False)
+    return np.array([factor[tree.user_of[k]] for k in range(len(user_usage))])
