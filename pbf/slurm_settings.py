@@ -94,7 +94,7 @@ _SCHED_COUNTS = ("bf_max_job_user", "bf_max_job_part", "bf_max_job_start", "bf_m
                  "sched_min_interval", "partition_job_depth", "sched_max_job_start")
 _PRIORITY_MAPPED = ("prioritytype", "priorityweightage", "priorityweightfairshare", "priorityweightjobsize",
                     "priorityweightpartition", "priorityweightqos", "prioritymaxage", "prioritydecayhalflife",
-                    "prioritycalcperiod", "priorityfavorsmall")
+                    "prioritycalcperiod", "priorityfavorsmall", "priorityflags")
 #: global keys read elsewhere in this module (mapped, or listed with a sentence of their own)
 _HANDLED = frozenset(("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters",
                       "defmempercpu", "messagetimeout", "defmempernode", "maxmempercpu", "maxmempernode",
@@ -340,9 +340,21 @@ def _priority(conf, mapped, unmodelled):
     if kw["weight_job_size"]:
         unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm 22.05's "
                           "is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (set_priority_factors)")
+    line, flags = get("priorityflags", "")
+    flag_set = {f.strip().upper() for f in flags.split(",") if f.strip()}
+    kw["fairshare"] = "classic" if "NO_FAIR_TREE" in flag_set else "fair-tree"
+    mapped["priorityflags"] = (f"fairshare {kw['fairshare']}"
+                               + (" (Slurm 22.05 default: Fair Tree)" if "NO_FAIR_TREE" not in flag_set else ""))
+    for flag in sorted(flag_set - {"NO_FAIR_TREE"}):
+        unmodelled.append(f"PriorityFlags {flag} (line {line}): not modelled by pbf")
     if kw["weight_fairshare"]:
-        unmodelled.append("PriorityWeightFairshare: pbf charges usage to each trace user with equal shares "
-                          "(classic fair share, no accounts or associations)")
+        if kw["fairshare"] == "fair-tree":
+            unmodelled.append("PriorityWeightFairshare: Fair Tree over the trace's users, each in an account of its "
+                              "own with equal shares, beside user root (a site's own tree: "
+                              "pbf.fairshare.Associations.from_sacctmgr_dump)")
+        else:
+            unmodelled.append("PriorityWeightFairshare: classic fair share with each trace user's equal shares, "
+                              "no accounts and no FairShareDampeningFactor")
     if kw["weight_qos"]:
         unmodelled.append("PriorityWeightQOS: QOS priorities come from pbf's --mf-qos (none in a slurm.conf)")
     return Multifactor(**kw)

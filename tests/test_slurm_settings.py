@@ -95,10 +95,15 @@ def test_multifactor_priority_maps_weights_and_ages(tmp_path):
         (1000, 500, 2000, 0, 0)
     assert (mf.max_age, mf.half_life, mf.calc_period, mf.favor_small) == (86400, 7200, 120, True)
     said = " | ".join(s.unmodelled)
-    for needle in ("priorityweighttres=CPU=100 (line 9)", "priorityflags=SMALL_RELATIVE_TO_TIME (line 10)",
-                   "PriorityWeightFairshare: pbf charges usage to each trace user with equal shares",
+    assert mf.fairshare == "fair-tree"
+    for needle in ("priorityweighttres=CPU=100 (line 9)", "PriorityFlags SMALL_RELATIVE_TO_TIME (line 10)",
+                   "PriorityWeightFairshare: Fair Tree over the trace's users",
                    "PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores"):
         assert needle in said, needle
+    classic = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\n"
+                                          "PriorityWeightFairshare=10\nNodeName=n1 CPUs=4\n", "c.conf"))
+    assert classic.config.priority.fairshare == "classic"
+    assert "classic fair share" in " | ".join(classic.unmodelled)
     # unset: Slurm's defaults (7 days, 5 minutes, weights 0)
     d = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nNodeName=n1 CPUs=4\n", "d.conf"))
     mf = d.config.priority
