@@ -36,7 +36,8 @@ class HarnessJob:
     """One job on Slurm's clock: ``id`` (the workload's job id), ``submit`` and ``run`` (whole seconds
     of the run), ``limit_min`` (the time limit, whole minutes), ``cores``, ``mem_core_mb`` /
     ``mem_node_mb`` (0: none asked), ``gpus`` (per node), ``nodes_min`` / ``nodes_max`` (0: any),
-    ``features``, and the workload's own ``orig_submit``, ``orig_run`` and ``orig_req`` (seconds)."""
+    ``features``, the workload's own ``orig_submit``, ``orig_run`` and ``orig_req`` (seconds), and its
+    ``user`` (the trace's user number)."""
     id: int
     submit: int
     run: int
@@ -51,13 +52,23 @@ class HarnessJob:
     orig_submit: int = 0
     orig_run: int = 0
     orig_req: int = 0
+    user: int = 1
 
-    def sbatch_args(self, partition: str | None, workdir: str) -> list:
-        """``sbatch`` arguments that submit this job (a ``sleep`` of its run time)."""
+    @property
+    def account(self) -> str:
+        """The Slurm account the harness submits this job to when it sets up fair share: one account per
+        trace user (``a<user>``)."""
+        return f"a{self.user}" if self.user >= 0 else "anone"
+
+    def sbatch_args(self, partition: str | None, workdir: str, with_account: bool = False) -> list:
+        """``sbatch`` arguments that submit this job (a ``sleep`` of its run time); ``with_account``: to
+        the trace user's own account (:attr:`account`)."""
         args = ["--parsable", f"--job-name=pbf{self.id}", "--output=/dev/null", f"--chdir={workdir}",
                 f"--time={self.limit_min}", f"--ntasks={self.cores}"]
         if partition:
             args.append(f"--partition={partition}")
+        if with_account:
+            args.append(f"--account={self.account}")
         if self.nodes_max:
             args.append(f"--nodes={self.nodes_min}" if self.nodes_max == self.nodes_min
                         else f"--nodes={self.nodes_min}-{self.nodes_max}")
@@ -120,7 +131,8 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> 
             limit_min=limit, cores=int(table.units[i]), mem_core_mb=int(requests.mem_core_mb[i]),
             mem_node_mb=int(requests.mem_node_mb[i]), gpus=int(requests.gpus[i]),
             nodes_min=int(requests.nodes_min[i]), nodes_max=int(requests.nodes_max[i]),
-            features=tuple(requests.features[i]), orig_submit=int(table.submit[i]), orig_run=run0, orig_req=req))
+            features=tuple(requests.features[i]), orig_submit=int(table.submit[i]), orig_run=run0, orig_req=req,
+            user=int(table.user[i])))
     if len({j.id for j in jobs}) != len(jobs):
         raise ConfigError(f"{table.source}: job ids repeat; the harness names Slurm jobs by them")
     notes = []
@@ -133,7 +145,7 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> 
 
 def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
     """A :class:`pbf.JobTable` of the scaled jobs for pbf's replay (submit, run and requested time in
-    seconds of the run, memory, GPUs, nodes, features). ``runs`` (job id -> seconds) replaces run times,
+    seconds of the run, memory, GPUs, nodes, features, user). ``runs`` (job id -> seconds) replaces run times,
     e.g. by those Slurm measured."""
     n = len(jobs)
     col = lambda f, dtype=np.int64: np.array([f(j) for j in jobs], dtype=dtype)  # noqa: E731
@@ -141,7 +153,7 @@ def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
     table = JobTable.from_arrays(
         job_id=col(lambda j: j.id), submit=col(lambda j: j.submit), wait=np.full(n, -1), run=run,
         alloc_procs=col(lambda j: j.cores), req_procs=col(lambda j: j.cores),
-        req_time=col(lambda j: j.limit_min * 60), status=np.ones(n, dtype=np.int64), user=np.ones(n, dtype=np.int64),
+        req_time=col(lambda j: j.limit_min * 60), status=np.ones(n, dtype=np.int64), user=col(lambda j: j.user),
         mem_core_mb=col(lambda j: j.mem_core_mb), mem_node_mb=col(lambda j: j.mem_node_mb),
         gpus=col(lambda j: j.gpus), nodes_min=col(lambda j: j.nodes_min), nodes_max=col(lambda j: j.nodes_max))
     table.features = ["&".join(j.features) for j in jobs]

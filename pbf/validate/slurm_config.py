@@ -36,12 +36,15 @@ from ..slurm_settings import (
 )
 
 __all__ = ["PrivateConf", "ReplaySettings", "write_private_conf", "replay_settings", "slurm_duration", "natural_key",
-           "choose_partition", "SLURM_DEFAULTS", "CTL_HOST", "CTL_ADDR", "CTL_PORT", "FIRST_NODE_PORT"]
+           "choose_partition", "SLURM_DEFAULTS", "CTL_HOST", "CTL_ADDR", "CTL_PORT", "FIRST_NODE_PORT", "DBD_PORT",
+           "MYSQL_PORT"]
 
 #: the controller's host name and address inside the private network namespace
 CTL_HOST, CTL_ADDR = "pbfctl", "10.253.0.1"
 #: the controller's port and the first node's (node k listens on FIRST_NODE_PORT + k)
 CTL_PORT, FIRST_NODE_PORT = 6817, 17001
+#: slurmdbd's and MariaDB's ports (inside the namespace, as every port here)
+DBD_PORT, MYSQL_PORT = 6819, 3306
 
 # -- what the harness does with each key of a site's slurm.conf (lower case) ------------------------
 
@@ -104,6 +107,7 @@ class PrivateConf:
     partition: str
     ctl_port: int = CTL_PORT
     not_carried: list = field(default_factory=list)
+    accounting: bool = False      # slurmdbd (with its MariaDB) runs beside slurmctld: fair share has usage
 
     @property
     def node_names(self) -> list:
@@ -159,17 +163,20 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
              "JobCompType=jobcomp/filetxt", f"JobCompLoc={scratch}/jobcomp.txt",
              "MpiDefault=none", "MailProg=/bin/true", "ReturnToService=2", "SlurmdTimeout=300",
              "InactiveLimit=0", "MinJobAge=300", "MaxJobCount=100000"]
+    weight_fs = conf.settings.get("priorityweightfairshare", (None, "0"))[1]
+    multifactor = conf.settings.get("prioritytype", (None, ""))[1] == "priority/multifactor"
+    accounting = multifactor and weight_fs.strip() not in ("0", "")
+    if accounting:
+        # fair share needs associations and their usage: slurmdbd with a private MariaDB
+        lines = [x for x in lines if x != "AccountingStorageType=accounting_storage/none"]
+        lines += ["AccountingStorageType=accounting_storage/slurmdbd", f"AccountingStorageHost={CTL_ADDR}",
+                  f"AccountingStoragePort={DBD_PORT}", "AccountingStorageEnforce=associations"]
     lines = [x for x in lines if x]
     for key, (number, value) in conf.settings.items():
         if key in _KEEP or key.startswith(_KEEP_PREFIX):
             lines.append(f"{key}={value}")
         elif key not in _REPLACED and key != "grestypes":
             not_carried.append(f"{key}={value} (line {number}): not known to the harness, not carried")
-    weight_fs = conf.settings.get("priorityweightfairshare", (None, "0"))[1]
-    multifactor = conf.settings.get("prioritytype", (None, ""))[1] == "priority/multifactor"
-    if multifactor and weight_fs.strip() not in ("0", ""):
-        not_carried.append("PriorityWeightFairshare: the private Slurm has no slurmdbd, so no associations and no "
-                           "fair-share usage; pbf charges usage to each trace user with equal shares")
     nodes, gres_lines, port = [], [], FIRST_NODE_PORT
     gpu_dir = os.path.join(scratch, "gpus")
     node_lines = []
@@ -239,7 +246,17 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
         with open(gres_path, "w") as fh:
             fh.write("# placeholder files: Slurm 22.05 drops a GPU without File (see pbf.validate.slurm_config)\n")
             fh.write("\n".join(gres_lines) + "\n")
-    return PrivateConf(path, gres_path, scratch, nodes, part_name, CTL_PORT, not_carried)
+    if accounting:
+        dbd = os.path.join(scratch, "slurmdbd.conf")      # slurmdbd reads it beside SLURM_CONF
+        with open(dbd, "w") as fh:
+            fh.write("\n".join([
+                "# private slurmdbd configuration written by pbf validate", "AuthType=auth/none",
+                f"DbdHost={CTL_HOST}", f"DbdAddr={CTL_ADDR}", f"DbdPort={DBD_PORT}", "SlurmUser=root",
+                f"LogFile={scratch}/log/slurmdbd.log", f"PidFile={scratch}/slurmdbd.pid", "DebugLevel=info",
+                "StorageType=accounting_storage/mysql", "StorageHost=127.0.0.1", f"StoragePort={MYSQL_PORT}",
+                "StorageUser=root", "StorageLoc=slurm_acct_db"]) + "\n")
+        os.chmod(dbd, 0o600)
+    return PrivateConf(path, gres_path, scratch, nodes, part_name, CTL_PORT, not_carried, accounting)
 
 
 # -- the pbf settings that stand for the site's scheduler: pbf.slurm_settings, the same for pbf replay

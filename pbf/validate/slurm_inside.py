@@ -154,6 +154,42 @@ def _setup_network():
             raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
 
 
+def _wait_port(daemons, port, what, limit=60.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        daemons.check_running()
+        try:
+            with socket.create_connection(("127.0.0.1" if port == 3306 else ADDR, port), timeout=1):
+                return time.monotonic() - t0
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{what} does not listen on port {port} after {limit:.0f} s")
+
+
+def _start_accounting(daemons, acc, scratch, env):
+    """MariaDB (a fresh data folder, no grant tables: nothing but this namespace reaches it), slurmdbd, then
+    the cluster, one account per trace user and user root in each, so that fair share has associations."""
+    data = os.path.join(scratch, "mysql")
+    _run([acc["install_db"], "--no-defaults", f"--datadir={data}", "--user=root", "--skip-test-db",
+          "--auth-root-authentication-method=normal"], env, timeout=120)
+    daemons.start("mariadbd", [acc["mariadbd"], "--no-defaults", f"--datadir={data}", "--user=root",
+                               f"--socket={scratch}/mysql.sock", f"--port={acc['mysql_port']}",
+                               "--bind-address=127.0.0.1", "--skip-grant-tables", "--skip-name-resolve",
+                               f"--pid-file={scratch}/mysql.pid", f"--log-error={scratch}/log/mariadb.log"], env)
+    _wait_port(daemons, acc["mysql_port"], "mariadbd")
+    daemons.start("slurmdbd", [acc["slurmdbd"], "-D"], env)
+    _wait_port(daemons, acc["dbd_port"], "slurmdbd")
+    sac = ["sacctmgr", "-i"]
+    _run([*sac, "add", "cluster", acc["cluster"]], env, timeout=60)
+    accounts = acc["accounts"]
+    for k in range(0, len(accounts), 50):
+        _run([*sac, "add", "account", ",".join(accounts[k:k + 50]), "fairshare=1"], env, timeout=60)
+        _run([*sac, "add", "user", "root", f"account={','.join(accounts[k:k + 50])}", "fairshare=1"], env,
+             timeout=60)
+    dump = _run(["sacctmgr", "-n", "-P", "show", "assoc", "format=account,user,fairshare"], env, timeout=60)
+    return dump.stdout
+
+
 def _squeue(env):
     """{job id: (state, reason)} of the queue, or None when squeue fails."""
     r = _run(["squeue", "-h", "-o", "%i %T %r"], env, check=False, timeout=30)
@@ -200,6 +236,9 @@ def run(scratch: str) -> int:
         _setup_network()
         ctld, slurmd = spec.get("slurmctld", "/usr/sbin/slurmctld"), spec.get("slurmd", "/usr/sbin/slurmd")
         result["version"] = _run([ctld, "-V"], env).stdout.strip()
+        if spec.get("accounting"):
+            result["associations"] = _start_accounting(daemons, spec["accounting"], scratch, env)
+            _log(f"slurmdbd up; {len(spec['accounting']['accounts'])} accounts made")
         daemons.start("slurmctld", [ctld, "-D", "-f", conf], env)
         for name, _port, _gpus in spec["nodes"]:
             daemons.start(f"slurmd.{name}", [slurmd, "-D", "-f", conf, "-N", name], env)

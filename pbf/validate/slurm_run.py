@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ..errors import PbfError
 from .jobs import HarnessJob
 from .records import JobRecord, read_jobcomp, read_starts_log, read_timing
-from .slurm_config import PrivateConf
+from .slurm_config import DBD_PORT, MYSQL_PORT, PrivateConf
 
 __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
            "job_outcomes", "new_scratch"]
@@ -49,9 +49,10 @@ class SlurmRunError(PbfError, RuntimeError):
     """A real-Slurm run failed; the message says where and points to its logs."""
 
 
-def check_requirements() -> dict:
-    """The paths of what the harness needs; :class:`SlurmUnavailable` naming everything that is missing
-    (and how to get it) otherwise. Also checks that a private network namespace can be made."""
+def check_requirements(accounting: bool = False) -> dict:
+    """The paths of what the harness needs (with ``accounting``: slurmdbd, sacctmgr, MariaDB too);
+    :class:`SlurmUnavailable` naming everything that is missing (and how to get it) otherwise. Also
+    checks that a private network namespace can be made."""
     missing = []
     if os.geteuid() != 0:
         missing.append("root (the daemons run as root and the harness makes network namespaces; run as root)")
@@ -68,6 +69,15 @@ def check_requirements() -> dict:
         found[prog] = shutil.which(prog)
         if not found[prog]:
             missing.append(f"{prog} (apt-get install slurm-client)")
+    if accounting:
+        for name, how in (("slurmdbd", "apt-get install slurmdbd"), ("mariadbd", "apt-get install mariadb-server"),
+                          ("mariadb-install-db", "apt-get install mariadb-server")):
+            found[name] = _daemon(name)
+            if not found[name]:
+                missing.append(f"{name} ({how}; fair share needs slurmdbd and a database)")
+        found["sacctmgr"] = shutil.which("sacctmgr")
+        if not found["sacctmgr"]:
+            missing.append("sacctmgr (apt-get install slurm-client)")
     if not missing:
         r = subprocess.run([found["unshare"], "-n", "-u", "true"], capture_output=True, text=True)
         if r.returncode != 0:
@@ -174,14 +184,20 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
     logs, submitted.json). Progress goes to stderr when ``verbose``. Jobs still pending, with nothing
     running and nothing changing for ``stuck_after`` seconds, can never start: they are cancelled and
     reported (state ``NEVER_STARTED``, with Slurm's pending reason)."""
-    found = check_requirements()
+    found = check_requirements(private.accounting)
     scratch = private.scratch
     spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"],
             "timeout": float(timeout), "stuck_after": stuck_after,
             "host_netns": os.readlink("/proc/self/ns/net"),
             "jobs": [{"id": j.id, "submit": j.submit, "args": j.sbatch_args(private.partition,
-                                                                              os.path.join(scratch, "work"))}
+                                                                              os.path.join(scratch, "work"),
+                                                                              with_account=private.accounting)}
                      for j in jobs]}
+    if private.accounting:
+        spec["accounting"] = {"accounts": sorted({j.account for j in jobs}), "cluster": "pbfvalidate",
+                              "slurmdbd": found["slurmdbd"], "mariadbd": found["mariadbd"],
+                              "install_db": found["mariadb-install-db"],
+                              "mysql_port": MYSQL_PORT, "dbd_port": DBD_PORT}
     with open(os.path.join(scratch, "spec.json"), "w") as fh:
         json.dump(spec, fh)
     pbf_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -309,7 +325,7 @@ def _tail(path, lines=30):
 
 def _keep(scratch, dest):
     os.makedirs(dest, exist_ok=True)
-    for name in ("slurm.conf", "gres.conf", "jobcomp.txt", "spec.json", "result.json", "inside.log"):
+    for name in ("slurm.conf", "gres.conf", "slurmdbd.conf", "jobcomp.txt", "spec.json", "result.json", "inside.log"):
         src = os.path.join(scratch, name)
         if os.path.exists(src):
             shutil.copy2(src, os.path.join(dest, name))
