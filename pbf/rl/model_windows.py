@@ -11,8 +11,8 @@ The generated SWF follows RLScheduler's Lublin files in what its loader reads: n
 (-1, so the run time stands in for it), ``MaxNodes: 256`` and one processor per node (pbf's file
 also says ``MaxProcs: 256``, the value RLScheduler's loader takes from ``MaxNodes``), every run time
 at least 1 s. One thing would still differ: the requested-time feature is divided by the trace's
-largest run time, which differs from sample to sample (116,359 s in Lublin-2's file, 158,613 s in a
-10,000-job sample of its fit). So a sample is loaded with the original trace's normalisers
+largest run time, which differs from sample to sample (116,359 s in Lublin-2's file, 153,009 s in
+the held-out sample of its fit). So a sample is loaded with the original trace's normalisers
 (``RLTrace.load(..., norm=...)``): a job of a given length looks the same to a model as in the
 trace it was trained on.
 
