@@ -23,6 +23,7 @@ import argparse
 import glob
 import json
 import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -224,4 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except ConfigError as exc:          # bad input: the message, not a traceback
+        print(f"python -m pbf.rl.select: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
