@@ -1,13 +1,16 @@
 """Choose a training run's checkpoint on validation windows, then report it on the test and
-held-out windows: ``python -m pbf.rl.select RUN_DIR --trace hpc2n [--backfill] [--after 10000]``.
+held-out windows: ``python -m pbf.rl.select RUN_DIR [RUN_DIR ...] --trace hpc2n [--backfill] [--after 10000]``.
 
 ``RUN_DIR`` is the ``--out`` of ``pbf train job-selection`` (its ``model.npz`` and
-``checkpoints/*.npz`` are the candidates). The validation windows are
+``checkpoints/*.npz`` are the candidates); given several (runs with different seeds), all their
+candidates compete together. The validation windows are
 :func:`pbf.rl.evaluate.validation_starts`: apart from RLScheduler's test windows and the held-out
 windows, and after ``--after`` (the training ``--slice``); on the 10,000-job Lublin traces 20
-windows of 256 jobs (nothing longer fits between the test windows). Only the validation mean
-chooses; the test and held-out figures are printed for the chosen file and, for the record,
-for every candidate.
+windows of 256 jobs (nothing longer fits between the test windows). ``--validation-seed S``
+chooses instead on 20 windows of 1,024 jobs of a trace generated with seed ``S`` from the Lublin
+trace's workload model, ``--validation-trace FILE`` on windows of a file
+(:mod:`pbf.rl.model_windows`). Only the validation mean chooses; the test and held-out figures are
+printed for the chosen file and, for the record, for every candidate.
 
 A run of ``pbf train backfilling`` (candidates of kind ``backfilling``) is chosen the same way on
 RLBackfilling's rules: the first 10 windows of 1,024 jobs drawn by its test script's rule with
@@ -20,6 +23,7 @@ import argparse
 import glob
 import json
 import os
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,6 +38,7 @@ from .evaluate import (
     validation_starts,
 )
 from .kernel import KernelPolicy
+from .model_windows import VALIDATION_WINDOWS, SampleWindows, held_out_sample, model_sample, trace_sample
 from .trace import RLTrace
 
 
@@ -45,31 +50,57 @@ def validation_for(path: str | os.PathLike, after: int = 0) -> tuple[tuple[int, 
     return validation_starts(n, window=1024, count=10, after=after), 1024
 
 
-def select_run(run_dir: str | os.PathLike, trace_path: str | os.PathLike, backfill: bool, after: int = 0) -> dict:
-    """Choose the candidate of ``run_dir`` with the lowest greedy mean on the validation windows;
-    the validation, test and held-out means of every candidate and heuristic, as a dict."""
-    cands = _candidates(run_dir)
-    starts, window = validation_for(trace_path, after)
-    best, val = select_checkpoint(trace_path, cands, starts=starts, window=window, backfill=backfill)
-    n = len(RLTrace.load(trace_path, compat=True))
+def trace_name(path: str | os.PathLike) -> str | None:
+    """The RLScheduler name (``lublin-2``, ...) of a trace file, by its file name; None for others."""
+    base = os.path.basename(str(path))
+    return next((k for k, v in RLS_TRACES.items() if v == base), None)
+
+
+def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_path: str | os.PathLike,
+               backfill: bool, after: int = 0, validation: SampleWindows | None = None) -> dict:
+    """Choose the candidate of ``run_dir`` (one run directory or several: their candidates compete
+    together) with the lowest greedy mean on the validation windows; the validation, test and
+    held-out means of every candidate and heuristic, as a dict.
+
+    ``validation``: windows of another trace to choose on (:mod:`pbf.rl.model_windows`: a sample of
+    the trace's workload model); by default :func:`validation_for`'s windows of the trace itself.
+    The held-out windows are those of ``pbf experiment rlscheduler --held-out``.
+    """
+    run_dirs = _as_list(run_dir)
+    cands = _candidates(run_dirs)
+    if validation is None:
+        starts, window = validation_for(trace_path, after)
+        val_trace, source = trace_path, str(trace_path)
+    else:
+        starts, window, val_trace, source = validation.starts, validation.window, validation.trace, validation.source
+    best, val = select_checkpoint(val_trace, cands, starts=starts, window=window, backfill=backfill)
+    reference = RLTrace.load(trace_path, compat=True)
     rules = {c: KernelPolicy.load(c) for c in cands}
     rules.update({h: h for h in ("fcfs", "wfp3", "unicep", "sjf", "f1")})
-    out = {"run": run_dir, "trace": trace_path, "backfill": backfill, "validation": {"starts": list(starts),
-           "window": window, "after": after}, "chosen": best, "val": val, "val_heuristics": {}}
-    hv = evaluate_windows(trace_path, {h: h for h in ("sjf", "f1")}, starts=starts, window=window, backfill=backfill)
+    out = {"run": _run_label(run_dirs), "trace": str(trace_path),
+           "backfill": backfill, "validation": {"starts": list(starts), "window": window, "after": after,
+                                                "source": source},
+           "chosen": best, "val": val, "val_heuristics": {}}
+    hv = evaluate_windows(val_trace, {h: h for h in ("sjf", "f1")}, starts=starts, window=window, backfill=backfill)
     out["val_heuristics"] = {k: float(np.mean(v)) for k, v in hv.items()}
-    for label, st in (("test", RLS_TEST_STARTS), ("held-out", held_out_starts(n))):
-        if st is None:
-            continue
-        vals = evaluate_windows(trace_path, rules, starts=st, backfill=backfill)
+    sample = held_out_sample(trace_name(trace_path) or "", reference)
+    windows = {"test": (reference, RLS_TEST_STARTS)}
+    if sample is not None:
+        windows["held-out"] = (sample.trace, sample.starts)
+        out["held_out_source"] = sample.source
+    elif held_out_starts(len(reference)) is not None:
+        windows["held-out"] = (reference, held_out_starts(len(reference)))
+    for label, (trace, st) in windows.items():
+        vals = evaluate_windows(trace, rules, starts=st, backfill=backfill)
         out[label] = {k: float(np.mean(v)) for k, v in vals.items()}
     return out
 
 
-def select_backfilling_run(run_dir: str | os.PathLike, trace_path: str | os.PathLike) -> dict:
-    """Choose the backfilling candidate of ``run_dir`` with the lowest greedy mean (FCFS head) on
-    validation windows; every candidate's validation and test means (FCFS and SJF heads) and the
-    EASY columns on the same windows, as a dict."""
+def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike],
+                           trace_path: str | os.PathLike) -> dict:
+    """Choose the backfilling candidate of ``run_dir`` (one run directory or several) with the
+    lowest greedy mean (FCFS head) on validation windows; every candidate's validation and test means
+    (FCFS and SJF heads) and the EASY columns on the same windows, as a dict."""
     from ..studies.rlbackfilling import _evaluate, learned_value, rlb_test_starts
     cands = _candidates(run_dir)
     t = RLTrace.load(trace_path, compat="rlbackfilling")
@@ -87,17 +118,29 @@ def select_backfilling_run(run_dir: str | os.PathLike, trace_path: str | os.Path
     columns = ("fcfs+easy", "fcfs+pbf-easy-ar", "sjf+easy", "sjf+pbf-easy-ar", "fcfs+easy-sjbf")
     heur = {label: {k: float(np.mean(v)) for k, v in _evaluate(t, st, None, 0, 0).items() if k in columns}
             for label, st in (("validation", val_starts), ("test", test_starts))}
-    return {"run": str(run_dir), "trace": str(trace_path), "kind": "backfilling", "chosen": best, "val": val,
+    return {"run": _run_label(run_dir), "trace": str(trace_path), "kind": "backfilling", "chosen": best, "val": val,
             "test": test, "heuristics": heur, "validation": {"starts": list(val_starts), "window": 1024},
             "test_starts": list(test_starts)}
 
 
-def _candidates(run_dir):
-    cands = sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.npz")))
-    if os.path.exists(os.path.join(run_dir, "model.npz")):
-        cands.append(os.path.join(run_dir, "model.npz"))
-    if not cands:
-        raise ConfigError(f"{run_dir}: no model.npz and no checkpoints/*.npz")
+def _as_list(run_dir):
+    return [run_dir] if isinstance(run_dir, (str, os.PathLike)) else list(run_dir)
+
+
+def _run_label(run_dir):
+    dirs = [str(d) for d in _as_list(run_dir)]
+    return dirs if len(dirs) > 1 else dirs[0]
+
+
+def _candidates(run_dirs):
+    cands = []
+    for run_dir in _as_list(run_dirs):
+        found = sorted(glob.glob(os.path.join(run_dir, "checkpoints", "*.npz")))
+        if os.path.exists(os.path.join(run_dir, "model.npz")):
+            found.append(os.path.join(run_dir, "model.npz"))
+        if not found:
+            raise ConfigError(f"{run_dir}: no model.npz and no checkpoints/*.npz")
+        cands += found
     return cands
 
 
@@ -118,37 +161,72 @@ def _print_backfilling(r, short):
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pbf.rl.select``: print (or ``--json``) :func:`select_run`'s result."""
     ap = argparse.ArgumentParser(prog="python -m pbf.rl.select", description=__doc__.split("\n\n")[0])
-    ap.add_argument("run_dir")
+    ap.add_argument("run_dir", nargs="+", help="one or more training runs (--out of pbf train); the candidates "
+                                               "of all of them compete together")
     ap.add_argument("--trace", required=True, help=f"one of {', '.join(RLS_TRACES)} or a trace file")
     ap.add_argument("--backfill", action="store_true")
     ap.add_argument("--after", type=int, default=0, help="validation windows start at or after this job")
+    given = ap.add_mutually_exclusive_group()
+    given.add_argument("--validation-trace", metavar="FILE",
+                       help="choose on consecutive windows of 1,024 jobs of this SWF file instead (e.g. one of "
+                            "pbf gen lublin), loaded in compat mode with --trace's feature normalisers")
+    given.add_argument("--validation-seed", type=int, metavar="S",
+                       help="choose on windows of a trace generated with this seed from --trace's workload model "
+                            "(lublin-1 and lublin-2: pbf gen lublin --preset NAME --seed S)")
+    ap.add_argument("--validation-windows", type=int, default=VALIDATION_WINDOWS, metavar="N",
+                    help=f"windows of 1,024 jobs of --validation-trace / --validation-seed ({VALIDATION_WINDOWS})")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     from ..studies.traces import shared_trace
     path = str(shared_trace(RLS_TRACES.get(a.trace, a.trace)))
     kinds = {KernelPolicy.load(c).kind for c in _candidates(a.run_dir)}
+    sampled = a.validation_trace is not None or a.validation_seed is not None
     if kinds == {"backfilling"}:
+        if sampled:
+            raise ConfigError("--validation-trace / --validation-seed: backfilling runs are chosen on "
+                              "RLBackfilling's windows of the trace itself")
         r = select_backfilling_run(a.run_dir, path)
     else:
-        r = select_run(a.run_dir, path, a.backfill, a.after)
+        validation = None
+        if a.validation_trace is not None:
+            validation = trace_sample(a.validation_trace, path, count=a.validation_windows)
+        elif a.validation_seed is not None:
+            name = trace_name(path)
+            if name is None:
+                raise ConfigError(f"--validation-seed: {path} is not one of RLScheduler's Lublin traces; "
+                                  "pass --validation-trace FILE")
+            validation = model_sample(name, a.validation_seed, path, count=a.validation_windows)
+        r = select_run(a.run_dir, path, a.backfill, a.after, validation=validation)
     if a.json:
         print(json.dumps(r, indent=2))
         return 0
-    short = lambda k: os.path.relpath(k, a.run_dir) if os.path.sep in k else k   # noqa: E731
+    base = os.path.commonpath([os.path.abspath(d) for d in a.run_dir])
+    if len(a.run_dir) == 1:
+        base = os.path.abspath(a.run_dir[0])
+    short = lambda k: os.path.relpath(os.path.abspath(k), base) if os.path.sep in k else k   # noqa: E731
     if r.get("kind") == "backfilling":
         _print_backfilling(r, short)
         return 0
-    print(f"validation: {len(r['validation']['starts'])} windows of {r['validation']['window']} jobs; "
+    v = r["validation"]
+    print(f"validation: {len(v['starts'])} windows of {v['window']} jobs of {v['source']}; "
           f"SJF {r['val_heuristics']['sjf']:.2f}, F1 {r['val_heuristics']['f1']:.2f}")
+    if "held_out_source" in r:
+        print(f"held-out: windows of {r['held_out_source']}")
     labels = [lb for lb in ("test", "held-out") if lb in r]
-    print(f"{'candidate':<28}{'validation':>12}" + "".join(f"{lb:>12}" for lb in labels))
-    for k, v in r["val"].items():
+    width = max(28, 2 + max(len(short(k)) for k in r["val"]) + 2)
+    print(f"{'candidate':<{width}}{'validation':>12}" + "".join(f"{lb:>12}" for lb in labels))
+    for k, val in r["val"].items():
         mark = " *" if k == r["chosen"] else ""
-        print(f"{short(k) + mark:<28}{v:>12.2f}" + "".join(f"{r[lb][k]:>12.2f}" for lb in labels))
+        print(f"{short(k) + mark:<{width}}{val:>12.2f}" + "".join(f"{r[lb][k]:>12.2f}" for lb in labels))
     for h in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
-        print(f"{h:<28}{'':>12}" + "".join(f"{r[lb][h]:>12.2f}" for lb in labels))
+        val = f"{r['val_heuristics'][h]:>12.2f}" if h in r["val_heuristics"] else f"{'':>12}"
+        print(f"{h:<{width}}{val}" + "".join(f"{r[lb][h]:>12.2f}" for lb in labels))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except ConfigError as exc:          # bad input: the message, not a traceback
+        print(f"python -m pbf.rl.select: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

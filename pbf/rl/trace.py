@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,7 @@ from ..workload import Cleaning, read_swf
 __all__ = ["RLTrace"]
 
 _EPS = 1e-5
+_NORM_KEYS = ("req", "mem", "user", "group", "exe")
 
 
 def _norm(values, top):
@@ -70,11 +72,21 @@ class RLTrace:
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, compat: bool | str = False, procs: int | None = None,
-             nodes: int | None = None) -> RLTrace:
+             nodes: int | None = None, norm: Mapping[str, float] | None = None) -> RLTrace:
         """Read an SWF trace. ``compat``: False (pbf's cleaning), True or ``"rlscheduler"``, or
-        ``"rlbackfilling"``. ``procs`` / ``nodes`` override the header's MaxProcs / MaxNodes."""
+        ``"rlbackfilling"``. ``procs`` / ``nodes`` override the header's MaxProcs / MaxNodes.
+
+        ``norm``: the feature normalisers to use instead of this trace's own (the ``norm`` of another
+        :class:`RLTrace`: keys ``req``, ``mem``, ``user``, ``group``, ``exe``), so that a sample drawn
+        from a trace's workload model shows a job's features as the trace a model was trained on does.
+        """
         if compat not in (False, True, "rlscheduler", "rlbackfilling"):
             raise ConfigError(f"compat={compat!r}: expected False, True, 'rlscheduler' or 'rlbackfilling'")
+        if norm is not None:
+            missing = [k for k in _NORM_KEYS if k not in norm]
+            if missing or not float(norm["req"]) > 0:
+                raise ConfigError(f"norm: expected a positive 'req' and the keys {', '.join(_NORM_KEYS)}, "
+                                  f"got {dict(norm)!r}")
         backfilling = compat == "rlbackfilling"
         loader = "rlbackfilling" if backfilling else ("rlscheduler" if compat else "pbf")
         compat = bool(compat)
@@ -119,6 +131,9 @@ class RLTrace:
             top = {k: (float(c[f][idx].max()) if len(idx) else 0.0)
                    for k, f in (("mem", "req_mem"), ("user", "user"), ("group", "group"), ("exe", "executable"))}
             max_exec = int(req.max()) if len(req) else 0
+        if norm is not None:
+            max_exec = float(norm["req"])
+            top = {k: float(norm[k]) for k in _NORM_KEYS if k != "req"}
         if len(idx) == 0:
             raise ConfigError(f"{path}: no job left to schedule after loading")
         if not compat and (req <= 0).any():

@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..rl.evaluate import RLS_TEST_STARTS, RLS_TRACES, RLSCHEDULER_TABLE, evaluate_windows, held_out_starts
 from ..rl.kernel import KernelPolicy, shipped_models
+from ..rl.model_windows import held_out_sample
 from ..rl.trace import RLTrace
 from .traces import shared_trace
 
@@ -46,7 +47,10 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
     ``model``: a :class:`KernelPolicy` (or path / shipped name) evaluated on every row; by default
     each row uses the shipped model for its trace and backfilling flag, if there is one.
     ``held_out``: also evaluate on 10 windows drawn (seed 1) after the first 10,000 jobs, which no
-    shipped model was trained on (traces of more than 11,025 jobs: SDSC-SP2 and HPC2N).
+    shipped model was trained on (traces of more than 11,025 jobs: SDSC-SP2 and HPC2N); on the
+    10,000-job Lublin traces, on 10 windows of 1,024 jobs of a trace generated (seed 1) from the
+    trace's workload model (:func:`pbf.rl.model_windows.held_out_sample`; the row's
+    ``windows_source`` says how to make it).
     """
     rows = []
     given = None
@@ -62,12 +66,13 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
                 learned = KernelPolicy.load(shipped_model_for(name, bf))
             if learned is not None:
                 rules["rl"] = learned
-            windows = {"test": RLS_TEST_STARTS}
-            if held_out and _held_out_starts(path) is not None:
-                windows["held-out"] = _held_out_starts(path)
-            for label, starts in windows.items():
-                values = evaluate_windows(path, rules, starts=starts, backfill=bf, samples=samples, seed=seed)
+            windows = {"test": (path, RLS_TEST_STARTS, path)}
+            if held_out:
+                windows.update(_held_out_windows(name, path))
+            for label, (trace, starts, source) in windows.items():
+                values = evaluate_windows(trace, rules, starts=starts, backfill=bf, samples=samples, seed=seed)
                 row = {"trace": name, "backfill": bf, "windows": label, "starts": list(starts),
+                       "windows_source": source,
                        "model": learned.name if learned is not None else None,
                        "pbf": {k: float(np.mean(v)) for k, v in values.items()},
                        "per_window": {k: [float(x) for x in v] for k, v in values.items()},
@@ -79,8 +84,13 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
     return {"experiment": "rlscheduler", "metric": "bsld", "window": 1024, "rows": rows}
 
 
-def _held_out_starts(path, count=10, window=1024):
-    return held_out_starts(len(RLTrace.load(path, compat=True)), count, window)
+def _held_out_windows(name, path):
+    reference = RLTrace.load(path, compat=True)
+    sample = held_out_sample(name, reference)
+    if sample is not None:
+        return {"held-out": (sample.trace, sample.starts, sample.source)}
+    starts = held_out_starts(len(reference))
+    return {} if starts is None else {"held-out": (reference, starts, path)}
 
 
 def format_rlscheduler(result: dict) -> str:
@@ -103,4 +113,6 @@ def format_rlscheduler(result: dict) -> str:
         if row["model"]:
             out.append(f"{'':<28}rl = {row['model']}"
                        + (f"; sampled {row['pbf']['rl~sampled']:,.2f}" if "rl~sampled" in row["pbf"] else ""))
+        if row["windows"] == "held-out" and row.get("windows_source", "").startswith("pbf gen"):
+            out.append(f"{'':<28}windows from the workload model, not the trace: {row['windows_source']}")
     return "\n".join(out)

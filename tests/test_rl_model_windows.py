@@ -1,0 +1,126 @@
+"""Validation and held-out windows drawn from a fresh sample of a Lublin trace's workload model
+(pbf.rl.model_windows), and their use in python -m pbf.rl.select and pbf experiment rlscheduler."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from pbf.errors import ConfigError
+from pbf.rl.kernel import KernelPolicy, shipped_models
+from pbf.rl.model_windows import (
+    HELD_OUT_SEED,
+    consecutive_starts,
+    held_out_sample,
+    model_sample,
+    trace_sample,
+)
+from pbf.rl.trace import RLTrace
+
+from helpers import write_small_swf
+
+LUBLIN_2 = "rlsched_lublin_256_new2.swf.gz"
+
+
+def test_a_sample_reads_like_rlschedulers_lublin_file(shared_trace, tmp_path):
+    # what the compat loader reads: no requested time (run time stands in), 256 nodes of one processor,
+    # nothing dropped, and the original trace's normalisers rather than the sample's own
+    from pbf.cli import main
+    path = shared_trace(LUBLIN_2)
+    ref = RLTrace.load(path, compat=True)
+    s = held_out_sample("lublin-2", path)
+    t = s.trace
+    assert (ref.req == ref.run).all() and (t.req == t.run).all()
+    assert (t.total_nodes, t.max_procs, t.procs_per_node) == (ref.total_nodes, ref.max_procs, ref.procs_per_node)
+    assert (t.total_nodes, t.procs_per_node) == (256, 1.0)
+    assert len(t) == 10 * 1024 and sum(t.dropped.values()) == 0
+    assert t.norm == ref.norm
+    own = RLTrace.load(_written(tmp_path, "lublin-2", HELD_OUT_SEED, 10 * 1024), compat=True)
+    assert own.norm["req"] != ref.norm["req"]        # a sample's largest run time is its own
+    assert np.allclose(t.features[:, 1], np.minimum(t.run / ref.norm["req"], 1 - 1e-5))
+    assert s.starts == tuple(range(0, 10 * 1024, 1024)) and s.window == 1024
+    assert s.source == "pbf gen lublin --preset lublin-2 --seed 1 --jobs 10240"
+    # the command in `source` makes the same trace
+    out = tmp_path / "cli.swf"
+    assert main(s.source.split()[1:] + ["-o", str(out), "--quiet"]) == 0
+    again = trace_sample(out, path, count=10).trace
+    for k in ("submit", "run", "req", "procs", "nodes", "features"):
+        assert np.array_equal(getattr(again, k), getattr(t, k)), k
+    # seeds give independent samples
+    other = model_sample("lublin-2", 2, path, count=10).trace
+    assert not np.array_equal(other.run, t.run)
+
+
+def _written(tmp_path, preset, seed, jobs):
+    from pbf.workload.lublin import generate_lublin
+    from pbf.workload.swf import write_swf
+    out = tmp_path / f"{preset}-{seed}.swf"
+    write_swf(generate_lublin(jobs, preset=preset, seed=seed), out)
+    return out
+
+
+def test_load_with_given_normalisers(tmp_path):
+    path = write_small_swf(tmp_path / "small.swf")
+    own = RLTrace.load(path, compat=True)
+    norm = dict(own.norm, req=own.norm["req"] * 4)
+    t = RLTrace.load(path, compat=True, norm=norm)
+    assert t.norm["req"] == norm["req"]
+    assert np.allclose(t.features[:, 1], np.minimum(t.req / norm["req"], 1 - 1e-5), atol=1e-6)
+    assert (t.features[:, 1] < own.features[:, 1]).any()
+    assert np.array_equal(t.features[:, 2], own.features[:, 2])
+    with pytest.raises(ConfigError, match="norm"):
+        RLTrace.load(path, compat=True, norm={"req": 100.0})
+    with pytest.raises(ConfigError, match="norm"):
+        RLTrace.load(path, compat=True, norm=dict(own.norm, req=0))
+
+
+def test_consecutive_windows():
+    assert consecutive_starts(3000, 2, 1024) == (0, 1024)
+    with pytest.raises(ConfigError, match="need 3072 jobs"):
+        consecutive_starts(3000, 3, 1024)
+    with pytest.raises(ConfigError):
+        consecutive_starts(3000, 0, 1024)
+    with pytest.raises(ConfigError, match="no workload model"):
+        model_sample("sdsc-sp2", 1, "unused.swf", count=1)
+    assert held_out_sample("hpc2n", "unused.swf") is None
+
+
+def test_select_chooses_across_runs_on_windows_of_the_model(shared_trace, tmp_path, capsys):
+    # two runs compete; only the validation mean on the sample's windows chooses; the held-out windows
+    # are the experiment's (a sample of seed 1)
+    from pbf.rl.select import main, select_run
+    path = shared_trace(LUBLIN_2)
+    runs = [tmp_path / "a", tmp_path / "b"]
+    for r in runs:
+        (r / "checkpoints").mkdir(parents=True)
+    shutil.copy(shipped_models()["lublin-2"], runs[0] / "model.npz")
+    KernelPolicy.random(0, {"kind": "job-selection", "name": "random"}).save(runs[1] / "checkpoints" / "epoch0001.npz")
+    val = model_sample("lublin-2", 2, path, count=4)
+    r = select_run(runs, path, False, validation=val)
+    assert r["validation"]["window"] == 1024 and r["validation"]["starts"] == [0, 1024, 2048, 3072]
+    assert r["validation"]["source"].startswith("pbf gen lublin --preset lublin-2 --seed 2")
+    assert set(r["val"]) == {str(runs[0] / "model.npz"), str(runs[1] / "checkpoints" / "epoch0001.npz")}
+    assert r["chosen"] == min(r["val"], key=r["val"].get) == str(runs[0] / "model.npz")
+    assert r["test"][r["chosen"]] == pytest.approx(621.30, abs=0.01)        # docs/rl.md's figure
+    assert r["held_out_source"] == "pbf gen lublin --preset lublin-2 --seed 1 --jobs 10240"
+    assert r["held-out"]["sjf"] != r["test"]["sjf"]
+    assert main([str(runs[0]), str(runs[1]), "--trace", str(path), "--validation-seed", "2",
+                 "--validation-windows", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "4 windows of 1024 jobs of pbf gen lublin --preset lublin-2 --seed 2 --jobs 4096" in text
+    assert "a/model.npz *" in text
+    with pytest.raises(ConfigError, match="not one of RLScheduler's Lublin traces"):
+        main([str(runs[0]), "--trace", str(write_small_swf(tmp_path / "small.swf")), "--validation-seed", "2"])
+
+
+def test_held_out_rows_of_the_lublin_traces_come_from_the_model(shared_trace):
+    from pbf.studies.rlscheduler import format_rlscheduler, rlscheduler_table
+    path = shared_trace("rlsched_lublin_256.swf.gz")
+    res = rlscheduler_table(trace_dir=os.path.dirname(path), traces=("lublin-1",), backfill=(True,), held_out=True)
+    test, held = res["rows"]
+    assert (test["windows"], held["windows"]) == ("test", "held-out")
+    assert held["windows_source"] == "pbf gen lublin --preset lublin-1 --seed 1 --jobs 10240"
+    assert held["starts"] == list(range(0, 10 * 1024, 1024))
+    assert held["model"] == "lublin-1-backfill" and held["paper"] is None
+    assert held["pbf"]["sjf"] != test["pbf"]["sjf"]
+    assert "windows from the workload model, not the trace" in format_rlscheduler(res)
