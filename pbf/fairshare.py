@@ -47,12 +47,15 @@ class Associations:
     ``parent[i]``: the index of its account (-1 for the root, which is index 0; a parent always comes
     before its children); ``shares[i]``: its raw ``FairShare`` (>= 0); ``is_user[i]``: a user association
     (a leaf). ``user_of[k]`` is the leaf that the trace's k-th user (in pbf's dense user order, the
-    sorted user ids) charges."""
+    sorted user ids) charges; ``by_name`` (pairs of user name and leaf) the leaf a user of that name
+    charges, from which :meth:`for_users` makes ``user_of``."""
     names: tuple
     parent: tuple
     shares: tuple
     is_user: tuple
     user_of: tuple = ()
+    by_name: tuple = ()
+    source: str = ""
 
     def __post_init__(self):
         n = len(self.names)
@@ -97,11 +100,11 @@ class Associations:
         return cls(tuple(names), tuple(parent), tuple(shares), tuple(is_user), tuple(user_of))
 
     @classmethod
-    def from_sacctmgr_dump(cls, path: str | os.PathLike, users: Sequence[str]) -> Associations:
-        """The tree of a ``sacctmgr dump CLUSTER file=PATH`` file. ``users[k]`` names the trace's k-th user
-        (pbf's dense order); it charges its association in its ``DefaultAccount`` (the account Slurm
-        gives a job that names none), else its only association. A user of the trace with no
-        association is an error, as it would be in Slurm with ``AccountingStorageEnforce=associations``."""
+    def from_sacctmgr_dump(cls, path: str | os.PathLike, users: Sequence[str] | None = None) -> Associations:
+        """The tree of a ``sacctmgr dump CLUSTER file=PATH`` file. Each user charges its association in
+        its ``DefaultAccount`` (the account Slurm gives a job that names none), else its first one.
+        ``users[k]`` (optional) names the trace's k-th user in pbf's order; without it the users are
+        matched by name when a replay starts (:meth:`for_users`)."""
         path = os.fspath(path)
         try:
             with open(path, encoding="utf-8") as fh:
@@ -149,22 +152,28 @@ class Associations:
             parent.append(current)
             shares.append(fs)
             is_user.append(kind == "User")
-        user_of = []
-        for user in users:
-            cand = leaves.get(user)
-            if not cand:
-                raise ConfigError(f"{path}: trace user {user!r} has no association in the dump")
-            want = default_acct.get(user)
-            pick = [leaf for acct, leaf in cand if acct == want] if want else []
-            if not pick and len(cand) > 1:
-                raise ConfigError(f"{path}: trace user {user!r} is in {len(cand)} accounts and none is its "
-                                  "DefaultAccount")
-            user_of.append((pick or [cand[0][1]])[0])
-        return cls(tuple(names), tuple(parent), tuple(shares), tuple(is_user), tuple(user_of))
+        by_name = []
+        for user, cand in leaves.items():
+            pick = [leaf for acct, leaf in cand if acct == default_acct.get(user)]
+            by_name.append((user, (pick or [cand[0][1]])[0]))
+        tree = cls(tuple(names), tuple(parent), tuple(shares), tuple(is_user), (), tuple(by_name), path)
+        return tree.for_users(users) if users is not None else tree
+
+    def for_users(self, users: Sequence[str]) -> Associations:
+        """The same tree with ``user_of`` for these trace users (by name, :attr:`by_name`); a user with no
+        association is an error, as in Slurm with ``AccountingStorageEnforce=associations``."""
+        leaf = dict(self.by_name)
+        missing = [u for u in users if u not in leaf]
+        if missing:
+            raise ConfigError(f"{self.source or 'associations'}: trace user {missing[0]!r} has no association"
+                              + (f" (nor do {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        return Associations(self.names, self.parent, self.shares, self.is_user, tuple(leaf[u] for u in users),
+                            self.by_name, self.source)
 
     def with_users(self, user_of: Sequence[int]) -> Associations:
         """The same tree with the trace's users charging ``user_of`` (leaf per dense user)."""
-        return Associations(self.names, self.parent, self.shares, self.is_user, tuple(int(x) for x in user_of))
+        return Associations(self.names, self.parent, self.shares, self.is_user, tuple(int(x) for x in user_of),
+                            self.by_name, self.source)
 
     @property
     def user_assoc_count(self) -> int:

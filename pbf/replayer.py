@@ -23,7 +23,7 @@ from .errors import ConfigError
 from .outages import NodeLayout, core_events
 from .replay_config import ReplayConfig
 from .replay_result import OUTPUT_FILES, ReplayResult, assemble, check_output_dir
-from .workload.jobs import JobTable
+from .workload.jobs import JobTable, user_names
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,7 +79,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         held = run + lag if below <= 0 else np.where(run < below, run + lag, run)
     else:
         held = run
-    _, user = np.unique(table.user[order], return_inverse=True)
+    user_ids, user = np.unique(table.user[order], return_inverse=True)
     part, qos = scoring.job_factors(table.partition[order], table.queue[order])
     core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,
                       record_passes=config.pass_records, trigger=config.trigger,
@@ -96,7 +96,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         bits = load_nodes(core, cluster, config.node_choice == "first-fit", config.node_search)
         requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
     core.load_trace(submit, size, est, held, req=req, user=user, part=part, qos=qos)
-    scoring.attach_users(core, int(user.max()) + 1 if len(user) else 0)
+    named = user_names(table)
+    scoring.attach_users(core, len(user_ids), [named.get(int(u), str(int(u))) for u in user_ids])
     if cluster is not None:
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,

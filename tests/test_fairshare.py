@@ -144,7 +144,7 @@ def test_sacctmgr_dump(tmp_path):
     assert tree.user_assoc_count == 5
     f = fair_tree_factors(tree, [5.0, 5.0, 0.0])
     assert list(f) == list(_compiled(tree, [5.0, 5.0, 0.0]))
-    with pytest.raises(ConfigError, match="'dave' has no association"):
+    with pytest.raises(ConfigError, match="site.cfg: trace user 'dave' has no association"):
         Associations.from_sacctmgr_dump(path, ["dave"])
     bad = tmp_path / "bad.cfg"
     bad.write_text("Parent - 'root'\nAccount - 'x':Fairshare=many\n")
@@ -163,3 +163,30 @@ def test_replay_with_fair_tree_favours_the_user_who_used_less():
     res = pbf.replay(jobs, pbf.ReplayConfig(units=4, priority=mf))
     start = dict(zip(res.jobs["id"], res.jobs["start"]))
     assert start[3] == 100 and start[2] > 100
+
+
+def test_cli_replay_with_a_sacctmgr_dump_matches_sacct_user_names(tmp_path, capsys):
+    from pbf.cli import main
+    from pbf.workload.jobs import user_names
+    trace = "tests/data/slurm_harness/hetero8_jobs.sacct"
+    names = sorted(set(user_names(pbf.read_swf(trace)).values()))
+    dump = tmp_path / "site.cfg"
+    half = len(names) // 2
+    dump.write_text("Cluster - 'h8':Fairshare=1\nParent - 'root'\nUser - 'root':DefaultAccount='root':Fairshare=1\n"
+                    "Account - 'big':Fairshare=9\nAccount - 'small':Fairshare=1\nParent - 'big'\n"
+                    + "".join(f"User - '{u}':DefaultAccount='big':Fairshare=1\n" for u in names[:half])
+                    + "Parent - 'small'\n"
+                    + "".join(f"User - '{u}':DefaultAccount='small':Fairshare=1\n" for u in names[half:]))
+    outs = {}
+    for label, extra in (("tree", ["--mf-associations", str(dump)]), ("flat", ["--mf-fair-share", "fair-tree"])):
+        out = tmp_path / label
+        assert main(["replay", trace, "--units", "100", "--priority", "multifactor", "--mf-weight",
+                     "fairshare=100000", "--mf-calc-period", "60", "--quiet", "--out", str(out), *extra]) == 0
+        outs[label] = (out / "jobs.csv").read_text()
+    assert outs["tree"] != outs["flat"]          # the accounts' shares change who goes first
+    dump.write_text("Parent - 'root'\nAccount - 'x':Fairshare=1\nParent - 'x'\nUser - 'nobody':Fairshare=1\n")
+    capsys.readouterr()
+    assert main(["replay", trace, "--units", "100", "--priority", "multifactor", "--mf-associations", str(dump),
+                 "--quiet", "--out", str(tmp_path / "x")]) != 0
+    assert "site.cfg: trace user 'u1' has no association (nor do 7 more)" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

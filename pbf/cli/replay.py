@@ -57,6 +57,12 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
     sg.add_argument("--mf-half-life", help="multifactor PriorityDecayHalfLife (4h)")
     sg.add_argument("--mf-calc-period", help="multifactor PriorityCalcPeriod (300s)")
     sg.add_argument("--mf-favor-small", action="store_true", help="multifactor PriorityFavorSmall=YES")
+    sg.add_argument("--mf-fair-share", choices=("classic", "fair-tree"),
+                    help="multifactor fair-share algorithm: classic (2^-usage/shares, the default here) or Slurm "
+                         "22.05's Fair Tree over one account per trace user (the default with --slurm-conf)")
+    sg.add_argument("--mf-associations", metavar="FILE",
+                    help="Fair Tree over the association tree of a 'sacctmgr dump' FILE (users matched by name: "
+                         "a sacct dump's user names, an SWF's user numbers)")
     sg.add_argument("--mf-partition", action="append", metavar="N=FACTOR",
                     help="multifactor factor of SWF partition N (others 1.0)")
     sg.add_argument("--mf-qos", action="append", metavar="Q=PRIORITY",

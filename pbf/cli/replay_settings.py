@@ -35,7 +35,7 @@ SLURM_SIM_FLAGS = {"bf_yield_interval": "--bf-yield-interval", "time_step": "--t
 SCORING = ("priority", "predictor", "correction", "order")
 LOSS = ("loss_over", "loss_under", "loss_weight", "eta", "lam", "over_slope", "under_slope")
 MULTIFACTOR = ("mf_weight", "mf_max_age", "mf_half_life", "mf_calc_period", "mf_favor_small", "mf_partition",
-                "mf_qos")
+                "mf_qos", "mf_fair_share", "mf_associations")
 _MF_WEIGHTS = {"age": "weight_age", "fairshare": "weight_fairshare", "job-size": "weight_job_size",
                "partition": "weight_partition", "qos": "weight_qos"}
 
@@ -48,6 +48,14 @@ def multifactor(args: argparse.Namespace) -> dict[str, Any]:
             mf[field] = parse_duration(getattr(args, flag), "--" + flag.replace("_", "-"))
     if args.mf_favor_small:
         mf["favor_small"] = True
+    if getattr(args, "mf_fair_share", None):
+        mf["fairshare"] = args.mf_fair_share
+    if getattr(args, "mf_associations", None):
+        from ..fairshare import Associations
+        if mf.get("fairshare", "fair-tree") != "fair-tree":
+            raise ConfigError("--mf-associations needs --mf-fair-share fair-tree (Fair Tree reads the tree)")
+        mf["fairshare"] = "fair-tree"
+        mf["associations"] = Associations.from_sacctmgr_dump(args.mf_associations)
     if args.mf_partition:
         mf["partition_factors"] = key_values(args.mf_partition, "--mf-partition", key_type=int)
     if args.mf_qos:

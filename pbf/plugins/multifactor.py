@@ -111,13 +111,16 @@ class Multifactor:
                 "mf_w_qos": float(self.weight_qos), "mf_max_age": self.max_age,
                 "mf_half_life": self.half_life, "mf_favor_small": int(self.favor_small)}
 
-    def tree_for(self, n_users: int):
-        """The association tree of a Fair Tree replay of ``n_users`` trace users (None: classic)."""
+    def tree_for(self, n_users: int, names: list | None = None):
+        """The association tree of a Fair Tree replay of ``n_users`` trace users (None: classic);
+        ``names``: the users' names, which a tree read from a ``sacctmgr`` dump matches them by."""
         if self.fairshare != "fair-tree":
             return None
         from ..fairshare import Associations
         if self.associations is None:
             return Associations.flat(n_users)
+        if self.associations.by_name and names is not None:
+            return self.associations.for_users(names)
         if len(self.associations.user_of) < n_users:
             raise ConfigError(f"multifactor associations map {len(self.associations.user_of)} trace users to "
                               f"associations, but the trace has {n_users}")

@@ -14,7 +14,7 @@ from ..node import MAX_UNITS
 if TYPE_CHECKING:
     from .cleaning import CleaningReport
 
-__all__ = ["SWF_FIELDS", "FLOAT_FIELDS", "SwfHeader", "JobTable"]
+__all__ = ["SWF_FIELDS", "FLOAT_FIELDS", "SwfHeader", "JobTable", "user_names"]
 
 #: The 18 SWF fields in file order, under the names the job table uses.
 SWF_FIELDS = ("job_id", "submit", "wait", "run", "alloc_procs", "avg_cpu", "used_mem", "req_procs",
@@ -223,3 +223,17 @@ class JobTable:
         names = tables[0].columns.keys()
         return cls({k: np.concatenate([t.columns[k] for t in tables]) for k in names},
                    header if header is not None else tables[0].header)
+
+
+def user_names(table: JobTable) -> dict:
+    """``{user number: name}`` from the header's ``; User: NUMBER NAME`` lines (pbf writes them when it
+    reads a sacct dump, whose users it numbers from 1); empty when there are none, and a user
+    without a line goes by its number."""
+    out = {}
+    for line in table.header.lines:
+        key, sep, value = line.strip().partition(":")
+        if sep and key.strip() == "User":
+            number, _, name = value.strip().partition(" ")
+            if number.lstrip("-").isdigit() and name.strip():
+                out[int(number)] = name.strip()
+    return out

@@ -266,6 +266,9 @@ def read_sacct(path: str | os.PathLike, *, partition: str | None = None, since: 
             header.add_line(f" {name}: {number} {label or '(none)'}")
     for label, number in constraints.items():
         header.add_line(f" Constraint: {number} {label}")
+    for label, number in users.items():
+        if label:
+            header.add_line(f" User: {number} {label}")
     as_int = lambda j: a[:, j].astype(np.int64)  # noqa: E731
     table = JobTable.from_arrays(
         header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int(1), run=as_int(2),
