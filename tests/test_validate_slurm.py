@@ -141,10 +141,20 @@ def test_the_harness_reads_the_settings_as_pbf_replay_does():
     assert slurm_duration("1-0", "x") == 86400
 
 
-def test_the_private_slurm_says_it_has_no_fair_share(tmp_path):
+def test_fair_share_brings_slurmdbd_into_the_private_slurm(tmp_path):
     site = _conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightFairshare=100\nNodeName=n1 CPUs=2\n")
     pc = write_private_conf(site, tmp_path / "s")
-    assert any("no slurmdbd" in n for n in pc.not_carried)
+    assert pc.accounting
+    text = Path(pc.path).read_text()
+    assert "AccountingStorageType=accounting_storage/slurmdbd" in text and "accounting_storage/none" not in text
+    assert "AccountingStorageHost=10.253.0.1" in text and "AccountingStorageEnforce=associations" in text
+    dbd = tmp_path / "s" / "slurmdbd.conf"
+    assert dbd.stat().st_mode & 0o777 == 0o600
+    assert "StorageHost=127.0.0.1" in dbd.read_text() and f"LogFile={tmp_path / 's'}/log/slurmdbd.log" in dbd.read_text()
+    # no fair share weight: no slurmdbd
+    plain = write_private_conf(_conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightAge=1\n"
+                                               "NodeName=n1 CPUs=2\n", "p.conf"), tmp_path / "p")
+    assert not plain.accounting and not (tmp_path / "p" / "slurmdbd.conf").exists()
 
 
 # ---------------------------------------------------------------- (a) the time scale
@@ -501,3 +511,34 @@ def test_real_slurm_interrupted_stops_every_daemon(tmp_path):
         assert not _alive(pid), name
     result = json.loads((kept / "result.json").read_text())
     assert all(d["gone"] for d in result["stopped"]) and result["leftovers_alive"] == []
+
+
+def test_real_slurm_with_fair_share(tmp_path):
+    """Fair share: slurmdbd with a private MariaDB, one account per trace user (two users here)."""
+    try:
+        check_requirements(accounting=True)
+    except SlurmUnavailable as exc:
+        pytest.skip(str(exc))
+    lines = (DATA / "small4_jobs.sacct").read_text().splitlines()
+    head = lines[0].split("|")
+    ui = head.index("User")
+    rows = [r.split("|") for r in lines[1:]]
+    for k, r in enumerate(rows):
+        r[ui] = "u1" if k % 2 == 0 else "u2"
+    (tmp_path / "jobs.sacct").write_text("\n".join([lines[0], *("|".join(r) for r in rows)]) + "\n")
+    conf = (DATA / "small4.conf").read_text().replace(
+        "PriorityType=priority/basic", "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
+        "PriorityWeightAge=1000\nPriorityMaxAge=5\nPriorityDecayHalfLife=10\nPriorityCalcPeriod=1")
+    (tmp_path / "fs.conf").write_text(conf)
+    r = _cli(tmp_path, "slurm", str(tmp_path / "fs.conf"), str(tmp_path / "jobs.sacct"), "--out", "v", "--quiet",
+             timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    s = json.loads((tmp_path / "v" / "summary.json").read_text())
+    run = s["runs"][0]
+    assert run["finished"] and run["errors"] == []
+    names = [d["name"] for d in run["daemons_stopped"]]
+    assert "slurmdbd" in names and "mariadbd" in names and all(d["gone"] for d in run["daemons_stopped"])
+    result = json.loads((tmp_path / "v" / "slurm" / "run1" / "result.json").read_text())
+    assoc = {tuple(line.split("|")[:2]) for line in result["associations"].splitlines()}
+    assert {("a1", "root"), ("a2", "root"), ("root", "root")} <= assoc
+    assert s["pbf_vs_slurm"]["jobs"] == 20
