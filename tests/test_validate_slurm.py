@@ -150,7 +150,8 @@ def test_fair_share_brings_slurmdbd_into_the_private_slurm(tmp_path):
     assert "AccountingStorageHost=10.253.0.1" in text and "AccountingStorageEnforce=associations" in text
     dbd = tmp_path / "s" / "slurmdbd.conf"
     assert dbd.stat().st_mode & 0o777 == 0o600
-    assert "StorageHost=127.0.0.1" in dbd.read_text() and f"LogFile={tmp_path / 's'}/log/slurmdbd.log" in dbd.read_text()
+    text = dbd.read_text()
+    assert "StorageHost=127.0.0.1" in text and f"LogFile={tmp_path / 's'}/log/slurmdbd.log" in text
     # no fair share weight: no slurmdbd
     plain = write_private_conf(_conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightAge=1\n"
                                                "NodeName=n1 CPUs=2\n", "p.conf"), tmp_path / "p")
