@@ -109,7 +109,7 @@ _CONFIG_KEYS = frozenset((
     "resv_max", "max_job_test", "bf_window", "bf_resolution", "sjbf", "bf_keyed", "no_backfill", "resv_stop",
     "trigger", "bf_interval", "record_passes", "commit_eager", "hooks", "clock", "bf_max_time_us",
     "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "cost_pref_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
-    "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small",
+    "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
@@ -219,6 +219,7 @@ cdef class Core:
             elif name == "mf_max_age": S.policy.max_age = value
             elif name == "mf_half_life": S.policy.half_life = value
             elif name == "mf_favor_small": S.policy.favor_small = value
+            elif name == "mf_fs_damp": S.policy.fs_damp = value
             elif name == "sim_yield_us": S.sim.yield_us = value
             elif name == "sim_step_us": S.sim.step_us = value
             elif name == "sim_sched_delay": S.sim.sched_delay = value

@@ -41,6 +41,7 @@ ctypedef struct Policy:
     int64_t max_age            # PriorityMaxAge (s)
     int64_t half_life          # PriorityDecayHalfLife (s)
     bint favor_small           # PriorityFavorSmall
+    double fs_damp             # FairShareDampeningFactor (classic fair share)
     Reg* reg                   # the regression model (PD_REGRESSION), or NULL
     FairTree* ft               # multifactor: Fair Tree over this association tree, or NULL (classic)
 
@@ -59,7 +60,7 @@ cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Us
     else:
         usage_norm = U.usage[J.user[j]] / total if total > 0.0 else 0.0
         shares_norm = 1.0 / <double>(U.n if U.n > 0 else 1)
-        fs = pow(2.0, -(usage_norm / shares_norm))
+        fs = pow(2.0, -((usage_norm / shares_norm) / pol.fs_damp))
     js = <double>J.units[j] / <double>units
     if pol.favor_small:
         js = <double>(units - J.units[j]) / <double>units

@@ -157,6 +157,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.policy.correction = CR_INCREMENTAL
     S.policy.max_age = 7 * 86400
     S.policy.half_life = 7 * 86400
+    S.policy.fs_damp = 1.0
     S.policy.next_prio = -INF
     S.users.last_calc = -INF
     S.replay.next_bf = -INF

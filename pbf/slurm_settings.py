@@ -340,6 +340,10 @@ def _priority(conf, mapped, unmodelled):
     if kw["weight_job_size"]:
         unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm 22.05's "
                           "is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (set_priority_factors)")
+    dline, damp = get("fairsharedampeningfactor", "1")
+    kw["dampening"] = _int(f"{conf.path}, line {dline}: FairShareDampeningFactor", damp, 1, 65535)
+    if dline is not None:
+        mapped["fairsharedampeningfactor"] = f"dampening {kw['dampening']}"
     line, flags = get("priorityflags", "")
     flag_set = {f.strip().upper() for f in flags.split(",") if f.strip()}
     kw["fairshare"] = "classic" if "NO_FAIR_TREE" in flag_set else "fair-tree"
@@ -353,8 +357,8 @@ def _priority(conf, mapped, unmodelled):
                               "own with equal shares, beside user root (a site's own tree: "
                               "pbf.fairshare.Associations.from_sacctmgr_dump)")
         else:
-            unmodelled.append("PriorityWeightFairshare: classic fair share with each trace user's equal shares, "
-                              "no accounts and no FairShareDampeningFactor")
+            unmodelled.append("PriorityWeightFairshare: classic fair share with each trace user's equal shares "
+                              "and no accounts")
     if kw["weight_qos"]:
         unmodelled.append("PriorityWeightQOS: QOS priorities come from pbf's --mf-qos (none in a slurm.conf)")
     return Multifactor(**kw)
@@ -474,7 +478,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
     priority = _priority(conf, mapped, unmodelled)
     mem_from = _select(conf, mapped, unmodelled)
     for key in ("defmempernode", "maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu",
-                "enforcepartlimits", "fairsharedampeningfactor", "schedulertimeslice", "killwait"):
+                "enforcepartlimits", "schedulertimeslice", "killwait"):
         if key in conf.settings:
             line, value = conf.settings[key]
             unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")

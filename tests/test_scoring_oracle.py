@@ -46,7 +46,8 @@ def scenarios(draw):
                                half_life=draw(st.sampled_from([0, 30, 600])),
                                calc_period=draw(st.sampled_from([0, 7, 50])),
                                favor_small=draw(st.booleans()),
-                               fairshare=draw(st.sampled_from(["classic", "fair-tree"])))
+                               fairshare=draw(st.sampled_from(["classic", "fair-tree"])),
+                               dampening=draw(st.sampled_from([1, 1, 3])))
         part = np.array(draw(st.lists(st.sampled_from([0.25, 0.5, 1.0]), min_size=n, max_size=n)))
         qos = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n)))
     backfill = Backfill(reservations=draw(st.sampled_from([0, 1, 1, 2, None])),

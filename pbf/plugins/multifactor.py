@@ -3,7 +3,7 @@
     priority = floor(W_age age + W_fs fs + W_js js + W_part part + W_qos qos)      (an integer, as Slurm)
     age  = min(1, (now - submit) / max_age)
     js   = units / cluster units            (favor_small: (cluster units - units) / cluster units)
-    fs   = 2 ^ -(usage_norm / shares_norm)  (classic fair share, damping 1), or
+    fs   = 2 ^ -((usage_norm / shares_norm) / dampening)  (classic fair share), or
            Slurm 22.05's Fair Tree rank over an association tree (``fairshare="fair-tree"``)
     part = the partition's factor / the largest;  qos = the QOS's priority / the largest
 
@@ -55,6 +55,7 @@ class Multifactor:
     qos_priorities: dict = field(default_factory=dict)
     fairshare: str = "classic"
     associations: object = None
+    dampening: int = 1
     name = "multifactor"
     code = Priority.PR_MULTIFACTOR
     dynamic = True
@@ -68,6 +69,9 @@ class Multifactor:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                 raise ConfigError(f"multifactor {f} must be an int >= 0 seconds, got {v!r}")
+        if not isinstance(self.dampening, int) or isinstance(self.dampening, bool) or self.dampening < 1:
+            raise ConfigError(f"multifactor dampening (FairShareDampeningFactor) must be an int >= 1, got "
+                              f"{self.dampening!r}")
         if self.fairshare not in ("classic", "fair-tree"):
             raise ConfigError(f"multifactor fairshare must be 'classic' or 'fair-tree', got {self.fairshare!r}")
         if self.associations is not None:
@@ -109,7 +113,8 @@ class Multifactor:
                 "mf_w_age": float(self.weight_age), "mf_w_fs": float(self.weight_fairshare),
                 "mf_w_js": float(self.weight_job_size), "mf_w_part": float(self.weight_partition),
                 "mf_w_qos": float(self.weight_qos), "mf_max_age": self.max_age,
-                "mf_half_life": self.half_life, "mf_favor_small": int(self.favor_small)}
+                "mf_half_life": self.half_life, "mf_favor_small": int(self.favor_small),
+                "mf_fs_damp": float(self.dampening)}
 
     def tree_for(self, n_users: int, names: list | None = None):
         """The association tree of a Fair Tree replay of ``n_users`` trace users (None: classic);
@@ -147,7 +152,7 @@ class Multifactor:
         else:
             usage_norm = user_usage / total_usage if total_usage > 0.0 else 0.0
             shares_norm = 1.0 / float(n_users if n_users > 0 else 1)
-            fs = math.pow(2.0, -(usage_norm / shares_norm))
+            fs = math.pow(2.0, -((usage_norm / shares_norm) / float(self.dampening)))
         js = float(units) / float(cluster_units)
         if self.favor_small:
             js = float(cluster_units - units) / float(cluster_units)
