@@ -170,6 +170,7 @@ cdef class Core:
             pthread_mutex_destroy(&self.s.pool.mu)
             pthread_cond_destroy(&self.s.pool.work)
             pthread_cond_destroy(&self.s.pool.done)
+            pthread_cond_destroy(&self.s.pool.progress)
         state_free(&self.s)
 
     # ------------------------------------------------------------------ configuration
@@ -409,6 +410,7 @@ cdef class Core:
             pthread_mutex_init(&S.pool.mu, NULL)
             pthread_cond_init(&S.pool.work, NULL)
             pthread_cond_init(&S.pool.done, NULL)
+            pthread_cond_init(&S.pool.progress, NULL)
             S.pool.sync_ready = True
         S.pool.shutdown = 0
         self._threads = [threading.Thread(target=self._pool_thread, args=(wid, S.pool.gen),

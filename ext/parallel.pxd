@@ -6,7 +6,7 @@ from libc.stdint cimport uint64_t, int64_t, int8_t
 from libc.stdlib cimport malloc, calloc, free
 
 from memory cimport grow
-from profile cimport Prof, prof_init, prof_free
+from profile cimport Prof, Hints, prof_init, prof_free
 from node_model cimport NodeModel, nm_free_copy
 from sync cimport pthread_mutex_t, pthread_cond_t
 from words cimport w_copy
@@ -26,10 +26,11 @@ ctypedef struct WorkerPool:
     int64_t finished           # threads done with the posted pass
     int64_t shutdown           # 1: the threads exit
     bint idle                  # the posted task is empty (measuring the wake-up round trip)
-    bint sync_ready            # mu, work, done and commit_mu are initialised
+    bint sync_ready            # mu, work, done, progress and commit_mu are initialised
     pthread_mutex_t mu         # guards gen, finished, shutdown
     pthread_cond_t work        # signalled when a pass is posted or the pool shuts down
     pthread_cond_t done        # signalled when the last thread finishes a pass
+    pthread_cond_t progress    # (with mu) signalled, while a worker sleeps, when a pass moves on
     pthread_mutex_t commit_mu  # eager commit: one commit at a time
     int64_t* tests             # per worker: jobs it evaluated in the last parallel pass
     int64_t* seen              # per worker: log entries its profile has applied
@@ -65,6 +66,14 @@ ctypedef struct ParallelPass:  # the shared state of the parallel pass under way
     int64_t committer          # 1 while a worker holds the commit role (ordered)
     int64_t stop               # the first position not to commit (INF: none yet)
     int64_t error              # a worker's failure (RC_*), 0 if none
+    int64_t epoch              # bumped whenever the pass moves on (a commit, a copy made, the stop) ...
+    int64_t sleepers           # ... which wakes the workers asleep waiting for it
+    int64_t copied             # workers 1.. done copying the pass's profile (worker 0 decides on the
+                               # profile itself, and changes it only once every copy is made)
+    Hints hints                # every worker's speculative searches' earliest starts (a worker's copy
+                               # is the log up to some entry, so each is a lower bound on the latest
+                               # state, which every commit decides on) ...
+    int64_t hints_lock         # ... under this spin lock (1: held)
     int8_t* committed          # eager: which queue positions have committed ...
     int64_t committed_cap      # ... room ...
     int64_t low                # ... and the first that has not
