@@ -31,7 +31,7 @@ from libc.string cimport memset, memcpy
 
 from memory cimport grow
 from ticks cimport PBF_HAVE_TSC, clock_ns, now_ticks
-from profile cimport prof_start_pass, prof_find_start
+from profile cimport prof_start_pass, prof_find_start, prof_copy
 from regression cimport Reg, reg_init
 from policy cimport INCREMENTS as C_INCREMENTS
 from parallel cimport pool_free_copies, pool_alloc_copies
@@ -367,7 +367,9 @@ cdef class Core:
     def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
         """Benchmark: ``reps`` times, build the profile at ``now`` and find the earliest start
         of every (units, est) pair (no placement). Returns (slots, sum of the starts found) of the
-        last round, so a caller can check the work was done."""
+        last round, so a caller can check the work was done. With a worker pool, the workers'
+        copies of the profile are made too, so that their memory is in use as a replay's earlier
+        passes leave it."""
         cdef int64_t r, i, n = units.shape[0], total = 0, t
         cdef int32_t si = 0
         cdef int rc = 0
@@ -384,6 +386,9 @@ cdef class Core:
                 for i in range(n):
                     t = prof_find_start(&self.s.prof, units[i], est[i], now, False, &si)
                     total += t
+            for i in range(1, self.s.pool.nprof if self.s.cfg.workers > 1 else 0):
+                if rc == RC_OK:
+                    rc = prof_copy(&self.s.pool.prof[i], &self.s.prof)
         if rc != RC_OK:
             raise_status(rc, "profile_ops")
         return self.s.prof.nslots, total

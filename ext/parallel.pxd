@@ -43,7 +43,9 @@ ctypedef struct SpecRing:      # speculative results, slot = queue position % n 
     int64_t* mode              # what was asked (SPEC_*)
     int64_t* seen              # log entries the speculating copy had applied
     int64_t* ready             # the queue position whose result the entry holds (-1: none yet)
-    uint64_t* cand             # candidates of the earliest start found (W words an entry)
+    uint64_t* cand             # candidates of the earliest start found (W words an entry) ...
+    uint64_t* chosen           # ... and the units the speculating worker chose among them (W words)
+    int8_t* proposed           # 1: `chosen` holds a choice (a unit cluster's earliest start found)
     int64_t* ncpu              # a node cluster: the cores each node gave the job there (nn an entry)
     int64_t nn                 # (nodes an entry)
 
@@ -124,10 +126,13 @@ cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W, int64_t nn) noex
         R.seen = <int64_t*>malloc(n * sizeof(int64_t))
         R.ready = <int64_t*>malloc(n * sizeof(int64_t))
         R.cand = <uint64_t*>malloc(<size_t>(n * (W if W > 0 else 1)) * sizeof(uint64_t))
+        R.chosen = <uint64_t*>malloc(<size_t>(n * (W if W > 0 else 1)) * sizeof(uint64_t))
+        R.proposed = <int8_t*>malloc(n * sizeof(int8_t))
         R.ncpu = <int64_t*>malloc(<size_t>(n * (nn if nn > 0 else 1)) * sizeof(int64_t))
         R.n = n
         R.nn = nn
-        if R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL or R.ncpu == NULL:
+        if (R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL or R.ncpu == NULL
+                or R.chosen == NULL or R.proposed == NULL):
             R.n = 0
             return RC_NO_MEMORY
     for i in range(n):
@@ -136,8 +141,9 @@ cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W, int64_t nn) noex
 
 
 cdef inline void ring_free(SpecRing* R) noexcept nogil:
-    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand); free(R.ncpu)
+    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand); free(R.ncpu); free(R.chosen); free(R.proposed)
     R.t = NULL; R.mode = NULL; R.seen = NULL; R.ready = NULL; R.cand = NULL; R.ncpu = NULL
+    R.chosen = NULL; R.proposed = NULL
     R.n = 0
     R.nn = 0
 

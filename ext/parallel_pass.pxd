@@ -5,13 +5,13 @@
 # pass only removes free units), so decisions and statistics equal the sequential pass's. Ordered
 # commit (the default) commits in queue order; eager commit in completion order (the paper's).
 
-from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
 from words cimport w_copy
 from ticks cimport now_ticks
-from profile cimport (Prof, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
+from profile cimport (Prof, prof_choose, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
                       prof_known_misfit, prof_note_misfit, prof_round_up, prof_find_start_bounded, hints_bound,
                       hints_add)
 from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
@@ -41,17 +41,20 @@ cdef inline void note_progress(State* S) noexcept nogil:
 
 cdef inline void await_progress(State* S, int64_t epoch, int64_t* since) noexcept nogil:
     # Nothing to do until another worker moves the pass on from `epoch` (read before the caller
-    # looked), most often within microseconds: spin a while (with a CPU for every worker), then
-    # sleep until woken. A yield instead, on a host where other processes run, can lose the CPU
-    # for a whole time slice, and a spinning thread takes CPU time that the worker it waits for
-    # may need when the host gives this process fewer CPUs than workers. since: the ticks when
-    # this wait began (0: it begins now).
+    # looked), most often within microseconds: for a while spin (with a CPU for every worker) or
+    # yield (with fewer: the worker waited for may need this one), then sleep until woken. Spinning
+    # or yielding on and on would take CPU time from the worker waited for when the host gives
+    # this process fewer CPUs than it has workers (other processes running), and a yield can lose
+    # the CPU for a whole time slice there. since: the ticks when this wait began (0: it begins now).
     cdef int64_t t = now_ticks()
     cdef double ns = S.cost.ns_per_tick if S.cost.ns_per_tick > 0 else 1.0
     if since[0] == 0:
         since[0] = t
-    if S.cfg.workers <= S.cost.cores and (t - since[0]) * ns < SPIN_NS:
-        pbf_pause()
+    if (t - since[0]) * ns < SPIN_NS:
+        if S.cfg.workers <= S.cost.cores:
+            pbf_pause()
+        else:
+            sched_yield()
         return
     pthread_mutex_lock(&S.pool.mu)
     pbf_fetch_add(&S.par.sleepers, 1)
@@ -158,14 +161,18 @@ cdef inline int64_t speculation_catch_up(State* S, Prof* P, NodeModel* M, int64_
 
 
 cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t wid, int64_t* seen, int64_t* t_out,
-                           int64_t* mode_out, uint64_t* cand, int64_t* ncpu) noexcept nogil:
+                           int64_t* mode_out, uint64_t* cand, uint64_t* chosen, int8_t* proposed,
+                           int64_t* ncpu) noexcept nogil:
     # the speculative test of queue position idx on this worker's copy (P, or M on a node cluster),
     # which may miss the latest commits; `cand` (if not NULL) gets the candidates of an earliest
-    # start found, `ncpu` (if not NULL) the cores each node gives the job there
+    # start found and `chosen` the units the unit choice takes among them on this copy (*proposed:
+    # whether it did), `ncpu` (if not NULL) the cores each node gives the job there
     cdef int64_t k = S.queue.entries[idx].units, d = S.queue.entries[idx].est, t = -1, mode = SPEC_FULL
     cdef int64_t now = S.ctx.now, j = S.queue.entries[idx].job
     cdef int32_t si = 0
     cdef int rc
+    if proposed != NULL:
+        proposed[0] = 0
     if not S.par.error:
         rc = RC_OK if S.pool.snap != NULL else catch_up(S, P, M, seen)
         if rc != RC_OK:
@@ -186,6 +193,11 @@ cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t
             t = speculative_search(S, P, k, d, now, &si)
             if t >= 0 and cand != NULL:
                 w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
+                # the unit choice too, for the commit to take when no newer placement touched the
+                # candidates: it then leaves the committer (the pass's serial part)
+                prof_choose(P, k, t, d, si, now)
+                w_copy(chosen, P.chosen, S.W)
+                proposed[0] = 1
         if S.nm.on:
             if S.pool.snap == NULL and ncpu != NULL and nm_monotone(M, j):
                 # the commits made meanwhile (most often the job just before this one): the
@@ -231,6 +243,7 @@ cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noe
             spec.mode = S.ring.mode[s]
             spec.seen = S.ring.seen[s]
             spec.cand = S.ring.cand + s * S.W
+            spec.chosen = S.ring.chosen + s * S.W if S.ring.proposed[s] else NULL
             spec.ncpu = S.ring.ncpu + s * S.ring.nn
             q = job_step(S, P, M, c, CM_ORDERED, &spec)
             if q == STEP_ERROR:
@@ -272,7 +285,7 @@ cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, NodeModel* M
         since = 0
         s = idx % n
         speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W,
-                  S.ring.ncpu + s * S.ring.nn)
+                  S.ring.chosen + s * S.W, &S.ring.proposed[s], S.ring.ncpu + s * S.ring.nn)
         S.ring.seen[s] = spec_seen[0]    # the log entries the speculation saw
         pbf_store(&S.ring.ready[s], idx)
 
@@ -288,12 +301,13 @@ cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, NodeModel* M, 
     cdef PassCtx* c = &S.ctx
     spec.seen = 0
     spec.cand = NULL
+    spec.chosen = NULL
     spec.ncpu = NULL
     while True:
         idx = pbf_fetch_add(&S.par.next, 1)
         if idx >= S.par.limit or idx >= pbf_load(&S.par.stop):
             return
-        speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &spec.t, &spec.mode, NULL, NULL)
+        speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &spec.t, &spec.mode, NULL, NULL, NULL, NULL)
         pthread_mutex_lock(&S.pool.commit_mu)
         if P == &S.prof and not S.nm.on:
             await_copies(S)         # commits change the pass's profile
