@@ -25,7 +25,9 @@ from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
 from pbf._codes cimport RC_OK, NO_START
 
 cdef enum:
-    SPIN_NS = 50000            # a wait spins this long before it sleeps
+    SPIN_NS = 20000            # a wait spins (or yields) this long before it sleeps
+    RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
+                               # long search at the commit point does not stop the others at once
 
 
 cdef inline void note_progress(State* S) noexcept nogil:
@@ -428,7 +430,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
     # every job places at most once; a start needs a free unit
     cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
-    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W,
+    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, RING_PER_WORKER * n if n >= 2 else 4, S.W,
                                                                 S.nm.nn if S.nm.on else 0) != RC_OK:
         return RC_NO_MEMORY
     S.par.next = 0
