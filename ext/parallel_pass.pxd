@@ -25,7 +25,7 @@ from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
 from pbf._codes cimport RC_OK, NO_START
 
 cdef enum:
-    SPIN_NS = 20000            # a wait spins (or yields) this long before it sleeps
+    SPIN_NS = 20000            # a wait spins this long before it sleeps
     RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
                                # long search at the commit point does not stop the others at once
 
@@ -43,20 +43,21 @@ cdef inline void note_progress(State* S) noexcept nogil:
 
 cdef inline void await_progress(State* S, int64_t epoch, int64_t* since) noexcept nogil:
     # Nothing to do until another worker moves the pass on from `epoch` (read before the caller
-    # looked), most often within microseconds: for a while spin (with a CPU for every worker) or
-    # yield (with fewer: the worker waited for may need this one), then sleep until woken. Spinning
-    # or yielding on and on would take CPU time from the worker waited for when the host gives
-    # this process fewer CPUs than it has workers (other processes running), and a yield can lose
-    # the CPU for a whole time slice there. since: the ticks when this wait began (0: it begins now).
-    cdef int64_t t = now_ticks()
+    # looked), most often within microseconds. With more workers than CPUs, yield: the worker
+    # waited for may need this CPU. Otherwise spin a while, then sleep until woken: spinning (or
+    # yielding) on and on would take CPU time from the worker waited for when the host gives this
+    # process fewer CPUs than it has workers (other processes running), and a yield can lose the
+    # CPU for a whole time slice there. since: the ticks when this wait began (0: it begins now).
+    cdef int64_t t
     cdef double ns = S.cost.ns_per_tick if S.cost.ns_per_tick > 0 else 1.0
+    if S.cfg.workers > S.cost.cores:
+        sched_yield()
+        return
+    t = now_ticks()
     if since[0] == 0:
         since[0] = t
     if (t - since[0]) * ns < SPIN_NS:
-        if S.cfg.workers <= S.cost.cores:
-            pbf_pause()
-        else:
-            sched_yield()
+        pbf_pause()
         return
     pthread_mutex_lock(&S.pool.mu)
     pbf_fetch_add(&S.par.sleepers, 1)
@@ -95,44 +96,30 @@ cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcep
     return RC_OK
 
 
-cdef inline void hold_on(State* S) noexcept nogil:
-    # the hint lock is held for a few reads: spin, unless the holder may need this CPU
-    if S.cfg.workers <= S.cost.cores:
-        pbf_pause()
-    else:
-        sched_yield()
-
-
-cdef inline int64_t shared_hint_bound(State* S, int64_t k, int64_t d) noexcept nogil:
-    # hints_bound over every worker's searches so far
-    cdef int64_t bound
-    while not pbf_cas(&S.par.hints_lock, 0, 1):
-        hold_on(S)
-    bound = hints_bound(&S.par.hints, k, d)
-    pbf_store(&S.par.hints_lock, 0)
-    return bound
-
-
-cdef inline void shared_hint_add(State* S, int64_t k, int64_t d, int64_t t) noexcept nogil:
-    while not pbf_cas(&S.par.hints_lock, 0, 1):
-        hold_on(S)
-    hints_add(&S.par.hints, k, d, t)
-    pbf_store(&S.par.hints_lock, 0)
-
-
 cdef inline int64_t speculative_search(State* S, Prof* P, int64_t k, int64_t d, int64_t now, int32_t* si) noexcept nogil:
     # The earliest start on this worker's copy, the search bounded by what every worker's searches
     # found (on older or newer states of the pass's profile: either way a lower bound on the state
     # the commit decides on, so the commit's AND test and its search again from the result stay
-    # exact). A pass-start snapshot (tests) searches alone, so that its answers depend on nothing
-    # but the pass start.
+    # exact). The shared table is under a try-lock: when another worker holds it (or was preempted
+    # holding it), the search is bounded by this copy's own searches instead. A pass-start snapshot
+    # (tests) searches alone, so that its answers depend on nothing but the pass start.
     cdef int64_t bound, t
+    cdef bint shared
     if S.pool.snap != NULL or P.monotone:
         return prof_find_start(P, k, d, now, False, si)
-    bound = shared_hint_bound(S, k, d)
+    shared = pbf_cas(&S.par.hints_lock, 0, 1)
+    if shared:
+        bound = hints_bound(&S.par.hints, k, d)
+        pbf_store(&S.par.hints_lock, 0)
+    else:
+        bound = hints_bound(&P.hints, k, d)
+    if bound == -1:
+        return NO_START
     t = prof_find_start_bounded(P, k, d, now, bound, si)
-    if bound != -1:
-        shared_hint_add(S, k, d, t)
+    hints_add(&P.hints, k, d, t)
+    if pbf_cas(&S.par.hints_lock, 0, 1):
+        hints_add(&S.par.hints, k, d, t)
+        pbf_store(&S.par.hints_lock, 0)
     return t
 
 
@@ -195,11 +182,13 @@ cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t
             t = speculative_search(S, P, k, d, now, &si)
             if t >= 0 and cand != NULL:
                 w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
-                # the unit choice too, for the commit to take when no newer placement touched the
-                # candidates: it then leaves the committer (the pass's serial part)
-                prof_choose(P, k, t, d, si, now)
-                w_copy(chosen, P.chosen, S.W)
-                proposed[0] = 1
+                if S.cfg.workers <= S.cost.cores:
+                    # the unit choice too, for the commit to take when no newer placement touched
+                    # the candidates: it then leaves the committer (the pass's serial part). (With
+                    # more workers than CPUs the workers' time is the committer's: no gain.)
+                    prof_choose(P, k, t, d, si, now)
+                    w_copy(chosen, P.chosen, S.W)
+                    proposed[0] = 1
         if S.nm.on:
             if S.pool.snap == NULL and ncpu != NULL and nm_monotone(M, j):
                 # the commits made meanwhile (most often the job just before this one): the
@@ -408,6 +397,18 @@ cdef inline int64_t pool_round_trip(State* S) noexcept nogil:
     return now_ticks() - t0
 
 
+cdef inline int64_t ring_entries(State* S) noexcept nogil:
+    # RING_PER_WORKER for each worker that has a CPU of its own, at least one per worker: workers
+    # beyond the CPUs speculate only when a running one waits, and further ahead they would only
+    # speculate on older profiles
+    cdef int64_t n = S.cfg.workers, running = n
+    if S.cost.cores > 0 and S.cost.cores < running:
+        running = S.cost.cores
+    if n < 2:
+        return 4
+    return max(n, RING_PER_WORKER * running)
+
+
 cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     # the pass on every worker of the pool; RC_* on failure
     cdef int64_t t0 = now_ticks(), queue = S.queue.n, cap, i, n = S.cfg.workers, slots
@@ -430,7 +431,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
     # every job places at most once; a start needs a free unit
     cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
-    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, RING_PER_WORKER * n if n >= 2 else 4, S.W,
+    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, ring_entries(S), S.W,
                                                                 S.nm.nn if S.nm.on else 0) != RC_OK:
         return RC_NO_MEMORY
     S.par.next = 0
