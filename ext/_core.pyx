@@ -31,7 +31,7 @@ from libc.string cimport memset, memcpy
 
 from memory cimport grow
 from ticks cimport PBF_HAVE_TSC, clock_ns, now_ticks
-from profile cimport prof_start_pass, prof_find_start
+from profile cimport prof_start_pass, prof_find_start, prof_copy
 from regression cimport Reg, reg_init
 from fair_tree cimport FairTree, FtRec, ft_free, ft_compute
 from policy cimport INCREMENTS as C_INCREMENTS
@@ -171,6 +171,7 @@ cdef class Core:
             pthread_mutex_destroy(&self.s.pool.mu)
             pthread_cond_destroy(&self.s.pool.work)
             pthread_cond_destroy(&self.s.pool.done)
+            pthread_cond_destroy(&self.s.pool.progress)
         state_free(&self.s)
 
     # ------------------------------------------------------------------ configuration
@@ -444,7 +445,9 @@ cdef class Core:
     def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
         """Benchmark: ``reps`` times, build the profile at ``now`` and find the earliest start
         of every (units, est) pair (no placement). Returns (slots, sum of the starts found) of the
-        last round, so a caller can check the work was done."""
+        last round, so a caller can check the work was done. With a worker pool, the workers'
+        copies of the profile are made too, so that their memory is in use as a replay's earlier
+        passes leave it."""
         cdef int64_t r, i, n = units.shape[0], total = 0, t
         cdef int32_t si = 0
         cdef int rc = 0
@@ -461,6 +464,9 @@ cdef class Core:
                 for i in range(n):
                     t = prof_find_start(&self.s.prof, units[i], est[i], now, False, &si)
                     total += t
+            for i in range(1, self.s.pool.nprof if self.s.cfg.workers > 1 else 0):
+                if rc == RC_OK:
+                    rc = prof_copy(&self.s.pool.prof[i], &self.s.prof)
         if rc != RC_OK:
             raise_status(rc, "profile_ops")
         return self.s.prof.nslots, total
@@ -487,6 +493,7 @@ cdef class Core:
             pthread_mutex_init(&S.pool.mu, NULL)
             pthread_cond_init(&S.pool.work, NULL)
             pthread_cond_init(&S.pool.done, NULL)
+            pthread_cond_init(&S.pool.progress, NULL)
             S.pool.sync_ready = True
         S.pool.shutdown = 0
         self._threads = [threading.Thread(target=self._pool_thread, args=(wid, S.pool.gen),

@@ -6,7 +6,7 @@ from libc.stdint cimport uint64_t, int64_t, int8_t
 from libc.stdlib cimport malloc, calloc, free
 
 from memory cimport grow
-from profile cimport Prof, prof_init, prof_free
+from profile cimport Prof, Hints, prof_init, prof_free
 from node_model cimport NodeModel, nm_free_copy
 from sync cimport pthread_mutex_t, pthread_cond_t
 from words cimport w_copy
@@ -26,10 +26,11 @@ ctypedef struct WorkerPool:
     int64_t finished           # threads done with the posted pass
     int64_t shutdown           # 1: the threads exit
     bint idle                  # the posted task is empty (measuring the wake-up round trip)
-    bint sync_ready            # mu, work, done and commit_mu are initialised
+    bint sync_ready            # mu, work, done, progress and commit_mu are initialised
     pthread_mutex_t mu         # guards gen, finished, shutdown
     pthread_cond_t work        # signalled when a pass is posted or the pool shuts down
     pthread_cond_t done        # signalled when the last thread finishes a pass
+    pthread_cond_t progress    # (with mu) signalled, while a worker sleeps, when a pass moves on
     pthread_mutex_t commit_mu  # eager commit: one commit at a time
     int64_t* tests             # per worker: jobs it evaluated in the last parallel pass
     int64_t* seen              # per worker: log entries its profile has applied
@@ -42,7 +43,9 @@ ctypedef struct SpecRing:      # speculative results, slot = queue position % n 
     int64_t* mode              # what was asked (SPEC_*)
     int64_t* seen              # log entries the speculating copy had applied
     int64_t* ready             # the queue position whose result the entry holds (-1: none yet)
-    uint64_t* cand             # candidates of the earliest start found (W words an entry)
+    uint64_t* cand             # candidates of the earliest start found (W words an entry) ...
+    uint64_t* chosen           # ... and the units the speculating worker chose among them (W words)
+    int8_t* proposed           # 1: `chosen` holds a choice (a unit cluster's earliest start found)
     int64_t* ncpu              # a node cluster: the cores each node gave the job there (nn an entry)
     int64_t nn                 # (nodes an entry)
 
@@ -65,6 +68,14 @@ ctypedef struct ParallelPass:  # the shared state of the parallel pass under way
     int64_t committer          # 1 while a worker holds the commit role (ordered)
     int64_t stop               # the first position not to commit (INF: none yet)
     int64_t error              # a worker's failure (RC_*), 0 if none
+    int64_t epoch              # bumped whenever the pass moves on (a commit, a copy made, the stop) ...
+    int64_t sleepers           # ... which wakes the workers asleep waiting for it
+    int64_t copied             # workers 1.. done copying the pass's profile (worker 0 decides on the
+                               # profile itself, and changes it only once every copy is made)
+    Hints hints                # every worker's speculative searches' earliest starts (a worker's copy
+                               # is the log up to some entry, so each is a lower bound on the latest
+                               # state, which every commit decides on) ...
+    int64_t hints_lock         # ... under this try-lock (1: held)
     int8_t* committed          # eager: which queue positions have committed ...
     int64_t committed_cap      # ... room ...
     int64_t low                # ... and the first that has not
@@ -115,10 +126,13 @@ cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W, int64_t nn) noex
         R.seen = <int64_t*>malloc(n * sizeof(int64_t))
         R.ready = <int64_t*>malloc(n * sizeof(int64_t))
         R.cand = <uint64_t*>malloc(<size_t>(n * (W if W > 0 else 1)) * sizeof(uint64_t))
+        R.chosen = <uint64_t*>malloc(<size_t>(n * (W if W > 0 else 1)) * sizeof(uint64_t))
+        R.proposed = <int8_t*>malloc(n * sizeof(int8_t))
         R.ncpu = <int64_t*>malloc(<size_t>(n * (nn if nn > 0 else 1)) * sizeof(int64_t))
         R.n = n
         R.nn = nn
-        if R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL or R.ncpu == NULL:
+        if (R.t == NULL or R.mode == NULL or R.seen == NULL or R.ready == NULL or R.cand == NULL or R.ncpu == NULL
+                or R.chosen == NULL or R.proposed == NULL):
             R.n = 0
             return RC_NO_MEMORY
     for i in range(n):
@@ -127,8 +141,9 @@ cdef inline int ring_reserve(SpecRing* R, int64_t n, int64_t W, int64_t nn) noex
 
 
 cdef inline void ring_free(SpecRing* R) noexcept nogil:
-    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand); free(R.ncpu)
+    free(R.t); free(R.mode); free(R.seen); free(R.ready); free(R.cand); free(R.ncpu); free(R.chosen); free(R.proposed)
     R.t = NULL; R.mode = NULL; R.seen = NULL; R.ready = NULL; R.cand = NULL; R.ncpu = NULL
+    R.chosen = NULL; R.proposed = NULL
     R.n = 0
     R.nn = 0
 

@@ -1,21 +1,22 @@
-# The parallel full pass (DESIGN §5), header only. Workers evaluate jobs speculatively on private,
-# possibly stale copies of the profile; results commit through job_step on the committer's copy,
-# brought up to date with the commit log. The commit skips only what the speculation proves (a job
+# The parallel full pass (DESIGN §5), header only. Workers evaluate jobs speculatively on possibly
+# stale profiles (worker 0 on the pass's own, the others on private copies); results commit through
+# job_step on the committer's profile, brought up to date with the commit log. The commit skips only what the speculation proves (a job
 # that could not start, or had no start in the window, on an older copy cannot on the newer one: a
 # pass only removes free units), so decisions and statistics equal the sequential pass's. Ordered
 # commit (the default) commits in queue order; eager commit in completion order (the paper's).
 
-from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
 from words cimport w_copy
 from ticks cimport now_ticks
-from profile cimport (Prof, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
-                      prof_known_misfit, prof_note_misfit, prof_round_up)
+from profile cimport (Prof, prof_choose, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
+                      prof_known_misfit, prof_note_misfit, prof_round_up, prof_find_start_bounded, hints_bound,
+                      hints_add)
 from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
 from node_model cimport NodeModel, nm_apply, nm_find_start, nm_make_events, nm_copy_plan, nm_monotone
-from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pthread_mutex_lock, pthread_mutex_unlock,
+from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pbf_pause, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_wait, pthread_cond_broadcast, sched_yield)
 from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step, begin_full_pass, node_recheck,
                      build_plan, sjbf_phase, end_full_pass, record_pass, pass_slots)
@@ -23,11 +24,65 @@ from state cimport State, PassCtx
 from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
 from pbf._codes cimport RC_OK, NO_START
 
+cdef enum:
+    SPIN_NS = 20000            # a wait spins this long before it sleeps
+    RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
+                               # long search at the commit point does not stop the others at once
+
+
+cdef inline void note_progress(State* S) noexcept nogil:
+    # the pass moved on (a commit, a copy made, the stop): wake whoever sleeps waiting for it
+    # (the atomic add orders the epoch before the sleepers' count; the sleeper orders them the
+    # other way round, so one of the two sees the other)
+    pbf_fetch_add(&S.par.epoch, 1)
+    if pbf_load(&S.par.sleepers) > 0:
+        pthread_mutex_lock(&S.pool.mu)
+        pthread_cond_broadcast(&S.pool.progress)
+        pthread_mutex_unlock(&S.pool.mu)
+
+
+cdef inline void await_progress(State* S, int64_t epoch, int64_t* since) noexcept nogil:
+    # Nothing to do until another worker moves the pass on from `epoch` (read before the caller
+    # looked), most often within microseconds. With more workers than CPUs, yield: the worker
+    # waited for may need this CPU. Otherwise spin a while, then sleep until woken: spinning (or
+    # yielding) on and on would take CPU time from the worker waited for when the host gives this
+    # process fewer CPUs than it has workers (other processes running), and a yield can lose the
+    # CPU for a whole time slice there. since: the ticks when this wait began (0: it begins now).
+    cdef int64_t t
+    cdef double ns = S.cost.ns_per_tick if S.cost.ns_per_tick > 0 else 1.0
+    if S.cfg.workers > S.cost.cores:
+        sched_yield()
+        return
+    t = now_ticks()
+    if since[0] == 0:
+        since[0] = t
+    if (t - since[0]) * ns < SPIN_NS:
+        pbf_pause()
+        return
+    pthread_mutex_lock(&S.pool.mu)
+    pbf_fetch_add(&S.par.sleepers, 1)
+    if pbf_load(&S.par.epoch) == epoch:
+        pthread_cond_wait(&S.pool.progress, &S.pool.mu)
+    pbf_fetch_add(&S.par.sleepers, -1)
+    pthread_mutex_unlock(&S.pool.mu)
+
+
+cdef inline void await_copies(State* S) noexcept nogil:
+    # worker 0 decides on the pass's own profile: before it changes it, every other worker must
+    # have copied it
+    cdef int64_t since = 0, epoch = pbf_load(&S.par.epoch)
+    while pbf_load(&S.par.copied) < S.cfg.workers - 1 and not S.par.error:
+        await_progress(S, epoch, &since)
+        epoch = pbf_load(&S.par.epoch)
+
 
 cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcept nogil:
     # apply the log entries this copy (P, or M on a node cluster) has not seen; RC_* on failure
-    cdef int64_t n = pbf_load(&S.log.n), e = seen[0]
+    cdef int64_t n, e = seen[0]
     cdef int rc
+    n = pbf_load(&S.log.n)
+    if e < n and P == &S.prof and not S.nm.on:
+        await_copies(S)
     while e < n:
         if S.nm.on:
             rc = nm_apply(M, S.log.job[e], S.log.t[e], prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]),
@@ -41,10 +96,38 @@ cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcep
     return RC_OK
 
 
+cdef inline int64_t speculative_search(State* S, Prof* P, int64_t k, int64_t d, int64_t now, int32_t* si) noexcept nogil:
+    # The earliest start on this worker's copy, the search bounded by what every worker's searches
+    # found (on older or newer states of the pass's profile: either way a lower bound on the state
+    # the commit decides on, so the commit's AND test and its search again from the result stay
+    # exact). The shared table is under a try-lock: when another worker holds it (or was preempted
+    # holding it), the search is bounded by this copy's own searches instead. A pass-start snapshot
+    # (tests) searches alone, so that its answers depend on nothing but the pass start.
+    cdef int64_t bound, t
+    cdef bint shared
+    if S.pool.snap != NULL or P.monotone:
+        return prof_find_start(P, k, d, now, False, si)
+    shared = pbf_cas(&S.par.hints_lock, 0, 1)
+    if shared:
+        bound = hints_bound(&S.par.hints, k, d)
+        pbf_store(&S.par.hints_lock, 0)
+    else:
+        bound = hints_bound(&P.hints, k, d)
+    if bound == -1:
+        return NO_START
+    t = prof_find_start_bounded(P, k, d, now, bound, si)
+    hints_add(&P.hints, k, d, t)
+    if pbf_cas(&S.par.hints_lock, 0, 1):
+        hints_add(&S.par.hints, k, d, t)
+        pbf_store(&S.par.hints_lock, 0)
+    return t
+
+
 cdef inline void abandon_pass(State* S, int rc) noexcept nogil:
     # a failure somewhere: every worker stops, and the pass reports it
     S.par.error = rc
     pbf_store(&S.par.stop, 0)
+    note_progress(S)
 
 
 cdef inline int64_t speculation_catch_up(State* S, Prof* P, NodeModel* M, int64_t j, int64_t k, int64_t d, int64_t t,
@@ -67,14 +150,18 @@ cdef inline int64_t speculation_catch_up(State* S, Prof* P, NodeModel* M, int64_
 
 
 cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t wid, int64_t* seen, int64_t* t_out,
-                           int64_t* mode_out, uint64_t* cand, int64_t* ncpu) noexcept nogil:
+                           int64_t* mode_out, uint64_t* cand, uint64_t* chosen, int8_t* proposed,
+                           int64_t* ncpu) noexcept nogil:
     # the speculative test of queue position idx on this worker's copy (P, or M on a node cluster),
     # which may miss the latest commits; `cand` (if not NULL) gets the candidates of an earliest
-    # start found, `ncpu` (if not NULL) the cores each node gives the job there
+    # start found and `chosen` the units the unit choice takes among them on this copy (*proposed:
+    # whether it did), `ncpu` (if not NULL) the cores each node gives the job there
     cdef int64_t k = S.queue.entries[idx].units, d = S.queue.entries[idx].est, t = -1, mode = SPEC_FULL
     cdef int64_t now = S.ctx.now, j = S.queue.entries[idx].job
     cdef int32_t si = 0
     cdef int rc
+    if proposed != NULL:
+        proposed[0] = 0
     if not S.par.error:
         rc = RC_OK if S.pool.snap != NULL else catch_up(S, P, M, seen)
         if rc != RC_OK:
@@ -92,9 +179,16 @@ cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t
         elif S.nm.on:
             t = nm_find_start(M, j, k, d, now, now, False, S.cfg.bf_window, S.cfg.bf_resolution)
         else:
-            t = prof_find_start(P, k, d, now, False, &si)
+            t = speculative_search(S, P, k, d, now, &si)
             if t >= 0 and cand != NULL:
                 w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
+                if S.cfg.workers <= S.cost.cores:
+                    # the unit choice too, for the commit to take when no newer placement touched
+                    # the candidates: it then leaves the committer (the pass's serial part). (With
+                    # more workers than CPUs the workers' time is the committer's: no gain.)
+                    prof_choose(P, k, t, d, si, now)
+                    w_copy(chosen, P.chosen, S.W)
+                    proposed[0] = 1
         if S.nm.on:
             if S.pool.snap == NULL and ncpu != NULL and nm_monotone(M, j):
                 # the commits made meanwhile (most often the job just before this one): the
@@ -125,6 +219,8 @@ cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noe
             return
         if not pbf_cas(&S.par.committer, 0, 1):
             return
+        if P == &S.prof and not S.nm.on:
+            await_copies(S)         # commits change the pass's profile
         c = pbf_load(&S.par.commit)
         while c < S.par.limit and c < pbf_load(&S.par.stop) and pbf_load(&S.ring.ready[c % n]) == c:
             s = c % n
@@ -138,6 +234,7 @@ cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noe
             spec.mode = S.ring.mode[s]
             spec.seen = S.ring.seen[s]
             spec.cand = S.ring.cand + s * S.W
+            spec.chosen = S.ring.chosen + s * S.W if S.ring.proposed[s] else NULL
             spec.ncpu = S.ring.ncpu + s * S.ring.nn
             q = job_step(S, P, M, c, CM_ORDERED, &spec)
             if q == STEP_ERROR:
@@ -148,6 +245,7 @@ cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noe
             seen[0] = S.log.n     # this copy holds what it just committed
             c += 1
             pbf_store(&S.par.commit, c)
+            note_progress(S)
         pbf_store(&S.par.committer, 0)
 
 
@@ -159,9 +257,10 @@ cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, NodeModel* M
     # ring.n jobs between the commit point and the next job taken).
     # spec_prof, spec_nm: the copy speculations run on (P or M, or a pass-start snapshot that never
     # catches up)
-    cdef int64_t idx, stop, s, n = S.ring.n, snap_seen = 0
+    cdef int64_t idx, stop, s, n = S.ring.n, snap_seen = 0, since = 0, epoch
     cdef int64_t* spec_seen = seen if S.pool.snap == NULL else &snap_seen
     while True:
+        epoch = pbf_load(&S.par.epoch)
         help_commit(S, P, M, seen)
         stop = pbf_load(&S.par.stop)
         if stop > S.par.limit:
@@ -170,13 +269,14 @@ cdef inline void worker_ordered(State* S, Prof* P, Prof* spec_prof, NodeModel* M
             return
         idx = pbf_load(&S.par.next)
         if idx >= stop or idx - pbf_load(&S.par.commit) >= n:
-            sched_yield()           # nothing to take until the commits move on
+            await_progress(S, epoch, &since)
             continue
         if not pbf_cas(&S.par.next, idx, idx + 1):
             continue
+        since = 0
         s = idx % n
         speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &S.ring.t[s], &S.ring.mode[s], S.ring.cand + s * S.W,
-                  S.ring.ncpu + s * S.ring.nn)
+                  S.ring.chosen + s * S.W, &S.ring.proposed[s], S.ring.ncpu + s * S.ring.nn)
         S.ring.seen[s] = spec_seen[0]    # the log entries the speculation saw
         pbf_store(&S.ring.ready[s], idx)
 
@@ -192,13 +292,16 @@ cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, NodeModel* M, 
     cdef PassCtx* c = &S.ctx
     spec.seen = 0
     spec.cand = NULL
+    spec.chosen = NULL
     spec.ncpu = NULL
     while True:
         idx = pbf_fetch_add(&S.par.next, 1)
         if idx >= S.par.limit or idx >= pbf_load(&S.par.stop):
             return
-        speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &spec.t, &spec.mode, NULL, NULL)
+        speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &spec.t, &spec.mode, NULL, NULL, NULL, NULL)
         pthread_mutex_lock(&S.pool.commit_mu)
+        if P == &S.prof and not S.nm.on:
+            await_copies(S)         # commits change the pass's profile
         if not S.par.error:
             rc = catch_up(S, P, M, seen)
             if rc != RC_OK:
@@ -226,7 +329,9 @@ cdef inline NodeModel* worker_nm(State* S, int64_t wid) noexcept nogil:
 
 
 cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
-    cdef Prof* P = &S.pool.prof[wid]
+    # Worker 0 decides on the pass's own profile (no copy: it speculates on it at once, and changes
+    # it only once the others have copied it); the others on private copies.
+    cdef Prof* P = &S.prof if wid == 0 else &S.pool.prof[wid]
     cdef Prof* spec_prof = P
     cdef NodeModel* M = worker_nm(S, wid)
     cdef NodeModel* spec_nm = M
@@ -235,14 +340,19 @@ cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
         # (the plan copies were made before the pass was posted)
         if S.pool.snap != NULL:
             spec_nm = &S.pool.nmsnap[wid]
-    elif prof_copy(P, &S.prof) != RC_OK or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != RC_OK:
-        abandon_pass(S, RC_NO_MEMORY)
-    elif S.pool.snap != NULL:
-        # tests: speculate on the profile as at the pass start, so that nearly every commit must
-        # reconcile, deterministically (the speculations depend on nothing but the pass start)
-        spec_prof = &S.pool.snap[wid]
-        if prof_copy(spec_prof, &S.prof) != RC_OK:
+    else:
+        if wid > 0 and (prof_copy(P, &S.prof) != RC_OK
+                        or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != RC_OK):
             abandon_pass(S, RC_NO_MEMORY)
+        elif S.pool.snap != NULL:
+            # tests: speculate on the profile as at the pass start, so that nearly every commit must
+            # reconcile, deterministically (the speculations depend on nothing but the pass start)
+            spec_prof = &S.pool.snap[wid]
+            if prof_copy(spec_prof, &S.prof) != RC_OK:
+                abandon_pass(S, RC_NO_MEMORY)
+        if wid > 0:
+            pbf_fetch_add(&S.par.copied, 1)
+            note_progress(S)
     if S.cfg.commit_eager:
         worker_eager(S, P, spec_prof, M, spec_nm, wid, &seen)
     else:
@@ -287,6 +397,18 @@ cdef inline int64_t pool_round_trip(State* S) noexcept nogil:
     return now_ticks() - t0
 
 
+cdef inline int64_t ring_entries(State* S) noexcept nogil:
+    # RING_PER_WORKER for each worker that has a CPU of its own, at least one per worker: workers
+    # beyond the CPUs speculate only when a running one waits, and further ahead they would only
+    # speculate on older profiles
+    cdef int64_t n = S.cfg.workers, running = n
+    if S.cost.cores > 0 and S.cost.cores < running:
+        running = S.cost.cores
+    if n < 2:
+        return 4
+    return max(n, RING_PER_WORKER * running)
+
+
 cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     # the pass on every worker of the pool; RC_* on failure
     cdef int64_t t0 = now_ticks(), queue = S.queue.n, cap, i, n = S.cfg.workers, slots
@@ -309,7 +431,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
     # every job places at most once; a start needs a free unit
     cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
-    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, 2 * n if n >= 2 else 4, S.W,
+    if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, ring_entries(S), S.W,
                                                                 S.nm.nn if S.nm.on else 0) != RC_OK:
         return RC_NO_MEMORY
     S.par.next = 0
@@ -317,6 +439,12 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     S.par.committer = 0
     S.par.stop = INF
     S.par.error = 0
+    S.par.copied = 0
+    S.par.epoch = 0
+    S.par.sleepers = 0
+    S.par.hints.n = 0
+    S.par.hints.next = 0
+    S.par.hints_lock = 0
     S.par.low = 0
     if S.cfg.commit_eager:
         if grow(<void**>&S.par.committed, &S.par.committed_cap, S.par.limit + 1, sizeof(char)) != RC_OK:
@@ -342,20 +470,20 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     if S.par.stop == INF and S.par.limit < S.queue.n:
         ex = EX_MAX_JOB_TEST      # the sequential pass stops at the first job past max_job_test
     c.ex = ex
-    # worker 0's profile (node plan), brought fully up to date, is the pass's final one
-    rc = catch_up(S, &S.pool.prof[0], &S.nm, &S.pool.seen[0])
+    # the pass's profile (node plan), worker 0's, brought fully up to date, is its final one
+    rc = catch_up(S, &S.prof, &S.nm, &S.pool.seen[0])
     if rc != RC_OK:
         return rc
     c.parallel = False            # the placements from here on concern no other copy
     if c.phase2 >= 0 and c.ex == EX_END:
         c.built = True            # the sequential pass builds its profile for this phase
-        if sjbf_phase(S, &S.pool.prof[0], &S.nm) != RC_OK:
+        if sjbf_phase(S, &S.prof, &S.nm) != RC_OK:
             return RC_NO_MEMORY
     if S.nm.on:
         slots = pass_slots(S)
     else:
-        slots = prof_live_slots(&S.pool.prof[0]) if c.built else 0
-    end_full_pass(S, &S.pool.prof[0])
+        slots = prof_live_slots(&S.prof) if c.built else 0
+    end_full_pass(S, &S.prof)
     if S.clock.kind != CK_MODEL:
         # the real threads' share of the speculative tests
         S.last.tests_max = S.pool.tests[0]

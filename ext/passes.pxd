@@ -48,6 +48,7 @@ ctypedef struct Spec:          # a speculative result of the parallel pass
     int64_t mode               # what was asked (SPEC_*)
     int64_t seen               # log entries the copy had applied
     const uint64_t* cand       # the units free throughout [t, t + d) on that copy (SPEC_FULL), W words
+    const uint64_t* chosen     # the units prof_choose took among them there (NULL: none proposed)
     const int64_t* ncpu        # a node cluster: the cores each node gave the job at t on that copy
 
 
@@ -616,25 +617,29 @@ cdef inline int64_t search_from(Prof* P, int64_t k, int64_t d, int64_t t, int64_
 
 
 cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec* spec, int32_t* at,
-                            bint* overlap) noexcept nogil:
+                            bint* overlap, bint* untouched) noexcept nogil:
     # The AND test. spec.cand holds the units free throughout [t, t + d) on the copy as it was at the
     # speculation, which had applied the first spec.seen log entries. A pass only removes free units,
     # so the earliest start on the up-to-date copy is not before t; and the units free throughout the
     # window now are spec.cand minus the units of the newer entries overlapping it. If k remain, t is
     # the sequential pass's answer and those units its candidates (a slot beginning still: were it
     # merged into the slot before, the job would have fitted earlier on the older copy too).
-    # Returns t, or NO_START to search again.
+    # Returns t, or NO_START to search again. *untouched: no newer entry holds any of spec.cand's
+    # units at any time (then every unit choice among them sees what it saw on the older copy).
     cdef int64_t W = S.W, e, w, t = spec.t, stop = prof_round_up(P, t + d), n = S.log.n
     cdef int32_t i = 0, prev = -1
     cdef uint64_t* bits
     w_copy(P.cand, spec.cand, W)
     for e in range(spec.seen, n):
+        bits = S.log.bits + e * W
         if S.log.t[e] < stop and prof_round_up(P, S.log.t[e] + S.log.d[e]) > t:
-            bits = S.log.bits + e * W
             if w_any_common(P.cand, bits, W):
                 overlap[0] = True
+                untouched[0] = False
                 for w in range(W):
                     P.cand[w] &= ~bits[w]
+        elif untouched[0] and w_any_common(spec.cand, bits, W):
+            untouched[0] = False
     if overlap[0] and w_popcount(P.cand, W) < k:
         return NO_START
     i = prof_seek(P, t, &prev)
@@ -643,6 +648,17 @@ cdef inline int64_t confirm(State* S, Prof* P, int64_t k, int64_t d, const Spec*
     at[0] = i
     P.prev_of_at = prev
     return t
+
+
+cdef inline void choose_units(Prof* P, int64_t k, int64_t t, int64_t d, int32_t si, int64_t now, const Spec* spec,
+                              bint proposal_holds) noexcept nogil:
+    # P.chosen = the units for the placement: the speculating worker's choice when it holds (its
+    # candidates untouched by every newer placement, so the same rules saw the same units), else
+    # the choice made here
+    if proposal_holds:
+        w_copy(P.chosen, spec.chosen, P.W)
+    else:
+        prof_choose(P, k, t, d, si, now)
 
 
 # ---- the step
@@ -656,7 +672,7 @@ cdef inline int64_t job_step(State* S, Prof* P, NodeModel* M, int64_t p, int mod
     cdef PassCtx* c = &S.ctx
     cdef int64_t j, k, d, t, q, lim, c0, now = c.now
     cdef int32_t si = 0
-    cdef bint overlap = False
+    cdef bint overlap = False, proposal = False
     if S.nm.on:
         return node_step(S, M, p, mode, spec)
     if mode != CM_EAGER and not c.in_phase2:
@@ -730,20 +746,22 @@ cdef inline int64_t job_step(State* S, Prof* P, NodeModel* M, int64_t p, int mod
     else:
         t = -1
         if spec.mode == SPEC_FULL:
-            t = confirm(S, P, k, d, spec, &si, &overlap)
+            proposal = spec.chosen != NULL
+            t = confirm(S, P, k, d, spec, &si, &overlap, &proposal)
             if overlap:
                 c.conflicts += 1
         if t < 0:
+            proposal = False
             c.reeval += 1
             if spec.mode == SPEC_FULL and not P.monotone:
                 t = search_from(P, k, d, spec.t, now, &si)   # no start before the speculative one
             else:
                 t = prof_find_start(P, k, d, now, False, &si)
     if t == now:
-        prof_choose(P, k, t, d, si, now)
+        choose_units(P, k, t, d, si, now, spec, proposal)
         return p + 1 if commit_start(S, P, p, j, k, d, si, True) == RC_OK else STEP_ERROR
     if t > now and c.resv_left != 0:
-        prof_choose(P, k, t, d, si, now)
+        choose_units(P, k, t, d, si, now, spec, proposal)
         return p + 1 if commit_reservation(S, P, j, k, t, d, si) == RC_OK else STEP_ERROR
     c.blocked = True
     return p + 1

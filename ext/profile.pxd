@@ -24,6 +24,17 @@ cdef enum:
     BLOCK_SLOTS = 32           # slots a block is made with (it splits at twice that)
     HINTS_MAX = 16             # earliest starts a pass remembers
 
+ctypedef struct Hints:         # earliest starts found by a pass's full searches: (units, estimate) ->
+                               # start (-1: none within the window); a lower bound, on the profile they
+                               # were found on and on any later state of it in the pass, for every job
+                               # at least as wide and as long (a ring, newest last)
+    int64_t k[HINTS_MAX]       # units ...
+    int64_t d[HINTS_MAX]       # ... estimate ...
+    int64_t t[HINTS_MAX]       # ... earliest start found
+    int64_t n                  # entries held
+    int64_t next               # the entry the next search overwrites once the ring is full
+
+
 ctypedef struct Prof:
     int64_t W                  # words per bitmap
     int64_t window             # bf_window (0 = unlimited)
@@ -75,13 +86,7 @@ ctypedef struct Prof:
     int64_t f_units[FRONTIER_MAX]  # sorted ascending ...
     int64_t f_est[FRONTIER_MAX]    # ... so these fall
     int64_t nfrontier          # pairs held
-    # earliest starts found by this pass's full searches: (units, estimate) -> start (-1: none within
-    # the window); a lower bound for every job at least as wide and as long (a ring, newest last)
-    int64_t hint_k[HINTS_MAX]  # units ...
-    int64_t hint_d[HINTS_MAX]  # ... estimate ...
-    int64_t hint_t[HINTS_MAX]  # ... earliest start found
-    int64_t nhint              # entries held
-    int64_t hint_next          # the entry the next search overwrites once the ring is full
+    Hints hints                # earliest starts found by this pass's full searches
     int32_t* scratch_idx       # prof_choose's backward walk: slots before a reservation's start
     int64_t scratch_cap        # room in scratch_idx
 
@@ -140,8 +145,8 @@ cdef inline void prof_start_pass(Prof* P, int64_t window, int64_t resolution) no
     P.monotone = True
     P.nfrontier = 0
     P.nresv_pass = 0
-    P.nhint = 0
-    P.hint_next = 0
+    P.hints.n = 0
+    P.hints.next = 0
 
 
 cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
@@ -152,8 +157,8 @@ cdef inline int prof_copy(Prof* D, const Prof* S) noexcept nogil:
     D.blk_slots = S.blk_slots
     D.monotone = S.monotone
     D.nfrontier = 0
-    D.nhint = 0
-    D.hint_next = 0
+    D.hints.n = 0
+    D.hints.next = 0
     D.nslots = 0
     if prof_reserve_slots(D, n) != RC_OK:
         return RC_NO_MEMORY
@@ -382,32 +387,52 @@ cdef inline int64_t prof_find_start(Prof* P, int64_t k, int64_t d, int64_t now, 
     return now
 
 
-cdef inline int64_t prof_find_start_hinted(Prof* P, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
-    # The window search, begun at the latest earliest start this pass found for a job no wider and
-    # no longer: within a pass the profile only loses free units, and a wider or longer job fits
-    # nowhere a narrower or shorter one does not, so its earliest start is not before that one
-    # (nor is there one within the window if that one had none). The search begins at the last
-    # slot beginning at or before the bound, with the same answer and candidates as from slot 0:
-    # bursts of identical jobs cost one walk, not one each.
+cdef inline int64_t hints_bound(const Hints* H, int64_t k, int64_t d) noexcept nogil:
+    # the latest start found for a job no wider and no longer: -1 if one had none within the
+    # window, -2 if no such job was searched
+    cdef int64_t h, bound = -2
+    for h in range(H.n):
+        if H.k[h] <= k and H.d[h] <= d:
+            if H.t[h] < 0:
+                return -1
+            if H.t[h] > bound:
+                bound = H.t[h]
+    return bound
+
+
+cdef inline void hints_add(Hints* H, int64_t k, int64_t d, int64_t t) noexcept nogil:
+    cdef int64_t h = H.n if H.n < HINTS_MAX else H.next
+    if H.n < HINTS_MAX:
+        H.n += 1
+    else:
+        H.next = (H.next + 1) % HINTS_MAX
+    H.k[h] = k
+    H.d[h] = d
+    H.t[h] = t
+
+
+cdef inline int64_t prof_find_start_bounded(Prof* P, int64_t k, int64_t d, int64_t now, int64_t bound,
+                                            int32_t* at) noexcept nogil:
+    # The window search, begun at `bound` (hints_bound): within a pass the profile only loses free
+    # units, and a wider or longer job fits nowhere a narrower or shorter one does not, so its
+    # earliest start is not before that one (nor is there one within the window if that one had
+    # none). The search begins at the last slot beginning at or before the bound, with the same
+    # answer and candidates as from slot 0: bursts of identical jobs cost one walk, not one each.
     cdef int32_t i = 0, prev = -1
-    cdef int64_t t, bound = -2, h
-    for h in range(P.nhint):
-        if P.hint_k[h] <= k and P.hint_d[h] <= d:
-            if P.hint_t[h] < 0:
-                return NO_START
-            if P.hint_t[h] > bound:
-                bound = P.hint_t[h]
+    if bound == -1:
+        return NO_START
     if bound >= 0:
         i = prof_seek(P, bound, &prev)
-    t = prof_find_start_window(P, k, d, now, i, prev, at)
-    h = P.nhint if P.nhint < HINTS_MAX else P.hint_next
-    if P.nhint < HINTS_MAX:
-        P.nhint += 1
-    else:
-        P.hint_next = (P.hint_next + 1) % HINTS_MAX
-    P.hint_k[h] = k
-    P.hint_d[h] = d
-    P.hint_t[h] = t
+    return prof_find_start_window(P, k, d, now, i, prev, at)
+
+
+cdef inline int64_t prof_find_start_hinted(Prof* P, int64_t k, int64_t d, int64_t now, int32_t* at) noexcept nogil:
+    # the window search, bounded by this profile's own hints, which it then extends
+    cdef int64_t bound = hints_bound(&P.hints, k, d), t
+    if bound == -1:
+        return NO_START
+    t = prof_find_start_bounded(P, k, d, now, bound, at)
+    hints_add(&P.hints, k, d, t)
     return t
 
 

@@ -10,11 +10,19 @@ cdef extern from *:
     static inline void pbf_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
     static inline int pbf_cas(int64_t* p, int64_t expected, int64_t desired) {
         return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); }
+    #if defined(__x86_64__) || defined(__i386__)
+    static inline void pbf_pause(void) { __builtin_ia32_pause(); }
+    #elif defined(__aarch64__)
+    static inline void pbf_pause(void) { __asm__ __volatile__("yield"); }
+    #else
+    static inline void pbf_pause(void) { }
+    #endif
     """
     int64_t pbf_fetch_add(int64_t* p, int64_t v) nogil
     int64_t pbf_load(int64_t* p) nogil
     void pbf_store(int64_t* p, int64_t v) nogil
     bint pbf_cas(int64_t* p, int64_t expected, int64_t desired) nogil
+    void pbf_pause() nogil             # a spin-wait hint to the CPU
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef struct pthread_mutex_t:

@@ -153,13 +153,14 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
     chooses as a replay would after passes like it. The thread pool's start is not timed.
     ``figures``, if given, receives the predictor's figures after the pass
     (:meth:`pbf._core.Core.pass_cost`, with ``overhead_ns``: the overhead it predicted). Steady
-    state: the profile's memory is touched once before (a replay reuses it pass after pass) and the
-    pool's threads are up."""
+    state: the profile's memory, and with a pool the workers' copies of it, are touched once before
+    (a replay reuses them pass after pass) and the pool's threads are up."""
     if engine == "compiled":
         core = scenario.core()
         # steady state, as in a replay: the pool's threads are parked, and the profile's memory
-        # has been used before (its first touch costs page faults that no later pass pays; the
-        # pool's start, which waits for every thread, may leave it out of the caches)
+        # (and the workers' copies: profile_ops makes them) has been used before (its first touch
+        # costs page faults that no later pass pays; the pool's start, which waits for every
+        # thread, may leave it out of the caches)
         overhead = 0.0
         if workers > 1:
             core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
