@@ -101,8 +101,8 @@ def test_multifactor_priority_maps_weights_and_ages(tmp_path):
                    "PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores"):
         assert needle in said, needle
     classic = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\n"
-                                          "PriorityWeightFairshare=10\nFairShareDampeningFactor=4\nNodeName=n1 CPUs=4\n",
-                                   "c.conf"))
+                                          "PriorityWeightFairshare=10\nFairShareDampeningFactor=4\n"
+                                          "NodeName=n1 CPUs=4\n", "c.conf"))
     assert classic.config.priority.fairshare == "classic" and classic.config.priority.dampening == 4
     with pytest.raises(ConfigError, match="line 2: FairShareDampeningFactor"):
         slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nFairShareDampeningFactor=0\n"
