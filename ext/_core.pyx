@@ -467,6 +467,11 @@ cdef class Core:
             for i in range(1, self.s.pool.nprof if self.s.cfg.workers > 1 else 0):
                 if rc == RC_OK:
                     rc = prof_copy(&self.s.pool.prof[i], &self.s.prof)
+            if rc == RC_OK and self.s.cfg.workers > 1 and self.s.pool.nprof > 1:
+                # the pass's own profile built last, as a replay's last pass leaves it (the copies
+                # would otherwise have pushed it out of the caches before a pass that stays on one thread)
+                prof_start_pass(&self.s.prof, self.s.cfg.bf_window, self.s.cfg.bf_resolution)
+                rc = build_profile(&self.s, now)
         if rc != RC_OK:
             raise_status(rc, "profile_ops")
         return self.s.prof.nslots, total
