@@ -273,7 +273,7 @@ class Engine:
         if set(self._users) - users:
             for user in set(self._users) - users:
                 del self._users[user]
-            self._scoring.attach_users(self._core, len(self._users), [str(u) for u in self._users])
+            self._scoring.attach_users(self._core, len(self._users), lambda: [str(u) for u in self._users])
         self._counts, self._now, self._last_event = counts, now, last_event
 
     def _view(self, jobs, **kw):
@@ -293,7 +293,7 @@ class Engine:
         known = len(self._users)
         user = self._users.setdefault(job.user, known)
         if len(self._users) > known:        # Fair Tree: a new user is a new association
-            sc.attach_users(self._core, len(self._users), [str(u) for u in self._users])
+            sc.attach_users(self._core, len(self._users), lambda: [str(u) for u in self._users])
         part, qos = sc.job_factors([job.partition], [job.queue])
         j = self._core.add_jobs(np.array([job.submit], np.int64), np.array([job.units], np.int64),
                                 np.array([est], np.int64), np.array([-1], np.int64),

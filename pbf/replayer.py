@@ -96,8 +96,10 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         bits = load_nodes(core, cluster, config.node_choice == "first-fit", config.node_search)
         requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
     core.load_trace(submit, size, est, held, req=req, user=user, part=part, qos=qos)
-    named = user_names(table)
-    scoring.attach_users(core, len(user_ids), [named.get(int(u), str(int(u))) for u in user_ids])
+    def names():
+        named = user_names(table)
+        return [named.get(int(u), str(int(u))) for u in user_ids]
+    scoring.attach_users(core, len(user_ids), names)
     if cluster is not None:
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,

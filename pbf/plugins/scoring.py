@@ -72,11 +72,12 @@ class Scoring:
         return None, None
 
     # ------------------------------------------------------------ Python plugins
-    def attach_users(self, core: Core, n_users: int, names: list | None = None) -> None:
+    def attach_users(self, core: Core, n_users: int, names: Callable[[], list] | None = None) -> None:
         """Give the core what a priority needs to know of the users: Fair Tree's association tree
-        for ``n_users`` dense users named ``names`` (multifactor with ``fairshare="fair-tree"``)."""
-        if isinstance(self.priority, Multifactor):
-            tree = self.priority.tree_for(n_users, names)
+        for ``n_users`` dense users, named by ``names()`` (called only for a multifactor priority with
+        ``fairshare="fair-tree"``)."""
+        if isinstance(self.priority, Multifactor) and self.priority.fairshare == "fair-tree":
+            tree = self.priority.tree_for(n_users, names() if names is not None else None)
             if tree is not None:
                 a = tree.arrays()
                 core.set_associations(a["parent"], a["shares_norm"], a["is_user"], a["user_of"], a["user_assocs"])
