@@ -45,7 +45,7 @@ from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
 from passes cimport ensure_scratch, build_profile, quick_pass
-from parallel_pass cimport pool_loop, pool_round_trip
+from parallel_pass cimport pool_loop, pool_round_trip, split_recall
 from cycle cimport full_pass, replay_run
 from columns cimport column_at, read_int
 from pbf._codes cimport PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND, RC_TIME_RANGE
@@ -113,7 +113,8 @@ _CONFIG_KEYS = frozenset((
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
-                           "parallel", "block_slots"))
+                           "parallel", "block_slots", "split_min_nodes",
+                           "split_wait"))
 #: ns per byte of a large memcpy, measured by the first pool started in this process
 
 cdef State _probe       # (only its fields' addresses are read: the offsets of the columns)
@@ -239,7 +240,11 @@ cdef class Core:
         queued jobs run sequentially), ``parallel`` (with a pool: 1 every full pass on it, -1 none,
         0 the default: those whose predicted cost says the threads save time, see
         :meth:`pbf._pass_cost.PassCostPredictor.predict`),
-        ``block_slots`` (slots per block of the profile: small values exercise the block paths)."""
+        ``block_slots`` (slots per block of the profile: small values exercise the block paths),
+        ``split_min_nodes`` (with a pool, a sequential pass on nodes shares each search over at
+        least this many eligible nodes with a helper thread; 0: never; default 64), ``split_wait``
+        (1: each shared search waits for the helper to do its part, so that the helper's path
+        is always taken)."""
         unknown = set(switches) - _TESTING_KEYS
         if unknown:
             raise ValueError(f"unknown testing switches: {', '.join(sorted(unknown))}")
@@ -253,6 +258,11 @@ cdef class Core:
                 if value not in (-1, 0, 1):
                     raise ValueError(f"parallel must be -1 (never), 0 (predicted) or 1 (always), got {value}")
                 S.testing.parallel = value
+            elif name == "split_min_nodes":
+                if value < 0:
+                    raise ValueError(f"split_min_nodes must be >= 0, got {value}")
+                S.testing.split_min_nodes = value
+            elif name == "split_wait": S.testing.split_wait = value
             elif name == "block_slots":
                 if value < 1:
                     raise ValueError(f"block_slots must be >= 1, got {value}")
@@ -540,6 +550,7 @@ cdef class Core:
         if not self._threads:
             return
         with nogil:
+            split_recall(&self.s)
             pthread_mutex_lock(&self.s.pool.mu)
             self.s.pool.shutdown = 1
             pthread_cond_broadcast(&self.s.pool.work)
@@ -552,6 +563,11 @@ cdef class Core:
     def calibrate(self):
         """Measure the tick rate for the wall clock (once per process)."""
         self.s.clock.ns_per_tick = ns_per_tick()
+
+    def search_helper_stats(self):
+        """``(shared, helped)``: node searches whose set-up was offered to the helper thread so
+        far, and those the helper took part in (docs/engine.md, "Threads on nodes")."""
+        return self.s.split.tasks, self.s.split.helped
 
     def worker_tests_total(self):
         """Jobs each worker thread evaluated, over all parallel passes so far."""

@@ -23,7 +23,7 @@ from outages cimport outages_apply_due
 from estimates cimport record_estimates
 from coalloc cimport co_after_pass, co_tick, co_job_ended
 from passes cimport quick_pass, full_pass_sequential, pass_prologue
-from parallel_pass cimport full_pass_parallel
+from parallel_pass cimport full_pass_parallel, split_arm, split_disarm
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
 from slurm_space cimport ss_submit_weights
@@ -46,6 +46,15 @@ cdef inline double copy_bytes(State* S) noexcept nogil:
     return slots * (S.W * 8.0 + 40.0)
 
 
+cdef inline bint split_pays(State* S) noexcept nogil:
+    # whether a sequential pass on nodes shares its searches with a helper thread: with threads, a
+    # CPU for the helper, pbf's own node search (Slurm's is another) and the switch on. Each search
+    # offers its set-up and takes it back itself when the helper is not there, so a pass never
+    # waits for a helper that is not running: nothing to predict.
+    return (S.nm.on and not S.ss.on and S.cfg.workers > 1 and S.pool.threads > 0 and S.cost.cores > 1
+            and S.testing.split_min_nodes > 0)
+
+
 cdef inline bint choose_parallel(State* S) noexcept nogil:
     # whether the next full pass runs on the pool: with threads, enough queued jobs and no
     # reservation-limit stop or Slurm's backfill on nodes (the parallel pass implements neither),
@@ -57,6 +66,10 @@ cdef inline bint choose_parallel(State* S) noexcept nogil:
         return False
     if S.testing.parallel == CHOICE_ALWAYS:
         return True
+    if split_pays(S):
+        # on nodes the searches' set-up shared with a helper saves more than speculation (whose
+        # consecutive reservations conflict): docs/engine.md
+        return False
     tests = pc_tests(S.queue.n, S.cfg.max_job_test)
     if not S.cost.copy_known and (not pc_parallel_pays(&S.cost, tests, S.cfg.workers, 0.0)
                                   or not pc_ensure_copy_rate(&S.cost)):
@@ -78,6 +91,10 @@ cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     if parallel:
         overhead = pc_overhead_ns(&S.cost, S.cfg.workers, copy_bytes(S))
         rc = full_pass_parallel(S, now)
+    elif split_pays(S):
+        split_arm(S, S.testing.split_min_nodes)
+        rc = full_pass_sequential(S, now)
+        split_disarm(S)
     else:
         rc = full_pass_sequential(S, now)
     if S.cfg.workers > 1 and S.resume_st.count == resumed:

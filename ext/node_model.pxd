@@ -10,6 +10,8 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memmove, memcpy
 
 from memory cimport INF, grow
+from ticks cimport now_ticks
+from sync cimport pbf_load, pbf_store, pbf_cas, pbf_fetch_add, pbf_pause, sched_yield
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, RC_TIME_RANGE, NO_START
 
 cdef extern from *:
@@ -20,6 +22,9 @@ cdef extern from *:
 cdef enum:
     MISFITS_MAX = 16
     STARTS_MAX = 64
+    SPLIT_SHIFT = 10           # NodeSplit.share: parts of SPLIT_SCALE ...
+    SPLIT_SCALE = 1024
+    SPLIT_STEP = 8             # ... moved by this much after each shared search
 
 cdef extern from *:
     """
@@ -40,6 +45,30 @@ ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over fut
     int64_t* qp                # ... and the points between, as a queue of rising minima (the
     int64_t* qf                # cores the node gives the job from that point to the window's end)
     int64_t qh, qt
+
+
+ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helper thread (nm_split_helper)
+    int64_t posted             # tasks the searching thread posted ...
+    int64_t claimed            # ... the last one claimed (by the helper, or by the searcher itself
+                               # when the helper had not taken it: nobody ever waits for a helper
+                               # that is not running) ...
+    int64_t finished           # ... and the last one the helper finished
+    int64_t slot               # the helper: -2 none (and none asked for), -1 one is running, g > 0
+                               # asked of the pool's generation g (the first thread woken takes it)
+    int64_t leave              # 1: the helper returns to the pool
+    int64_t idle_ticks         # the helper returns by itself after this long without a task
+    int64_t min_nodes          # searches over fewer eligible nodes are not shared
+    bint wait                  # (tests) every shared part waits for the helper, never taken back
+    void (*start)(void* arg) noexcept nogil    # asks the pool for a helper
+    void* start_arg
+    void* M                    # the task: the plan (NodeModel*) ...
+    int64_t j, t, stop         # ... the job and its first candidate window ...
+    int64_t lo, hi             # ... the helper's part of the eligible nodes, elig[lo:hi] ...
+    int64_t total, used        # ... and the helper's answer: its nodes' cores for the job over the
+                               # window, and how many give any
+    int64_t share              # the helper's part of the nodes (of SPLIT_SCALE)
+    int64_t tasks              # searches shared so far ...
+    int64_t helped             # ... and those the helper took part in
 
 
 ctypedef struct NodeModel:
@@ -107,6 +136,7 @@ ctypedef struct NodeModel:
     int64_t tcnt_cap
     bint failed                # a search ran out of memory (the pass reports it)
     uint8_t* is_elig           # (nn) the nodes in elig
+    NodeSplit* split           # a helper thread for the searches' per-node set-up (NULL: none)
     # requests that found no start in this pass (the plan only loses resources within a pass, so a
     # job asking the same per node, at least as many cores and at least as long, finds none either)
     int64_t mf_job[MISFITS_MAX]    # a job with that request ...
@@ -883,6 +913,101 @@ cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t
     M.pcpu[i] = w
 
 
+cdef inline void nm_windows(NodeModel* M, int64_t j, int64_t t, int64_t stop, int64_t lo, int64_t hi,
+                            int64_t* total, int64_t* used) noexcept nogil:
+    # the windows [t, stop) of the eligible nodes elig[lo:hi], found directly: each node's cursor, its
+    # window's points as a queue of rising minima, and the cores it gives the job (pcpu; their sum
+    # and how many give any are added to total and used). Writes only those nodes' lines and pcpu.
+    cdef int64_t x, i, f
+    cdef NodeLine* L
+    for x in range(lo, hi):
+        i = M.elig[x]
+        L = &M.line[i]
+        L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
+        L.qh = 0
+        L.qt = 0
+        L.b = L.cur - 1
+        while L.b + 1 < L.n and L.t[L.b + 1] < stop:
+            L.b += 1
+            f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
+            while L.qt > L.qh and L.qf[L.qt - 1] >= f:
+                L.qt -= 1
+            L.qp[L.qt] = L.b
+            L.qf[L.qt] = f
+            L.qt += 1
+        M.pcpu[i] = 0
+        _window_update(M, i, total, used)
+
+
+cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t t, int64_t stop, int64_t ne,
+                                  int64_t* total, int64_t* used) noexcept nogil:
+    # nm_windows over every eligible node, the last ones offered to the helper thread: the same
+    # values whoever computes them (each node's are its own), so the search's answer is the same.
+    # The parts are fixed, so that each node's search state stays in one CPU's caches from search
+    # to search; where they meet moves with who waited (nodes hold more or fewer plan points).
+    cdef int64_t s, cut
+    if pbf_load(&X.slot) == -2:
+        X.start(X.start_arg)            # (this search goes on without waiting for it)
+    if X.share <= 0 or X.share >= SPLIT_SCALE:
+        X.share = SPLIT_SCALE >> 1
+    cut = ne - (ne * X.share >> SPLIT_SHIFT)
+    X.M = M
+    X.j = j
+    X.t = t
+    X.stop = stop
+    X.lo = cut
+    X.hi = ne
+    s = X.posted + 1
+    pbf_store(&X.posted, s)
+    nm_windows(M, j, t, stop, 0, cut, total, used)
+    X.tasks += 1
+    if X.wait:
+        while pbf_load(&X.claimed) != s:
+            if pbf_load(&X.slot) == -2:
+                X.start(X.start_arg)    # (the helper had left, idle)
+            pbf_pause()
+    elif pbf_cas(&X.claimed, s - 1, s):
+        nm_windows(M, j, t, stop, cut, ne, total, used)      # (the helper did not come for it)
+        return
+    X.helped += 1
+    if pbf_load(&X.finished) == s:
+        if X.share < SPLIT_SCALE - SPLIT_STEP:
+            X.share += SPLIT_STEP       # the helper was done first: it takes more next time
+    else:
+        if X.share > SPLIT_STEP:
+            X.share -= SPLIT_STEP
+        while pbf_load(&X.finished) != s:
+            pbf_pause()
+    total[0] += X.total
+    used[0] += X.used
+
+
+cdef inline void nm_split_helper(NodeSplit* X) noexcept nogil:
+    # a helper thread's work: take the searches' posted parts until told to leave or idle for
+    # X.idle_ticks (between passes too: a sleeping helper is woken too late for the next pass's
+    # first searches). It spins, yielding now and then so that a host with no CPU to spare still
+    # runs the searching thread.
+    cdef int64_t s, total, used, spins = 0, since = now_ticks()
+    while not pbf_load(&X.leave):
+        s = pbf_load(&X.posted)
+        if s != pbf_load(&X.claimed) and pbf_cas(&X.claimed, s - 1, s):
+            total = 0
+            used = 0
+            nm_windows(<NodeModel*>X.M, X.j, X.t, X.stop, X.lo, X.hi, &total, &used)
+            X.total = total
+            X.used = used
+            pbf_store(&X.finished, s)
+            since = now_ticks()
+        else:
+            pbf_pause()
+            spins += 1
+            if spins & 0x3FF == 0:
+                if now_ticks() - since > X.idle_ticks:
+                    return
+                if spins & 0xFFFF == 0:
+                    sched_yield()
+
+
 cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now,
                                          int64_t t_from, bint now_only, int64_t window,
                                          int64_t resolution) noexcept nogil:
@@ -910,23 +1035,10 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     stop = t + d
     if resolution > 1:
         stop = ((stop + resolution - 1) // resolution) * resolution
-    for x in range(ne):
-        i = M.elig[x]
-        L = &M.line[i]
-        L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
-        L.qh = 0
-        L.qt = 0
-        L.b = L.cur - 1
-        while L.b + 1 < L.n and L.t[L.b + 1] < stop:
-            L.b += 1
-            f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
-            while L.qt > L.qh and L.qf[L.qt - 1] >= f:
-                L.qt -= 1
-            L.qp[L.qt] = L.b
-            L.qf[L.qt] = f
-            L.qt += 1
-        M.pcpu[i] = 0
-        _window_update(M, i, &total, &used)
+    if M.split != NULL and ne >= M.split.min_nodes:
+        nm_windows_split(M, M.split, j, t, stop, ne, &total, &used)
+    else:
+        nm_windows(M, j, t, stop, 0, ne, &total, &used)
     lp = _first_at(M.ev, M.nev, stop << 20)
     tp = _first_at(M.ev, M.nev, (t + 1) << 20)
     while n < M.ntimes:

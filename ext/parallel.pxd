@@ -26,6 +26,7 @@ ctypedef struct WorkerPool:
     int64_t finished           # threads done with the posted pass
     int64_t shutdown           # 1: the threads exit
     bint idle                  # the posted task is empty (measuring the wake-up round trip)
+    bint split                 # the posted task is helping a sequential pass's node searches
     bint sync_ready            # mu, work, done, progress and commit_mu are initialised
     pthread_mutex_t mu         # guards gen, finished, shutdown
     pthread_cond_t work        # signalled when a pass is posted or the pool shuts down

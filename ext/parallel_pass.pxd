@@ -15,9 +15,9 @@ from profile cimport (Prof, prof_choose, prof_cnt, prof_copy, prof_apply, prof_e
                       prof_known_misfit, prof_note_misfit, prof_round_up, prof_find_start_bounded, hints_bound,
                       hints_add)
 from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
-from node_model cimport NodeModel, nm_apply, nm_find_start, nm_make_events, nm_copy_plan, nm_monotone
+from node_model cimport NodeModel, NodeSplit, nm_split_helper, nm_apply, nm_find_start, nm_make_events, nm_copy_plan, nm_monotone
 from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pbf_pause, pthread_mutex_lock, pthread_mutex_unlock,
-                   pthread_cond_wait, pthread_cond_broadcast, sched_yield)
+                   pthread_cond_wait, pthread_cond_broadcast, pthread_cond_signal, sched_yield)
 from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step, begin_full_pass, node_recheck,
                      build_plan, sjbf_phase, end_full_pass, record_pass, pass_slots)
 from state cimport State, PassCtx
@@ -25,6 +25,7 @@ from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
 from pbf._codes cimport RC_OK, NO_START
 
 cdef enum:
+    SPLIT_IDLE_NS = 2000000    # a search helper with nothing to do returns to the pool after this
     SPIN_NS = 20000            # a wait spins this long before it sleeps
     RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
                                # long search at the commit point does not stop the others at once
@@ -361,9 +362,10 @@ cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
 
 
 cdef inline void pool_loop(State* S, int64_t wid, int64_t gen) noexcept nogil:
-    # a pool thread: run pass_worker for every pass posted, until shutdown. gen: the generation when
-    # the pool started -- not when this thread first runs, which may be after the first pass was
-    # posted (that wake-up would be lost)
+    # a pool thread: run pass_worker for every pass posted (or help a sequential pass's node
+    # searches), until shutdown. gen: the generation when the pool started -- not when this thread
+    # first runs, which may be after the first pass was posted (that wake-up would be lost)
+    cdef bint split
     pthread_mutex_lock(&S.pool.mu)
     while True:
         while S.pool.gen == gen and not S.pool.shutdown:
@@ -371,8 +373,15 @@ cdef inline void pool_loop(State* S, int64_t wid, int64_t gen) noexcept nogil:
         if S.pool.shutdown:
             break
         gen = S.pool.gen
+        split = S.pool.split
         pthread_mutex_unlock(&S.pool.mu)
-        if not S.pool.idle:
+        if split:
+            # the helper's part, if still open for this very pass (a thread waking late finds it
+            # taken or closed)
+            if pbf_cas(&S.split.slot, gen, -1):
+                nm_split_helper(&S.split)
+                pbf_store(&S.split.slot, -2)
+        elif not S.pool.idle:
             pass_worker(S, wid)
         pthread_mutex_lock(&S.pool.mu)
         if S.pool.gen == gen:        # (a late finish of an older task does not count)
@@ -382,9 +391,56 @@ cdef inline void pool_loop(State* S, int64_t wid, int64_t gen) noexcept nogil:
     pthread_mutex_unlock(&S.pool.mu)
 
 
+cdef inline void split_start(void* arg) noexcept nogil:
+    # NodeSplit.start: ask the pool for a helper (one thread woken: the first to run takes the
+    # helper's part; the searches never wait for it to arrive)
+    cdef State* S = <State*>arg
+    pthread_mutex_lock(&S.pool.mu)
+    pbf_store(&S.split.leave, 0)
+    S.pool.split = True
+    S.pool.gen += 1
+    S.pool.finished = 0
+    pbf_store(&S.split.slot, S.pool.gen)        # open to a thread woken for this generation
+    pthread_cond_signal(&S.pool.work)
+    pthread_mutex_unlock(&S.pool.mu)
+
+
+cdef inline void split_arm(State* S, int64_t min_nodes) noexcept nogil:
+    # a sequential pass on nodes shares its searches' per-node set-up over min_nodes eligible nodes
+    # or more with a helper thread (asked for at the first such search, if none is running)
+    if S.split.start == NULL:
+        S.split.slot = -2
+    S.split.min_nodes = min_nodes
+    S.split.wait = S.testing.split_wait
+    S.split.start = split_start
+    S.split.start_arg = <void*>S
+    S.split.idle_ticks = <int64_t>(SPLIT_IDLE_NS / (S.cost.ns_per_tick if S.cost.ns_per_tick > 0 else 1.0))
+    S.nm.split = &S.split
+
+
+cdef inline void split_disarm(State* S) noexcept nogil:
+    # the pass is over (the helper stays a while, for the next pass, and touches nothing meanwhile)
+    S.nm.split = NULL
+
+
+cdef inline void split_recall(State* S) noexcept nogil:
+    # before the pool gets other work: the helper, if one runs or was asked for, returns to it
+    cdef int64_t g
+    if S.split.start == NULL:
+        return
+    pbf_store(&S.split.leave, 1)
+    while True:
+        g = pbf_load(&S.split.slot)
+        if g == -2 or (g > 0 and pbf_cas(&S.split.slot, g, -2)):
+            return
+        pbf_pause()
+
+
 cdef inline int64_t pool_round_trip(State* S) noexcept nogil:
     # post an empty task to the pool and wait for every thread: the ticks a parallel pass's wake-up costs
-    cdef int64_t t0 = now_ticks()
+    cdef int64_t t0
+    split_recall(S)
+    t0 = now_ticks()
     pthread_mutex_lock(&S.pool.mu)
     S.pool.idle = True
     S.pool.gen += 1
@@ -454,6 +510,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     for i in range(n):
         S.pool.tests[i] = 0
     # wake the pool, work as worker 0, wait for the others
+    split_recall(S)
     pthread_mutex_lock(&S.pool.mu)
     S.pool.gen += 1
     S.pool.finished = 0

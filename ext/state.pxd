@@ -14,7 +14,7 @@ from profile cimport Prof, prof_init, prof_free
 from clock cimport PassClock, clock_free
 from simtime cimport SimTime, simtime_defaults
 from costate cimport CoAlloc, coalloc_free
-from node_model cimport NodeModel, nm_free
+from node_model cimport NodeModel, NodeSplit, nm_free
 from slurm_space cimport SlurmSpace, ss_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from pass_cost cimport PassCost, CHOICE_AUTO
@@ -46,6 +46,9 @@ ctypedef struct Testing:       # switches for tests and benchmarks (Core.set_tes
     bint resume                # 0: never resume the last pass (to measure fresh passes)
     int64_t parallel_min_queue     # passes with fewer queued jobs run sequentially
     int parallel                   # CHOICE_*: full passes on the pool when predicted to pay, always, never
+    int64_t split_min_nodes        # a sequential pass on nodes shares the searches over at least this
+                                   # many eligible nodes with a helper thread (0: never)
+    bint split_wait                # ... and waits for the helper on each, never doing its part itself
 
 
 ctypedef struct ResumeState:   # the last full pass, when it can be continued instead of run again
@@ -137,6 +140,12 @@ ctypedef struct State:
     SpecRing ring              # speculative results waiting for their commit
     CommitLog log              # placements in commit order
     ParallelPass par           # the parallel pass's shared progress
+    NodeSplit split            # a sequential pass on nodes: its searches' helper thread
+
+
+cdef enum:
+    SPLIT_MIN_NODES = 64       # a node search's set-up worth a helper's hand-off (about 20 ns a node
+                               # against a few hundred for the hand-off)
 
 
 cdef inline int state_init(State* S, int64_t units) noexcept nogil:
@@ -168,6 +177,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job tests
     # cost nanoseconds) stay sequential (pass_cost.pxd). Decisions are the same either way.
     S.testing.parallel = CHOICE_AUTO
+    S.testing.split_min_nodes = SPLIT_MIN_NODES
     S.clock.kind = CK_FREE
     S.clock.cost_test_us = 10_000
     S.clock.cost_slot_us = 20

@@ -37,6 +37,7 @@ cdef extern from "<pthread.h>" nogil:
     int pthread_cond_destroy(pthread_cond_t*)
     int pthread_cond_wait(pthread_cond_t*, pthread_mutex_t*)
     int pthread_cond_broadcast(pthread_cond_t*)
+    int pthread_cond_signal(pthread_cond_t*)
 
 cdef extern from "<sched.h>" nogil:
     int sched_yield()

@@ -60,6 +60,9 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     if config.coalloc is not None:
         result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
+    shared, helped = core.search_helper_stats()
+    result.summary["passes"]["searches_shared"] = shared
+    result.summary["passes"]["searches_helped"] = helped
     if cluster is not None:
         result.summary["nodes"] = _nodes_summary(result, cluster, requests, size, NodeCluster(core).stats())
     return result

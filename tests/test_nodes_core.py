@@ -194,3 +194,60 @@ def test_the_parallel_node_pass_reconciles_on_a_beocat_slice(reservations):
         assert min(many.summary["passes"]["thread_tests_per_worker"]) > 0
         if stale:
             assert many.summary["passes"]["conflicts"] + many.summary["passes"]["reevaluations"] > 0
+
+
+@contextlib.contextmanager
+def _searches_shared(wait):
+    # every node search's set-up shared with the helper thread, however few its eligible nodes
+    # (wait: each shared part is done by the helper, never taken back by the searching thread)
+    build = replayer.build_core
+
+    def forced(*args, **kwargs):
+        core = build(*args, **kwargs)
+        core.set_testing(split_min_nodes=1, split_wait=int(wait))
+        return core
+
+    with mock.patch.object(replayer, "build_core", forced):
+        yield
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(node_scenarios(), st.sampled_from([2, 8]), st.booleans(), st.sampled_from(["event", "interval"]))
+def test_searches_shared_with_a_helper_decide_as_the_oracle(case, workers, wait, trigger):
+    # a sequential pass on nodes with a helper thread doing part of each search's set-up decides as
+    # one thread alone, which decides as the oracle
+    nodes, jobs, reservations, first_fit = case
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), backfill=pbf.Backfill(reservations=reservations),
+                              node_choice="first-fit" if first_fit else "best-fit", trigger=trigger, bf_interval=3)
+    one = pbf.replay(node_table(jobs), config)
+    with _searches_shared(wait):
+        many = pbf.replay(node_table(jobs), dataclasses.replace(config, workers=workers))
+    assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
+    assert many.summary["jobs"] == one.summary["jobs"]
+    assert many.summary["nodes"] == one.summary["nodes"]
+    passes = many.summary["passes"]
+    if wait:
+        assert passes["searches_helped"] == passes["searches_shared"]
+    if trigger == "event":
+        assert many.jobs["start"].tolist() == _oracle(nodes, jobs, reservations, first_fit)["start"]
+
+
+@pytest.mark.parametrize("reservations", [1, None])
+def test_searches_shared_on_a_beocat_slice(reservations):
+    # a quarter of Beocat's nodes under a resource-bearing slice: the helper takes part in the
+    # searches (every one, when the searcher waits for it), and the decisions are one thread's
+    from pbf.workload.beocat import generate_beocat
+    table = generate_beocat(600, window=3000, seed=5, resources=True)
+    cluster = Cluster.of_nodes(Cluster.builtin("beocat").nodes[::4], name="quarter")
+    config = pbf.ReplayConfig(cluster=cluster, trigger="interval",
+                              backfill=pbf.Backfill(reservations=reservations, max_job_test=200))
+    one = pbf.replay(table, config)
+    assert one.summary["passes"]["searches_shared"] == 0
+    for wait in (False, True):
+        with _searches_shared(wait):
+            many = pbf.replay(table, dataclasses.replace(config, workers=2))
+        assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
+        assert many.summary["passes"]["full"] == one.summary["passes"]["full"]
+        assert many.summary["passes"]["searches_shared"] > 0
+        if wait:
+            assert many.summary["passes"]["searches_helped"] == many.summary["passes"]["searches_shared"]

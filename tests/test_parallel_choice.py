@@ -180,8 +180,9 @@ def test_decisions_do_not_depend_on_the_choice(backfill):
 
 
 def test_node_passes_chosen_by_the_predictor_decide_as_one_worker():
-    """On the Beocat nodes, Slurm-like: the predictor, primed so that the pool pays, sends the node
-    passes to the threads (and measures them); the decisions are those of one worker."""
+    """On the Beocat nodes, Slurm-like, with the searches' helper off (by default node passes share
+    their searches instead of speculating): the predictor, primed so that the pool pays, sends the
+    node passes to the threads (and measures them); the decisions are those of one worker."""
     table = generate_beocat(800, 4 * 3600, seed=5)
     config = pbf.ReplayConfig(cluster="beocat", trigger="interval",
                               backfill=Backfill(reservations=None, max_job_test=60))
@@ -190,7 +191,7 @@ def test_node_passes_chosen_by_the_predictor_decide_as_one_worker():
 
     def primed(*args, **kwargs):
         core = build(*args, **kwargs)
-        core.set_testing(parallel_min_queue=1)
+        core.set_testing(parallel_min_queue=1, split_min_nodes=0)
         PassCostPredictor(core).set(seq_ns_per_test=1e12, seq_passes=1)    # (start_pool measures the rest)
         built.append(core)
         return core
