@@ -217,7 +217,8 @@ def test_searches_shared_with_a_helper_decide_as_the_oracle(case, workers, wait,
     # a sequential pass on nodes with a helper thread doing part of each search's set-up decides as
     # one thread alone, which decides as the oracle
     nodes, jobs, reservations, first_fit = case
-    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), backfill=pbf.Backfill(reservations=reservations),
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"),
+                              backfill=pbf.Backfill(reservations=reservations),
                               node_choice="first-fit" if first_fit else "best-fit", trigger=trigger, bf_interval=3)
     one = pbf.replay(node_table(jobs), config)
     with _searches_shared(wait):
