@@ -565,9 +565,10 @@ cdef class Core:
         self.s.clock.ns_per_tick = ns_per_tick()
 
     def search_helper_stats(self):
-        """``(shared, helped)``: node searches whose set-up was offered to the helper thread so
-        far, and those the helper took part in (docs/engine.md, "Threads on nodes")."""
-        return self.s.split.tasks, self.s.split.helped
+        """``(shared, helped, backoffs)``: node searches whose set-up was offered to the helper
+        thread so far, those the helper took part in, and the times the passes stopped sharing
+        because the host had no CPU to spare (docs/engine.md, "Threads on nodes")."""
+        return self.s.split.tasks, self.s.split.helped, self.s.split.backoffs
 
     def worker_tests_total(self):
         """Jobs each worker thread evaluated, over all parallel passes so far."""

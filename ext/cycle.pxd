@@ -91,8 +91,7 @@ cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     if parallel:
         overhead = pc_overhead_ns(&S.cost, S.cfg.workers, copy_bytes(S))
         rc = full_pass_parallel(S, now)
-    elif split_pays(S):
-        split_arm(S, S.testing.split_min_nodes)
+    elif split_pays(S) and split_arm(S, S.testing.split_min_nodes):
         rc = full_pass_sequential(S, now)
         split_disarm(S)
     else:

@@ -67,6 +67,13 @@ ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helpe
     int64_t total, used        # ... and the helper's answer: its nodes' cores for the job over the
                                # window, and how many give any
     int64_t share              # the helper's part of the nodes (of SPLIT_SCALE)
+    int64_t stall_ticks        # a wait for the helper longer than this is a stall (it lost its CPU) ...
+    int64_t stalls             # ... counted here (over the passes not yet judged)
+    int64_t backoff            # passes without sharing after a bad one (0: none) ...
+    int64_t backoff_left       # ... of which this many are left
+    int64_t backoffs           # times it backed off, over the replay
+    int64_t wall0, cpu0        # the pass's start: wall and this thread's CPU time (ns) ...
+    int64_t acc_wall, acc_cpu  # ... and the sums over the passes not yet judged
     int64_t tasks              # searches shared so far ...
     int64_t helped             # ... and those the helper took part in
 
@@ -945,7 +952,7 @@ cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t
     # values whoever computes them (each node's are its own), so the search's answer is the same.
     # The parts are fixed, so that each node's search state stays in one CPU's caches from search
     # to search; where they meet moves with who waited (nodes hold more or fewer plan points).
-    cdef int64_t s, cut
+    cdef int64_t s, cut, since
     if pbf_load(&X.slot) == -2:
         X.start(X.start_arg)            # (this search goes on without waiting for it)
     if X.share <= 0 or X.share >= SPLIT_SCALE:
@@ -976,8 +983,11 @@ cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t
     else:
         if X.share > SPLIT_STEP:
             X.share -= SPLIT_STEP
+        since = now_ticks()
         while pbf_load(&X.finished) != s:
             pbf_pause()
+        if now_ticks() - since > X.stall_ticks:
+            X.stalls += 1
     total[0] += X.total
     used[0] += X.used
 

@@ -10,7 +10,7 @@ from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
 from words cimport w_copy
-from ticks cimport now_ticks
+from ticks cimport now_ticks, clock_ns, thread_cpu_ns
 from profile cimport (Prof, prof_choose, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
                       prof_known_misfit, prof_note_misfit, prof_round_up, prof_find_start_bounded, hints_bound,
                       hints_add)
@@ -26,6 +26,13 @@ from pbf._codes cimport RC_OK, NO_START
 
 cdef enum:
     SPLIT_IDLE_NS = 2000000    # a search helper with nothing to do returns to the pool after this
+    SPLIT_STALL_NS = 50000     # a wait for the helper this long means it lost its CPU
+    SPLIT_JUDGE_NS = 20000000  # shared passes are judged over this much of their wall time ...
+    SPLIT_MAX_STALLS = 2       # ... by their stalls ...
+    SPLIT_BACKOFF = 4          # passes without sharing after the first bad one, ...
+    SPLIT_BACKOFF_MAX = 256    # ... doubling up to this
+    SPLIT_MIN_CPU_PCT = 85     # ... and the searching thread's CPU share (%)
+
     SPIN_NS = 20000            # a wait spins this long before it sleeps
     RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
                                # long search at the commit point does not stop the others at once
@@ -405,24 +412,6 @@ cdef inline void split_start(void* arg) noexcept nogil:
     pthread_mutex_unlock(&S.pool.mu)
 
 
-cdef inline void split_arm(State* S, int64_t min_nodes) noexcept nogil:
-    # a sequential pass on nodes shares its searches' per-node set-up over min_nodes eligible nodes
-    # or more with a helper thread (asked for at the first such search, if none is running)
-    if S.split.start == NULL:
-        S.split.slot = -2
-    S.split.min_nodes = min_nodes
-    S.split.wait = S.testing.split_wait
-    S.split.start = split_start
-    S.split.start_arg = <void*>S
-    S.split.idle_ticks = <int64_t>(SPLIT_IDLE_NS / (S.cost.ns_per_tick if S.cost.ns_per_tick > 0 else 1.0))
-    S.nm.split = &S.split
-
-
-cdef inline void split_disarm(State* S) noexcept nogil:
-    # the pass is over (the helper stays a while, for the next pass, and touches nothing meanwhile)
-    S.nm.split = NULL
-
-
 cdef inline void split_recall(State* S) noexcept nogil:
     # before the pool gets other work: the helper, if one runs or was asked for, returns to it
     cdef int64_t g
@@ -434,6 +423,56 @@ cdef inline void split_recall(State* S) noexcept nogil:
         if g == -2 or (g > 0 and pbf_cas(&S.split.slot, g, -2)):
             return
         pbf_pause()
+
+
+cdef inline bint split_arm(State* S, int64_t min_nodes) noexcept nogil:
+    # a sequential pass on nodes shares its searches' per-node set-up over min_nodes eligible nodes
+    # or more with a helper thread (asked for at the first such search, if none is running); False
+    # while backing off (an earlier pass found the host without a CPU to spare)
+    cdef double tick = S.cost.ns_per_tick if S.cost.ns_per_tick > 0 else 1.0
+    if S.split.start == NULL:
+        S.split.slot = -2
+    if S.split.backoff_left > 0:
+        S.split.backoff_left -= 1
+        return False
+    S.split.min_nodes = min_nodes
+    S.split.wait = S.testing.split_wait
+    S.split.start = split_start
+    S.split.start_arg = <void*>S
+    S.split.idle_ticks = <int64_t>(SPLIT_IDLE_NS / tick)
+    S.split.stall_ticks = <int64_t>(SPLIT_STALL_NS / tick)
+    S.split.wall0 = clock_ns()
+    S.split.cpu0 = thread_cpu_ns()
+    S.nm.split = &S.split
+    return True
+
+
+cdef inline void split_disarm(State* S) noexcept nogil:
+    # The pass is over (the helper stays a while, for the next pass, and touches nothing meanwhile).
+    # Two threads pay only with a CPU each. Over every SPLIT_JUDGE_NS of shared passes: if this
+    # thread had its CPU less than SPLIT_MIN_CPU_PCT % of the time (another process wants it: the
+    # spinning helper takes this thread's share) or waited for a helper that had lost its CPU more
+    # than SPLIT_MAX_STALLS times, the passes back off, sharing no search for the next `backoff`
+    # passes (doubling while it lasts); a judgement that finds the CPU back ends it.
+    S.nm.split = NULL
+    if S.testing.split_wait:
+        return
+    S.split.acc_wall += clock_ns() - S.split.wall0
+    S.split.acc_cpu += thread_cpu_ns() - S.split.cpu0
+    if S.split.acc_wall < SPLIT_JUDGE_NS:
+        return
+    if S.split.stalls > SPLIT_MAX_STALLS or S.split.acc_cpu * 100 < SPLIT_MIN_CPU_PCT * S.split.acc_wall:
+        S.split.backoff = S.split.backoff * 2 if S.split.backoff > 0 else SPLIT_BACKOFF
+        if S.split.backoff > SPLIT_BACKOFF_MAX:
+            S.split.backoff = SPLIT_BACKOFF_MAX
+        S.split.backoff_left = S.split.backoff
+        S.split.backoffs += 1
+        split_recall(S)
+    else:
+        S.split.backoff = 0
+    S.split.acc_wall = 0
+    S.split.acc_cpu = 0
+    S.split.stalls = 0
 
 
 cdef inline int64_t pool_round_trip(State* S) noexcept nogil:

@@ -3,7 +3,7 @@
 # at ~300 ns a pass) and converted to ns with a ratio measured once per process (_core.calibrate).
 
 from libc.stdint cimport int64_t
-from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID
 
 cdef extern from *:
     """
@@ -23,6 +23,13 @@ cdef extern from *:
 cdef inline int64_t clock_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef inline int64_t thread_cpu_ns() noexcept nogil:
+    # the CPU time the calling thread has had (a system call: read once per pass at most)
+    cdef timespec ts
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
