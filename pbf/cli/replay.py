@@ -82,7 +82,8 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="tau of the bounded slowdown, s (default 10)")
     rp.add_argument("--workers", type=int_in(1, 256), default=1,
                     help="threads per backfill pass (ordered commit: the same decisions for any count "
-                         "with the free clock; with the model clock, N modelled workers share the budget)")
+                         "with the free clock; on a cluster of nodes a helper thread shares each search; "
+                         "with the model clock, N modelled workers share the budget)")
     rp.add_argument("--no-pass-records", action="store_true",
                     help="keep only the totals of the passes, not a record of each (no passes.csv, "
                          "no pass wall times): less memory on long traces, a faster replay")

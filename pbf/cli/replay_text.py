@@ -40,7 +40,11 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         f"{p['mean_depth']:.1f}, max {p['max_depth']:,}"
         + (f"; {p['wall_ms_total']:.1f} ms in passes" if p["wall_ms_total"] is not None else "")
         + (f"; clock {p['clock']}, budget {p['budget_s']} s, charged {p['charged_s_mean_full']:.2f} s "
-           f"a full pass" if p["clock"] != "free" else ""),
+           f"a full pass" if p["clock"] != "free" else "")
+        + (f"; {p['searches_helped']:,} of {p['searches_shared']:,} node searches shared with a helper thread"
+           + (f" (backed off {p['search_helper_backoffs']:,} times: no CPU to spare)"
+              if p.get("search_helper_backoffs") else "")
+           if p.get("searches_shared") else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
     nodes = s.get("nodes")
