@@ -452,13 +452,16 @@ cdef class Core:
             raise_status(rc, "the replay")
         return done
 
-    def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps):
+    def profile_ops(self, int64_t now, const int64_t[::1] units, const int64_t[::1] est, int64_t reps,
+                    bint copies=True):
         """Benchmark: ``reps`` times, build the profile at ``now`` and find the earliest start
         of every (units, est) pair (no placement). Returns (slots, sum of the starts found) of the
-        last round, so a caller can check the work was done. With a worker pool, the workers'
-        copies of the profile are made too, so that their memory is in use as a replay's earlier
-        passes leave it."""
+        last round, so a caller can check the work was done. With a worker pool and ``copies``,
+        the workers' copies of the profile are made too, so that their memory is in use as a
+        replay's earlier parallel passes leave it (a replay whose passes stay on one thread never
+        makes them: ``copies=False``)."""
         cdef int64_t r, i, n = units.shape[0], total = 0, t
+        cdef bint copy = copies and self.s.cfg.workers > 1
         cdef int32_t si = 0
         cdef int rc = 0
         self.s.resume_st.valid = False
@@ -474,10 +477,10 @@ cdef class Core:
                 for i in range(n):
                     t = prof_find_start(&self.s.prof, units[i], est[i], now, False, &si)
                     total += t
-            for i in range(1, self.s.pool.nprof if self.s.cfg.workers > 1 else 0):
+            for i in range(1, self.s.pool.nprof if copy else 0):
                 if rc == RC_OK:
                     rc = prof_copy(&self.s.pool.prof[i], &self.s.prof)
-            if rc == RC_OK and self.s.cfg.workers > 1 and self.s.pool.nprof > 1:
+            if rc == RC_OK and copy and self.s.pool.nprof > 1:
                 # the pass's own profile built last, as a replay's last pass leaves it (the copies
                 # would otherwise have pushed it out of the caches before a pass that stays on one thread)
                 prof_start_pass(&self.s.prof, self.s.cfg.bf_window, self.s.cfg.bf_resolution)

@@ -13,6 +13,7 @@ median and the best are reported, and the CPU that *other* processes used during
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -143,6 +144,32 @@ class PassScenario:
         return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}{cap}"
 
 
+_PASS_CPU: int | None = None
+
+
+@contextlib.contextmanager
+def _one_cpu():
+    # hold the calling thread on one CPU (the same every time: the last of those it may use), then
+    # give it back its CPUs; where the platform cannot, nothing
+    global _PASS_CPU
+    try:
+        allowed = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        yield
+        return
+    if _PASS_CPU is None or _PASS_CPU not in allowed:
+        _PASS_CPU = max(allowed)
+    try:
+        os.sched_setaffinity(0, {_PASS_CPU})
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1,
               costs: Mapping[str, float] | None = None,
               figures: dict[str, Any] | None = None) -> tuple[float, dict[str, int]]:
@@ -156,11 +183,15 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
     state: the profile's memory, and with a pool the workers' copies of it, are touched once before
     (a replay reuses them pass after pass) and the pool's threads are up."""
     if engine == "compiled":
-        core = scenario.core()
-        # steady state, as in a replay: the pool's threads are parked, and the profile's memory
-        # (and the workers' copies: profile_ops makes them) has been used before (its first touch
-        # costs page faults that no later pass pays; the pool's start, which waits for every
-        # thread, may leave it out of the caches)
+        # steady state, as in a replay: the pool's threads are parked, the scenario's memory is in
+        # the caches of the CPU the pass runs on (the calling thread is held on one CPU while it
+        # builds the scenario and while it times the pass, but not while it starts the pool, whose
+        # threads must be free to run on the others: a pass of microseconds that starts on the
+        # other CPU after the pool's start, which waits for every thread, measures the move), and
+        # the profile's memory (and the workers' copies: profile_ops makes them) has been used
+        # before (its first touch costs page faults that no later pass pays)
+        with _one_cpu():
+            core = scenario.core()
         overhead = 0.0
         if workers > 1:
             core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
@@ -171,12 +202,16 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
             # (no sleep: the pool's start waited for every thread to park; an idle pause before a
             # pass of microseconds slows it by as much as the pass)
         empty = np.zeros(0, dtype=np.int64)
-        core.profile_ops(NOW, empty, empty, 1)
-        gc.disable()
-        t0 = time.perf_counter()
-        core.run_pass(NOW)
-        dt = time.perf_counter() - t0
-        gc.enable()
+        # (the workers' copies of the profile exist only where passes go to the threads: a replay
+        # whose passes stay on one thread never makes them)
+        copies = workers > 1 and (costs is None or PassCostPredictor(core).predict()["pays"])
+        with _one_cpu():
+            core.profile_ops(NOW, empty, empty, 1, copies)
+            gc.disable()
+            t0 = time.perf_counter()
+            core.run_pass(NOW)
+            dt = time.perf_counter() - t0
+            gc.enable()
         core.stop_pool()
         rec = core.last_pass()
         if figures is not None:
