@@ -920,12 +920,25 @@ cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t
     M.pcpu[i] = w
 
 
+cdef inline void _window_extend(NodeModel* M, int64_t j, int64_t i, NodeLine* L, int64_t stop) noexcept nogil:
+    # node i's window grows to end at stop: its new points join the queue of rising minima
+    cdef int64_t f
+    while L.b + 1 < L.n and L.t[L.b + 1] < stop:
+        L.b += 1
+        f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
+        while L.qt > L.qh and L.qf[L.qt - 1] >= f:
+            L.qt -= 1
+        L.qp[L.qt] = L.b
+        L.qf[L.qt] = f
+        L.qt += 1
+
+
 cdef inline void nm_windows(NodeModel* M, int64_t j, int64_t t, int64_t stop, int64_t lo, int64_t hi,
                             int64_t* total, int64_t* used) noexcept nogil:
     # the windows [t, stop) of the eligible nodes elig[lo:hi], found directly: each node's cursor, its
     # window's points as a queue of rising minima, and the cores it gives the job (pcpu; their sum
     # and how many give any are added to total and used). Writes only those nodes' lines and pcpu.
-    cdef int64_t x, i, f
+    cdef int64_t x, i
     cdef NodeLine* L
     for x in range(lo, hi):
         i = M.elig[x]
@@ -934,14 +947,7 @@ cdef inline void nm_windows(NodeModel* M, int64_t j, int64_t t, int64_t stop, in
         L.qh = 0
         L.qt = 0
         L.b = L.cur - 1
-        while L.b + 1 < L.n and L.t[L.b + 1] < stop:
-            L.b += 1
-            f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
-            while L.qt > L.qh and L.qf[L.qt - 1] >= f:
-                L.qt -= 1
-            L.qp[L.qt] = L.b
-            L.qf[L.qt] = f
-            L.qt += 1
+        _window_extend(M, j, i, L, stop)
         M.pcpu[i] = 0
         _window_update(M, i, total, used)
 
@@ -1027,7 +1033,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     # its window's points as a queue of rising minima, and two walks along the plan's points in time
     # order (those entering the window at stop, those leaving it at t) visit only the nodes whose
     # window changes. A search costs the plan's points, not its candidates times its nodes.
-    cdef int64_t x, i, n, t, stop, f, total = 0, used = 0, ne, lp = 0, tp = 0
+    cdef int64_t x, i, n, t, stop, total = 0, used = 0, ne, lp = 0, tp = 0
     cdef NodeLine* L
     if now_only and t_from == M.now_t:
         return nm_start_now(M, j, cores, d, resolution)
@@ -1065,14 +1071,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
             if not M.is_elig[i]:
                 continue
             L = &M.line[i]
-            while L.b + 1 < L.n and L.t[L.b + 1] < stop:
-                L.b += 1
-                f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
-                while L.qt > L.qh and L.qf[L.qt - 1] >= f:
-                    L.qt -= 1
-                L.qp[L.qt] = L.b
-                L.qf[L.qt] = f
-                L.qt += 1
+            _window_extend(M, j, i, L, stop)
             _window_update(M, i, &total, &used)
         while tp < M.nev and (M.ev[tp] >> 20) <= t:        # ... and leaving it
             i = M.ev[tp] & 0xFFFFF

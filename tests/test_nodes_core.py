@@ -139,18 +139,23 @@ def test_summary_counts_resource_use_and_heads_held_by_memory():
 
 
 @contextlib.contextmanager
+def _switches(**switches):
+    # every core a replay builds gets these testing switches (Core.set_testing)
+    build = replayer.build_core
+
+    def switched(*args, **kwargs):
+        core = build(*args, **kwargs)
+        core.set_testing(**switches)
+        return core
+
+    with mock.patch.object(replayer, "build_core", switched):
+        yield
+
+
 def _every_pass_parallel(stale=False):
     # every full pass on the worker threads (stale: workers speculate on the plan as at the pass
     # start, so that nearly every commit must reconcile)
-    build = replayer.build_core
-
-    def forced(*args, **kwargs):
-        core = build(*args, **kwargs)
-        core.set_testing(parallel_min_queue=1, parallel=1, stale_speculation=int(stale))
-        return core
-
-    with mock.patch.object(replayer, "build_core", forced):
-        yield
+    return _switches(parallel_min_queue=1, parallel=1, stale_speculation=int(stale))
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,16 +181,22 @@ def test_the_parallel_node_pass_is_the_oracle(case, workers, stale, trigger):
         assert many.jobs["start"].tolist() == want["start"]
 
 
-@pytest.mark.parametrize("reservations", [1, None])
-def test_the_parallel_node_pass_reconciles_on_a_beocat_slice(reservations):
-    # a quarter of Beocat's nodes, every class, under a resource-bearing Beocat-like slice: workers
-    # speculating on stale plans must reconcile (commits searched again), and still decide as one
+def _beocat_quarter(reservations):
+    # a resource-bearing Beocat-like slice on a quarter of Beocat's nodes, Slurm-like: the trace,
+    # the config and its replay on one thread
     from pbf.workload.beocat import generate_beocat
     table = generate_beocat(600, window=3000, seed=5, resources=True)
     cluster = Cluster.of_nodes(Cluster.builtin("beocat").nodes[::4], name="quarter")
     config = pbf.ReplayConfig(cluster=cluster, trigger="interval",
                               backfill=pbf.Backfill(reservations=reservations, max_job_test=200))
-    one = pbf.replay(table, config)
+    return table, config, pbf.replay(table, config)
+
+
+@pytest.mark.parametrize("reservations", [1, None])
+def test_the_parallel_node_pass_reconciles_on_a_beocat_slice(reservations):
+    # a quarter of Beocat's nodes, every class, under a resource-bearing Beocat-like slice: workers
+    # speculating on stale plans must reconcile (commits searched again), and still decide as one
+    table, config, one = _beocat_quarter(reservations)
     for stale in (False, True):
         with _every_pass_parallel(stale):
             many = pbf.replay(table, dataclasses.replace(config, workers=2))
@@ -196,19 +207,10 @@ def test_the_parallel_node_pass_reconciles_on_a_beocat_slice(reservations):
             assert many.summary["passes"]["conflicts"] + many.summary["passes"]["reevaluations"] > 0
 
 
-@contextlib.contextmanager
 def _searches_shared(wait):
     # every node search's set-up shared with the helper thread, however few its eligible nodes
     # (wait: each shared part is done by the helper, never taken back by the searching thread)
-    build = replayer.build_core
-
-    def forced(*args, **kwargs):
-        core = build(*args, **kwargs)
-        core.set_testing(split_min_nodes=1, split_wait=int(wait))
-        return core
-
-    with mock.patch.object(replayer, "build_core", forced):
-        yield
+    return _switches(split_min_nodes=1, split_wait=int(wait))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -237,12 +239,7 @@ def test_searches_shared_with_a_helper_decide_as_the_oracle(case, workers, wait,
 def test_searches_shared_on_a_beocat_slice(reservations):
     # a quarter of Beocat's nodes under a resource-bearing slice: the helper takes part in the
     # searches (every one, when the searcher waits for it), and the decisions are one thread's
-    from pbf.workload.beocat import generate_beocat
-    table = generate_beocat(600, window=3000, seed=5, resources=True)
-    cluster = Cluster.of_nodes(Cluster.builtin("beocat").nodes[::4], name="quarter")
-    config = pbf.ReplayConfig(cluster=cluster, trigger="interval",
-                              backfill=pbf.Backfill(reservations=reservations, max_job_test=200))
-    one = pbf.replay(table, config)
+    table, config, one = _beocat_quarter(reservations)
     assert one.summary["passes"]["searches_shared"] == 0
     for wait in (False, True):
         with _searches_shared(wait):
