@@ -13,7 +13,6 @@ median and the best are reported, and the CPU that *other* processes used during
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
@@ -30,6 +29,7 @@ import numpy as np
 from . import _core
 from ._pass_cost import PassCostPredictor
 from .config import Backfill
+from .host import MachineLoad, one_cpu
 from .reference.engine_ref import ReferenceCore
 from .studies.traces import shared_trace_dir
 
@@ -144,32 +144,6 @@ class PassScenario:
         return f"queued={self.queued} units={self.units} running={self.running} reservations={resv}{cap}"
 
 
-_PASS_CPU: int | None = None
-
-
-@contextlib.contextmanager
-def _one_cpu():
-    # hold the calling thread on one CPU (the same every time: the last of those it may use), then
-    # give it back its CPUs; where the platform cannot, nothing
-    global _PASS_CPU
-    try:
-        allowed = os.sched_getaffinity(0)
-    except (AttributeError, OSError):
-        yield
-        return
-    if _PASS_CPU is None or _PASS_CPU not in allowed:
-        _PASS_CPU = max(allowed)
-    try:
-        os.sched_setaffinity(0, {_PASS_CPU})
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, allowed)
-
-
 def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1,
               costs: Mapping[str, float] | None = None,
               figures: dict[str, Any] | None = None) -> tuple[float, dict[str, int]]:
@@ -190,7 +164,7 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         # other CPU after the pool's start, which waits for every thread, measures the move), and
         # the profile's memory (and the workers' copies: profile_ops makes them) has been used
         # before (its first touch costs page faults that no later pass pays)
-        with _one_cpu():
+        with one_cpu():
             core = scenario.core()
         overhead = 0.0
         if workers > 1:
@@ -205,7 +179,7 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         # (the workers' copies of the profile exist only where passes go to the threads: a replay
         # whose passes stay on one thread never makes them)
         copies = workers > 1 and (costs is None or PassCostPredictor(core).predict()["pays"])
-        with _one_cpu():
+        with one_cpu():
             core.profile_ops(NOW, empty, empty, 1, copies)
             gc.disable()
             t0 = time.perf_counter()
@@ -222,25 +196,6 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
     started, reserved = ref.full_pass(NOW)
     dt = time.perf_counter() - t0
     return dt, {"depth": ref.passes[-1][2], "started": len(started), "reservations": len(reserved)}
-
-
-class MachineLoad:
-    """Context manager measuring the CPU that other processes used meanwhile (in cores)."""
-
-    def __enter__(self) -> MachineLoad:
-        import psutil
-        self._psutil = psutil
-        self._me = psutil.Process()
-        self._cpu0, self._own0, self._t0 = psutil.cpu_times(), self._me.cpu_times(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        cpu1, own1 = self._psutil.cpu_times(), self._me.cpu_times()
-        wall = max(1e-9, time.perf_counter() - self._t0)
-        total = lambda c: c.user + c.system + getattr(c, "nice", 0)
-        mine = lambda c: c.user + c.system + c.children_user + c.children_system
-        self.other_cores = max(0.0, (total(cpu1) - total(self._cpu0)) - (mine(own1) - mine(self._own0))) / wall
-        self.wall = wall
 
 
 def _stats(times):
