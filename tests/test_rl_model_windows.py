@@ -124,3 +124,28 @@ def test_held_out_rows_of_the_lublin_traces_come_from_the_model(shared_trace):
     assert held["model"] == "lublin-1-backfill" and held["paper"] is None
     assert held["pbf"]["sjf"] != test["pbf"]["sjf"]
     assert "windows from the workload model, not the trace" in format_rlscheduler(res)
+
+
+def test_a_model_mix_is_the_trace_then_the_model_sample(tmp_path):
+    from pbf.rl.model_mix import main, write_model_mix
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxNodes: 256\n"
+                     + "".join(f"{i} {100 * i} -1 {r} 4 -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n"
+                               for i, r in ((1, 50), (2, 900), (3, 7))))
+    out = tmp_path / "mix.swf"
+    got = write_model_mix(trace, "lublin-2", 3, 200, out)
+    assert got["trace_jobs"] == 3 and got["model_jobs"] == 200 and got["longest_run"] == 900
+    lines = [x.split() for x in out.read_text().splitlines() if not x.startswith(";")]
+    assert [x[0] for x in lines] == [str(i) for i in range(1, 204)]          # ids continue
+    assert lines[:3] == [x.split() for x in trace.read_text().splitlines()[1:]]
+    submits = [int(x[1]) for x in lines]
+    assert submits[3] == 300 + 100 and submits == sorted(submits)          # one mean gap after the trace
+    runs = [float(x[3]) for x in lines[3:]]
+    assert max(runs) == 900 and sum(r == 900 for r in runs) >= got["capped"] > 0
+    assert RLTrace.load(out, compat=True).norm["req"] == 900               # normalised as the trace
+    bad = tmp_path / "bad.swf"
+    bad.write_text("1 2 3\n")
+    with pytest.raises(ConfigError, match="line 1: an SWF record has 18 fields"):
+        write_model_mix(bad, "lublin-2", 3, 10, tmp_path / "no.swf")
+    assert not (tmp_path / "no.swf").exists()
+    assert main([str(trace), "--preset", "lublin-1", "--jobs", "5", "-o", str(tmp_path / "m.swf")]) == 0
