@@ -166,19 +166,20 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         # before (its first touch costs page faults that no later pass pays)
         with one_cpu():
             core = scenario.core()
-        overhead = 0.0
+        overhead, copies = 0.0, False
         if workers > 1:
             core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
             core.start_pool(workers)
             if costs is not None:
                 PassCostPredictor(core).set(**costs)
-            overhead = PassCostPredictor(core).predict()["overhead_ns"]
+            predicted = PassCostPredictor(core).predict()
+            overhead = predicted["overhead_ns"]
+            # (the workers' copies of the profile exist only where passes go to the threads: a
+            # replay whose passes stay on one thread never makes them)
+            copies = costs is None or predicted["pays"]
             # (no sleep: the pool's start waited for every thread to park; an idle pause before a
             # pass of microseconds slows it by as much as the pass)
         empty = np.zeros(0, dtype=np.int64)
-        # (the workers' copies of the profile exist only where passes go to the threads: a replay
-        # whose passes stay on one thread never makes them)
-        copies = workers > 1 and (costs is None or PassCostPredictor(core).predict()["pays"])
         with one_cpu():
             core.profile_ops(NOW, empty, empty, 1, copies)
             gc.disable()
