@@ -44,7 +44,7 @@ ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over fut
     int64_t b                  # ... the last before the end of the job's window ...
     int64_t* qp                # ... and the points between, as a queue of rising minima (the
     int64_t* qf                # cores the node gives the job from that point to the window's end)
-    int64_t qh, qt
+    int64_t qh, qt             # (qt < 0: not made yet; nm_windows leaves it to the search's sweep)
 
 
 ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helper thread (nm_split_helper)
@@ -933,23 +933,59 @@ cdef inline void _window_extend(NodeModel* M, int64_t j, int64_t i, NodeLine* L,
         L.qt += 1
 
 
+cdef inline void _window_queue(NodeModel* M, int64_t j, int64_t i, NodeLine* L) noexcept nogil:
+    # make the queue of rising minima of node i's window (its points cur..b), left unmade by nm_windows
+    cdef int64_t b = L.b
+    if L.qt >= 0:
+        return
+    L.qh = 0
+    L.qt = 0
+    L.b = L.cur - 1
+    if b >= L.cur:
+        _window_extend(M, j, i, L, L.t[b] + 1)
+
+
 cdef inline void nm_windows(NodeModel* M, int64_t j, int64_t t, int64_t stop, int64_t lo, int64_t hi,
-                            int64_t* total, int64_t* used) noexcept nogil:
-    # the windows [t, stop) of the eligible nodes elig[lo:hi], found directly: each node's cursor, its
-    # window's points as a queue of rising minima, and the cores it gives the job (pcpu; their sum
-    # and how many give any are added to total and used). Writes only those nodes' lines and pcpu.
-    cdef int64_t x, i
+                            bint queues, int64_t* total, int64_t* used) noexcept nogil:
+    # the windows [t, stop) of the eligible nodes elig[lo:hi], found directly: each node's cursor, the
+    # last point before stop, and the cores it gives the job (pcpu; their sum and how many give any
+    # are added to total and used). Writes only those nodes' lines and pcpu.
+    # What a node gives over a window is what it gives with the window's least free cores, memory
+    # and GPUs (nm_node_cpus is the least of one rising function of each), so one pass of minima
+    # finds it; the queue of rising minima that the sweep moves is made only for the few nodes whose
+    # window the sweep changes (_window_queue): most searches end at their first candidate. With
+    # `queues`, the queues are made here (a helper thread's part: the sweep would otherwise make
+    # them on the searching thread, from lines in the helper's caches).
+    cdef int64_t x, i, p, c, m, g, w
     cdef NodeLine* L
     for x in range(lo, hi):
         i = M.elig[x]
         L = &M.line[i]
-        L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
-        L.qh = 0
-        L.qt = 0
-        L.b = L.cur - 1
-        _window_extend(M, j, i, L, stop)
-        M.pcpu[i] = 0
-        _window_update(M, i, total, used)
+        p = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
+        L.cur = p
+        if queues:
+            L.qh = 0
+            L.qt = 0
+            L.b = p - 1
+            _window_extend(M, j, i, L, stop)
+            M.pcpu[i] = 0
+            _window_update(M, i, total, used)
+            continue
+        c = L.c[p]
+        m = L.m[p]
+        g = L.g[p]
+        p += 1
+        while p < L.n and L.t[p] < stop:
+            if L.c[p] < c: c = L.c[p]
+            if L.m[p] < m: m = L.m[p]
+            if L.g[p] < g: g = L.g[p]
+            p += 1
+        L.b = p - 1
+        L.qt = -1
+        w = nm_node_cpus(M, j, i, c, m, g)
+        M.pcpu[i] = w
+        total[0] += w
+        used[0] += w > 0
 
 
 cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t t, int64_t stop, int64_t ne,
@@ -972,7 +1008,7 @@ cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t
     X.hi = ne
     s = X.posted + 1
     pbf_store(&X.posted, s)
-    nm_windows(M, j, t, stop, 0, cut, total, used)
+    nm_windows(M, j, t, stop, 0, cut, False, total, used)
     X.tasks += 1
     if X.wait:
         while pbf_load(&X.claimed) != s:
@@ -980,7 +1016,7 @@ cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t
                 X.start(X.start_arg)    # (the helper had left, idle)
             pbf_pause()
     elif pbf_cas(&X.claimed, s - 1, s):
-        nm_windows(M, j, t, stop, cut, ne, total, used)      # (the helper did not come for it)
+        nm_windows(M, j, t, stop, cut, ne, False, total, used)      # (the helper did not come for it)
         return
     X.helped += 1
     if pbf_load(&X.finished) == s:
@@ -1009,7 +1045,7 @@ cdef inline void nm_split_helper(NodeSplit* X) noexcept nogil:
         if s != pbf_load(&X.claimed) and pbf_cas(&X.claimed, s - 1, s):
             total = 0
             used = 0
-            nm_windows(<NodeModel*>X.M, X.j, X.t, X.stop, X.lo, X.hi, &total, &used)
+            nm_windows(<NodeModel*>X.M, X.j, X.t, X.stop, X.lo, X.hi, True, &total, &used)
             X.total = total
             X.used = used
             pbf_store(&X.finished, s)
@@ -1054,7 +1090,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     if M.split != NULL and ne >= M.split.min_nodes:
         nm_windows_split(M, M.split, j, t, stop, ne, &total, &used)
     else:
-        nm_windows(M, j, t, stop, 0, ne, &total, &used)
+        nm_windows(M, j, t, stop, 0, ne, False, &total, &used)
     lp = _first_at(M.ev, M.nev, stop << 20)
     tp = _first_at(M.ev, M.nev, (t + 1) << 20)
     while n < M.ntimes:
@@ -1071,6 +1107,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
             if not M.is_elig[i]:
                 continue
             L = &M.line[i]
+            _window_queue(M, j, i, L)
             _window_extend(M, j, i, L, stop)
             _window_update(M, i, &total, &used)
         while tp < M.nev and (M.ev[tp] >> 20) <= t:        # ... and leaving it
@@ -1079,6 +1116,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
             if not M.is_elig[i]:
                 continue
             L = &M.line[i]
+            _window_queue(M, j, i, L)
             while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
                 L.cur += 1
             while L.qp[L.qh] < L.cur:
