@@ -654,9 +654,9 @@ cdef inline int nl_hold(NodeLine* L, int64_t t, int64_t stop, int64_t dc, int64_
     return RC_OK
 
 
-cdef inline void nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
+cdef inline int64_t nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
     # the least free cores, memory and GPUs over [t, stop); the cursor moves forward with t (the
-    # search's candidates come in time order)
+    # search's candidates come in time order). Returns the first point at or after stop (L.n: none).
     cdef int64_t p
     while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
         L.cur += 1
@@ -670,6 +670,7 @@ cdef inline void nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int6
         if L.m[p] < m[0]: m[0] = L.m[p]
         if L.g[p] < g[0]: g[0] = L.g[p]
         p += 1
+    return p
 
 
 cdef inline int64_t _first_at(const int64_t* a, int64_t n, int64_t v) noexcept nogil:
@@ -971,16 +972,7 @@ cdef inline void nm_windows(NodeModel* M, int64_t j, int64_t t, int64_t stop, in
             M.pcpu[i] = 0
             _window_update(M, i, total, used)
             continue
-        c = L.c[p]
-        m = L.m[p]
-        g = L.g[p]
-        p += 1
-        while p < L.n and L.t[p] < stop:
-            if L.c[p] < c: c = L.c[p]
-            if L.m[p] < m: m = L.m[p]
-            if L.g[p] < g: g = L.g[p]
-            p += 1
-        L.b = p - 1
+        L.b = nl_least(L, t, stop, &c, &m, &g) - 1
         L.qt = -1
         w = nm_node_cpus(M, j, i, c, m, g)
         M.pcpu[i] = w
