@@ -114,7 +114,7 @@ _CONFIG_KEYS = frozenset((
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
-                           "split_wait"))
+                           "split_wait", "split_trial_us"))
 #: ns per byte of a large memcpy, measured by the first pool started in this process
 
 cdef State _probe       # (only its fields' addresses are read: the offsets of the columns)
@@ -244,7 +244,9 @@ cdef class Core:
         ``split_min_nodes`` (with a pool, a sequential pass on nodes shares each search over at
         least this many eligible nodes with a helper thread; 0: never; default 64), ``split_wait``
         (1: each shared search waits for the helper to do its part, so that the helper's path
-        is always taken)."""
+        is always taken), ``split_trial_us`` (the pass wall time each way of a trial of passes
+        with and without sharing that finds whether sharing pays, in µs; 0: share every search
+        the passes can, without trials; default 100,000)."""
         unknown = set(switches) - _TESTING_KEYS
         if unknown:
             raise ValueError(f"unknown testing switches: {', '.join(sorted(unknown))}")
@@ -263,6 +265,10 @@ cdef class Core:
                     raise ValueError(f"split_min_nodes must be >= 0, got {value}")
                 S.testing.split_min_nodes = value
             elif name == "split_wait": S.testing.split_wait = value
+            elif name == "split_trial_us":
+                if value < 0:
+                    raise ValueError(f"split_trial_us must be >= 0, got {value}")
+                S.testing.split_trial_ns = value * 1000
             elif name == "block_slots":
                 if value < 1:
                     raise ValueError(f"block_slots must be >= 1, got {value}")
@@ -568,10 +574,12 @@ cdef class Core:
         self.s.clock.ns_per_tick = ns_per_tick()
 
     def search_helper_stats(self):
-        """``(shared, helped, backoffs)``: node searches whose set-up was offered to the helper
-        thread so far, those the helper took part in, and the times the passes stopped sharing
-        because the host had no CPU to spare (docs/engine.md, "Threads on nodes")."""
-        return self.s.split.tasks, self.s.split.helped, self.s.split.backoffs
+        """``(shared, helped, backoffs, trials, trials_shared)``: node searches whose set-up was
+        offered to the helper thread so far, those the helper took part in, the times the passes
+        stopped sharing because the host had no CPU to spare, the trials of passes with and
+        without sharing, and those that sharing won (docs/engine.md, "Threads on nodes")."""
+        return (self.s.split.tasks, self.s.split.helped, self.s.split.backoffs, self.s.split.trials,
+                self.s.split.trials_shared)
 
     def worker_tests_total(self):
         """Jobs each worker thread evaluated, over all parallel passes so far."""

@@ -23,7 +23,7 @@ from outages cimport outages_apply_due
 from estimates cimport record_estimates
 from coalloc cimport co_after_pass, co_tick, co_job_ended
 from passes cimport quick_pass, full_pass_sequential, pass_prologue
-from parallel_pass cimport full_pass_parallel, split_arm, split_disarm
+from parallel_pass cimport full_pass_parallel, split_arm, split_disarm, split_trial_share, split_trial_note
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
 from slurm_space cimport ss_submit_weights
@@ -80,7 +80,7 @@ cdef inline bint choose_parallel(State* S) noexcept nogil:
 cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     # a full pass at now
     cdef int rc
-    cdef bint parallel
+    cdef bint parallel, shared
     cdef int64_t resumed = S.resume_st.count
     cdef double overhead = 0
     if pass_prologue(S, now) != RC_OK:
@@ -91,9 +91,12 @@ cdef inline int full_pass(State* S, int64_t now) noexcept nogil:
     if parallel:
         overhead = pc_overhead_ns(&S.cost, S.cfg.workers, copy_bytes(S))
         rc = full_pass_parallel(S, now)
-    elif split_pays(S) and split_arm(S, S.testing.split_min_nodes):
+    elif split_pays(S):
+        shared = split_trial_share(S) and split_arm(S, S.testing.split_min_nodes)
         rc = full_pass_sequential(S, now)
-        split_disarm(S)
+        if shared:
+            split_disarm(S)
+        split_trial_note(S, shared, S.last.wall_ticks, S.ctx.depth)
     else:
         rc = full_pass_sequential(S, now)
     if S.cfg.workers > 1 and S.resume_st.count == resumed:

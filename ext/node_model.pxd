@@ -76,6 +76,16 @@ ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helpe
     int64_t acc_wall, acc_cpu  # ... and the sums over the passes not yet judged
     int64_t tasks              # searches shared so far ...
     int64_t helped             # ... and those the helper took part in
+    # whether sharing pays on this host and workload, measured (split_trial_* in parallel_pass.pxd):
+    # passes with and without sharing, in turn, then the faster way kept for a while
+    int64_t trial_share        # the next pass of the trial shares (1) or not (0)
+    int64_t trial_on           # 1: a trial runs; 0: its verdict is kept ...
+    int64_t trial_keep_ns      # ... for this much more pass wall time
+    int64_t trial_verdict      # the last trial's verdict: 1 share, 0 not
+    double trial_ns[2]         # the trial's pass wall time (ns) and tests, not shared and shared
+    double trial_tests[2]
+    int64_t trials             # trials over the replay ...
+    int64_t trials_shared      # ... and those sharing won
 
 
 ctypedef struct NodeModel:

@@ -10,7 +10,7 @@ from libc.string cimport memset, memcpy
 
 from memory cimport INF, grow
 from words cimport w_copy
-from ticks cimport now_ticks, clock_ns, thread_cpu_ns
+from ticks cimport now_ticks, clock_ns, thread_cpu_ns, PBF_HAVE_TSC
 from profile cimport (Prof, prof_choose, prof_cnt, prof_copy, prof_apply, prof_ensure_scratch, prof_live_slots, prof_find_start,
                       prof_known_misfit, prof_note_misfit, prof_round_up, prof_find_start_bounded, hints_bound,
                       hints_add)
@@ -32,6 +32,8 @@ cdef enum:
     SPLIT_BACKOFF = 4          # passes without sharing after the first bad one, ...
     SPLIT_BACKOFF_MAX = 256    # ... doubling up to this
     SPLIT_MIN_CPU_PCT = 85     # ... and the searching thread's CPU share (%)
+    TRIAL_KEEP = 16            # a trial's verdict is kept for this many times the trial's length; ...
+    TRIAL_MARGIN_PCT = 3       # ... sharing wins where it was this much faster per test
 
     SPIN_NS = 20000            # a wait spins this long before it sleeps
     RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
@@ -473,6 +475,56 @@ cdef inline void split_disarm(State* S) noexcept nogil:
     S.split.acc_wall = 0
     S.split.acc_cpu = 0
     S.split.stalls = 0
+
+
+cdef inline bint split_trial_share(State* S) noexcept nogil:
+    # Whether this pass on nodes shares its searches. Whether sharing pays depends on the workload
+    # (how much of a pass is the searches' set-up, which is what a helper shares) and on the host
+    # (its caches, its other work), so it is measured, not predicted: a trial runs passes with and
+    # without sharing in turn (neighbouring passes see nearly the same queue and plan), then keeps
+    # the way that was faster per test for a while (the passes decide the same either way), then
+    # tries again. The helper stays through the trial (it leaves after 2 ms without a search).
+    # A trial lasts until each way has had Testing.split_trial_ns of pass wall time (100 ms).
+    cdef NodeSplit* X = &S.split
+    if S.testing.split_wait or S.testing.split_trial_ns <= 0:
+        return True
+    if X.trial_on == 0 and X.trial_keep_ns <= 0:
+        X.trial_on = 1
+        X.trial_share = 1
+        X.trial_ns[0] = 0
+        X.trial_ns[1] = 0
+        X.trial_tests[0] = 0
+        X.trial_tests[1] = 0
+    if X.trial_on > 0:
+        return X.trial_share != 0
+    return X.trial_verdict != 0
+
+
+cdef inline void split_trial_note(State* S, bint shared, int64_t wall_ticks, int64_t tests) noexcept nogil:
+    # a pass on nodes is over: its wall time counts towards the trial, or uses up the verdict
+    cdef NodeSplit* X = &S.split
+    cdef int64_t ns = <int64_t>(wall_ticks * (S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0))
+    cdef bint share
+    if S.testing.split_wait or S.testing.split_trial_ns <= 0:
+        return
+    if X.trial_on == 0:
+        X.trial_keep_ns -= ns
+        return
+    if shared == (X.trial_share != 0):      # (a pass that could not share while backing off: not counted)
+        X.trial_ns[X.trial_share] += ns
+        X.trial_tests[X.trial_share] += tests + 1
+    X.trial_share = 1 - X.trial_share
+    if X.trial_ns[0] < S.testing.split_trial_ns or X.trial_ns[1] < S.testing.split_trial_ns:
+        return
+    X.trial_on = 0
+    share = (X.trial_ns[1] * X.trial_tests[0] * 100
+             < X.trial_ns[0] * X.trial_tests[1] * (100 - TRIAL_MARGIN_PCT))
+    X.trial_verdict = share
+    X.trial_keep_ns = <int64_t>((X.trial_ns[0] + X.trial_ns[1]) * TRIAL_KEEP)
+    X.trials += 1
+    X.trials_shared += share
+    if not share:
+        split_recall(S)                # (the helper returns to the pool until the next trial)
 
 
 cdef inline int64_t pool_round_trip(State* S) noexcept nogil:

@@ -49,6 +49,8 @@ ctypedef struct Testing:       # switches for tests and benchmarks (Core.set_tes
     int64_t split_min_nodes        # a sequential pass on nodes shares the searches over at least this
                                    # many eligible nodes with a helper thread (0: never)
     bint split_wait                # ... and waits for the helper on each, never doing its part itself
+    int64_t split_trial_ns         # ... where a trial of passes with and without sharing, this much pass
+                                   # wall time each way, finds it pays (0: always)
 
 
 ctypedef struct ResumeState:   # the last full pass, when it can be continued instead of run again
@@ -144,6 +146,7 @@ ctypedef struct State:
 
 
 cdef enum:
+    SPLIT_TRIAL_NS = 100000000 # a trial of sharing a node search: pass wall time each way (ns)
     SPLIT_MIN_NODES = 64       # a node search's set-up worth a helper's hand-off (about 20 ns a node
                                # against a few hundred for the hand-off)
 
@@ -178,6 +181,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     # cost nanoseconds) stay sequential (pass_cost.pxd). Decisions are the same either way.
     S.testing.parallel = CHOICE_AUTO
     S.testing.split_min_nodes = SPLIT_MIN_NODES
+    S.testing.split_trial_ns = SPLIT_TRIAL_NS
     S.clock.kind = CK_FREE
     S.clock.cost_test_us = 10_000
     S.clock.cost_slot_us = 20

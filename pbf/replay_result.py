@@ -60,10 +60,12 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     if config.coalloc is not None:
         result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
-    shared, helped, backoffs = core.search_helper_stats()
+    shared, helped, backoffs, trials, trials_shared = core.search_helper_stats()
     result.summary["passes"]["searches_shared"] = shared
     result.summary["passes"]["searches_helped"] = helped
     result.summary["passes"]["search_helper_backoffs"] = backoffs
+    result.summary["passes"]["search_sharing_trials"] = trials
+    result.summary["passes"]["search_sharing_trials_won"] = trials_shared
     if cluster is not None:
         result.summary["nodes"] = _nodes_summary(result, cluster, requests, size, NodeCluster(core).stats())
     return result

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pbf
-from pbf import replayer
+from pbf import _core, replayer
 from pbf._nodes import NodeCluster
 from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
@@ -249,3 +249,28 @@ def test_searches_shared_on_a_beocat_slice(reservations):
         assert many.summary["passes"]["searches_shared"] > 0
         if wait:
             assert many.summary["passes"]["searches_helped"] == many.summary["passes"]["searches_shared"]
+
+
+def test_trials_of_sharing_decide_as_one_thread():
+    # with the default switches, a pass on nodes shares its searches only where a trial of passes
+    # with and without sharing found it faster; short trials (1 µs each way) make many verdicts,
+    # and whatever they say, the decisions are one thread's
+    table, config, one = _beocat_quarter(1)
+    with _switches(split_min_nodes=1, split_trial_us=1):
+        many = pbf.replay(table, dataclasses.replace(config, workers=2))
+    assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
+    passes = many.summary["passes"]
+    assert passes["full"] == one.summary["passes"]["full"]
+    assert passes["search_sharing_trials"] > 10
+    assert 0 <= passes["search_sharing_trials_won"] <= passes["search_sharing_trials"]
+    assert passes["searches_shared"] > 0          # (every trial's first pass shares)
+    with _switches(split_min_nodes=1, split_trial_us=0):
+        always = pbf.replay(table, dataclasses.replace(config, workers=2))
+    assert always.jobs["start"].tolist() == one.jobs["start"].tolist()
+    assert always.summary["passes"]["search_sharing_trials"] == 0
+    assert always.summary["passes"]["searches_shared"] > 0
+
+
+def test_split_trial_switch_rejects_negative_values():
+    with pytest.raises(ValueError, match="split_trial_us must be >= 0"):
+        _core.Core(64).set_testing(split_trial_us=-1)
