@@ -1,6 +1,6 @@
 """Two builds of pbf side by side on Slurm-like replays on Beocat's nodes (a benchmark script, not a test).
 
-    python bench/ab_node_builds.py OTHER_CHECKOUT TRACE.swf [--rounds 3] [--workers 1,2]
+    python bench/ab_node_builds.py OTHER_CHECKOUT TRACE.swf [--rounds 3] [--workers 1,2] [--trigger event]
 
 OTHER_CHECKOUT is another checkout of pbf built in place (``python setup.py build_ext --inplace``);
 the new build is the one this script's checkout imports. Each replay runs in its own process (a
@@ -20,7 +20,7 @@ ONE = """
 import hashlib, sys, time
 import pbf
 t = pbf.read_swf(sys.argv[1])
-config = pbf.ReplayConfig(cluster="beocat", trigger="interval", workers=int(sys.argv[2]),
+config = pbf.ReplayConfig(cluster="beocat", trigger=sys.argv[3], workers=int(sys.argv[2]),
                           backfill=pbf.Backfill(reservations=None, max_job_test=500))
 t0 = time.perf_counter()
 r = pbf.replay(t, config)
@@ -28,9 +28,9 @@ print(time.perf_counter() - t0, hashlib.md5(str(list(r.jobs["start"])).encode())
 """
 
 
-def replay(checkout, trace, workers):
+def replay(checkout, trace, workers, trigger):
     env = dict(os.environ, PYTHONPATH=checkout)
-    out = subprocess.run([sys.executable, "-c", ONE, trace, str(workers)], env=env, cwd="/",
+    out = subprocess.run([sys.executable, "-c", ONE, trace, str(workers), trigger], env=env, cwd="/",
                          capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), out[1]
 
@@ -41,6 +41,8 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--trigger", choices=("interval", "event"), default="interval",
+                    help="passes every --bf-interval (Slurm-like, the default) or at every event")
     a = ap.parse_args()
     trace = os.path.abspath(a.trace)
     builds = {"other": os.path.abspath(a.other), "this": HERE}
@@ -50,7 +52,7 @@ def main():
     for r in range(a.rounds):
         for w in workers:
             for b, path in builds.items():
-                dt, digest = replay(path, trace, w)
+                dt, digest = replay(path, trace, w, a.trigger)
                 decisions.add(digest)
                 times[b, w].append(dt)
                 print(f"round {r + 1}: {b} build, {w} worker(s): {dt:.2f} s", flush=True)

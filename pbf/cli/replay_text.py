@@ -44,6 +44,8 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         + (f"; {p['searches_helped']:,} of {p['searches_shared']:,} node searches shared with a helper thread"
            + (f" (backed off {p['search_helper_backoffs']:,} times: no CPU to spare)"
               if p.get("search_helper_backoffs") else "")
+           + (f"; sharing faster in {p['search_sharing_trials_won']:,} of {p['search_sharing_trials']:,} trials"
+              if p.get("search_sharing_trials") else "")
            if p.get("searches_shared") else ""),
         f"wall         {s['wall_s']['replay']:.3f} s replay, {s['wall_s']['load']:.3f} s load",
     ]
