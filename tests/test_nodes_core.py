@@ -253,15 +253,15 @@ def test_searches_shared_on_a_beocat_slice(reservations):
 
 def test_trials_of_sharing_decide_as_one_thread():
     # with the default switches, a pass on nodes shares its searches only where a trial of passes
-    # with and without sharing found it faster; short trials (1 µs each way) make many verdicts,
-    # and whatever they say, the decisions are one thread's
+    # with and without sharing found it faster; short trials (1 µs each way) make verdicts (how
+    # many depends on the passes' wall times), and whatever they say, the decisions are one thread's
     table, config, one = _beocat_quarter(1)
     with _switches(split_min_nodes=1, split_trial_us=1):
         many = pbf.replay(table, dataclasses.replace(config, workers=2))
     assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
     passes = many.summary["passes"]
     assert passes["full"] == one.summary["passes"]["full"]
-    assert passes["search_sharing_trials"] > 10
+    assert passes["search_sharing_trials"] >= 1
     assert 0 <= passes["search_sharing_trials_won"] <= passes["search_sharing_trials"]
     assert passes["searches_shared"] > 0          # (every trial's first pass shares)
     with _switches(split_min_nodes=1, split_trial_us=0):
