@@ -146,7 +146,7 @@ class PassScenario:
 
 def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1,
               costs: Mapping[str, float] | None = None,
-              figures: dict[str, Any] | None = None) -> tuple[float, dict[str, int]]:
+              figures: dict[str, Any] | None = None, pool_first: int = 0) -> tuple[float, dict[str, int]]:
     """One full pass on a fresh copy of the scenario: ``(seconds, work)``; set-up is not timed.
     ``work`` = {depth, started, reservations}. With ``workers`` > 1 the pass uses the pool whatever
     its size (the profile build and the start-now tail: see docs/engine.md), unless ``costs`` are
@@ -155,7 +155,11 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
     ``figures``, if given, receives the predictor's figures after the pass
     (:meth:`pbf._core.Core.pass_cost`, with ``overhead_ns``: the overhead it predicted). Steady
     state: the profile's memory, and with a pool the workers' copies of it, are touched once before
-    (a replay reuses them pass after pass) and the pool's threads are up."""
+    (a replay reuses them pass after pass) and the pool's threads are up. ``pool_first`` = N (with
+    ``workers`` = 1): a pool of N is started and stopped again before the pass, untimed, so that the
+    pass starts from the state a pool's start leaves (the baseline of the automatic choice: starting
+    threads slows the next pass of a few microseconds by a third whatever runs it, and a replay
+    starts its pool once)."""
     if engine == "compiled":
         # steady state, as in a replay: the pool's threads are parked, the scenario's memory is in
         # the caches of the CPU the pass runs on (the calling thread is held on one CPU while it
@@ -167,6 +171,9 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         with one_cpu():
             core = scenario.core()
         overhead, copies = 0.0, False
+        if workers == 1 and pool_first > 1:
+            core.start_pool(pool_first)
+            core.start_pool(1)
         if workers > 1:
             core.set_testing(parallel_min_queue=1, parallel=0 if costs is not None else 1)
             core.start_pool(workers)
@@ -242,7 +249,8 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
               slice_name: str = "pass") -> list[dict[str, Any]]:
     """Compiled pass against the pure-Python reference pass and against itself on N workers (every
     pass on the threads, and the automatic choice: the predictor primed with the trial's measured
-    sequential and parallel passes, as a replay of such passes would have it), trials interleaved.
+    sequential and parallel passes, as a replay of such passes would have it, and its ratio taken
+    to 1 worker after the same pool start), trials interleaved.
     The reference is skipped where it would take too long (see
     :meth:`PassScenario.reference_affordable`)."""
     rows = []
@@ -250,6 +258,7 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
         comp, ref = [], []
         par = {n: [] for n in workers}
         auto = {n: [] for n in workers}
+        auto_base = {n: [] for n in workers}
         auto_parallel = dict.fromkeys(workers, 0)
         overheads = {n: [] for n in workers}
         work = None
@@ -269,6 +278,9 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
                 # the automatic choice, its predictor primed with this trial's two measured passes
                 costs = {"seq_ns_per_test": dt * 1e9 / max(1, work["depth"]), "seq_passes": 1,
                          "par_ns_per_test": forced["par_ns_per_test"], "par_passes": 1}
+                bt, bdone = time_pass(sc, pool_first=n)
+                assert bdone == work, f"{sc.label()}: 1 worker after a pool's start did different work"
+                auto_base[n].append(bt)
                 chosen = {}
                 at, adone = time_pass(sc, workers=n, costs=costs, figures=chosen)
                 assert adone == work, f"{sc.label()}: {n} workers (automatic) did different work: {adone} vs {work}"
@@ -288,7 +300,9 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
             row[f"speedup_{n}_workers_best"] = min(comp) / min(times)
             row[f"workers_{n}_overhead_s"] = statistics.median(overheads[n])   # predicted: wake-up, copies
             row[f"auto_{n}_median_s"] = statistics.median(auto[n])
-            row[f"auto_{n}_speedup"] = statistics.median(comp) / statistics.median(auto[n])
+            # against 1 worker after the same pool start (see time_pass's pool_first)
+            row[f"auto_{n}_baseline_median_s"] = statistics.median(auto_base[n])
+            row[f"auto_{n}_speedup"] = statistics.median(auto_base[n]) / statistics.median(auto[n])
             row[f"auto_{n}_parallel_trials"] = auto_parallel[n]
         if ref:
             row["reference_median_s"] = statistics.median(ref)
