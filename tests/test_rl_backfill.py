@@ -362,6 +362,17 @@ def test_select_chooses_a_backfilling_checkpoint_on_windows_apart_from_the_tests
     assert r["heuristics"]["test"]["fcfs+pbf-easy-ar"] == pytest.approx(169.40, abs=0.01)
 
 
+def test_select_refuses_backfilling_candidates_of_different_heads(shared_trace, tmp_path):
+    import shutil
+
+    from pbf.rl.select import select_backfilling_run
+    (tmp_path / "checkpoints").mkdir()
+    shutil.copy(_shipped("rlbf-sdsc-sp2"), tmp_path / "model.npz")
+    KernelPolicy.random(0, {"kind": "backfilling", "head": "sjf"}).save(tmp_path / "checkpoints" / "epoch0001.npz")
+    with pytest.raises(ConfigError, match="different heads"):
+        select_backfilling_run(tmp_path, shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"))
+
+
 def _shipped(name):
     from pbf.rl.kernel import shipped_models
     return shipped_models()[name]

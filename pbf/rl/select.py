@@ -14,7 +14,8 @@ printed for the chosen file and, for the record, for every candidate.
 
 A run of ``pbf train backfilling`` (candidates of kind ``backfilling``) is chosen the same way on
 RLBackfilling's rules: the first 10 windows of 1,024 jobs drawn by its test script's rule with
-seed 2 that overlap none of its test windows (seed 1), greedy, FCFS head; the test windows are then reported with
+seed 2 that overlap none of its test windows (seed 1), greedy, under the head the candidates were trained with
+(``--head`` of ``pbf train backfilling``, FCFS by default); the test windows are then reported with
 the FCFS and SJF heads beside EASY with actual run times (EASY proper, the bar a model must pass).
 """
 from __future__ import annotations
@@ -99,8 +100,9 @@ def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_p
 def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike],
                            trace_path: str | os.PathLike) -> dict:
     """Choose the backfilling candidate of ``run_dir`` (one run directory or several) with the
-    lowest greedy mean (FCFS head) on validation windows; every candidate's validation and test means
-    (FCFS and SJF heads) and the EASY columns on the same windows, as a dict."""
+    lowest greedy mean on validation windows, under the head the candidates were trained with
+    (``meta["head"]``: ``fcfs`` or ``sjf``, the same for all); every candidate's validation and test
+    means (FCFS and SJF heads) and the EASY columns on the same windows, as a dict."""
     from ..studies.rlbackfilling import _evaluate, learned_value, rlb_test_starts
     cands = _candidates(run_dir)
     t = RLTrace.load(trace_path, compat="rlbackfilling")
@@ -111,14 +113,23 @@ def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLi
     for c, p in policies.items():
         if p.kind != "backfilling":
             raise ConfigError(f"{c}: a {p.kind} policy among backfilling candidates")
-    val = {c: float(np.mean([learned_value(t, p, s) for s in val_starts])) for c, p in policies.items()}
+    heads = {str(p.meta.get("head", "fcfs")) for p in policies.values()}
+    if len(heads) > 1:
+        raise ConfigError(f"{_run_label(run_dir)}: candidates trained with different heads "
+                          f"({', '.join(sorted(heads))}); choose among one head's runs at a time")
+    head = heads.pop()
+    if head not in ("fcfs", "sjf"):
+        raise ConfigError(f"{_run_label(run_dir)}: candidates trained with the {head} head; "
+                          "the test windows are reported for the fcfs and sjf heads only")
+    val = {c: float(np.mean([learned_value(t, p, s, head=head) for s in val_starts])) for c, p in policies.items()}
     best = min(val, key=lambda c: val[c])
     test = {f"{head}+rlbf": {c: float(np.mean([learned_value(t, p, s, head=head) for s in test_starts]))
                              for c, p in policies.items()} for head in ("fcfs", "sjf")}
     columns = ("fcfs+easy", "fcfs+pbf-easy-ar", "sjf+easy", "sjf+pbf-easy-ar", "fcfs+easy-sjbf")
     heur = {label: {k: float(np.mean(v)) for k, v in _evaluate(t, st, None, 0, 0).items() if k in columns}
             for label, st in (("validation", val_starts), ("test", test_starts))}
-    return {"run": _run_label(run_dir), "trace": str(trace_path), "kind": "backfilling", "chosen": best, "val": val,
+    return {"run": _run_label(run_dir), "trace": str(trace_path), "kind": "backfilling", "head": head,
+            "chosen": best, "val": val,
             "test": test, "heuristics": heur, "validation": {"starts": list(val_starts), "window": 1024},
             "test_starts": list(test_starts)}
 
@@ -145,16 +156,17 @@ def _candidates(run_dirs):
 
 
 def _print_backfilling(r, short):
-    h = r["heuristics"]
-    print(f"validation: 10 windows of 1,024 jobs, FCFS head; EASY {h['validation']['fcfs+easy']:.2f}, "
-          f"EASY proper with actual run times {h['validation']['fcfs+pbf-easy-ar']:.2f}")
+    h, head = r["heuristics"], r.get("head", "fcfs")
+    v = h["validation"]
+    print(f"validation: 10 windows of 1,024 jobs, {head.upper()} head; EASY {v[head + '+easy']:.2f}, "
+          f"EASY proper with actual run times {v[head + '+pbf-easy-ar']:.2f}")
     print(f"{'candidate':<28}{'validation':>12}{'test FCFS':>12}{'test SJF':>12}")
-    for k, v in r["val"].items():
+    for k, x in r["val"].items():
         mark = " *" if k == r["chosen"] else ""
-        print(f"{short(k) + mark:<28}{v:>12.2f}{r['test']['fcfs+rlbf'][k]:>12.2f}{r['test']['sjf+rlbf'][k]:>12.2f}")
+        print(f"{short(k) + mark:<28}{x:>12.2f}{r['test']['fcfs+rlbf'][k]:>12.2f}{r['test']['sjf+rlbf'][k]:>12.2f}")
     t = h["test"]
-    print(f"{'EASY':<28}{h['validation']['fcfs+easy']:>12.2f}{t['fcfs+easy']:>12.2f}{t['sjf+easy']:>12.2f}")
-    print(f"{'EASY proper, actual times':<28}{h['validation']['fcfs+pbf-easy-ar']:>12.2f}"
+    print(f"{'EASY':<28}{v[head + '+easy']:>12.2f}{t['fcfs+easy']:>12.2f}{t['sjf+easy']:>12.2f}")
+    print(f"{'EASY proper, actual times':<28}{v[head + '+pbf-easy-ar']:>12.2f}"
           f"{t['fcfs+pbf-easy-ar']:>12.2f}{t['sjf+pbf-easy-ar']:>12.2f}")
 
 
