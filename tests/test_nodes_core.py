@@ -198,10 +198,16 @@ def test_the_parallel_node_pass_reconciles_on_a_beocat_slice(reservations):
     # speculating on stale plans must reconcile (commits searched again), and still decide as one
     table, config, one = _beocat_quarter(reservations)
     for stale in (False, True):
-        with _every_pass_parallel(stale):
-            many = pbf.replay(table, dataclasses.replace(config, workers=2))
-        assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
-        assert many.summary["passes"]["full"] == one.summary["passes"]["full"]
+        # (whether the second worker gets a CPU in time to test jobs depends on the host's load: a
+        # run in which it tested none proves nothing of the reconciling, so up to three are made;
+        # every one must decide as one thread)
+        for _ in range(3):
+            with _every_pass_parallel(stale):
+                many = pbf.replay(table, dataclasses.replace(config, workers=2))
+            assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
+            assert many.summary["passes"]["full"] == one.summary["passes"]["full"]
+            if min(many.summary["passes"]["thread_tests_per_worker"]) > 0:
+                break
         assert min(many.summary["passes"]["thread_tests_per_worker"]) > 0
         if stale:
             assert many.summary["passes"]["conflicts"] + many.summary["passes"]["reevaluations"] > 0
