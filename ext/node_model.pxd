@@ -417,29 +417,49 @@ cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
 # ---- Slurm's node choice
 
 cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, int64_t min_nodes,
-                            int64_t max_nodes) noexcept nogil:
+                            int64_t max_nodes, const int32_t* idx, int64_t nidx) noexcept nogil:
     # cons_res _eval_nodes (consecutive runs, best fit) over cpu[]; M.take gets the answer
-    # (with weights M.wt: runs also break where the weight changes, the lowest weight first)
-    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, bw = 0, a, keep, single
+    # (with weights M.wt: runs also break where the weight changes, the lowest weight first).
+    # idx: the only nodes whose cpu may be positive, ascending (a search's eligible nodes), so that
+    # the runs are found without reading the others; NULL: all nodes
+    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, bw = 0, a, keep, single, x = 0
     cdef int64_t rem_nodes = min_nodes, min_rem = min_nodes
     cdef bint suff, bs = False, new
-    for i in range(n):
-        M.take[i] = 0
-    i = 0
-    while i < n:
-        if cpu[i] > 0:
-            M.r_first[nr] = i
-            M.r_cpus[nr] = 0
-            M.r_nodes[nr] = 0
-            M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
-            while i < n and cpu[i] > 0 and (M.wt == NULL or M.wt[i] == M.r_w[nr]):
-                M.r_cpus[nr] += cpu[i]
-                M.r_nodes[nr] += 1
+    memset(M.take, 0, n * sizeof(int64_t))
+    if idx == NULL:
+        i = 0
+        while i < n:
+            if cpu[i] > 0:
+                M.r_first[nr] = i
+                M.r_cpus[nr] = 0
+                M.r_nodes[nr] = 0
+                M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
+                while i < n and cpu[i] > 0 and (M.wt == NULL or M.wt[i] == M.r_w[nr]):
+                    M.r_cpus[nr] += cpu[i]
+                    M.r_nodes[nr] += 1
+                    i += 1
+                M.r_last[nr] = i - 1
+                nr += 1
+            else:
                 i += 1
-            M.r_last[nr] = i - 1
-            nr += 1
-        else:
-            i += 1
+    else:
+        # (the same runs: a node outside idx has no cores to give, so it ends a run as it would)
+        while x < nidx:
+            i = idx[x]
+            if cpu[i] > 0:
+                M.r_first[nr] = i
+                M.r_cpus[nr] = 0
+                M.r_nodes[nr] = 0
+                M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
+                while x < nidx and idx[x] == i and cpu[i] > 0 and (M.wt == NULL or M.wt[i] == M.r_w[nr]):
+                    M.r_cpus[nr] += cpu[i]
+                    M.r_nodes[nr] += 1
+                    i += 1
+                    x += 1
+                M.r_last[nr] = i - 1
+                nr += 1
+            else:
+                x += 1
     while nr > 0 and max_nodes > 0:
         best = -1
         for r in range(nr):
@@ -502,11 +522,19 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
 
 cdef inline bint nm_choose(NodeModel* M, int64_t cores, int64_t min_nodes, int64_t max_nodes) noexcept nogil:
     # nodes for `cores` cores given M.cpu (nodes_ref.eval_nodes): M.take, or False
-    cdef int64_t n = M.nn, i, used = 0, total = 0, top = 0, count, rem, left, a
+    return nm_choose_among(M, cores, min_nodes, max_nodes, NULL, 0)
+
+
+cdef inline bint nm_choose_among(NodeModel* M, int64_t cores, int64_t min_nodes, int64_t max_nodes,
+                                 const int32_t* idx, int64_t nidx) noexcept nogil:
+    # nm_choose where only the nodes idx (ascending; NULL: all) may have cores in M.cpu
+    cdef int64_t n = M.nn, i, x, used = 0, total = 0, top = 0, count, rem, left, a
+    cdef int64_t m = nidx if idx != NULL else n
     cdef bint changed
     if max_nodes <= 0:
         max_nodes = n
-    for i in range(n):
+    for x in range(m):
+        i = idx[x] if idx != NULL else x
         if M.cpu[i] > 0:
             used += 1
             total += M.cpu[i]
@@ -518,9 +546,9 @@ cdef inline bint nm_choose(NodeModel* M, int64_t cores, int64_t min_nodes, int64
         rem = cores
         left = min_nodes
         used = 0
-        for i in range(n):
-            M.take[i] = 0
-        for i in range(n):
+        memset(M.take, 0, n * sizeof(int64_t))
+        for x in range(m):
+            i = idx[x] if idx != NULL else x
             if M.cpu[i] <= 0 or used >= max_nodes:
                 continue
             a = rem - (left - 1 if left > 1 else 0)
@@ -535,18 +563,20 @@ cdef inline bint nm_choose(NodeModel* M, int64_t cores, int64_t min_nodes, int64
             if rem <= 0 and left <= 0:
                 return True
         return False
-    if _eval_runs(M, M.cpu, cores, min_nodes, max_nodes):
+    if _eval_runs(M, M.cpu, cores, min_nodes, max_nodes, idx, nidx):
         return True
     # _choose_nodes: drop nodes with 1, 2, ... usable cores and try again (knapsack traps)
-    for i in range(n):
+    for x in range(m):
+        i = idx[x] if idx != NULL else x
         M.cut[i] = M.cpu[i]
     for count in range(1, top):
         changed = False
-        for i in range(n):
+        for x in range(m):
+            i = idx[x] if idx != NULL else x
             if 0 < M.cut[i] <= count:
                 M.cut[i] = 0
                 changed = True
-        if changed and _eval_runs(M, M.cut, cores, min_nodes, max_nodes):
+        if changed and _eval_runs(M, M.cut, cores, min_nodes, max_nodes, idx, nidx):
             return True
     return False
 
@@ -1127,7 +1157,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
         if total >= cores and used >= M.minn[j]:
             for x in range(ne):
                 M.cpu[M.elig[x]] = M.pcpu[M.elig[x]]
-            if nm_choose(M, cores, M.minn[j], M.maxn[j]):
+            if nm_choose_among(M, cores, M.minn[j], M.maxn[j], M.elig, ne):
                 return t
         if now_only:
             return NO_START
