@@ -171,6 +171,8 @@ def time_pass(scenario: PassScenario, engine: str = "compiled", workers: int = 1
         with one_cpu():
             core = scenario.core()
         overhead, copies = 0.0, False
+        if pool_first and workers != 1:
+            raise ValueError(f"pool_first is for a 1-worker pass, got workers={workers}")
         if workers == 1 and pool_first > 1:
             core.start_pool(pool_first)
             core.start_pool(1)
@@ -276,6 +278,8 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
                 par[n].append(pt)
                 overheads[n].append(forced["overhead_ns"] * 1e-9)
                 # the automatic choice, its predictor primed with this trial's two measured passes
+                # (the 1-worker one on a fresh core: it only decides whether the pass goes to the
+                # threads; the ratio is then taken to 1 worker after the same pool start)
                 costs = {"seq_ns_per_test": dt * 1e9 / max(1, work["depth"]), "seq_passes": 1,
                          "par_ns_per_test": forced["par_ns_per_test"], "par_passes": 1}
                 bt, bdone = time_pass(sc, pool_first=n)

@@ -1,6 +1,8 @@
 """pbf bench and the bench module: they run, report the machine's load, and check the work done."""
 import json
 
+import pytest
+
 from pbf import benchmark as bench
 from pbf.cli import main
 
@@ -11,13 +13,16 @@ def test_pass_rows_check_work_and_compare_with_the_reference():
         assert row["depth"] == 50 and row["started"] > 0 and row["ratio_vs_reference"] > 0
     assert rows[1]["reservations"] > rows[0]["reservations"] == 1
     # the automatic choice is compared with 1 worker after the same pool start
-    assert all(row["auto_2_baseline_median_s"] > 0 and row["auto_2_speedup"] > 0 for row in rows)
+    for row in rows:
+        assert row["auto_2_speedup"] == pytest.approx(row["auto_2_baseline_median_s"] / row["auto_2_median_s"])
 
 
 def test_scenarios_are_deterministic_and_checked():
     sc = bench.PassScenario(200, 256, 20)
     assert bench.time_pass(sc)[1] == bench.time_pass(sc)[1] == bench.time_pass(sc, "reference")[1]
     assert bench.time_pass(sc, pool_first=2)[1] == bench.time_pass(sc)[1]
+    with pytest.raises(ValueError, match="pool_first"):
+        bench.time_pass(sc, workers=2, pool_first=2)
     assert not bench.PassScenario(10, 128, 10_000).feasible()
     assert not bench.PassScenario(50_000, 9_128, 2_000, None).matrix_affordable()
 

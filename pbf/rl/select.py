@@ -15,7 +15,8 @@ printed for the chosen file and, for the record, for every candidate.
 A run of ``pbf train backfilling`` (candidates of kind ``backfilling``) is chosen the same way on
 RLBackfilling's rules: the first 10 windows of 1,024 jobs drawn by its test script's rule with
 seed 2 that overlap none of its test windows (seed 1), greedy, under the head the candidates were trained with
-(``--head`` of ``pbf train backfilling``, FCFS by default); the test windows are then reported with
+(``--head`` of ``pbf train backfilling``: fcfs, the default, or sjf; runs of other heads are refused); the test
+windows are then reported with
 the FCFS and SJF heads beside EASY with actual run times (EASY proper, the bar a model must pass).
 """
 from __future__ import annotations
@@ -105,10 +106,6 @@ def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLi
     means (FCFS and SJF heads) and the EASY columns on the same windows, as a dict."""
     from ..studies.rlbackfilling import _evaluate, learned_value, rlb_test_starts
     cands = _candidates(run_dir)
-    t = RLTrace.load(trace_path, compat="rlbackfilling")
-    test_starts = rlb_test_starts(len(t), seed=1)
-    val_starts = tuple(s for s in rlb_test_starts(len(t), count=100, seed=2)
-                       if all(abs(s - u) >= 1024 for u in test_starts))[:10]
     policies = {c: KernelPolicy.load(c) for c in cands}
     for c, p in policies.items():
         if p.kind != "backfilling":
@@ -121,6 +118,10 @@ def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLi
     if head not in ("fcfs", "sjf"):
         raise ConfigError(f"{_run_label(run_dir)}: candidates trained with the {head} head; "
                           "the test windows are reported for the fcfs and sjf heads only")
+    t = RLTrace.load(trace_path, compat="rlbackfilling")
+    test_starts = rlb_test_starts(len(t), seed=1)
+    val_starts = tuple(s for s in rlb_test_starts(len(t), count=100, seed=2)
+                       if all(abs(s - u) >= 1024 for u in test_starts))[:10]
     val = {c: float(np.mean([learned_value(t, p, s, head=head) for s in val_starts])) for c, p in policies.items()}
     best = min(val, key=lambda c: val[c])
     test = {f"{head}+rlbf": {c: float(np.mean([learned_value(t, p, s, head=head) for s in test_starts]))

@@ -51,11 +51,8 @@ RLB_TABLE5 = {
 }
 COLUMNS = ("fcfs+easy", "fcfs+easy-ar", "fcfs+rlbf", "sjf+easy", "sjf+easy-ar", "sjf+rlbf", "wfp3+easy",
            "f1+easy", "fcfs+easy-sjbf", "fcfs+pbf-easy", "fcfs+pbf-easy-ar", "sjf+pbf-easy", "sjf+pbf-easy-ar")
-#: the shipped backfilling model of each trace (trained with the FCFS head) ...
+#: the shipped backfilling model of each trace
 SHIPPED = {"sdsc-sp2": "rlbf-sdsc-sp2", "lublin-1": "rlbf-lublin-1", "hpc2n": "rlbf-hpc2n"}
-#: ... and, where one ships, the model trained with the SJF head, which the SJF-head columns use
-#: (elsewhere the FCFS-head model stands in for it)
-SHIPPED_SJF = {"sdsc-sp2": "rlbf-sdsc-sp2-sjf"}
 
 
 def rlb_test_starts(n_jobs: int, window: int = 1024, count: int = 10, seed: int = 1) -> tuple[int, ...]:
@@ -118,9 +115,6 @@ def learned_value(t: RLTrace, policy: KernelPolicy, start: int, window: int = 10
 
 
 def _evaluate(t, starts, policy, samples, seed):
-    # policy: one backfilling policy for both heads, a {head: policy} dict, or None
-    if not isinstance(policy, dict):
-        policy = {"fcfs": policy, "sjf": policy} if policy is not None else {}
     easy = _sim(t, 1024, "fcfs")
     ar = _sim(t, 1024, "fcfs", clairvoyant=True)
     # EASY proper (the default mode's rules): shadow and extra nodes planned at every event
@@ -133,13 +127,12 @@ def _evaluate(t, starts, policy, samples, seed):
             per[f"{head}+easy-ar"].append(ar.run_heuristic(start, 1024, ORDERS[head], ORDERS["fcfs"]))
             per[f"{head}+pbf-easy"].append(proper.run_heuristic(start, 1024, ORDERS[head], ORDERS["fcfs"]))
             per[f"{head}+pbf-easy-ar"].append(proper_ar.run_heuristic(start, 1024, ORDERS[head], ORDERS["fcfs"]))
-            if policy.get(head) is not None:
-                per[f"{head}+rlbf"].append(learned_value(t, policy[head], start, head=head))
+            if policy is not None:
+                per[f"{head}+rlbf"].append(learned_value(t, policy, start, head=head))
                 if samples:
                     rng = np.random.default_rng([seed, start])
                     per.setdefault(f"{head}+rlbf~sampled", []).append(float(np.mean(
-                        [learned_value(t, policy[head], start, head=head, sample=True, rng=rng)
-                         for _ in range(samples)])))
+                        [learned_value(t, policy, start, head=head, sample=True, rng=rng) for _ in range(samples)])))
         for head in ("wfp3", "f1"):
             per[f"{head}+easy"].append(easy.run_heuristic(start, 1024, ORDERS[head], ORDERS["fcfs"]))
         per["fcfs+easy-sjbf"].append(easy.run_heuristic(start, 1024, ORDERS["fcfs"], ORDERS["sjf"]))
@@ -152,8 +145,7 @@ def rlbackfilling_table(trace_dir: str | None = None, traces: tuple[str, ...] = 
     """Table 4 (and, with ``cross``, Table 5 for the shipped models) on RLBackfilling's test windows.
 
     ``model``: a backfilling :class:`KernelPolicy` (or path / shipped name) for the learned columns
-    of every row and both heads; by default each trace's shipped model, if there is one, and for
-    the SJF head the trace's SJF-head model where one ships (:data:`SHIPPED_SJF`).
+    of every row; by default each trace's shipped model, if there is one.
     """
     given = None
     if model is not None:
@@ -168,14 +160,9 @@ def rlbackfilling_table(trace_dir: str | None = None, traces: tuple[str, ...] = 
         policy = given
         if policy is None and SHIPPED.get(name) in shipped:
             policy = KernelPolicy.load(SHIPPED[name])
-        per_head = {"fcfs": policy, "sjf": policy}
-        if given is None and SHIPPED_SJF.get(name) in shipped:
-            per_head["sjf"] = KernelPolicy.load(SHIPPED_SJF[name])
         starts = rlb_test_starts(len(t))
-        values = _evaluate(t, starts, per_head, samples, seed)
-        sjf_model = per_head["sjf"].name if per_head["sjf"] is not None and per_head["sjf"] is not policy else None
+        values = _evaluate(t, starts, policy, samples, seed)
         row = {"trace": name, "starts": list(starts), "model": policy.name if policy is not None else None,
-               "sjf_model": sjf_model,
                "pbf": {k: float(np.mean(v)) for k, v in values.items()},
                "per_window": {k: [float(x) for x in v] for k, v in values.items()},
                "paper": RLB_TABLE4.get(name), "wall_s": time.perf_counter() - t0}
@@ -185,12 +172,11 @@ def rlbackfilling_table(trace_dir: str | None = None, traces: tuple[str, ...] = 
     result = {"experiment": "rlbackfilling", "metric": "bsld", "window": 1024, "rows": rows}
     if cross and given is None:
         models = {tr: KernelPolicy.load(m) for tr, m in SHIPPED.items() if m in shipped}
-        sjf_models = {**models, **{tr: KernelPolicy.load(m) for tr, m in SHIPPED_SJF.items() if m in shipped}}
         table = {}
         for head in ("fcfs", "sjf"):
             for name, t in loaded.items():
                 starts = rlb_test_starts(len(t))
-                for trained_on, policy in (models if head == "fcfs" else sjf_models).items():
+                for trained_on, policy in models.items():
                     value = float(np.mean([learned_value(t, policy, s, head=head) for s in starts]))
                     table.setdefault(head, {}).setdefault(name, {})[trained_on] = value
         result["cross"] = table
@@ -217,7 +203,6 @@ def format_rlbackfilling(result: dict) -> str:
             sampled = [f"{h.upper()} head {row['pbf'][f'{h}+rlbf~sampled']:,.2f}" for h in ("fcfs", "sjf")
                        if f"{h}+rlbf~sampled" in row["pbf"]]
             out.append(f"{'':<10}rlbf = {row['model']} (greedy)"
-                       + (f", SJF head: {row['sjf_model']}" if row.get("sjf_model") else "")
                        + (f"; sampled: {', '.join(sampled)}" if sampled else ""))
     if result.get("cross"):
         out += ["", "Table 5: a model trained on one trace (columns) on another (rows); pbf / paper"]
