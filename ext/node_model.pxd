@@ -422,44 +422,29 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
     # (with weights M.wt: runs also break where the weight changes, the lowest weight first).
     # idx: the only nodes whose cpu may be positive, ascending (a search's eligible nodes), so that
     # the runs are found without reading the others; NULL: all nodes
-    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, bw = 0, a, keep, single, x = 0
+    cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, bw = 0, a, keep, single, x = 0, m
     cdef int64_t rem_nodes = min_nodes, min_rem = min_nodes
     cdef bint suff, bs = False, new
     memset(M.take, 0, n * sizeof(int64_t))
-    if idx == NULL:
-        i = 0
-        while i < n:
-            if cpu[i] > 0:
-                M.r_first[nr] = i
-                M.r_cpus[nr] = 0
-                M.r_nodes[nr] = 0
-                M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
-                while i < n and cpu[i] > 0 and (M.wt == NULL or M.wt[i] == M.r_w[nr]):
-                    M.r_cpus[nr] += cpu[i]
-                    M.r_nodes[nr] += 1
-                    i += 1
-                M.r_last[nr] = i - 1
-                nr += 1
-            else:
+    # (with idx, the same runs: a node outside idx has no cores to give, so it ends a run as it would)
+    m = nidx if idx != NULL else n
+    while x < m:
+        i = idx[x] if idx != NULL else x
+        if cpu[i] > 0:
+            M.r_first[nr] = i
+            M.r_cpus[nr] = 0
+            M.r_nodes[nr] = 0
+            M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
+            while (x < m and (idx == NULL or idx[x] == i) and cpu[i] > 0
+                   and (M.wt == NULL or M.wt[i] == M.r_w[nr])):
+                M.r_cpus[nr] += cpu[i]
+                M.r_nodes[nr] += 1
                 i += 1
-    else:
-        # (the same runs: a node outside idx has no cores to give, so it ends a run as it would)
-        while x < nidx:
-            i = idx[x]
-            if cpu[i] > 0:
-                M.r_first[nr] = i
-                M.r_cpus[nr] = 0
-                M.r_nodes[nr] = 0
-                M.r_w[nr] = M.wt[i] if M.wt != NULL else 0
-                while x < nidx and idx[x] == i and cpu[i] > 0 and (M.wt == NULL or M.wt[i] == M.r_w[nr]):
-                    M.r_cpus[nr] += cpu[i]
-                    M.r_nodes[nr] += 1
-                    i += 1
-                    x += 1
-                M.r_last[nr] = i - 1
-                nr += 1
-            else:
                 x += 1
+            M.r_last[nr] = i - 1
+            nr += 1
+        else:
+            x += 1
     while nr > 0 and max_nodes > 0:
         best = -1
         for r in range(nr):
