@@ -6,12 +6,12 @@ the CSV files.
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from ._nodes import NodeCluster
 from ._outages import Outages
 from .coalloc import hedge_regret_bound
 from .codes import LABELS, How, JobState, RejectReason
+from .csv_out import write_csv
 from .errors import ConfigError
 from .metrics import schedule_metrics
 from .outages import down_unit_seconds
@@ -105,11 +106,12 @@ class ReplayResult:
             with open(os.path.join(tmp, "summary.json"), "w") as fh:
                 json.dump(_finite(self.summary), fh, indent=2, allow_nan=False)
                 fh.write("\n")
-            _write_csv(os.path.join(tmp, "jobs.csv"), self.jobs)
+            files = [(os.path.join(tmp, "jobs.csv"), self.jobs)]
             if self.summary["config"]["pass_records"]:
-                _write_csv(os.path.join(tmp, "passes.csv"), self.passes)
+                files.append((os.path.join(tmp, "passes.csv"), self.passes))
             if self.estimates is not None:
-                _write_csv(os.path.join(tmp, "estimates.csv"), self.estimates)
+                files.append((os.path.join(tmp, "estimates.csv"), self.estimates))
+            _write_csvs(files, int(self.summary["config"].get("workers", 1) or 1))
             if not os.path.exists(out_dir):
                 os.rename(tmp, out_dir)
                 tmp = None
@@ -172,19 +174,19 @@ def job_nodes(units: np.ndarray, cluster: Cluster) -> np.ndarray:
 
 
 def _write_csv(path, columns):
-    names = list(columns)
-    cols = []
-    for n in names:
-        col = np.asarray(columns[n])
-        cols.append(np.asarray(_LABELS[n], dtype=object)[col].tolist() if n in _LABELS else col.tolist())
-    tmp = path + ".part"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(names)
-        w.writerows(zip(*cols))
-    os.replace(tmp, path)
+    write_csv(path, columns, _LABELS)
 
 
+def _write_csvs(files, threads):
+    # a replay given several workers writes its files on as many threads (the formatting and the
+    # writes run without the GIL); the files are the same either way
+    if threads <= 1 or len(files) <= 1:
+        for path, columns in files:
+            _write_csv(path, columns)
+        return
+    with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
+        for done in [pool.submit(_write_csv, path, columns) for path, columns in files]:
+            done.result()
 
 
 def _nodes_summary(result, cluster, requests, size, stats):

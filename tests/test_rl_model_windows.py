@@ -104,11 +104,18 @@ def test_select_chooses_across_runs_on_windows_of_the_model(shared_trace, tmp_pa
     assert r["test"][r["chosen"]] == pytest.approx(626.07, abs=0.01)        # docs/rl.md's figure
     assert r["held_out_source"] == "pbf gen lublin --preset lublin-2 --seed 1 --jobs 10240"
     assert r["held-out"]["sjf"] != r["test"]["sjf"]
+    # each candidate's lead over the better heuristic on the validation windows, with its standard error
+    vs = r["val_vs_heuristic"]
+    bar = vs["heuristic"]
+    assert r["val_heuristics"][bar] == min(r["val_heuristics"].values())
+    for c, mean in r["val"].items():
+        d, se = vs[c]
+        assert d == pytest.approx(mean - r["val_heuristics"][bar]) and se > 0
     assert main([str(runs[0]), str(runs[1]), "--trace", str(path), "--validation-seed", "2",
                  "--validation-windows", "4"]) == 0
     text = capsys.readouterr().out
     assert "4 windows of 1024 jobs of pbf gen lublin --preset lublin-2 --seed 2 --jobs 4096" in text
-    assert "a/model.npz *" in text
+    assert "a/model.npz *" in text and f"vs {bar.upper()} (se)" in text
     with pytest.raises(ConfigError, match="not one of RLScheduler's Lublin traces"):
         main([str(runs[0]), "--trace", str(write_small_swf(tmp_path / "small.swf")), "--validation-seed", "2"])
 

@@ -10,7 +10,9 @@ windows of 256 jobs (nothing longer fits between the test windows). ``--validati
 chooses instead on 20 windows of 1,024 jobs of a trace generated with seed ``S`` from the Lublin
 trace's workload model, ``--validation-trace FILE`` on windows of a file
 (:mod:`pbf.rl.model_windows`). Only the validation mean chooses; the test and held-out figures are
-printed for the chosen file and, for the record, for every candidate.
+printed for the chosen file and, for the record, for every candidate, with each candidate's mean
+per-window difference from the better of SJF and F1 on the validation windows and its standard
+error: a lead smaller than about two standard errors is the windows' noise, not the model's.
 
 A run of ``pbf train backfilling`` (candidates of kind ``backfilling``) is chosen the same way on
 RLBackfilling's rules: the first 10 windows of 1,024 jobs drawn by its test script's rule with
@@ -36,7 +38,6 @@ from .evaluate import (
     RLS_TRACES,
     evaluate_windows,
     held_out_starts,
-    select_checkpoint,
     validation_starts,
 )
 from .kernel import KernelPolicy
@@ -75,16 +76,20 @@ def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_p
         val_trace, source = trace_path, str(trace_path)
     else:
         starts, window, val_trace, source = validation.starts, validation.window, validation.trace, validation.source
-    best, val = select_checkpoint(val_trace, cands, starts=starts, window=window, backfill=backfill)
-    reference = RLTrace.load(trace_path, compat=True)
     rules = {c: KernelPolicy.load(c) for c in cands}
+    per_window = evaluate_windows(val_trace, {**rules, "sjf": "sjf", "f1": "f1"}, starts=starts, window=window,
+                                  backfill=backfill)
+    val = {c: float(np.mean(per_window[c])) for c in cands}
+    best = min(val, key=lambda c: val[c])          # ties go to the earlier candidate
+    heuristics = {h: float(np.mean(per_window[h])) for h in ("sjf", "f1")}
+    bar = min(heuristics, key=lambda h: heuristics[h])
+    reference = RLTrace.load(trace_path, compat=True)
     rules.update({h: h for h in ("fcfs", "wfp3", "unicep", "sjf", "f1")})
     out = {"run": _run_label(run_dirs), "trace": str(trace_path),
            "backfill": backfill, "validation": {"starts": list(starts), "window": window, "after": after,
                                                 "source": source},
-           "chosen": best, "val": val, "val_heuristics": {}}
-    hv = evaluate_windows(val_trace, {h: h for h in ("sjf", "f1")}, starts=starts, window=window, backfill=backfill)
-    out["val_heuristics"] = {k: float(np.mean(v)) for k, v in hv.items()}
+           "chosen": best, "val": val, "val_heuristics": heuristics,
+           "val_vs_heuristic": {"heuristic": bar, **{c: _paired(per_window[c], per_window[bar]) for c in cands}}}
     sample = held_out_sample(trace_name(trace_path) or "", reference)
     windows = {"test": (reference, RLS_TEST_STARTS)}
     if sample is not None:
@@ -133,6 +138,14 @@ def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLi
             "chosen": best, "val": val,
             "test": test, "heuristics": heur, "validation": {"starts": list(val_starts), "window": 1024},
             "test_starts": list(test_starts)}
+
+
+def _paired(values, bar):
+    # mean per-window difference from the bar and its standard error: how far a candidate's lead
+    # (or lag) on the validation windows stands above their noise
+    d = np.asarray(values, dtype=float) - np.asarray(bar, dtype=float)
+    se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+    return [float(d.mean()), se]
 
 
 def _as_list(run_dir):
@@ -227,13 +240,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"held-out: windows of {r['held_out_source']}")
     labels = [lb for lb in ("test", "held-out") if lb in r]
     width = max(28, 2 + max(len(short(k)) for k in r["val"]) + 2)
-    print(f"{'candidate':<{width}}{'validation':>12}" + "".join(f"{lb:>12}" for lb in labels))
+    vs = r["val_vs_heuristic"]
+    diff = f"vs {vs['heuristic'].upper()} (se)"
+    print(f"{'candidate':<{width}}{'validation':>12}{diff:>20}" + "".join(f"{lb:>12}" for lb in labels))
     for k, val in r["val"].items():
         mark = " *" if k == r["chosen"] else ""
-        print(f"{short(k) + mark:<{width}}{val:>12.2f}" + "".join(f"{r[lb][k]:>12.2f}" for lb in labels))
+        d, se = vs[k]
+        print(f"{short(k) + mark:<{width}}{val:>12.2f}{f'{d:+.2f} ({se:.2f})':>20}"
+              + "".join(f"{r[lb][k]:>12.2f}" for lb in labels))
     for h in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
         val = f"{r['val_heuristics'][h]:>12.2f}" if h in r["val_heuristics"] else f"{'':>12}"
-        print(f"{h:<{width}}{val}" + "".join(f"{r[lb][h]:>12.2f}" for lb in labels))
+        print(f"{h:<{width}}{val}{'':>20}" + "".join(f"{r[lb][h]:>12.2f}" for lb in labels))
     return 0
 
 
