@@ -10,7 +10,7 @@ Internal: ``pbf replay --workers N`` and :class:`pbf.Engine` choose through it b
 from libc.stdint cimport int64_t
 
 from state cimport State
-from pass_cost cimport pc_tests, pc_overhead_ns, pc_predict_seq_ns, pc_predict_par_ns, pc_parallel_pays
+from pass_cost cimport COPY_MAX_BYTES, pc_tests, pc_overhead_ns, pc_predict_seq_ns, pc_predict_par_ns, pc_parallel_pays
 from cycle cimport choose_parallel, copy_bytes
 from pbf._core cimport Core
 
@@ -29,12 +29,14 @@ cdef class PassCostPredictor:
     def figures(self):
         """The predictor's figures (see :meth:`predict`): the means of the measured wall ns per
         tested job of sequential and parallel full passes and how many passes each holds, the
-        pool's measured wake-up and copy rate (0 until a pass first could pay), the CPUs, and the last full pass's measurement
+        pool's measured wake-up and copy rate (0 until a pass first could pay) with the size of the
+        buffer it was measured on (copies more than 4x larger measure it again), the CPUs, and the last full pass's measurement
         (``last_wall_ns``, ``last_tests``, ``last_parallel``)."""
         cdef State* S = &self.core.s
         return {"seq_ns_per_test": S.cost.seq_ns_per_test, "seq_passes": S.cost.seq_passes,
                 "par_ns_per_test": S.cost.par_ns_per_test, "par_passes": S.cost.par_passes,
-                "wake_ns": S.cost.wake_ns, "copy_ns_per_byte": S.cost.copy_ns_per_byte, "cores": S.cost.cores,
+                "wake_ns": S.cost.wake_ns, "copy_ns_per_byte": S.cost.copy_ns_per_byte,
+                "copy_measured_bytes": S.cost.copy_measured_bytes, "cores": S.cost.cores,
                 "last_wall_ns": S.cost.last_wall_ns, "last_tests": S.cost.last_tests,
                 "last_parallel": bool(S.cost.last_parallel)}
 
@@ -57,6 +59,7 @@ cdef class PassCostPredictor:
             elif name == "copy_ns_per_byte":
                 S.cost.copy_ns_per_byte = value
                 S.cost.copy_known = True
+                S.cost.copy_measured_bytes = COPY_MAX_BYTES      # stands for copies of any size
             elif name == "cores": S.cost.cores = value
 
     def predict(self):

@@ -28,7 +28,7 @@ from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
 from slurm_space cimport ss_submit_weights
 from pass_cost cimport (CHOICE_NEVER, CHOICE_ALWAYS, pc_tests, pc_overhead_ns, pc_parallel_pays, pc_update,
-                        pc_ensure_copy_rate)
+                        pc_ensure_copy_rate, pc_copy_rate_covers)
 from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -59,8 +59,10 @@ cdef inline bint choose_parallel(State* S) noexcept nogil:
     # whether the next full pass runs on the pool: with threads, enough queued jobs and no
     # reservation-limit stop or Slurm's backfill on nodes (the parallel pass implements neither),
     # when the testing switch says so or the predicted costs say the threads save time
-    # (pass_cost.pxd; the copy rate is measured the first time a pass could pay without copies)
+    # (pass_cost.pxd; the copy rate is measured the first time a pass could pay without copies, and
+    # again when the copies have grown)
     cdef int64_t tests
+    cdef double nbytes
     if (S.cfg.workers < 2 or S.pool.threads == 0 or S.queue.n < S.testing.parallel_min_queue
             or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER or S.ss.on):
         return False
@@ -71,10 +73,11 @@ cdef inline bint choose_parallel(State* S) noexcept nogil:
         # consecutive reservations conflict): docs/engine.md
         return False
     tests = pc_tests(S.queue.n, S.cfg.max_job_test)
-    if not S.cost.copy_known and (not pc_parallel_pays(&S.cost, tests, S.cfg.workers, 0.0)
-                                  or not pc_ensure_copy_rate(&S.cost)):
+    nbytes = copy_bytes(S)
+    if not pc_copy_rate_covers(&S.cost, nbytes) and (not pc_parallel_pays(&S.cost, tests, S.cfg.workers, 0.0)
+                                                     or not pc_ensure_copy_rate(&S.cost, nbytes)):
         return False
-    return pc_parallel_pays(&S.cost, tests, S.cfg.workers, copy_bytes(S))
+    return pc_parallel_pays(&S.cost, tests, S.cfg.workers, nbytes)
 
 
 cdef inline int full_pass(State* S, int64_t now) noexcept nogil:

@@ -13,9 +13,11 @@
 # pass has been measured, par_ns_per_test is predicted from the sequential one:
 # seq_ns_per_test x (PRIOR_SERIAL_SHARE + (1 - PRIOR_SERIAL_SHARE) / min(workers, cores)). A pass
 # chosen parallel that turns out slower raises par_ns_per_test, and the passes after it run
-# sequentially. wake_ns is measured when the pool starts (Core.start_pool); copy_ns_per_byte (copying
-# 32 MB, about 50 ms) only when a pass first could pay with free copies, once per process
-# (pc_ensure_copy_rate): a replay whose passes never could, never pays for it.
+# sequentially. wake_ns is measured when the pool starts (Core.start_pool); copy_ns_per_byte only
+# when a pass first could pay with free copies (pc_ensure_copy_rate): a replay whose passes never
+# could, never pays for it. It is measured on a buffer the size of the copy (64 KB to 32 MB: a small
+# profile is copied from the caches, a large one from memory), so that measuring costs about five
+# copies, and again when the copies grow more than 4x; the measurements are kept per process.
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
@@ -31,7 +33,8 @@ ctypedef struct PassCost:
     int64_t par_passes         # ... over this many (0: predicted from the sequential mean)
     double wake_ns             # the pool's wake-up round trip (posting a pass, every thread back)
     double copy_ns_per_byte    # copying memory, as a worker copies the profile ...
-    bint copy_known            # ... once measured (or set)
+    bint copy_known            # ... once measured (or set) ...
+    double copy_measured_bytes # ... on a buffer of this size (set: COPY_MAX_BYTES)
     double ns_per_tick         # the tick counter's ns (what the copy-rate measurement reads)
     int64_t cores              # CPUs this process may run on (more workers than that share them)
     double last_wall_ns        # the last full pass's wall time, ns (what the last update used)
@@ -60,12 +63,18 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    static double pbf_copy_rate_cache = 0.0;   /* the process's measured copy rate (ns a byte; 0: none) */
-    static double pbf_copy_rate_get(void) { return pbf_copy_rate_cache; }
-    static void pbf_copy_rate_put(double x) { pbf_copy_rate_cache = x; }
+    /* the process's largest measurement of the copy rate (ns a byte; 0: none) and its buffer size */
+    static double pbf_copy_rate_cache = 0.0, pbf_copy_rate_bytes = 0.0;
+    static double pbf_copy_rate_get(double* nbytes) { *nbytes = pbf_copy_rate_bytes; return pbf_copy_rate_cache; }
+    static void pbf_copy_rate_put(double x, double nbytes) { pbf_copy_rate_cache = x; pbf_copy_rate_bytes = nbytes; }
+    #define PBF_COPY_MIN_BYTES (64.0 * 1024)
+    #define PBF_COPY_MAX_BYTES (32.0 * 1024 * 1024)
     """
-    double copy_rate_get "pbf_copy_rate_get"() nogil
-    void copy_rate_put "pbf_copy_rate_put"(double x) nogil
+    double copy_rate_get "pbf_copy_rate_get"(double* nbytes) nogil
+    void copy_rate_put "pbf_copy_rate_put"(double x, double nbytes) nogil
+    # the smallest and largest buffer the copy rate is measured on
+    const double COPY_MIN_BYTES "PBF_COPY_MIN_BYTES"
+    const double COPY_MAX_BYTES "PBF_COPY_MAX_BYTES"
 
 
 cdef inline int64_t pc_tests(int64_t queued, int64_t max_job_test) noexcept nogil:
@@ -129,27 +138,48 @@ cdef inline void pc_update(PassCost* C, bint parallel, double wall_ns, int64_t t
         C.seq_passes += 1
 
 
-cdef inline bint pc_ensure_copy_rate(PassCost* C) noexcept nogil:
-    # the copy rate, measured now if neither this process nor a setter has given it; False when it
-    # cannot be had (no memory for the buffers: the pass stays sequential)
-    cdef double rate
-    if C.copy_known:
+cdef inline double pc_copy_size(double copy_bytes) noexcept nogil:
+    # the buffer the copy rate of copies of copy_bytes is measured on
+    if copy_bytes < COPY_MIN_BYTES:
+        return COPY_MIN_BYTES
+    if copy_bytes > COPY_MAX_BYTES:
+        return COPY_MAX_BYTES
+    return copy_bytes
+
+
+cdef inline bint pc_rate_covers(double measured_bytes, double copy_bytes) noexcept nogil:
+    # whether a rate measured on measured_bytes stands for copies of copy_bytes (within 4x, or
+    # measured on the largest buffer)
+    return measured_bytes >= COPY_MAX_BYTES or measured_bytes * 4 >= pc_copy_size(copy_bytes)
+
+
+cdef inline bint pc_copy_rate_covers(const PassCost* C, double copy_bytes) noexcept nogil:
+    return C.copy_known and pc_rate_covers(C.copy_measured_bytes, copy_bytes)
+
+
+cdef inline bint pc_ensure_copy_rate(PassCost* C, double copy_bytes) noexcept nogil:
+    # the copy rate of copies of copy_bytes, measured now unless this core, this process or a setter
+    # has it for copies of about that size; False when it cannot be had (no memory for the
+    # buffers: the pass stays sequential)
+    cdef double rate, nbytes = 0
+    if pc_copy_rate_covers(C, copy_bytes):
         return True
-    rate = copy_rate_get()
-    if rate <= 0:
-        rate = pc_copy_ns_per_byte(C.ns_per_tick if C.ns_per_tick > 0 else 1.0)
+    rate = copy_rate_get(&nbytes)
+    if rate <= 0 or not pc_rate_covers(nbytes, copy_bytes):
+        nbytes = pc_copy_size(copy_bytes)
+        rate = pc_copy_ns_per_byte(C.ns_per_tick if C.ns_per_tick > 0 else 1.0, <int64_t>nbytes)
         if rate < 0:
             return False
-        copy_rate_put(rate)
+        copy_rate_put(rate, nbytes)
     C.copy_ns_per_byte = rate
+    C.copy_measured_bytes = nbytes
     C.copy_known = True
     return True
 
 
-cdef inline double pc_copy_ns_per_byte(double ns_per_tick) noexcept nogil:
-    # ns per byte of copying 32 MB (the best of 3): memory, not caches, as large profiles are;
-    # -1 when the buffers cannot be had
-    cdef int64_t i, t0, best = -1, nbytes = 32 << 20
+cdef inline double pc_copy_ns_per_byte(double ns_per_tick, int64_t nbytes) noexcept nogil:
+    # ns per byte of copying nbytes (the best of 3); -1 when the buffers cannot be had
+    cdef int64_t i, t0, best = -1
     cdef char* a = <char*>malloc(nbytes)
     cdef char* b = <char*>malloc(nbytes)
     if a == NULL or b == NULL:

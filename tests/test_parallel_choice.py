@@ -201,3 +201,33 @@ def test_node_passes_chosen_by_the_predictor_decide_as_one_worker():
     assert built and PassCostPredictor(built[0]).figures()["par_passes"] > 0
     assert two.jobs["start"].tolist() == one.jobs["start"].tolist()
     assert two.summary["jobs"] == one.summary["jobs"] and two.summary["nodes"] == one.summary["nodes"]
+
+
+_COPY_SIZES = """
+from pbf._pass_cost import PassCostPredictor
+from pbf.benchmark import PassScenario
+out = []
+for sc in (PassScenario(300, 512, 40, None), PassScenario(300, 512, 40, None),
+           PassScenario(2000, 200_000, 1500, None)):
+    core = sc.core()
+    core.start_pool(2)
+    try:
+        PassCostPredictor(core).set(seq_ns_per_test=10_000_000.0, seq_passes=4)
+        got = PassCostPredictor(core).predict()
+        out.append((got["copy_bytes"], PassCostPredictor(core).figures()["copy_measured_bytes"]))
+    finally:
+        core.stop_pool()
+print(out)
+"""
+
+
+def test_the_copy_rate_is_measured_on_a_buffer_the_size_of_the_copies():
+    # in a process of its own: the measurements are kept per process
+    import ast
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", _COPY_SIZES], capture_output=True, text=True, check=True)
+    (small, small_at), (again, again_at), (large, large_at) = ast.literal_eval(run.stdout.strip())
+    assert small < 64 * 1024 and small_at == 64 * 1024          # a small profile: a 64 KB buffer, not 32 MB
+    assert again_at == small_at                                  # the process's measurement, reused
+    assert large > 4 * 64 * 1024 and large_at == min(large, 32 << 20)    # copies 4x larger: measured again
