@@ -120,6 +120,31 @@ def test_select_chooses_across_runs_on_windows_of_the_model(shared_trace, tmp_pa
         main([str(runs[0]), "--trace", str(write_small_swf(tmp_path / "small.swf")), "--validation-seed", "2"])
 
 
+def test_select_draws_as_many_windows_of_the_trace_as_asked(shared_trace, tmp_path, capsys):
+    # --validation-windows N on the trace's own windows: N windows apart from the test and held-out
+    # windows, after --after; refused for backfilling runs (RLBackfilling's 10 windows) and for N < 1
+    from pbf.rl.evaluate import RLS_TEST_STARTS, held_out_starts
+    from pbf.rl.select import main, select_run
+    path = shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")
+    (tmp_path / "checkpoints").mkdir()
+    shutil.copy(shipped_models()["sdsc-sp2"], tmp_path / "model.npz")
+    r = select_run(tmp_path, path, False, after=10_000, windows=3)
+    starts = r["validation"]["starts"]
+    assert len(set(starts)) == 3 and all(s >= 10_000 for s in starts) and r["validation"]["window"] == 1024
+    taken = list(RLS_TEST_STARTS) + list(held_out_starts(len(RLTrace.load(path, compat=True))))
+    assert all(s + 1024 <= t or s >= t + 1024 for s in starts for t in taken)
+    assert starts == r["validation"]["starts"][:3] == select_run(tmp_path, path, False, 10_000, windows=4)[
+        "validation"]["starts"][:3]          # the same draw, longer
+    bf = tmp_path / "bf"
+    (bf / "checkpoints").mkdir(parents=True)
+    shutil.copy(shipped_models()["rlbf-sdsc-sp2"], bf / "model.npz")
+    with pytest.raises(ConfigError, match="--validation-windows"):
+        main([str(bf), "--trace", str(path), "--validation-windows", "3"])
+    with pytest.raises(SystemExit):
+        main([str(tmp_path), "--trace", str(path), "--validation-windows", "0"])
+    assert "expected a whole number of windows >= 1" in capsys.readouterr().err
+
+
 def test_held_out_rows_of_the_lublin_traces_come_from_the_model(shared_trace):
     from pbf.studies.rlscheduler import format_rlscheduler, rlscheduler_table
     path = shared_trace("rlsched_lublin_256.swf.gz")

@@ -45,12 +45,13 @@ from .model_windows import VALIDATION_WINDOWS, SampleWindows, held_out_sample, m
 from .trace import RLTrace
 
 
-def validation_for(path: str | os.PathLike, after: int = 0) -> tuple[tuple[int, ...], int]:
-    """``(starts, window)`` of the validation windows of a trace file."""
+def validation_for(path: str | os.PathLike, after: int = 0, count: int | None = None) -> tuple[tuple[int, ...], int]:
+    """``(starts, window)`` of the validation windows of a trace file: ``count`` windows of 256
+    jobs (default 20) on traces of fewer than 20,000 jobs, of 1,024 (default 10) on longer ones."""
     n = len(RLTrace.load(path, compat=True))
     if n < 20_000:
-        return validation_starts(n, window=256, count=20, after=after), 256
-    return validation_starts(n, window=1024, count=10, after=after), 1024
+        return validation_starts(n, window=256, count=count or 20, after=after), 256
+    return validation_starts(n, window=1024, count=count or 10, after=after), 1024
 
 
 def trace_name(path: str | os.PathLike) -> str | None:
@@ -60,19 +61,21 @@ def trace_name(path: str | os.PathLike) -> str | None:
 
 
 def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_path: str | os.PathLike,
-               backfill: bool, after: int = 0, validation: SampleWindows | None = None) -> dict:
+               backfill: bool, after: int = 0, validation: SampleWindows | None = None,
+               windows: int | None = None) -> dict:
     """Choose the candidate of ``run_dir`` (one run directory or several: their candidates compete
     together) with the lowest greedy mean on the validation windows; the validation, test and
     held-out means of every candidate and heuristic, as a dict.
 
     ``validation``: windows of another trace to choose on (:mod:`pbf.rl.model_windows`: a sample of
-    the trace's workload model); by default :func:`validation_for`'s windows of the trace itself.
+    the trace's workload model); by default :func:`validation_for`'s windows of the trace itself
+    (``windows`` of them: its default when None).
     The held-out windows are those of ``pbf experiment rlscheduler --held-out``.
     """
     run_dirs = _as_list(run_dir)
     cands = _candidates(run_dirs)
     if validation is None:
-        starts, window = validation_for(trace_path, after)
+        starts, window = validation_for(trace_path, after, windows)
         val_trace, source = trace_path, str(trace_path)
     else:
         starts, window, val_trace, source = validation.starts, validation.window, validation.trace, validation.source
@@ -140,6 +143,16 @@ def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLi
             "test_starts": list(test_starts)}
 
 
+def _positive(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of windows >= 1, got {text!r}")
+    return n
+
+
 def _paired(values, bar):
     # mean per-window difference from the bar and its standard error: how far a candidate's lead
     # (or lag) on the validation windows stands above their noise
@@ -199,8 +212,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     given.add_argument("--validation-seed", type=int, metavar="S",
                        help="choose on windows of a trace generated with this seed from --trace's workload model "
                             "(lublin-1 and lublin-2: pbf gen lublin --preset NAME --seed S)")
-    ap.add_argument("--validation-windows", type=int, default=VALIDATION_WINDOWS, metavar="N",
-                    help=f"windows of 1,024 jobs of --validation-trace / --validation-seed ({VALIDATION_WINDOWS})")
+    ap.add_argument("--validation-windows", type=_positive, default=None, metavar="N",
+                    help=f"validation windows: of 1,024 jobs of --validation-trace / --validation-seed "
+                         f"({VALIDATION_WINDOWS}); of the trace itself, 10 of 1,024 jobs (20 of 256 on the "
+                         f"10,000-job Lublin traces), drawn apart from the test and held-out windows")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     from ..studies.traces import shared_trace
@@ -208,21 +223,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     kinds = {KernelPolicy.load(c).kind for c in _candidates(a.run_dir)}
     sampled = a.validation_trace is not None or a.validation_seed is not None
     if kinds == {"backfilling"}:
-        if sampled:
-            raise ConfigError("--validation-trace / --validation-seed: backfilling runs are chosen on "
-                              "RLBackfilling's windows of the trace itself")
+        if sampled or a.validation_windows is not None:
+            raise ConfigError("--validation-trace / --validation-seed / --validation-windows: backfilling runs "
+                              "are chosen on RLBackfilling's 10 windows of the trace itself")
         r = select_backfilling_run(a.run_dir, path)
     else:
         validation = None
         if a.validation_trace is not None:
-            validation = trace_sample(a.validation_trace, path, count=a.validation_windows)
+            validation = trace_sample(a.validation_trace, path, count=a.validation_windows or VALIDATION_WINDOWS)
         elif a.validation_seed is not None:
             name = trace_name(path)
             if name is None:
                 raise ConfigError(f"--validation-seed: {path} is not one of RLScheduler's Lublin traces; "
                                   "pass --validation-trace FILE")
-            validation = model_sample(name, a.validation_seed, path, count=a.validation_windows)
-        r = select_run(a.run_dir, path, a.backfill, a.after, validation=validation)
+            validation = model_sample(name, a.validation_seed, path, count=a.validation_windows or VALIDATION_WINDOWS)
+        r = select_run(a.run_dir, path, a.backfill, a.after, validation=validation, windows=a.validation_windows)
     if a.json:
         print(json.dumps(r, indent=2))
         return 0
