@@ -130,6 +130,9 @@ def test_each_experiment_takes_only_its_own_flags(capsys):
     args = parser.parse_args(["experiment", "parallel-backfill", "--grid", "--scale", "0.1"])
     assert args.grid and args.scale == 0.1 and not args.mechanisms
     assert parser.parse_args(["experiment", "rlscheduler", "--held-out"]).held_out
+    assert parser.parse_args(["experiment", "rlscheduler", "--held-out-windows", "100"]).held_out_windows == 100
+    with pytest.raises(SystemExit):
+        parser.parse_args(["experiment", "rlscheduler", "--held-out-windows", "1"])
 
 
 def test_an_experiment_prints_json_and_writes_only_where_out_says(tmp_path, monkeypatch, capsys):

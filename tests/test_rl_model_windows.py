@@ -173,6 +173,40 @@ def test_shipped_models_that_beat_the_heuristics_on_held_out_windows_still_do(sh
     assert held["pbf"]["rl"] < min(held["pbf"][h] for h in HEURISTIC_COLUMNS), (name, held["pbf"])
 
 
+def test_more_held_out_windows_extend_the_draw_and_give_the_lead_with_its_standard_error(shared_trace):
+    # --held-out-windows N: the first 10 of N windows drawn after job 10,000 are the 10 of
+    # --held-out; each row with a model gives its mean per-window difference from the best
+    # heuristic on those windows and the standard error of that difference
+    from pbf.studies.rlscheduler import HEURISTIC_COLUMNS, rlscheduler_table
+    path = shared_trace("HPC2N-2002-2.2-cln.swf.gz")
+    ten, twelve = (rlscheduler_table(trace_dir=os.path.dirname(path), traces=("hpc2n",), backfill=(False,),
+                                     held_out=True, held_out_windows=n)["rows"] for n in (10, 12))
+    assert len(twelve[1]["starts"]) == 12 and twelve[1]["starts"][:10] == ten[1]["starts"]
+    for row in twelve:
+        vs, per = row["rl_vs_best"], row["per_window"]
+        assert vs["heuristic"] == min(HEURISTIC_COLUMNS, key=lambda h: row["pbf"][h])
+        d = np.asarray(per["rl"]) - np.asarray(per[vs["heuristic"]])
+        assert vs["difference"] == pytest.approx(d.mean()) and vs["se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)))
+    with pytest.raises(ConfigError):
+        rlscheduler_table(trace_dir=os.path.dirname(path), traces=("hpc2n",), held_out=True, held_out_windows=0)
+
+
+@pytest.mark.parametrize("model", ["lublin-1-backfill", "lublin-2-backfill"])
+def test_models_ahead_by_more_than_two_standard_errors_on_100_held_out_windows_stay_so(shared_trace, model):
+    # docs/rl.md: on 100 held-out windows of the workload model only these two models lead the best
+    # heuristic by more than two standard errors of the paired difference
+    from pbf.rl.evaluate import RLS_TRACES
+    from pbf.studies.rlscheduler import rlscheduler_table
+    trace = model.removesuffix("-backfill")
+    path = shared_trace(RLS_TRACES[trace])
+    res = rlscheduler_table(trace_dir=os.path.dirname(path), traces=(trace,), backfill=(True,), held_out=True,
+                            held_out_windows=100)
+    (held,) = [r for r in res["rows"] if r["windows"] == "held-out"]
+    assert held["model"] == model and len(held["starts"]) == 100
+    vs = held["rl_vs_best"]
+    assert vs["difference"] + 2 * vs["se"] < 0, vs
+
+
 def test_a_model_mix_is_the_trace_then_the_model_sample(tmp_path):
     from pbf.rl.model_mix import main, write_model_mix
     trace = tmp_path / "t.swf"

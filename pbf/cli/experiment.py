@@ -52,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="also 10 windows after the first 10,000 jobs (not trained on); for the 10,000-job "
                          "Lublin traces, 10 windows of a trace generated from their workload model "
                          "(pbf gen lublin --preset NAME --seed 1 --jobs 10240)")
+    rs.add_argument("--held-out-windows", type=int_in(2, 10_000), default=None, metavar="N",
+                    help="N held-out windows instead of 10 (implies --held-out; on the Lublin traces a sample of "
+                         "N x 1,024 jobs); each row also gives the model's difference from the best heuristic "
+                         "with its standard error")
     add_output_options(rs)
     rs.set_defaults(func=run_rlscheduler)
 
@@ -122,10 +126,13 @@ def _rlscheduler_line(row: dict) -> str:
 def run_rlscheduler(args: argparse.Namespace) -> int:
     """``pbf experiment rlscheduler``."""
     from ..rl.evaluate import RLS_TRACES
+    from ..rl.model_windows import HELD_OUT_WINDOWS
     from ..studies.rlscheduler import format_rlscheduler, rlscheduler_table
     traces = tuple(RLS_TRACES) if args.all_traces else ("lublin-1", "sdsc-sp2")
     result = rlscheduler_table(args.trace, traces=traces, model=args.policy, samples=args.samples, seed=args.seed,
-                               progress=progress(args, _rlscheduler_line), held_out=args.held_out)
+                               progress=progress(args, _rlscheduler_line),
+                               held_out=args.held_out or args.held_out_windows is not None,
+                               held_out_windows=args.held_out_windows or HELD_OUT_WINDOWS)
     return conclude(args, result, lambda: format_rlscheduler(result))
 
 

@@ -96,10 +96,11 @@ def trace_sample(path: str | os.PathLike, reference: str | os.PathLike | RLTrace
     return SampleWindows(trace, consecutive_starts(len(trace), count, window), window, str(path))
 
 
-def held_out_sample(name: str, reference: str | os.PathLike | RLTrace) -> SampleWindows | None:
-    """The held-out windows of an RLScheduler trace that has no jobs after its test windows: 10
-    windows of 1,024 jobs of its model's sample of seed :data:`HELD_OUT_SEED`; None for the
-    other traces (their held-out windows lie after job 10,000 of the trace itself)."""
+def held_out_sample(name: str, reference: str | os.PathLike | RLTrace,
+                    count: int = HELD_OUT_WINDOWS) -> SampleWindows | None:
+    """The held-out windows of an RLScheduler trace that has no jobs after its test windows:
+    ``count`` (10) windows of 1,024 jobs of its model's sample of seed :data:`HELD_OUT_SEED`; None
+    for the other traces (their held-out windows lie after job 10,000 of the trace itself)."""
     if name not in MODEL_PRESETS:
         return None
-    return model_sample(name, HELD_OUT_SEED, reference, count=HELD_OUT_WINDOWS)
+    return model_sample(name, HELD_OUT_SEED, reference, count=count)
