@@ -186,7 +186,8 @@ def test_more_held_out_windows_extend_the_draw_and_give_the_lead_with_its_standa
         vs, per = row["rl_vs_best"], row["per_window"]
         assert vs["heuristic"] == min(HEURISTIC_COLUMNS, key=lambda h: row["pbf"][h])
         d = np.asarray(per["rl"]) - np.asarray(per[vs["heuristic"]])
-        assert vs["difference"] == pytest.approx(d.mean()) and vs["se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)))
+        assert vs["difference"] == pytest.approx(d.mean())
+        assert vs["se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)))
     with pytest.raises(ConfigError):
         rlscheduler_table(trace_dir=os.path.dirname(path), traces=("hpc2n",), held_out=True, held_out_windows=0)
 
