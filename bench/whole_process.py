@@ -52,6 +52,8 @@ def main() -> None:
     ap.add_argument("--other", help="a checkout built in place, timed interleaved with the installed pbf")
     ap.add_argument("--phases", action="store_true")
     a = ap.parse_args(argv)
+    if any(f == "--workers" or f.startswith("--workers=") for f in extra):
+        ap.error("--workers goes before '--': the script sets each run's workers itself")
     trace = os.path.abspath(a.trace)
     workers = [int(w) for w in a.workers.split(",")]
     builds = {"installed": None} | ({"other": os.path.abspath(a.other)} if a.other else {})

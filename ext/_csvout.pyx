@@ -74,6 +74,8 @@ def format_block(list kinds, list values, list blobs, list offsets, Py_ssize_t f
     try:
         for c in range(n_cols):
             kind[c] = kinds[c]
+            if kind[c] != KIND_INT and kind[c] != KIND_TABLE:
+                raise ValueError(f"column {c}: kind {kinds[c]}, expected 0 (integers) or 1 (table)")
             view = values[c]
             if view.shape[0] < last:
                 raise ValueError(f"column {c}: {view.shape[0]} values, rows up to {last} asked for")
@@ -83,6 +85,15 @@ def format_block(list kinds, list values, list blobs, list offsets, Py_ssize_t f
             if kind[c] == KIND_TABLE:
                 bview = blobs[c]
                 oview = offsets[c]
+                # every index must name a string of the table, inside the blob
+                if oview.shape[0] < 1 or oview[0] < 0 or oview[oview.shape[0] - 1] > bview.shape[0]:
+                    raise ValueError(f"column {c}: offsets do not fit the {bview.shape[0]}-byte table")
+                for r in range(oview.shape[0] - 1):
+                    if oview[r] > oview[r + 1]:
+                        raise ValueError(f"column {c}: offsets decrease at string {r}")
+                for r in range(first, last):
+                    if view[r] < 0 or view[r] >= oview.shape[0] - 1:
+                        raise ValueError(f"column {c}, row {r}: index {view[r]} outside the table")
                 blob[c] = &bview[0] if bview.shape[0] > 0 else NULL
                 offs[c] = &oview[0]
         with nogil:

@@ -10,7 +10,7 @@ Internal: ``pbf replay --workers N`` and :class:`pbf.Engine` choose through it b
 from libc.stdint cimport int64_t
 
 from state cimport State
-from pass_cost cimport COPY_MAX_BYTES, pc_tests, pc_overhead_ns, pc_predict_seq_ns, pc_predict_par_ns, pc_parallel_pays
+from pass_cost cimport pc_tests, pc_overhead_ns, pc_predict_seq_ns, pc_predict_par_ns, pc_parallel_pays
 from cycle cimport choose_parallel, copy_bytes
 from pbf._core cimport Core
 
@@ -30,7 +30,7 @@ cdef class PassCostPredictor:
         """The predictor's figures (see :meth:`predict`): the means of the measured wall ns per
         tested job of sequential and parallel full passes and how many passes each holds, the
         pool's measured wake-up and copy rate (0 until a pass first could pay) with the size of the
-        buffer it was measured on (copies more than 4x larger measure it again), the CPUs, and the last full pass's measurement
+        buffer it was measured on (0 when set; copies of another size band measure it again), the CPUs, and the last full pass's measurement
         (``last_wall_ns``, ``last_tests``, ``last_parallel``)."""
         cdef State* S = &self.core.s
         return {"seq_ns_per_test": S.cost.seq_ns_per_test, "seq_passes": S.cost.seq_passes,
@@ -59,7 +59,7 @@ cdef class PassCostPredictor:
             elif name == "copy_ns_per_byte":
                 S.cost.copy_ns_per_byte = value
                 S.cost.copy_known = True
-                S.cost.copy_measured_bytes = COPY_MAX_BYTES      # stands for copies of any size
+                S.cost.copy_measured_bytes = 0      # stands for copies of any size
             elif name == "cores": S.cost.cores = value
 
     def predict(self):

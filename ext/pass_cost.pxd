@@ -17,7 +17,8 @@
 # when a pass first could pay with free copies (pc_ensure_copy_rate): a replay whose passes never
 # could, never pays for it. It is measured on a buffer the size of the copy (64 KB to 32 MB: a small
 # profile is copied from the caches, a large one from memory), so that measuring costs about five
-# copies, and again when the copies grow more than 4x; the measurements are kept per process.
+# copies; a measurement stands for copies of its size band (64-256 KB, 256 KB-1 MB, 1-4 MB, 4-16 MB,
+# 16-32 MB) and is kept per process, so copies that move to another band measure again once.
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, free
@@ -34,7 +35,7 @@ ctypedef struct PassCost:
     double wake_ns             # the pool's wake-up round trip (posting a pass, every thread back)
     double copy_ns_per_byte    # copying memory, as a worker copies the profile ...
     bint copy_known            # ... once measured (or set) ...
-    double copy_measured_bytes # ... on a buffer of this size (set: COPY_MAX_BYTES)
+    double copy_measured_bytes # ... on a buffer of this size (0 when set: stands for every size)
     double ns_per_tick         # the tick counter's ns (what the copy-rate measurement reads)
     int64_t cores              # CPUs this process may run on (more workers than that share them)
     double last_wall_ns        # the last full pass's wall time, ns (what the last update used)
@@ -63,15 +64,21 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* the process's largest measurement of the copy rate (ns a byte; 0: none) and its buffer size */
-    static double pbf_copy_rate_cache = 0.0, pbf_copy_rate_bytes = 0.0;
-    static double pbf_copy_rate_get(double* nbytes) { *nbytes = pbf_copy_rate_bytes; return pbf_copy_rate_cache; }
-    static void pbf_copy_rate_put(double x, double nbytes) { pbf_copy_rate_cache = x; pbf_copy_rate_bytes = nbytes; }
+    /* the process's measurements of the copy rate, one a size band (ns a byte, 0: none; the buffer
+       size). Cores of one process may race here: the worst a torn pair does is a rate measured on
+       another size of the same band, which only moves the choice, never a decision. */
+    #define PBF_COPY_BANDS 5
+    static double pbf_copy_rate_cache[PBF_COPY_BANDS], pbf_copy_rate_bytes[PBF_COPY_BANDS];
+    static double pbf_copy_rate_get(int band, double* nbytes) {
+        *nbytes = pbf_copy_rate_bytes[band]; return pbf_copy_rate_cache[band]; }
+    static void pbf_copy_rate_put(int band, double x, double nbytes) {
+        pbf_copy_rate_cache[band] = x; pbf_copy_rate_bytes[band] = nbytes; }
     #define PBF_COPY_MIN_BYTES (64.0 * 1024)
     #define PBF_COPY_MAX_BYTES (32.0 * 1024 * 1024)
     """
-    double copy_rate_get "pbf_copy_rate_get"(double* nbytes) nogil
-    void copy_rate_put "pbf_copy_rate_put"(double x, double nbytes) nogil
+    double copy_rate_get "pbf_copy_rate_get"(int band, double* nbytes) nogil
+    void copy_rate_put "pbf_copy_rate_put"(int band, double x, double nbytes) nogil
+    const int COPY_BANDS "PBF_COPY_BANDS"
     # the smallest and largest buffer the copy rate is measured on
     const double COPY_MIN_BYTES "PBF_COPY_MIN_BYTES"
     const double COPY_MAX_BYTES "PBF_COPY_MAX_BYTES"
@@ -147,30 +154,37 @@ cdef inline double pc_copy_size(double copy_bytes) noexcept nogil:
     return copy_bytes
 
 
-cdef inline bint pc_rate_covers(double measured_bytes, double copy_bytes) noexcept nogil:
-    # whether a rate measured on measured_bytes stands for copies of copy_bytes (within 4x, or
-    # measured on the largest buffer)
-    return measured_bytes >= COPY_MAX_BYTES or measured_bytes * 4 >= pc_copy_size(copy_bytes)
+cdef inline int pc_copy_band(double copy_bytes) noexcept nogil:
+    # the size band of copies of copy_bytes: 0 below 256 KB, then one band each 4x, the last to 32 MB
+    cdef int band = 0
+    cdef double top = COPY_MIN_BYTES * 4
+    while band < COPY_BANDS - 1 and copy_bytes >= top:
+        band += 1
+        top *= 4
+    return band
 
 
 cdef inline bint pc_copy_rate_covers(const PassCost* C, double copy_bytes) noexcept nogil:
-    return C.copy_known and pc_rate_covers(C.copy_measured_bytes, copy_bytes)
+    # whether the core's copy rate stands for copies of copy_bytes: set by hand, or measured in their band
+    return C.copy_known and (C.copy_measured_bytes <= 0
+                             or pc_copy_band(C.copy_measured_bytes) == pc_copy_band(copy_bytes))
 
 
 cdef inline bint pc_ensure_copy_rate(PassCost* C, double copy_bytes) noexcept nogil:
-    # the copy rate of copies of copy_bytes, measured now unless this core, this process or a setter
-    # has it for copies of about that size; False when it cannot be had (no memory for the
-    # buffers: the pass stays sequential)
+    # the copy rate of copies of copy_bytes, measured now unless this core, a setter or this process
+    # has it for their size band; False when it cannot be had (no memory for the buffers: the pass
+    # stays sequential)
+    cdef int band = pc_copy_band(copy_bytes)
     cdef double rate, nbytes = 0
     if pc_copy_rate_covers(C, copy_bytes):
         return True
-    rate = copy_rate_get(&nbytes)
-    if rate <= 0 or not pc_rate_covers(nbytes, copy_bytes):
+    rate = copy_rate_get(band, &nbytes)
+    if rate <= 0:
         nbytes = pc_copy_size(copy_bytes)
         rate = pc_copy_ns_per_byte(C.ns_per_tick if C.ns_per_tick > 0 else 1.0, <int64_t>nbytes)
         if rate < 0:
             return False
-        copy_rate_put(rate, nbytes)
+        copy_rate_put(band, rate, nbytes)
     C.copy_ns_per_byte = rate
     C.copy_measured_bytes = nbytes
     C.copy_known = True

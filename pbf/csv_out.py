@@ -52,8 +52,12 @@ def _table(strings: Sequence[str], quote: bool = True) -> tuple[np.ndarray, np.n
 def _column(values, labels: Sequence[str] | None):
     """``(kind, values, blob, offsets, widest)`` of one column for :func:`pbf._csvout.format_block`."""
     col = np.asarray(values)
+    if col.ndim != 1:
+        raise ValueError(f"a column must be one value per row, got an array of shape {col.shape}")
     if labels is not None:
         blob, offs = _table(labels)
+        if col.dtype.kind not in "iu" and len(col):
+            raise ValueError(f"codes must be integers, got {col.dtype}")
         codes = col.astype(np.int64)
         if len(codes) and (codes.min() < 0 or codes.max() >= len(labels)):
             raise ValueError(f"a code outside 0..{len(labels) - 1}")
@@ -63,7 +67,7 @@ def _column(values, labels: Sequence[str] | None):
         return 0, np.ascontiguousarray(col, dtype=np.int64), None, None, _INT_WIDTH
     if col.dtype.kind == "f":
         # floats are mostly distinct: a table entry per row, no search for repeats
-        blob, offs = _table([repr(v) for v in col.tolist()], quote=False)
+        blob, offs = _table([str(v) for v in col.tolist()], quote=False)
         return 1, np.arange(len(col), dtype=np.int64), blob, offs, int(np.diff(offs).max(initial=0))
     # booleans, strings, objects: each distinct text once
     seen: dict[str, int] = {}
@@ -90,13 +94,10 @@ def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
     tmp = os.fspath(path) + ".part"
     if len(names) == 1:
         # a lone empty field is quoted ('""'): the one case the block formatter does not follow
-        with open(tmp, "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(names)
-            col = np.asarray(columns[names[0]])
-            texts = np.asarray(labels[names[0]], dtype=object)[col] if names[0] in labels else col
-            w.writerows([v] for v in texts.tolist())
-        os.replace(tmp, path)
+        col = np.asarray(columns[names[0]])
+        texts = np.asarray(labels[names[0]], dtype=object)[col] if names[0] in labels else col
+        _written_whole(tmp, path, lambda fh: csv.writer(fh).writerows([[names[0]]] + [[v] for v in texts.tolist()]),
+                       text=True)
         return
     cols = [_column(columns[n], labels.get(n)) for n in names]
     kinds = [c[0] for c in cols]
@@ -106,7 +107,8 @@ def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
     row_bound = 2 + sum(c[4] + 1 for c in cols)
     rows_per_block = max(1, _BLOCK_BYTES // row_bound)
     buf = np.empty(min(n_rows, rows_per_block) * row_bound + 1, dtype=np.uint8)
-    with open(tmp, "wb") as fh:
+
+    def rows(fh):
         fh.write(header.getvalue().encode("utf-8"))
         for first in range(0, n_rows, rows_per_block):
             last = min(n_rows, first + rows_per_block)
@@ -114,4 +116,16 @@ def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
             if n < 0:       # cannot happen: the buffer holds a block's bound
                 raise RuntimeError(f"{os.fspath(path)}: rows {first}-{last} overran their bound")
             fh.write(memoryview(buf)[:n])
-    os.replace(tmp, path)
+    _written_whole(tmp, path, rows, text=False)
+
+
+def _written_whole(tmp, path, write, text):
+    # write into tmp, then rename it to path; on any error remove tmp and raise
+    try:
+        with (open(tmp, "w", newline="", encoding="utf-8") if text else open(tmp, "wb")) as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise

@@ -84,3 +84,39 @@ def test_columns_of_different_lengths_are_refused(tmp_path):
     with pytest.raises(ValueError, match="different lengths"):
         write_csv(tmp_path / "x.csv", {"a": [1, 2], "b": [1]})
     assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_write_leaves_neither_the_file_nor_its_part(tmp_path, monkeypatch):
+    def broken(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(csv_out, "format_block", broken)
+    with pytest.raises(OSError):
+        write_csv(tmp_path / "x.csv", {"a": [1, 2], "b": [3, 4]})
+    assert os.listdir(tmp_path) == []
+
+
+def test_columns_that_are_not_one_value_a_row_or_codes_that_are_not_integers_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="one value per row"):
+        write_csv(tmp_path / "x.csv", {"a": [1, 2], "b": np.zeros((2, 2))})
+    with pytest.raises(ValueError, match="integers"):
+        write_csv(tmp_path / "x.csv", {"a": [1, 2], "kind": [0.0, 1.0]}, {"kind": LABELS["kind"]})
+    assert os.listdir(tmp_path) == []
+
+
+def test_long_double_floats_are_written_as_the_csv_module_writes_them(tmp_path):
+    columns = {"a": np.arange(3), "x": np.array([0.1, 1 / 3, 2.5], dtype=np.longdouble)}
+    assert _written(tmp_path, columns) == _csv_module(tmp_path / "ref.csv", columns, {})
+
+
+def test_the_formatter_refuses_a_table_index_outside_its_table():
+    from pbf._csvout import format_block
+    buf = np.empty(100, np.uint8)
+    blob, offs = np.frombuffer(b"ab", np.uint8), np.array([0, 1, 2], np.int64)
+    assert format_block([1, 0], [np.array([1, 0]), np.array([5, 6])], [blob, np.zeros(0, np.uint8)],
+                        [offs, np.zeros(1, np.int64)], 0, 2, buf) == len(b"b,5\r\na,6\r\n")
+    for bad in (np.array([2, 0]), np.array([-1, 0])):
+        with pytest.raises(ValueError, match="outside the table"):
+            format_block([1, 0], [bad, np.array([5, 6])], [blob, np.zeros(0, np.uint8)],
+                         [offs, np.zeros(1, np.int64)], 0, 2, buf)
+    with pytest.raises(ValueError, match="kind"):
+        format_block([2], [np.array([1])], [blob], [offs], 0, 1, buf)

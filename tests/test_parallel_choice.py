@@ -208,7 +208,7 @@ from pbf._pass_cost import PassCostPredictor
 from pbf.benchmark import PassScenario
 out = []
 for sc in (PassScenario(300, 512, 40, None), PassScenario(300, 512, 40, None),
-           PassScenario(2000, 200_000, 1500, None)):
+           PassScenario(2000, 200_000, 1500, None), PassScenario(300, 512, 40, None)):
     core = sc.core()
     core.start_pool(2)
     try:
@@ -227,7 +227,8 @@ def test_the_copy_rate_is_measured_on_a_buffer_the_size_of_the_copies():
     import subprocess
     import sys
     run = subprocess.run([sys.executable, "-c", _COPY_SIZES], capture_output=True, text=True, check=True)
-    (small, small_at), (again, again_at), (large, large_at) = ast.literal_eval(run.stdout.strip())
+    (small, small_at), (again, again_at), (large, large_at), (_, after_at) = ast.literal_eval(run.stdout.strip())
     assert small < 64 * 1024 and small_at == 64 * 1024          # a small profile: a 64 KB buffer, not 32 MB
     assert again_at == small_at                                  # the process's measurement, reused
-    assert large > 4 * 64 * 1024 and large_at == min(large, 32 << 20)    # copies 4x larger: measured again
+    assert large > 4 * 64 * 1024 and large_at == min(large, 32 << 20)    # another size band: measured again
+    assert after_at == small_at          # a small profile after a large one: its own band's rate, not the large one's

@@ -109,7 +109,7 @@ def test_select_chooses_across_runs_on_windows_of_the_model(shared_trace, tmp_pa
     bar = vs["heuristic"]
     assert r["val_heuristics"][bar] == min(r["val_heuristics"].values())
     for c, mean in r["val"].items():
-        d, se = vs[c]
+        d, se = vs["candidates"][c]
         assert d == pytest.approx(mean - r["val_heuristics"][bar]) and se > 0
     assert main([str(runs[0]), str(runs[1]), "--trace", str(path), "--validation-seed", "2",
                  "--validation-windows", "4"]) == 0
@@ -143,6 +143,22 @@ def test_select_draws_as_many_windows_of_the_trace_as_asked(shared_trace, tmp_pa
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--trace", str(path), "--validation-windows", "0"])
     assert "expected a whole number of windows >= 1" in capsys.readouterr().err
+
+
+def test_the_standard_error_of_a_paired_difference_counts_shared_jobs():
+    from pbf.rl.evaluate import paired_difference
+    a, b = [3.0, 5.0, 4.0, 8.0], [1.0, 1.0, 2.0, 2.0]
+    d = np.subtract(a, b)
+    disjoint = paired_difference(a, b, [0, 1024, 2048, 4096])
+    assert disjoint == pytest.approx((d.mean(), d.std(ddof=1) / 2))
+    # windows 0 and 512 share half their jobs: var = s^2 (4 + 2 x 0.5) / 16
+    shared = paired_difference(a, b, [0, 512, 2048, 4096])
+    assert shared[1] == pytest.approx(np.sqrt(d.var(ddof=1) * 5) / 4)
+    # the same window four times: no more information than one window
+    assert paired_difference(a, b, [7, 7, 7, 7])[1] == pytest.approx(d.std(ddof=1))
+    assert paired_difference([1.0], [2.0], [0]) == (-1.0, None)
+    with pytest.raises(ValueError):
+        paired_difference(a, b, [0, 1])
 
 
 def test_held_out_rows_of_the_lublin_traces_come_from_the_model(shared_trace):
@@ -187,7 +203,8 @@ def test_more_held_out_windows_extend_the_draw_and_give_the_lead_with_its_standa
         assert vs["heuristic"] == min(HEURISTIC_COLUMNS, key=lambda h: row["pbf"][h])
         d = np.asarray(per["rl"]) - np.asarray(per[vs["heuristic"]])
         assert vs["difference"] == pytest.approx(d.mean())
-        assert vs["se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)))
+        # windows sharing jobs count as correlated: never less than the independent windows' error
+        assert vs["se"] >= d.std(ddof=1) / np.sqrt(len(d)) * (1 - 1e-12)
     with pytest.raises(ConfigError):
         rlscheduler_table(trace_dir=os.path.dirname(path), traces=("hpc2n",), held_out=True, held_out_windows=0)
 

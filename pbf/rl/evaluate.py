@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .trace import RLTrace
 
 __all__ = ["evaluate_windows", "RLS_TEST_STARTS", "RLSCHEDULER_TABLE", "RLS_TRACES", "held_out_starts",
-           "validation_starts", "select_checkpoint"]
+           "validation_starts", "select_checkpoint", "paired_difference"]
 
 #: RLScheduler's test windows: seed 1, 10 windows of 1,024 jobs in the first 10,000 jobs
 RLS_TEST_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
@@ -101,6 +101,28 @@ def _sampled(sim, policy, start, window):
     return sim.value()
 
 
+
+
+def paired_difference(values: Sequence[float], bar: Sequence[float], starts: Sequence[int],
+                      window: int = 1024) -> tuple[float, float | None]:
+    """``(mean, standard error)`` of the per-window differences ``values - bar`` on the windows
+    beginning at ``starts`` (``window`` jobs each); the standard error is None for one window.
+
+    Windows that share jobs give correlated differences, so the error is not the plain
+    ``std / sqrt(n)``: each pair of windows is taken to be correlated by the share of jobs they
+    have in common, ``Var(mean) = s^2 / n^2 x sum_ij overlap_ij`` (``overlap_ii = 1``). For
+    disjoint windows that is ``s^2 / n``; for windows drawn at random from a short stretch of a
+    trace it is larger.
+    """
+    d = np.asarray(values, dtype=float) - np.asarray(bar, dtype=float)
+    n = len(d)
+    if n != len(starts):
+        raise ValueError(f"{n} differences for {len(starts)} windows")
+    if n < 2:
+        return (float(d.mean()) if n else float("nan")), None
+    s = np.asarray(starts, dtype=np.int64)
+    overlap = np.clip(window - np.abs(s[:, None] - s[None, :]), 0, None) / window
+    return float(d.mean()), float(np.sqrt(d.var(ddof=1) * overlap.sum()) / n)
 
 
 def held_out_starts(n_jobs: int, count: int = 10, window: int = 1024) -> tuple[int, ...] | None:

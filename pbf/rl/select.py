@@ -12,7 +12,8 @@ trace's workload model, ``--validation-trace FILE`` on windows of a file
 (:mod:`pbf.rl.model_windows`). Only the validation mean chooses; the test and held-out figures are
 printed for the chosen file and, for the record, for every candidate, with each candidate's mean
 per-window difference from the better of SJF and F1 on the validation windows and its standard
-error: a lead smaller than about two standard errors is the windows' noise, not the model's.
+error (:func:`pbf.rl.evaluate.paired_difference`: windows that share jobs count as correlated): a
+lead smaller than about two standard errors is the windows' noise, not the model's.
 
 A run of ``pbf train backfilling`` (candidates of kind ``backfilling``) is chosen the same way on
 RLBackfilling's rules: the first 10 windows of 1,024 jobs drawn by its test script's rule with
@@ -38,6 +39,7 @@ from .evaluate import (
     RLS_TRACES,
     evaluate_windows,
     held_out_starts,
+    paired_difference,
     validation_starts,
 )
 from .kernel import KernelPolicy
@@ -50,8 +52,8 @@ def validation_for(path: str | os.PathLike, after: int = 0, count: int | None = 
     jobs (default 20) on traces of fewer than 20,000 jobs, of 1,024 (default 10) on longer ones."""
     n = len(RLTrace.load(path, compat=True))
     if n < 20_000:
-        return validation_starts(n, window=256, count=count or 20, after=after), 256
-    return validation_starts(n, window=1024, count=count or 10, after=after), 1024
+        return validation_starts(n, window=256, count=20 if count is None else count, after=after), 256
+    return validation_starts(n, window=1024, count=10 if count is None else count, after=after), 1024
 
 
 def trace_name(path: str | os.PathLike) -> str | None:
@@ -92,7 +94,8 @@ def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_p
            "backfill": backfill, "validation": {"starts": list(starts), "window": window, "after": after,
                                                 "source": source},
            "chosen": best, "val": val, "val_heuristics": heuristics,
-           "val_vs_heuristic": {"heuristic": bar, **{c: _paired(per_window[c], per_window[bar]) for c in cands}}}
+           "val_vs_heuristic": {"heuristic": bar, "candidates": {
+               c: list(paired_difference(per_window[c], per_window[bar], starts, window)) for c in cands}}}
     sample = held_out_sample(trace_name(trace_path) or "", reference)
     windows = {"test": (reference, RLS_TEST_STARTS)}
     if sample is not None:
@@ -151,14 +154,6 @@ def _positive(text):
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of windows >= 1, got {text!r}")
     return n
-
-
-def _paired(values, bar):
-    # mean per-window difference from the bar and its standard error: how far a candidate's lead
-    # (or lag) on the validation windows stands above their noise
-    d = np.asarray(values, dtype=float) - np.asarray(bar, dtype=float)
-    se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
-    return [float(d.mean()), se]
 
 
 def _as_list(run_dir):
@@ -260,8 +255,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'candidate':<{width}}{'validation':>12}{diff:>20}" + "".join(f"{lb:>12}" for lb in labels))
     for k, val in r["val"].items():
         mark = " *" if k == r["chosen"] else ""
-        d, se = vs[k]
-        print(f"{short(k) + mark:<{width}}{val:>12.2f}{f'{d:+.2f} ({se:.2f})':>20}"
+        d, se = vs["candidates"][k]
+        lead = f"{d:+.2f} ({se:.2f})" if se is not None else f"{d:+.2f}"
+        print(f"{short(k) + mark:<{width}}{val:>12.2f}{lead:>20}"
               + "".join(f"{r[lb][k]:>12.2f}" for lb in labels))
     for h in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
         val = f"{r['val_heuristics'][h]:>12.2f}" if h in r["val_heuristics"] else f"{'':>12}"

@@ -14,7 +14,14 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import ConfigError
-from ..rl.evaluate import RLS_TEST_STARTS, RLS_TRACES, RLSCHEDULER_TABLE, evaluate_windows, held_out_starts
+from ..rl.evaluate import (
+    RLS_TEST_STARTS,
+    RLS_TRACES,
+    RLSCHEDULER_TABLE,
+    evaluate_windows,
+    held_out_starts,
+    paired_difference,
+)
 from ..rl.kernel import KernelPolicy, shipped_models
 from ..rl.model_windows import HELD_OUT_WINDOWS, held_out_sample
 from ..rl.trace import RLTrace
@@ -53,7 +60,8 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
     ``windows_source`` says how to make it). ``held_out_windows``: how many held-out windows (the
     first 10 of a longer draw from the trace are the 10 above; a longer model sample is another
     trace). Each row with a learned model has ``rl_vs_best``: the heuristic with the lowest mean on
-    those windows, and the model's mean per-window difference from it with its standard error.
+    those windows, and the model's mean per-window difference from it with its standard error
+    (:func:`pbf.rl.evaluate.paired_difference`: windows that share jobs count as correlated).
     """
     if held_out_windows < 1:
         raise ConfigError(f"held_out_windows: expected a whole number >= 1, got {held_out_windows}")
@@ -84,20 +92,19 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
                        "paper": RLSCHEDULER_TABLE[name][bf] if label == "test" else None,
                        "wall_s": time.perf_counter() - t0}
                 if "rl" in values:
-                    row["rl_vs_best"] = _vs_best(values)
+                    row["rl_vs_best"] = _vs_best(values, starts)
                 rows.append(row)
                 if progress:
                     progress(row)
     return {"experiment": "rlscheduler", "metric": "bsld", "window": 1024, "rows": rows}
 
 
-def _vs_best(values):
+def _vs_best(values, starts):
     # the learned model against the heuristic with the lowest mean on the same windows: the mean
     # per-window difference and its standard error (how far the lead or lag stands above the noise)
     best = min(HEURISTIC_COLUMNS, key=lambda h: float(np.mean(values[h])))
-    d = np.asarray(values["rl"], dtype=float) - np.asarray(values[best], dtype=float)
-    se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
-    return {"heuristic": best, "difference": float(d.mean()), "se": se}
+    d, se = paired_difference(values["rl"], values[best], starts)
+    return {"heuristic": best, "difference": d, "se": se}
 
 
 def _held_out_windows(name, path, count=HELD_OUT_WINDOWS):
@@ -130,8 +137,9 @@ def format_rlscheduler(result: dict) -> str:
             vs = row.get("rl_vs_best")
             out.append(f"{'':<28}rl = {row['model']}"
                        + (f"; sampled {row['pbf']['rl~sampled']:,.2f}" if "rl~sampled" in row["pbf"] else "")
-                       + (f"; rl - {vs['heuristic']} {vs['difference']:+,.2f} (standard error {vs['se']:,.2f}, "
-                          f"{len(row['starts'])} windows)" if vs else ""))
+                       + (f"; rl - {vs['heuristic']} {vs['difference']:+,.2f} (standard error "
+                          + (f"{vs['se']:,.2f}" if vs["se"] is not None else "-")
+                          + f", {len(row['starts'])} windows)" if vs else ""))
         if row["windows"] == "held-out" and row.get("windows_source", "").startswith("pbf gen"):
             out.append(f"{'':<28}windows from the workload model, not the trace: {row['windows_source']}")
     return "\n".join(out)
