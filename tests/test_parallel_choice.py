@@ -221,12 +221,14 @@ print(out)
 """
 
 
-def test_the_copy_rate_is_measured_on_a_buffer_the_size_of_the_copies():
-    # in a process of its own: the measurements are kept per process
+def test_the_copy_rate_is_measured_on_a_buffer_the_size_of_the_copies(tmp_path):
+    # in a process of its own: the measurements are kept per process (started outside the checkout,
+    # so that it imports the installed, compiled pbf and not the source tree)
     import ast
     import subprocess
     import sys
-    run = subprocess.run([sys.executable, "-c", _COPY_SIZES], capture_output=True, text=True, check=True)
+    run = subprocess.run([sys.executable, "-c", _COPY_SIZES], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
     (small, small_at), (again, again_at), (large, large_at), (_, after_at) = ast.literal_eval(run.stdout.strip())
     assert small < 64 * 1024 and small_at == 64 * 1024          # a small profile: a 64 KB buffer, not 32 MB
     assert again_at == small_at                                  # the process's measurement, reused
