@@ -85,15 +85,14 @@ def format_block(list kinds, list values, list blobs, list offsets, Py_ssize_t f
             if kind[c] == KIND_TABLE:
                 bview = blobs[c]
                 oview = offsets[c]
-                # every index must name a string of the table, inside the blob
-                if oview.shape[0] < 1 or oview[0] < 0 or oview[oview.shape[0] - 1] > bview.shape[0]:
-                    raise ValueError(f"column {c}: offsets do not fit the {bview.shape[0]}-byte table")
-                for r in range(oview.shape[0] - 1):
-                    if oview[r] > oview[r + 1]:
-                        raise ValueError(f"column {c}: offsets decrease at string {r}")
+                # every index of these rows must name a string of the table, inside the blob (only
+                # the strings the rows use are checked: a float column's table has a string a row)
                 for r in range(first, last):
-                    if view[r] < 0 or view[r] >= oview.shape[0] - 1:
-                        raise ValueError(f"column {c}, row {r}: index {view[r]} outside the table")
+                    idx = view[r]
+                    if idx < 0 or idx >= oview.shape[0] - 1:
+                        raise ValueError(f"column {c}, row {r}: index {idx} outside the table")
+                    if oview[idx] < 0 or oview[idx] > oview[idx + 1] or oview[idx + 1] > bview.shape[0]:
+                        raise ValueError(f"column {c}: string {idx} does not lie in the {bview.shape[0]}-byte table")
                 blob[c] = &bview[0] if bview.shape[0] > 0 else NULL
                 offs[c] = &oview[0]
         with nogil:

@@ -50,7 +50,8 @@ def _table(strings: Sequence[str], quote: bool = True) -> tuple[np.ndarray, np.n
 
 
 def _column(values, labels: Sequence[str] | None):
-    """``(kind, values, blob, offsets, widest)`` of one column for :func:`pbf._csvout.format_block`."""
+    """``(kind, values, blob, offsets)`` of one column for :func:`pbf._csvout.format_block` (blob
+    and offsets None for integers)."""
     col = np.asarray(values)
     if col.ndim != 1:
         raise ValueError(f"a column must be one value per row, got an array of shape {col.shape}")
@@ -61,20 +62,20 @@ def _column(values, labels: Sequence[str] | None):
         codes = col.astype(np.int64)
         if len(codes) and (codes.min() < 0 or codes.max() >= len(labels)):
             raise ValueError(f"a code outside 0..{len(labels) - 1}")
-        return 1, np.ascontiguousarray(codes), blob, offs, int(np.diff(offs).max(initial=0))
+        return 1, np.ascontiguousarray(codes), blob, offs
     if col.dtype.kind in "iu" and (col.dtype.itemsize < 8 or col.dtype.kind == "i" or
                                    len(col) == 0 or col.max() <= np.iinfo(np.int64).max):
-        return 0, np.ascontiguousarray(col, dtype=np.int64), None, None, _INT_WIDTH
+        return 0, np.ascontiguousarray(col, dtype=np.int64), None, None
     if col.dtype.kind == "f":
         # floats are mostly distinct: a table entry per row, no search for repeats
         blob, offs = _table([str(v) for v in col.tolist()], quote=False)
-        return 1, np.arange(len(col), dtype=np.int64), blob, offs, int(np.diff(offs).max(initial=0))
+        return 1, np.arange(len(col), dtype=np.int64), blob, offs
     # booleans, strings, objects: each distinct text once
     seen: dict[str, int] = {}
     index = np.fromiter((seen.setdefault(_as_text(v), len(seen)) for v in col.tolist()), dtype=np.int64,
                         count=len(col))
     blob, offs = _table(list(seen))
-    return 1, index, blob, offs, int(np.diff(offs).max(initial=0))
+    return 1, index, blob, offs
 
 
 def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
@@ -104,7 +105,8 @@ def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
     values = [c[1] for c in cols]
     blobs = [c[2] if c[2] is not None else np.zeros(0, np.uint8) for c in cols]
     offsets = [c[3] if c[3] is not None else np.zeros(1, np.int64) for c in cols]
-    row_bound = 2 + sum(c[4] + 1 for c in cols)
+    # a row's widest: each field at its widest, a separator each, and the row's end
+    row_bound = 2 + sum((_INT_WIDTH if c[0] == 0 else int(np.diff(c[3]).max(initial=0))) + 1 for c in cols)
     rows_per_block = max(1, _BLOCK_BYTES // row_bound)
     buf = np.empty(min(n_rows, rows_per_block) * row_bound + 1, dtype=np.uint8)
 

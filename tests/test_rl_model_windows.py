@@ -142,7 +142,7 @@ def test_select_draws_as_many_windows_of_the_trace_as_asked(shared_trace, tmp_pa
         main([str(bf), "--trace", str(path), "--validation-windows", "3"])
     with pytest.raises(SystemExit):
         main([str(tmp_path), "--trace", str(path), "--validation-windows", "0"])
-    assert "expected a whole number of windows >= 1" in capsys.readouterr().err
+    assert "argument --validation-windows: expected a whole number from 1 up" in capsys.readouterr().err
 
 
 def test_the_standard_error_of_a_paired_difference_counts_shared_jobs():

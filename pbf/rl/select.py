@@ -33,6 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..cli.options import int_in
 from ..errors import ConfigError
 from .evaluate import (
     RLS_TEST_STARTS,
@@ -146,16 +147,6 @@ def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLi
             "test_starts": list(test_starts)}
 
 
-def _positive(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of windows >= 1, got {text!r}")
-    return n
-
-
 def _as_list(run_dir):
     return [run_dir] if isinstance(run_dir, (str, os.PathLike)) else list(run_dir)
 
@@ -207,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given.add_argument("--validation-seed", type=int, metavar="S",
                        help="choose on windows of a trace generated with this seed from --trace's workload model "
                             "(lublin-1 and lublin-2: pbf gen lublin --preset NAME --seed S)")
-    ap.add_argument("--validation-windows", type=_positive, default=None, metavar="N",
+    ap.add_argument("--validation-windows", type=int_in(1), default=None, metavar="N",
                     help=f"validation windows: of 1,024 jobs of --validation-trace / --validation-seed "
                          f"({VALIDATION_WINDOWS}); of the trace itself, 10 of 1,024 jobs (20 of 256 on the "
                          f"10,000-job Lublin traces), drawn apart from the test and held-out windows")
