@@ -426,6 +426,66 @@ def test_validation_windows_are_apart_from_test_and_held_out_windows():
         validation_starts(10_000, window=1024, count=10, after=7000)
 
 
+def test_avoided_job_ranges_are_never_drawn(small_trace):
+    from pbf.rl.env import WindowFilter
+    avoid = [(300, 420), (700, 701), (1000, 1100)]
+    env = VecJobSelection(small_trace, 4, seed=3, window=40, avoid_jobs=avoid)
+    starts = {env._draw_start(env.rng, None)[0] for _ in range(40_000)}
+    assert all(s + 40 <= a or s >= b for s in starts for a, b in avoid)
+    # every start that touches no avoided job is drawn: the gaps are not shrunk
+    free = {s for s in range(env.start_lo, env.start_hi) if all(s + 40 <= a or s >= b for a, b in avoid)}
+    assert starts == free
+    wf = WindowFilter("quantile", sample=100, seed=0)
+    single = JobSelectionEnv(small_trace, window=40, avoid_jobs=avoid, window_filter=wf)
+    for seed in range(10):
+        _, info = single.reset(seed=seed)
+        assert all(info["start"] + 40 <= a or info["start"] >= b for a, b in avoid)
+    # without ranges the draws are the ones of earlier versions (same seed, same windows)
+    plain, rng = VecJobSelection(small_trace, 1, seed=5, window=40), np.random.default_rng(5)
+    assert [plain._draw_start(plain.rng, None)[0] for _ in range(50)] == \
+        [int(rng.integers(plain.start_lo, plain.start_hi)) for _ in range(50)]
+    for bad in ([(5, 5)], [(-1, 4)], [(1, 2, 3)], ["ab"]):
+        with pytest.raises(ConfigError, match="avoid_jobs"):
+            VecJobSelection(small_trace, 1, window=40, avoid_jobs=bad)
+    with pytest.raises(ConfigError, match="misses"):
+        VecJobSelection(small_trace, 1, window=40, avoid_jobs=[(0, 1500)])
+
+
+def test_held_apart_ranges_are_the_held_out_and_validation_windows():
+    from pbf.rl.evaluate import held_apart_ranges, held_out_starts, validation_starts
+    n = 59_715
+    r = held_apart_ranges(n, 30)
+    assert [a for a, _ in r] == list(held_out_starts(n)) + list(validation_starts(n, window=1024, count=30))
+    assert all(b - a == 1024 for a, b in r)
+    with pytest.raises(ConfigError, match="held-out"):
+        held_apart_ranges(10_000, 10)
+
+
+def test_training_holds_apart_its_validation_and_held_out_windows(tmp_path, capsys):
+    pytest.importorskip("torch", reason="torch is not installed (the rl extra's training part)")
+    pytest.importorskip("sb3_contrib", reason="sb3-contrib is not installed")
+    from pbf.cli import main
+    from pbf.rl.evaluate import held_apart_ranges
+    trace = write_small_swf(tmp_path / "long.swf", n=12_000)
+    out = tmp_path / "apart"
+    assert main(["train", "job-selection", "--trace", str(trace), "--out", str(out), "--epochs", "1",
+                 "--trajectories", "4", "--envs", "2", "--window", "32", "--batch-size", "64",
+                 "--checkpoint-every", "0", "--hold-apart", "3", "--quiet"]) == 0
+    k = KernelPolicy.load(out / "model.npz")
+    assert k.meta["held_apart"] == {"held_out_windows": 10, "validation_windows": 3, "window": 1024}
+    assert json.loads((out / "config.json").read_text())["hold_apart"] == 3
+    from pbf.rl.train import TrainConfig, train_backfilling
+    with pytest.raises(ConfigError, match="hold_apart"):
+        TrainConfig(trace, tmp_path / "x", hold_apart=-1)
+    with pytest.raises(ConfigError, match="backfilling"):
+        train_backfilling(TrainConfig(trace, tmp_path / "y", hold_apart=3, reward_scale="none"))
+    short = write_small_swf(tmp_path / "short.swf", n=3000)
+    assert main(["train", "job-selection", "--trace", str(short), "--out", str(tmp_path / "z"), "--hold-apart", "3",
+                 "--quiet"]) != 0
+    assert "no held-out windows" in capsys.readouterr().err
+    assert not (tmp_path / "z").exists()
+
+
 def test_window_filter_keeps_windows_in_range(small_trace):
     from pbf.rl.env import WindowFilter
     wf = WindowFilter("quantile", sample=200, seed=0)

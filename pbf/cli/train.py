@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          "quantile (median, 2 x mean)")
     js.add_argument("--reward-scale", choices=("sjf", "f1", "none"), default="sjf",
                     help="divide the terminal reward by the window's SJF (default) or F1 metric, or not at all")
+    js.add_argument("--hold-apart", type=int_in(0), default=0, metavar="N",
+                    help="draw no training window that touches the 10 held-out windows or the N validation "
+                         "windows `python -m pbf.rl.select --validation-windows N` chooses on (0: off)")
     js.add_argument("--filter-epochs", type=int_in(1), default=None,
                     help="filter only during the first N epochs, then train on every window")
     js.add_argument("--warm-start", choices=("none", "f1", "sjf"), default="none",
@@ -83,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         cfg = TrainConfig(args.trace, out, metric=args.metric, backfill=args.backfill, skip=args.skip,
                           compat="rlscheduler" if args.compat else None, window_filter=args.filter,
                           filter_epochs=args.filter_epochs, reward_scale=args.reward_scale,
-                          warm_start=args.warm_start, **common)
+                          warm_start=args.warm_start, hold_apart=args.hold_apart, **common)
         base = "SJF"
     metric = "bsld" if backfilling else args.metric
 

@@ -59,8 +59,7 @@ class WindowFilter:
         """``(lo, hi)``: the SJF metrics a window must lie between (drawn from ``env`` on first use)."""
         if not self._ready:
             rng = np.random.default_rng(self.seed)
-            values = [env.baseline_of(int(rng.integers(env.start_lo, env.start_hi)), "sjf")
-                      for _ in range(self.sample)]
+            values = [env.baseline_of(env._uniform_start(rng), "sjf") for _ in range(self.sample)]
             self.lo, self.hi = float(np.median(values)), 2.0 * float(np.mean(values))
             self._ready = True
         return self.lo, self.hi
@@ -70,11 +69,24 @@ class WindowFilter:
         return {"mode": self.mode, "lo": self.lo, "hi": self.hi}
 
 
+def _job_ranges(ranges):
+    out = []
+    for r in ranges:
+        try:
+            a, b = (int(x) for x in r)
+        except (TypeError, ValueError):
+            raise ConfigError(f"avoid_jobs: expected (first, end) job ranges, got {r!r}") from None
+        if not 0 <= a < b:
+            raise ConfigError(f"avoid_jobs: range {r!r} must satisfy 0 <= first < end")
+        out.append((a, b))
+    return tuple(sorted(out))
+
+
 class _Episodes:
     """What both environment forms share: the trace, the settings, window starts and baselines."""
 
     def _setup(self, trace, window, metric, backfill, skip, compat, baselines, slice_jobs, skip_time,
-               window_filter):
+               window_filter, avoid_jobs=()):
         if compat not in _COMPAT:
             raise ConfigError(f"compat must be None or 'rlscheduler', got {compat!r}")
         if metric not in METRICS:
@@ -95,6 +107,17 @@ class _Episodes:
         self.skip_time = int(skip_time if skip_time is not None else (360 if compat else 60))
         self.baselines = tuple(baselines)
         self.window_filter = window_filter
+        self.avoid_jobs = _job_ranges(avoid_jobs)
+        self._allowed = None
+        if self.avoid_jobs:
+            # a drawn window may share no job with an avoided range: [s, s + window) misses [a, b)
+            ok = np.ones(self.start_hi - self.start_lo, dtype=bool)
+            for a, b in self.avoid_jobs:
+                ok[max(a - window + 1 - self.start_lo, 0):max(b - self.start_lo, 0)] = False
+            self._allowed = np.flatnonzero(ok) + self.start_lo
+            if not len(self._allowed):
+                raise ConfigError(f"no window of {window} jobs in [{self.start_lo}, {self.start_hi}) misses "
+                                  f"the {len(self.avoid_jobs)} avoided job ranges")
         self._scratch = self._sim()
 
     def _sim(self):
@@ -117,15 +140,20 @@ class _Episodes:
                                   f"[0, {len(self.trace) - self.window}]")
             return start, {}
         if self.window_filter is None:
-            return int(rng.integers(self.start_lo, self.start_hi)), {}
+            return self._uniform_start(rng), {}
         lo, hi = self.window_filter.bounds(self)
         for _ in range(1000):
-            start = int(rng.integers(self.start_lo, self.start_hi))
+            start = self._uniform_start(rng)
             value = self.baseline_of(start, "sjf")
             if lo < value < hi:
                 return start, {"sjf": value}
         raise ConfigError(f"window filter ({lo:g}, {hi:g}): no window in 1,000 draws has its SJF "
                           f"{self.metric} in range")
+
+    def _uniform_start(self, rng):
+        if self._allowed is None:
+            return int(rng.integers(self.start_lo, self.start_hi))
+        return int(self._allowed[rng.integers(len(self._allowed))])
 
     def _baselines(self, start, known):
         return {b: known[b] if b in known else self.baseline_of(start, b) for b in self.baselines}
@@ -152,7 +180,8 @@ if gym is not None:
         the jobs; ``compat="rlscheduler"``: reproduce RLScheduler's quirks (``docs/rl.md``);
         ``baselines``: heuristics run on every window at reset (their metrics in ``info``);
         ``slice_jobs``: draw windows from the first jobs only (RLScheduler's ``batch_job_slice``);
-        ``window_filter``: a :class:`WindowFilter`.
+        ``window_filter``: a :class:`WindowFilter`; ``avoid_jobs``: ``(first, end)`` job ranges no
+        drawn window may touch (the held-out and validation windows of :func:`held_apart_ranges`).
 
         ``reset(options={"start": k})`` runs the window starting at job k. ``info["job"]`` after a
         step: the job picked (its index in ``env.trace``; -1 for the skip row). An action on a
@@ -164,9 +193,10 @@ if gym is not None:
         def __init__(self, trace: str | os.PathLike | RLTrace, *, window: int = 256, metric: str = "bsld",
                      backfill: bool = False, skip: bool = False, compat: str | None = None,
                      baselines: Sequence[str] = ("sjf", "f1"), slice_jobs: int | None = None,
-                     skip_time: int | None = None, window_filter: WindowFilter | None = None):
+                     skip_time: int | None = None, window_filter: WindowFilter | None = None,
+                     avoid_jobs: Sequence[tuple[int, int]] = ()):
             self._setup(trace, window, metric, backfill, skip, compat, baselines, slice_jobs, skip_time,
-                        window_filter)
+                        window_filter, avoid_jobs)
             self.observation_space = spaces.Box(0.0, 1.0, shape=(ROWS * FEATURES,), dtype=np.float32)
             self.action_space = spaces.Discrete(ROWS)
             self.sim = self._sim()
@@ -226,9 +256,10 @@ class VecJobSelection(_Episodes):
     def __init__(self, trace: str | os.PathLike | RLTrace, n_envs: int = 8, *, seed: int | None = None,
                  window: int = 256, metric: str = "bsld", backfill: bool = False, skip: bool = False,
                  compat: str | None = None, baselines: Sequence[str] = (), slice_jobs: int | None = None,
-                 skip_time: int | None = None, window_filter: WindowFilter | None = None):
+                 skip_time: int | None = None, window_filter: WindowFilter | None = None,
+                 avoid_jobs: Sequence[tuple[int, int]] = ()):
         self._setup(trace, window, metric, backfill, skip, compat, baselines, slice_jobs, skip_time,
-                    window_filter)
+                    window_filter, avoid_jobs)
         if n_envs < 1:
             raise ConfigError(f"n_envs must be >= 1, got {n_envs}")
         self.n_envs = int(n_envs)

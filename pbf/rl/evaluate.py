@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .trace import RLTrace
 
 __all__ = ["evaluate_windows", "RLS_TEST_STARTS", "RLSCHEDULER_TABLE", "RLS_TRACES", "held_out_starts",
-           "validation_starts", "select_checkpoint", "paired_difference"]
+           "validation_starts", "select_checkpoint", "paired_difference", "held_apart_ranges"]
 
 #: RLScheduler's test windows: seed 1, 10 windows of 1,024 jobs in the first 10,000 jobs
 RLS_TEST_STARTS = (1981, 2756, 4299, 8850, 3316, 2714, 5228, 7762, 4022, 7085)
@@ -167,6 +167,22 @@ def validation_starts(n_jobs: int, *, window: int = 1024, count: int = 10, after
         raise ConfigError(f"only {len(out)} validation windows of {window} jobs fit apart from the test and "
                           f"held-out windows (after job {after})")
     return tuple(out)
+
+
+def held_apart_ranges(n_jobs: int, validation_windows: int, *, seed: int = 2,
+                      window: int = 1024) -> tuple[tuple[int, int], ...]:
+    """The job ranges a run trained with ``--hold-apart N`` never draws from: the 10 held-out windows
+    of :func:`held_out_starts` and the ``N`` validation windows ``python -m pbf.rl.select
+    --validation-windows N`` (``--after 0``, seed 2) chooses its checkpoint on.
+
+    Raises :class:`ConfigError` on a trace without held-out windows (fewer than 11,025 jobs).
+    """
+    held = held_out_starts(n_jobs, 10, window)
+    if held is None:
+        raise ConfigError(f"a trace of {n_jobs} jobs has no held-out windows to keep apart (it needs more "
+                          f"than {10_000 + window + 1} jobs); on the Lublin traces hold out a generated trace")
+    val = validation_starts(n_jobs, window=window, count=validation_windows, seed=seed)
+    return tuple((s, s + window) for s in held + val)
 
 
 def select_checkpoint(trace: str | os.PathLike | RLTrace, paths: Sequence[str | os.PathLike], *,

@@ -95,6 +95,7 @@ class TrainConfig:
     guarded: bool = False
     relax: float = 0.0
     warm_start: str = "none"
+    hold_apart: int = 0
 
     def __post_init__(self):
         self.trace, self.out = str(self.trace), str(self.out)
@@ -107,6 +108,8 @@ class TrainConfig:
                               f"got {self.warm_start!r}")
         if self.head not in ORDERS:
             raise ConfigError(f"head order must be one of {', '.join(ORDERS)}, got {self.head!r}")
+        if self.hold_apart < 0:
+            raise ConfigError(f"hold_apart must be >= 0 validation windows, got {self.hold_apart}")
         if self.window_filter not in ("none", "absolute", "quantile"):
             raise ConfigError(f"window filter must be none, absolute or quantile, got {self.window_filter!r}")
 
@@ -302,22 +305,35 @@ class _Run:
             self.progress(self.epoch, self.cfg.epochs, row)
 
 
+def _held_apart(cfg):
+    """The trace (loaded once) and the job ranges ``--hold-apart`` keeps out of training."""
+    if not cfg.hold_apart:
+        return cfg.trace, ()
+    from .evaluate import held_apart_ranges
+    from .trace import RLTrace
+    trace = RLTrace.load(cfg.trace, compat=cfg.compat == "rlscheduler")
+    return trace, held_apart_ranges(len(trace), cfg.hold_apart)
+
+
 def train_job_selection(cfg: TrainConfig, progress: Progress | None = None) -> KernelPolicy:
     """Train; writes ``model.npz``, ``training.csv``, ``training.png`` (with matplotlib),
     ``config.json`` and ``checkpoints/`` in ``cfg.out``; returns the :class:`KernelPolicy`."""
     _require()
     th.set_num_threads(cfg.threads)
+    trace, avoid = _held_apart(cfg)       # before anything is written: a trace too short fails here
     os.makedirs(cfg.out, exist_ok=True)
     wf = None if cfg.window_filter == "none" else WindowFilter(cfg.window_filter, seed=cfg.seed)
-    vec = VecJobSelection(cfg.trace, cfg.envs, seed=cfg.seed, window=cfg.window, metric=cfg.metric,
+    vec = VecJobSelection(trace, cfg.envs, seed=cfg.seed, window=cfg.window, metric=cfg.metric,
                           backfill=cfg.backfill, skip=cfg.skip, compat=cfg.compat,
                           baselines=("sjf", "f1") if cfg.reward_scale == "f1" else ("sjf",),
-                          slice_jobs=cfg.slice_jobs, window_filter=wf)
+                          slice_jobs=cfg.slice_jobs, window_filter=wf, avoid_jobs=avoid)
     t = vec.trace
     meta = {"name": cfg.name or os.path.basename(os.path.normpath(cfg.out)), "kind": "job-selection",
             "trace": t.name, "metric": cfg.metric, "backfill": cfg.backfill, "skip": cfg.skip,
             "compat": bool(cfg.compat), "window": cfg.window, "seed": cfg.seed, "norm": t.norm,
             "trained_with": "sb3-contrib MaskablePPO"}
+    if cfg.hold_apart:
+        meta["held_apart"] = {"held_out_windows": 10, "validation_windows": cfg.hold_apart, "window": 1024}
     if wf is not None:
         wf.bounds(vec)      # the quantile bounds, so that config.json records the ones used
     with open(os.path.join(cfg.out, "config.json"), "w") as fh:
@@ -349,6 +365,8 @@ def train_backfilling(cfg: TrainConfig, progress: Progress | None = None) -> Ker
     _require()
     th.set_num_threads(cfg.threads)
     os.makedirs(cfg.out, exist_ok=True)
+    if cfg.hold_apart:
+        raise ConfigError("hold_apart is for job selection; backfilling training has no held-out windows")
     if cfg.window_filter != "none":
         raise ConfigError("window filters apply to job selection only")
     vec = VecBackfill(cfg.trace, cfg.envs, seed=cfg.seed, window=cfg.window, head=cfg.head, guarded=cfg.guarded,
