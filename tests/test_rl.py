@@ -474,6 +474,13 @@ def test_training_holds_apart_its_validation_and_held_out_windows(tmp_path, caps
     k = KernelPolicy.load(out / "model.npz")
     assert k.meta["held_apart"] == {"held_out_windows": 10, "validation_windows": 3, "window": 1024}
     assert json.loads((out / "config.json").read_text())["hold_apart"] == 3
+    # pbf experiment rlscheduler says which held-out windows such a model may have trained on
+    from pbf.rl.evaluate import held_out_starts
+    from pbf.studies.rlscheduler import _windows_trained_on
+    assert _windows_trained_on(k.meta["held_apart"], str(trace), held_out_starts(12_000)) == 0
+    kept = held_apart_ranges(12_000, 3)
+    probes = [s for s in range(0, 10_900, 97) if all(s + 1024 <= a or s >= b for a, b in kept)][:5]
+    assert len(probes) == 5 and _windows_trained_on(k.meta["held_apart"], str(trace), probes) == 5
     from pbf.rl.train import TrainConfig, train_backfilling
     with pytest.raises(ConfigError, match="hold_apart"):
         TrainConfig(trace, tmp_path / "x", hold_apart=-1)

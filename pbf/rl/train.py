@@ -332,6 +332,8 @@ def train_job_selection(cfg: TrainConfig, progress: Progress | None = None) -> K
             "trace": t.name, "metric": cfg.metric, "backfill": cfg.backfill, "skip": cfg.skip,
             "compat": bool(cfg.compat), "window": cfg.window, "seed": cfg.seed, "norm": t.norm,
             "trained_with": "sb3-contrib MaskablePPO"}
+    if cfg.slice_jobs:
+        meta["slice"] = int(cfg.slice_jobs)
     if cfg.hold_apart:
         meta["held_apart"] = {"held_out_windows": 10, "validation_windows": cfg.hold_apart, "window": 1024}
     if wf is not None:

@@ -19,6 +19,7 @@ from ..rl.evaluate import (
     RLS_TRACES,
     RLSCHEDULER_TABLE,
     evaluate_windows,
+    held_apart_ranges,
     held_out_starts,
     paired_difference,
 )
@@ -93,6 +94,8 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
                        "wall_s": time.perf_counter() - t0}
                 if "rl" in values:
                     row["rl_vs_best"] = _vs_best(values, starts)
+                if label == "held-out" and learned is not None and learned.meta.get("held_apart"):
+                    row["windows_trained_on"] = _windows_trained_on(learned.meta["held_apart"], trace, starts)
                 rows.append(row)
                 if progress:
                     progress(row)
@@ -105,6 +108,16 @@ def _vs_best(values, starts):
     best = min(HEURISTIC_COLUMNS, key=lambda h: float(np.mean(values[h])))
     d, se = paired_difference(values["rl"], values[best], starts)
     return {"heuristic": best, "difference": d, "se": se}
+
+
+def _windows_trained_on(held_apart, trace, starts):
+    # a model trained with --hold-apart kept only its 10 held-out and N validation windows out of
+    # training: how many of these windows share a job with what it may have trained on
+    n = len(trace) if isinstance(trace, RLTrace) else len(RLTrace.load(trace, compat=True))
+    kept = np.zeros(n, dtype=bool)
+    for a, b in held_apart_ranges(n, int(held_apart["validation_windows"]), window=int(held_apart["window"])):
+        kept[a:b] = True
+    return sum(1 for s in starts if not kept[s:s + 1024].all())
 
 
 def _held_out_windows(name, path, count=HELD_OUT_WINDOWS):
@@ -140,6 +153,9 @@ def format_rlscheduler(result: dict) -> str:
                        + (f"; rl - {vs['heuristic']} {vs['difference']:+,.2f} (standard error "
                           + (f"{vs['se']:,.2f}" if vs["se"] is not None else "-")
                           + f", {len(row['starts'])} windows)" if vs else ""))
+        if row.get("windows_trained_on"):
+            out.append(f"{'':<28}{row['windows_trained_on']} of these windows share jobs with what {row['model']} "
+                       f"trained on (it kept only 10 held-out windows apart)")
         if row["windows"] == "held-out" and row.get("windows_source", "").startswith("pbf gen"):
             out.append(f"{'':<28}windows from the workload model, not the trace: {row['windows_source']}")
     return "\n".join(out)
