@@ -477,16 +477,17 @@ def test_training_holds_apart_its_validation_and_held_out_windows(tmp_path, caps
     # pbf experiment rlscheduler says which held-out windows such a model may have trained on
     from pbf.rl.evaluate import held_out_starts
     from pbf.studies.rlscheduler import _windows_trained_on
-    assert _windows_trained_on(k.meta["held_apart"], str(trace), held_out_starts(12_000)) == 0
+    assert _windows_trained_on(k.meta, str(trace), held_out_starts(12_000)) == 0
     kept = held_apart_ranges(12_000, 3)
     probes = [s for s in range(0, 10_900, 97) if all(s + 1024 <= a or s >= b for a, b in kept)][:5]
-    assert len(probes) == 5 and _windows_trained_on(k.meta["held_apart"], str(trace), probes) == 5
+    assert len(probes) == 5 and _windows_trained_on(k.meta, str(trace), probes) == 5
     from pbf.rl.train import TrainConfig, train_backfilling
     with pytest.raises(ConfigError, match="hold_apart"):
         TrainConfig(trace, tmp_path / "x", hold_apart=-1)
     with pytest.raises(ConfigError, match="backfilling"):
         train_backfilling(TrainConfig(trace, tmp_path / "y", hold_apart=3, reward_scale="none"))
     short = write_small_swf(tmp_path / "short.swf", n=3000)
+    assert _windows_trained_on(k.meta, str(short), probes) == 0       # another trace: none of its jobs
     assert main(["train", "job-selection", "--trace", str(short), "--out", str(tmp_path / "z"), "--hold-apart", "3",
                  "--quiet"]) != 0
     assert "no held-out windows" in capsys.readouterr().err

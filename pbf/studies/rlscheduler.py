@@ -95,7 +95,7 @@ def rlscheduler_table(trace_dir: str | None = None, traces: tuple[str, ...] = ("
                 if "rl" in values:
                     row["rl_vs_best"] = _vs_best(values, starts)
                 if label == "held-out" and learned is not None and learned.meta.get("held_apart"):
-                    row["windows_trained_on"] = _windows_trained_on(learned.meta["held_apart"], trace, starts)
+                    row["windows_trained_on"] = _windows_trained_on(learned.meta, trace, starts)
                 rows.append(row)
                 if progress:
                     progress(row)
@@ -110,10 +110,14 @@ def _vs_best(values, starts):
     return {"heuristic": best, "difference": d, "se": se}
 
 
-def _windows_trained_on(held_apart, trace, starts):
+def _windows_trained_on(meta, trace, starts):
     # a model trained with --hold-apart kept only its 10 held-out and N validation windows out of
-    # training: how many of these windows share a job with what it may have trained on
-    n = len(trace) if isinstance(trace, RLTrace) else len(RLTrace.load(trace, compat=True))
+    # training: how many of these windows share a job with what it may have trained on (none on
+    # another trace, such as the workload model's windows)
+    t = trace if isinstance(trace, RLTrace) else RLTrace.load(trace, compat=True)
+    if t.name != meta.get("trace"):
+        return 0
+    held_apart, n = meta["held_apart"], len(t)
     kept = np.zeros(n, dtype=bool)
     for a, b in held_apart_ranges(n, int(held_apart["validation_windows"]), window=int(held_apart["window"])):
         kept[a:b] = True
