@@ -486,6 +486,7 @@ def test_training_holds_apart_its_validation_and_held_out_windows(tmp_path, caps
         TrainConfig(trace, tmp_path / "x", hold_apart=-1)
     with pytest.raises(ConfigError, match="backfilling"):
         train_backfilling(TrainConfig(trace, tmp_path / "y", hold_apart=3, reward_scale="none"))
+    assert not (tmp_path / "y").exists()
     short = write_small_swf(tmp_path / "short.swf", n=3000)
     assert _windows_trained_on(k.meta, str(short), probes) == 0       # another trace: none of its jobs
     assert main(["train", "job-selection", "--trace", str(short), "--out", str(tmp_path / "z"), "--hold-apart", "3",

@@ -366,11 +366,11 @@ def train_backfilling(cfg: TrainConfig, progress: Progress | None = None) -> Ker
     :func:`train_job_selection` writes; returns the :class:`KernelPolicy` (kind ``backfilling``)."""
     _require()
     th.set_num_threads(cfg.threads)
-    os.makedirs(cfg.out, exist_ok=True)
     if cfg.hold_apart:
         raise ConfigError("hold_apart is for job selection; backfilling training has no held-out windows")
     if cfg.window_filter != "none":
         raise ConfigError("window filters apply to job selection only")
+    os.makedirs(cfg.out, exist_ok=True)
     vec = VecBackfill(cfg.trace, cfg.envs, seed=cfg.seed, window=cfg.window, head=cfg.head, guarded=cfg.guarded,
                       relax=cfg.relax, compat=cfg.compat, slice_jobs=cfg.slice_jobs)
     t = vec.trace
