@@ -111,11 +111,25 @@ def test_select_chooses_across_runs_on_windows_of_the_model(shared_trace, tmp_pa
     for c, mean in r["val"].items():
         d, se = vs["candidates"][c]
         assert d == pytest.approx(mean - r["val_heuristics"][bar]) and se > 0
+    # which candidates the validation windows cannot tell from the choice
+    for c, (d, se) in r["tied_with_choice"].items():
+        assert c != r["chosen"] and d == pytest.approx(r["val"][c] - r["val"][r["chosen"]]) and d < 2 * se
+    assert r["tied_with_choice"] == {}           # the random policy is far behind
+    twin = tmp_path / "c"
+    twin.mkdir()
+    shutil.copy(shipped_models()["lublin-2"], twin / "model.npz")
+    r2 = select_run(runs + [twin], path, False, validation=val)
+    assert r2["chosen"] == str(runs[0] / "model.npz") and list(r2["tied_with_choice"]) == [str(twin / "model.npz")]
+    assert r2["tied_with_choice"][str(twin / "model.npz")][0] == 0
     assert main([str(runs[0]), str(runs[1]), "--trace", str(path), "--validation-seed", "2",
                  "--validation-windows", "4"]) == 0
     text = capsys.readouterr().out
     assert "4 windows of 1024 jobs of pbf gen lublin --preset lublin-2 --seed 2 --jobs 4096" in text
-    assert "a/model.npz *" in text and f"vs {bar.upper()} (se)" in text
+    assert "a/model.npz *" in text and f"vs {bar.upper()} (se)" in text and "within two standard errors" not in text
+    assert main([str(runs[0]), str(runs[1]), str(twin), "--trace", str(path), "--validation-seed", "2",
+                 "--validation-windows", "4"]) == 0
+    assert "within two standard errors of 1 other candidate(s) on the validation windows (paired): c/model.npz " \
+        "+0.00" in capsys.readouterr().out
     with pytest.raises(ConfigError, match="not one of RLScheduler's Lublin traces"):
         main([str(runs[0]), "--trace", str(write_small_swf(tmp_path / "small.swf")), "--validation-seed", "2"])
 

@@ -96,7 +96,8 @@ def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_p
                                                 "source": source},
            "chosen": best, "val": val, "val_heuristics": heuristics,
            "val_vs_heuristic": {"heuristic": bar, "candidates": {
-               c: list(paired_difference(per_window[c], per_window[bar], starts, window)) for c in cands}}}
+               c: list(paired_difference(per_window[c], per_window[bar], starts, window)) for c in cands}},
+           "tied_with_choice": _tied(per_window, cands, best, starts, window)}
     sample = held_out_sample(trace_name(trace_path) or "", reference)
     windows = {"test": (reference, RLS_TEST_STARTS)}
     if sample is not None:
@@ -108,6 +109,19 @@ def select_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike], trace_p
         vals = evaluate_windows(trace, rules, starts=st, backfill=backfill)
         out[label] = {k: float(np.mean(v)) for k, v in vals.items()}
     return out
+
+
+def _tied(per_window, cands, best, starts, window):
+    # the candidates the validation windows cannot tell from the choice: their mean per-window
+    # excess over it is under two standard errors of that paired difference
+    tied = {}
+    for c in cands:
+        if c == best:
+            continue
+        d, se = paired_difference(per_window[c], per_window[best], starts, window)
+        if d <= 0 or (se is not None and d < 2 * se):
+            tied[c] = [d, se]
+    return dict(sorted(tied.items(), key=lambda kv: kv[1][0]))
 
 
 def select_backfilling_run(run_dir: str | os.PathLike | Sequence[str | os.PathLike],
@@ -253,6 +267,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for h in ("fcfs", "wfp3", "unicep", "sjf", "f1"):
         val = f"{r['val_heuristics'][h]:>12.2f}" if h in r["val_heuristics"] else f"{'':>12}"
         print(f"{h:<{width}}{val}{'':>20}" + "".join(f"{r[lb][h]:>12.2f}" for lb in labels))
+    tied = r["tied_with_choice"]
+    if tied:
+        print(f"the choice is within two standard errors of {len(tied)} other candidate(s) on the validation "
+              f"windows (paired): " + ", ".join(f"{short(k)} {d:+.2f}" for k, (d, _) in list(tied.items())[:5])
+              + (", ..." if len(tied) > 5 else ""))
     return 0
 
 
