@@ -11,15 +11,16 @@ many snapshots (``sdiag`` run every few minutes into one file): each begins at a
 """
 from __future__ import annotations
 
+import io
 import math
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .bounded import INT64_MAX, MAX_TIME, parse_whole, where
 from .errors import ConfigError
 
-__all__ = ["SdiagSnapshot", "CostFit", "SdiagError", "read_sdiag", "fit_cost"]
+__all__ = ["SdiagSnapshot", "SdiagSnapshots", "CostFit", "SdiagError", "read_sdiag", "fit_cost"]
 
 
 class SdiagError(ConfigError):
@@ -42,7 +43,13 @@ _FIELDS = {
     "Queue length mean": "queue_mean",
 }
 _REQUIRED = ("cycles", "last_cycle_us", "mean_cycle_us", "last_depth_try", "depth_mean_try")
-_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z ()]*?)\s*:\s*(\S+)")
+#: the lines sdiag prints only once a backfill cycle has run (their means divide by Total cycles)
+_AFTER_A_CYCLE = ("mean_cycle_us", "depth_mean_try", "depth_mean", "queue_mean")
+#: counters: Slurm keeps them in 32 or 64 bits; pbf takes them up to 2**63 - 1
+_MAX_VALUE = INT64_MAX
+#: the fitted cost pbf's replay takes: a power in (0, 4], a cost per tried job up to MAX_TIME microseconds
+_MAX_POWER = 4.0
+_MAX_PREF_US = float(MAX_TIME)
 
 
 @dataclass(frozen=True)
@@ -84,73 +91,113 @@ class CostFit:
         return {"cost_per_test_us": round(self.pref_us, 3), "cost_power": round(self.power, 4)}
 
 
-def read_sdiag(*sources: str | os.PathLike) -> list[SdiagSnapshot]:
+class SdiagSnapshots(list):
+    """The snapshots :func:`read_sdiag` read (a list of :class:`SdiagSnapshot`), and those it left out:
+    ``skipped`` snapshots taken before any backfill cycle had run (``Total cycles: 0``; sdiag then omits
+    its mean lines, and there is nothing to measure), ``skipped_at`` the (file, line) of the first few."""
+    skipped: int = 0
+    skipped_at: tuple = ()
+
+
+_SHOW_SKIPPED = 5
+
+
+def read_sdiag(*sources: str | os.PathLike) -> SdiagSnapshots:
     """The snapshots of saved sdiag outputs: each source is a path or a text (a string holding a
-    newline). Raises :class:`SdiagError` naming the file, line, field and value of what cannot be read."""
-    snapshots = []
+    newline). A file may hold a series of snapshots (``while sleep 60; do sdiag; done >> FILE``); those
+    taken before any backfill cycle ran are left out and counted (:class:`SdiagSnapshots`). Raises
+    :class:`SdiagError` naming the file, line, field and value of what cannot be read, and when no
+    snapshot is left to fit."""
+    snapshots = SdiagSnapshots()
+    skipped, files_without = [], []
     for source in sources:
         if isinstance(source, (str, os.PathLike)) and "\n" not in os.fspath(source):
             name = os.fspath(source)
             try:
-                with open(name, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
+                f = open(name, encoding="utf-8", errors="replace")
             except OSError as e:
-                raise SdiagError(f"{name}: cannot read it ({e.strerror})") from None
+                raise SdiagError(f"{name}: cannot read it ({e.strerror or e})") from None
+            except ValueError as e:        # (a path with a NUL byte)
+                raise SdiagError(f"{name!r}: cannot read it ({e})") from None
+            with f:
+                try:
+                    found, skip = _parse(name, f)
+                except OSError as e:
+                    raise SdiagError(f"{name}: cannot read it ({e.strerror or e})") from None
         else:
-            name, text = "<text>", str(source)
-        found = _parse(name, text)
-        if not found:
+            name = "<text>"
+            found, skip = _parse(name, io.StringIO(str(source)))
+        if not found and not skip:
             raise SdiagError(f"{name}: no sdiag backfill statistics (a 'Backfilling stats' block with "
                              f"'Total cycles', 'Last cycle', 'Mean cycle' and the depth lines)")
+        if not found:
+            files_without.append(name)
         snapshots.extend(found)
+        skipped.extend(skip)
+    snapshots.skipped = len(skipped)
+    snapshots.skipped_at = tuple(skipped[:_SHOW_SKIPPED])
+    if not snapshots:
+        first = skipped[0]
+        raise SdiagError(f"{', '.join(files_without)}: all {len(skipped):,} snapshot(s) were taken before any "
+                         f"backfill cycle ran ('Total cycles: 0', the first at {first[0]}, line {first[1]}): "
+                         "nothing to fit")
     return snapshots
 
 
-def _parse(name, text):
-    snapshots = []
-    current, start, header, in_block = None, 0, None, False
+def _parse(name, lines):
+    """The snapshots of one output (``lines``: an iterable of its lines) and the (name, line) of those
+    taken before any backfill cycle."""
+    snapshots, skipped = [], []
+    current, start, block, header, in_block = None, 0, 0, None, False
 
     def close():
         if current is None:
             return
+        if current.get("cycles") == 0:
+            skipped.append((name, start))        # no cycle yet: sdiag leaves the means out
+            return
         missing = [label for label, field in _FIELDS.items() if field in _REQUIRED and field not in current]
         if missing:
-            raise SdiagError(f"{name}:{start}: the backfill statistics starting here lack "
-                             f"{', '.join(repr(x) for x in missing)}")
+            raise SdiagError(f"{name}, line {block}: the backfill statistics starting here (the snapshot of "
+                             f"line {start}) lack {', '.join(repr(x) for x in missing)}")
         snapshots.append(SdiagSnapshot(source=name, line=start, **current))
 
-    for no, raw in enumerate(text.splitlines(), 1):
+    for no, raw in enumerate(lines, 1):
+        raw = raw.rstrip("\r\n")
         line = raw.strip()
         if line.startswith("sdiag output at"):
             close()
             current, header, in_block = None, no, False
         elif line.startswith("Backfilling stats"):
             close()                          # (a second block without a header line: a new snapshot)
-            current, start, header, in_block = {}, header or no, None, True
+            current, start, block, header, in_block = {}, header or no, no, None, True
         elif in_block and raw[:1] not in ("", " ", "\t"):
             in_block = False                 # the block ends at the next heading
         elif in_block:
-            m = _LINE.match(line)
-            if not m or m.group(1) not in _FIELDS:
+            label, colon, rest = line.partition(":")
+            label = " ".join(label.split())
+            if not colon or label not in _FIELDS:
                 continue
-            label, value = m.group(1), m.group(2)
             field = _FIELDS[label]
+            words = rest.split(None, 1)
+            value = words[0] if words else ""
+            unit = "microseconds" if field.endswith("_us") else ("cycles" if field == "cycles" else "jobs")
             try:
-                number = int(value)
+                number = parse_whole(value, 0, _MAX_VALUE)
             except ValueError:
-                unit = " of microseconds" if field.endswith("_us") else ""
-                raise SdiagError(f"{name}:{no}: {label!r} is {value!r}; expected a whole number{unit}") from None
-            if number < 0:
-                raise SdiagError(f"{name}:{no}: {label!r} is {number}; expected a number >= 0")
+                raise SdiagError(where(name, no, label, value, f"a whole number of {unit} from 0 to "
+                                                               f"{_MAX_VALUE:,}")) from None
             current[field] = number
     close()
-    return snapshots
+    return snapshots, skipped
 
 
 def fit_cost(snapshots: Iterable[SdiagSnapshot]) -> CostFit:
     """Fit ``pref x n^pow`` to the snapshots' (tried jobs, cycle time) points: each snapshot's last
     cycle and its mean cycle (the mean over its Total cycles). Points with no job tried or no time are
-    left out; at least one must remain."""
+    left out; at least one must remain. A fit pbf's replay cannot charge (a power above 4, a cost per
+    tried job above 2**40 microseconds) is refused with the points it came from."""
+    snapshots = list(snapshots)
     points = set()
     for s in snapshots:
         if s.last_depth_try > 0 and s.last_cycle_us > 0:
@@ -162,16 +209,30 @@ def fit_cost(snapshots: Iterable[SdiagSnapshot]) -> CostFit:
         raise SdiagError("no snapshot has a backfill cycle that tried a job and took time: nothing to fit")
     xs = [math.log(n) for n, _ in points]
     ys = [math.log(t) for _, t in points]
-    if len({n for n, _ in points}) == 1:
-        power = 1.0
-        pref = sum(t for _, t in points) / sum(n for n, _ in points)
-    else:
+    constant = len(set(xs)) == 1            # (one depth, or depths too close for a float to tell apart)
+    if not constant:
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
         power = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-        pref = math.exp(my - power * mx)
-        if power <= 0:
+        if not math.isfinite(power) or power <= 0:
             # (cycles that get no dearer with depth: a constant cost per job is the closest model pbf has)
-            power = 1.0
-            pref = sum(t for _, t in points) / sum(n for n, _ in points)
+            constant = True
+        elif power > _MAX_POWER:
+            raise SdiagError(f"the snapshots' cycle times grow as n^{power:.3g} with the n jobs tried, steeper "
+                             f"than pbf's cost model takes (n^{_MAX_POWER:g} at most); (tried jobs, microseconds) "
+                             f"points: {_show(points)}")
+        else:
+            pref = math.exp(my - power * mx)
+    if constant:
+        power = 1.0
+        pref = sum(t for _, t in points) / sum(n for n, _ in points)
+    if not 0 < pref <= _MAX_PREF_US:
+        raise SdiagError(f"the fitted cost is {pref:.4g} microseconds a tried job, beyond the "
+                         f"{_MAX_PREF_US:,.0f} pbf's cost model takes; (tried jobs, microseconds) points: "
+                         f"{_show(points)}")
     rel = math.sqrt(sum((pref * n ** power / t - 1) ** 2 for n, t in points) / len(points))
     return CostFit(pref_us=pref, power=power, points=points, rel_error=rel, snapshots=len(snapshots))
+
+
+def _show(points, most=6):
+    shown = ", ".join(f"({n:,}, {t:,})" for n, t in points[:most])
+    return shown + (f" and {len(points) - most:,} more" if len(points) > most else "")

@@ -92,14 +92,15 @@ def test_the_recorded_slurm_output_reads():
 def test_a_bad_value_names_the_file_line_and_field(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_text(snapshot(1, 100, 6200, 100, 6200).replace("Mean cycle: 6200", "Mean cycle: 6.2ms"))
-    with pytest.raises(SdiagError, match=r"bad\.txt:22: 'Mean cycle' is '6\.2ms'; expected a whole number of micro"):
+    with pytest.raises(SdiagError, match=r"bad\.txt, line 22: Mean cycle='6\.2ms': expected a whole number of micro"):
         read_sdiag(path)
 
 
 def test_a_block_without_the_depth_lines_is_refused(tmp_path):
     path = tmp_path / "short.txt"
     path.write_text("\n".join(x for x in snapshot(1, 10, 620, 10, 620).splitlines() if "try" not in x))
-    with pytest.raises(SdiagError, match=r"short\.txt:2: .*lack 'Last depth cycle \(try sched\)', 'Depth Mean \(try"):
+    with pytest.raises(SdiagError, match=r"short\.txt, line 14: .*\(the snapshot of line 2\) lack 'Last depth cycle "
+                                         r"\(try sched\)', 'Depth Mean \(try"):
         read_sdiag(path)
 
 
@@ -140,3 +141,44 @@ def test_pbf_calibrate_sdiag_prints_the_fit_and_the_flags(tmp_path):
     assert rep.returncode == 0, rep.stderr
     bad = run(str(tmp_path / "missing.txt"))
     assert bad.returncode == 2 and "missing.txt: cannot read it" in bad.stderr
+
+
+def before_any_cycle(when):
+    # sdiag before the first backfill cycle: no 'Last cycle when', and the mean lines left out
+    lines = [x for x in snapshot(when, 0, 0, 0, 0, cycles=0).splitlines()
+             if not x.strip().startswith(("Mean cycle", "Depth Mean", "Queue length mean", "Mean table size"))
+             or x.startswith("\tMean cycle:   72")]
+    return "\n".join(x.replace("Last cycle when:", "Last cycle when: N/A #") for x in lines) + "\n"
+
+
+def test_a_series_whose_first_snapshots_precede_any_backfill_cycle_reads_and_counts_them(tmp_path):
+    # as `while sleep 60; do sdiag; done >> sdiag.log` saves it from slurmctld's start
+    path = tmp_path / "sdiag.log"
+    path.write_text(before_any_cycle(0) + before_any_cycle(1) + snapshot(2, 100, 6200, 80, 5000)
+                    + snapshot(3, 200, 12400, 90, 5600))
+    snaps = read_sdiag(path)
+    early = len(before_any_cycle(0).splitlines())
+    assert len(snaps) == 2 and snaps.skipped == 2 and snaps.skipped_at == ((str(path), 2), (str(path), 2 + early))
+    assert [s.line for s in snaps] == [2 + 2 * early, 2 + 2 * early + 35]
+    fit_cost(snaps)
+    only_early = tmp_path / "early.log"
+    only_early.write_text(before_any_cycle(0) + before_any_cycle(1))
+    with pytest.raises(SdiagError, match=r"early\.log: all 2 snapshot\(s\) were taken before any backfill cycle ran "
+                                         r"\('Total cycles: 0', the first at .*early\.log, line 2\): nothing to fit"):
+        read_sdiag(only_early)
+    # with another file that has cycles, the early one only adds to the count
+    assert read_sdiag(only_early, path).skipped == 4
+
+
+def test_pbf_calibrate_sdiag_says_what_it_left_out(tmp_path, capsys):
+    from pbf.cli import main
+    path = tmp_path / "sdiag.log"
+    path.write_text(before_any_cycle(0) + snapshot(2, 100, 6200, 80, 5000))
+    assert main(["calibrate", "sdiag", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 snapshot(s) from 1 file(s)" in out
+    said = f"left out     1 snapshot(s) taken before any backfill cycle ran (Total cycles: 0; the first: {path}, line 2"
+    assert said in out
+    assert main(["calibrate", "sdiag", str(path), "--json"]) == 0
+    import json
+    assert json.loads(capsys.readouterr().out)["skipped_before_any_cycle"] == 1

@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          description="Read the 'Backfilling stats' of one or more saved sdiag outputs (a file may "
                                      "hold many snapshots) and fit the Slurm simulator's cost model: a cycle of n "
                                      "tried jobs costs pref x n^pow microseconds. Prints the fit and the settings "
-                                     "that charge it in pbf replay and pbf experiment.")
+                                     "that charge it in pbf replay and pbf experiment. Snapshots taken before any "
+                                     "backfill cycle ran (Total cycles: 0) are left out and counted.")
     sd.add_argument("files", nargs="+", metavar="FILE", help="saved sdiag outputs")
     sd.add_argument("--json", action="store_true")
     sd.set_defaults(func=run_sdiag)
@@ -26,6 +27,8 @@ def run_sdiag(args: argparse.Namespace) -> int:
     from ..sdiag import fit_cost, read_sdiag
     snaps = read_sdiag(*args.files)
     fit = fit_cost(snaps)
+    skipped = snaps.skipped
+    first = snaps.skipped_at[0] if skipped else None
     flags = f"--cost-per-test {fit.settings()['cost_per_test_us']:g} --cost-power {fit.settings()['cost_power']:g}"
 
     def text() -> str:
@@ -33,11 +36,14 @@ def run_sdiag(args: argparse.Namespace) -> int:
         return "\n".join([
             f"sdiag        {len(snaps):,} snapshot(s) from {len(args.files)} file(s); {len(fit.points)} (tried jobs, "
             f"cycle time) points, {min(depths):,} to {max(depths):,} jobs tried",
+            *([f"left out     {snaps.skipped:,} snapshot(s) taken before any backfill cycle ran (Total cycles: 0; "
+               f"the first: {first[0]}, line {first[1]})"] if skipped else []),
             f"fit          a cycle of n tried jobs: {fit.pref_us:.4g} us x n^{fit.power:.3f} "
             f"(rms relative error {100 * fit.rel_error:.1f}%)",
             "             " + "; ".join(f"{n:,} jobs: {fit.cycle_us(n) / 1000:.3g} ms" for n in (10, 100, 500)),
             f"replay with  --clock slurm-sim {flags}"])
-    show(args, fit, text, {"snapshots": len(snaps), "files": list(args.files), "points": [list(p) for p in fit.points],
+    show(args, fit, text, {"snapshots": len(snaps), "skipped_before_any_cycle": skipped, "files": list(args.files),
+                           "points": [list(p) for p in fit.points],
                            "pref_us": fit.pref_us, "power": fit.power, "rel_error": fit.rel_error,
                            "settings": fit.settings(), "flags": flags})
     return 0
