@@ -30,15 +30,21 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .bounded import parse_whole, where
 from .errors import ConfigError
 
-__all__ = ["Associations", "fair_tree_factors"]
+__all__ = ["Associations", "fair_tree_factors", "MAX_SHARES", "MAX_DEPTH"]
+
+#: the largest raw ``FairShare`` (Slurm keeps shares in 32 bits; 2**31 - 1 stands for ``parent``)
+MAX_SHARES = (1 << 31) - 2
+#: the deepest an association may sit below the root (the compiled core walks the tree level by level
+#: on its stack, as Slurm's ``_calc_tree_fs`` does; sites nest a handful of levels)
+MAX_DEPTH = 1000
 
 
 @dataclass(frozen=True)
@@ -63,19 +69,27 @@ class Associations:
             raise ConfigError("associations: names, parent, shares and is_user must have the same length >= 1")
         if self.parent[0] != -1 or self.is_user[0]:
             raise ConfigError("associations: the first association must be the root account (parent -1)")
+        depth = [0] * n
         for i in range(1, n):
             p = self.parent[i]
-            if not 0 <= p < i:
-                raise ConfigError(f"associations: {self.names[i]!r} has parent {p}: a parent must come before "
+            if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or not 0 <= p < i:
+                raise ConfigError(f"associations: {self.names[i]!r} has parent {p!r}: a parent must come before "
                                   "its children")
             if self.is_user[p]:
                 raise ConfigError(f"associations: {self.names[i]!r} sits below user association "
                                   f"{self.names[p]!r}; only accounts have children")
+            depth[i] = depth[p] + 1
+            if depth[i] > MAX_DEPTH:
+                raise ConfigError(f"associations{' of ' + self.source if self.source else ''}: {self.names[i]!r} "
+                                  f"sits {depth[i]:,} levels below the root; pbf takes trees at most {MAX_DEPTH:,} "
+                                  "levels deep")
         for i, s in enumerate(self.shares):
-            if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or s < 0:
-                raise ConfigError(f"associations: {self.names[i]!r} FairShare={s!r}: expected an integer >= 0")
+            if not isinstance(s, (int, np.integer)) or isinstance(s, bool) or not 0 <= s <= MAX_SHARES:
+                raise ConfigError(f"associations: {self.names[i]!r} FairShare={s!r}: expected a whole number "
+                                  f"from 0 to {MAX_SHARES:,}")
         for k, leaf in enumerate(self.user_of):
-            if not (0 <= leaf < n and self.is_user[leaf]):
+            if not (isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool) and 0 <= leaf < n
+                    and self.is_user[leaf]):
                 raise ConfigError(f"associations: trace user {k} is mapped to {leaf}, which is not a user "
                                   "association")
 
@@ -107,11 +121,15 @@ class Associations:
         matched by name when a replay starts (:meth:`for_users`)."""
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read().splitlines()
+            with open(path, encoding="utf-8", errors="replace", newline=None) as fh:
+                text = fh.read().split("\n")
         except OSError as exc:
-            raise ConfigError(f"sacctmgr dump {path!r}: cannot read it ({exc.strerror})") from None
-        names, parent, shares, is_user = ["root"], [-1], [1], [False]
+            raise ConfigError(f"sacctmgr dump {path!r}: cannot read it ({exc.strerror or exc})") from None
+        except ValueError as exc:                  # (a path with a NUL byte)
+            raise ConfigError(f"sacctmgr dump {path!r}: cannot read it ({exc})") from None
+        if text and text[0].startswith("\ufeff"):
+            text[0] = text[0][1:]
+        names, parent, shares, is_user, depth = ["root"], [-1], [1], [False], [0]
         index = {"root": 0}
         default_acct, leaves = {}, {}
         current = None
@@ -119,10 +137,13 @@ class Associations:
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
+            if "\x00" in line:
+                raise ConfigError(f"{path}, line {number}: binary data (a NUL byte): expected the text "
+                                  "'sacctmgr dump CLUSTER file=...' writes")
             kind, _, rest = line.partition(" - ")
             kind = kind.strip()
             if not rest:
-                raise ConfigError(f"{path}, line {number}: {line!r}: expected 'Kind - 'name':Key=value...'")
+                raise ConfigError(f"{path}, line {number}: {_cut(line)!r}: expected 'Kind - 'name':Key=value...'")
             name, fields = _dump_fields(path, number, rest)
             if kind == "Cluster":
                 if "fairshare" in fields:
@@ -130,17 +151,22 @@ class Associations:
                 continue
             if kind == "Parent":
                 if name not in index:
-                    raise ConfigError(f"{path}, line {number}: Parent - {name!r}: no such account above this line")
+                    raise ConfigError(f"{path}, line {number}: Parent - {_cut(name)!r}: no such account above this "
+                                      "line")
                 current = index[name]
                 continue
             if kind not in ("Account", "User"):
-                raise ConfigError(f"{path}, line {number}: {kind!r}: expected Cluster, Parent, Account or User")
+                raise ConfigError(f"{path}, line {number}: {_cut(kind)!r}: expected Cluster, Parent, Account or User")
             if current is None:
-                raise ConfigError(f"{path}, line {number}: {kind} - {name!r} comes before any 'Parent - ' line")
+                raise ConfigError(f"{path}, line {number}: {kind} - {_cut(name)!r} comes before any 'Parent - ' line")
             fs = _dump_shares(path, number, fields.get("fairshare", "1"))
+            if depth[current] + 1 > MAX_DEPTH:
+                raise ConfigError(f"{path}, line {number}: {kind} - {_cut(name)!r} would sit {depth[current] + 1:,} "
+                                  f"levels below the root; pbf takes association trees at most {MAX_DEPTH:,} "
+                                  "levels deep")
             if kind == "Account":
                 if name in index:
-                    raise ConfigError(f"{path}, line {number}: account {name!r} appears twice")
+                    raise ConfigError(f"{path}, line {number}: account {_cut(name)!r} appears twice")
                 index[name] = len(names)
                 names.append(name)
             else:
@@ -152,6 +178,7 @@ class Associations:
             parent.append(current)
             shares.append(fs)
             is_user.append(kind == "User")
+            depth.append(depth[current] + 1)
         by_name = []
         for user, cand in leaves.items():
             pick = [leaf for acct, leaf in cand if acct == default_acct.get(user)]
@@ -165,8 +192,15 @@ class Associations:
         leaf = dict(self.by_name)
         missing = [u for u in users if u not in leaf]
         if missing:
-            raise ConfigError(f"{self.source or 'associations'}: trace user {missing[0]!r} has no association"
-                              + (f" (nor do {len(missing) - 1} more)" if len(missing) > 1 else ""))
+            more = ""
+            if len(missing) > 1:
+                others = ", ".join(repr(_cut(u, 20)) for u in missing[1:4]) + (", ..." if len(missing) > 4 else "")
+                more = f" (nor do {len(missing) - 1:,} more of the trace's {len(users):,} users: {others})"
+            where = self.source or "associations"
+            if not self.by_name:
+                raise ConfigError(f"{where}: no user associations ('User - ' lines), so none of the trace's "
+                                  f"{len(users):,} users has one (e.g. {_cut(missing[0])!r})")
+            raise ConfigError(f"{where}: trace user {_cut(missing[0])!r} has no association" + more)
         return Associations(self.names, self.parent, self.shares, self.is_user, tuple(leaf[u] for u in users),
                             self.by_name, self.source)
 
@@ -203,17 +237,41 @@ class Associations:
         return f"{accts} accounts, {self.user_assoc_count} user associations"
 
 
-_FIELD = re.compile(r"(\w+)=('(?:[^']*)'|[^:]*)")
+def _cut(text, most=60):
+    text = str(text)
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def _dump_fields(path, number, rest):
-    m = re.match(r"'([^']*)'(.*)$", rest.strip())
-    if not m:
-        raise ConfigError(f"{path}, line {number}: {rest!r}: expected a quoted name ('name')")
-    fields = {}
-    for key, value in _FIELD.findall(m.group(2)):
-        fields[key.lower()] = value.strip("'")
-    return m.group(1), fields
+    """The name and the ``:Key=value`` fields (keys lower-cased, quotes taken off) after ``Kind - ``;
+    linear in the line's length (a hostile line makes no regular expression backtrack)."""
+    rest = rest.strip()
+    end = rest.find("'", 1) if rest.startswith("'") else -1
+    if end < 0:
+        raise ConfigError(f"{path}, line {number}: {_cut(rest)!r}: expected a quoted name ('name')")
+    name, tail, fields = rest[1:end], rest[end + 1:], {}
+    i = 0
+    while i < len(tail):
+        if tail[i] != ":":
+            i += 1
+            continue
+        eq = tail.find("=", i + 1)
+        colon = tail.find(":", i + 1)
+        if eq < 0 or (0 <= colon < eq):
+            i = colon if colon >= 0 else len(tail)      # (a part without '=': passed over)
+            continue
+        key = tail[i + 1:eq].strip()
+        if tail[eq + 1:eq + 2] == "'":
+            close = tail.find("'", eq + 2)
+            close = len(tail) if close < 0 else close
+            value, i = tail[eq + 2:close], close + 1
+        else:
+            stop = tail.find(":", eq + 1)
+            stop = len(tail) if stop < 0 else stop
+            value, i = tail[eq + 1:stop].strip().strip("'"), stop
+        if key and (key.replace("_", "").isalnum()):
+            fields[key.lower()] = value
+    return name, fields
 
 
 def _dump_shares(path, number, value):
@@ -221,12 +279,9 @@ def _dump_shares(path, number, value):
     if v.lower() == "parent":
         raise ConfigError(f"{path}, line {number}: FairShare=parent is not modelled by pbf")
     try:
-        fs = int(v)
-    except ValueError:
-        raise ConfigError(f"{path}, line {number}: FairShare={value!r}: expected an integer >= 0") from None
-    if fs < 0:
-        raise ConfigError(f"{path}, line {number}: FairShare={value!r}: expected an integer >= 0")
-    return fs
+        return parse_whole(v, 0, MAX_SHARES)
+    except ValueError as exc:
+        raise ConfigError(where(path, number, "FairShare", value, str(exc))) from None
 
 
 def fair_tree_factors(tree: Associations, user_usage: Sequence[float]) -> np.ndarray:
@@ -245,29 +300,34 @@ def fair_tree_factors(tree: Associations, user_usage: Sequence[float]) -> np.nda
     level_fs = [0.0] * n
     factor = [0.0] * n
     total = tree.user_assoc_count
-    state = {"rank": total, "rnt": total}
+    rank = rnt = total
 
-    def calc(siblings, account_tied):
+    def level(siblings):
+        # _calc_tree_fs's first half: the siblings' level fair shares, and their order
         for a in siblings:
             pu = usage[tree.parent[a]]
             u = usage[a] / pu if pu != 0.0 else 0.0
             s = float(shares_norm[a])
             level_fs[a] = 0.0 if s == 0.0 else (math.inf if u == 0.0 else s / u)
-        order = sorted(siblings, key=lambda a: (-level_fs[a], 0 if tree.is_user[a] else 1, a))
-        prev = None
-        i = 0
-        while i < len(order):
-            a = order[i]
-            tied = True if (i == 0 and account_tied) else (prev is not None and prev == level_fs[a])
-            if tree.is_user[a]:
-                if not tied:
-                    state["rank"] = state["rnt"]
-                factor[a] = state["rank"] / float(total)
-                state["rnt"] -= 1
-            elif children[a]:
-                calc(children[a], tied)
-            prev = level_fs[a]
-            i += 1
+        return sorted(siblings, key=lambda a: (-level_fs[a], 0 if tree.is_user[a] else 1, a))
 
-    calc(children[0], False)
+    # the walk in rank order, without recursion (a tree may be deep): a stack of the levels being walked,
+    # each [its siblings in order, the next one's place, the level fair share before it, account tied]
+    stack = [[level(children[0]), 0, None, False]]
+    while stack:
+        frame = stack[-1]
+        order, i, prev, account_tied = frame
+        if i == len(order):
+            stack.pop()
+            continue
+        a = order[i]
+        tied = True if (i == 0 and account_tied) else (prev is not None and prev == level_fs[a])
+        frame[1], frame[2] = i + 1, level_fs[a]
+        if tree.is_user[a]:
+            if not tied:
+                rank = rnt
+            factor[a] = rank / float(total)
+            rnt -= 1
+        elif children[a]:
+            stack.append([level(children[a]), 0, None, tied])
     return np.array([factor[tree.user_of[k]] for k in range(len(user_usage))])

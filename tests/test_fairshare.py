@@ -188,5 +188,6 @@ def test_cli_replay_with_a_sacctmgr_dump_matches_sacct_user_names(tmp_path, caps
     capsys.readouterr()
     assert main(["replay", trace, "--units", "100", "--priority", "multifactor", "--mf-associations", str(dump),
                  "--quiet", "--out", str(tmp_path / "x")]) != 0
-    assert "site.cfg: trace user 'u1' has no association (nor do 7 more)" in capsys.readouterr().err
+    assert ("site.cfg: trace user 'u1' has no association (nor do 7 more of the trace's 8 users: 'u5', 'u6', "
+            "'u8', ...)") in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

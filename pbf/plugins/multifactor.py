@@ -127,8 +127,15 @@ class Multifactor:
         if self.associations.by_name and names is not None:
             return self.associations.for_users(names)
         if len(self.associations.user_of) < n_users:
-            raise ConfigError(f"multifactor associations map {len(self.associations.user_of)} trace users to "
-                              f"associations, but the trace has {n_users}")
+            tree, mapped = self.associations, len(self.associations.user_of)
+            example = (repr(names[mapped]) if names is not None and len(names) > mapped
+                       else f"the trace's user number {mapped + 1}")
+            why = ("the sacctmgr dump has no user associations ('User - ' lines)" if tree.source and not tree.by_name
+                   else "they are matched by name and this replay names no user" if tree.by_name
+                   else f"the associations map {mapped:,} trace users")
+            raise ConfigError(f"multifactor associations{' of ' + tree.source if tree.source else ''}: "
+                              f"{n_users - mapped:,} of the trace's {n_users:,} users have none, e.g. {example}: "
+                              f"{why}")
         return self.associations
 
     def describe(self) -> str:
