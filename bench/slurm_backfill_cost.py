@@ -1,0 +1,131 @@
+"""Slurm's own backfill cost at Beocat's size, measured on a real Slurm (issue 54, items 1 and 2).
+
+Runs a real Slurm 22.05 (root; in a private network namespace, as ``pbf validate slurm`` does) with the
+built-in Beocat cluster's 299 nodes (memory and GPUs; ``select/cons_tres``, ``sched/backfill``), one
+``slurmd`` per node, a few hundred running jobs filling every node, and queues of pending jobs grown to
+each depth; for each depth and ``bf_max_job_test`` it samples ``sdiag`` every few seconds into
+``OUT/d{depth}-t{test}/sdiag-NNN.txt`` (with the machine's load in ``samples.csv``), then fits pbf's cost
+model through ``pbf calibrate sdiag``'s functions and prints a table (``OUT/summary.json``,
+``OUT/table.md``).
+
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run1 --depths 1000
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run2 --depths 1000 10000 50000
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --analyse /work/measure54/run1 /work/measure54/run2
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_folder, measure, sdiag_files
+
+
+def _cases(folders):
+    out = []
+    for f in folders:
+        out += sorted(d for d in glob.glob(os.path.join(f, "d*-t*")) if os.path.exists(os.path.join(d, "samples.csv")))
+    return out
+
+
+def _depth_key(case_dir):
+    name = os.path.basename(case_dir)
+    d, t = name[1:].split("-t")
+    return int(d), (UNLIMITED_TEST if t == "unl" else int(t))
+
+
+def analyse(folders, out=None):
+    cases = sorted(_cases(folders), key=_depth_key)
+    rows, all_files = [], []
+    for c in cases:
+        fig = case_figures(c)
+        files = sdiag_files(c)
+        fit = fit_folder(files)
+        fig["fit"] = {k: v for k, v in fit.items() if k not in ("usable", "points")}
+        fig["depth"], fig["max_job_test"] = _depth_key(c)
+        res = os.path.join(os.path.dirname(c), "result.json")
+        if os.path.exists(res):
+            with open(res) as fh:
+                r = json.load(fh)
+            rec = next((x for x in r.get("cases", []) if x["name"] == os.path.basename(c)), {})
+            q = rec.get("queue_before", {})
+            fig["running"], fig["pending"] = q.get("RUNNING"), q.get("PENDING")
+            fig["nodes"] = r.get("nodes")
+            fig["slurmd_mode"] = r.get("slurmd_mode")
+        rows.append(fig)
+        all_files += fit.get("usable", [])
+    overall = fit_folder(all_files) if all_files else {}
+    # the CLI itself, on every raw file (to show what it says) and on the usable ones
+    raw = [f for c in cases for f in sdiag_files(c)]
+    cli = {}
+    for label, files in (("raw", raw), ("usable", all_files)):
+        if not files:
+            continue
+        r = subprocess.run([sys.executable, "-m", "pbf", "calibrate", "sdiag", *files], capture_output=True, text=True)
+        cli[label] = {"exit": r.returncode, "stdout": r.stdout.strip(), "stderr": r.stderr.strip()[-2000:]}
+    lines = ["| depth (pending) | running | nodes | bf_max_job_test | cycles | mean cycle (ms) | max cycle (ms) | "
+             "mean tried | cost per test (us) | load1 mean (max) | machine busy % | slurmctld CPU % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f in rows:
+        t = "unlimited" if f["max_job_test"] >= UNLIMITED_TEST else str(f["max_job_test"])
+        def n(x, fmt):
+            return "-" if x is None else format(x, fmt)
+        lines.append(f"| {f['depth']:,} ({n(f.get('pending'), ',')}) | {n(f.get('running'), ',')} | "
+                     f"{n(f.get('nodes'), 'd')} | {t} | {f['cycles_seen']} | {n(f['mean_cycle_ms'], '.1f')} | "
+                     f"{n(f['max_cycle_ms'], '.1f')} | {n(f['mean_tried'], ',.0f')} | {n(f['us_per_test'], ',.0f')} "
+                     f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
+                     f"{n(f['machine_busy_pct'], '.0f')} | {n(f['slurmctld_cpu_pct'], '.0f')} |")
+    text = "\n".join(lines)
+    if overall.get("pref_us"):
+        text += (f"\n\nfit over {overall['snapshots']} snapshots ({len(overall['points'])} points, "
+                 f"{min(p[0] for p in overall['points']):,} to {max(p[0] for p in overall['points']):,} jobs tried): "
+                 f"{overall['pref_us']:.4g} us x n^{overall['power']:.3f} (power s.e. {overall['power_se']:.3f}; "
+                 f"rms relative error {100 * overall['rel_error']:.1f}%)")
+    summary = {"cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"}, "cli": cli}
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "summary.json"), "w") as fh:
+            json.dump(summary, fh, indent=1, default=str)
+        with open(os.path.join(out, "table.md"), "w") as fh:
+            fh.write(text + "\n")
+    print(text)
+    for label, c in cli.items():
+        print(f"\npbf calibrate sdiag ({label} files): exit {c['exit']}\n{c['stdout']}{c['stderr'][-600:]}")
+    return summary
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", help="the folder of the raw outputs (e.g. /work/measure54/run1)")
+    ap.add_argument("--depths", type=int, nargs="+", default=[1000, 10000, 50000])
+    ap.add_argument("--tests", type=int, nargs="+", default=[500, UNLIMITED_TEST],
+                    help=f"bf_max_job_test values ({UNLIMITED_TEST:,}: unlimited)")
+    ap.add_argument("--cluster", default="beocat-gpu")
+    ap.add_argument("--max-nodes", type=int, default=None)
+    ap.add_argument("--min-s", type=float, default=240, help="each case lasts at least this")
+    ap.add_argument("--max-s", type=float, default=600, help="and at most this (with --min-cycles cycles)")
+    ap.add_argument("--min-cycles", type=int, default=6)
+    ap.add_argument("--sample-s", type=float, default=3.0)
+    ap.add_argument("--no-poke", action="store_true")
+    ap.add_argument("--extra-params", default="", help="more SchedulerParameters (e.g. bf_interval=30)")
+    ap.add_argument("--analyse", nargs="+", metavar="FOLDER", help="only analyse earlier outputs")
+    args = ap.parse_args(argv)
+    if args.analyse:
+        analyse(args.analyse, args.out)
+        return 0
+    if not args.out:
+        ap.error("--out is needed")
+    result = measure(args.out, args.depths, args.tests, cluster=args.cluster, max_nodes=args.max_nodes,
+                     min_s=args.min_s, max_s=args.max_s, min_cycles=args.min_cycles, sample_s=args.sample_s,
+                     poke=not args.no_poke, extra_params=args.extra_params)
+    print(f"slurmd mode: {result.get('slurmd_mode')}; {result.get('running_jobs')} running jobs; errors: "
+          f"{result.get('errors')}", file=sys.stderr)
+    analyse([args.out], args.out)
+    return 0 if not result.get("errors") else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
