@@ -43,15 +43,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .bounded import MAX_SECONDS, parse_whole, where
 from .cluster import Cluster
 from .config import Backfill
 from .errors import ConfigError
-from .node import expand_hostlist
 from .plugins.multifactor import Multifactor
 from .replay_config import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
-from .slurm_conf import conf_lines, conf_pairs, read_slurm_conf, slurm_node_key
+from .slurm_conf import SlurmConf, node_lines, read_partition, read_slurm_conf, slurm_node_key
 
 __all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
            "ALWAYS_UNMODELLED"]
@@ -67,12 +67,20 @@ SLURM_DEFAULTS = {"bf_interval": 30, "bf_window": 1440, "bf_resolution": 60, "bf
                   "batch_sched_delay": 3, "MessageTimeout": 10, "PriorityMaxAge": 7 * 86400,
                   "PriorityDecayHalfLife": 7 * 86400, "PriorityCalcPeriod": 300}
 
+#: the largest value of a setting slurmctld reads into a C ``int`` (``atoi``, ``strtol``): 2**31 - 1
+INT_MAX = (1 << 31) - 1
 #: SchedulerParameters pbf maps: (smallest, largest) value Slurm 22.05 takes (``backfill.c``
-#: ``_load_config``, ``job_scheduler.c`` ``_schedule``); None: no upper bound
+#: ``_load_config``, ``job_scheduler.c`` ``_schedule``); where Slurm sets no upper bound, the largest C
+#: ``int`` it reads the value into
 _SCHED_RANGES = {"bf_interval": (1, 10800), "bf_max_time": (1, 3600), "bf_window": (1, 43200),
                  "bf_resolution": (1, 3600), "bf_max_job_test": (1, 1_000_000), "max_job_bf": (1, 1_000_000),
-                 "bf_yield_interval": (1, 10_000_000), "default_queue_depth": (1, None),
-                 "sched_interval": (1, None), "batch_sched_delay": (0, None), "max_sched_time": (1, None)}
+                 "bf_yield_interval": (1, 10_000_000), "default_queue_depth": (1, INT_MAX),
+                 "sched_interval": (1, INT_MAX), "batch_sched_delay": (0, INT_MAX), "max_sched_time": (1, INT_MAX)}
+#: Slurm's ranges of the other numbers pbf reads: MessageTimeout (a uint16), the priority weights (a
+#: uint32 but NO_VAL), FairShareDampeningFactor (a uint16 from 1)
+_MESSAGE_TIMEOUT = (1, 65535)
+_WEIGHT = (0, 4_294_967_294)
+_DAMPENING = (1, 65535)
 #: SchedulerParameters pbf does not model, with why (whole numbers >= 0 where they take one)
 _SCHED_UNMODELLED = {
     "bf_continue": "pbf ends a backfill cycle whose lock yield finds arrivals or completions, as Slurm does "
@@ -146,29 +154,58 @@ ALWAYS_UNMODELLED = (
     "puts on the nodes a GPU job could use are",
 )
 
-_DURATION = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+_DURATION = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
 
 
 def slurm_duration(text: str, where: str) -> int | None:
     """Seconds of a Slurm time value: ``minutes``, ``minutes:seconds``, ``hours:minutes:seconds``,
-    ``days-hours``, ``days-hours:minutes``, ``days-hours:minutes:seconds``; None for ``UNLIMITED`` /
-    ``INFINITE``. ``where`` names the file, line and key in the error."""
+    ``days-hours``, ``days-hours:minutes``, ``days-hours:minutes:seconds`` (ASCII digits, at most
+    :data:`pbf.bounded.MAX_SECONDS` in all); None for ``UNLIMITED`` / ``INFINITE``. ``where`` names the
+    file, line and key in the error (``"FILE, line N: Key"``)."""
     t = text.strip()
     if t.upper() in ("UNLIMITED", "INFINITE"):
         return None
-    m = _DURATION.match(t)
-    if not m:
-        raise ConfigError(f"{where}={text!r}: expected a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
-                          "or D-HH:MM:SS)")
-    days, a, b, c = m.groups()
-    if days is not None:
-        h, mi, s = int(a), int(b or 0), int(c or 0)
-        return int(days) * 86400 + h * 3600 + mi * 60 + s
-    if c is not None:
-        return int(a) * 3600 + int(b) * 60 + int(c)
-    if b is not None:
-        return int(a) * 60 + int(b)
-    return int(a) * 60
+    m = _DURATION.fullmatch(t) if len(t) <= 64 else None
+    secs = None
+    if m and all(len(g) <= 19 for g in m.groups() if g):
+        days, a, b, c = m.groups()
+        if days is not None:
+            secs = int(days) * 86400 + int(a) * 3600 + int(b or 0) * 60 + int(c or 0)
+        elif c is not None:
+            secs = int(a) * 3600 + int(b) * 60 + int(c)
+        elif b is not None:
+            secs = int(a) * 60 + int(b)
+        else:
+            secs = int(a) * 60
+    if secs is None or secs > MAX_SECONDS:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise ConfigError(f"{where}={shown!r}: expected a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
+                          f"or D-HH:MM:SS) of at most {MAX_SECONDS:,} s")
+    return secs
+
+
+def _short(value: str) -> str:
+    """A value as the lists of settings show it (cut past 60 characters)."""
+    return value if len(value) <= 60 else value[:57] + "..."
+
+
+def _line(conf: SlurmConf, line) -> str:
+    """``line N`` (``line N of FILE`` in a file the slurm.conf includes)."""
+    path = getattr(line, "path", conf.path)
+    return f"line {line}" + (f" of {path}" if path != conf.path else "")
+
+
+def _whole(conf: SlurmConf, line, key: str, value: str, lo: int, hi: int, also: tuple = ()) -> int:
+    """A whole number of a setting (:func:`pbf.bounded.parse_whole`): from ``lo`` to ``hi`` or one of
+    ``also``; a ConfigError naming the file, line, key and range otherwise."""
+    text = str(value).strip()
+    if text in {str(a) for a in also}:
+        return int(text)
+    try:
+        return parse_whole(text, lo, hi)
+    except ValueError as exc:
+        path = getattr(line, "path", conf.path)
+        raise ConfigError(where(path, line, key, str(value), f"{exc}{''.join(f' or {a}' for a in also)}")) from None
 
 
 @dataclass
@@ -195,31 +232,26 @@ class SlurmSettings:
                 "unmodelled": list(self.unmodelled), "read_past": list(self.read_past)}
 
 
-def _partitions(path):
+def _partitions(path: str | os.PathLike | SlurmConf) -> list:
     """The PartitionName lines with ``PartitionName=DEFAULT`` values applied: (line, {key: value})."""
-    out, default = [], {}
-    for number, text in conf_lines(path):
-        pairs = conf_pairs(path, number, text)
-        if "partitionname" not in pairs:
-            continue
-        if pairs["partitionname"].upper() == "DEFAULT":
-            default = {k: v for k, v in pairs.items() if k != "partitionname"}
-            continue
-        out.append((number, {**default, **pairs}))
-    return out
+    conf = path if isinstance(path, SlurmConf) else read_slurm_conf(path)
+    return list(conf.partitions)
 
 
-def choose_partition(path: str | os.PathLike, partition: str | None = None) -> tuple[int, dict] | None:
+def choose_partition(path: str | os.PathLike | SlurmConf, partition: str | None = None) -> tuple[int, dict] | None:
     """The partition jobs go to: ``partition``, else the ``Default=YES`` one, else the only one;
     ``(line, pairs)``, or None when the file has no PartitionName line (every node). Several partitions
-    and none chosen or default: a :class:`pbf.ConfigError`."""
-    parts = _partitions(path)
+    and none chosen or default: a :class:`pbf.ConfigError`. ``path`` may be a :class:`SlurmConf` already
+    read."""
+    conf = path if isinstance(path, SlurmConf) else read_slurm_conf(path)
+    parts = conf.partitions
+    listed = ", ".join(p["partitionname"] for _, p in parts[:20]) + (f" and {len(parts) - 20} more"
+                                                                     if len(parts) > 20 else "")
     if partition is not None:
         for number, pairs in parts:
             if pairs["partitionname"] == partition:
                 return number, pairs
-        names = ", ".join(p["partitionname"] for _, p in parts) or "none"
-        raise ConfigError(f"{path}: no partition {partition!r} (partitions: {names})")
+        raise ConfigError(f"{conf.path}: no partition {partition!r} (partitions: {listed or 'none'})")
     for number, pairs in parts:
         if pairs.get("default", "").upper() == "YES":
             return number, pairs
@@ -227,52 +259,48 @@ def choose_partition(path: str | os.PathLike, partition: str | None = None) -> t
         return parts[0]
     if not parts:
         return None
-    raise ConfigError(f"{path}: {len(parts)} partitions and none has Default=YES: name one (FILE:PARTITION, or "
-                      f"--partition in pbf validate; partitions: {', '.join(p['partitionname'] for _, p in parts)})")
-
-
-def _int(where, value, low=0, high=None, also=()):
-    text = str(value).strip()
-    ok = re.fullmatch(r"-?\d+", text) is not None
-    if ok and int(text) not in also and (int(text) < low or (high is not None and int(text) > high)):
-        ok = False
-    if not ok:
-        span = f"from {low} to {high}" if high is not None else f">= {low}"
-        extra = "".join(f" or {a}" for a in also)
-        raise ConfigError(f"{where}={value!r}: expected a whole number {span}{extra}")
-    return int(text)
+    raise ConfigError(f"{conf.path}: {len(parts)} partitions and none has Default=YES: name one (FILE:PARTITION, or "
+                      f"--partition in pbf validate; partitions: {listed})")
 
 
 def _sched_params(conf, mapped, unmodelled):
     number, text = conf.settings.get("schedulerparameters", (None, ""))
-    where = f"{conf.path}, line {number}: SchedulerParameters"
-    opts = {}
+    line_at, sp = conf.at("schedulerparameters")
+    sp = "SchedulerParameters" if sp == "schedulerparameters" else sp
+    at = f"{getattr(number, 'path', conf.path)}, line {number}: {sp}"
+    ln = _line(conf, number)
+    opts, spelled = {}, {}
     for item in filter(None, (x.strip() for x in text.split(","))):
-        key, sep, value = item.partition("=")
-        key = key.strip().lower()
+        raw, sep, value = item.partition("=")
+        key = raw.strip().lower()
         if key in _SCHED_RANGES:
             if not sep:
-                raise ConfigError(f"{where}: {item!r}: expected {key}=NUMBER")
-            opts[key] = value.strip()
+                raise ConfigError(f"{at}: {_short(item)!r}: expected {key}=NUMBER")
+            opts[key], spelled[key] = value.strip(), raw.strip()
         elif key in _SCHED_UNMODELLED:
             if key in _SCHED_COUNTS:
-                _int(f"{where} {key}", value if sep else "", 0)
-            unmodelled.append(f"SchedulerParameters {item} (line {number}): not modelled by pbf: "
+                _whole(conf, number, f"{sp} {raw.strip()}", value if sep else "", 0, INT_MAX)
+            unmodelled.append(f"SchedulerParameters {_short(item)} ({ln}): not modelled by pbf: "
                               f"{_SCHED_UNMODELLED[key]}")
         else:
-            unmodelled.append(f"SchedulerParameters {item} (line {number}): not modelled by pbf")
+            unmodelled.append(f"SchedulerParameters {_short(item)} ({ln}): not modelled by pbf")
+
+    def whole(key, low=None, high=None, also=()):
+        lo, hi = _SCHED_RANGES[key]
+        return _whole(conf, number, f"{sp} {spelled[key]}", opts[key], lo if low is None else low,
+                      hi if high is None else high, also)
     if "max_job_bf" in opts:
-        old = opts.pop("max_job_bf")
+        old = whole("max_job_bf")
+        opts.pop("max_job_bf")
         if "bf_max_job_test" not in opts:
-            opts["bf_max_job_test"] = old
-            unmodelled.append(f"SchedulerParameters max_job_bf={old} (line {number}): read as bf_max_job_test; "
+            opts["bf_max_job_test"], spelled["bf_max_job_test"] = str(old), spelled["max_job_bf"]
+            unmodelled.append(f"SchedulerParameters max_job_bf={old} ({ln}): read as bf_max_job_test; "
                               "Slurm 22.05's slurmctld refuses max_job_bf (fatal at start)")
     out = {}
     for key in ("bf_interval", "bf_window", "bf_resolution", "bf_max_job_test", "default_queue_depth",
                 "sched_interval", "batch_sched_delay", "bf_yield_interval"):
         if key in opts:
-            low, high = _SCHED_RANGES[key]
-            out[key] = _int(f"{where} {key}", opts[key], low, high, also=(-1,) if key == "bf_interval" else ())
+            out[key] = whole(key, also=(-1,) if key == "bf_interval" else ())
             mapped[f"SchedulerParameters {key}"] = f"{out[key]} (site)"
         else:
             out[key] = SLURM_DEFAULTS[key]
@@ -280,18 +308,19 @@ def _sched_params(conf, mapped, unmodelled):
     if out["bf_interval"] == -1:
         mapped["SchedulerParameters bf_interval"] = "-1 (site): no backfill cycle"
     if "bf_max_time" in opts:
-        out["bf_max_time"] = _int(f"{where} bf_max_time", opts["bf_max_time"], *_SCHED_RANGES["bf_max_time"])
+        out["bf_max_time"] = whole("bf_max_time")
         mapped["SchedulerParameters bf_max_time"] = f"{out['bf_max_time']} (site)"
     else:
         out["bf_max_time"] = None
         mapped["SchedulerParameters bf_max_time"] = f"= bf_interval, {out['bf_interval']} (Slurm default)"
     mt_line, mt = conf.settings.get("messagetimeout", (None, str(SLURM_DEFAULTS["MessageTimeout"])))
-    mt = _int(f"{conf.path}, line {mt_line}: MessageTimeout", mt, 1)
+    mt = _whole(conf, mt_line, conf.at("messagetimeout")[1].replace("messagetimeout", "MessageTimeout"), mt,
+                *_MESSAGE_TIMEOUT)
     if "max_sched_time" in opts:
-        out["max_sched_time"] = _int(f"{where} max_sched_time", opts["max_sched_time"], 1)
+        out["max_sched_time"] = whole("max_sched_time")
         mapped["SchedulerParameters max_sched_time"] = f"{out['max_sched_time']} (site)"
         if out["max_sched_time"] > mt // 2:
-            unmodelled.append(f"SchedulerParameters max_sched_time={out['max_sched_time']} (line {number}): above "
+            unmodelled.append(f"SchedulerParameters max_sched_time={out['max_sched_time']} ({ln}): above "
                               f"MessageTimeout / 2 ({mt // 2}); Slurm 22.05 then uses its default, pbf the value")
     else:
         out["max_sched_time"] = min(max(mt // 2, 1), 2)
@@ -300,48 +329,64 @@ def _sched_params(conf, mapped, unmodelled):
     return out
 
 
+#: how slurm.conf(5) spells the Priority* keys pbf maps (for messages about a key the file does not set)
+_SPELLED = {"priorityweightage": "PriorityWeightAge", "priorityweightfairshare": "PriorityWeightFairshare",
+            "priorityweightjobsize": "PriorityWeightJobSize", "priorityweightpartition": "PriorityWeightPartition",
+            "priorityweightqos": "PriorityWeightQOS", "prioritymaxage": "PriorityMaxAge",
+            "prioritydecayhalflife": "PriorityDecayHalfLife", "prioritycalcperiod": "PriorityCalcPeriod",
+            "priorityfavorsmall": "PriorityFavorSmall", "prioritytype": "PriorityType",
+            "fairsharedampeningfactor": "FairShareDampeningFactor", "messagetimeout": "MessageTimeout"}
+
+
+def _spelled(conf, key):
+    line, spelled = conf.at(key)
+    return spelled if line is not None else _SPELLED.get(key, key)
+
+
 def _priority(conf, mapped, unmodelled):
     def get(key, default=None):
         return conf.settings.get(key, (None, default))
     number, kind = get("prioritytype", "priority/basic")
     for key, (line, value) in conf.settings.items():
         if key.startswith("priority") and key not in _PRIORITY_MAPPED:
-            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+            unmodelled.append(f"{key}={_short(value)} ({_line(conf, line)}): not modelled by pbf")
     if kind == "priority/basic":
         mapped["PriorityType"] = f"{kind} -> fcfs" + (" (Slurm default)" if number is None else "")
         for key in _PRIORITY_MAPPED[1:]:
             if key in conf.settings:
-                unmodelled.append(f"{key} (line {conf.settings[key][0]}): has no effect under priority/basic "
-                                  "(FIFO by submission)")
+                unmodelled.append(f"{key} ({_line(conf, conf.settings[key][0])}): has no effect under "
+                                  "priority/basic (FIFO by submission)")
         return "fcfs"
     if kind != "priority/multifactor":
-        raise ConfigError(f"{conf.path}, line {number}: PriorityType={kind!r}: expected priority/basic or "
-                          "priority/multifactor")
+        raise ConfigError(where(getattr(number, "path", conf.path), number, _spelled(conf, "prioritytype"), kind,
+                                "priority/basic or priority/multifactor"))
     mapped["PriorityType"] = f"{kind} -> multifactor"
     kw = {}
     for key, attr in (("priorityweightage", "weight_age"), ("priorityweightfairshare", "weight_fairshare"),
                       ("priorityweightjobsize", "weight_job_size"), ("priorityweightpartition", "weight_partition"),
                       ("priorityweightqos", "weight_qos")):
         line, value = get(key, "0")
-        kw[attr] = float(_int(f"{conf.path}, line {line}: {key}", value, 0, 4_294_967_294))
+        kw[attr] = float(_whole(conf, line, _spelled(conf, key), value, *_WEIGHT))
         mapped[key] = f"{attr} {kw[attr]:g}" + (" (Slurm default 0)" if line is None else "")
     for key, attr, default in (("prioritymaxage", "max_age", "PriorityMaxAge"),
                                ("prioritydecayhalflife", "half_life", "PriorityDecayHalfLife"),
                                ("prioritycalcperiod", "calc_period", "PriorityCalcPeriod")):
         line, value = get(key)
-        secs = SLURM_DEFAULTS[default] if value is None else slurm_duration(value, f"{conf.path}, line {line}: {key}")
+        secs = SLURM_DEFAULTS[default] if value is None else slurm_duration(
+            value, f"{getattr(line, 'path', conf.path)}, line {line}: {_spelled(conf, key)}")
         kw[attr] = 0 if secs is None else secs
         mapped[key] = f"{attr} {kw[attr]} s" + (" (Slurm default)" if value is None else "")
     line, value = get("priorityfavorsmall", "NO")
     if value.upper() not in ("YES", "NO"):
-        raise ConfigError(f"{conf.path}, line {line}: PriorityFavorSmall={value!r}: expected YES or NO")
+        raise ConfigError(where(getattr(line, "path", conf.path), line, _spelled(conf, "priorityfavorsmall"), value,
+                                "YES or NO"))
     kw["favor_small"] = value.upper() == "YES"
     mapped["priorityfavorsmall"] = f"favor_small {kw['favor_small']}" + (" (Slurm default)" if line is None else "")
     if kw["weight_job_size"]:
         unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm 22.05's "
                           "is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (set_priority_factors)")
     dline, damp = get("fairsharedampeningfactor", "1")
-    kw["dampening"] = _int(f"{conf.path}, line {dline}: FairShareDampeningFactor", damp, 1, 65535)
+    kw["dampening"] = _whole(conf, dline, _spelled(conf, "fairsharedampeningfactor"), damp, *_DAMPENING)
     if dline is not None:
         mapped["fairsharedampeningfactor"] = f"dampening {kw['dampening']}"
     line, flags = get("priorityflags", "")
@@ -349,8 +394,8 @@ def _priority(conf, mapped, unmodelled):
     kw["fairshare"] = "classic" if "NO_FAIR_TREE" in flag_set else "fair-tree"
     mapped["priorityflags"] = (f"fairshare {kw['fairshare']}"
                                + (" (Slurm 22.05 default: Fair Tree)" if "NO_FAIR_TREE" not in flag_set else ""))
-    for flag in sorted(flag_set - {"NO_FAIR_TREE"}):
-        unmodelled.append(f"PriorityFlags {flag} (line {line}): not modelled by pbf")
+    for flag in sorted(flag_set - {"NO_FAIR_TREE"})[:50]:
+        unmodelled.append(f"PriorityFlags {_short(flag)} ({_line(conf, line)}): not modelled by pbf")
     if kw["weight_fairshare"]:
         if kw["fairshare"] == "fair-tree":
             unmodelled.append("PriorityWeightFairshare: Fair Tree over the trace's users, each in an account of its "
@@ -368,11 +413,13 @@ def _select(conf, mapped, unmodelled):
     """mem_from from SelectType / SelectTypeParameters."""
     sel_line, select = conf.settings.get("selecttype", (None, "select/linear"))
     if select not in ("select/cons_tres", "select/cons_res"):
-        unmodelled.append(f"SelectType={select} (line {sel_line}): whole-node allocation is not modelled; pbf "
+        said = f"({_line(conf, sel_line)})" if sel_line is not None else "(Slurm's default)"
+        unmodelled.append(f"SelectType={_short(select)} {said}: whole-node allocation is not modelled; pbf "
                           "places jobs by cons_res rules")
-    mapped["SelectType"] = f"{select} -> cons_res node model"
+    mapped["SelectType"] = f"{_short(select)} -> cons_res node model"
     tp_line, tp = conf.settings.get("selecttypeparameters", (None, "CR_Core_Memory" if select != "select/linear"
                                                                   else ""))
+    tp_at = _line(conf, tp_line) if tp_line is not None else "Slurm's default"
     flags = [f.strip() for f in tp.split(",") if f.strip()]
     kinds = [f for f in flags if f.upper() in ("CR_CPU", "CR_CORE", "CR_SOCKET", "CR_MEMORY", "CR_CPU_MEMORY",
                                                "CR_CORE_MEMORY", "CR_SOCKET_MEMORY")]
@@ -382,7 +429,7 @@ def _select(conf, mapped, unmodelled):
         if kind.endswith("_MEMORY"):
             mapped["SelectTypeParameters"] = f"{kinds[0]} -> memory is held (mem_from requested)"
         elif kind == "CR_MEMORY":
-            unmodelled.append(f"SelectTypeParameters={tp} (line {tp_line}): CR_Memory (cores not consumable) "
+            unmodelled.append(f"SelectTypeParameters={_short(tp)} ({tp_at}): CR_Memory (cores not consumable) "
                               "is not modelled")
         else:
             mem_from = "none"
@@ -390,41 +437,43 @@ def _select(conf, mapped, unmodelled):
         if kind.startswith("CR_SOCKET"):
             unmodelled.append(f"SelectTypeParameters {kinds[0]}: whole sockets are not modelled; pbf allocates "
                               "cores")
-    for f in flags:
+    for f in flags[:50]:
         if f not in kinds:
-            unmodelled.append(f"SelectTypeParameters {f} (line {tp_line}): not modelled by pbf")
+            unmodelled.append(f"SelectTypeParameters {_short(f)} ({tp_at}): not modelled by pbf")
     return mem_from
 
 
 def _nodes_and_partition(conf, cluster, chosen, unmodelled):
     weights = set()
     part_names = {n.name for n in cluster.nodes}
-    for number, pairs in conf.nodes:
-        names = [n for n in expand_hostlist(pairs["nodename"]) if n in part_names]
+    for number, pairs, all_names in node_lines(conf):
+        names = [n for n in all_names if n in part_names]
         if not names:
             continue
-        name = names[0] if len(names) == 1 else pairs["nodename"]
+        ln = _line(conf, number)
+        name = names[0] if len(names) == 1 else _short(pairs["nodename"])
         weights.add(pairs.get("weight", "1"))
         for key in ("corespeccount", "cpuspeclist", "memspeclimit"):
             if key in pairs:
-                unmodelled.append(f"NodeName={name}: {key}={pairs[key]} (line {number}): specialised cores or "
+                unmodelled.append(f"NodeName={name}: {key}={_short(pairs[key])} ({ln}): specialised cores or "
                                   "memory are not modelled")
         if pairs.get("threadspercore", "1") not in ("1", ""):
-            unmodelled.append(f"NodeName={name}: ThreadsPerCore={pairs['threadspercore']} (line {number}): pbf "
+            unmodelled.append(f"NodeName={name}: ThreadsPerCore={pairs['threadspercore']} ({ln}): pbf "
                               "counts every CPU as a core; Slurm allocates whole cores under CR_Core")
         gres = pairs.get("gres", "")
         if any(len(e.split(":")) > 2 for e in gres.split(",") if e.startswith("gpu")):
-            unmodelled.append(f"NodeName={name}: Gres={gres} (line {number}): GPU types are counted as plain GPUs")
+            unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): GPU types are counted as plain GPUs")
         if any(e.split(":")[0] != "gpu" for e in filter(None, gres.split(","))):
-            unmodelled.append(f"NodeName={name}: Gres={gres} (line {number}): only GPUs are modelled")
+            unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): only GPUs are modelled")
         for key in pairs:
             if key not in _NODE_READ:
-                unmodelled.append(f"NodeName={name}: {key}={pairs[key]} (line {number}): not modelled by pbf")
+                unmodelled.append(f"NodeName={name}: {key}={_short(pairs[key])} ({ln}): not modelled by pbf")
         state = pairs.get("state", "UNKNOWN").upper()
         if state not in ("UNKNOWN", "IDLE", "FUTURE_NO", ""):
-            unmodelled.append(f"NodeName={name}: State={pairs['state']} (line {number}): pbf starts every node up")
+            unmodelled.append(f"NodeName={name}: State={_short(pairs['state'])} ({ln}): pbf starts every node up")
     if len(weights) > 1:
-        shown = ", ".join(sorted(weights, key=slurm_node_key))
+        shown = ", ".join(sorted(weights, key=slurm_node_key)[:20]) + (f" and {len(weights) - 20} more"
+                                                                      if len(weights) > 20 else "")
         unmodelled.append(f"NodeName Weight ({shown}): Slurm prefers nodes of lower weight; pbf takes nodes in "
                           "Slurm's name order whatever their weight")
     if not chosen:
@@ -440,8 +489,8 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
         if (key == "maxtime" and value.upper() in ("INFINITE", "UNLIMITED")) or (
                 key in ("oversubscribe", "shared") and value.upper() == "NO"):
             continue
-        unmodelled.append(f"PartitionName={pairs['partitionname']}: {key}={value} (line {number}): not modelled "
-                          "by pbf")
+        unmodelled.append(f"PartitionName={_short(pairs['partitionname'])}: {key}={_short(value)} "
+                          f"({_line(conf, number)}): not modelled by pbf")
 
 
 def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
@@ -456,21 +505,26 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
     conf = read_slurm_conf(path)
     if not conf.nodes:
         raise ConfigError(f"{conf.path}: no NodeName lines")
-    chosen = choose_partition(path, partition)
+    chosen = choose_partition(conf, partition)
     part_name = chosen[1]["partitionname"] if chosen else None
-    cluster = Cluster.from_slurm_conf(path, part_name)
+    part = read_partition(conf, part_name)
+    cluster = Cluster(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
+                      default_mem_per_core_mb=part.default_mem_per_core_mb)
     mapped, unmodelled, read_past = {}, [], []
-    mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition {part_name or '(all)'}, "
-                       "numbered by name as slurmctld numbers them")
+    mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition "
+                       f"{_short(part_name) if part_name is not None else '(all)'}, numbered by name as slurmctld "
+                       "numbers them")
     for key, (line, value) in conf.settings.items():
         if key in PLUMBING:
-            read_past.append(f"{key} (line {line})")
+            read_past.append(f"{key} ({_line(conf, line)})")
         elif key not in _HANDLED and not key.startswith("priority"):
-            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+            unmodelled.append(f"{key}={_short(value)} ({_line(conf, line)}): not modelled by pbf")
+    if len(conf.files) > 1:
+        read_past.append(f"include: {', '.join(conf.files[1:])} (read in place, as slurmctld reads them)")
     sched_line, sched = conf.settings.get("schedulertype", (None, "sched/backfill"))
     if sched not in ("sched/backfill", "sched/builtin"):
-        raise ConfigError(f"{conf.path}, line {sched_line}: SchedulerType={sched!r}: expected sched/backfill or "
-                          "sched/builtin")
+        raise ConfigError(where(getattr(sched_line, "path", conf.path), sched_line, conf.at("schedulertype")[1],
+                                sched, "sched/backfill or sched/builtin"))
     s = _sched_params(conf, mapped, unmodelled)
     backfilling = sched != "sched/builtin" and s["bf_interval"] != -1
     mapped["SchedulerType"] = f"{sched} -> " + ("backfill" if backfilling else "no backfill") + (
@@ -481,16 +535,17 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
                 "enforcepartlimits", "schedulertimeslice", "killwait"):
         if key in conf.settings:
             line, value = conf.settings[key]
-            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+            unmodelled.append(f"{key}={_short(value)} ({_line(conf, line)}): not modelled by pbf")
     for key, neutral in (("preempttype", "preempt/none"), ("preemptmode", "OFF"), ("overtimelimit", "0")):
         if key in conf.settings and conf.settings[key][1].upper() != neutral.upper():
             line, value = conf.settings[key]
-            unmodelled.append(f"{key}={value} (line {line}): not modelled by pbf")
+            unmodelled.append(f"{key}={_short(value)} ({_line(conf, line)}): not modelled by pbf")
     if "topologyplugin" in conf.settings:
         line, value = conf.settings["topologyplugin"]
         if value not in ("topology/none", "topology/default"):
-            unmodelled.append(f"topologyplugin={value} (line {line}): switches are not modelled; Slurm numbers nodes "
-                              "by the plugin's rank where it ranks them (topology/hypercube), pbf by name")
+            unmodelled.append(f"topologyplugin={_short(value)} ({_line(conf, line)}): switches are not modelled; "
+                              "Slurm numbers nodes by the plugin's rank where it ranks them (topology/hypercube), "
+                              "pbf by name")
     if "defmempercpu" in conf.settings or (chosen and "defmempercpu" in chosen[1]):
         mapped["DefMemPerCPU"] = f"{cluster.default_mem_per_core_mb} MB a core for jobs that ask none"
     _nodes_and_partition(conf, cluster, chosen, unmodelled)

@@ -36,7 +36,7 @@ def test_a_named_partition_in_slurms_node_order_with_gres():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("NodeName=n1 CPUs=x\n", "line 1: CPUs='x': expected a whole number >= 1"),
+    ("NodeName=n1 CPUs=x\n", "line 1: CPUs='x': expected a whole number from 1 to 1,048,576"),
     ("NodeName=n1 CPUs=4\nPartitionName=p Nodes=n[1-2] Default=YES\n", "line 2: Nodes='n[1-2]': node 'n2' has no"),
     ("NodeName=n1 Gres=gpu:many\n", "line 1: Gres='gpu:many'"),
     ("NodeName=n1 CPUs\n", "line 1: 'CPUs': expected KEY=VALUE"),

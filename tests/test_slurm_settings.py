@@ -165,23 +165,23 @@ def test_slurm_durations(text, seconds):
 
 @pytest.mark.parametrize("text, expected", [
     ("SchedulerParameters=bf_interval=often\n", "line 2: SchedulerParameters bf_interval='often': expected a whole "
-                                                "number from 1 to 10800 or -1"),
+                                                "number from 1 to 10,800 or -1"),
     ("SchedulerParameters=bf_resolution=0\n", "line 2: SchedulerParameters bf_resolution='0': expected a whole "
-                                              "number from 1 to 3600"),
-    ("SchedulerParameters=bf_window=50000\n", "bf_window='50000': expected a whole number from 1 to 43200"),
-    ("SchedulerParameters=bf_max_job_test=0\n", "bf_max_job_test='0': expected a whole number from 1 to 1000000"),
-    ("SchedulerParameters=bf_max_job_user=x\n", "bf_max_job_user='x': expected a whole number >= 0"),
+                                              "number from 1 to 3,600"),
+    ("SchedulerParameters=bf_window=50000\n", "bf_window='50000': expected a whole number from 1 to 43,200"),
+    ("SchedulerParameters=bf_max_job_test=0\n", "bf_max_job_test='0': expected a whole number from 1 to 1,000,000"),
+    ("SchedulerParameters=bf_max_job_user=x\n", "bf_max_job_user='x': expected a whole number from 0 to 2,147,483,647"),
     ("SchedulerParameters=bf_interval\n", "'bf_interval': expected bf_interval=NUMBER"),
-    ("SchedulerParameters=sched_interval=0\n", "sched_interval='0': expected a whole number >= 1"),
+    ("SchedulerParameters=sched_interval=0\n", "sched_interval='0': expected a whole number from 1 to 2,147,483,647"),
     ("SchedulerType=sched/wiki\n", "line 2: SchedulerType='sched/wiki': expected sched/backfill or sched/builtin"),
     ("PriorityType=priority/fair\n", "line 2: PriorityType='priority/fair': expected priority/basic or"),
-    ("PriorityType=priority/multifactor\nPriorityMaxAge=soon\n", "line 3: prioritymaxage='soon': expected a Slurm "
+    ("PriorityType=priority/multifactor\nPriorityMaxAge=soon\n", "line 3: PriorityMaxAge='soon': expected a Slurm "
                                                                  "time"),
-    ("PriorityType=priority/multifactor\nPriorityWeightAge=-5\n", "line 3: priorityweightage='-5': expected a "
+    ("PriorityType=priority/multifactor\nPriorityWeightAge=-5\n", "line 3: PriorityWeightAge='-5': expected a "
                                                                   "whole number"),
     ("PriorityType=priority/multifactor\nPriorityFavorSmall=maybe\n", "line 3: PriorityFavorSmall='maybe': "
                                                                       "expected YES or NO"),
-    ("MessageTimeout=x\n", "line 2: MessageTimeout='x': expected a whole number >= 1"),
+    ("MessageTimeout=x\n", "line 2: MessageTimeout='x': expected a whole number from 1 to 65,535"),
 ])
 def test_a_bad_setting_names_the_file_line_key_and_value(tmp_path, text, expected):
     site = _conf(tmp_path, "NodeName=n1 CPUs=4\n" + text)
