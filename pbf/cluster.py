@@ -8,14 +8,26 @@ carry memory, GPUs and features (a :class:`Node`). A cluster is read from a smal
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
-from .node import MAX_NODE_MEMORY_MB, MAX_UNITS, Node, expand_hostlist
-from .slurm_conf import read_partition
+from .node import (
+    MAX_NAME_LENGTH,
+    MAX_NODE_CORES,
+    MAX_NODE_GPUS,
+    MAX_NODE_MEMORY_MB,
+    MAX_NODES,
+    MAX_UNITS,
+    Node,
+    _good_name,
+    count_hostlist,
+    expand_hostlist,
+)
+from .slurm_conf import MAX_CONF_BYTES, MAX_FEATURES, read_partition
 
 __all__ = ["Cluster", "Node", "beocat_cluster", "expand_hostlist", "MAX_UNITS", "BUILTIN_CLUSTERS"]
 
@@ -135,88 +147,142 @@ class Cluster:
             features = ["avx2", "ib"]   # optional
             class = "dwarf"             # optional: the group reports use (default: the name's letters)
 
-        Errors name the file, the ``[[nodes]]`` entry, the field, the value and what was expected."""
+        Each entry's fields are checked before its names are made, and the names are counted before
+        (at most :data:`pbf.node.MAX_NODES` in the file, the most the compiled core holds). Errors name
+        the file, the ``[[nodes]]`` entry, the field, the value and what was expected."""
         import tomllib  # (Python 3.11+; the rest of pbf runs on 3.10)
         path = os.fspath(path)
         try:
             with open(path, "rb") as fh:
-                data = tomllib.load(fh)
+                raw = fh.read(MAX_CONF_BYTES + 1)
         except OSError as exc:
             raise ConfigError(f"cannot read cluster file {path!r}: {exc.strerror}") from None
+        if len(raw) > MAX_CONF_BYTES:
+            raise ConfigError(f"{path}: more than {MAX_CONF_BYTES:,} bytes: expected a cluster file (TOML)")
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: byte {exc.start + 1:,} is not UTF-8 text") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: not valid TOML for pbf: arrays or tables nested too deep") from None
         unknown = set(data) - {"name", "nodes"}
         if unknown:
-            raise ConfigError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; expected name and [[nodes]]")
+            shown = ", ".join(sorted(unknown)[:10]) + (" ..." if len(unknown) > 10 else "")
+            raise ConfigError(f"{path}: unknown key(s) {shown}; expected name and [[nodes]]")
+        name = data.get("name", os.path.splitext(os.path.basename(path))[0])
+        if not isinstance(name, str) or not name or len(name) > MAX_NAME_LENGTH or not name.isprintable():
+            raise ConfigError(f"{path}: field name: got {_shown(name)}, expected a cluster name (text of at most "
+                              f"{MAX_NAME_LENGTH} printable characters)")
         entries = data.get("nodes")
         if not isinstance(entries, list) or not entries:
             raise ConfigError(f"{path}: no [[nodes]] entries")
-        nodes = []
+        nodes, seen = [], {}
         for k, entry in enumerate(entries, 1):
             where = f"{path}, [[nodes]] entry {k}"
-            nodes.extend(_nodes_of_entry(entry, where))
-        return cls.of_nodes(nodes, name=str(data.get("name", os.path.splitext(os.path.basename(path))[0])))
+            for node in _nodes_of_entry(entry, where, MAX_NODES - len(nodes)):
+                if node.name in seen:
+                    raise ConfigError(f"{where}: node {node.name!r} is listed twice (also in entry {seen[node.name]})")
+                seen[node.name] = k
+                nodes.append(node)
+        units = sum(n.cores for n in nodes)
+        if units > MAX_UNITS:
+            raise ConfigError(f"{path}: the nodes have {units:,} cores in all: expected at most {MAX_UNITS:,} (the "
+                              "largest cluster pbf schedules)")
+        features = {f for n in nodes for f in n.features}
+        if len(features) > MAX_FEATURES:
+            raise ConfigError(f"{path}: the nodes have {len(features)} distinct features: expected at most "
+                              f"{MAX_FEATURES} (pbf's node model holds a bit for each)")
+        return cls.of_nodes(nodes, name=name)
 
 
 _ENTRY_KEYS = {"name", "names", "cores", "memory", "memory_mb", "gpus", "features", "class"}
 
 
-def _nodes_of_entry(entry, where):
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _nodes_of_entry(entry, where, room=MAX_NODES):
+    """The nodes of one ``[[nodes]]`` entry: its fields checked first, its names counted (at most
+    ``room``) before they are made."""
     if not isinstance(entry, dict):
-        raise ConfigError(f"{where}: expected a table of node settings, got {entry!r}")
+        raise ConfigError(f"{where}: expected a table of node settings, got {_shown(entry)}")
     unknown = set(entry) - _ENTRY_KEYS
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}; expected "
-                          f"{', '.join(sorted(_ENTRY_KEYS))}")
+        shown = ", ".join(sorted(unknown)[:10]) + (" ..." if len(unknown) > 10 else "")
+        raise ConfigError(f"{where}: unknown field(s) {shown}; expected {', '.join(sorted(_ENTRY_KEYS))}")
     if ("name" in entry) == ("names" in entry):
         raise ConfigError(f"{where}: give name or names (one of them)")
-    spec = entry.get("name", entry.get("names"))
+    key = "name" if "name" in entry else "names"
+    spec = entry[key]
     if not isinstance(spec, str):
-        raise ConfigError(f"{where}: field names: got {spec!r}, expected a string such as 'dwarf[01-39]'")
-    try:
-        names = expand_hostlist(spec)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: field names: got {spec!r}, expected {exc}") from None
+        raise ConfigError(f"{where}: field {key}: got {_shown(spec)}, expected a string such as 'dwarf[01-39]'")
 
-    def whole(key, default=None, low=0):
-        value = entry.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise ConfigError(f"{where}: field {key}: got {value!r}, expected a whole number >= {low}")
+    def whole(field, default, low, high):
+        value = entry.get(field, default)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ConfigError(f"{where}: field {field}: got {_shown(value)}, expected a whole number from {low:,} "
+                              f"to {high:,}")
         return value
 
-    cores = whole("cores", None, 1)
+    cores = whole("cores", None, 1, MAX_NODE_CORES)
     if "memory" in entry and "memory_mb" in entry:
         raise ConfigError(f"{where}: give memory or memory_mb, not both")
-    memory = whole("memory_mb", 0) if "memory" not in entry else _memory_mb(entry["memory"], where)
-    gpus = whole("gpus", 0)
+    memory = whole("memory_mb", 0, 0, MAX_NODE_MEMORY_MB) if "memory" not in entry else _memory_mb(entry["memory"],
+                                                                                                  where)
+    gpus = whole("gpus", 0, 0, MAX_NODE_GPUS)
     features = entry.get("features", [])
     if isinstance(features, str):
         features = [f for f in features.split(",") if f]
-    if not isinstance(features, list) or not all(isinstance(f, str) and f.strip() for f in features):
-        raise ConfigError(f"{where}: field features: got {features!r}, expected a list of names")
+    if not isinstance(features, list) or not all(isinstance(f, str) and f.strip() and f.strip().isprintable()
+                                                 for f in features):
+        raise ConfigError(f"{where}: field features: got {_shown(features)}, expected a list of names")
     klass = entry.get("class")
-    if klass is not None and not isinstance(klass, str):
-        raise ConfigError(f"{where}: field class: got {klass!r}, expected a string")
+    if klass is not None and (not isinstance(klass, str) or len(klass) > MAX_NAME_LENGTH or not klass.isprintable()):
+        raise ConfigError(f"{where}: field class: got {_shown(klass)}, expected a string of at most "
+                          f"{MAX_NAME_LENGTH} printable characters")
     try:
-        return [Node(n, cores, memory, gpus, tuple(f.strip() for f in features),
-                     klass if klass is not None else re.sub(r"[\d\-_.]+$", "", n) or n) for n in names]
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        count = count_hostlist(spec)
+        if count > room:
+            raise ValueError(f"at most {MAX_NODES:,} nodes in the file (the most pbf's core holds); this entry "
+                             f"names {count:,}")
+        names = expand_hostlist(spec, room)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: field {key}: got {_shown(spec)}, expected {exc}") from None
+    for n in names:
+        if not _good_name(n):
+            raise ConfigError(f"{where}: field {key}: got {_shown(spec)}, expected node names of at most "
+                              f"{MAX_NAME_LENGTH} printable characters without spaces, commas or brackets, not "
+                              f"{_shown(n)}")
+    feats = tuple(f.strip() for f in features)
+    return [Node(n, cores, memory, gpus, feats, klass if klass is not None else n.rstrip("0123456789-_.") or n)
+            for n in names]
 
 
 _MEM_UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+_MEMORY = re.compile(r"\s*([0-9]{1,19}(?:\.[0-9]{1,19})?)\s*([KMGT]?)B?\s*", re.IGNORECASE | re.ASCII)
 
 
 def _memory_mb(value, where) -> int:
-    """Memory as Slurm writes it: a whole number of MB, or a number with K, M, G or T."""
+    """Memory as Slurm writes it: a whole number of MB, or a number with K, M, G or T; at most
+    :data:`pbf.node.MAX_NODE_MEMORY_MB`."""
+    too_big = f"{where}: field memory: got {_shown(value)}, expected at most {MAX_NODE_MEMORY_MB:,} MB"
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if value > MAX_NODE_MEMORY_MB:
+            raise ConfigError(too_big)
         return value
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)B?\s*", str(value), re.IGNORECASE)
-    if not m or isinstance(value, bool):
-        raise ConfigError(f"{where}: field memory: got {value!r}, expected a size such as 125G, 64000M or 64000")
+    if isinstance(value, float) and math.isfinite(value) and value >= 0:
+        value = repr(value)                 # a TOML float: MB
+    m = _MEMORY.fullmatch(value) if isinstance(value, str) and len(value) <= 64 else None
+    if not m:
+        raise ConfigError(f"{where}: field memory: got {_shown(value)}, expected a size such as 125G, 64000M or "
+                          "64000")
     mb = float(m.group(1)) * _MEM_UNITS[(m.group(2) or "M").upper()]
     if mb > MAX_NODE_MEMORY_MB:
-        raise ConfigError(f"{where}: field memory: got {value!r}, expected at most {MAX_NODE_MEMORY_MB:,} MB")
+        raise ConfigError(too_big)
     return int(round(mb))
 
 

@@ -69,12 +69,12 @@ def test_toml_cluster(tmp_path):
 
 
 @pytest.mark.parametrize("body, message", [
-    ('[[nodes]]\nnames = "a[1-2]"\n', r"entry 1: field cores: got None, expected a whole number >= 1"),
+    ('[[nodes]]\nnames = "a[1-2]"\n', r"entry 1: field cores: got None, expected a whole number from 1 to 1,048,576"),
     ('[[nodes]]\nname = "a"\ncores = 4\nmemory = "lots"\n', r"field memory: got 'lots', expected a size such as"),
     ('[[nodes]]\nname = "a"\ncores = 4\ncolour = 1\n', r"unknown field\(s\) colour"),
     ('[[nodes]]\nnames = "a[2-1]"\ncores = 4\n', r"field names: got 'a\[2-1\]', expected a range a-b"),
     ('[[nodes]]\nname = "a"\ncores = 4\n[[nodes]]\nname = "a"\ncores = 2\n', "listed twice"),
-    ('[[nodes]]\nname = "a"\ncores = 4\ngpus = -1\n', r"field gpus: got -1, expected a whole number >= 0"),
+    ('[[nodes]]\nname = "a"\ncores = 4\ngpus = -1\n', r"field gpus: got -1, expected a whole number from 0 to 65,536"),
     ('nodes = 3\n', r"no \[\[nodes\]\] entries"),
     ('[[nodes]\n', "not valid TOML"),
 ])
