@@ -130,22 +130,44 @@ def job_feature_bits(bits: dict[str, int], features: Sequence[tuple[str, ...]]) 
     return out
 
 
+def _many(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def reject_detail(cluster: Cluster, requests: Requests, i: int, cores: int) -> str:
-    """Why job ``i`` can never run on ``cluster``, naming the resource."""
+    """Why job ``i`` can never run on ``cluster``: the resource, what the job asks of it and the most a
+    node has; where it is a combination no node has (GPUs on the nodes with the job's features, memory
+    on the nodes with its GPUs or features), that combination."""
     feats = set(requests.features[i])
+    named = "&".join(sorted(feats))
     usable = [n for n in cluster.nodes if feats <= set(n.features)]
     if not usable:
-        return f"no node has features {'&'.join(sorted(feats))}"
+        return f"no node has features {named}"
     gpus = int(requests.gpus[i])
-    usable = [n for n in usable if n.gpus >= gpus]
-    if not usable:
-        return f"no node has {gpus} GPUs"
+    with_gpus = [n for n in usable if n.gpus >= gpus]
+    if not with_gpus:
+        if feats and any(n.gpus >= gpus for n in cluster.nodes):
+            most = max(n.gpus for n in usable)
+            return (f"no node has {_many(gpus, 'GPU')} together with features {named} (the nodes with them have "
+                    f"at most {_many(most, 'GPU')})")
+        return f"no node has {_many(gpus, 'GPU')}"
+    usable = with_gpus
+    # what narrowed the nodes before memory is looked at
+    also = " and ".join(([f"features {named}"] if feats else []) + ([_many(gpus, "GPU")] if gpus else []))
     per_node = int(requests.mem_node_mb[i])
     if per_node and not any(n.memory_mb >= per_node for n in usable):
+        if also and any(n.memory_mb >= per_node for n in cluster.nodes):
+            most = max(n.memory_mb for n in usable)
+            return (f"no node has {per_node:,} MB of memory together with {also} (the nodes with them have at most "
+                    f"{most:,} MB)")
         return f"no node has {per_node:,} MB of memory"
     per_core = int(requests.mem_core_mb[i])
     if per_core and not any(n.memory_mb >= per_core for n in usable):
-        return f"no node has {per_core:,} MB of memory for one core"
+        most = max(n.memory_mb for n in usable)
+        if also and any(n.memory_mb >= per_core for n in cluster.nodes):
+            return (f"asks {per_core:,} MB of memory a core; the most memory a node with {also} has is "
+                    f"{most:,} MB")
+        return f"asks {per_core:,} MB of memory a core; the most memory a node has is {most:,} MB"
     lo, hi = int(requests.nodes_min[i]), int(requests.nodes_max[i])
     if lo > len(usable):
         return f"asks for {lo} nodes; {len(usable)} can hold it"
