@@ -20,8 +20,8 @@ import numbers
 
 from .errors import ConfigError
 
-__all__ = ["MAX_DIGITS", "INT64_MAX", "MAX_TIME", "MAX_SECONDS", "parse_whole", "parse_real", "check_int",
-           "check_real", "expected_whole", "expected_real", "where"]
+__all__ = ["MAX_DIGITS", "INT64_MAX", "MAX_TIME", "MAX_SECONDS", "MAX_GENERATED_JOBS", "parse_whole", "parse_real",
+           "check_int", "check_real", "expected_whole", "expected_real", "where"]
 
 #: the most digits a whole number may have (20 digits already exceed 2**63)
 MAX_DIGITS = 19
@@ -30,6 +30,8 @@ INT64_MAX = (1 << 63) - 1
 MAX_TIME = 1 << 40
 #: the longest duration any setting may have (seconds): a timer, window or resolution of at most 2**40 s
 MAX_SECONDS = MAX_TIME
+#: the most jobs a generator makes in one trace (about 6 GB of columns; far beyond any log)
+MAX_GENERATED_JOBS = 100_000_000
 
 
 def expected_whole(lo: int, hi: int | None) -> str:

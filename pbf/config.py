@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .bounded import MAX_SECONDS, check_int
 from .codes import TRIGGERS
 from .errors import ConfigError
 
@@ -14,11 +15,8 @@ def _check_choice(name, value, choices):
         raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
 
 
-def _check_int(name, value, minimum, allow_none=False):
-    if value is None and allow_none:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(f"{name} must be an int >= {minimum}{' or None' if allow_none else ''}, got {value!r}")
+#: the most jobs a pass reserves or tests (Slurm keeps these counts in 32-bit ints)
+MAX_COUNT = (1 << 31) - 1
 
 
 @dataclass(frozen=True)
@@ -50,10 +48,11 @@ class Backfill:
     stop_at_reservation_limit: bool = False
 
     def __post_init__(self):
-        _check_int("reservations", self.reservations, 0, allow_none=True)
-        _check_int("max_job_test", self.max_job_test, 1, allow_none=True)
-        _check_int("window", self.window, 0)
-        _check_int("resolution", self.resolution, 0)
+        # (bounded so that now + window and an end rounded up to the resolution stay far inside 64 bits)
+        check_int("reservations", self.reservations, 0, MAX_COUNT, allow_none=True)
+        check_int("max_job_test", self.max_job_test, 1, MAX_COUNT, allow_none=True)
+        check_int("window", self.window, 0, MAX_SECONDS)
+        check_int("resolution", self.resolution, 0, MAX_SECONDS)
         from .plugins.choosers import CHOOSERS  # (numpy: the command line's parser imports this module)
         CHOOSERS.resolve(self.order)    # fails early, with the known names
         if not isinstance(self.enabled, bool):

@@ -60,6 +60,17 @@ __all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolErr
            "Stopped", "Lend", "MAX_TIME"]
 
 
+def _items(i, ev, what):
+    # an outage event's units or nodes as a list: any iterable but a string of node names
+    value = getattr(ev, what)
+    if isinstance(value, (str, bytes)) and what == "nodes":
+        value = (value,)
+    try:
+        return list(value)
+    except TypeError:
+        raise ProtocolError(f"event {i} ({type(ev).__name__}): {what} must be a sequence, got {value!r}") from None
+
+
 def _unit_indices(words, units_total):
     bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:units_total]
     return np.flatnonzero(bits)
@@ -387,8 +398,8 @@ class Engine:
             elif isinstance(ev, Finish):
                 j = self._index.get(ev.job_id) if is_int(ev.job_id) else None
                 if j is None:
-                    why = ("was submitted in this same call and cannot have started" if ev.job_id in new_ids
-                           else "is unknown")
+                    why = ("was submitted in this same call and cannot have started"
+                           if is_int(ev.job_id) and ev.job_id in new_ids else "is unknown")
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id!r}: it {why}")
                 if ev.job_id in stopped:
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: the failure of event "
@@ -428,12 +439,12 @@ class Engine:
                 names[node.name] = range(at, at + node.cores)
                 at += node.cores
             idx = []
-            for n in ev.nodes:
-                if n not in names:
+            for n in _items(i, ev, "nodes"):
+                if not isinstance(n, str) or n not in names:
                     raise ProtocolError(f"event {i}: no node named {n!r} in the cluster")
                 idx.extend(names[n])
         else:
-            idx = list(ev.units)
+            idx = _items(i, ev, "units")
             for u in idx:
                 if not is_int(u) or not 0 <= u < units:
                     raise ProtocolError(f"event {i} ({type(ev).__name__}): unit {u!r} is not a unit index "

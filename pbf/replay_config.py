@@ -6,10 +6,11 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from .bounded import INT64_MAX, MAX_SECONDS
 from .cluster import Cluster
 from .coalloc import CoAllocation
 from .codes import CLOCKS, TRIGGERS
-from .config import Backfill, _check_choice
+from .config import MAX_COUNT, Backfill, _check_choice
 from .core_config import check_run_options
 from .errors import ConfigError
 from .node import MAX_UNITS
@@ -17,7 +18,7 @@ from .outages import Failures
 from .plugins.presets import BACKFILL_KEYS, preset
 from .plugins.scoring import Scoring
 from .resources import MEM_FROM
-from .scheduler_time import SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
+from .scheduler_time import MAX_COST_US, SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 
 __all__ = ["ReplayConfig", "NODE_CHOICES", "NODE_SEARCHES"]
 
@@ -29,6 +30,14 @@ NODE_SEARCHES = ("exact", "slurm")
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_in(value: object, lo: int, hi: int) -> bool:
+    return _is_int(value) and lo <= value <= hi
+
+
+def _number_in(value: object, lo: float, hi: float) -> bool:
+    return _is_number(value) and lo <= value <= hi
 
 
 def _is_number(value: object) -> bool:
@@ -43,25 +52,31 @@ _CHOICES = (("trigger", TRIGGERS), ("clock", CLOCKS), ("mem_from", MEM_FROM), ("
 #: every other setting checked on its own: (name, test, what it must be), in the order checked; a value that
 #: fails is refused with "NAME must be WHAT, got VALUE"
 _SETTINGS = (
-    ("bf_max_time", lambda v: v is None or (isinstance(v, int) and v > 0), "an int > 0 seconds or None"),
-    ("cost_per_test_us", lambda v: v is None or (_is_number(v) and v >= 0),
-     "a number >= 0 or None (the clock's default)"),
-    ("cost_per_slot_us", lambda v: v is None or (_is_int(v) and v >= 0), "an int >= 0 or None (the clock's default)"),
-    ("cost_per_node_us", lambda v: _is_int(v) and v >= 0, "an int >= 0 (microseconds)"),
-    ("cost_per_reservation_us", lambda v: _is_int(v) and v >= 0, "an int >= 0 (microseconds)"),
+    ("bf_max_time", lambda v: v is None or _int_in(v, 1, MAX_SECONDS),
+     f"an int from 1 to {MAX_SECONDS:,} seconds or None"),
+    ("cost_per_test_us", lambda v: v is None or _number_in(v, 0, MAX_COST_US),
+     f"a number from 0 to {MAX_COST_US:,} (microseconds) or None (the clock's default)"),
+    ("cost_per_slot_us", lambda v: v is None or _int_in(v, 0, MAX_COST_US),
+     f"an int from 0 to {MAX_COST_US:,} (microseconds) or None (the clock's default)"),
+    ("cost_per_node_us", lambda v: _int_in(v, 0, MAX_COST_US), f"an int from 0 to {MAX_COST_US:,} (microseconds)"),
+    ("cost_per_reservation_us", lambda v: _int_in(v, 0, MAX_COST_US),
+     f"an int from 0 to {MAX_COST_US:,} (microseconds)"),
     ("cost_power", lambda v: _is_number(v) and 0 < v <= 4, "a number in (0, 4] (1: a constant cost per test)"),
     ("slurm_sim", lambda v: isinstance(v, SlurmSim), "a pbf.SlurmSim"),
-    ("bf_interval", lambda v: isinstance(v, int) and v > 0, "an int > 0 seconds"),
-    ("bsld_bound", lambda v: _is_number(v) and v > 0, "a finite number > 0 (seconds)"),
+    ("bf_interval", lambda v: _int_in(v, 1, MAX_SECONDS), f"an int from 1 to {MAX_SECONDS:,} seconds"),
+    ("bsld_bound", lambda v: _is_number(v) and 0 < v <= MAX_SECONDS,
+     f"a finite number in (0, {MAX_SECONDS:,}] (seconds)"),
     ("kill_at_request", lambda v: isinstance(v, bool), "True or False"),
     ("failures", lambda v: v is None or isinstance(v, Failures), "a pbf.Failures or None"),
     ("start_estimates", lambda v: isinstance(v, bool), "True or False"),
-    ("estimate_every", lambda v: _is_int(v) and v >= 0, "an int >= 0 (instants with a pass)"),
+    ("estimate_every", lambda v: _int_in(v, 0, MAX_COUNT), f"an int from 0 to {MAX_COUNT:,} (instants with a pass)"),
     ("coalloc", lambda v: v is None or isinstance(v, CoAllocation), "a pbf.CoAllocation or None"),
     ("pass_records", lambda v: isinstance(v, bool), "True or False"),
     ("record_nodes", lambda v: isinstance(v, bool), "True or False"),
     ("cluster", lambda v: v is None or isinstance(v, (Cluster, str, os.PathLike)), "a pbf.Cluster, a name or a file"),
     ("units", lambda v: v is None or (_is_int(v) and 1 <= v <= MAX_UNITS), f"an int from 1 to {MAX_UNITS:,}"),
+    ("max_passes", lambda v: v is None or _int_in(v, 1, INT64_MAX),
+     "None (automatic: 2,000,000 + 200 a job) or an int >= 1"),
 )
 
 
@@ -133,7 +148,12 @@ class ReplayConfig:
     results (the ``nodes`` column: names joined by ``,``; a bitmap of the cluster's cores is kept
     per job while replaying, so it costs cores / 8 bytes a job). Without it the cluster is ``units`` interchangeable
     units. Node passes run on the worker threads as unit passes do, with the same decisions for any
-    ``workers`` (docs/engine.md, "The parallel pass on nodes")."""
+    ``workers`` (docs/engine.md, "The parallel pass on nodes").
+
+    ``max_passes``: the replay stops with a :class:`pbf.ConfigError` once it has made this many passes
+    (None: 2,000,000 + 200 a job, :meth:`pass_limit`), so that a trace whose jobs hold the cluster for
+    centuries of simulated time under an interval trigger (a pass every ``bf_interval``) ends with an
+    error instead of running for hours; raise it for such traces on purpose."""
     units: int | None = None
     priority: object = "fcfs"
     predictor: object = "requested"
@@ -163,6 +183,7 @@ class ReplayConfig:
     node_choice: str = "best-fit"
     node_search: str = "exact"
     record_nodes: bool = False
+    max_passes: int | None = None
 
 
     def __post_init__(self):
@@ -216,6 +237,13 @@ class ReplayConfig:
         if self.clock == "free":
             return None
         return self.bf_max_time if self.bf_max_time is not None else self.bf_interval
+
+    def pass_limit(self, jobs: int) -> int:
+        """The most passes the replay of ``jobs`` jobs may make: ``max_passes``, else 2,000,000 + 200 a job
+        (real logs make 1-40 a job; a job that holds the cluster for decades of simulated time under an
+        interval trigger makes millions)."""
+        return self.max_passes if self.max_passes is not None else 2_000_000 + 200 * jobs
+
     def test_costs(self) -> tuple[int, int]:
         """The charge of a job test and of a profile slot per test, in microseconds: as given, else
         the clock's default (model: 10,000 and 20; slurm-sim: 62 and 0, see :mod:`pbf.scheduler_time`)."""

@@ -125,13 +125,16 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                "user": table.user[order]}
     core.start_pool(config.workers)
     t0 = time.perf_counter()
+    limit = config.pass_limit(len(submit))
     try:
-        while not core.replay(_CHUNK_INSTANTS if report else -1):
+        # (in chunks of instants: between them the progress, the Python plugins' hooks and the pass limit)
+        while not core.replay(_CHUNK_INSTANTS):
             if core.hook_waiting:
                 first, n = core.hook_arrivals()
                 scoring.on_hook(core, columns, core.hook_t, np.arange(first, first + n), core.pending())
             elif report:
                 report(core.submitted)
+            _check_pass_limit(core, limit, len(submit), config)
         scoring.flush(core, columns, core.now)
     finally:
         core.stop_pool()
@@ -140,6 +143,17 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         report(len(submit), final=True)
     return assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
                     from_trace=from_trace, cluster=cluster, requests=requests)
+
+
+def _check_pass_limit(core, limit, jobs, config):
+    passes = core.pass_totals()["count"]
+    if passes > limit:
+        raise ConfigError(
+            f"the replay stopped after {passes:,} passes for {jobs:,} jobs, at simulated time {core.now:,} s, "
+            f"{core.submitted:,} jobs submitted: more than the limit of {limit:,} passes "
+            f"({'max_passes' if config.max_passes is not None else '2,000,000 + 200 a job'}); jobs that hold the "
+            "cluster for years of simulated time under an interval trigger make a pass every interval. Raise the "
+            "limit with --max-passes N (ReplayConfig(max_passes=N)) if that is what you want")
 
 
 def _progress_reporter(progress, total):

@@ -14,9 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .bounded import MAX_SECONDS
 from .errors import ConfigError
 
-__all__ = ["SlurmSim", "SOURCES", "SLURM_SIM_TEST_COST_US", "SLURM_SIM_SLOT_COST_US"]
+__all__ = ["SlurmSim", "SOURCES", "SLURM_SIM_TEST_COST_US", "SLURM_SIM_SLOT_COST_US", "MAX_COST_US"]
+
+#: the largest modelled cost of one step (a job test, a slot, a node, a queued job): 1,000 s, in us
+MAX_COST_US = 1_000_000_000
+#: the most jobs a main-scheduler pass tests (Slurm keeps it in a 32-bit int)
+_MAX_DEPTH = (1 << 31) - 1
 
 #: the default charge of one backfill job test under the slurm-sim clock, microseconds: the Slurm
 #: simulator's ``bf_model_sim_prefactor`` (6.208e-05 s per tried job) in the Beocat simulator's sim.conf
@@ -45,11 +51,12 @@ SOURCES = {
 }
 
 
-def _number(name, value, low, *, integer=False, unit="s"):
+def _number(name, value, low, high=MAX_SECONDS, *, integer=False, unit="s"):
     ok = (isinstance(value, int) if integer else isinstance(value, (int, float))) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value < low:
+    if not ok or not low <= value <= high or (not integer and not math.isfinite(value)):
         kind = "an int" if integer else "a number"
-        raise ConfigError(f"slurm_sim.{name} must be {kind} >= {low}{' ' + unit if unit else ''}, got {value!r}")
+        raise ConfigError(f"slurm_sim.{name} must be {kind} from {low:,} to {high:,}{' ' + unit if unit else ''}, "
+                          f"got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -80,13 +87,14 @@ class SlurmSim:
 
     def __post_init__(self):
         _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
-        _number("time_step", self.time_step, 1e-6)
+        # (the loop keeps time in microseconds: a step of at most a day keeps it far inside 64 bits)
+        _number("time_step", self.time_step, 1e-6, 86_400)
         _number("batch_sched_delay", self.batch_sched_delay, 0, integer=True)
         _number("sched_interval", self.sched_interval, 1, integer=True)
-        _number("default_queue_depth", self.default_queue_depth, 1, integer=True, unit="jobs")
+        _number("default_queue_depth", self.default_queue_depth, 1, _MAX_DEPTH, integer=True, unit="jobs")
         _number("max_sched_time", self.max_sched_time, 1e-6)
-        _number("cost_main_test_us", self.cost_main_test_us, 0, integer=True, unit="us")
-        _number("cost_queue_us", self.cost_queue_us, 0, integer=True, unit="us")
+        _number("cost_main_test_us", self.cost_main_test_us, 0, MAX_COST_US, integer=True, unit="us")
+        _number("cost_queue_us", self.cost_queue_us, 0, MAX_COST_US, integer=True, unit="us")
         _number("end_lag", self.end_lag, 0, integer=True)
         _number("end_lag_below", self.end_lag_below, 0, integer=True)
 

@@ -231,3 +231,67 @@ def scenarios(draw):
                 bf_interval=draw(st.integers(1, 60)),
                 # small profile blocks, so that whole-block placements, block skips and splits occur
                 block_slots=draw(st.sampled_from([None, 1, 2, 3, 5])))
+
+
+def replay_checked(table, config):
+    """``pbf.replay(table, config)`` on a cluster of nodes, then :func:`check_node_invariants` on the
+    compiled core's own placements (each job's cores, recorded while replaying)."""
+    import dataclasses
+    from unittest import mock
+
+    import pbf
+    from pbf import replay_result
+    seen = {}
+    real = replay_result.job_nodes
+
+    def capture(units, cluster):
+        seen["units"] = np.array(units, copy=True)
+        return real(units, cluster)
+    with mock.patch.object(replay_result, "job_nodes", side_effect=capture):
+        result = pbf.replay(table, dataclasses.replace(config, record_nodes=True))
+    check_node_invariants(result, config.node_cluster(), table, seen["units"])
+    return result
+
+
+def check_node_invariants(result, cluster, table, unit_bits):
+    """At every instant, on every node: the running jobs' cores, memory and GPUs fit the node (free
+    never negative); each started job holds exactly its cores, on nodes it may use (its node count
+    within its bounds)."""
+    jobs = result.jobs
+    start, end, size = jobs["start"], jobs["end"], jobs["units"]
+    order = np.argsort(table.job_id, kind="stable")          # result rows are in (submit, id) order
+    by_id = {int(table.job_id[i]): i for i in order}
+    nodes = cluster.nodes
+    first = np.concatenate([[0], np.cumsum([n.cores for n in nodes])])
+    bits = np.unpackbits(unit_bits.view(np.uint8), axis=1, bitorder="little")[:, :int(first[-1])]
+    held = np.add.reduceat(bits, first[:-1], axis=1) if len(nodes) else bits   # cores per node per job
+    mem_default = cluster.default_mem_per_core_mb
+    events = []
+    for k in range(len(start)):
+        if start[k] < 0:
+            assert not held[k].any(), f"job {jobs['id'][k]} never started but holds cores"
+            continue
+        assert held[k].sum() == size[k], f"job {jobs['id'][k]} holds {held[k].sum()} cores, asked {size[k]}"
+        i = by_id[int(jobs["id"][k])]
+        mpc, mpn = int(table.columns["mem_core_mb"][i]), int(table.columns["mem_node_mb"][i])
+        gpus = int(table.columns["gpus"][i])
+        used = np.nonzero(held[k])[0]
+        nmin, nmax = int(table.columns["nodes_min"][i]), int(table.columns["nodes_max"][i])
+        assert len(used) >= min(nmin, size[k]) and (nmax <= 0 or len(used) <= nmax), \
+            f"job {jobs['id'][k]} on {len(used)} nodes, asked {nmin}-{nmax}"
+        if end[k] > start[k]:
+            use = [(int(n), int(held[k][n]),
+                    mpn if mpn > 0 else (mpc if mpc > 0 else mem_default) * int(held[k][n]), gpus) for n in used]
+            events.append((int(end[k]), 0, use))
+            events.append((int(start[k]), 1, use))
+    busy = np.zeros((len(nodes), 3), dtype=np.int64)
+    cap = np.array([[n.cores, n.memory_mb or np.iinfo(np.int64).max, n.gpus] for n in nodes],
+                   dtype=np.int64).reshape(-1, 3)      # (memory 0: not modelled on that node)
+    for t, kind, use in sorted(events, key=lambda e: (e[0], e[1])):     # ends before starts
+        for n, c, m, g in use:
+            busy[n] += (1 if kind else -1) * np.array([c, m, g])
+        over = np.nonzero((busy > cap).any(axis=1))[0]
+        assert not len(over), f"at {t}: node {nodes[over[0]].name} holds {busy[over[0]].tolist()} " \
+                              f"(cores, MB, GPUs) of {cap[over[0]].tolist()}"
+        assert (busy >= 0).all()
+    assert not busy.any()

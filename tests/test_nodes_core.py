@@ -15,7 +15,7 @@ from pbf._nodes import NodeCluster
 from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
 
-from scheduling import node_scenarios, node_table
+from scheduling import node_scenarios, node_table, replay_checked
 
 
 def _oracle(nodes, jobs, reservations, first_fit):
@@ -33,7 +33,7 @@ def test_compiled_node_replay_is_the_oracle(case):
     cluster = Cluster.of_nodes(nodes, name="h")
     config = pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=reservations),
                               node_choice="first-fit" if first_fit else "best-fit")
-    got = pbf.replay(node_table(jobs), config)
+    got = replay_checked(node_table(jobs), config)
     want = _oracle(nodes, jobs, reservations, first_fit)
     assert got.jobs["start"].tolist() == want["start"]
     rejected = got.jobs["state"] == pbf.codes.JobState.JS_REJECTED
@@ -170,7 +170,7 @@ def test_the_parallel_node_pass_is_the_oracle(case, workers, stale, trigger):
                               bf_interval=3)
     one = pbf.replay(node_table(jobs), config)
     with _every_pass_parallel(stale):
-        many = pbf.replay(node_table(jobs), dataclasses.replace(config, workers=workers))
+        many = replay_checked(node_table(jobs), dataclasses.replace(config, workers=workers))
     assert many.jobs["start"].tolist() == one.jobs["start"].tolist()
     decided = ("count", "full", "quick", "mean_depth", "max_depth", "exit_reasons")
     assert [many.summary["passes"][k] for k in decided] == [one.summary["passes"][k] for k in decided]

@@ -88,7 +88,7 @@ def test_replay_text_summary(capsys):
 def test_bad_replay_arguments(capsys):
     with pytest.raises(SystemExit):
         main(["replay", str(SAMPLE), "--reservations", "-2"])
-    assert "expected an int >= 0 or 'unlimited', got '-2'" in capsys.readouterr().err
+    assert "expected a whole number from 0 to 2,147,483,647 or 'unlimited', got '-2'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("trigger", ["event", "interval"])

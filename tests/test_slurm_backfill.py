@@ -11,7 +11,7 @@ from pbf.cluster import Cluster, Node
 from pbf.reference.nodes_ref import NodeRequest, node_replay
 from pbf.reference.slurm_backfill_ref import NodeSpace, RunningJob, backfill_job, slurm_node_replay, will_run
 
-from scheduling import busy_node_scenarios, node_scenarios, node_table
+from scheduling import busy_node_scenarios, node_scenarios, node_table, replay_checked
 
 
 def _ref_jobs(jobs):
@@ -24,7 +24,7 @@ def _compiled(nodes, jobs, reservations, first_fit, resolution=0, window=0, **ru
     config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
                               backfill=pbf.Backfill(reservations=reservations, resolution=resolution, window=window),
                               node_choice="first-fit" if first_fit else "best-fit", **run)
-    return pbf.replay(node_table(jobs), config)
+    return replay_checked(node_table(jobs), config)      # (and no node over-committed at any instant)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])

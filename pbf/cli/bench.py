@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .options import int_in
+from .options import int_in, worker_list
 from .output import show
 
 __all__ = ["add_arguments"]
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the slice(s) and print the rows with the machine's load."""
     from .. import benchmark
     slices = ("bitmap", "pass", "growth", "replay", "rl") if args.slice == "all" else (args.slice,)
-    workers = tuple(int(w) for w in args.workers.split(",") if int(w) > 1)
+    workers = tuple(w for w in worker_list(args.workers) if w > 1)
     rows, load = benchmark.run_slices(slices, trials=args.trials, quick=args.quick,
                                       reference=not args.no_reference, workers=workers)
     show(args, rows, lambda: benchmark.format_rows(rows, load),

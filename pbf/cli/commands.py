@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from .. import __version__
-from ..errors import PbfError
+from ..errors import ConfigError, PbfError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -54,11 +54,26 @@ def _command_named(argv: Sequence[str]) -> list[str]:
     return [first] if first in COMMANDS else []
 
 
+def _check_output_names(args: argparse.Namespace) -> None:
+    """Refuse an empty ``--out``/``-o`` (which would silently mean "no output") and the file system's root
+    as an output folder, before anything runs."""
+    for name, flag in (("out", "--out"), ("output", "-o/--output")):
+        value = getattr(args, name, None)
+        if not isinstance(value, str):
+            continue
+        if not value.strip():
+            raise ConfigError(f"{flag}: got an empty name, expected a folder or file name")
+        if os.path.realpath(value) == os.path.realpath(os.sep):
+            raise ConfigError(f"{flag} {value!r}: pbf does not write into the root of the file system; "
+                              "give a folder of its own")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``pbf`` with ``argv`` (default: the process's arguments); returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(_command_named(argv)).parse_args(argv)
     try:
+        _check_output_names(args)
         status = args.func(args)
         sys.stdout.flush()
         return status

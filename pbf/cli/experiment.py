@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..bounded import MAX_GENERATED_JOBS
 from . import experiment_parallel
 from .options import int_in
 from .output import conclude, progress
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                     "and without backfilling on sampled sequences of 1,024 jobs of each trace.")
     pf.add_argument("--trace", help=_TRACE_DIR)
     pf.add_argument("--all-traces", action="store_true", help="also SDSC-SP2 and HPC2N")
-    pf.add_argument("--sequences", type=int_in(1), default=10, help="sampled sequences (10)")
+    pf.add_argument("--sequences", type=int_in(1, 1_000_000), default=10, help="sampled sequences (10)")
     add_output_options(pf)
     pf.set_defaults(func=run_priority_functions)
 
@@ -72,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         description="Co-allocation (ASA_X, docs/coalloc.md): no co-allocation, fixed fractions and the "
                                     "learners on SDSC-SP2, CTC-SP2 and Beocat-like traces, under low and high load.")
     ca.add_argument("--trace", help=_TRACE_DIR)
-    ca.add_argument("--jobs", type=int_in(1), default=100_000, help="jobs per Beocat-like trace (100000)")
+    ca.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=100_000,
+                    help="jobs per Beocat-like trace (100000)")
     add_output_options(ca, "the output directory for the result and its figures (without --out nothing is "
                            "written)")
     ca.set_defaults(func=run_coalloc)
@@ -89,7 +91,7 @@ def add_output_options(p: argparse.ArgumentParser,
 def _add_learned_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", help="a .npz kernel policy (or shipped model name) for the learned column of every "
                                     "row (default: the shipped model of each row)")
-    p.add_argument("--samples", type=int_in(0), default=0,
+    p.add_argument("--samples", type=int_in(0, 1_000_000), default=0,
                    help="also N sampled runs per window (the paper samples; default greedy only)")
     p.add_argument("--all-traces", action="store_true", help="also HPC2N and Lublin-2")
     p.add_argument("--seed", type=int_in(0), default=0, help="random seed of the sampled runs (default 0)")

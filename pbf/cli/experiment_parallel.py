@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .options import add_cost_options, cost_settings, int_in, positive_seconds, worker_list
+from ..bounded import MAX_GENERATED_JOBS
+from .options import add_cost_options, cost_settings, float_in, int_in, positive_seconds, seconds_from_1, worker_list
 from .output import conclude, note, progress
 
 __all__ = ["add_parser"]
@@ -37,15 +38,16 @@ def add_parser(experiments: Any) -> argparse.ArgumentParser:
                         "weekly profile")
     p.add_argument("--seed", type=int_in(0), default=0, help="the traces' seed (default 0)")
     p.add_argument("--bsld-bound", type=positive_seconds, default=600.0, help="the paper uses 10 minutes")
-    p.add_argument("--procs", type=int_in(1), default=None,
+    p.add_argument("--procs", type=int_in(1, 1024), default=None,
                    help="local processes running replays (default: the core count)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="run the replays on local processes (default) or as Ray tasks (pip install \"pbf[ray]\")")
     p.add_argument("--address", help="--backend ray: a running cluster's address (default: a local Ray instance)")
     tables = p.add_argument_group("the tables (without --grid or --mechanisms)")
-    tables.add_argument("--jobs", type=int_in(1), default=100_000, help="jobs per trace (100000)")
-    tables.add_argument("--bf-interval", type=int_in(1), default=30, help="seconds between backfill passes (30)")
-    tables.add_argument("--bf-max-time", type=int_in(1), default=None, help="pass budget, s (default: bf-interval)")
+    tables.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=100_000, help="jobs per trace (100000)")
+    tables.add_argument("--bf-interval", type=seconds_from_1, default=30, help="seconds between backfill passes (30)")
+    tables.add_argument("--bf-max-time", type=seconds_from_1, default=None,
+                        help="pass budget, s (default: bf-interval)")
     tables.add_argument("--cluster", default="beocat", metavar="beocat|beocat-gpu|FILE|none",
                         help="the cluster: Beocat's 299 nodes with their memory (default), another cluster of nodes, "
                              "or none: 9,128 interchangeable cores (the model before nodes existed)")
@@ -60,7 +62,7 @@ def add_parser(experiments: Any) -> argparse.ArgumentParser:
                      "modelled microseconds per profile slot per test (slurm: 0; easy-model: 20)",
                      "the modelled cost of a pass (the tables; docs/engine.md)")
     scaled = p.add_argument_group("the scaled cluster (--grid, --mechanisms)")
-    scaled.add_argument("--scale", type=float, default=0.2,
+    scaled.add_argument("--scale", type=float_in(1e-3, 1, "a fraction"), default=0.2,
                         help="cluster and trace scaled together (0.2: 1,826 cores, 20,000 jobs)")
     scaled.add_argument("--no-figures", action="store_true", help="--grid: no PNG figures (no matplotlib needed)")
     p.add_argument("--out", help="also write the JSON result to this file (--grid: the output directory for the "

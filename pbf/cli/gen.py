@@ -5,8 +5,9 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ..bounded import MAX_GENERATED_JOBS
 from ..errors import ConfigError
-from .options import int_in
+from .options import float_in, int_in
 from .output import note
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b = gen.add_parser("beocat", help="a Beocat-like trace (the Parallel Backfill paper's datasets)")
     b.add_argument("--traffic", choices=("high", "low"), default="high",
                    help="high: the jobs within 7 days; low: the same jobs within 14 days")
-    b.add_argument("--jobs", type=int_in(1), default=100_000, help="number of jobs (default 100000)")
+    b.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=100_000,
+                   help="number of jobs (default 100000)")
     b.add_argument("--window", help="submit window, e.g. 7d (overrides --traffic)")
     b.add_argument("--arrivals", choices=("profile", "pack"), default="profile",
                    help="bursts on the daily/weekly profile (default) or evenly packed")
@@ -39,13 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.set_defaults(func=run_beocat)
 
     lu = gen.add_parser("lublin", help="the Lublin-Feitelson 2003 model")
-    lu.add_argument("--jobs", type=int_in(1), default=10_000, help="number of jobs (default 10000)")
+    lu.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=10_000, help="number of jobs (default 10000)")
     lu.add_argument("--preset", choices=LUBLIN_PRESET_NAMES, default="lublin-1",
                     help="typed / typeless (the program's constants) or the Lublin-1 / Lublin-2 fits")
     lu.add_argument("--seed", type=int_in(0), default=0, help="random seed (default 0)")
-    lu.add_argument("--start-hour", type=int, default=0, help="hour of day the trace starts at")
+    lu.add_argument("--start-hour", type=int_in(0, 23), default=0, help="hour of day the trace starts at")
     for name in ("uhi", "umed", "ulow", "uprob"):
-        lu.add_argument(f"--{name}", type=float, help=f"override {name.upper()} for every job type")
+        lu.add_argument(f"--{name}", type=float_in(0, 1 if name == "uprob" else 24),
+                        help=f"override {name.upper()} for every job type")
     lu.add_argument("-o", "--output", required=True)
     lu.add_argument("--quiet", action="store_true")
     lu.set_defaults(func=run_lublin)

@@ -4,31 +4,30 @@ comma-separated worker counts."""
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..bounded import INT64_MAX, MAX_SECONDS, parse_real, parse_whole
 from ..cluster import MAX_UNITS
+from ..config import MAX_COUNT
 from ..errors import ConfigError
+from ..scheduler_time import MAX_COST_US
 
 if TYPE_CHECKING:
     from ..workload import Cleaning, JobTable
 
-__all__ = ["int_in", "float_in", "positive_seconds", "positive_number", "reservations", "key_values", "worker_list",
+__all__ = ["int_in", "float_in", "positive_seconds", "positive_number", "seconds_from_0", "seconds_from_1",
+           "count_from_0", "count_from_1", "micros", "swf_number", "reservations", "key_values", "worker_list",
            "add_cost_options", "cost_settings", "add_cleaning", "cleaning", "read_trace"]
 
 
-def int_in(lo: int, hi: int | None = None) -> Callable[[str], int]:
-    """An argparse type: an int from lo (to hi); argparse names the flag in its error."""
+def int_in(lo: int, hi: int = INT64_MAX) -> Callable[[str], int]:
+    """An argparse type: a whole number from lo to hi (ASCII digits; argparse names the flag in its error)."""
     def parse(text: str) -> int:
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < lo or (hi is not None and value > hi):
-            raise argparse.ArgumentTypeError(
-                f"expected a whole number from {lo:,}" + (f" to {hi:,}" if hi is not None else " up") + f", got {text}")
-        return value
+            return parse_whole(text, lo, hi)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"expected {exc}, got {_shown(text)}") from None
     return parse
 
 
@@ -36,27 +35,26 @@ def float_in(lo: float, hi: float, what: str = "a number") -> Callable[[str], fl
     """An argparse type: a finite number from lo to hi."""
     def parse(text: str) -> float:
         try:
-            value = float(text)
+            return parse_real(text, lo, hi)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not math.isfinite(value) or value < lo or value > hi:
-            raise argparse.ArgumentTypeError(f"expected {what} from {lo:g} to {hi:g}, got {text}")
-        return value
+            raise argparse.ArgumentTypeError(f"expected {what} from {lo:g} to {hi:g}, got {_shown(text)}") from None
     return parse
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
 def _positive(text: str, what: str) -> float:
     try:
-        value = float(text)
+        return parse_real(text, 0, MAX_SECONDS, lo_open=True)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite {what[2:]} > 0, got {text}")
-    return value
+        raise argparse.ArgumentTypeError(f"expected {what} above 0 and at most {MAX_SECONDS:,}, "
+                                         f"got {_shown(text)}") from None
 
 
 def positive_seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds > 0."""
+    """An argparse type: a finite number of seconds > 0 (at most 2**40)."""
     return _positive(text, "a number of seconds")
 
 
@@ -65,17 +63,27 @@ def positive_number(text: str) -> float:
     return _positive(text, "a number")
 
 
+#: an argparse type: whole seconds from 0 / from 1 to 2**40 (every time pbf schedules stays in 64 bits)
+seconds_from_0, seconds_from_1 = int_in(0, MAX_SECONDS), int_in(1, MAX_SECONDS)
+#: an argparse type: a count of jobs, passes or instants (Slurm's are 32-bit ints)
+count_from_0, count_from_1 = int_in(0, MAX_COUNT), int_in(1, MAX_COUNT)
+#: an argparse type: a modelled cost in microseconds (at most 1,000 s a step)
+micros = int_in(0, MAX_COST_US)
+
+
+def swf_number(text: str) -> int:
+    """An SWF number (a partition, a queue): a whole number that fits in 64 bits."""
+    return parse_whole(text, -INT64_MAX - 1, INT64_MAX)
+
+
 def reservations(text: str) -> int | None:
     """An argparse type: reservations per pass, an int >= 0 or unlimited (None)."""
     if text in ("unlimited", "conservative", "inf"):
         return None
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int >= 0 or 'unlimited', got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an int >= 0 or 'unlimited', got {text!r}")
-    return value
+        return parse_whole(text, 0, MAX_COUNT)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected {exc} or 'unlimited', got {_shown(text)}") from None
 
 
 def key_values(items: list[str] | None, flag: str, keys: Any = None,
@@ -88,9 +96,9 @@ def key_values(items: list[str] | None, flag: str, keys: Any = None,
             raise ConfigError(f"{flag} {item!r}: expected KEY=VALUE")
         try:
             key = key_type(key)
-            out[key] = float(value)
+            out[key] = parse_real(value, -1e300, 1e300)
         except ValueError:
-            raise ConfigError(f"{flag} {item!r}: expected KEY=NUMBER") from None
+            raise ConfigError(f"{flag} {_shown(item)}: expected KEY=NUMBER (a finite number)") from None
         if keys is not None and key not in keys:
             raise ConfigError(f"{flag} {item!r}: KEY must be one of {', '.join(keys)}")
     return out
@@ -99,9 +107,10 @@ def key_values(items: list[str] | None, flag: str, keys: Any = None,
 def worker_list(text: str) -> tuple[int, ...]:
     """``--workers 1,2,4,8``: the worker counts, each from 1 to 256."""
     try:
-        workers = tuple(int(w) for w in text.split(","))
+        workers = tuple(parse_whole(w, 1, 256) for w in text.split(","))
     except ValueError:
-        raise ConfigError(f"--workers {text!r}: expected comma-separated whole numbers, e.g. 1,2,4,8") from None
+        raise ConfigError(f"--workers {_shown(text)}: expected comma-separated whole numbers from 1 to 256, "
+                          "e.g. 1,2,4,8") from None
     if not workers or min(workers) < 1 or max(workers) > 256:
         raise ConfigError(f"--workers {text!r}: each count must be from 1 to 256")
     return workers
@@ -113,13 +122,13 @@ def add_cost_options(p: argparse.ArgumentParser, test_help: str, slot_help: str,
     g = p.add_argument_group(title)
     g.add_argument("--cost-per-test", type=float_in(0, 1e9, "microseconds"), default=None, metavar="US",
                    help=test_help + "; with --cost-power, the prefactor")
-    g.add_argument("--cost-per-slot", type=int_in(0), default=None, metavar="US", help=slot_help)
+    g.add_argument("--cost-per-slot", type=micros, default=None, metavar="US", help=slot_help)
     g.add_argument("--cost-power", type=float_in(0.01, 4, "a power"), default=1.0, metavar="POW",
                    help="a worker's first n tests of a pass cost COST_PER_TEST x n^POW (the Slurm simulator's "
                         "bf_model; 1, the default: a constant cost per test); `pbf calibrate sdiag` fits it")
-    g.add_argument("--cost-per-node", type=int_in(0), default=0, metavar="US",
+    g.add_argument("--cost-per-node", type=micros, default=0, metavar="US",
                    help="microseconds per node that could hold the tested job (node clusters; 0)")
-    g.add_argument("--cost-per-reservation", type=int_in(0), default=0, metavar="US",
+    g.add_argument("--cost-per-reservation", type=micros, default=0, metavar="US",
                    help="microseconds per reservation the pass made before the test (0)")
 
 

@@ -8,7 +8,19 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from .options import add_cleaning, add_cost_options, int_in, positive_seconds, read_trace, reservations
+from .options import (
+    add_cleaning,
+    add_cost_options,
+    count_from_1,
+    float_in,
+    int_in,
+    micros,
+    positive_seconds,
+    read_trace,
+    reservations,
+    seconds_from_0,
+    seconds_from_1,
+)
 from .output import note, show
 from .process import STARTED
 from .replay_text import format_replay, format_slurm_conf
@@ -45,11 +57,11 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
     sg.add_argument("--loss-under", choices=("squared", "linear"), help="regression: under-prediction branch (linear)")
     sg.add_argument("--loss-weight", choices=("constant", "short-wide", "long-narrow", "small-area", "large-area"),
                     help="regression: job weighting of Gaussier et al.'s Table 3 (large-area)")
-    sg.add_argument("--eta", type=float, help="regression: NAG learning rate (5000)")
-    sg.add_argument("--lambda", dest="lam", type=float, help="regression: l2 weight (4e9)")
-    sg.add_argument("--loss-over-slope", dest="over_slope", type=float,
+    sg.add_argument("--eta", type=float_in(0, 1e300, "a number"), help="regression: NAG learning rate (5000)")
+    sg.add_argument("--lambda", dest="lam", type=float_in(0, 1e300, "a number"), help="regression: l2 weight (4e9)")
+    sg.add_argument("--loss-over-slope", dest="over_slope", type=float_in(0, 1e300, "a number"),
                     help="regression: factor of the over-prediction branch (1)")
-    sg.add_argument("--loss-under-slope", dest="under_slope", type=float,
+    sg.add_argument("--loss-under-slope", dest="under_slope", type=float_in(0, 1e300, "a number"),
                     help="regression: factor of the under-prediction branch (1)")
     sg.add_argument("--mf-weight", action="append", metavar="NAME=W",
                     help="multifactor weight: age, fairshare, job-size, partition, qos (default Beocat's)")
@@ -69,14 +81,14 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="multifactor QOS priority of SWF queue Q (others 0)")
     rp.add_argument("--no-backfill", action="store_true",
                     help="strict priority order: passes stop at the first job that does not fit")
-    rp.add_argument("--max-job-test", type=int_in(1), default=None, help="jobs tested per pass (default: all)")
+    rp.add_argument("--max-job-test", type=count_from_1, default=None, help="jobs tested per pass (default: all)")
     rp.add_argument("--stop-at-reservation-limit", action="store_true", default=None,
                     help="once --reservations are made, a pass ends at the next job that would need one "
                          "(Slurm 17.02's reservation table; --preset slurm-17.02)")
     rp.add_argument("--bf-window", default=None, help="how far ahead reservations may start, e.g. 1d")
-    rp.add_argument("--bf-interval", type=int_in(1), default=None,
+    rp.add_argument("--bf-interval", type=seconds_from_1, default=None,
                     help="seconds between full passes (interval trigger; default 30)")
-    rp.add_argument("--bf-resolution", type=int_in(0), default=None,
+    rp.add_argument("--bf-resolution", type=seconds_from_0, default=None,
                     help="round planned ends up to this many seconds (default 0: exact)")
     rp.add_argument("--bsld-bound", type=positive_seconds, default=10.0,
                     help="tau of the bounded slowdown, s (default 10)")
@@ -84,6 +96,9 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="threads per backfill pass (ordered commit: the same decisions for any count "
                          "with the free clock; on a cluster of nodes a helper thread shares each search; "
                          "with the model clock, N modelled workers share the budget)")
+    rp.add_argument("--max-passes", type=int_in(1), default=None, metavar="N",
+                    help="stop with an error after N passes (default 2,000,000 + 200 a job: a trace whose jobs "
+                         "hold the cluster for years of simulated time makes a pass every interval)")
     rp.add_argument("--no-pass-records", action="store_true",
                     help="keep only the totals of the passes, not a record of each (no passes.csv, "
                          "no pass wall times): less memory on long traces, a faster replay")
@@ -94,7 +109,7 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="what a pass costs: nothing (default), a modelled cost per job test and slot "
                          "(deterministic), the measured time (not reproducible), or slurm-sim: "
                          "scheduling takes simulated time, as in the Slurm 17.02 simulator")
-    rp.add_argument("--bf-max-time", type=int_in(1), default=None,
+    rp.add_argument("--bf-max-time", type=seconds_from_1, default=None,
                     help="time budget of a full pass in seconds (default with a clock: --bf-interval)")
     add_cost_options(rp, "microseconds charged per job test (model clock: 10000; slurm-sim: 62)",
                   "microseconds charged per profile slot per test (model clock: 20; slurm-sim: 0)")
@@ -132,7 +147,7 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
     g.add_argument("--start-estimates", action="store_true",
                    help="record each job's estimated start when it arrives (squeue --start) and report "
                         "their accuracy against the actual starts")
-    g.add_argument("--estimate-every", type=int_in(1), default=0, metavar="K",
+    g.add_argument("--estimate-every", type=count_from_1, default=0, metavar="K",
                    help="also record every pending job's estimate every K instants with a pass (estimates.csv)")
     rp.add_argument("--out", help="directory for summary.json, jobs.csv, passes.csv")
     rp.add_argument("--report", action="store_true", help="also write figures and report.html into OUT/report "
@@ -147,11 +162,11 @@ def _add_failures(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("node drains and failures (docs/operations.md)")
     g.add_argument("--failures", metavar="FILE",
                    help="CSV of outages: time,nodes,duration,kind (drain, fail, resume)")
-    g.add_argument("--mtbf", type=float, metavar="HOURS",
+    g.add_argument("--mtbf", type=float_in(1e-3, 1e9, "hours"), metavar="HOURS",
                    help="instead of a file: failures drawn per node, this mean time between failures")
-    g.add_argument("--repair-hours", type=float, default=4.0, metavar="H",
+    g.add_argument("--repair-hours", type=float_in(1e-3, 1e9, "hours"), default=4.0, metavar="H",
                    help="--mtbf: mean time a failed node takes to come back (4)")
-    g.add_argument("--failure-seed", type=int_in(0), default=0, metavar="N", help="--mtbf: random seed (0)")
+    g.add_argument("--failure-seed", type=int_in(0, 2**32 - 1), default=0, metavar="N", help="--mtbf: random seed (0)")
     g.add_argument("--node-cores", default=None, metavar="K|beocat",
                    help="units per node for the failure file and --mtbf: K, or beocat (the Beocat-like "
                         "layout; default for the built-in trace); default 1 (a node per unit)")
@@ -163,24 +178,24 @@ def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scheduler time (--clock slurm-sim; Slurm 17.02 defaults, sources in docs/engine.md)")
     g.add_argument("--bf-yield-interval", type=positive_seconds, metavar="S",
                    help="backfill cycle time between lock yields (2)")
-    g.add_argument("--time-step", type=positive_seconds, metavar="S",
+    g.add_argument("--time-step", type=float_in(1e-6, 86_400, "a number of seconds"), metavar="S",
                    help="simulated time every main-loop iteration adds (1)")
-    g.add_argument("--end-lag", type=int_in(0), metavar="S",
+    g.add_argument("--end-lag", type=seconds_from_0, metavar="S",
                    help="seconds a job holds its resources past its run time before the scheduler sees its end "
                         "(0; 1 with --slurm-conf: a real Slurm sees an end at its next scheduling second)")
-    g.add_argument("--end-lag-below", type=int_in(0), metavar="S",
+    g.add_argument("--end-lag-below", type=seconds_from_0, metavar="S",
                    help="--end-lag only for jobs that run less than S seconds (0: every job; 13 with --slurm-conf)")
-    g.add_argument("--batch-sched-delay", type=int_in(0), metavar="S",
+    g.add_argument("--batch-sched-delay", type=seconds_from_0, metavar="S",
                    help="an event-triggered main-scheduler pass at most this often (3)")
-    g.add_argument("--sched-interval", type=int_in(1), metavar="S",
+    g.add_argument("--sched-interval", type=seconds_from_1, metavar="S",
                    help="a full-depth main-scheduler pass this often (60)")
-    g.add_argument("--default-queue-depth", type=int_in(1), metavar="N",
+    g.add_argument("--default-queue-depth", type=count_from_1, metavar="N",
                    help="jobs an event-triggered main-scheduler pass tests (100)")
     g.add_argument("--max-sched-time", type=positive_seconds, metavar="S",
                    help="a main-scheduler pass stops once it has cost this much (2)")
-    g.add_argument("--cost-main-test", dest="cost_main_test_us", type=int_in(0), metavar="US",
+    g.add_argument("--cost-main-test", dest="cost_main_test_us", type=micros, metavar="US",
                    help="microseconds charged per job a main-scheduler pass tests (62)")
-    g.add_argument("--cost-queue", dest="cost_queue_us", type=int_in(0), metavar="US",
+    g.add_argument("--cost-queue", dest="cost_queue_us", type=micros, metavar="US",
                    help="microseconds charged per queued job when a cycle builds its queue (0)")
 
 
@@ -191,6 +206,10 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     if args.report and not args.out:
         raise ConfigError("--report needs --out DIR: the report is drawn from the files written there")
+    if args.report:
+        import importlib.util
+        if importlib.util.find_spec("matplotlib") is None:     # (checked before anything is written)
+            raise ConfigError('--report draws with matplotlib, which is not installed: pip install "pbf[plot]"')
     if args.out:
         from ..replayer import check_output_dir
         check_output_dir(args.out)            # before the replay, not after it

@@ -14,7 +14,7 @@ from ..plugins import Multifactor, Regression, preset
 from ..replayer import ReplayConfig
 from ..scheduler_time import SlurmSim
 from ..workload.timeparse import parse_duration
-from .options import cost_settings, key_values
+from .options import cost_settings, key_values, swf_number
 
 __all__ = ["replay_config", "scoring", "multifactor", "common_settings", "SLURM_SIM_FLAGS", "SCORING", "LOSS",
            "MULTIFACTOR"]
@@ -57,9 +57,9 @@ def multifactor(args: argparse.Namespace) -> dict[str, Any]:
         mf["fairshare"] = "fair-tree"
         mf["associations"] = Associations.from_sacctmgr_dump(args.mf_associations)
     if args.mf_partition:
-        mf["partition_factors"] = key_values(args.mf_partition, "--mf-partition", key_type=int)
+        mf["partition_factors"] = key_values(args.mf_partition, "--mf-partition", key_type=swf_number)
     if args.mf_qos:
-        mf["qos_priorities"] = key_values(args.mf_qos, "--mf-qos", key_type=int)
+        mf["qos_priorities"] = key_values(args.mf_qos, "--mf-qos", key_type=swf_number)
     return mf
 
 
@@ -137,7 +137,8 @@ def _failures(args: argparse.Namespace, builtin: bool) -> Failures | None:
 def common_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings that come from the same flags with or without ``--slurm-conf``."""
     return dict(bsld_bound=args.bsld_bound, workers=args.workers, **cost_settings(args), commit=args.commit,
-                pass_records=not args.no_pass_records, kill_at_request=not args.no_clip_runtime,
+                pass_records=not args.no_pass_records, max_passes=args.max_passes,
+                kill_at_request=not args.no_clip_runtime,
                 failures=_failures(args, args.trace is None),
                 start_estimates=args.start_estimates or bool(args.estimate_every),
                 estimate_every=args.estimate_every, coalloc=_coalloc(args.coalloc), node_choice=args.node_choice,

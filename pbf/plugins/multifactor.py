@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..bounded import MAX_SECONDS
 from ..codes import Priority
 from ..errors import ConfigError
 
@@ -61,17 +62,19 @@ class Multifactor:
     dynamic = True
 
     def __post_init__(self):
+        _U32 = (1 << 32) - 1
         for f in ("weight_age", "weight_fairshare", "weight_job_size", "weight_partition", "weight_qos"):
             v = getattr(self, f)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                raise ConfigError(f"multifactor {f} must be a number >= 0, got {v!r}")
+            # (Slurm's PriorityWeight* are 32-bit)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or not 0 <= v <= _U32:
+                raise ConfigError(f"multifactor {f} must be a number from 0 to {_U32:,}, got {v!r}")
         for f in ("max_age", "half_life", "calc_period"):
             v = getattr(self, f)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ConfigError(f"multifactor {f} must be an int >= 0 seconds, got {v!r}")
-        if not isinstance(self.dampening, int) or isinstance(self.dampening, bool) or self.dampening < 1:
-            raise ConfigError(f"multifactor dampening (FairShareDampeningFactor) must be an int >= 1, got "
-                              f"{self.dampening!r}")
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SECONDS:
+                raise ConfigError(f"multifactor {f} must be an int from 0 to {MAX_SECONDS:,} seconds, got {v!r}")
+        if not isinstance(self.dampening, int) or isinstance(self.dampening, bool) or not 1 <= self.dampening <= 65535:
+            raise ConfigError(f"multifactor dampening (FairShareDampeningFactor) must be an int from 1 to 65,535, "
+                              f"got {self.dampening!r}")
         if self.fairshare not in ("classic", "fair-tree"):
             raise ConfigError(f"multifactor fairshare must be 'classic' or 'fair-tree', got {self.fairshare!r}")
         if self.associations is not None:
@@ -83,8 +86,10 @@ class Multifactor:
                 raise ConfigError("multifactor associations are used by fairshare='fair-tree' only")
         for f in ("partition_factors", "qos_priorities"):
             for k, v in getattr(self, f).items():
-                if not isinstance(v, (int, float)) or v < 0:
-                    raise ConfigError(f"multifactor {f}[{k!r}] must be a number >= 0, got {v!r}")
+                if not isinstance(k, int) or isinstance(k, bool) or not -(1 << 63) <= k < (1 << 63):
+                    raise ConfigError(f"multifactor {f}: key {k!r} must be an int (an SWF number, 64-bit)")
+                if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or not 0 <= v <= _U32:
+                    raise ConfigError(f"multifactor {f}[{k!r}] must be a number from 0 to {_U32:,}, got {v!r}")
 
     @classmethod
     def beocat(cls, **overrides: object) -> Multifactor:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bounded import MAX_GENERATED_JOBS, check_int
 from ..cluster import beocat_cluster
 from ..errors import ConfigError
 from .jobs import JobTable, SwfHeader
@@ -91,6 +92,10 @@ def _arrival_times(u, window):
     return np.minimum(np.floor(t).astype(np.int64), window - 1)
 
 
+#: the longest submit window of a generated trace: ten years (seconds)
+MAX_WINDOW = 3650 * 86400
+
+
 def generate_beocat(n_jobs: int = BEOCAT_DEFAULT_JOBS, window: int = TRAFFIC_WINDOWS["high"], seed: int = 0,
                     arrivals: str = "profile", resources: bool = False) -> JobTable:
     """Generate a Beocat-like trace of ``n_jobs`` jobs submitted within ``window`` seconds.
@@ -105,10 +110,9 @@ def generate_beocat(n_jobs: int = BEOCAT_DEFAULT_JOBS, window: int = TRAFFIC_WIN
     cluster reads (``mem_core_mb``, ``gpus``, ``nodes_min``, ``nodes_max``). SWF has no GPU field:
     write such a table with :func:`pbf.workload.sacct_dump.write_sacct`.
     """
-    if not isinstance(n_jobs, (int, np.integer)) or n_jobs <= 0:
-        raise ConfigError(f"n_jobs must be a positive int, got {n_jobs!r}")
-    if window <= 0:
-        raise ConfigError(f"window must be > 0 seconds, got {window}")
+    check_int("n_jobs", n_jobs, 1, MAX_GENERATED_JOBS)
+    # (the arrival profile is drawn hour by hour: ten years is 87,600 hours)
+    check_int("window", window, 1, MAX_WINDOW)
     if arrivals not in ARRIVAL_MODES:
         raise ConfigError(f"arrivals must be one of {', '.join(ARRIVAL_MODES)}, got {arrivals!r}")
     jobs_ss, arrive_ss = np.random.SeedSequence(seed).spawn(2)

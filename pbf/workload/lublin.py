@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..bounded import MAX_GENERATED_JOBS, check_int, check_real
 from ..errors import ConfigError
 from .jobs import JobTable, SwfHeader
 
@@ -178,8 +179,11 @@ def generate_lublin(n_jobs: int = 10_000, preset: str = "lublin-1", seed: int = 
     """
     if preset not in LUBLIN_PRESETS:
         raise ConfigError(f"unknown Lublin preset {preset!r}; known: {', '.join(LUBLIN_PRESETS)}")
-    if not isinstance(n_jobs, (int, np.integer)) or n_jobs <= 0:
-        raise ConfigError(f"n_jobs must be a positive int, got {n_jobs!r}")
+    check_int("n_jobs", n_jobs, 1, MAX_GENERATED_JOBS)
+    check_int("start_hour", start_hour, 0, 23)
+    for name, value in overrides.items():
+        # (sizes are 2**u nodes: u up to 24 keeps them within the largest cluster pbf schedules)
+        check_real(name, value, 0, 1 if name == "uprob" else 24)
     conf = dict(LUBLIN_PRESETS[preset])
     for key in ("batch", "interactive"):
         if key in conf and overrides:
@@ -187,6 +191,10 @@ def generate_lublin(n_jobs: int = 10_000, preset: str = "lublin-1", seed: int = 
                 conf[key] = replace(conf[key], **overrides)
             except TypeError as exc:
                 raise ConfigError(f"unknown Lublin constant in {sorted(overrides)}: {exc}") from None
+    for p in (conf[k] for k in ("batch", "interactive") if k in conf):
+        if not p.ulow <= p.umed <= p.uhi:
+            raise ConfigError(f"Lublin constants must keep ulow <= umed <= uhi, got ulow={p.ulow:g}, "
+                              f"umed={p.umed:g}, uhi={p.uhi:g}")
     ss = np.random.SeedSequence(seed).spawn(4)
     rngs = [np.random.Generator(np.random.PCG64(s)) for s in ss]
     streams = {INTERACTIVE: _Arrivals(rngs[0], conf["interactive"], start_hour)}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bounded import MAX_SECONDS, check_int
 from ..errors import ConfigError
 from .jobs import JobTable
 
@@ -20,8 +21,7 @@ def rescale(table: JobTable, window: int, mode: str = "linear") -> JobTable:
     """
     if mode not in RESCALE_MODES:
         raise ConfigError(f"mode must be one of {', '.join(RESCALE_MODES)}, got {mode!r}")
-    if window <= 0:
-        raise ConfigError(f"window must be > 0 seconds, got {window}")
+    check_int("window", window, 1, MAX_SECONDS)
     n = len(table)
     cols = {k: v.copy() for k, v in table.columns.items()}
     if n:
