@@ -28,12 +28,15 @@ import math
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .bounded import MAX_TIME, parse_whole
 from .codes import OutageKind
 from .errors import ConfigError, TraceFormatError
+from .node import MAX_UNITS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -46,6 +49,13 @@ __all__ = ["Outage", "Failures", "NodeLayout", "read_failures", "generate_failur
 ON_FAILURE = ("requeue", "kill")
 _KINDS = ("drain", "fail", "resume")
 _COLUMNS = ("time", "nodes", "duration", "kind")
+#: the most node units the outages of a replay may name in all (each is kept as a unit index)
+MAX_OUTAGE_UNITS = 1 << 23
+#: the most 64-bit words the core's outage events may take (an event is a bitmap of the cluster's units)
+MAX_EVENT_WORDS = 1 << 25
+#: the most failures drawn from an MTBF for one replay
+MAX_DRAWN_FAILURES = 1 << 22
+_MAX_HOURS = MAX_TIME / 3600
 
 
 @dataclass(frozen=True)
@@ -73,16 +83,21 @@ class NodeLayout:
             if cl.units != units:
                 raise ConfigError(f"node_cores='beocat' lays out {cl.units:,} units, but the cluster has {units:,}")
             return cls(tuple(n.cores for n in cl.nodes), tuple(n.name for n in cl.nodes))
-        if isinstance(node_cores, str) and node_cores.isdigit():
+        if isinstance(node_cores, str) and node_cores.isascii() and node_cores.isdigit() and len(node_cores) <= 19:
             node_cores = int(node_cores)
-        if not isinstance(node_cores, int) or isinstance(node_cores, bool) or node_cores < 1:
-            raise ConfigError(f"node_cores must be an int >= 1 or 'beocat', got {node_cores!r}")
+        if not isinstance(node_cores, int) or isinstance(node_cores, bool) or not 1 <= node_cores <= MAX_UNITS:
+            shown = repr(node_cores) if len(repr(node_cores)) <= 40 else repr(node_cores)[:37] + "..."
+            raise ConfigError(f"node_cores must be an int from 1 to {MAX_UNITS:,} or 'beocat', got {shown}")
         full, rest = divmod(units, node_cores)
         return cls(tuple([node_cores] * full + ([rest] if rest else [])))
 
-    @property
+    @cached_property
     def first(self) -> np.ndarray:
         return np.concatenate(([0], np.cumsum(self.cores)[:-1])).astype(np.int64)
+
+    @cached_property
+    def _index(self) -> dict:
+        return {n: i for i, n in enumerate(self.names)}
 
     def units_of(self, nodes: Iterable[int]) -> tuple:
         """The unit indices of the given node indices."""
@@ -115,10 +130,11 @@ class Failures:
         for name in ("mtbf_hours", "repair_hours"):
             v = getattr(self, name)
             if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)
-                                  or not math.isfinite(v) or v <= 0):
-                raise ConfigError(f"failures: {name} must be a number > 0, got {v!r}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ConfigError(f"failures: seed must be an int >= 0, got {self.seed!r}")
+                                  or not math.isfinite(v) or v <= 0 or v > _MAX_HOURS):
+                raise ConfigError(f"failures: {name} must be a number > 0 and at most {_MAX_HOURS:,.0f} hours, "
+                                  f"got {v!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < (1 << 64):
+            raise ConfigError(f"failures: seed must be an int from 0 to 2**64 - 1, got {self.seed!r}")
         if self.on_failure not in ON_FAILURE:
             raise ConfigError(f"failures: on_failure must be one of {', '.join(ON_FAILURE)}, got {self.on_failure!r}")
         if self.node_cores != "beocat":
@@ -144,7 +160,7 @@ class Failures:
 
 
 def _parse_nodes(text, layout, path, line):
-    names = {n: i for i, n in enumerate(layout.names)}
+    names = layout._index if layout.names else {}
     last = len(layout.cores) - 1
     expected = f"node indices 0..{last} and ranges a-b separated by ';' or spaces" + (
         f", or node names {layout.names[0]} .. {layout.names[-1]}" if layout.names else "")
@@ -152,7 +168,7 @@ def _parse_nodes(text, layout, path, line):
     for part in re.split(r"[;\s]+", text.strip()):
         if not part:
             continue
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        m = re.fullmatch(r"([0-9]{1,19})(?:-([0-9]{1,19}))?", part)
         if m:
             a = int(m.group(1))
             b = int(m.group(2)) if m.group(2) is not None else a
@@ -160,63 +176,88 @@ def _parse_nodes(text, layout, path, line):
                 raise TraceFormatError(path, line, "nodes", part, "a range a-b with a <= b")
             if b > last:
                 raise TraceFormatError(path, line, "nodes", part, f"nodes that exist (0 to {last})")
-            nodes.extend(range(a, b + 1))
+            nodes.append((a, b))
         elif part in names:
-            nodes.append(names[part])
+            nodes.append((names[part], names[part]))
         else:
             raise TraceFormatError(path, line, "nodes", part, expected)
     if not nodes:
         raise TraceFormatError(path, line, "nodes", text, expected)
-    return sorted(set(nodes))
+    nodes.sort()
+    merged = [list(nodes[0])]
+    for a, b in nodes[1:]:               # (overlapping ranges merged before they are expanded)
+        if a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
 
 
-def _int_field(row, name, path, line, *, empty_ok=False, minimum=0, expected="an integer number of seconds"):
+def _int_field(row, name, path, line, *, empty_ok=False, minimum=0, maximum=MAX_TIME,
+               expected="a whole number of seconds"):
     text = (row.get(name) or "").strip()
     if text == "" and empty_ok:
         return None
     try:
-        value = int(text)
+        return parse_whole(text, minimum, maximum)
     except ValueError:
-        raise TraceFormatError(path, line, name, text, expected) from None
-    if value < minimum:
-        raise TraceFormatError(path, line, name, text, f"{expected} >= {minimum}")
-    return value
+        raise TraceFormatError(path, line, name, text, f"{expected} from {minimum:,} to {maximum:,}") from None
 
 
 def read_failures(path: str | os.PathLike, layout: NodeLayout) -> list[Outage]:
     """Read a failure file (see the module docstring) into outages, in time order (file order at
-    equal times). Every error names the file, line, field and value."""
+    equal times). Every error names the file, line, field and value. Times are from -2**40 to 2**40 s
+    (:data:`pbf.bounded.MAX_TIME`; an outage ends by then); the outages may name
+    :data:`MAX_OUTAGE_UNITS` node units in all."""
     path = os.fspath(path)
     try:
-        with open(path, newline="") as fh:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
             lines = [(i + 1, line) for i, line in enumerate(fh) if line.strip() and not line.lstrip().startswith("#")]
     except OSError as exc:
         raise ConfigError(f"cannot read the failure file {path!r}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise TraceFormatError(path, None, None, "binary data", "a CSV text file") from None
+    except ValueError as exc:               # (a path with a NUL byte)
+        raise ConfigError(f"cannot read the failure file {path!r}: {exc}") from None
     if not lines:
         raise TraceFormatError(path, None, None, "an empty file", f"a header {','.join(_COLUMNS)} and outage rows")
-    header = [h.strip().lower() for h in next(csv.reader([lines[0][1]]))]
+
+    def fields(line, text):
+        if "\x00" in text:
+            raise TraceFormatError(path, line, None, text.strip(), "a CSV text line (it holds a NUL byte)")
+        try:
+            return next(csv.reader([text]), [])
+        except csv.Error as exc:
+            raise TraceFormatError(path, line, None, text.strip(), f"a CSV line ({exc})") from None
+
+    header = [h.strip().lower() for h in fields(*lines[0])]
     if sorted(header) != sorted(_COLUMNS):
         raise TraceFormatError(path, lines[0][0], "header", lines[0][1].strip(),
                                f"the columns {','.join(_COLUMNS)} (in any order)")
-    out = []
+    out, named = [], 0
     for line, text in lines[1:]:
-        values = next(csv.reader([text.split("#", 1)[0]]))
+        values = fields(line, text.split("#", 1)[0])
         if len(values) != len(header):
             raise TraceFormatError(path, line, None, text.strip(), f"{len(header)} fields ({','.join(header)})")
         row = dict(zip(header, values))
         kind = row["kind"].strip().lower()
         if kind not in _KINDS:
             raise TraceFormatError(path, line, "kind", row["kind"].strip(), " or ".join(_KINDS))
-        t = _int_field(row, "time", path, line, minimum=-(1 << 40))
-        duration = _int_field(row, "duration", path, line, empty_ok=True, minimum=1)
+        t = _int_field(row, "time", path, line, minimum=-MAX_TIME)
+        duration = _int_field(row, "duration", path, line, empty_ok=True, minimum=1, maximum=MAX_TIME - t)
         if kind == "fail" and duration is None:
             raise TraceFormatError(path, line, "duration", "", "seconds: a failure needs a duration "
                                    "(a drain without one lasts until a resume)")
         if kind == "resume" and duration is not None:
             raise TraceFormatError(path, line, "duration", row["duration"].strip(), "nothing: a resume takes none")
-        units = layout.units_of(_parse_nodes(row["nodes"], layout, path, line))
+        ranges = _parse_nodes(row["nodes"], layout, path, line)
+        first, cores = layout.first, layout.cores
+        named += sum(int(first[b]) + cores[b] - int(first[a]) for a, b in ranges)
+        if named > MAX_OUTAGE_UNITS:
+            raise TraceFormatError(path, line, "nodes", row["nodes"].strip(),
+                                   f"outages that name at most {MAX_OUTAGE_UNITS:,} node units in all (this line "
+                                   f"brings them to {named:,})")
+        units = tuple(u for a, b in ranges for u in range(int(first[a]), int(first[b]) + cores[b]))
         out.append(Outage(t, units, kind, None if duration is None else t + duration))
     out.sort(key=lambda o: o.time)
     return out
@@ -228,6 +269,12 @@ def generate_failures(layout: NodeLayout, start: int, end: int, mtbf_hours: floa
     ``mtbf_hours`` (counted from the end of its last repair) and is repaired after an exponential
     time of mean ``repair_hours`` (at least a second). Deterministic for a seed: node i draws from
     its own stream (seed, i), so adding nodes does not move the others' failures."""
+    span_hours = max(end - start, 0) / 3600
+    expected = len(layout.cores) * span_hours / (mtbf_hours + repair_hours)
+    if expected > MAX_DRAWN_FAILURES:
+        raise ConfigError(f"failures: an MTBF of {mtbf_hours:g} hours (repairs of {repair_hours:g}) over "
+                          f"{len(layout.cores):,} nodes and {span_hours:,.0f} hours draws about {expected:,.0f} "
+                          f"failures; pbf draws at most {MAX_DRAWN_FAILURES:,} (a longer MTBF, or fewer nodes)")
     out = []
     for node in range(len(layout.cores)):
         rng = np.random.default_rng([seed, node])
@@ -250,6 +297,11 @@ def core_events(outages: Sequence[Outage], units: int) -> tuple[np.ndarray, np.n
     """The outages as the core's event arrays (time, kind, until, bits): each timed drain or failure
     followed by its automatic resume; in time order, an instant's resumes first."""
     W = (units + 63) // 64
+    events = sum(1 if o.kind == "resume" or o.until is None else 2 for o in outages)
+    if events * W > MAX_EVENT_WORDS:
+        raise ConfigError(f"{len(outages):,} outages make {events:,} events over {units:,} units, a bitmap of "
+                          f"{W * 8:,} bytes each: {events * W * 8 / 2**20:,.0f} MiB, more than the "
+                          f"{MAX_EVENT_WORDS * 8 / 2**20:,.0f} MiB pbf gives them")
     rows = []
     for o in outages:
         bad = [u for u in o.units if not 0 <= u < units]

@@ -220,9 +220,9 @@ def test_beocat_layout_takes_node_names():
 @pytest.mark.parametrize("text, message", [
     ("time,nodes,kind\n1,2,fail\n", "line 1: field header: got 'time,nodes,kind', expected the columns"),
     ("time,nodes,duration,kind\n1,2,10,explode\n", "line 2: field kind: got 'explode', expected drain or fail"),
-    ("time,nodes,duration,kind\n1.5,2,10,fail\n", "line 2: field time: got '1.5', expected an integer"),
+    ("time,nodes,duration,kind\n1.5,2,10,fail\n", "line 2: field time: got '1.5', expected a whole number of"),
     ("time,nodes,duration,kind\n1,2,,fail\n", "field duration: got '', expected seconds: a failure needs"),
-    ("time,nodes,duration,kind\n1,2,0,fail\n", "field duration: got '0', expected .* >= 1"),
+    ("time,nodes,duration,kind\n1,2,0,fail\n", "field duration: got '0', expected .* from 1 to"),
     ("time,nodes,duration,kind\n1,99,10,fail\n", "field nodes: got '99', expected nodes that exist \\(0 to 7\\)"),
     ("time,nodes,duration,kind\n1,5-2,10,fail\n", "got '5-2', expected a range a-b with a <= b"),
     ("time,nodes,duration,kind\n1,abc,10,fail\n", "got 'abc', expected node indices 0..7"),
@@ -249,7 +249,7 @@ def test_failures_config_errors():
         pbf.Failures()
     with pytest.raises(ConfigError, match="on_failure"):
         pbf.Failures(mtbf_hours=10, on_failure="explode")
-    with pytest.raises(ConfigError, match="mtbf_hours must be a number > 0"):
+    with pytest.raises(ConfigError, match="mtbf_hours must be a number > 0 and at most"):
         pbf.Failures(mtbf_hours=-1)
 
 
@@ -300,7 +300,6 @@ def test_cli_replay_with_a_failure_file(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--on-failure", "kill"], "--on-failure needs --failures FILE or --mtbf HOURS"),
     (["--mtbf", "10", "--failures", "x.csv"], "not both"),
-    (["--mtbf", "0"], "mtbf_hours must be a number > 0"),
     (["--failures", "/nonexistent.csv"], "cannot read the failure file"),
 ])
 def test_cli_failure_option_errors(argv, message, capsys):
