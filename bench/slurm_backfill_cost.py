@@ -67,8 +67,8 @@ def analyse(folders, out=None):
         r = subprocess.run([sys.executable, "-m", "pbf", "calibrate", "sdiag", *files], capture_output=True, text=True)
         cli[label] = {"exit": r.returncode, "stdout": r.stdout.strip(), "stderr": r.stderr.strip()[-2000:]}
     lines = ["| depth (pending) | running | nodes | bf_max_job_test | cycles | mean cycle (ms) | max cycle (ms) | "
-             "mean tried | cost per test (us) | load1 mean (max) | machine busy % | slurmctld CPU % |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "mean tried | cost per test (us) | backfill thread CPU per test (us) | load1 mean (max) | machine busy % | slurmctld CPU % |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in rows:
         t = "unlimited" if f["max_job_test"] >= UNLIMITED_TEST else str(f["max_job_test"])
         def n(x, fmt):
@@ -76,7 +76,7 @@ def analyse(folders, out=None):
         lines.append(f"| {f['depth']:,} ({n(f.get('pending'), ',')}) | {n(f.get('running'), ',')} | "
                      f"{n(f.get('nodes'), 'd')} | {t} | {f['cycles_seen']} | {n(f['mean_cycle_ms'], '.1f')} | "
                      f"{n(f['max_cycle_ms'], '.1f')} | {n(f['mean_tried'], ',.0f')} | {n(f['us_per_test'], ',.0f')} "
-                     f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
+                     f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f.get('cpu_us_per_test'), ',.0f')} | {n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
                      f"{n(f['machine_busy_pct'], '.0f')} | {n(f['slurmctld_cpu_pct'], '.0f')} |")
     text = "\n".join(lines)
     if overall.get("pref_us"):

@@ -101,7 +101,8 @@ def running_jobs(nodes, partition: str, workdir: str, seed: int = 54, min_limit_
 def pending_jobs(n: int, partition: str, workdir: str, seed: int = 54, skip: int = 0) -> list:
     """sbatch argument lists of ``n`` pending jobs: the Beocat-like trace's requests
     (:func:`pbf.workload.beocat.generate_beocat` with resources: cores, memory per core, GPUs on one node,
-    requested time), jobs ``skip`` to ``skip + n`` of one trace; memory per core kept within 32 GB (and a
+    requested time), jobs ``skip`` to ``skip + n`` of the trace of ``skip + n`` jobs (the generator's jobs
+    depend on the trace's length: each stage of :func:`measure` draws its own); memory per core kept within 32 GB (and a
     GPU job within 16 cores and 80 GB on its node) so that every job fits some node and sbatch accepts it."""
     from ..workload.beocat import generate_beocat
     t = generate_beocat(skip + n, seed=seed, resources=True).columns
@@ -251,12 +252,18 @@ def case_figures(folder: str) -> dict:
     the machine's load over the samples."""
     with open(os.path.join(folder, "samples.csv")) as fh:
         rows = list(csv.DictReader(fh))
-    cycles, prev = [], 0
+    cycles, cpu, prev, prev_cpu = [], [], 0, None
     for r in rows:
         c = int(r["cycles"])
+        bf = float(r.get("bckfl_cpu_s") or -1)
         if c > prev and int(r["last_cycle_us"]) > 0:
             cycles.append((int(r["last_depth_try"]), int(r["last_cycle_us"]), int(r["last_depth"]),
                            int(r["queue_len"])))
+            if c == prev + 1 and prev_cpu is not None and prev_cpu >= 0 and bf >= 0 and prev > 0:
+                # the backfill thread's CPU since the sample that saw the cycle before: this cycle's
+                cpu.append((int(r["last_depth_try"]), bf - prev_cpu))
+        if c > prev:
+            prev_cpu = bf
         prev = max(prev, c)
     load = [float(r["load1"]) for r in rows]
     busy = [float(r["machine_busy_pct"]) for r in rows]
@@ -273,6 +280,9 @@ def case_figures(folder: str) -> dict:
             "us_per_test": sum(times) / sum(tried) if tried and sum(tried) else None,
             "us_per_test_sd": float(np.std([t / n for n, t in zip(tried, times) if n], ddof=1))
             if len(tried) > 1 else None,
+            "cpu_cycles": len(cpu),
+            "cpu_us_per_test": sum(t for _, t in cpu) * 1e6 / sum(n for n, _ in cpu) if cpu and sum(
+                n for n, _ in cpu) else None,
             "load1_mean": float(np.mean(load)) if load else None, "load1_max": max(load) if load else None,
             "machine_busy_pct": float(np.mean(busy)) if busy else None,
             "slurmctld_cpu_pct": float(np.mean(ctld)) if ctld else None,

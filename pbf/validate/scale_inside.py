@@ -128,6 +128,25 @@ def _proc_cpu(pid):
         return None
 
 
+def _thread_cpu(pid, name="bckfl"):
+    """CPU seconds used so far by slurmctld's thread ``name`` (the backfill agent names itself ``bckfl``), or
+    None when it is not found."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as fh:
+                    if fh.read().strip() != name:
+                        continue
+                with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                    parts = fh.read().split(") ", 1)[1].split()
+                return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+            except OSError:
+                continue
+    except OSError:
+        pass
+    return None
+
+
 def _machine():
     """(1-minute load average, the machine's CPU seconds busy and in all) from /proc."""
     with open("/proc/loadavg") as fh:
@@ -152,12 +171,14 @@ def _measure(case, spec, env, ctld_pid, pending_id, daemons):
     prev_machine, prev_ctld, prev_t = _machine(), _proc_cpu(ctld_pid), time.monotonic()
     with open(os.path.join(out, "samples.csv"), "w") as csv:
         csv.write("file,t_s,epoch,cycles,last_cycle_us,last_depth,last_depth_try,queue_len,load1,"
-                  "machine_busy_pct,slurmctld_cpu_pct,poked\n")
+                  "machine_busy_pct,slurmctld_cpu_pct,poked,bckfl_cpu_s\n")
         while True:
             daemons.check_running()
             time.sleep(sample_s)
             r = _run(["sdiag"], env, check=False, timeout=120)
             now = time.monotonic()
+            bf_cpu = _thread_cpu(ctld_pid)
+            bf_cpu = -1.0 if bf_cpu is None else bf_cpu
             machine, ctld = _machine(), _proc_cpu(ctld_pid)
             busy = (machine[1] - prev_machine[1]) / max(1e-9, machine[2] - prev_machine[2]) * 100
             ctld_pct = ((ctld - prev_ctld) / (now - prev_t) * 100) if ctld is not None and prev_ctld is not None \
@@ -184,7 +205,7 @@ def _measure(case, spec, env, ctld_pid, pending_id, daemons):
             row = [name, f"{case['max_s'] - (t_end_max - now):.1f}", f"{time.time():.1f}", cycles,
                    nums.get("Last cycle", -1), nums.get("Last depth cycle", -1),
                    nums.get("Last depth cycle (try sched)", -1), nums.get("Last queue length", -1),
-                   f"{machine[0]:.2f}", f"{busy:.1f}", f"{ctld_pct:.1f}", poked]
+                   f"{machine[0]:.2f}", f"{busy:.1f}", f"{ctld_pct:.1f}", poked, f"{bf_cpu:.2f}"]
             csv.write(",".join(str(x) for x in row) + "\n")
             csv.flush()
             rows.append(row)
