@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .bounded import INT64_MAX, MAX_SECONDS, parse_real, parse_whole
 from .codes import CoallocPolicy
 from .errors import ConfigError
 
@@ -70,18 +71,19 @@ class CoAllocation:
     def __post_init__(self):
         if self.policy not in _POLICIES:
             raise ConfigError(f"coalloc policy must be one of fixed, asax, hedge, exp3, got {self.policy!r}")
-        if not isinstance(self.fraction, (int, float)) or not 0 <= self.fraction < 1:
+        if not _real(self.fraction) or not 0 <= self.fraction < 1:
             raise ConfigError(f"coalloc fraction must be in [0, 1), got {self.fraction!r}")
-        for name, lo, hi in (("beta", 0, math.inf), ("lam", 0, 1), ("tau", 0, math.inf)):
+        # (finite and bounded: the load model multiplies and exponentiates them in C)
+        for name, lo, hi in (("beta", 0, 1e6), ("lam", 0, 1), ("tau", 0, 1e6)):
             v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not lo <= v <= hi:
-                raise ConfigError(f"coalloc {name} must be a number in [{lo}, {hi}], got {v!r}")
-        if not isinstance(self.dmax, (int, float)) or not self.dmax > 1:
-            raise ConfigError(f"coalloc dmax must be > 1, got {self.dmax!r}")
-        for name in ("interval", "seed"):
+            if not _real(v) or not lo <= v <= hi:
+                raise ConfigError(f"coalloc {name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+        if not _real(self.dmax) or not 1 < self.dmax <= 1e6:
+            raise ConfigError(f"coalloc dmax must be a number in (1, 1e+06], got {self.dmax!r}")
+        for name, hi in (("interval", MAX_SECONDS), ("seed", 2 ** 32 - 1)):
             v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                raise ConfigError(f"coalloc {name} must be an int >= 0, got {v!r}")
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= hi:
+                raise ConfigError(f"coalloc {name} must be an int from 0 to {hi:,}, got {v!r}")
         if not (self.cpu in ("trace", "synthetic") or (isinstance(self.cpu, (int, float))
                                                         and not isinstance(self.cpu, bool) and 0 < self.cpu <= 1)):
             raise ConfigError(f"coalloc cpu must be 'trace', 'synthetic' or a number in (0, 1], got {self.cpu!r}")
@@ -114,9 +116,9 @@ class CoAllocation:
                                   "interval, lam, tau, dmax, seed, node_cores or cpu")
             value = value.strip()
             if key in ("interval", "seed"):
-                kw[key] = int(_number(value, key, text))
+                kw[key] = _whole(value, key, text)
             elif key == "node_cores":
-                kw[key] = value if value == "beocat" else int(_number(value, key, text))
+                kw[key] = value if value == "beocat" else _whole(value, key, text)
             elif key == "cpu":
                 kw[key] = value if value in ("trace", "synthetic") else _number(value, key, text)
             else:
@@ -133,11 +135,22 @@ class CoAllocation:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
+def _real(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def _number(text, name, whole):
     try:
-        return float(text)
+        return parse_real(text, -math.inf)
     except ValueError:
-        raise ConfigError(f"--coalloc: {name} must be a number, got {text!r} in {whole!r}") from None
+        raise ConfigError(f"--coalloc: {name} must be a finite number, got {text!r} in {whole!r}") from None
+
+
+def _whole(text, name, whole):
+    try:
+        return parse_whole(text, 0, INT64_MAX)
+    except ValueError:
+        raise ConfigError(f"--coalloc: {name} must be a whole number >= 0, got {text!r} in {whole!r}") from None
 
 
 def _uniform(keys, stream):

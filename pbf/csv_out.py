@@ -127,7 +127,9 @@ def _written_whole(tmp, path, write, text):
         with (open(tmp, "w", newline="", encoding="utf-8") if text else open(tmp, "wb")) as fh:
             write(fh)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.remove(tmp)
+        if isinstance(exc, OSError) and exc.errno is not None:   # (named by the file asked for, not the .part)
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
         raise

@@ -100,8 +100,11 @@ class ReplayResult:
         check_output_dir(out_dir)
         out_dir = os.fspath(out_dir)
         parent = os.path.dirname(os.path.abspath(out_dir))
-        os.makedirs(parent, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix=".pbf-", dir=parent)
+        try:
+            os.makedirs(parent, exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=".pbf-", dir=parent)
+        except OSError as exc:      # (named by the folder asked for, not the temporary one beside it)
+            raise OSError(exc.errno, exc.strerror, out_dir) from None
         try:
             with open(os.path.join(tmp, "summary.json"), "w") as fh:
                 json.dump(_finite(self.summary), fh, indent=2, allow_nan=False)

@@ -35,6 +35,9 @@ NOT_NUMERIC = {"--preset", "--priority", "--predictor", "--correction", "--order
                "--mf-associations", "--slurm-conf", "--cluster", "--coalloc", "--mf-weight", "--mf-partition",
                "--mf-qos", "--trace", "--help"}
 KEYED = {"--mf-weight": "age={}", "--mf-partition": "1={}", "--mf-qos": "1={}", "--coalloc": "fixed:{}"}
+# the co-allocation options, each given a hostile value in turn
+COALLOC = ["asax:beta={}", "asax:interval={}", "asax:seed={}", "hedge:tau={}", "exp3:dmax={}", "asax:lam={}",
+           "asax:node_cores={}", "asax:cpu={}"]
 
 
 def write_inputs(tmp: Path) -> dict[str, str]:
@@ -196,6 +199,9 @@ def all_cases(files: dict[str, str], out: str) -> list[tuple[list[str], int | No
             for value in HOSTILE:
                 shown = KEYED.get(flag, "{}").format(value)
                 cases.append((base + [flag, shown], capacity))
+    for option in COALLOC:
+        for value in HOSTILE:
+            cases.append((bases(files)["event"] + ["--coalloc", option.format(value)], 8))
     for template in OTHER:
         for value in HOSTILE:
             argv = [a.replace("{trace}", files["trace"]).replace("{out}", out) for a in template]

@@ -70,6 +70,8 @@ def write_sacct(table: JobTable, path: str | os.PathLike) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines) + "\n")
         os.replace(tmp, path)
+    except OSError as exc:          # (named by the file asked for, not the .part beside it)
+        raise OSError(exc.errno, exc.strerror, path) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)

@@ -261,6 +261,8 @@ def write_swf(table: JobTable, path: str | os.PathLike, header: SwfHeader | None
             else:
                 raw.write(data)
         os.replace(tmp, path)
+    except OSError as exc:          # (named by the file asked for, not the .part beside it)
+        raise OSError(exc.errno, exc.strerror, path) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
