@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -18,6 +19,8 @@ __all__ = ["open_trace", "text_lines", "head_text", "MAX_LINE_BYTES"]
 
 #: the longest line a text trace may have (a sacct record is a few hundred bytes)
 MAX_LINE_BYTES = 1 << 20
+_CHUNK_BYTES = 1 << 20
+_NONBLANK = re.compile(rb"[^\s]")
 #: what can go wrong while decompressing (``gzip.BadGzipFile`` is an ``OSError``)
 _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
@@ -38,28 +41,73 @@ def _gzip_error(path: str, line: int, exc: BaseException) -> TraceFormatError:
 
 
 def text_lines(path: str | os.PathLike, *, max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` of each line of a text trace (plain or gzip), the line end (``\\n``,
-    ``\\r\\n``) removed; bytes that are not UTF-8 are replaced (U+FFFD) and a leading byte-order mark
-    dropped. :class:`TraceFormatError` for a truncated or corrupt gzip stream or a line longer than
-    ``max_line`` bytes; ``OSError`` when the file cannot be opened."""
+    """``(line number, text)`` of each line of a text trace (plain or gzip) that is not blank, the line
+    end (``\n``, ``\r\n``) removed; bytes that are not UTF-8 are replaced (U+FFFD) and a leading
+    byte-order mark dropped. Runs of blank lines are passed over at the speed of a byte search (a gzip
+    file of a few hundred kilobytes may hold a gigabyte of them). :class:`TraceFormatError` for a
+    truncated or corrupt gzip stream or a line longer than ``max_line`` bytes; ``OSError`` when the
+    file cannot be opened."""
     path = os.fspath(path)
-    number = 0
+    number, tail = 1, b""
     with open_trace(path) as fh:
         while True:
-            number += 1
             try:
-                raw = fh.readline(max_line + 1)
+                chunk = fh.read(_CHUNK_BYTES)
             except _GZIP_ERRORS as exc:
-                raise _gzip_error(path, number, exc) from None
-            if not raw:
+                raise _gzip_error(path, number + tail.count(b"\n"), exc) from None
+            data = tail + chunk
+            pos = 0
+            while True:
+                text_at = _nonblank(data, pos)
+                if text_at == len(data):               # blank to the end: count its line ends
+                    cut = data.rfind(b"\n", pos) + 1
+                    if cut:
+                        number += data.count(b"\n", pos, cut)
+                        pos = cut
+                    break
+                start = max(data.rfind(b"\n", pos, text_at) + 1, pos)
+                number += data.count(b"\n", pos, start)
+                pos = start
+                end = data.find(b"\n", pos)
+                if end < 0 and chunk:
+                    break                              # the line goes on in the next chunk
+                end = len(data) if end < 0 else end
+                if end - pos > max_line:
+                    raise _too_long(path, number, data[pos:pos + 60], max_line)
+                text = data[pos:end].decode("utf-8", "replace").rstrip("\r")
+                if number == 1 and text.startswith("\ufeff"):
+                    text = text[1:]                    # (a byte-order mark)
+                if text.strip() or number > 1:
+                    yield number, text
+                number += 1
+                pos = end + 1
+            tail = data[pos:]
+            if len(tail) > max_line:
+                raise _too_long(path, number, tail[:60], max_line)
+            if not chunk:
                 return
-            if len(raw) > max_line and not raw.endswith(b"\n"):
-                raise TraceFormatError(path, number, None, raw[:60].decode("utf-8", "replace"),
-                                       f"a line of at most {max_line:,} bytes")
-            text = raw.decode("utf-8", "replace")
-            if number == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            yield number, text.rstrip("\r\n")
+
+
+def _nonblank(data: bytes, pos: int) -> int:
+    """The index of the first byte from ``pos`` on that is not ASCII white space (``len(data)``: none);
+    a long blank run is passed over by ``bytes.lstrip`` on growing slices (gigabytes a second)."""
+    m = _NONBLANK.search(data, pos, pos + 256)
+    if m is not None:
+        return m.start()
+    at, width = pos + 256, 4096
+    while at < len(data):
+        seg = data[at:at + width]
+        rest = seg.lstrip()
+        if rest:
+            return at + len(seg) - len(rest)
+        at += len(seg)
+        width *= 4
+    return len(data)
+
+
+def _too_long(path, number, start, max_line):
+    return TraceFormatError(path, number, None, start.decode("utf-8", "replace"),
+                            f"a line of at most {max_line:,} bytes")
 
 
 def head_text(path: str | os.PathLike, limit: int = 1 << 16) -> str | None:
