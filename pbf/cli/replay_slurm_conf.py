@@ -36,6 +36,8 @@ def slurm_conf_config(args: argparse.Namespace,
         path, partition = path.rsplit(":", 1)
     if not os.path.exists(path):
         raise ConfigError(f"--slurm-conf {path!r}: no such file")
+    if os.path.isdir(path):
+        raise ConfigError(f"--slurm-conf {path!r}: a folder: expected a slurm.conf file")
     settings = slurm_settings(path, partition)
     if args.cluster is None and not settings.cluster.default_mem_per_core_mb:
         # jobs that ask no memory where the partition gives none: said
