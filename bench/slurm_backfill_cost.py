@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_folder, measure, sdiag_files
+from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_folder, fit_points, measure, sdiag_files
 
 
 def _cases(folders):
@@ -39,7 +39,7 @@ def _depth_key(case_dir):
 
 def analyse(folders, out=None):
     cases = sorted(_cases(folders), key=_depth_key)
-    rows, all_files = [], []
+    rows, all_files, end_files = [], [], []
     for c in cases:
         fig = case_figures(c)
         files = sdiag_files(c)
@@ -57,11 +57,16 @@ def analyse(folders, out=None):
             fig["slurmd_mode"] = r.get("slurmd_mode")
         rows.append(fig)
         all_files += fit.get("usable", [])
-    overall = fit_folder(all_files) if all_files else {}
+        end_files += fig["cycle_end_files"]
+    # pbf's fit over every snapshot it reads (the naive series: snapshots taken during a cycle pair one
+    # cycle's depth with another's time), and over the snapshots taken just after a cycle ended
+    naive = fit_folder(all_files) if all_files else {}
+    overall = fit_folder(end_files) if end_files else {}
+    cpu_fit = fit_points([(n, t * 1e6) for f in rows for n, t in f["cpu_points"]])
     # the CLI itself, on every raw file (to show what it says) and on the usable ones
     raw = [f for c in cases for f in sdiag_files(c)]
     cli = {}
-    for label, files in (("raw", raw), ("usable", all_files)):
+    for label, files in (("raw", raw), ("usable", all_files), ("cycle_ends", end_files)):
         if not files:
             continue
         r = subprocess.run([sys.executable, "-m", "pbf", "calibrate", "sdiag", *files], capture_output=True, text=True)
@@ -79,12 +84,23 @@ def analyse(folders, out=None):
                      f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f.get('cpu_us_per_test'), ',.0f')} | {n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
                      f"{n(f['machine_busy_pct'], '.0f')} | {n(f['slurmctld_cpu_pct'], '.0f')} |")
     text = "\n".join(lines)
+    if naive.get("pref_us"):
+        text += (f"\n\nnaive fit over every readable snapshot ({naive['snapshots']}; {len(naive['points'])} points, "
+                 f"{min(p[0] for p in naive['points']):,} to {max(p[0] for p in naive['points']):,} jobs tried): "
+                 f"{naive['pref_us']:.4g} us x n^{naive['power']:.3f} (power s.e. {naive['power_se']:.3f}; "
+                 f"rms relative error {100 * naive['rel_error']:.1f}%)")
     if overall.get("pref_us"):
-        text += (f"\n\nfit over {overall['snapshots']} snapshots ({len(overall['points'])} points, "
+        text += (f"\nfit over the snapshots just after a cycle ended, {overall['snapshots']} snapshots ({len(overall['points'])} points, "
                  f"{min(p[0] for p in overall['points']):,} to {max(p[0] for p in overall['points']):,} jobs tried): "
                  f"{overall['pref_us']:.4g} us x n^{overall['power']:.3f} (power s.e. {overall['power_se']:.3f}; "
                  f"rms relative error {100 * overall['rel_error']:.1f}%)")
-    summary = {"cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"}, "cli": cli}
+    if cpu_fit:
+        text += (f"\nthe backfill thread's CPU time per cycle ({cpu_fit['points']} cycles): {cpu_fit['pref_us']:.4g} us x "
+                 f"n^{cpu_fit['power']:.3f} (power s.e. {cpu_fit['power_se']:.3f}; rms relative error "
+                 f"{100 * cpu_fit['rel_error']:.1f}%)")
+    summary = {"cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
+               "naive_fit": {k: v for k, v in naive.items() if k != "usable"}, "cpu_fit": cpu_fit,
+               "cli": cli}
     if out:
         os.makedirs(out, exist_ok=True)
         with open(os.path.join(out, "summary.json"), "w") as fh:

@@ -123,6 +123,7 @@ def test_case_figures_one_figure_per_cycle(tmp_path):
     assert f["cycles_seen"] == 2 and f["mean_tried"] == 750
     assert f["us_per_test"] == pytest.approx(4_000_000 / 1500)
     assert f["max_cycle_ms"] == 3000
+    assert [os.path.basename(x) for x in f["cycle_end_files"]] == ["sdiag-002.txt", "sdiag-004.txt"]
     # the backfill thread's CPU: only the second cycle is bracketed by samples at cycle ends (2 s, 1000 tries)
     assert f["cpu_cycles"] == 1 and f["cpu_us_per_test"] == pytest.approx(2000)
 

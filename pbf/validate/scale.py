@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-__all__ = ["beocat_site_conf", "running_jobs", "pending_jobs", "measure", "case_figures", "fit_folder",
+__all__ = ["fit_points", "beocat_site_conf", "running_jobs", "pending_jobs", "measure", "case_figures", "fit_folder",
            "power_error", "sched_params", "UNLIMITED_TEST"]
 
 #: ``bf_max_job_test`` "unlimited": slurmctld 22.05's largest accepted value
@@ -249,16 +249,23 @@ def case_figures(folder: str) -> dict:
     """A case's figures from its ``samples.csv``: each backfill cycle once (the samples where sdiag's
     ``Total cycles`` moved; a sample that skipped cycles counts the last only), its time and the jobs it
     tried, their mean and max, the cost per tried job (total time over total jobs tried), the queue, and
-    the machine's load over the samples."""
+    the machine's load over the samples; ``cycle_end_files``: the sdiag outputs taken just after a cycle
+    ended. Only those pair a cycle's tried jobs with its own time: sdiag's ``Last depth cycle (try
+    sched)`` counts the jobs of the cycle *under way* (slurmctld sets it to 0 when a cycle begins and
+    adds to it as it tests), while ``Last cycle`` is the time of the last *finished* one, so a snapshot
+    taken during a cycle pairs part of one cycle's depth with another's time. The next cycle begins
+    ``bf_interval`` (30 s) after the last ended, so the first sample after an end (every 3 s) is
+    between cycles."""
     with open(os.path.join(folder, "samples.csv")) as fh:
         rows = list(csv.DictReader(fh))
-    cycles, cpu, prev, prev_cpu = [], [], 0, None
+    cycles, cpu, prev, prev_cpu, ends = [], [], 0, None, []
     for r in rows:
         c = int(r["cycles"])
         bf = float(r.get("bckfl_cpu_s") or -1)
         if c > prev and int(r["last_cycle_us"]) > 0:
             cycles.append((int(r["last_depth_try"]), int(r["last_cycle_us"]), int(r["last_depth"]),
                            int(r["queue_len"])))
+            ends.append(os.path.join(folder, r["file"]))
             if c == prev + 1 and prev_cpu is not None and prev_cpu >= 0 and bf >= 0 and prev > 0:
                 # the backfill thread's CPU since the sample that saw the cycle before: this cycle's
                 cpu.append((int(r["last_depth_try"]), bf - prev_cpu))
@@ -286,7 +293,7 @@ def case_figures(folder: str) -> dict:
             "load1_mean": float(np.mean(load)) if load else None, "load1_max": max(load) if load else None,
             "machine_busy_pct": float(np.mean(busy)) if busy else None,
             "slurmctld_cpu_pct": float(np.mean(ctld)) if ctld else None,
-            "points": cycles}
+            "points": cycles, "cpu_points": cpu, "cycle_end_files": ends}
 
 
 def sdiag_files(folder: str) -> list:
@@ -321,6 +328,20 @@ def fit_folder(files) -> dict:
                 "points": [list(p) for p in fit.points], "power_se": power_error(fit.points)[0],
                 "log_pref_se": power_error(fit.points)[1]})
     return out
+
+
+def fit_points(points) -> dict:
+    """``pref x n^pow`` by least squares on the logs of (n, time in microseconds) points, as
+    :func:`pbf.sdiag.fit_cost` fits sdiag's, with the power's standard error (for the backfill thread's CPU
+    time per cycle, which sdiag does not give)."""
+    pts = [(n, t) for n, t in points if n > 0 and t > 0]
+    if len({n for n, _ in pts}) < 2:
+        return {}
+    x, y = np.log([n for n, _ in pts]), np.log([t for _, t in pts])
+    b, a = np.polyfit(x, y, 1)
+    rel = math.sqrt(float(np.mean((np.exp(a + b * x) / np.exp(y) - 1) ** 2)))
+    se = power_error(pts)
+    return {"pref_us": math.exp(a), "power": float(b), "power_se": se[0], "rel_error": rel, "points": len(pts)}
 
 
 def power_error(points) -> tuple:
