@@ -24,6 +24,7 @@ Nodes are groups of consecutive units: ``node_cores=1`` (a node per unit), ``K``
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -211,14 +212,23 @@ def read_failures(path: str | os.PathLike, layout: NodeLayout) -> list[Outage]:
     :data:`MAX_OUTAGE_UNITS` node units in all."""
     path = os.fspath(path)
     try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            lines = [(i + 1, line) for i, line in enumerate(fh) if line.strip() and not line.lstrip().startswith("#")]
+        with open(path, "rb") as fh:
+            raw = fh.read()
     except OSError as exc:
         raise ConfigError(f"cannot read the failure file {path!r}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise TraceFormatError(path, None, None, "binary data", "a CSV text file") from None
     except ValueError as exc:               # (a path with a NUL byte)
         raise ConfigError(f"cannot read the failure file {path!r}: {exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = bytes(exc.object)
+        raise TraceFormatError(path, bad.count(b"\n", 0, exc.start) + 1, None,
+                               f"binary data (byte 0x{bad[exc.start]:02x} is not UTF-8 text)", "a CSV text file"
+                               ) from None
+    del raw
+    lines = [(i + 1, line) for i, line in enumerate(io.StringIO(text, newline=""))
+             if line.strip() and not line.lstrip().startswith("#")]
+    del text
     if not lines:
         raise TraceFormatError(path, None, None, "an empty file", f"a header {','.join(_COLUMNS)} and outage rows")
 
