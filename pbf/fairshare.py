@@ -250,15 +250,15 @@ def _dump_fields(path, number, rest):
     if end < 0:
         raise ConfigError(f"{path}, line {number}: {_cut(rest)!r}: expected a quoted name ('name')")
     name, tail, fields = rest[1:end], rest[end + 1:], {}
-    i = 0
-    while i < len(tail):
-        if tail[i] != ":":
-            i += 1
-            continue
-        eq = tail.find("=", i + 1)
-        colon = tail.find(":", i + 1)
-        if eq < 0 or (0 <= colon < eq):
-            i = colon if colon >= 0 else len(tail)      # (a part without '=': passed over)
+    i, eq = tail.find(":"), -1
+    while 0 <= i < len(tail):
+        if eq <= i:
+            eq = tail.find("=", i + 1)
+            if eq < 0:
+                break
+        colon = tail.find(":", i + 1, eq)
+        if colon >= 0:
+            i = colon                                   # (a part without '=': passed over)
             continue
         key = tail[i + 1:eq].strip()
         if tail[eq + 1:eq + 2] == "'":
@@ -271,6 +271,7 @@ def _dump_fields(path, number, rest):
             value, i = tail[eq + 1:stop].strip().strip("'"), stop
         if key and (key.replace("_", "").isalnum()):
             fields[key.lower()] = value
+        i = tail.find(":", i)
     return name, fields
 
 
