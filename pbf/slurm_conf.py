@@ -27,7 +27,8 @@
   ``include FILE`` (or ``Include``) reads FILE in place, a relative name taken from the folder of the
   ``slurm.conf`` (``get_extra_conf_path`` in ``src/common/read_config.c``), ``%c`` standing for the
   ``ClusterName``; pbf refuses an include of a file already being read and more than
-  :data:`MAX_INCLUDE_DEPTH` levels (slurmctld has no limit and recurses until it crashes). Other keys
+  :data:`MAX_INCLUDE_DEPTH` levels or :data:`MAX_CONF_FILES` files (slurmctld has no limit and recurses
+  until it crashes). Other keys
   are read past (and listed in :attr:`SlurmConf.ignored`).
 
 Every number goes through :mod:`pbf.bounded` (ASCII digits, in the range Slurm or pbf's core takes).
@@ -59,7 +60,7 @@ from .node import (
 
 __all__ = ["SlurmConf", "SlurmPartition", "ConfLine", "Pairs", "read_slurm_conf", "read_partition", "strnatcmp",
            "slurm_node_key", "conf_lines", "conf_pairs", "conf_items", "gres_gpus", "node_lines", "NODE_ORDERS",
-           "MAX_CONF_BYTES", "MAX_INCLUDE_DEPTH", "MAX_FEATURES"]
+           "MAX_CONF_BYTES", "MAX_CONF_FILES", "MAX_INCLUDE_DEPTH", "MAX_FEATURES"]
 
 #: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
 NODE_ORDERS = ("name", "file")
@@ -68,6 +69,8 @@ NODE_ORDERS = ("name", "file")
 MAX_CONF_BYTES = 1 << 24
 #: the deepest chain of ``include`` lines pbf follows (a file that includes itself is refused at once)
 MAX_INCLUDE_DEPTH = 16
+#: the most files pbf reads for one slurm.conf, itself included (a site's includes a handful)
+MAX_CONF_FILES = 1024
 #: the most distinct node features pbf's node model holds (a bit each in a 64-bit word, one kept apart)
 MAX_FEATURES = 63
 
@@ -176,6 +179,9 @@ def _lines(top: str, state: dict) -> Iterator[tuple[ConfLine, str]]:
 
 
 def _read_bytes(path: str, state: dict, included_at) -> bytes:
+    if len(state["files"]) >= MAX_CONF_FILES:
+        raise ConfigError(f"{included_at}: include {os.path.basename(path)!r}: expected at most {MAX_CONF_FILES:,} "
+                          "files read in all (the slurm.conf and the files it includes)")
     left = MAX_CONF_BYTES - state["bytes"]
     try:
         with open(path, "rb") as fh:
@@ -207,7 +213,10 @@ def _file_lines(path: str, top: str, state: dict, included_at) -> Iterator[tuple
     if physical and physical[-1] == "":
         physical.pop()
     for number, raw in enumerate(physical, 1):
-        line = _strip_comment(raw).rstrip()
+        line = (_strip_comment(raw) if "#" in raw else raw).rstrip()
+        if not line and not buf:
+            first = None                # a blank line, nothing pending: the common case made cheap
+            continue
         if first is None:
             first = number
         if (len(line) - len(line.rstrip("\\"))) % 2 == 1:

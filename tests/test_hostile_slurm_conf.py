@@ -328,6 +328,11 @@ def test_include_depth_is_limited(tmp_path):
     (tmp_path / "leaf.conf").write_text("# " + "x" * (1 << 20) + "\n")
     (tmp_path / "fan.conf").write_text("NodeName=n1\n" + "include leaf.conf\n" * 40)
     _refused(tmp_path / "fan.conf", "more than 16,777,216 bytes")
+    (tmp_path / "empty.conf").write_text("")
+    (tmp_path / "wide.conf").write_text("NodeName=n1\n" + "include empty.conf\n" * 100_000)
+    t = time.perf_counter()
+    _refused(tmp_path / "wide.conf", "wide.conf, line 1025: include 'empty.conf': expected at most 1,024 files")
+    assert time.perf_counter() - t < 5
 
 
 # ---------------------------------------------------------------- cluster TOML
