@@ -207,7 +207,7 @@ def _file_lines(path: str, top: str, state: dict, included_at) -> Iterator[tuple
     data = _read_bytes(path, state, included_at)
     state["files"].append(path)
     state["stack"].append(real)
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")     # (a byte-order mark some editors add)
     buf, first = "", None
     physical = text.split("\n")
     if physical and physical[-1] == "":

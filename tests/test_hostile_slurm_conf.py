@@ -256,6 +256,7 @@ def test_nul_bytes_binary_and_huge_files_are_refused(tmp_path):
     _refused(big, "big.conf: more than 16,777,216 bytes")
     # not UTF-8 in a comment is harmless; a huge line is read in linear time
     assert Cluster.load(_conf(tmp_path, b"# caf\xe9\nNodeName=n1 CPUs=2\n", "latin.conf")).units == 2
+    assert Cluster.load(_conf(tmp_path, b"\xef\xbb\xbfNodeName=n1 CPUs=3\n", "bom.conf")).units == 3
     t = time.perf_counter()
     _refused(_conf(tmp_path, "NodeName=n1 CPUs=4 Feature=" + "\\#" * 400_000 + "x" * 400_000 + "]\n"
                    + "NodeName=" + "1" * 500_000 + "[1-2]x\n", "long.conf"), "line 2: NodeName='111")
