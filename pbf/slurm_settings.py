@@ -265,8 +265,7 @@ def choose_partition(path: str | os.PathLike | SlurmConf, partition: str | None 
 
 def _sched_params(conf, mapped, unmodelled):
     number, text = conf.settings.get("schedulerparameters", (None, ""))
-    line_at, sp = conf.at("schedulerparameters")
-    sp = "SchedulerParameters" if sp == "schedulerparameters" else sp
+    sp = _spelled(conf, "schedulerparameters")
     at = f"{getattr(number, 'path', conf.path)}, line {number}: {sp}"
     ln = _line(conf, number)
     opts, spelled = {}, {}
@@ -314,8 +313,7 @@ def _sched_params(conf, mapped, unmodelled):
         out["bf_max_time"] = None
         mapped["SchedulerParameters bf_max_time"] = f"= bf_interval, {out['bf_interval']} (Slurm default)"
     mt_line, mt = conf.settings.get("messagetimeout", (None, str(SLURM_DEFAULTS["MessageTimeout"])))
-    mt = _whole(conf, mt_line, conf.at("messagetimeout")[1].replace("messagetimeout", "MessageTimeout"), mt,
-                *_MESSAGE_TIMEOUT)
+    mt = _whole(conf, mt_line, _spelled(conf, "messagetimeout"), mt, *_MESSAGE_TIMEOUT)
     if "max_sched_time" in opts:
         out["max_sched_time"] = whole("max_sched_time")
         mapped["SchedulerParameters max_sched_time"] = f"{out['max_sched_time']} (site)"
@@ -335,7 +333,8 @@ _SPELLED = {"priorityweightage": "PriorityWeightAge", "priorityweightfairshare":
             "priorityweightqos": "PriorityWeightQOS", "prioritymaxage": "PriorityMaxAge",
             "prioritydecayhalflife": "PriorityDecayHalfLife", "prioritycalcperiod": "PriorityCalcPeriod",
             "priorityfavorsmall": "PriorityFavorSmall", "prioritytype": "PriorityType",
-            "fairsharedampeningfactor": "FairShareDampeningFactor", "messagetimeout": "MessageTimeout"}
+            "fairsharedampeningfactor": "FairShareDampeningFactor", "messagetimeout": "MessageTimeout",
+            "schedulerparameters": "SchedulerParameters", "schedulertype": "SchedulerType"}
 
 
 def _spelled(conf, key):
@@ -523,7 +522,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
         read_past.append(f"include: {', '.join(conf.files[1:])} (read in place, as slurmctld reads them)")
     sched_line, sched = conf.settings.get("schedulertype", (None, "sched/backfill"))
     if sched not in ("sched/backfill", "sched/builtin"):
-        raise ConfigError(where(getattr(sched_line, "path", conf.path), sched_line, conf.at("schedulertype")[1],
+        raise ConfigError(where(getattr(sched_line, "path", conf.path), sched_line, _spelled(conf, "schedulertype"),
                                 sched, "sched/backfill or sched/builtin"))
     s = _sched_params(conf, mapped, unmodelled)
     backfilling = sched != "sched/builtin" and s["bf_interval"] != -1
