@@ -1104,6 +1104,9 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     stop = t + d
     if resolution > 1:
         stop = ((stop + resolution - 1) // resolution) * resolution
+    if stop >= EV_T_MAX:
+        # (a start whose end lies beyond the plan's reach, 2^43 s, is none: the job waits unreserved)
+        return NO_START
     if M.split != NULL and ne >= M.split.min_nodes:
         nm_windows_split(M, M.split, j, t, stop, ne, &total, &used)
     else:
@@ -1118,6 +1121,8 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
         stop = t + d
         if resolution > 1:
             stop = ((stop + resolution - 1) // resolution) * resolution
+        if stop >= EV_T_MAX:
+            return NO_START
         while lp < M.nev and (M.ev[lp] >> 20) < stop:      # points entering the window
             i = M.ev[lp] & 0xFFFFF
             lp += 1

@@ -20,6 +20,7 @@ from pbf.engine import Drain, Engine, Fail, Finish, Job, ProtocolError, Resume, 
 
 from helpers import snapshot
 
+pytestmark = pytest.mark.fuzz
 HERE = Path(__file__).resolve().parent
 EXAMPLES = int(os.environ.get("PBF_FUZZ_EXAMPLES", 200))
 
@@ -42,7 +43,7 @@ def test_sampled_flag_values_never_crash_hang_or_over_commit(tmp_path):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(HERE / "fuzz_flags.py"), "--cases", str(max(EXAMPLES, 100)),
                            "--seed", "1", "--timeout", "30", "--memory-gb", "1"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=max(900, EXAMPLES))
     report = json.loads(proc.stdout)
     assert report["problems"] == [], json.dumps(report["problems"][:3], indent=1)
     assert report["ok"] > 0 and report["refused"] > 0, "the values cover both outcomes"
@@ -208,3 +209,21 @@ def test_hostile_calls_are_refused_cleanly_or_keep_every_invariant(events, now):
     assert len(owned) == len(set(owned)) and all(0 <= u < 8 for u in owned), "no unit owned twice"
     assert 0 <= stats["free_units"] <= 8 - len(owned), "free never negative"
     assert all(not isinstance(d.at, float) or math.isfinite(d.at) for d in decisions if hasattr(d, "at"))
+
+
+@pytest.mark.parametrize("how", [{}, {"workers": 2}, {"start_estimates": True}, {"node_search": "slurm"}])
+def test_reservations_past_the_node_plans_reach_are_not_made(how):
+    # twelve jobs of 2**40 s each, one after the other on two nodes: the eighth would end past 2**43 s,
+    # where the node plan's points end (it used to fail as "out of memory")
+    from pbf.cluster import Cluster, Node
+    from pbf.workload import JobTable
+    cluster = Cluster.of_nodes([Node("n1", 4, 8000, 1), Node("n2", 4, 8000, 1)], name="c")
+    n = 12
+    jobs = JobTable.from_arrays(job_id=np.arange(1, n + 1), submit=np.zeros(n, dtype=np.int64), run=np.full(n, 10),
+                                req_procs=np.full(n, 8), req_time=np.full(n, 2 ** 40))
+    r = pbf.replay(jobs, pbf.ReplayConfig(cluster=cluster, backfill=pbf.Backfill(reservations=None), **how))
+    assert r.jobs["start"].tolist() == list(range(0, 120, 10))
+    eng = Engine(cluster, backfill=pbf.Backfill(reservations=None))
+    eng.advance(0, [Submit(Job(i, 0, 8, 2 ** 40)) for i in range(1, n + 1)])
+    planned = eng.estimates()
+    assert planned[7][0] == 6 * 2 ** 40 and planned[8][0] is None     # unreserved past the reach

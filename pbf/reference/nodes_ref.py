@@ -281,6 +281,11 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     return {"start": start, "end": end, "alloc": alloc, "reject": reason}
 
 
+#: the latest time a node plan holds (the compiled plan keys its points as time << 20 | node in 64 bits):
+#: a reservation that would end at or after it is not made, and the job waits unreserved
+PLAN_REACH = 1 << 43
+
+
 def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = 1,
                first_fit: bool = False) -> dict[int, dict[int, tuple[int, int, int]]]:
@@ -301,6 +306,8 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             continue
         ends = sorted({e for s, e, *_ in plan.holds if e > now})
         for t in ends:
+            if t + est >= PLAN_REACH:     # a start whose end lies beyond the plan's reach is none
+                break
             got = plan.place(req, t, t + est, first_fit)
             if got is not None:
                 plan.hold(t, t + est, got)
