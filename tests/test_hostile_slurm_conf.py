@@ -42,6 +42,7 @@ from pbf.resources import Requests, reject_detail
 from pbf.slurm_conf import MAX_CONF_BYTES, MAX_INCLUDE_DEPTH, read_slurm_conf
 from pbf.slurm_settings import INT_MAX, slurm_settings
 
+pytestmark = pytest.mark.fuzz
 EXAMPLES = int(os.environ.get("PBF_FUZZ_EXAMPLES", 200))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

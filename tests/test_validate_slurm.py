@@ -350,7 +350,7 @@ def test_command_line_errors_are_clear(tmp_path):
     r = _cli(tmp_path, "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"), "--partition", "gpu")
     assert r.returncode == 2 and "no partition 'gpu' (partitions: batch)" in r.stderr
     r = _cli(tmp_path, "slurm", "a", "b", "--time-scale", "-3")
-    assert r.returncode == 2 and "expected a finite number > 0" in r.stderr
+    assert r.returncode == 2 and "expected a number above 0" in r.stderr
 
 
 def test_the_command_plugs_into_a_parser():
