@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..node import expand_hostlist
-from ..slurm_conf import gres_gpus, read_slurm_conf, slurm_node_key
+from ..slurm_conf import gres_gpus, node_lines, read_slurm_conf, slurm_node_key
 from ..slurm_settings import (
     SLURM_DEFAULTS,
     SlurmSettings,
@@ -128,15 +128,8 @@ def _gres_gpus(path, number, text):
 
 
 def _nodes_of(conf):
-    out = []
-    for number, pairs in conf.nodes:
-        try:
-            names = expand_hostlist(pairs["nodename"])
-        except ValueError as exc:
-            raise ConfigError(f"{conf.path}, line {number}: NodeName={pairs['nodename']!r}: expected {exc}") from None
-        for name in names:
-            out.append((number, name, pairs))
-    return out
+    # (node_lines: the numbers checked and the names counted before they are made, a name given twice refused)
+    return [(number, name, pairs) for number, pairs, names in node_lines(conf) for name in names]
 
 
 def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, partition: str | None = None,
@@ -202,9 +195,6 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
         node_lines.append(" ".join(words))
         nodes.append((name, port, gpus))
         port += 1
-    if len({n[0] for n in nodes}) != len(nodes):
-        dup = sorted({n[0] for n in nodes if [m[0] for m in nodes].count(n[0]) > 1})
-        raise ConfigError(f"{conf.path}: node {dup[0]!r} has more than one NodeName line")
     if gres_lines:
         lines.append("GresTypes=gpu")
     lines.extend(node_lines)
@@ -220,7 +210,11 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
                 continue
             words.append(f"{key}={value}")
         if pairs.get("nodes", "").upper() not in ("", "ALL"):
-            for n in expand_hostlist(pairs["nodes"]):
+            try:
+                listed = expand_hostlist(pairs["nodes"])
+            except ValueError as exc:
+                raise ConfigError(f"{conf.path}, line {number}: Nodes={pairs['nodes']!r}: expected {exc}") from None
+            for n in listed:
                 if n not in names:
                     raise ConfigError(f"{conf.path}, line {number}: Nodes={pairs['nodes']!r}: node {n!r} has no "
                                       "NodeName line")
