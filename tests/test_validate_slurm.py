@@ -114,7 +114,7 @@ def test_private_conf_says_what_it_does_not_carry(tmp_path):
      "2 partitions and none has Default=YES: name one"),
     ("NodeName=n1 CPUs=2\nPartitionName=a Nodes=n1\n", "zz", "no partition 'zz' (partitions: a)"),
     ("NodeName=n1 CPUs=2\nPartitionName=a Nodes=n[1-2] Default=YES\n", None, "line 2: Nodes='n[1-2]': node 'n2'"),
-    ("NodeName=n1 CPUs=2\nNodeName=n1 CPUs=4\n", None, "line 2: NodeName='n1': expected each node named once (node 'n1' is also on line 1"),
+    ("NodeName=n1 CPUs=2\nNodeName=n1 CPUs=4\n", None, "expected each node named once (node 'n1' is also on line 1"),
     ("ClusterName=x\n", None, "no NodeName lines"),
 ])
 def test_private_conf_errors_name_the_file_line_and_value(tmp_path, text, partition, expected):
