@@ -143,7 +143,8 @@ class Associations:
             kind, _, rest = line.partition(" - ")
             kind = kind.strip()
             if not rest:
-                raise ConfigError(f"{path}, line {number}: {_cut(line)!r}: expected 'Kind - 'name':Key=value...'")
+                raise ConfigError(f"{path}, line {number}: {_cut(line)!r}: expected 'Kind - 'name':Key=value...'"
+                                  + _NOT_TEXT * ("\ufffd" in line))
             name, fields = _dump_fields(path, number, rest)
             if kind == "Cluster":
                 if "fairshare" in fields:
@@ -156,7 +157,8 @@ class Associations:
                 current = index[name]
                 continue
             if kind not in ("Account", "User"):
-                raise ConfigError(f"{path}, line {number}: {_cut(kind)!r}: expected Cluster, Parent, Account or User")
+                raise ConfigError(f"{path}, line {number}: {_cut(kind)!r}: expected Cluster, Parent, Account or User"
+                                  + _NOT_TEXT * ("\ufffd" in line))
             if current is None:
                 raise ConfigError(f"{path}, line {number}: {kind} - {_cut(name)!r} comes before any 'Parent - ' line")
             fs = _dump_shares(path, number, fields.get("fairshare", "1"))
@@ -235,6 +237,9 @@ class Associations:
     def describe(self) -> str:
         accts = sum(1 for u in self.is_user if not u) - 1
         return f"{accts} accounts, {self.user_assoc_count} user associations"
+
+
+_NOT_TEXT = " (the line holds bytes that are not UTF-8 text: a binary or compressed file?)"
 
 
 def _cut(text, most=60):
