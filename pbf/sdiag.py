@@ -7,7 +7,10 @@ The lines read are those of sdiag's "Backfilling stats" block (Slurm 17.02 to 24
 ``Total cycles``, ``Last cycle``, ``Max cycle``, ``Mean cycle`` (microseconds, the cycle's time without
 its sleeps), ``Last depth cycle``, ``Last depth cycle (try sched)``, ``Depth Mean``, ``Depth Mean (try
 depth)``, ``Last queue length``, ``Queue length mean`` and the backfilled-job totals. A file may hold
-many snapshots (``sdiag`` run every few minutes into one file): each begins at a line "sdiag output at".
+many snapshots (``while sleep 60; do sdiag; done >> FILE``): each begins at a line "sdiag output at".
+Snapshots taken before any backfill cycle ran (``Total cycles: 0``; sdiag then leaves the mean lines
+out) are left out and counted. Every number is a whole number of ASCII digits up to 2**63 - 1; an
+error names the file, the line, the sdiag label and the value.
 """
 from __future__ import annotations
 

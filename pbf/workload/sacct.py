@@ -1,6 +1,7 @@
 """Slurm accounting records (``sacct --parsable2``) as a job table.
 
-A dump is ``|``-separated with a header line of field names, in any order. Needed: ``JobID`` (or
+A dump is ``|``-separated with a header line of field names, in any order and any case (tools
+lower-case Slurm's headers; a field pbf reads may be named once only). Needed: ``JobID`` (or
 ``JobIDRaw``), ``Submit``, a run time (``ElapsedRaw`` seconds, else ``Elapsed``), and processors
 (``ReqCPUS``, else ``AllocCPUS``/``NCPUS``). Used when present: ``Start``, ``TimelimitRaw`` (minutes)
 or ``Timelimit``, ``ReqNodes``/``NNodes``, ``ReqMem``, ``State``, ``User``/``UID``, ``Group``/``GID``,
@@ -9,6 +10,13 @@ and ``Constraints`` (required features, ``a&b``).
 
 The rules (those of the Parallel Backfill authors' trace generator, and of SWF):
 
+* Numbers are ASCII digits within what pbf's core takes: times and durations up to
+  :data:`pbf.bounded.MAX_TIME`, processors and nodes up to :data:`pbf.node.MAX_UNITS`, memory up to
+  :data:`pbf.node.MAX_NODE_MEMORY_MB` (a node or a CPU). A value outside is a
+  :class:`~pbf.errors.TraceFormatError` naming the line, the field as the header spells it, the value
+  and the range, as a malformed value is: the dump is refused, no job is left out silently.
+* A gzip dump is decompressed as it is read; a truncated or corrupt one is refused with the line
+  where its data stops.
 * Job steps (ids with ``.``) and array elements (ids with ``_``) are dropped, and counted.
 * Times: ``Submit``/``Start`` are ``YYYY-MM-DDTHH:MM:SS`` (UTC is assumed) or ``Unknown``/``None``;
   durations are ``[D-]HH:MM:SS``, ``MM:SS`` or ``MM:SS.mmm``; limits may also be ``UNLIMITED``,
