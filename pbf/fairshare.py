@@ -24,7 +24,10 @@ cluster; it never runs a job here, but it counts among the user associations, as
   ``rank / user associations``.
 
 The compiled core (``ext/fair_tree.pxd``) computes the same factors in the same order of operations;
-``tests/test_fairshare.py`` holds it to this module.
+``tests/test_fairshare.py`` holds it to this module. This module walks the tree without recursion; the
+core walks it level by level on its stack, so a tree may be at most :data:`MAX_DEPTH` levels deep, and a
+``FairShare`` at most :data:`MAX_SHARES` (Slurm's 32-bit shares, below the value that stands for
+``parent``).
 """
 from __future__ import annotations
 

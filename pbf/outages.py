@@ -17,6 +17,8 @@ The failure file is CSV with a header naming the columns ``time,nodes,duration,k
 ``time``: seconds on the trace's clock (its submit times); ``nodes``: node indices (0-based) and
 ranges ``a-b`` separated by ``;`` or spaces, or node names of a named layout; ``duration``:
 seconds (empty: until a resume; a failure needs one); ``kind``: ``drain``, ``fail`` or ``resume``.
+Numbers are ASCII digits: times from -2**40 to 2**40 s (:data:`pbf.bounded.MAX_TIME`), an outage ending
+by then; the outages of a file may name :data:`MAX_OUTAGE_UNITS` node units in all.
 
 Nodes are groups of consecutive units: ``node_cores=1`` (a node per unit), ``K`` (K units each) or
 ``"beocat"`` (the Beocat-like cluster's 299 nodes, :func:`pbf.beocat_cluster`).
