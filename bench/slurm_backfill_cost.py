@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_folder, fit_points, measure, sdiag_files
+from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_depth_and_queue, fit_folder, fit_points, measure, sdiag_files
 
 
 def _cases(folders):
@@ -62,7 +62,9 @@ def analyse(folders, out=None):
     # cycle's depth with another's time), and over the snapshots taken just after a cycle ended
     naive = fit_folder(all_files) if all_files else {}
     overall = fit_folder(end_files) if end_files else {}
-    cpu_fit = fit_points([(n, t * 1e6) for f in rows for n, t in f["cpu_points"]])
+    cpu_fit = fit_points([(c[0], c[1] * 1e6) for f in rows for c in f["cpu_points"]])
+    two = {"sdiag_wall": fit_depth_and_queue([(c[0], c[3], c[1]) for f in rows for c in f["points"]]),
+           "thread_cpu": fit_depth_and_queue([(c[0], c[2], c[1] * 1e6) for f in rows for c in f["cpu_points"]])}
     # the CLI itself, on every raw file (to show what it says) and on the usable ones
     raw = [f for c in cases for f in sdiag_files(c)]
     cli = {}
@@ -98,7 +100,12 @@ def analyse(folders, out=None):
         text += (f"\nthe backfill thread's CPU time per cycle ({cpu_fit['points']} cycles): {cpu_fit['pref_us']:.4g} us x "
                  f"n^{cpu_fit['power']:.3f} (power s.e. {cpu_fit['power_se']:.3f}; rms relative error "
                  f"{100 * cpu_fit['rel_error']:.1f}%)")
-    summary = {"cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
+    for label, f in two.items():
+        if f:
+            text += (f"\n{label}: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} (s.e. {f['p_tried_se']:.3f}) x "
+                     f"queue^{f['q_queue']:.3f} (s.e. {f['q_queue_se']:.3f}); rms log error {f['rms_log']:.3f} over "
+                     f"{f['points']} cycles")
+    summary = {"two_variable": two, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
                "naive_fit": {k: v for k, v in naive.items() if k != "usable"}, "cpu_fit": cpu_fit,
                "cli": cli}
     if out:

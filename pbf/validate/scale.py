@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-__all__ = ["fit_points", "beocat_site_conf", "running_jobs", "pending_jobs", "measure", "case_figures", "fit_folder",
+__all__ = ["fit_points", "fit_depth_and_queue", "beocat_site_conf", "running_jobs", "pending_jobs", "measure", "case_figures", "fit_folder",
            "power_error", "sched_params", "UNLIMITED_TEST"]
 
 #: ``bf_max_job_test`` "unlimited": slurmctld 22.05's largest accepted value
@@ -268,7 +268,7 @@ def case_figures(folder: str) -> dict:
             ends.append(os.path.join(folder, r["file"]))
             if c == prev + 1 and prev_cpu is not None and prev_cpu >= 0 and bf >= 0 and prev > 0:
                 # the backfill thread's CPU since the sample that saw the cycle before: this cycle's
-                cpu.append((int(r["last_depth_try"]), bf - prev_cpu))
+                cpu.append((int(r["last_depth_try"]), bf - prev_cpu, int(r["queue_len"])))
         if c > prev:
             prev_cpu = bf
         prev = max(prev, c)
@@ -288,8 +288,8 @@ def case_figures(folder: str) -> dict:
             "us_per_test_sd": float(np.std([t / n for n, t in zip(tried, times) if n], ddof=1))
             if len(tried) > 1 else None,
             "cpu_cycles": len(cpu),
-            "cpu_us_per_test": sum(t for _, t in cpu) * 1e6 / sum(n for n, _ in cpu) if cpu and sum(
-                n for n, _ in cpu) else None,
+            "cpu_us_per_test": sum(c[1] for c in cpu) * 1e6 / sum(c[0] for c in cpu) if cpu and sum(
+                c[0] for c in cpu) else None,
             "load1_mean": float(np.mean(load)) if load else None, "load1_max": max(load) if load else None,
             "machine_busy_pct": float(np.mean(busy)) if busy else None,
             "slurmctld_cpu_pct": float(np.mean(ctld)) if ctld else None,
@@ -342,6 +342,25 @@ def fit_points(points) -> dict:
     rel = math.sqrt(float(np.mean((np.exp(a + b * x) / np.exp(y) - 1) ** 2)))
     se = power_error(pts)
     return {"pref_us": math.exp(a), "power": float(b), "power_se": se[0], "rel_error": rel, "points": len(pts)}
+
+
+def fit_depth_and_queue(points) -> dict:
+    """``t = pref x n^p x Q^q`` by least squares on logs: n the jobs a cycle tried, Q the pending jobs in the
+    queue (sdiag's ``Last queue length``), t its time; with standard errors. pbf's cost model has n alone
+    (:func:`pbf.sdiag.fit_cost`); this says how much of the depth's effect is the queue's length."""
+    pts = [(n, q, t) for n, q, t in points if n > 0 and q > 0 and t > 0]
+    if len(pts) < 4 or len({n for n, _, _ in pts}) < 2 or len({q for _, q, _ in pts}) < 2:
+        return {}
+    X = np.column_stack([np.ones(len(pts)), np.log([p[0] for p in pts]), np.log([p[1] for p in pts])])
+    y = np.log([p[2] for p in pts])
+    beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ beta
+    dof = max(1, len(pts) - 3)
+    cov = float(resid @ resid) / dof * np.linalg.pinv(X.T @ X)
+    se = np.sqrt(np.diag(cov))
+    return {"pref_us": math.exp(beta[0]), "p_tried": float(beta[1]), "p_tried_se": float(se[1]),
+            "q_queue": float(beta[2]), "q_queue_se": float(se[2]),
+            "rms_log": math.sqrt(float(resid @ resid) / len(pts)), "points": len(pts)}
 
 
 def power_error(points) -> tuple:
