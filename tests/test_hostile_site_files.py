@@ -3,8 +3,8 @@
 Each reader either reads a file into sane values or refuses it with a :class:`pbf.PbfError` naming the
 file, the line, the field and what was expected: never another exception, a hang, a crash or a value
 out of the range pbf's core takes. Example tests for the cases found by hand, then hypothesis fuzz
-tests per family (``PBF_FUZZ_EXAMPLES`` examples each, 200 by default: set it to thousands for a slow
-run).
+tests per family (``PBF_FUZZ_EXAMPLES`` examples each, 200 by default: ``PBF_FUZZ_EXAMPLES=5000 pytest -q -m
+fuzz tests`` for a slow run).
 """
 import gzip
 import math
@@ -30,6 +30,7 @@ from pbf.workload.files import text_lines
 from pbf.workload.sacct import is_sacct, parse_duration_slurm, read_sacct
 from pbf.workload.timeparse import parse_duration
 
+pytestmark = pytest.mark.fuzz
 EXAMPLES = int(os.environ.get("PBF_FUZZ_EXAMPLES", 200))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 BIG = "9" * 400
