@@ -33,7 +33,7 @@ from memory cimport grow
 from ticks cimport PBF_HAVE_TSC, clock_ns, now_ticks
 from profile cimport prof_start_pass, prof_find_start, prof_copy
 from regression cimport Reg, reg_init
-from fair_tree cimport FairTree, FtRec, ft_free, ft_compute
+from fair_tree cimport FairTree, FtFrame, FtRec, ft_free, ft_compute
 from policy cimport INCREMENTS as C_INCREMENTS
 from parallel cimport pool_free_copies, pool_alloc_copies
 from records cimport PassRec
@@ -324,8 +324,10 @@ cdef class Core:
         T.usage = <double*>malloc(n * sizeof(double))
         T.factor = <double*>calloc(n, sizeof(double))
         T.rec = <FtRec*>malloc(n * sizeof(FtRec))
+        T.frame = <FtFrame*>malloc(n * sizeof(FtFrame))
         if (T.parent == NULL or T.shares_norm == NULL or T.is_user == NULL or T.child_start == NULL
-                or T.child == NULL or T.user_of == NULL or T.usage == NULL or T.factor == NULL or T.rec == NULL):
+                or T.child == NULL or T.user_of == NULL or T.usage == NULL or T.factor == NULL or T.rec == NULL
+                or T.frame == NULL):
             ft_free(T)
             raise MemoryError("pbf core: out of memory (the association tree)")
         for i in range(n):

@@ -36,7 +36,7 @@ MAX_GENERATED_JOBS = 100_000_000
 
 def expected_whole(lo: int, hi: int | None) -> str:
     """``"a whole number from LO to HI"`` (or ``"... LO or more"``)."""
-    return f"a whole number from {lo:,} to {hi:,}" if hi is not None else f"a whole number of {lo:,} or more"
+    return f"a whole number from {lo:,} to {hi:,}" if hi is not None and hi < INT64_MAX else f"a whole number from {lo:,} up"
 
 
 def expected_real(lo: float, hi: float | None, *, lo_open: bool = False) -> str:

@@ -94,7 +94,8 @@ def overcommit(out_dir: Path, capacity: int | None) -> str | None:
         return "exit 0 without jobs.csv"
     data = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding="utf-8")
     data = np.atleast_1d(data)
-    ran = data["start"] >= 0
+    # (co-allocated jobs run on cores their primaries lent: they hold no units of their own)
+    ran = (data["start"] >= 0) & (data["how"] != "co-allocated")
     summary = json.loads((out_dir / "summary.json").read_text())
     capacity = summary["units"]
     if not ran.any():

@@ -73,7 +73,7 @@ def test_clairvoyant_needs_run_times_and_uses_them():
 def test_bad_configuration():
     with pytest.raises(pbf.ConfigError, match="unknown priority 'lifo'; known: fcfs, sjf, smallest, wfp3"):
         Engine(4, priority="lifo")
-    with pytest.raises(pbf.ConfigError, match="reservations must be an int >= 0 or None"):
+    with pytest.raises(pbf.ConfigError, match="reservations must be an int from 0 to 2,147,483,647 or None"):
         pbf.Backfill(reservations=-1)
     with pytest.raises(pbf.ConfigError, match="workers must be an int from 1 to 256, got 0"):
         Engine(4, workers=0)

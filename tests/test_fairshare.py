@@ -191,3 +191,18 @@ def test_cli_replay_with_a_sacctmgr_dump_matches_sacct_user_names(tmp_path, caps
     assert ("site.cfg: trace user 'u1' has no association (nor do 7 more of the trace's 8 users: 'u5', 'u6', "
             "'u8', ...)") in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_chain_deeper_than_any_stack_is_walked_without_recursion():
+    # 300,000 nested accounts with users at the top and the bottom (the compiled walk recursed per
+    # level and crashed at about 185,000 levels); the oracle's refusal of such dumps is in
+    # tests/test_hostile_site_files.py
+    n = 300_000
+    # 0 the root, 1..n-1 a chain of accounts, n a user at its bottom, n + 1 a user under the root
+    parent = np.concatenate([[-1], np.arange(0, n - 1), [n - 1, 0]]).astype(np.int64)
+    is_user = np.zeros(n + 2, dtype=np.int8)
+    is_user[n] = is_user[n + 1] = 1
+    core = _core.Core(4)
+    core.set_associations(parent, np.ones(n + 2), is_user, np.array([n, n + 1]), 2)
+    got = core.fair_share_factors(np.array([5.0, 0.0]))
+    assert list(got) == [0.5, 1.0]
