@@ -87,7 +87,8 @@ def test_wall_clock_runs_and_says_it_is_not_reproducible():
 def test_bad_clock_settings():
     with pytest.raises(ValueError, match="clock must be one of free, model, wall, slurm-sim, got 'cpu'"):
         ReplayConfig(clock="cpu")
-    with pytest.raises(ValueError, match="bf_max_time must be an int from 1 to 1,099,511,627,776 seconds or None, got 0"):
+    with pytest.raises(ValueError,
+                       match="bf_max_time must be an int from 1 to 1,099,511,627,776 seconds or None, got 0"):
         ReplayConfig(bf_max_time=0)
 
 
