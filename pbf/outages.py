@@ -346,18 +346,24 @@ def down_unit_seconds(events: tuple, units: int, end: int) -> int:
     since = np.full(units, -1, dtype=np.int64)         # down since (-1: up)
     due = np.zeros(units, dtype=np.int64)
     total = 0
-    for i in range(len(t)):
-        if t[i] >= end:
-            break
-        sel = np.flatnonzero(np.unpackbits(bits[i].view(np.uint8), bitorder="little")[:units])
-        u_until = np.iinfo(np.int64).max if until[i] < 0 else until[i]
-        if kind[i] == OutageKind.OK_RESUME:
-            back = sel[(since[sel] >= 0) & (due[sel] <= u_until)]
-            total += int((t[i] - since[back]).sum())
-            since[back] = -1
-        else:
-            was = since[sel] >= 0
-            due[sel] = np.where(was, np.maximum(due[sel], u_until), u_until)
-            since[sel[~was]] = t[i]
+    late = np.flatnonzero(np.asarray(t) >= end)
+    n = int(late[0]) if len(late) else len(t)           # the events before the first at or after end
+    # (the units of a chunk of events unpacked at once, about 4 MB: not one unpacking an event)
+    chunk = max(1, (1 << 22) // max(units, 1))
+    for first in range(0, n, chunk):
+        last = min(n, first + chunk)
+        rows, cols = np.nonzero(np.unpackbits(bits[first:last].view(np.uint8), axis=1, bitorder="little")[:, :units])
+        bounds = np.searchsorted(rows, np.arange(last - first + 1))
+        for k in range(last - first):
+            i, sel = first + k, cols[bounds[k]:bounds[k + 1]]
+            u_until = np.iinfo(np.int64).max if until[i] < 0 else until[i]
+            if kind[i] == OutageKind.OK_RESUME:
+                back = sel[(since[sel] >= 0) & (due[sel] <= u_until)]
+                total += int((t[i] - since[back]).sum())
+                since[back] = -1
+            else:
+                was = since[sel] >= 0
+                due[sel] = np.where(was, np.maximum(due[sel], u_until), u_until)
+                since[sel[~was]] = t[i]
     still = since >= 0
     return total + int((end - since[still]).sum())
