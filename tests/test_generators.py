@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import pbf
 from pbf import beocat_cluster
 from pbf.errors import ConfigError
 from pbf.workload import Cleaning, read_swf, write_swf
@@ -132,3 +133,25 @@ def test_committed_samples_match_their_commands(tmp_path):
         out = tmp_path / name
         assert main(["gen", *argv, "-o", str(out), "--quiet"]) == 0
         assert out.read_bytes() == (repo / "traces" / name).read_bytes(), name
+
+
+def test_archer2_like_workload_and_cluster(tmp_path):
+    from pbf.workload.archer2 import archer2_cluster, archer2_slurm_conf, generate_archer2
+    from pbf.workload.sacct_dump import write_sacct
+    t = generate_archer2(3_000, window=2 * 86400, seed=1)
+    again = generate_archer2(3_000, window=2 * 86400, seed=1)
+    assert (t.run == again.run).all() and (t.submit == again.submit).all()
+    nodes = t.columns["nodes_min"]
+    exclusive = t.columns["mem_node_mb"] > 0
+    assert 0.85 < exclusive.mean() < 0.95
+    assert (t.req_procs[exclusive] == nodes[exclusive] * 128).all() and (t.req_procs[~exclusive] <= 32).all()
+    assert nodes.max() <= 1024 and (t.run <= t.req_time).all() and (t.req_time <= 48 * 3600).all()
+    conf, dump = tmp_path / "a2.conf", tmp_path / "a2.sacct"
+    archer2_slurm_conf(conf)
+    write_sacct(t, dump)
+    cluster = pbf.Cluster.from_slurm_conf(conf)
+    assert cluster.units == archer2_cluster().units == 5_860 * 128
+    assert sum(n.memory_mb == 512_000 for n in cluster.nodes) == 584 and cluster.default_mem_per_core_mb == 1_984
+    small = archer2_cluster(64)
+    r = pbf.replay(generate_archer2(300, window=3600, seed=2, nodes=64), pbf.ReplayConfig(cluster=small))
+    assert r.summary["jobs"]["rejected"] == 0 and r.summary["jobs"]["completed"] == 300

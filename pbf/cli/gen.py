@@ -53,6 +53,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lu.add_argument("--quiet", action="store_true")
     lu.set_defaults(func=run_lublin)
 
+    ar = gen.add_parser("archer2", help="an ARCHER2-sized synthetic workload (5,860 nodes of 128 cores) as a sacct "
+                                        "dump, and its slurm.conf",
+                        description="A synthetic workload of ARCHER2's shape (5,860 nodes of 128 cores; 90%% "
+                                    "node-exclusive jobs of 1 to 1,024 nodes, 10%% shared jobs of 1 to 32 cores; "
+                                    "limits of 24 or 48 hours), for benchmarks at that scale: not ARCHER2's own "
+                                    "workload (pbf/workload/archer2.py says what is drawn).")
+    ar.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=20_000, help="number of jobs (20000)")
+    ar.add_argument("--window", default="14d", help="submit window, e.g. 14d (default)")
+    ar.add_argument("--load", type=float_in(0.01, 100, "a load"), default=0.95,
+                    help="share of the cluster's core-seconds the jobs offer over the window (0.95; limited by the "
+                         "QOS limits: the header's note says what was reached)")
+    ar.add_argument("--nodes", type=int_in(1, 93_760), default=5_860, help="nodes of 128 cores (5860)")
+    ar.add_argument("--seed", type=int_in(0), default=0, help="random seed (default 0)")
+    ar.add_argument("--slurm-conf", metavar="FILE", help="also write the cluster as a slurm.conf")
+    ar.add_argument("-o", "--output", required=True, help="the sacct --parsable2 dump (NAME.sacct)")
+    ar.add_argument("--quiet", action="store_true")
+    ar.set_defaults(func=run_archer2)
+
     rs = gen.add_parser("rescale", help="compress or stretch a trace's submit times into a window")
     rs.add_argument("trace")
     rs.add_argument("--window", required=True, help="target window, e.g. 7d, 36h, 86400")
@@ -88,6 +106,26 @@ def run_beocat(args: argparse.Namespace) -> int:
         note(args, f"wrote {len(table):,} jobs to {out} (sacct --parsable2; {gpu_jobs:,} GPU jobs)", sys.stdout)
         return 0
     _write(args, table)
+    return 0
+
+
+def run_archer2(args: argparse.Namespace) -> int:
+    """``pbf gen archer2``: the ARCHER2-like workload as a sacct dump (and its slurm.conf)."""
+    from ..workload.archer2 import archer2_slurm_conf, generate_archer2
+    from ..workload.sacct_dump import write_sacct
+    from ..workload.timeparse import parse_duration
+    window = parse_duration(args.window, "--window")
+    if not str(args.output).endswith(".sacct"):
+        raise ConfigError(f"-o: the workload has memory per node and node counts, which SWF cannot carry; give "
+                          f"NAME.sacct, got {args.output!r}")
+    table = generate_archer2(args.jobs, window, seed=args.seed, load=args.load, nodes=args.nodes)
+    write_sacct(table, args.output)
+    wrote = [args.output]
+    if args.slurm_conf:
+        archer2_slurm_conf(args.slurm_conf, args.nodes)
+        wrote.append(args.slurm_conf)
+    note(args, f"wrote {len(table):,} jobs to {' and the cluster to '.join(wrote)} "
+               f"({table.header.lines[-1].split('; ')[-1].strip()})", sys.stdout)
     return 0
 
 
