@@ -35,8 +35,10 @@ MAX_GENERATED_JOBS = 100_000_000
 
 
 def expected_whole(lo: int, hi: int | None) -> str:
-    """``"a whole number from LO to HI"`` (or ``"... LO or more"``)."""
-    return f"a whole number from {lo:,} to {hi:,}" if hi is not None and hi < INT64_MAX else f"a whole number from {lo:,} up"
+    """``"a whole number from LO to HI"`` (``"from LO up"`` without a top below 2**63)."""
+    if hi is None or hi >= INT64_MAX:
+        return f"a whole number from {lo:,} up"
+    return f"a whole number from {lo:,} to {hi:,}"
 
 
 def expected_real(lo: float, hi: float | None, *, lo_open: bool = False) -> str:
