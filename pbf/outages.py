@@ -352,7 +352,9 @@ def down_unit_seconds(events: tuple, units: int, end: int) -> int:
     chunk = max(1, (1 << 22) // max(units, 1))
     for first in range(0, n, chunk):
         last = min(n, first + chunk)
-        rows, cols = np.nonzero(np.unpackbits(bits[first:last].view(np.uint8), axis=1, bitorder="little")[:, :units])
+        # (one flat nonzero: a 2-D one walks an iterator element by element)
+        flat = np.flatnonzero(np.unpackbits(bits[first:last].view(np.uint8), axis=1, bitorder="little")[:, :units])
+        rows, cols = np.divmod(flat, units)
         bounds = np.searchsorted(rows, np.arange(last - first + 1))
         for k in range(last - first):
             i, sel = first + k, cols[bounds[k]:bounds[k + 1]]
