@@ -100,12 +100,26 @@ def analyse(folders, out=None):
         text += (f"\nthe backfill thread's CPU time per cycle ({cpu_fit['points']} cycles): {cpu_fit['pref_us']:.4g} us x "
                  f"n^{cpu_fit['power']:.3f} (power s.e. {cpu_fit['power_se']:.3f}; rms relative error "
                  f"{100 * cpu_fit['rel_error']:.1f}%)")
+    # pbf's fit at each queue depth (both bf_max_job_test values together): the model pbf charges has the
+    # tried jobs alone, so each depth gets its own pref and power
+    by_depth = {}
+    for f in rows:
+        by_depth.setdefault((f.get("nodes"), f["depth"]), []).extend(f["cycle_end_files"])
+    per_depth = {}
+    for (nodes, depth), files in sorted(by_depth.items(), key=lambda x: (x[0][0] or 0, x[0][1])):
+        fit = fit_folder(files)
+        if fit.get("pref_us"):
+            per_depth[f"{nodes} nodes, {depth} pending"] = {k: fit[k] for k in ("pref_us", "power", "power_se",
+                                                                                   "rel_error", "snapshots")}
+            text += (f"\npbf's fit at {depth:,} pending on {nodes} nodes ({fit['snapshots']} snapshots after a cycle "
+                     f"ended): {fit['pref_us']:.4g} us x n^{fit['power']:.3f} (power s.e. {fit['power_se']:.3f}; "
+                     f"rms relative error {100 * fit['rel_error']:.1f}%)")
     for label, f in two.items():
         if f:
             text += (f"\n{label}: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} (s.e. {f['p_tried_se']:.3f}) x "
                      f"queue^{f['q_queue']:.3f} (s.e. {f['q_queue_se']:.3f}); rms log error {f['rms_log']:.3f} over "
                      f"{f['points']} cycles")
-    summary = {"two_variable": two, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
+    summary = {"per_depth": per_depth, "two_variable": two, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
                "naive_fit": {k: v for k, v in naive.items() if k != "usable"}, "cpu_fit": cpu_fit,
                "cli": cli}
     if out:
