@@ -8,9 +8,14 @@ each depth; for each depth and ``bf_max_job_test`` it samples ``sdiag`` every fe
 model through ``pbf calibrate sdiag``'s functions and prints a table (``OUT/summary.json``,
 ``OUT/table.md``).
 
-    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run1 --depths 1000
-    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run2 --depths 1000 10000 50000
-    PYTHONPATH=. python bench/slurm_backfill_cost.py --analyse /work/measure54/run1 /work/measure54/run2
+    # (as root; a built copy of pbf on PYTHONPATH) the runs of issue 54:
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run1 --depths 1000 --min-s 180 --max-s 300
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run2 --depths 1000 10000 50000 \
+        --min-s 180 --max-s 420
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --out /work/measure54/run3-100nodes --max-nodes 100 \
+        --depths 1000 10000 --min-s 150 --max-s 360
+    PYTHONPATH=. python bench/slurm_backfill_cost.py --analyse /work/measure54/run1 /work/measure54/run2 \
+        /work/measure54/run3-100nodes --out /work/measure54/summary
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ import json
 import os
 import subprocess
 import sys
+
+import numpy as np
 
 from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_depth_and_queue, fit_folder, fit_points, measure, sdiag_files
 
@@ -38,7 +45,7 @@ def _depth_key(case_dir):
 
 
 def analyse(folders, out=None):
-    cases = sorted(_cases(folders), key=_depth_key)
+    cases = _cases(folders)
     rows, all_files, end_files = [], [], []
     for c in cases:
         fig = case_figures(c)
@@ -46,6 +53,7 @@ def analyse(folders, out=None):
         fit = fit_folder(files)
         fig["fit"] = {k: v for k, v in fit.items() if k not in ("usable", "points")}
         fig["depth"], fig["max_job_test"] = _depth_key(c)
+        fig["run"] = os.path.basename(os.path.dirname(c))
         res = os.path.join(os.path.dirname(c), "result.json")
         if os.path.exists(res):
             with open(res) as fh:
@@ -73,14 +81,14 @@ def analyse(folders, out=None):
             continue
         r = subprocess.run([sys.executable, "-m", "pbf", "calibrate", "sdiag", *files], capture_output=True, text=True)
         cli[label] = {"exit": r.returncode, "stdout": r.stdout.strip(), "stderr": r.stderr.strip()[-2000:]}
-    lines = ["| depth (pending) | running | nodes | bf_max_job_test | cycles | mean cycle (ms) | max cycle (ms) | "
+    lines = ["| run | depth (pending) | running | nodes | bf_max_job_test | cycles | mean cycle (ms) | max cycle (ms) | "
              "mean tried | cost per test (us) | backfill thread CPU per test (us) | load1 mean (max) | machine busy % | slurmctld CPU % |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in rows:
         t = "unlimited" if f["max_job_test"] >= UNLIMITED_TEST else str(f["max_job_test"])
         def n(x, fmt):
             return "-" if x is None else format(x, fmt)
-        lines.append(f"| {f['depth']:,} ({n(f.get('pending'), ',')}) | {n(f.get('running'), ',')} | "
+        lines.append(f"| {f['run']} | {f['depth']:,} ({n(f.get('pending'), ',')}) | {n(f.get('running'), ',')} | "
                      f"{n(f.get('nodes'), 'd')} | {t} | {f['cycles_seen']} | {n(f['mean_cycle_ms'], '.1f')} | "
                      f"{n(f['max_cycle_ms'], '.1f')} | {n(f['mean_tried'], ',.0f')} | {n(f['us_per_test'], ',.0f')} "
                      f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f.get('cpu_us_per_test'), ',.0f')} | {n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
@@ -114,12 +122,35 @@ def analyse(folders, out=None):
             text += (f"\npbf's fit at {depth:,} pending on {nodes} nodes ({fit['snapshots']} snapshots after a cycle "
                      f"ended): {fit['pref_us']:.4g} us x n^{fit['power']:.3f} (power s.e. {fit['power_se']:.3f}; "
                      f"rms relative error {100 * fit['rel_error']:.1f}%)")
+    # and with the running jobs (the nodes with them: 100 nodes hold 160, 299 hold 425) when they vary
+    three = {}
+    for label, key, scale in (("sdiag_wall", "points", 1.0), ("thread_cpu", "cpu_points", 1e6)):
+        pts = []
+        for f in rows:
+            for c in f[key]:
+                n, t, q = (c[0], c[1], c[3]) if key == "points" else (c[0], c[1] * scale, c[2])
+                if n > 0 and q > 0 and t > 0 and f.get("running"):
+                    pts.append((n, q, f["running"], t))
+        if len(pts) > 5 and len({p[2] for p in pts}) > 1:
+            X = np.column_stack([np.ones(len(pts))] + [np.log([p[i] for p in pts]) for i in range(3)])
+            y = np.log([p[3] for p in pts])
+            beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+            resid = y - X @ beta
+            se = np.sqrt(np.diag(float(resid @ resid) / max(1, len(pts) - 4) * np.linalg.pinv(X.T @ X)))
+            three[label] = {"pref_us": float(np.exp(beta[0])), "p_tried": float(beta[1]), "p_tried_se": float(se[1]),
+                            "q_queue": float(beta[2]), "q_queue_se": float(se[2]), "r_running": float(beta[3]),
+                            "r_running_se": float(se[3]), "rms_log": float(np.sqrt(resid @ resid / len(pts))),
+                            "points": len(pts)}
+            f3 = three[label]
+            text += (f"\n{label}: t = {f3['pref_us']:.4g} us x tried^{f3['p_tried']:.3f} (s.e. {f3['p_tried_se']:.3f}) x "
+                     f"queue^{f3['q_queue']:.3f} (s.e. {f3['q_queue_se']:.3f}) x running^{f3['r_running']:.3f} (s.e. "
+                     f"{f3['r_running_se']:.3f}); rms log error {f3['rms_log']:.3f} over {f3['points']} cycles")
     for label, f in two.items():
         if f:
             text += (f"\n{label}: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} (s.e. {f['p_tried_se']:.3f}) x "
                      f"queue^{f['q_queue']:.3f} (s.e. {f['q_queue_se']:.3f}); rms log error {f['rms_log']:.3f} over "
                      f"{f['points']} cycles")
-    summary = {"per_depth": per_depth, "two_variable": two, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
+    summary = {"per_depth": per_depth, "two_variable": two, "three_variable": three, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
                "naive_fit": {k: v for k, v in naive.items() if k != "usable"}, "cpu_fit": cpu_fit,
                "cli": cli}
     if out:
