@@ -144,8 +144,13 @@ def add_cleaning(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("cleaning (defaults: the PWA/pyss convention)")
     g.add_argument("--units-from", choices=("max", "requested", "allocated"), default="max",
                    help="SWF field giving a job's units: max of requested and allocated (default)")
-    g.add_argument("--keep-nonpositive-runtime", action="store_true",
-                   help="keep jobs with run time <= 0 (dropped by default)")
+    runtime = g.add_mutually_exclusive_group()
+    runtime.add_argument("--keep-nonpositive-runtime", action="store_true",
+                         help="keep jobs with run time <= 0 (SWF: dropped by default; a sacct dump: also the jobs "
+                              "that never started or had not ended at the dump, as zero-length jobs)")
+    runtime.add_argument("--drop-zero-length", action="store_true",
+                         help="drop the zero-length jobs of a sacct dump (jobs that started and ended in the same "
+                              "second; kept by default, said in the output); SWF drops them by default")
     g.add_argument("--keep-nonpositive-units", action="store_true",
                    help="keep jobs asking for <= 0 units (dropped by default)")
     g.add_argument("--no-clip-runtime", action="store_true",
@@ -167,7 +172,8 @@ def cleaning(args: argparse.Namespace) -> Cleaning:
     """The :class:`pbf.Cleaning` the cleaning flags ask for."""
     from ..workload import Cleaning
     return Cleaning(units_from=args.units_from,
-                    drop_nonpositive_runtime=not args.keep_nonpositive_runtime,
+                    drop_nonpositive_runtime=False if args.keep_nonpositive_runtime else
+                    (True if args.drop_zero_length else None),
                     drop_nonpositive_units=not args.keep_nonpositive_units,
                     clip_runtime_to_request=not args.no_clip_runtime,
                     fill_missing_request=args.fill_missing_request, oversize=args.oversize,

@@ -93,6 +93,11 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         pr = s["prediction"]
         lines.insert(5, f"prediction   {c['predictor']}, correction {c['correction']}: MAE {pr['mae_s']:,.0f} s, "
                         f"{pr['under_predicted']:.1%} under-predicted, {pr['corrections']:,} corrections")
+    sacct = (s.get("cleaning") or {}).get("sacct")
+    if sacct:                # a sacct dump: what each record kind and column gave, what is not modelled
+        from ..workload.sacct import format_sacct
+        at = next(i for i, line in enumerate(lines) if line.startswith("cleaning ")) + 1
+        lines.insert(at, format_sacct(sacct, s["cleaning"]))
     if not s["reproducible"]:
         lines.append("note         wall clock or eager commit: results may differ run to run")
     if out:

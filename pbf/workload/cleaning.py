@@ -4,6 +4,12 @@ Defaults follow the PWA/pyss convention used by Gaussier et al. (SC'15): schedul
 ``max(requested, allocated)`` processors; jobs with a non-positive run time or unit count are dropped;
 a run time longer than the requested time is cut to the requested time. Nothing is changed silently:
 every rule reports how many records it touched.
+
+A Slurm accounting dump (a table :func:`pbf.workload.sacct.read_sacct` made: it has a ``sacct``
+attribute) keeps its zero-length jobs by default: a job Slurm started and ended in the same second
+was scheduled, and took its place in the queue and on the nodes; only the records without a run time
+(never started, or not ended when the dump was taken) are dropped. ``drop_nonpositive_runtime=True``
+(``--drop-zero-length``) drops the zero-length jobs too. The report carries the dump's ``sacct`` dict.
 """
 from __future__ import annotations
 
@@ -29,6 +35,10 @@ class Cleaning:
     drop_missing_submit: drop records whose submit time is -1 (missing; archive logs such as
         LLNL-Thunder hold such placeholder records).
     drop_nonpositive_runtime: drop jobs whose run time is <= 0 (never ran: cancelled in the queue).
+        ``None`` (the default): for an SWF trace, as ``True``; for a sacct dump, drop only the jobs
+        without a run time (< 0: never started, or not ended at the dump) and keep the zero-length
+        ones (run time 0), counted in the report (``zero_length_kept``). ``True``: drop every run
+        time <= 0 (``--drop-zero-length``); ``False``: keep them all (``--keep-nonpositive-runtime``).
     drop_nonpositive_units: drop jobs asking for <= 0 units.
     clip_runtime_to_request: cut a run time longer than the requested time to the requested time
         (the job would have been killed at its limit).
@@ -44,7 +54,7 @@ class Cleaning:
     """
     units_from: str = "max"
     drop_missing_submit: bool = True
-    drop_nonpositive_runtime: bool = True
+    drop_nonpositive_runtime: bool | None = None
     drop_nonpositive_units: bool = True
     clip_runtime_to_request: bool = True
     fill_missing_request: bool | None = None
@@ -74,6 +84,8 @@ class CleaningReport:
     first_bad_lines: tuple = ()
     dropped_missing_submit: int = 0
     dropped_nonpositive_runtime: int = 0
+    zero_length_kept: int = 0
+    zero_length_dropped: int = 0
     dropped_nonpositive_units: int = 0
     filled_missing_request: int = 0
     missing_request: int = 0
@@ -84,6 +96,8 @@ class CleaningReport:
     cluster_units: int | None = None
     jobs: int = 0
     sorted_by_submit: bool = False
+    #: a sacct dump's account of its columns and records (:func:`pbf.workload.sacct.describe_sacct`)
+    sacct: dict | None = None
 
     def as_dict(self) -> dict[str, int]:
         d = asdict(self)
@@ -107,15 +121,25 @@ def clean(table: JobTable, cleaning: Cleaning = Cleaning(),
     else:
         cols["units"] = cols["alloc_procs"].copy()
 
+    sacct = getattr(table, "__dict__", {}).get("sacct")
+    if sacct is not None:
+        report.sacct = sacct
     keep = np.ones(len(table), dtype=bool)
     if cleaning.drop_missing_submit:
         bad = cols["submit"] < 0
         report.dropped_missing_submit = int(bad.sum())
         keep &= ~bad
-    if cleaning.drop_nonpositive_runtime:
-        bad = keep & (cols["run"] <= 0)
+    drop_zero = cleaning.drop_nonpositive_runtime
+    if drop_zero is None:
+        drop_zero = sacct is None            # (a sacct dump keeps its zero-length jobs)
+    if cleaning.drop_nonpositive_runtime is not False:
+        bad = keep & ((cols["run"] <= 0) if drop_zero else (cols["run"] < 0))
         report.dropped_nonpositive_runtime = int(bad.sum())
         keep &= ~bad
+    if sacct is not None:
+        zero = cols["run"] == 0
+        report.zero_length_dropped = int((zero & ~keep).sum()) if drop_zero else 0
+        report.zero_length_kept = int((zero & keep).sum())
     if cleaning.drop_nonpositive_units:
         bad = keep & (cols["units"] <= 0)
         report.dropped_nonpositive_units = int(bad.sum())

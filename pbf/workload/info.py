@@ -96,8 +96,11 @@ def format_summary(s: dict) -> str:
         c = s["cleaning"]
         lines.append("cleaning         " + ", ".join(
             f"{k.replace('_', ' ')} {v}" for k, v in c.items()
-            if k not in ("jobs", "cluster_units", "first_bad_lines") and v not in (0, False, None)))
+            if k not in ("jobs", "cluster_units", "first_bad_lines", "sacct") and v not in (0, False, None)))
         if c["bad_lines_skipped"]:
             lines.append(f"bad lines        {c['bad_lines_skipped']} skipped, first at lines "
                          + ", ".join(map(str, c["first_bad_lines"])))
+        if c.get("sacct"):          # a sacct dump: every record kind and column, modelled or not
+            from .sacct import format_sacct
+            lines.append(format_sacct(c["sacct"], c, indent=17))
     return "\n".join(lines)

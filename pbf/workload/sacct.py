@@ -1,38 +1,72 @@
-"""Slurm accounting records (``sacct --parsable2``) as a job table.
+"""Slurm accounting records (``sacct --parsable2``) as a job table, every column accounted for.
 
 A dump is ``|``-separated with a header line of field names, in any order and any case (tools
-lower-case Slurm's headers; a field pbf reads may be named once only). Needed: ``JobID`` (or
-``JobIDRaw``), ``Submit``, a run time (``ElapsedRaw`` seconds, else ``Elapsed``), and processors
-(``ReqCPUS``, else ``AllocCPUS``/``NCPUS``). Used when present: ``Start``, ``TimelimitRaw`` (minutes)
-or ``Timelimit``, ``ReqNodes``/``NNodes``, ``ReqMem``, ``State``, ``User``/``UID``, ``Group``/``GID``,
-``Partition``, ``QOS``, ``Account``, ``ReqTRES`` (else ``AllocTRES``: ``gres/gpu=N``, the job's GPUs)
-and ``Constraints`` (required features, ``a&b``).
+lower-case Slurm's headers; a field pbf reads may be named once only); ``sacct -P -o ALL`` (about a
+hundred columns), with or without ``--allocations`` (step lines), reads as it is. Needed: ``JobID``
+(or ``JobIDRaw``), ``Submit``, a run time (``ElapsedRaw`` seconds, else ``Elapsed``), and processors
+(``ReqCPUS``, else ``AllocCPUS``/``NCPUS``). Every other column is modelled, read into a column of
+the table without being modelled, or named with its count of non-empty values as present and not
+modelled (:func:`describe_sacct`): none is dropped silently.
 
-The rules (those of the Parallel Backfill authors' trace generator, and of SWF):
+Modelled (they decide when and where a job runs):
+
+* ``Submit``, ``Start``, ``ElapsedRaw``/``Elapsed``, ``TimelimitRaw``/``Timelimit``, ``State``,
+  ``ReqCPUS`` (SWF field 8), ``AllocCPUS``/``NCPUS`` (field 5, the CPUs Slurm gave a job that
+  started: a job's units are the larger of the two under the default cleaning), ``User``/``UID``,
+  ``Group``/``GID``, ``Partition``, ``QOS``;
+* on a cluster of nodes: ``ReqMem``, ``ReqNodes`` (else ``NNodes``), GPUs (``ReqTRES`` ``gres/gpu``,
+  else ``ReqGRES``, else ``AllocTRES``, else ``AllocGRES``), ``Constraints``, and ``--exclusive`` of
+  ``SubmitLine`` (whole nodes: ``AllocCPUS`` on ``AllocNodes`` nodes).
+
+Read into columns, not modelled: GPU types (``gpu_type``, legend ``; GpuType: N a100``), licenses
+(``licenses``, from ``Licenses``, else ``ReqTRES`` ``license/NAME=N``, else ``SubmitLine -L``; legend
+``; Licenses: N matlab:2``), dependencies of ``SubmitLine`` (``dependency``: their kinds, legend
+``; Dependency: N afterok``; SWF field 17 ``prev_job``: the parent in the dump that ended last),
+``Reason`` and ``Flags`` (legends ``; Reason:`` and ``; Flags:``), the Slurm ids (``slurm_id``:
+``JobIDRaw``; ``array_job``, ``het_job``: the array's or heterogeneous job's id, 0 for none),
+``exclusive`` (1: ``--exclusive`` on the submit line). Options of ``SubmitLine`` that change
+scheduling and are not modelled (``--begin``, ``--time-min``, ``--nodelist``, ...) are counted.
+
+The rules (those of the Parallel Backfill authors' trace generator, and of SWF, where they apply):
 
 * Numbers are ASCII digits within what pbf's core takes: times and durations up to
   :data:`pbf.bounded.MAX_TIME`, processors and nodes up to :data:`pbf.node.MAX_UNITS`, memory up to
-  :data:`pbf.node.MAX_NODE_MEMORY_MB` (a node or a CPU). A value outside is a
-  :class:`~pbf.errors.TraceFormatError` naming the line, the field as the header spells it, the value
-  and the range, as a malformed value is: the dump is refused, no job is left out silently.
+  :data:`pbf.node.MAX_NODE_MEMORY_MB` (a node or a CPU), GPUs and licenses up to 2**32 - 1, job ids
+  up to 2**32 - 1. A value outside is a :class:`~pbf.errors.TraceFormatError` naming the line, the
+  field as the header spells it, the value and what was expected, as a malformed value is: the dump
+  is refused, no job is left out silently. Counts as sacct prints them (``1K`` for 1,024 nodes) read
+  as counts.
 * A gzip dump is decompressed as it is read; a truncated or corrupt one is refused with the line
   where its data stops.
-* Job steps (ids with ``.``) and array elements (ids with ``_``) are dropped, and counted.
+* Job ids: ``123`` a job; ``123.batch``, ``123.extern``, ``123.0`` its steps (counted, folded into
+  the job: a step is not a job); ``123_4`` an array element (a job, as Slurm runs it);
+  ``123_[5-9%2]`` the elements of an array still pending when the dump was taken (or cancelled
+  before they started): counted, elements and records, never expanded (they did not run);
+  ``123+0``, ``123+1`` the components of a heterogeneous job: each replays as a job of its own,
+  submitted with the others (Slurm starts them together; pbf does not model that joint start).
+* A line with more fields than the header, when the header has ``SubmitLine``: the extra ``|`` are
+  taken to be inside the submit line (``--wrap="a | b"``; sacct does not escape them) and joined
+  back, counted. Otherwise such a line is an error.
 * Times: ``Submit``/``Start`` are ``YYYY-MM-DDTHH:MM:SS`` (UTC is assumed) or ``Unknown``/``None``;
   durations are ``[D-]HH:MM:SS``, ``MM:SS`` or ``MM:SS.mmm``; limits may also be ``UNLIMITED``,
   ``Partition_Limit`` or ``Unknown`` (no requested time: -1), and ``TimelimitRaw`` is in minutes.
 * State -> SWF status: ``COMPLETED`` 1; ``FAILED``, ``TIMEOUT``, ``NODE_FAIL``, ``OUT_OF_MEMORY``,
   ``BOOT_FAIL``, ``DEADLINE``, ``PREEMPTED`` 0 (failed: the run time is what the job got);
   ``CANCELLED`` (also ``CANCELLED by N``) 5; ``PENDING``, ``RUNNING``, ``REQUEUED``,
-  ``SUSPENDED``, ``RESIZING`` -1 with no run time (the job had not ended when the dump was taken;
-  cleaning drops it as "run time <= 0"). A job that never started (no ``Start``) has no run time.
-* Requested memory (``ReqMem``: ``4Gn`` per node, ``2Gc`` per CPU, ``K``/``M``/``G``/``T``;
-  a bare ``4G`` is read as per node) -> SWF field 10, KB per processor.
-* What a job asks of the nodes (used on a cluster of nodes, ``pbf replay --cluster``): memory per
-  CPU (``Mc``) or per node (``Mn``, bare) in MB (columns ``mem_core_mb``, ``mem_node_mb``), nodes
-  (``ReqNodes``: ``2`` or ``2-4``; columns ``nodes_min``, ``nodes_max``), GPUs per node (``gres/gpu=N``
-  of ``ReqTRES``, divided over the nodes, rounded up; column ``gpus``) and features (``Constraints``;
-  column ``constraint``: a number whose legend is in the header, ``; Constraint: 1 elves&ib``).
+  ``SUSPENDED``, ``RESIZING`` -1 with no run time (the job had not ended when the dump was taken).
+  A job that never started (no ``Start``) has no run time (-1) either; a job that started and ended
+  in the same second has run time 0: a zero-length job, which cleaning keeps for a sacct dump
+  (``--drop-zero-length`` drops it; :class:`pbf.workload.Cleaning`).
+* Requested memory (``ReqMem``: ``4Gn`` per node and ``2Gc`` per CPU as Slurm up to 20.11 prints
+  it; a bare ``4G``, as Slurm 21.08 and later print it, is the job's total, divided over its nodes)
+  -> SWF field 10, KB per processor, and columns ``mem_core_mb`` / ``mem_node_mb``. Without
+  ``ReqMem``, ``ReqTRES`` ``mem=`` (the job's total) is used.
+* GPUs per node (column ``gpus``): ``gres/gpu=N`` of ``ReqTRES`` (the job's total; typed entries
+  ``gres/gpu:a100=N`` when there is no untyped one) divided over the nodes, rounded up; else
+  ``ReqGRES`` (``gpu:2``, ``gpu:a100:2``: per node, as ``--gres`` asks); else ``AllocTRES``; else
+  ``AllocGRES``. Nodes (``ReqNodes``: ``2`` or ``2-4``; columns ``nodes_min``, ``nodes_max``) and
+  features (``Constraints``; column ``constraint``: a number whose legend is in the header,
+  ``; Constraint: 1 elves&ib``).
 * Partition and QOS names -> SWF fields 16 (partition) and 15 (queue), numbered from 1 in order of
   first appearance; the header keeps the legend (``; Partition: 1 normal``, ``; Queue: 1 normal``),
   so the multifactor priority's ``--mf-partition`` / ``--mf-qos`` can name them by number.
@@ -42,16 +76,22 @@ The rules (those of the Parallel Backfill authors' trace generator, and of SWF):
 * ``partition``: keep one partition; ``since`` / ``until``: keep submits in [since, until);
   ``pack_days``: re-space the submits evenly over that many days from the first (the authors'
   "pack N": ``submit_k = k * N days / jobs`` from the first, k = 1..jobs).
+
+The table's ``sacct`` attribute (a JSON-ready dict; :func:`describe_sacct` renders it) says what was
+read, modelled and not; cleaning carries it into its report (``CleaningReport.sacct``).
 """
 from __future__ import annotations
 
 import calendar
+import datetime
 import math
 import numbers
 import os
 import re
+import textwrap
 import time
 from array import array
+from collections import Counter
 
 import numpy as np
 
@@ -61,7 +101,7 @@ from ..node import MAX_NODE_MEMORY_MB, MAX_UNITS
 from .files import head_text, text_lines
 from .jobs import JobTable, SwfHeader
 
-__all__ = ["read_sacct", "is_sacct", "parse_duration_slurm", "STATUS"]
+__all__ = ["read_sacct", "is_sacct", "parse_duration_slurm", "STATUS", "describe_sacct", "format_sacct"]
 
 _FAILED = ("FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED")
 _UNFINISHED = ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "RESIZING", "REVOKED", "REQUEUE_FED",
@@ -73,13 +113,78 @@ _NO_LIMIT = ("UNLIMITED", "PARTITION_LIMIT", "UNKNOWN", "INVALID", "")
 _DURATION = re.compile(r"^(?:([0-9]{1,12})-)?(?:([0-9]{1,12}):)?([0-9]{1,12}):([0-9]{1,12})(?:\.([0-9]{1,9}))?$")
 _MEM = re.compile(r"^([0-9]{1,19}(?:\.[0-9]{1,19})?)([KMGT]?)([nc]?)$")
 _MEM_KB = {"": 1024, "K": 1, "M": 1024, "G": 1024 ** 2, "T": 1024 ** 3}   # bare numbers are MB (Slurm)
-_TIME = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$")
+_TIME = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})$")
+_EPOCH_DAY = datetime.date(1970, 1, 1).toordinal()
+#: a job id: job[_element | _[pending elements]][+component][.step]
+_JOBID = re.compile(r"^([0-9]{1,19})(?:_([0-9]{1,19})|_\[([^\]]*)\])?(?:\+([0-9]{1,19}))?(?:\.(.+))?$")
+_JOBID_HINT = "a Slurm job id: 123, an array element 123_4 or 123_[1-9], a component 123+0 or a step 123.batch"
 #: the most processors or nodes a job may ask (pbf's largest cluster, :data:`pbf.node.MAX_UNITS`)
 _MAX_COUNT = MAX_UNITS
-#: the most GPUs a job may ask in all (Slurm counts them in 32 bits)
+#: the most GPUs (or licenses) a job may ask in all (Slurm counts them in 32 bits)
 _MAX_GPUS = (1 << 32) - 1
-_FIELDS_A_JOB = 17
+#: Slurm's job ids are 32-bit
+_MAX_JOB_ID = (1 << 32) - 1
+#: the highest array index (Slurm's MaxArraySize is at most 4,000,001)
+_MAX_ARRAY_INDEX = 4_000_000
+#: what sacct prints for "no value" (counted as empty in the columns' counts)
+_EMPTY = frozenset(("", "(null)", "None", "Unknown", "N/A", "n/a"))
+_COUNT_UNIT = {"": 1, "K": 1024, "M": 1024 ** 2}       # sacct prints 1,024 nodes as 1K (exact units)
 _HEADER_HINT = "a sacct --parsable2 header line (JobID|Submit|...)"
+
+# The record of a job, in the order the reader packs it (all numbers, one float64 each).
+_R = ("submit", "wait", "run", "req_procs", "req_mem", "req_time", "status", "user", "group", "queue", "partition",
+      "mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "alloc_procs", "gpu_type",
+      "licenses", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "dependency")
+_FIELDS_A_JOB = len(_R)
+
+# Columns another column gives the same information as (named as such in the report).
+_SAME_AS = {"elapsed": "ElapsedRaw", "timelimit": "TimelimitRaw", "uid": "User", "gid": "Group", "qosraw": "QOS",
+            "ncpus": "AllocCPUS", "nnodes": "AllocNodes", "end": "Start + Elapsed", "cputime": "Elapsed x AllocCPUS",
+            "cputimeraw": "Elapsed x AllocCPUS"}
+
+# SubmitLine options (sbatch, srun, salloc). Short options and the long ones they stand for.
+_SHORT = {"a": "array", "A": "account", "b": "begin", "B": "extra-node-info", "c": "cpus-per-task",
+          "C": "constraint", "d": "dependency", "D": "chdir", "e": "error", "E": "preserve-env", "F": "nodefile",
+          "G": "gpus", "h": "help", "H": "hold", "i": "input", "I": "immediate", "J": "job-name", "k": "no-kill",
+          "K": "kill-command", "l": "label", "L": "licenses", "m": "distribution", "M": "clusters", "n": "ntasks",
+          "N": "nodes", "o": "output", "O": "overcommit", "p": "partition", "q": "qos", "Q": "quiet",
+          "r": "relative", "s": "oversubscribe", "S": "core-spec", "t": "time", "T": "threads", "u": "unbuffered",
+          "v": "verbose", "V": "version", "w": "nodelist", "W": "wait", "x": "exclude", "X": "disable-status",
+          "Z": "no-allocate"}
+_SHORT_VALUE = frozenset("aAbBcCdDeFGiJLmMnNopqrStTwx")
+_LONG_VALUE = frozenset((
+    "account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir", "cluster-constraint", "clusters",
+    "comment", "constraint", "container", "container-id", "core-spec", "cores-per-socket", "cpu-bind", "cpu-freq",
+    "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency", "distribution", "error", "exclude",
+    "export", "export-file", "extra", "extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
+    "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "hint", "input", "job-name", "jobid", "licenses",
+    "mail-type", "mail-user", "mcs-label", "mem", "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi",
+    "network", "nice", "nodefile", "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu",
+    "ntasks-per-node", "ntasks-per-socket", "open-mode", "output", "partition", "power", "prefer", "priority",
+    "profile", "qos", "reservation", "segment", "signal", "sockets-per-node", "switches", "thread-spec",
+    "threads-per-core", "time", "time-min", "tmp", "tres-bind", "tres-per-task", "uid", "wckey", "wrap"))
+#: options whose effect is in the dump's own columns (ReqCPUS, ReqMem, ReqNodes, ReqTRES, Timelimit, ...)
+_FROM_COLUMNS = frozenset((
+    "account", "array", "constraint", "cores-per-socket", "cpus-per-gpu", "cpus-per-task", "extra-node-info", "gpus",
+    "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "job-name", "mem", "mem-per-cpu", "mem-per-gpu",
+    "mincpus", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket",
+    "partition", "qos", "sockets-per-node", "threads-per-core", "time", "tres-per-task", "licenses", "dependency",
+    "exclusive"))
+#: options that do not change when or where a job runs (files, mail, environment, output, binding)
+_NO_EFFECT = frozenset((
+    "acctg-freq", "batch", "chdir", "comment", "container", "container-id", "cpu-bind", "cpu-freq",
+    "disable-status", "error", "export", "export-file", "get-user-env", "gpu-bind", "gpu-freq", "help", "hint",
+    "input", "kill-command", "kill-on-bad-exit", "label", "mail-type", "mail-user", "mem-bind", "mpi", "no-kill",
+    "open-mode", "output", "parsable", "preserve-env", "profile", "propagate", "pty", "quiet", "relative",
+    "signal", "tres-bind", "unbuffered", "usage", "verbose", "version", "wait", "wckey", "wrap", "x11", "overlap",
+    "exact", "distribution", "threads", "task-epilog", "task-prolog", "epilog", "prolog", "multi-prog", "uid",
+    "gid", "ignore-pbs", "test-only", "send-libs", "no-allocate", "jobid", "het-group", "accel-bind"))
+_SUBMIT_COMMANDS = ("sbatch", "srun", "salloc")
+_DEPENDENCY_KINDS = ("after", "afterany", "afterburstbuffer", "aftercorr", "afternotok", "afterok", "singleton",
+                     "expand")
+#: TRES a job's request gives that pbf models (others are counted as read and not modelled)
+_TRES_MODELLED = ("cpu", "mem", "node", "gres/gpu")
+_PARENS = re.compile(r"\([^)]*\)")
 
 
 def _header_names(line: str) -> list[str] | None:
@@ -123,12 +228,17 @@ def _timestamp(text):
     text = text.strip()
     if text.upper() in ("UNKNOWN", "NONE", ""):
         return None
-    if not _TIME.match(text):
+    m = _TIME.match(text)
+    if not m:
+        return False
+    y, mo, d, h, mi, s = map(int, m.groups())
+    if h > 23 or mi > 59 or s > 61:            # (61: as strptime's %S, a leap second and its double)
         return False
     try:
-        return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
-    except (ValueError, OverflowError):
+        day = datetime.date(y, mo, d).toordinal()
+    except ValueError:
         return False
+    return (day - _EPOCH_DAY) * 86400 + h * 3600 + mi * 60 + s
 
 
 def _since(value, what):
@@ -164,10 +274,127 @@ def _columns(line):
     return names, col, twice
 
 
+def _array_elements(spec: str) -> tuple[int, int | None]:
+    """``(elements, throttle)`` of a pending array record's index list (``1-9``, ``1-3,5%2``, ``0-15:4``):
+    counted without being expanded; ValueError if it is not one."""
+    spec, pct, limit = spec.partition("%")
+    throttle = parse_whole(limit, 0, _MAX_ARRAY_INDEX + 1) if pct else None
+    if "..." in spec:
+        # sacct cuts a long list at 64 characters (SLURM_BITSTR_LEN) and ends it with "...", over the
+        # end of the last item shown: the items before it are counted
+        spec = spec[:spec.index("...")].rpartition(",")[0]
+    count = 0
+    for item in spec.split(","):
+        item = item.strip()
+        span, colon, step = item.partition(":")
+        lo, dash, hi = span.partition("-")
+        first = parse_whole(lo, 0, _MAX_ARRAY_INDEX)
+        last = parse_whole(hi, first, _MAX_ARRAY_INDEX) if dash else first
+        count += (last - first) // (parse_whole(step, 1, _MAX_ARRAY_INDEX) if colon else 1) + 1
+    return count, throttle
+
+
+def _submit_options(text: str) -> list[tuple[str, str | None]] | None:
+    """The options of a submit line (``sbatch -N 2 --exclusive job.sh``) as ``(long name, value)``, up
+    to the script (or, after ``--wrap``, the long options only); None when the line is not an
+    ``sbatch``/``srun``/``salloc`` line. sacct keeps the words joined by blanks, without the
+    shell's quotes, so the line is split at blanks."""
+    words = text.split()
+    if not words or os.path.basename(words[0]) not in _SUBMIT_COMMANDS:
+        return None
+    out, i, wrapped = [], 1, False
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            if not eq and name in _LONG_VALUE and i + 1 < len(words):
+                i += 1
+                value, eq = words[i], "="
+            out.append((name, value if eq else None))
+            wrapped = wrapped or name == "wrap"
+        elif word.startswith("-") and len(word) > 1 and not wrapped:
+            for j in range(1, len(word)):
+                letter = word[j]
+                name = _SHORT.get(letter, letter)
+                if letter in _SHORT_VALUE:
+                    value = word[j + 1:]
+                    if not value and i + 1 < len(words):
+                        i += 1
+                        value = words[i]
+                    out.append((name, value))
+                    break
+                out.append((name, None))
+        elif not wrapped:
+            break           # the script or program: what follows are its own arguments
+        i += 1
+    return out
+
+
+def _dependency(spec: str) -> tuple[list[str], list[str]]:
+    """``(kinds, targets)`` of a ``--dependency`` value (``afterok:12:13,afterany:14``, ``?`` for or,
+    ``after:12+5``, ``singleton``); an unknown kind is kept as ``unknown``."""
+    kinds, targets = [], []
+    for part in re.split(r"[,?]", spec):
+        kind, _, ids = part.partition(":")
+        kind = kind.strip().lower()
+        if not kind:
+            continue
+        kinds.append(kind if kind in _DEPENDENCY_KINDS else "unknown")
+        targets += [t.split("+")[0].strip() for t in ids.split(":") if t.strip()]
+    return kinds, targets
+
+
+def _tres(text: str, number) -> tuple[int | None, dict, list[str], str | None, tuple[str, ...]]:
+    """``(GPUs in all or None, GPUs by type, licenses as NAME:N, mem or None, the TRES named)`` of a
+    TRES string (``billing=4,cpu=4,mem=16G,node=1,gres/gpu=2,gres/gpu:a100=2,license/matlab=1``).
+    ``number(text, expected)`` reads a count."""
+    total, typed, licenses, mem, keys = None, {}, [], None, []
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if not name:
+            continue
+        keys.append("gres/gpu" if name.startswith("gres/gpu:") else name)
+        if name == "gres/gpu":
+            total = number(value, "gres/gpu=N with N a whole number of GPUs")
+        elif name.startswith("gres/gpu:"):
+            typed[name[9:]] = typed.get(name[9:], 0) + number(value, "gres/gpu:TYPE=N with N a whole number of GPUs")
+        elif name.startswith("license/"):
+            licenses.append(f"{name[8:]}:{number(value, 'license/NAME=N with N a whole number')}")
+        elif name == "mem":
+            mem = value.strip()
+    return total, typed, licenses, mem, tuple(dict.fromkeys(keys))
+
+
+def _gres(text: str, counts: Counter, key: str, number) -> tuple[int | None, dict]:
+    """``(GPUs in all or None, GPUs by type)`` of a ``ReqGRES``/``AllocGRES`` value (``gpu:4``,
+    ``gpu:tesla:2``, ``gpu:2(IDX:0-1)``, ``gpu:2,mps:100``); other GRES are counted in ``counts``."""
+    total, typed = None, {}
+    for item in _PARENS.sub("", text).split(","):
+        parts = [p.strip() for p in item.split(":")]
+        if not parts[0] or parts[0] in _EMPTY:
+            continue
+        if parts[0] != "gpu":
+            counts[f"{key} {parts[0]}"] += 1
+            continue
+        n = 1
+        if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
+            n = number(parts[-1], "gpu:N or gpu:TYPE:N with N a whole number of GPUs")
+            parts = parts[:-1]
+        total = (total or 0) + n
+        if len(parts) > 1:
+            kind = ":".join(parts[1:])
+            typed[kind] = typed.get(kind, 0) + n
+    return total, typed
+
+
 def read_sacct(path: str | os.PathLike, *, partition: str | None = None, since: str | int | None = None,
                until: str | int | None = None, pack_days: float | None = None) -> JobTable:
-    """Read a ``sacct --parsable2`` dump into a raw :class:`JobTable` (SWF columns; clean it as an
-    SWF table). The table's ``dropped`` dict counts the records left out and why. A value out of
+    """Read a ``sacct --parsable2`` dump into a raw :class:`JobTable` (SWF columns and the request
+    columns; clean it as an SWF table). The table's ``dropped`` dict counts the records left out and
+    why; its ``sacct`` dict says what every column gave (:func:`describe_sacct`). A value out of
     range (a run time beyond :data:`pbf.bounded.MAX_TIME`, more processors or nodes than pbf's largest
     cluster, more memory than its largest node) is a :class:`TraceFormatError` naming the file, line,
     field (as the header spells it), value and the range, as for any malformed value."""
@@ -181,6 +408,18 @@ def read_sacct(path: str | os.PathLike, *, partition: str | None = None, since: 
         return _read(path, lines, partition, lo, hi, pack_days)
     finally:
         lines.close()
+
+
+def _tally(flags: bytearray, rows: int) -> np.ndarray:
+    """Per column, how many of ``rows`` lines had it empty (``flags``: a byte a cell, 1 for empty)."""
+    return np.frombuffer(flags, dtype=np.uint8).reshape(rows, -1).sum(axis=0, dtype=np.int64)
+
+
+class _Legend(dict):
+    """Text -> number from 1 in order of first appearance (0: no text)."""
+
+    def of(self, text: str) -> int:
+        return self.setdefault(text, len(self) + 1) if text else 0
 
 
 def _read(path, lines, partition, lo, hi, pack_days):
@@ -201,16 +440,24 @@ def _read(path, lines, partition, lo, hi, pack_days):
                                f"a header with {' or '.join(options)} (sacct --parsable2 --format=...)")
     opt = lambda *options: next((o.lower() for o in options if o.lower() in col), None)  # noqa: E731
     f_id = need("JobID", "JobIDRaw")
+    f_raw = opt("JobIDRaw") if f_id != "jobidraw" else None
     f_submit = need("Submit")
     f_run = need("ElapsedRaw", "Elapsed")
     f_cpus = need("ReqCPUS", "AllocCPUS", "NCPUS")
+    f_alloc = opt("AllocCPUS", "NCPUS")
     f_start, f_limit = opt("Start"), opt("TimelimitRaw", "Timelimit")
     f_nodes, f_mem, f_state = opt("ReqNodes", "NNodes"), opt("ReqMem"), opt("State")
+    f_anodes = opt("AllocNodes", "NNodes")
     f_user, f_group = opt("User", "UID"), opt("Group", "GID")
     f_part, f_qos = opt("Partition"), opt("QOS")
-    f_tres, f_cons = opt("ReqTRES", "AllocTRES"), opt("Constraints")
-    used = [f for f in (f_id, f_submit, f_run, f_cpus, f_start, f_limit, f_nodes, f_mem, f_state, f_user, f_group,
-                        f_part, f_qos, f_tres, f_cons) if f is not None]
+    f_tres, f_atres = opt("ReqTRES"), opt("AllocTRES")
+    f_gres, f_agres = opt("ReqGRES"), opt("AllocGRES")
+    f_cons, f_lic = opt("Constraints"), opt("Licenses")
+    f_reason, f_flags, f_line = opt("Reason"), opt("Flags"), opt("SubmitLine")
+    modelled = [f_id, f_raw, f_submit, f_run, f_cpus, f_alloc, f_start, f_limit, f_nodes, f_anodes, f_mem, f_state,
+                f_user, f_group, f_part, f_qos, f_tres, f_atres, f_gres, f_agres, f_cons]
+    read_only = [f_lic, f_reason, f_flags, f_line]
+    used = list(dict.fromkeys(f for f in modelled + read_only if f is not None))
     for f in used:
         if f in twice:
             where = [str(i + 1) for i, n in enumerate(names) if n.lower() == f]
@@ -218,20 +465,44 @@ def _read(path, lines, partition, lo, hi, pack_days):
                                    f"a header naming each field once ({names[col[f]]} is in columns "
                                    f"{', '.join(where)})")
     spelled = {f: names[col[f]] for f in used}      # errors name a field as the header spells it
+    i_line = col[f_line] if f_line else None
 
-    constraints = {}
-    dropped = {"job_steps": 0, "array_elements": 0, "other_partition": 0, "outside_dates": 0}
+    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds = (_Legend() for _ in range(6))
+    dropped = {"job_steps": 0, "pending_array_records": 0, "other_partition": 0, "outside_dates": 0}
+    info = {"records": 0, "steps": 0, "pipes_in_submit_line": 0, "zero_length": 0, "never_started": 0,
+            "not_ended": 0, "array_elements": 0, "arrays": set(), "pending_array_elements": 0,
+            "pending_lists_cut_short": 0, "array_throttles": set(), "het_jobs": set(), "het_components": 0,
+            "gpu_jobs": Counter(), "gpu_types": Counter(), "licenses": Counter(), "reasons": Counter(),
+            "flags": Counter(), "exclusive": 0, "exclusive_whole_nodes": 0, "exclusive_other": Counter(),
+            "dependencies": 0, "dependency_kinds": Counter(), "options": Counter(), "submit_lines_other": 0,
+            "tres": {"ReqTRES": Counter(), "AllocTRES": Counter()}, "gres_other": Counter()}
+    element_ids, tres_seen = {}, {}
+    depends = {}                    # record -> the dependency targets its submit line names
+    empties = np.zeros(len(names), dtype=np.int64)
+    pending_flags, in_buffer, seen_lines = bytearray(), 0, 0
     recs, users, groups, parts, qoss = array("d"), {}, {}, {}, {}
     for number, line in lines:
         if not line.strip():
             continue
         cells = line.split("|")
+        if len(cells) > len(names) and i_line is not None:
+            # sacct does not escape a | inside a field: one in the submit line (--wrap="a | b") is joined back
+            extra = len(cells) - len(names)
+            cells[i_line:i_line + extra + 1] = ["|".join(cells[i_line:i_line + extra + 1])]
+            info["pipes_in_submit_line"] += 1
         if len(cells) != len(names):
             raise TraceFormatError(path, number, None, line[:80],
                                    f"{len(names)} |-separated fields as in the header")
+        cells = [c.strip() for c in cells]
+        pending_flags += bytes(map(_EMPTY.__contains__, cells))
+        in_buffer += 1
+        if in_buffer == 4096:
+            empties += _tally(pending_flags, in_buffer)
+            seen_lines += in_buffer
+            pending_flags, in_buffer = bytearray(), 0
 
         def get(name, cells=cells):
-            return cells[col[name]].strip() if name else ""
+            return cells[col[name]] if name else ""
 
         def bad(name, expected, value=None, number=number):
             return TraceFormatError(path, number, spelled[name], get(name) if value is None else value, expected)
@@ -239,16 +510,32 @@ def _read(path, lines, partition, lo, hi, pack_days):
         def whole(name, lo, hi, expected, text=None):
             # (text: a part of the field; the error shows the whole field)
             try:
-                return parse_whole(get(name) if text is None else text, lo, hi)
+                return parse_whole(get(name) if text is None else text, lo, hi, expected=expected)
             except ValueError:
                 raise bad(name, expected) from None
 
+        def count(name, lo, hi, expected, text):
+            # a count as sacct prints it: 1K is 1,024 (exact units)
+            text = text.strip()
+            unit = _COUNT_UNIT.get(text[-1:].upper(), 0) if text[-1:].isalpha() else 1
+            if not unit:
+                raise bad(name, expected)
+            value = whole(name, 0, hi, expected, text[:-1] if text[-1:].isalpha() else text) * unit
+            if not lo <= value <= hi:
+                raise bad(name, expected)
+            return value
+
         jid = get(f_id)
-        if "." in jid:
+        m = _JOBID.match(jid)
+        if m is None:
+            raise bad(f_id, _JOBID_HINT)
+        job, element, pending, component, step = m.groups()
+        if int(job) > _MAX_JOB_ID or int(component or 0) > _MAX_JOB_ID or int(element or 0) > _MAX_ARRAY_INDEX:
+            raise bad(f_id, f"{_JOBID_HINT}, with job numbers up to {_MAX_JOB_ID:,} and array indexes up to "
+                            f"{_MAX_ARRAY_INDEX:,}")
+        if step is not None:
+            info["steps"] += 1
             dropped["job_steps"] += 1
-            continue
-        if "_" in jid:
-            dropped["array_elements"] += 1
             continue
         part = get(f_part)
         if partition is not None and part != partition:
@@ -260,6 +547,22 @@ def _read(path, lines, partition, lo, hi, pack_days):
         if (lo is not None and submit < lo) or (hi is not None and submit >= hi):
             dropped["outside_dates"] += 1
             continue
+        if pending is not None:
+            # elements of an array that had not started at the dump: counted, not expanded (they did not run)
+            try:
+                elements, throttle = _array_elements(pending)
+            except ValueError:
+                raise bad(f_id, f"{_JOBID_HINT}; array indexes from 0 to {_MAX_ARRAY_INDEX:,}, as 1-9, "
+                                "1-3,5 or 0-15:4, with %N a limit") from None
+            dropped["pending_array_records"] += 1
+            info["pending_array_elements"] += elements
+            info["pending_lists_cut_short"] += "..." in pending
+            info["arrays"].add(int(job))
+            if throttle is not None:
+                info["array_throttles"].add(int(job))
+            continue
+        raw = whole(f_raw, 0, _MAX_JOB_ID, f"a whole job id from 0 to {_MAX_JOB_ID:,}") if f_raw else (
+            int(job) if element is None and component is None else 0)
         state = get(f_state).split()[0].upper() if f_state and get(f_state) else "COMPLETED"
         if state not in STATUS:
             raise bad(f_state, f"a Slurm job state ({', '.join(STATUS)})")
@@ -273,9 +576,16 @@ def _read(path, lines, partition, lo, hi, pack_days):
             run = parse_duration_slurm(get(f_run))
             if run is None:
                 raise bad(f_run, f"[D-]HH:MM:SS or MM:SS, at most {MAX_TIME:,} seconds")
+        if status == -1:
+            info["not_ended"] += 1
+        elif started is None:
+            info["never_started"] += 1
+        elif run == 0:
+            info["zero_length"] += 1
         if status == -1 or started is None:
             run = -1                       # not ended at the dump, or never started: no run time
-        wait = started - submit if started is not None and status != -1 else -1
+        ran = started is not None and status != -1
+        wait = started - submit if ran else -1
         req = -1
         if f_limit:
             text = get(f_limit)
@@ -294,47 +604,153 @@ def _read(path, lines, partition, lo, hi, pack_days):
                                                f"at most {MAX_TIME:,} seconds")
         cpus = whole(f_cpus, 0, _MAX_COUNT, f"a whole number of processors from 0 to {_MAX_COUNT:,} "
                                                  "(pbf's largest cluster)")
+        alloc = cpus
+        if f_alloc and f_alloc != f_cpus and ran and get(f_alloc) not in _EMPTY:
+            alloc = whole(f_alloc, 0, _MAX_COUNT, f"a whole number of processors from 0 to {_MAX_COUNT:,} "
+                                                       "(pbf's largest cluster)") or cpus
+        nodes_what = f"a whole number of nodes from 0 to {_MAX_COUNT:,} (1K: 1,024), or a range 2-4"
         nodes = nodes_max = -1
         if f_nodes and get(f_nodes):
             low, dash, high = get(f_nodes).partition("-")       # "2-4": a range
-            what = f"a whole number of nodes from 0 to {_MAX_COUNT:,}, or a range 2-4"
-            nodes = whole(f_nodes, 0, _MAX_COUNT, what, low)
-            nodes_max = whole(f_nodes, nodes, _MAX_COUNT, what, high) if dash else nodes
-        gpus = 0
-        if f_tres and get(f_tres):
-            for item in get(f_tres).split(","):
-                key, _, value = item.partition("=")
-                if key.strip() == "gres/gpu":       # (typed gres/gpu:a100=N repeat the total)
-                    total = whole(f_tres, 0, _MAX_GPUS,
-                                  f"gres/gpu=N with N a whole number of GPUs from 0 to {_MAX_GPUS:,}", value)
-                    gpus = -(-total // max(nodes, 1))
+            nodes = count(f_nodes, 0, _MAX_COUNT, nodes_what, low)
+            nodes_max = count(f_nodes, nodes, _MAX_COUNT, nodes_what, high) if dash else nodes
+
+        # the submit line: --exclusive (modelled), dependencies and licenses (read), other options (counted)
+        exclusive, depend, dep_targets, line_licenses = 0, 0, None, ""
+        if f_line and get(f_line) not in _EMPTY:
+            options = _submit_options(get(f_line))
+            if options is None:
+                info["submit_lines_other"] += 1
+                options = ()
+            for name, value in options:
+                if name == "exclusive":
+                    if value is None or value == "":
+                        exclusive = 1
+                    else:
+                        info["exclusive_other"][f"--exclusive={value}"] += 1
+                elif name == "dependency" and value:
+                    kinds, dep_targets = _dependency(value)
+                    if kinds:
+                        info["dependencies"] += 1
+                        info["dependency_kinds"].update(kinds)
+                        depend = dep_kinds.of(",".join(sorted(set(kinds))))
+                elif name == "licenses" and value:
+                    line_licenses = value
+                elif name == "array" and value and "%" in value:
+                    info["array_throttles"].add(int(job))
+                elif name not in _FROM_COLUMNS and name not in _NO_EFFECT:
+                    info["options"][f"--{name}"] += 1
+        whole_nodes = 0                 # the nodes Slurm gave a job that ran
+        if ran and f_anodes and get(f_anodes) not in _EMPTY:
+            whole_nodes = count(f_anodes, 0, _MAX_COUNT, nodes_what, get(f_anodes))
+        if exclusive:
+            info["exclusive"] += 1
+            if whole_nodes > 0 and f_alloc and alloc > 0:
+                # whole nodes: the CPUs Slurm gave it, on exactly the nodes it had
+                info["exclusive_whole_nodes"] += 1
+                cpus, nodes, nodes_max = alloc, whole_nodes, whole_nodes
+
+        # GPUs: ReqTRES, else ReqGRES, else AllocTRES, else AllocGRES; each the job's total (Slurm 17.11
+        # and 18.08 write ReqGRES as the count a node times the nodes), divided over the job's nodes
+        gpus_total, types, lic_items, tres_mem = None, [], [], None
+        for f, key in ((f_tres, "ReqTRES"), (f_gres, "ReqGRES"), (f_atres, "AllocTRES"), (f_agres, "AllocGRES")):
+            if not f or get(f) in _EMPTY:
+                continue
+            number = lambda text, expected, f=f: whole(f, 0, _MAX_GPUS, f"{expected} from 0 to {_MAX_GPUS:,}",  # noqa: E731
+                                                       text)
+            if key.endswith("TRES"):
+                text = get(f)
+                parsed = tres_seen.get(text)      # (a dump repeats its TRES strings: each is read once)
+                if parsed is None:
+                    parsed = tres_seen[text] = _tres(text, number)
+                total, typed, licensed, mem_text, keys = parsed
+                info["tres"][key].update(keys)
+                if key == "ReqTRES":
+                    lic_items, tres_mem = licensed, mem_text
+            else:
+                total, typed = _gres(get(f), info["gres_other"], key, number)
+            if total is None and typed:
+                total = sum(typed.values())
+            if total is not None and total > _MAX_GPUS:
+                raise bad(f, f"GPUs in all from 0 to {_MAX_GPUS:,}")
+            if gpus_total is None and total is not None:
+                gpus_total, types = total, sorted(t for t, n in typed.items() if n)
+                if total:
+                    info["gpu_jobs"][key] += 1
+        gpus = -(-(gpus_total or 0) // max(nodes, 1))
+        info["gpu_types"].update(types)
+
         cons = get(f_cons) if f_cons else ""
-        cons = "" if cons in ("(null)", "None") else cons
-        cons_id = constraints.setdefault(cons, len(constraints) + 1) if cons else 0
+        cons = "" if cons in _EMPTY else cons
         mem = -1.0
         mem_core = mem_node = 0
-        if f_mem and get(f_mem) and get(f_mem) not in ("0", "0n", "0c"):
-            m = _MEM.match(get(f_mem))
+        mem_text = get(f_mem) if f_mem else ""
+        mem_field = f_mem
+        if mem_text in _EMPTY and tres_mem:
+            mem_text, mem_field = tres_mem, f_tres        # (ReqTRES mem=: the job's total)
+        if mem_text not in _EMPTY and mem_text not in ("0", "0n", "0c"):
+            m = _MEM.match(mem_text)
             kb = float(m.group(1)) * _MEM_KB[m.group(2)] if m else math.inf
+            if m and m.group(3) == "" and nodes > 1:
+                kb = kb / nodes                           # a bare value (Slurm >= 21.08) is the job's total
             if not kb <= MAX_NODE_MEMORY_MB * 1024:
-                raise bad(f_mem, f"memory such as 4Gn, 2000Mc or 4G, at most {MAX_NODE_MEMORY_MB:,} MB "
-                                 "(a node or a CPU)")
+                raise bad(mem_field, f"memory such as 4Gn, 2000Mc or 4G, at most {MAX_NODE_MEMORY_MB:,} MB "
+                                     "(a node or a CPU)")
             per_cpu = m.group(3) == "c"
             mem = kb if per_cpu else kb * max(nodes, 1) / max(cpus, 1)
             if per_cpu:
                 mem_core = -(-int(kb) // 1024)
             else:
                 mem_node = -(-int(kb) // 1024)
+
+        lic_text = get(f_lic) if f_lic else ""
+        lic_text = "" if lic_text in _EMPTY else lic_text
+        lic_text = lic_text or ",".join(lic_items) or line_licenses
+        if lic_text:
+            info["licenses"].update(x.split(":")[0].split("@")[0].strip() for x in re.split(r"[,|]", lic_text)
+                                    if x.strip())
+        reason = get(f_reason) if f_reason else ""
+        reason = "" if reason in _EMPTY else reason
+        if reason:
+            info["reasons"][reason] += 1
+        flags = get(f_flags) if f_flags else ""
+        flags = "" if flags in _EMPTY else flags
+        if flags:
+            info["flags"].update(x.strip() for x in flags.split(",") if x.strip())
+        if element is not None:
+            info["array_elements"] += 1
+            info["arrays"].add(int(job))
+        if component is not None:
+            info["het_components"] += 1
+            info["het_jobs"].add(int(job))
+
+        index = len(recs) // _FIELDS_A_JOB
+        if element is not None and f_line:
+            element_ids.setdefault(jid, index)    # (a dependency may name an element: afterok:123_4)
+        if dep_targets:
+            depends[index] = dep_targets
         user, group, q = get(f_user), get(f_group), get(f_qos)
         recs.extend((submit, wait, run, cpus, mem, req, status, users.setdefault(user, len(users) + 1),
                      groups.setdefault(group, len(groups) + 1) if f_group else -1,
                      qoss.setdefault(q, len(qoss) + 1) if f_qos else -1,
                      parts.setdefault(part, len(parts) + 1) if f_part else -1,
-                     mem_core, mem_node, gpus, max(nodes, 1), max(nodes_max, 0), cons_id))
+                     mem_core, mem_node, gpus, max(nodes, 1), max(nodes_max, 0), constraints.of(cons),
+                     max(alloc, cpus) if exclusive else alloc, gpu_types.of(",".join(types)), licenses.of(lic_text),
+                     reasons.of(reason), flag_sets.of(flags), exclusive, raw, int(job) if element is not None else 0,
+                     int(job) if component is not None else 0, depend))
+        info["records"] += 1
+    if in_buffer:
+        empties += _tally(pending_flags, in_buffer)
+        seen_lines += in_buffer
+
     n = len(recs) // _FIELDS_A_JOB
     a = np.frombuffer(recs, dtype=np.float64).reshape(n, _FIELDS_A_JOB)
     order = np.argsort(a[:, 0], kind="stable")
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(1, n + 1)
+    prev = _parents(a, depends, element_ids, rank, info)
     a = a[order]
+    prev = prev[order]
     absolute = a[:, 0].astype(np.int64)
     origin = int(absolute[0]) if n else 0
     submit = absolute - origin             # SWF: seconds from the log's start (UnixStartTime)
@@ -344,22 +760,204 @@ def _read(path, lines, partition, lo, hi, pack_days):
     header.add_line(f" Converted from the Slurm accounting dump {os.path.basename(path)} by pbf")
     if n:
         header.add_line(f" UnixStartTime: {origin}")
-    for name, table in (("Partition", parts), ("Queue", qoss)):
+    for name, table in (("Partition", parts), ("Queue", qoss), ("Constraint", constraints), ("GpuType", gpu_types),
+                        ("Licenses", licenses), ("Dependency", dep_kinds), ("Reason", reasons), ("Flags", flag_sets)):
         for label, number in table.items():
-            header.add_line(f" {name}: {number} {label or '(none)'}")
-    for label, number in constraints.items():
-        header.add_line(f" Constraint: {number} {label}")
+            if label or name in ("Partition", "Queue"):
+                header.add_line(f" {name}: {number} {label or '(none)'}")
     for label, number in users.items():
         if label:
             header.add_line(f" User: {number} {label}")
-    as_int = lambda j: a[:, j].astype(np.int64)  # noqa: E731
+    j = {name: k for k, name in enumerate(_R)}
+    as_int = lambda name: a[:, j[name]].astype(np.int64)  # noqa: E731
+    extra = ("mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "gpu_type", "licenses",
+             "dependency", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job")
     table = JobTable.from_arrays(
-        header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int(1), run=as_int(2),
-        alloc_procs=as_int(3), req_procs=as_int(3), req_time=as_int(5), req_mem=a[:, 4], status=as_int(6),
-        user=as_int(7), group=as_int(8), queue=as_int(9), partition=as_int(10),
-        mem_core_mb=as_int(11), mem_node_mb=as_int(12), gpus=as_int(13), nodes_min=as_int(14), nodes_max=as_int(15),
-        constraint=as_int(16))
+        header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int("wait"),
+        run=as_int("run"), alloc_procs=as_int("alloc_procs"), req_procs=as_int("req_procs"),
+        req_time=as_int("req_time"), req_mem=a[:, j["req_mem"]], status=as_int("status"), user=as_int("user"),
+        group=as_int("group"), queue=as_int("queue"), partition=as_int("partition"), prev_job=prev,
+        **{name: as_int(name) for name in extra})
     table.source = path
     table.dropped = dropped
+    table.sacct = _summary(info, names, col, spelled, used, read_only, empties, seen_lines)
     return table
 
+
+def _parents(a, depends, elements, rank, info):
+    """SWF field 17 (preceding job) of every record: of the jobs its dependencies name that are in the
+    dump, the number of the one that ended last (a job whose end is unknown counts as ending first).
+    A number names the job with that Slurm id, and every element or component of the array or
+    heterogeneous job with that id; ``123_4`` names an element."""
+    prev = np.full(len(a), -1, dtype=np.int64)
+    found = outside = several = 0
+    if depends:
+        ended = np.where((a[:, 1] >= 0) & (a[:, 2] >= 0), a[:, 0] + a[:, 1] + a[:, 2], -np.inf)
+        column = {name: a[:, k].astype(np.int64).tolist() for k, name in enumerate(_R)
+                  if name in ("slurm_id", "array_job", "het_job")}
+        by_id = {}
+        for name in ("array_job", "het_job"):
+            for index, number in enumerate(column[name]):
+                if number:
+                    by_id.setdefault(number, set()).add(index)
+        for index in range(len(a) - 1, -1, -1):         # (the first record of an id wins)
+            number = column["slurm_id"][index]
+            if number:
+                first = by_id.setdefault(("raw", number), set())
+                first.clear()
+                first.add(index)
+        for index, targets in depends.items():
+            parents = set()
+            for t in targets:
+                got = set()
+                if t in elements:
+                    got = {elements[t]}
+                elif t.isascii() and t.isdigit() and len(t) <= 10:
+                    got = by_id.get(("raw", int(t)), set()) | by_id.get(int(t), set())
+                parents |= got
+                outside += not got
+            parents.discard(index)
+            if parents:
+                found += 1
+                several += len(parents) > 1
+                prev[index] = rank[max(parents, key=lambda p: (ended[p], rank[p]))]
+    info["dependency_parents"] = {"jobs_with_a_parent_in_the_dump": found, "with_several": several,
+                                  "targets_not_in_the_dump": outside}
+    return prev
+
+
+def _summary(info, names, col, spelled, used, read_only, empties, lines):
+    """The JSON-ready ``sacct`` dict of a table: what every column and record kind gave."""
+    nonempty = {n: int(lines - empties[i]) for i, n in enumerate(names)}
+    read_keys = {f for f in read_only if f}
+    columns = {"modelled": [spelled[f] for f in used if f not in read_keys],
+               "read_not_modelled": {spelled[f]: nonempty[spelled[f]] for f in used if f in read_keys},
+               "not_modelled": {}, "same_as": {}}
+    for i, name in enumerate(names):
+        key = name.lower()
+        if col.get(key) == i and key in used:
+            continue
+        columns["not_modelled"][name] = nonempty[name]
+        if key in _SAME_AS and col.get(key) == i:
+            columns["same_as"][name] = _SAME_AS[key]
+    tres = {key: Counter({k: v for k, v in c.items() if k not in _TRES_MODELLED and not k.startswith("license/")})
+            for key, c in info["tres"].items()}
+    top = lambda c: dict(c.most_common())  # noqa: E731
+    return {
+        "lines": {"read": int(lines), "job_records": info["records"], "step_lines": info["steps"],
+                  "submit_lines_with_a_pipe_joined": info["pipes_in_submit_line"]},
+        "columns": columns,
+        "arrays": {"elements": info["array_elements"], "arrays": len(info["arrays"]),
+                   "pending_elements_not_expanded": info["pending_array_elements"],
+                   "pending_lists_cut_short_by_sacct": info["pending_lists_cut_short"],
+                   "throttled_arrays_not_modelled": len(info["array_throttles"])},
+        "het": {"jobs": len(info["het_jobs"]), "components": info["het_components"]},
+        "run_times": {"zero_length": info["zero_length"], "never_started": info["never_started"],
+                      "not_ended": info["not_ended"]},
+        "gpus": {"jobs_by_column": top(info["gpu_jobs"]), "types_not_modelled": top(info["gpu_types"])},
+        "exclusive": {"jobs": info["exclusive"], "as_whole_nodes": info["exclusive_whole_nodes"],
+                      "other_forms_not_modelled": top(info["exclusive_other"])},
+        "dependencies": {"jobs": info["dependencies"], "kinds": top(info["dependency_kinds"]),
+                         **info.get("dependency_parents", {})},
+        "licenses": top(info["licenses"]), "reasons": top(info["reasons"]), "flags": top(info["flags"]),
+        "submit_line_options_not_modelled": top(info["options"]),
+        "submit_lines_not_sbatch_srun_salloc": info["submit_lines_other"],
+        "tres_not_modelled": {k: top(v) for k, v in tres.items() if v},
+        "gres_not_modelled": top(info["gres_other"]),
+    }
+
+
+def _counts(d: dict, limit: int = 8) -> str:
+    items = list(d.items())
+    text = ", ".join(f"{k} {v:,}" for k, v in items[:limit])
+    return text + (f", {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _many(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
+    """Lines saying what a dump's ``sacct`` dict (:func:`read_sacct`) holds: the records and how each
+    kind replays, what is modelled, what is read and not modelled, and every column present and not
+    modelled with its count of non-empty values. ``cleaning``: the cleaning report's dict, for what
+    became of the zero-length jobs."""
+    ln, ar, het, rt = s["lines"], s["arrays"], s["het"], s["run_times"]
+    kinds = []
+    if ar["elements"] or ar["pending_elements_not_expanded"]:
+        pending = ar["pending_elements_not_expanded"]
+        kinds.append(f"{_many(ar['elements'], 'array element')} of {_many(ar['arrays'], 'array')}, each a job"
+                     + (f"; {pending:,}{'+' if ar['pending_lists_cut_short_by_sacct'] else ''} elements pending at the "
+                        "dump counted, not expanded (they did not run)" if pending else ""))
+    if het["components"]:
+        kinds.append(f"{_many(het['components'], 'component')} of {_many(het['jobs'], 'heterogeneous job')}, each a "
+                     "job submitted with the others (their joint start is not modelled)")
+    first = _many(ln["job_records"], "job record") + (f" ({'; '.join(kinds)})" if kinds else "")
+    first += f"; {_many(ln['step_lines'], 'step line')} (steps of those jobs, not jobs)"
+    if ln["submit_lines_with_a_pipe_joined"]:
+        first += f"; {_many(ln['submit_lines_with_a_pipe_joined'], 'SubmitLine')} holding '|' joined back"
+    lines = [first]
+    zero = _many(rt["zero_length"], "zero-length job")
+    if cleaning is not None and cleaning.get("zero_length_dropped"):
+        zero += " dropped (--drop-zero-length)"
+    elif cleaning is not None:
+        zero += " kept (--drop-zero-length drops them)"
+    lines.append(zero + f"; {rt['never_started']:,} never started and {rt['not_ended']:,} not ended at the dump "
+                 "(no run time)")
+    g, ex, d = s["gpus"], s["exclusive"], s["dependencies"]
+    modelled = []
+    if g["jobs_by_column"]:
+        modelled.append(f"GPUs of {_many(sum(g['jobs_by_column'].values()), 'job')} "
+                        f"(from {_counts(g['jobs_by_column'])})")
+    if ex["jobs"]:
+        modelled.append(f"--exclusive of {_many(ex['jobs'], 'job')}, {ex['as_whole_nodes']:,} as whole nodes "
+                        "(AllocCPUS on AllocNodes nodes; not the others: they never ran or the dump lacks those "
+                        "columns)")
+    if modelled:
+        lines.append("modelled: " + "; ".join(modelled))
+    read = []
+    if g["types_not_modelled"]:
+        read.append(f"GPU types {_counts(g['types_not_modelled'])} (the node model counts GPUs without types)")
+    if d["jobs"]:
+        read.append(f"dependencies of {_many(d['jobs'], 'job')} ({_counts(d['kinds'])}; "
+                    f"{d.get('jobs_with_a_parent_in_the_dump', 0):,} with a parent in the dump, in SWF field 17)")
+    if s["licenses"]:
+        read.append(f"licenses {_counts(s['licenses'])}")
+    if ex["other_forms_not_modelled"]:
+        read.append(_counts(ex["other_forms_not_modelled"]))
+    if ar["throttled_arrays_not_modelled"]:
+        read.append(_many(ar["throttled_arrays_not_modelled"], "array throttle") + " (%N)")
+    if s["submit_line_options_not_modelled"]:
+        read.append(f"SubmitLine options {_counts(s['submit_line_options_not_modelled'])}")
+    if s["submit_lines_not_sbatch_srun_salloc"]:
+        read.append(f"{_many(s['submit_lines_not_sbatch_srun_salloc'], 'SubmitLine')} not sbatch, srun or salloc")
+    if s["reasons"]:
+        read.append(f"Reason {_counts(s['reasons'], 5)}")
+    if s["flags"]:
+        read.append(f"Flags {_counts(s['flags'], 5)}")
+    for key, c in s["tres_not_modelled"].items():
+        read.append(f"{key} {_counts(c)}")
+    if s["gres_not_modelled"]:
+        read.append(_counts(s["gres_not_modelled"]))
+    if read:
+        lines.append("read, not modelled: " + "; ".join(read))
+    c = s["columns"]
+    if c["not_modelled"]:
+        same = c["same_as"]
+        lines.append(f"columns not modelled (non-empty values in the {ln['read']:,} lines): " + ", ".join(
+            f"{name} {count:,}" + (f" (= {same[name]})" if name in same else "")
+            for name, count in c["not_modelled"].items()))
+    return lines
+
+
+def format_sacct(s: dict, cleaning: dict | None = None, label: str = "sacct", indent: int = 13,
+                 width: int = 118) -> str:
+    """:func:`describe_sacct`'s lines as text: the first after ``label`` (padded to ``indent``), each
+    wrapped at ``width`` and indented under it."""
+    pad = " " * indent
+    out = []
+    for k, line in enumerate(describe_sacct(s, cleaning)):
+        first = label.ljust(indent - 1) + " " if k == 0 else pad
+        out += textwrap.wrap(line, width, initial_indent=first, subsequent_indent=pad + "  ",
+                             break_on_hyphens=False) or [first]
+    return "\n".join(out)
