@@ -197,9 +197,9 @@ class Engine:
                 self._counts["started"] += len(secondaries)
                 out.extend(Lend(self._ids[p], int(k)) for p, k in lends if k > 0)
                 out.extend(Start(self._ids[j], self._co.units(j), now, secondary=True) for j in secondaries)
-            if self.report_reservations:
-                planned = core.job_arrays()[5]
-                out.extend(Reserve(self._ids[j], int(planned[j])) for j in reserved)
+            if self.report_reservations and len(reserved):
+                planned = core.values_of("resv", np.asarray(reserved, dtype=np.int64))
+                out.extend(Reserve(self._ids[j], int(t)) for j, t in zip(reserved, planned.tolist()))
             return out
 
     def _start(self, j, now):
@@ -336,9 +336,15 @@ class Engine:
         check_time("now", now)
         if self._now is not None and now < self._now:
             raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
-        state = start = None
-        if any(isinstance(e, Finish) for e in events):
-            state, start = self._core.job_arrays()[:2]
+        # the state and start of the jobs the call finishes, looked up one by one (not whole columns:
+        # the cost of a call must not grow with the jobs the engine has seen)
+        state, start = {}, {}
+        ended = sorted({j for j in (self._index.get(e.job_id) for e in events
+                                    if isinstance(e, Finish) and is_int(e.job_id)) if j is not None})
+        if ended:
+            rows = np.asarray(ended, dtype=np.int64)
+            state = dict(zip(ended, self._core.values_of("state", rows).tolist()))
+            start = dict(zip(ended, self._core.values_of("start", rows).tolist()))
         last = self._now        # nothing may happen before the time of the last pass
         new_ids = set()
         finishing = set()
@@ -464,18 +470,22 @@ class Engine:
         """``{job id: (start, unit indices)}`` of the running jobs (with co-allocation, secondary
         jobs too, on the cores they share)."""
         with self._lock:
-            start = self._core.job_arrays()[1]
-            out = {self._ids[j]: (int(start[j]), _unit_indices(self._core.units_of(j), self.cluster.units))
-                   for j in self._core.running()}
+            core = self._core
+            run = np.asarray(core.running(), dtype=np.int64)
+            out = {self._ids[j]: (int(t), _unit_indices(core.units_of(j), self.cluster.units))
+                   for j, t in zip(run.tolist(), core.values_of("start", run).tolist())}
             if self.coalloc is not None:
-                out.update({self._ids[j]: (int(start[j]), self._co.units(j)) for j in self._co.secondaries()})
+                sec = np.asarray(self._co.secondaries(), dtype=np.int64)
+                out.update({self._ids[j]: (int(t), self._co.units(j))
+                            for j, t in zip(sec.tolist(), core.values_of("start", sec).tolist())})
             return out
 
     def reservations(self) -> dict[int, int]:
         """``{job id: planned start}`` from the last pass."""
         with self._lock:
-            planned = self._core.job_arrays()[5]
-            return {self._ids[j]: int(planned[j]) for j in self._core.pending() if planned[j] >= 0}
+            pending = np.asarray(self._core.pending(), dtype=np.int64)
+            planned = self._core.values_of("resv", pending)
+            return {self._ids[j]: int(t) for j, t in zip(pending.tolist(), planned.tolist()) if t >= 0}
 
     def estimates(self) -> dict[int, tuple[int | None, np.ndarray]]:
         """``{job id: (expected start, unit indices)}`` of every pending job -- what ``squeue
