@@ -33,10 +33,20 @@ COMMANDS = {
 }
 
 
+def _one_line_error(parser: argparse.ArgumentParser, message: str) -> None:
+    parser.exit(2, f"pbf: error: {message} (`{parser.prog} --help` lists the options)\n")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose refusals are one line with one prefix, ``pbf: error: ...``, and where the options
+    are listed (not the whole usage, which runs to dozens of lines for ``replay``)."""
+    error = _one_line_error
+
+
 def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
     """The ``pbf`` parser with the options of ``commands`` (default: every command's); the others
     keep their name and help line."""
-    parser = argparse.ArgumentParser(prog="pbf", description="Parallel-backfill HPC scheduler engine.")
+    parser = _Parser(prog="pbf", description="Parallel-backfill HPC scheduler engine.")
     parser.add_argument("--version", action="version", version=f"pbf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
