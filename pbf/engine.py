@@ -11,8 +11,10 @@ killed as ``on_failure`` says) and :class:`Resume`. A drain or failure with ``un
 itself at that time. Passes plan around down units and never place a job on one.
 
 Every call is checked in full before anything changes: a misuse (an event later than ``now``, time
-going backwards, an unknown or not-running job finished, a duplicate job id, a job wider than the
-cluster, ...) raises :class:`ProtocolError` and leaves the engine exactly as it was.
+going backwards, an unknown or not-running job finished, a duplicate or unhashable job id, a
+malformed request, ...) raises :class:`ProtocolError` and leaves the engine exactly as it was. A
+well-formed job that can never run (no requested time, wider than the cluster, a request no set of
+nodes holds) is answered with a :class:`Rejected` decision, as the replayer rejects it.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ from .engine_events import (
     Lend,
     OutageEvent,
     ProtocolError,
+    Rejected,
     Reserve,
     Resume,
     Start,
@@ -56,8 +59,28 @@ from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
-__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "ProtocolError", "Drain", "Fail", "Resume",
-           "Stopped", "Lend", "MAX_TIME"]
+__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "ProtocolError", "Drain", "Fail",
+           "Resume", "Stopped", "Lend", "MAX_TIME"]
+
+
+def _bad_id(job_id):
+    # what makes a job id unusable (None if nothing): it must be hashable and equal to itself, and
+    # neither a bool nor None (True == 1 would make two hosts' ids the same job)
+    if job_id is None or isinstance(job_id, (bool, np.bool_)):
+        return "is not a job id (give an int, a string or a tuple)"
+    try:
+        hash(job_id)
+    except TypeError:
+        return "is not hashable"
+    if job_id != job_id:
+        return "is not equal to itself (NaN)"
+    return None
+
+
+def _number_of(job_id, j):
+    # the job's number for Python plugins and keyed draws: the host's id when it is a 64-bit int,
+    # else the engine's own index of the job
+    return int(job_id) if is_int(job_id) and INT64_MIN <= job_id <= INT64_MAX else j
 
 
 def _items(i, ev, what):
@@ -149,7 +172,9 @@ class Engine:
         self._now = None
         self._last_event = None
         self._closed = False
-        self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0, "requeued": 0, "killed": 0}
+        self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0, "requeued": 0, "killed": 0,
+                        "rejected": 0}
+        self._rejected = {}     # job id -> why it can never run (a Rejected decision; not in the core)
         # one call at a time: calls from several threads are serialised, never interleaved
         self._lock = threading.RLock()
 
@@ -169,20 +194,21 @@ class Engine:
 
     # ---------------------------------------------------------------- protocol
     def advance(self, now: int, events: Iterable[Submit | Finish | Drain | Fail | Resume] = (), *,
-                quick: bool = False) -> list[Stopped | Start | Reserve]:
+                quick: bool = False) -> list[Rejected | Stopped | Start | Reserve]:
         """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
-        its decisions: a :class:`Stopped` per running job a failure stopped, a :class:`Start` per job
-        started (and a :class:`Reserve` per reservation when ``report_reservations``). ``quick``:
+        its decisions: a :class:`Rejected` per submitted job that can never run, a :class:`Stopped` per
+        running job a failure stopped, a :class:`Start` per job started (and a :class:`Reserve` per
+        reservation when ``report_reservations``). ``quick``:
         run Slurm's quick main-scheduler pass instead of a full backfill pass.
 
         The whole call is checked first; Python plugins run on copies of themselves; if anything
         fails before the pass, the engine (and its plugins) are exactly as before the call."""
         with self._lock:
             events = list(events)
-            bits = self._validate(now, events)
+            bits, rejected = self._validate(now, events)
             undo = self._checkpoint()
             try:
-                scoring, stopped = self._apply(now, events, bits)
+                scoring, stopped = self._apply(now, events, bits, rejected)
             except BaseException:
                 self._rollback(undo)
                 raise
@@ -191,7 +217,8 @@ class Engine:
             started, reserved = core.run_pass(now, quick)
             self._counts["passes"] += 1
             self._counts["started"] += len(started)
-            out = stopped + [self._start(j, now) for j in started]
+            self._rejected.update(rejected)
+            out = [Rejected(i, why) for i, why in rejected.items()] + stopped + [self._start(j, now) for j in started]
             if self.coalloc is not None:
                 lends, secondaries = self._co.after_pass(now)
                 self._counts["started"] += len(secondaries)
@@ -226,7 +253,7 @@ class Engine:
         self._counts["requeued" if requeued else "killed"] += len(hit)
         return [Stopped(self._ids[j], ev.at, requeued) for j in hit]
 
-    def _apply(self, now, events, bits):
+    def _apply(self, now, events, bits, rejected):
         # the events and the Python plugins' keys; returns the scoring (a copy when it has Python
         # plugins, whose state the calls may change) and the jobs failures stopped
         sc = self._scoring
@@ -243,9 +270,12 @@ class Engine:
             if words is not None:
                 stopped.extend(self._outage(ev, words))
             elif isinstance(ev, Submit):
+                self._counts["submitted"] += 1
+                if ev.job.id in rejected:
+                    self._counts["rejected"] += 1
+                    continue
                 j = self._add(sc, ev.job)
                 core.submit(j)
-                self._counts["submitted"] += 1
             else:
                 j = self._index[ev.job_id]
                 if self.coalloc is not None:
@@ -314,21 +344,21 @@ class Engine:
         self._index[job.id] = j
         self._ids.append(job.id)
         self._jobs.append(job)
-        for k, v in (("id", job.id), ("submit", job.submit), ("units", job.units),
+        for k, v in (("id", _number_of(job.id, j)), ("submit", job.submit), ("units", job.units),
                      ("requested", job.requested), ("user", job.user)):
             self._cols[k].append(v)
         if self.coalloc is not None:
-            self._co.set_cpu(j, self._cpu_of(job))
+            self._co.set_cpu(j, self._cpu_of(job, j))
         return j
 
-    def _cpu_of(self, job):
+    def _cpu_of(self, job, j):
         # the job's CPU use: given, the CoAllocation's constant, or its draw keyed by the job id
         from .coalloc import _beta22
         if job.cpu is not None:
             return float(job.cpu)
         if isinstance(self.coalloc.cpu, (int, float)):
             return float(self.coalloc.cpu)
-        return float(min(1.0, max(0.01, _beta22(np.array([job.id]), self.coalloc.seed)[0])))
+        return float(min(1.0, max(0.01, _beta22(np.array([_number_of(job.id, j)]), self.coalloc.seed)[0])))
 
     def _validate(self, now, events):
         if self._closed:
@@ -339,14 +369,15 @@ class Engine:
         # the state and start of the jobs the call finishes, looked up one by one (not whole columns:
         # the cost of a call must not grow with the jobs the engine has seen)
         state, start = {}, {}
-        ended = sorted({j for j in (self._index.get(e.job_id) for e in events
-                                    if isinstance(e, Finish) and is_int(e.job_id)) if j is not None})
+        ended = sorted({j for j in (self._known(e.job_id) for e in events if isinstance(e, Finish))
+                        if j is not None})
         if ended:
             rows = np.asarray(ended, dtype=np.int64)
             state = dict(zip(ended, self._core.values_of("state", rows).tolist()))
             start = dict(zip(ended, self._core.values_of("start", rows).tolist()))
         last = self._now        # nothing may happen before the time of the last pass
         new_ids = set()
+        rejected = {}           # job id -> why it can never run
         finishing = set()
         stopped = {}            # job id -> the event that stops it
         bits = []
@@ -372,18 +403,17 @@ class Engine:
             last = t
             if isinstance(ev, Submit):
                 job = ev.job
-                if not is_int(job.id) or not INT64_MIN <= job.id <= INT64_MAX:
-                    raise ProtocolError(f"event {i}: job id {job.id!r} is not an int (64-bit)")
-                if job.id in self._index or job.id in new_ids:
-                    raise ProtocolError(f"event {i}: duplicate job id {job.id}")
+                problem = _bad_id(job.id)
+                if problem:
+                    raise ProtocolError(f"event {i}: job id {job.id!r} {problem}")
+                if job.id in self._index or job.id in self._rejected or job.id in new_ids:
+                    raise ProtocolError(f"event {i}: duplicate job id {job.id!r}")
                 if not is_int(job.units) or job.units <= 0:
-                    raise ProtocolError(f"event {i}: job {job.id} asks for {job.units!r} units; expected an int > 0")
-                if job.units > self.cluster.units:
-                    raise ProtocolError(f"event {i}: job {job.id} asks for {job.units} units, "
-                                        f"larger than the cluster ({self.cluster.units})")
-                if not is_int(job.requested) or not 0 < job.requested <= MAX_TIME:
-                    raise ProtocolError(f"event {i}: job {job.id} has requested time {job.requested!r}; "
-                                        f"expected an int from 1 to {MAX_TIME:,} s")
+                    raise ProtocolError(f"event {i}: job {job.id!r} asks for {job.units!r} units; expected an int > 0")
+                if not is_int(job.requested) or not job.requested <= MAX_TIME:
+                    raise ProtocolError(f"event {i}: job {job.id!r} has requested time {job.requested!r}; "
+                                        f"expected an int up to {MAX_TIME:,} s (at most 0: rejected, as it can "
+                                        "never be planned)")
                 if job.run is not None and (not is_int(job.run) or not -1 <= job.run <= MAX_TIME):
                     raise ProtocolError(f"event {i}: job {job.id} has run time {job.run!r}; "
                                         f"expected None or an int from 0 to {MAX_TIME:,} s")
@@ -399,13 +429,25 @@ class Engine:
                 if problem:
                     raise ProtocolError(f"event {i}: {problem}")
                 if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
-                    raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id}'s run time")
+                    raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id!r}'s run time")
+                # (the replayer's rules for jobs that can never run: answered, not refused)
+                if job.units > self.cluster.units:
+                    rejected[job.id] = f"larger than the cluster: asks {job.units:,} units of {self.cluster.units:,}"
+                elif job.requested <= 0:
+                    rejected[job.id] = f"no requested time (requested {job.requested})"
+                else:
+                    why = self._nodes.never_fits(job)
+                    if why:
+                        rejected[job.id] = why
                 new_ids.add(job.id)
             elif isinstance(ev, Finish):
-                j = self._index.get(ev.job_id) if is_int(ev.job_id) else None
+                j = self._known(ev.job_id)
                 if j is None:
+                    known = not _bad_id(ev.job_id)
                     why = ("was submitted in this same call and cannot have started"
-                           if is_int(ev.job_id) and ev.job_id in new_ids else "is unknown")
+                           if known and ev.job_id in new_ids and ev.job_id not in rejected else
+                           f"was rejected ({(rejected.get(ev.job_id) or self._rejected.get(ev.job_id))})"
+                           if known and (ev.job_id in rejected or ev.job_id in self._rejected) else "is unknown")
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id!r}: it {why}")
                 if ev.job_id in stopped:
                     raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: the failure of event "
@@ -429,7 +471,14 @@ class Engine:
                 for j in self._outages.jobs_on(bits[-1]):
                     if self._ids[j] not in finishing:
                         stopped[self._ids[j]] = i
-        return bits
+        return bits, rejected
+
+    def _known(self, job_id):
+        # the core index of a job id the engine holds, or None (an unhashable id is not one)
+        try:
+            return self._index.get(job_id)
+        except TypeError:
+            return None
 
     def _outage_words(self, i, ev):
         # the unit words of an outage event (checked)

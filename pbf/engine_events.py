@@ -10,7 +10,7 @@ import numpy as np
 from .errors import PbfError
 
 __all__ = ["Job", "Submit", "Finish", "OutageEvent", "Drain", "Fail", "Resume", "Stopped", "Start", "Lend",
-           "Reserve", "ProtocolError", "MAX_TIME", "INT64_MIN", "INT64_MAX", "is_int", "check_time"]
+           "Reserve", "Rejected", "ProtocolError", "MAX_TIME", "INT64_MIN", "INT64_MAX", "is_int", "check_time"]
 
 
 class ProtocolError(PbfError, ValueError):
@@ -19,7 +19,10 @@ class ProtocolError(PbfError, ValueError):
 
 @dataclass(frozen=True)
 class Job:
-    """A job as the engine sees it. ``requested`` is the wall-time limit in seconds; ``run`` (the
+    """A job as the engine sees it. ``id``: any hashable value the host names its jobs by (an int, a
+    string, a tuple; not a bool, None or NaN), unique within an engine; Python plugins see it when it is
+    an int of 64 bits, else the engine's own number for the job. ``requested`` is the wall-time limit in
+    seconds; ``run`` (the
     actual run time) is only used by the ``clairvoyant`` predictor. ``user`` feeds the ``ave2`` and
     ``regression`` predictors and fair share; ``partition`` and ``queue`` (SWF numbers) the
     multifactor partition and QOS factors. ``cpu``: the job's CPU use in (0, 1] for co-allocation
@@ -27,7 +30,7 @@ class Job:
     or features: ``mem_core_mb`` or ``mem_node_mb`` (memory per core or per node, MB; neither: the
     cluster's default memory per core), ``gpus`` (per node), ``nodes_min``/``nodes_max`` (0: any)
     and ``features`` (names every node given must have)."""
-    id: int
+    id: object
     submit: int
     units: int
     requested: int
@@ -123,6 +126,16 @@ class Lend:
     """Decision (co-allocation): running job ``job_id`` lends ``cores`` of its cores from now."""
     job_id: int
     cores: int
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Decision: job ``job_id`` can never run here, by the replayer's rules -- no requested time, wider
+    than the cluster, or a request no set of the cluster's nodes could hold even all idle -- and
+    ``reason`` says which (as ``jobs.csv``'s ``reject_reason``, with the resource on a cluster of nodes).
+    The job takes no part in any pass; its Finish must not come."""
+    job_id: object
+    reason: str
 
 
 @dataclass(frozen=True)

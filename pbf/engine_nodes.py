@@ -61,8 +61,7 @@ class EngineNodes:
             tuple(sorted(job.features))
 
     def problem(self, job: Job) -> str | None:
-        """What is wrong with ``job``'s node request, if anything: malformed, or more than any set of
-        the cluster's nodes, all idle, can ever hold (the reason names the resource)."""
+        """What is malformed in ``job``'s node request, if anything (a misuse: the call is refused)."""
         for name, low in (("mem_core_mb", 0), ("mem_node_mb", 0), ("gpus", 0), ("nodes_min", 1), ("nodes_max", 0)):
             value = getattr(job, name)
             if not _whole(value, low):
@@ -76,6 +75,12 @@ class EngineNodes:
             if asks:
                 return (f"job {job.id} asks for memory, GPUs, features or node counts, but the cluster's "
                         f"nodes carry none (give the Cluster nodes with memory_mb, gpus or features)")
+        return None
+
+    def never_fits(self, job: Job) -> str | None:
+        """Why no set of the cluster's nodes, all idle, could ever hold ``job`` (naming the resource), or
+        None; ``job``'s request is well formed (:meth:`problem`)."""
+        if not self.modelled:
             return None
         mpc, mpn, gpn, lo, hi, feats = self.request(job)
         req = NodeRequest(int(job.units), mpc, mpn, gpn, lo, hi, frozenset(feats))
@@ -83,8 +88,7 @@ class EngineNodes:
         if eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, self.first_fit) is None:
             one = Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]), np.array([hi]),
                            (feats,))
-            return (f"job {job.id} can never run on cluster {self.cluster.name!r}: "
-                    f"{reject_detail(self.cluster, one, 0, int(job.units))}")
+            return f"no set of nodes can hold it: {reject_detail(self.cluster, one, 0, int(job.units))}"
         return None
 
     def hand_over(self, core: Core, j: int, job: Job) -> None:

@@ -1,7 +1,7 @@
 """The public API is small, explicit and documented."""
 import pbf
 
-DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "replay",
+DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "replay",
               "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "Placement",
               "beocat_cluster",
               "JobTable",

@@ -34,9 +34,7 @@ def test_decisions_and_queries():
     (10, [Finish(3, 5), Finish(3, 6)], "cannot finish job 3: it is already finished earlier in this call"),
     (10, [Submit(Job(1, 5, 1, 10))], "duplicate job id 1"),
     (10, [Submit(Job(9, 5, 1, 10)), Submit(Job(9, 6, 1, 10))], "duplicate job id 9"),
-    (10, [Submit(Job(9, 5, 9, 10))], "asks for 9 units, larger than the cluster (8)"),
     (10, [Submit(Job(9, 5, 0, 10))], "asks for 0 units"),
-    (10, [Submit(Job(9, 5, 1, 0))], "has requested time 0"),
     (10, [Submit(Job(9, 5, 1, 10)), Finish(9, 6)], "submitted in this same call"),
     (10, ["not an event"], "is not a pbf.Submit, Finish, Drain, Fail or Resume"),
     (1.5, [], "now must be an int"),
@@ -57,7 +55,7 @@ def test_a_valid_prefix_is_not_applied_when_a_later_event_is_bad():
     eng = busy_engine()
     before = snapshot(eng)
     with pytest.raises(ProtocolError):
-        eng.advance(10, [Finish(3, 5), Submit(Job(9, 6, 99, 10))])
+        eng.advance(10, [Finish(3, 5), Submit(Job(9, 6, -1, 10))])
     assert snapshot(eng) == before
 
 
@@ -115,3 +113,27 @@ def test_engine_with_workers_decides_as_with_one_and_closes_its_threads():
     assert [list(d.units) for d in a if isinstance(d, Start)] == [list(d.units) for d in b if isinstance(d, Start)]
     four.close()
     assert threading.active_count() <= before - 3
+
+
+def test_jobs_that_can_never_run_are_rejected_not_refused():
+    # the replayer's rules: wider than the cluster, no requested time; the rest of the call goes on
+    eng = Engine(8)
+    d = eng.advance(0, [Submit(Job(1, 0, 9, 10)), Submit(Job(2, 0, 1, 0)), Submit(Job(3, 0, 8, 10))])
+    assert [(type(x).__name__, x.job_id) for x in d] == [("Rejected", 1), ("Rejected", 2), ("Start", 3)]
+    assert d[0].reason == "larger than the cluster: asks 9 units of 8"
+    assert d[1].reason.startswith("no requested time")
+    assert eng.stats()["rejected"] == 2 and eng.stats()["submitted"] == 3 and eng.pending() == []
+    with pytest.raises(ProtocolError, match="it was rejected"):
+        eng.advance(5, [Finish(1, 5)])
+    with pytest.raises(ProtocolError, match="duplicate job id 1"):
+        eng.advance(5, [Submit(Job(1, 5, 1, 10))])
+
+
+def test_host_ids_of_any_hashable_kind():
+    eng = Engine(8, report_reservations=True)
+    d = eng.advance(0, [Submit(Job("a.1", 0, 6, 100)), Submit(Job(("array", 7), 0, 4, 50)),
+                        Submit(Job(2 ** 70, 0, 2, 30))])
+    assert {x.job_id for x in d if isinstance(x, pbf.Start)} == {"a.1", 2 ** 70}
+    assert eng.reservations() == {("array", 7): 100} and set(eng.running()) == {"a.1", 2 ** 70}
+    d = eng.advance(100, [Finish(2 ** 70, 30), Finish("a.1", 100)])
+    assert [x.job_id for x in d] == [("array", 7)]

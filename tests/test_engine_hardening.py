@@ -20,8 +20,9 @@ from helpers import CountingPredictor, busy_engine, snapshot
     (10, [Submit(Job(9, 5, 1, 2 ** 63))], "has requested time 9223372036854775808"),
     (10, [Submit(Job(9, 5, 4, 2 ** 63 - 1))], "has requested time 9223372036854775807"),
     (10, [Submit(Job(9, 5, 1, 10)), Submit(Job(10, 5, 1, 2 ** 63))], "has requested time"),
-    (10, [Submit(Job("a", 5, 1, 10))], "job id 'a' is not an int"),
-    (10, [Submit(Job(2 ** 64, 5, 1, 10))], "is not an int (64-bit)"),
+    (10, [Submit(Job([1], 5, 1, 10))], "job id [1] is not hashable"),
+    (10, [Submit(Job(True, 5, 1, 10))], "job id True is not a job id"),
+    (10, [Submit(Job(float("nan"), 5, 1, 10))], "is not equal to itself (NaN)"),
     (10, [Submit(Job(9, 5, 1, 10, run=2 ** 62))], "has run time"),
     (10, [Submit(Job(9, 5, 1, 10, user=2 ** 70))], "has user"),
     (10, [Submit(Job(9, 5, True, 10))], "asks for True units"),
@@ -183,7 +184,7 @@ def test_refused_calls_change_nothing(calls, priority, reservations):
             events.append(Submit(Job(next_id, now, units, req)))
             next_id += 1
         if kind == "bad-units":
-            events.append(Submit(Job(next_id, now, 99, 10)))
+            events.append(Submit(Job(next_id, now, -3, 10)))        # (malformed; 99 would be Rejected)
         elif kind == "bad-time":
             events.insert(0, Submit(Job(next_id, now + 5, 1, 10)))
         elif kind == "dup-id" and accepted:

@@ -46,13 +46,14 @@ def test_engine_on_nodes_decides_as_the_replay(search, case):
     want = pbf.replay(node_table(jobs), pbf.ReplayConfig(cluster=cluster, backfill=backfill, node_choice=choice,
                                                          node_search=search))
     engine = pbf.Engine(cluster, backfill=backfill, node_choice=choice, node_search=search)
-    # jobs the replay rejects (no node set holds them) are refused by the engine, naming why
+    # jobs the replay rejects (no node set holds them) the engine answers with a Rejected naming why
     feasible = []
     for k, j in enumerate(jobs):
         job = pbf.Job(k + 1, j["submit"], j["cores"], j["est"], mem_core_mb=j["mpc"], mem_node_mb=j["mpn"],
                       gpus=j["gpus"], nodes_min=j["nmin"], nodes_max=j["nmax"], features=j["feat"])
         rejected = want.jobs["state"][k] == pbf.codes.JobState.JS_REJECTED
-        assert (engine._nodes.problem(job) is not None) == rejected
+        assert engine._nodes.problem(job) is None
+        assert (engine._nodes.never_fits(job) is not None) == rejected
         if not rejected:
             feasible.append(k)
     if len(feasible) < len(jobs):
@@ -86,13 +87,18 @@ def test_start_names_nodes_and_memory_and_misuse_leaves_the_engine_unchanged():
     d = engine.advance(2, [pbf.Submit(pbf.Job(3, 2, 2, 600, mem_core_mb=4000))])
     assert [(p.node, p.cores, p.memory_mb) for p in d[0].nodes] == [("small", 2, 8000)]
     before = engine.pending()
-    for job, words in ((pbf.Job(4, 3, 2, 60, gpus=3), "3 GPUs"), (pbf.Job(4, 3, 2, 60, features=("fast",)), "fast"),
-                       (pbf.Job(4, 3, 2, 60, mem_node_mb=100000), "100,000 MB"),
-                       (pbf.Job(4, 3, 2, 60, mem_core_mb=-5), "mem_core_mb -5"),
-                       (pbf.Job(4, 3, 2, 60, nodes_min=2, nodes_max=1), "nodes_max 1")):
+    for job, words in ((pbf.Job(4, 3, 2, 60, mem_core_mb=-5), "mem_core_mb -5"),
+                       (pbf.Job(4, 3, 2, 60, nodes_min=2, nodes_max=1), "nodes_max 1")):      # malformed: refused
         with pytest.raises(pbf.ProtocolError, match=words):
             engine.advance(3, [pbf.Submit(pbf.Job(5, 3, 1, 60)), pbf.Submit(job)])
         assert engine.pending() == before
+    # well formed but more than any node set holds: answered with a Rejected naming the resource
+    for k, (job, words) in enumerate(((pbf.Job(10, 3, 2, 60, gpus=3), "3 GPUs"),
+                                      (pbf.Job(11, 3, 2, 60, features=("fast",)), "fast"),
+                                      (pbf.Job(12, 3, 2, 60, mem_node_mb=100000), "100,000 MB"))):
+        d = engine.advance(3, [pbf.Submit(job)])
+        assert [type(x).__name__ for x in d] == ["Rejected"] and d[0].job_id == job.id and words in d[0].reason
+        assert engine.pending() == before and engine.stats()["rejected"] == k + 1
     # the finish gives the memory back: job 2 starts on big
     d = engine.advance(600, [pbf.Finish(1, 600)])
     assert [(x.job_id, [(p.node, p.cores, p.memory_mb) for p in x.nodes]) for x in d] == [(2, [("big", 3, 30000)])]
