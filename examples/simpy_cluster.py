@@ -1,7 +1,8 @@
 """Embedding pbf in a SimPy model: SimPy owns time and the jobs; pbf decides who starts where.
 
-Jobs arrive as SimPy processes; each arrival or completion wakes a dispatcher that calls
-``Engine.advance(now, events)`` once per instant and starts a SimPy process per decision. Run:
+The model's jobs arrive as SimPy processes and run through :class:`pbf.hosts.simpy.SimPyHost`, which
+hands each instant's arrivals and completions to ``Engine.advance`` in one call and answers every
+job with its start (docs/hosts.md). Run:
 
     pip install simpy
     python examples/simpy_cluster.py [--jobs 300] [--units 64] [--seed 1]
@@ -14,21 +15,25 @@ import numpy as np
 import simpy
 
 import pbf
+from pbf.hosts.simpy import SimPyHost
 
 
 def simulate(n_jobs=300, units=64, seed=1):
     rng = np.random.default_rng(seed)
     env = simpy.Environment()
-    engine = pbf.Engine(pbf.Cluster(units=units), backfill=pbf.Backfill(reservations=1))
-    inbox = []                      # events of the current instant, for the engine
-    wake = [env.event()]            # the dispatcher's alarm clock
-    record = {}                     # job id -> (submit, start, run, units)
+    host = SimPyHost(env, pbf.Engine(pbf.Cluster(units=units), backfill=pbf.Backfill(reservations=1)))
+    record = {}                     # job id -> [submit, start, run, units]
     owner = np.full(units, -1)      # which job holds each unit (checked, not needed by pbf)
 
-    def notify(event):
-        inbox.append(event)
-        if not wake[0].triggered:
-            wake[0].succeed()
+    def job(job_id, size, requested, run):
+        handle = host.submit(pbf.Job(job_id, host.now, size, requested))
+        start = yield handle.started
+        assert (owner[start.units] == -1).all(), "a unit was given twice"
+        owner[start.units] = job_id
+        record[job_id][1] = env.now
+        yield env.timeout(run)
+        owner[start.units] = -1
+        host.finish(job_id)
 
     def arrivals():
         for job_id in range(1, n_jobs + 1):
@@ -37,31 +42,13 @@ def simulate(n_jobs=300, units=64, seed=1):
             requested = int(rng.integers(60, 3600))
             run = int(rng.integers(1, requested + 1))
             record[job_id] = [env.now, None, run, size]
-            notify(pbf.Submit(pbf.Job(job_id, int(env.now), size, requested)))
-
-    def running(job_id, unit_ids):
-        yield env.timeout(record[job_id][2])
-        owner[unit_ids] = -1
-        notify(pbf.Finish(job_id, int(env.now)))
-
-    def dispatcher():
-        while True:
-            yield wake[0]
-            wake[0] = env.event()
-            yield env.timeout(0)    # let every event of this instant arrive first
-            events, inbox[:] = list(inbox), []
-            for decision in engine.advance(int(env.now), events):
-                assert (owner[decision.units] == -1).all(), "a unit was given twice"
-                owner[decision.units] = decision.job_id
-                record[decision.job_id][1] = env.now
-                env.process(running(decision.job_id, decision.units))
+            env.process(job(job_id, size, requested, run))
 
     env.process(arrivals())
-    env.process(dispatcher())
     env.run()
-    engine.close()
+    host.close()
     submit, start, run, size = (np.array([record[j][k] for j in sorted(record)]) for k in range(4))
-    return pbf.schedule_metrics(submit, start, run, size, units, tau=10), engine
+    return pbf.schedule_metrics(submit, start, run, size, units, tau=10), host.engine
 
 
 def main():
