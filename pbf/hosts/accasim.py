@@ -1,0 +1,207 @@
+"""pbf as an AccaSim dispatcher (AccaSim 1.1.3, ``pip install accasim``; docs/hosts.md).
+
+    from accasim.base.simulator_class import Simulator
+    from pbf.hosts.accasim import PbfDispatcher
+
+    sim = Simulator("workload.swf", "system.json", PbfDispatcher("easy"))   # or "conservative", "slurm"
+    sim.start_simulation()
+
+:class:`PbfDispatcher` is an AccaSim ``SchedulerBase`` that schedules with a :class:`pbf.Engine`: at
+each of AccaSim's dispatching calls it hands the engine, in one :meth:`~pbf.Engine.advance`, the
+completions since the last call (in time order) and the newly queued jobs, and turns the decisions
+into AccaSim's dispatching plan: a :class:`~pbf.Start` becomes ``(now, job id, node list)``, a
+:class:`~pbf.Rejected` a rejected job, every other queued job ``(None, job id, [])``.
+
+**Ids and nodes.** Jobs keep AccaSim's (string) ids. The engine's cluster is built from AccaSim's
+resources at the first call (AccaSim hands them over only then): one pbf node per AccaSim node, by
+AccaSim's names, with its cores; with memory (``mem``) or GPUs (``gpu``) on the nodes, pbf places
+jobs by its node model (docs/engine.md "Nodes and resources"), else the cores are interchangeable
+units. An AccaSim job asks for ``requested_nodes`` slots of ``requested_resources`` each; pbf sees
+``slots x core`` cores, ``mem / core`` memory per core and ``gpu`` per node, and each node's cores
+in a start become ``cores / core`` slots on it (exact when a slot is one core, AccaSim's default for
+SWF workloads; a placement that does not divide into whole slots is an error that says so).
+
+**Compatibility.** AccaSim 1.1.3 imports ``collections.Mapping``, which Python 3.10 removed;
+importing this module restores that one name (``collections.abc.Mapping``) when it is missing, so
+that AccaSim imports on current Pythons.
+"""
+from __future__ import annotations
+
+import collections
+import collections.abc
+import heapq
+import time
+
+if not hasattr(collections, "Mapping"):     # AccaSim 1.1.3 on Python >= 3.10 (see the docstring)
+    collections.Mapping = collections.abc.Mapping
+
+from accasim.base.additional_data import AdditionalData  # noqa: E402
+from accasim.base.scheduler_class import DispatcherError, JobVerification, SchedulerBase  # noqa: E402
+
+from ..cluster import Cluster, Node  # noqa: E402
+from ..engine import Engine  # noqa: E402
+from ..engine_events import Finish, Job, Rejected, Start, Submit  # noqa: E402
+from . import backfill_of  # noqa: E402
+
+__all__ = ["PbfDispatcher", "StartLog", "cluster_of"]
+
+
+def cluster_of(resource_manager) -> Cluster:
+    """The pbf cluster of an AccaSim resource manager: its nodes by name with their cores, and their
+    memory and GPUs when it has them."""
+    capacity = resource_manager.system_capacity("nodes")
+    types = set(resource_manager.resource_types)
+    unknown = types - {"core", "mem", "gpu"}
+    if unknown:
+        raise DispatcherError(f"pbf plans cores, memory ('mem') and GPUs ('gpu'); the system also has "
+                              f"{sorted(unknown)}")
+    nodes = []
+    for name in resource_manager.node_names:
+        c = capacity[name]
+        nodes.append(Node(name, int(c.get("core", 0)), memory_mb=int(c.get("mem", 0)), gpus=int(c.get("gpu", 0))))
+    return Cluster.of_nodes(nodes, name="accasim")
+
+
+class PbfDispatcher(SchedulerBase):
+    """An AccaSim dispatcher that schedules with pbf.
+
+    ``mode``: ``"easy"``, ``"conservative"``, ``"slurm"`` (:data:`pbf.hosts.MODES`) or a
+    :class:`pbf.Backfill`. ``engine``: more :class:`pbf.Engine` options (priority, predictor,
+    node_choice, ...). ``job_check``: AccaSim's own check of requests before dispatching; the default,
+    ``NO_CHECK``, leaves it to pbf, which answers a job that can never run with a Rejected decision
+    (the replayer's rules: wider than the cluster, no requested time, a request no node set holds).
+
+    After a run: :attr:`engine` (its ``stats()``), :attr:`calls`, :attr:`seconds` (time spent inside
+    the dispatcher's calls) and :attr:`engine_seconds` (inside ``Engine.advance``)."""
+
+    name = "pbf"
+
+    def __init__(self, mode: object = "easy", *, seed: int = 0, job_check: JobVerification = JobVerification.NO_CHECK,
+                 engine: dict | None = None, **kwargs):
+        SchedulerBase.__init__(self, seed, allocator=None, job_check=job_check, **kwargs)
+        self.mode = mode
+        self.backfill = backfill_of(mode)
+        self.engine_options = dict(engine or {})
+        self.engine: Engine | None = None
+        self.cluster: Cluster | None = None
+        self.calls = 0
+        self.seconds = 0.0
+        self.engine_seconds = 0.0
+        self._submitted = set()     # ids handed to the engine
+        self._ends = []             # heap of (end, sequence, id) of the jobs started
+        self._seq = 0
+
+    def get_id(self):
+        return f"pbf-{self.mode if isinstance(self.mode, str) else 'backfill'}"
+
+    def _start_engine(self):
+        self.cluster = cluster_of(self.resource_manager)
+        self.engine = Engine(self.cluster, backfill=self.backfill, **self.engine_options)
+
+    def _job(self, e):
+        slot = e.requested_resources
+        cores = int(slot.get("core", 0))
+        if cores <= 0:
+            raise DispatcherError(f"job {e.id} asks for no core per slot ({slot}); pbf schedules cores")
+        mem, gpus = int(slot.get("mem", 0) or 0), int(slot.get("gpu", 0) or 0)
+        extra = {}
+        if mem and self.cluster.has_resources:
+            extra["mem_core_mb"] = -(-mem // cores)      # per core, rounded up (exact for one-core slots)
+        if gpus:
+            extra["gpus"] = gpus
+        run = e.duration if e.duration is not None and e.duration >= 0 else None
+        return Job(e.id, int(e.queued_time), int(e.requested_nodes) * cores, int(e.expected_duration), run=run,
+                   user=int(getattr(e, "user_id", None) if getattr(e, "user_id", None) is not None else -1), **extra)
+
+    def _nodes(self, e, start):
+        # the engine's placement as AccaSim's list of node names, one entry per slot
+        cores = int(e.requested_resources["core"])
+        out = []
+        for p in start.nodes:
+            slots, rest = divmod(p.cores, cores)
+            if rest:
+                raise DispatcherError(f"job {e.id}: pbf placed {p.cores} cores on {p.node}, not a whole number of "
+                                      f"its {cores}-core slots (give pbf jobs of one-core slots)")
+            out += [p.node] * slots
+        if len(out) != e.requested_nodes:
+            raise DispatcherError(f"job {e.id}: pbf's placement holds {len(out)} slots of {e.requested_nodes}")
+        return out
+
+    def scheduling_method(self, cur_time, queued_jobs, es_dict):
+        t0 = time.perf_counter()
+        if self.engine is None:
+            self._start_engine()
+        now = int(cur_time)
+        events = []
+        ends = self._ends
+        while ends and ends[0][0] <= now:            # completions since the last call, in time order
+            end, _, job_id = heapq.heappop(ends)
+            events.append(Finish(job_id, end))
+        jobs = {}
+        for e in queued_jobs:
+            jobs[e.id] = e
+            if e.id not in self._submitted:
+                self._submitted.add(e.id)
+                events.append(Submit(self._job(e)))
+        events.sort(key=lambda ev: ev.time)          # stable: completions first at a tie
+        t1 = time.perf_counter()
+        decisions = self.engine.advance(now, events)
+        self.engine_seconds += time.perf_counter() - t1
+        plan, rejected, started = [], [], set()
+        for d in decisions:
+            if isinstance(d, Start):
+                e = jobs[d.job_id]
+                plan.append((now, d.job_id, self._nodes(e, d)))
+                started.add(d.job_id)
+                self._seq += 1
+                heapq.heappush(ends, (now + int(e.duration), self._seq, d.job_id))
+            elif isinstance(d, Rejected):
+                rejected.append(d.job_id)
+                self._submitted.discard(d.job_id)
+        done = started.union(rejected)
+        plan.extend((None, i, []) for i in jobs if i not in done)
+        self.calls += 1
+        self.seconds += time.perf_counter() - t0
+        return plan, rejected
+
+    def close(self):
+        """Close the engine (its worker threads)."""
+        if self.engine is not None:
+            self.engine.close()
+
+
+class StartLog(AdditionalData):
+    """An AccaSim ``AdditionalData`` that records each completed job's start and nodes (``starts``:
+    ``{job id: (start, [node names])}``), read from AccaSim's own job records. AccaSim makes it: pass
+    the class in ``Simulator(..., additional_data=[StartLog])`` and find the instance with
+    :meth:`of`."""
+
+    def __init__(self, event_manager=None):
+        super().__init__(event_manager)
+        self.starts = {}
+
+    @staticmethod
+    def of(simulator) -> StartLog:
+        return next(a for a in simulator.mapper.additional_data if isinstance(a, StartLog))
+
+    def exec_after_completion(self, removed_jobs):
+        for e in removed_jobs:
+            self.starts[e.id] = (e.start_time, list(e.assigned_nodes))
+
+    def exec_before_dispatching(self, *args, **kwargs):
+        pass
+
+    def exec_after_dispatching(self, *args, **kwargs):
+        pass
+
+    def exec_before_submission(self, *args, **kwargs):
+        pass
+
+    def exec_after_submission(self, *args, **kwargs):
+        pass
+
+    def exec_before_completion(self, *args, **kwargs):
+        pass
+
+    def stop(self):
+        pass
