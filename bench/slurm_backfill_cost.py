@@ -142,12 +142,12 @@ def analyse(folders, out=None):
                             "r_running_se": float(se[3]), "rms_log": float(np.sqrt(resid @ resid / len(pts))),
                             "points": len(pts)}
             f3 = three[label]
-            text += (f"\n{label}: t = {f3['pref_us']:.4g} us x tried^{f3['p_tried']:.3f} (s.e. {f3['p_tried_se']:.3f}) x "
+            text += (f"\n{label}, on tried jobs, queue and running jobs: t = {f3['pref_us']:.4g} us x tried^{f3['p_tried']:.3f} (s.e. {f3['p_tried_se']:.3f}) x "
                      f"queue^{f3['q_queue']:.3f} (s.e. {f3['q_queue_se']:.3f}) x running^{f3['r_running']:.3f} (s.e. "
                      f"{f3['r_running_se']:.3f}); rms log error {f3['rms_log']:.3f} over {f3['points']} cycles")
     for label, f in two.items():
         if f:
-            text += (f"\n{label}: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} (s.e. {f['p_tried_se']:.3f}) x "
+            text += (f"\n{label}, on tried jobs and queue: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} (s.e. {f['p_tried_se']:.3f}) x "
                      f"queue^{f['q_queue']:.3f} (s.e. {f['q_queue_se']:.3f}); rms log error {f['rms_log']:.3f} over "
                      f"{f['points']} cycles")
     summary = {"per_depth": per_depth, "two_variable": two, "three_variable": three, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
