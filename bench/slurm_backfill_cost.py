@@ -28,7 +28,15 @@ import sys
 
 import numpy as np
 
-from pbf.validate.scale import UNLIMITED_TEST, case_figures, fit_depth_and_queue, fit_folder, fit_points, measure, sdiag_files
+from pbf.validate.scale import (
+    UNLIMITED_TEST,
+    case_figures,
+    fit_depth_and_queue,
+    fit_folder,
+    fit_points,
+    measure,
+    sdiag_files,
+)
 
 
 def _cases(folders):
@@ -81,8 +89,9 @@ def analyse(folders, out=None):
             continue
         r = subprocess.run([sys.executable, "-m", "pbf", "calibrate", "sdiag", *files], capture_output=True, text=True)
         cli[label] = {"exit": r.returncode, "stdout": r.stdout.strip(), "stderr": r.stderr.strip()[-2000:]}
-    lines = ["| run | depth (pending) | running | nodes | bf_max_job_test | cycles | mean cycle (ms) | max cycle (ms) | "
-             "mean tried | cost per test (us) | backfill thread CPU per test (us) | load1 mean (max) | machine busy % | slurmctld CPU % |",
+    lines = ["| run | depth (pending) | running | nodes | bf_max_job_test | cycles | mean cycle (ms) | "
+             "max cycle (ms) | mean tried | cost per test (us) | backfill thread CPU per test (us) | "
+             "load1 mean (max) | machine busy % | slurmctld CPU % |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in rows:
         t = "unlimited" if f["max_job_test"] >= UNLIMITED_TEST else str(f["max_job_test"])
@@ -91,7 +100,8 @@ def analyse(folders, out=None):
         lines.append(f"| {f['run']} | {f['depth']:,} ({n(f.get('pending'), ',')}) | {n(f.get('running'), ',')} | "
                      f"{n(f.get('nodes'), 'd')} | {t} | {f['cycles_seen']} | {n(f['mean_cycle_ms'], '.1f')} | "
                      f"{n(f['max_cycle_ms'], '.1f')} | {n(f['mean_tried'], ',.0f')} | {n(f['us_per_test'], ',.0f')} "
-                     f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f.get('cpu_us_per_test'), ',.0f')} | {n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
+                     f"± {n(f['us_per_test_sd'], ',.0f')} | {n(f.get('cpu_us_per_test'), ',.0f')} | "
+                     f"{n(f['load1_mean'], '.2f')} ({n(f['load1_max'], '.2f')}) | "
                      f"{n(f['machine_busy_pct'], '.0f')} | {n(f['slurmctld_cpu_pct'], '.0f')} |")
     text = "\n".join(lines)
     if naive.get("pref_us"):
@@ -100,12 +110,14 @@ def analyse(folders, out=None):
                  f"{naive['pref_us']:.4g} us x n^{naive['power']:.3f} (power s.e. {naive['power_se']:.3f}; "
                  f"rms relative error {100 * naive['rel_error']:.1f}%)")
     if overall.get("pref_us"):
-        text += (f"\nfit over the snapshots just after a cycle ended, {overall['snapshots']} snapshots ({len(overall['points'])} points, "
+        text += (f"\nfit over the snapshots just after a cycle ended, {overall['snapshots']} snapshots "
+                 f"({len(overall['points'])} points, "
                  f"{min(p[0] for p in overall['points']):,} to {max(p[0] for p in overall['points']):,} jobs tried): "
                  f"{overall['pref_us']:.4g} us x n^{overall['power']:.3f} (power s.e. {overall['power_se']:.3f}; "
                  f"rms relative error {100 * overall['rel_error']:.1f}%)")
     if cpu_fit:
-        text += (f"\nthe backfill thread's CPU time per cycle ({cpu_fit['points']} cycles): {cpu_fit['pref_us']:.4g} us x "
+        text += (f"\nthe backfill thread's CPU time per cycle ({cpu_fit['points']} cycles): "
+                 f"{cpu_fit['pref_us']:.4g} us x "
                  f"n^{cpu_fit['power']:.3f} (power s.e. {cpu_fit['power_se']:.3f}; rms relative error "
                  f"{100 * cpu_fit['rel_error']:.1f}%)")
     # pbf's fit at each queue depth (both bf_max_job_test values together): the model pbf charges has the
@@ -142,15 +154,18 @@ def analyse(folders, out=None):
                             "r_running_se": float(se[3]), "rms_log": float(np.sqrt(resid @ resid / len(pts))),
                             "points": len(pts)}
             f3 = three[label]
-            text += (f"\n{label}, on tried jobs, queue and running jobs: t = {f3['pref_us']:.4g} us x tried^{f3['p_tried']:.3f} (s.e. {f3['p_tried_se']:.3f}) x "
+            text += (f"\n{label}, on tried jobs, queue and running jobs: t = {f3['pref_us']:.4g} us x "
+                     f"tried^{f3['p_tried']:.3f} (s.e. {f3['p_tried_se']:.3f}) x "
                      f"queue^{f3['q_queue']:.3f} (s.e. {f3['q_queue_se']:.3f}) x running^{f3['r_running']:.3f} (s.e. "
                      f"{f3['r_running_se']:.3f}); rms log error {f3['rms_log']:.3f} over {f3['points']} cycles")
     for label, f in two.items():
         if f:
-            text += (f"\n{label}, on tried jobs and queue: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} (s.e. {f['p_tried_se']:.3f}) x "
+            text += (f"\n{label}, on tried jobs and queue: t = {f['pref_us']:.4g} us x tried^{f['p_tried']:.3f} "
+                     f"(s.e. {f['p_tried_se']:.3f}) x "
                      f"queue^{f['q_queue']:.3f} (s.e. {f['q_queue_se']:.3f}); rms log error {f['rms_log']:.3f} over "
                      f"{f['points']} cycles")
-    summary = {"per_depth": per_depth, "two_variable": two, "three_variable": three, "cases": rows, "fit": {k: v for k, v in overall.items() if k != "usable"},
+    summary = {"per_depth": per_depth, "two_variable": two, "three_variable": three, "cases": rows,
+               "fit": {k: v for k, v in overall.items() if k != "usable"},
                "naive_fit": {k: v for k, v in naive.items() if k != "usable"}, "cpu_fit": cpu_fit,
                "cli": cli}
     if out:

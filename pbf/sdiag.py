@@ -9,8 +9,11 @@ its sleeps), ``Last depth cycle``, ``Last depth cycle (try sched)``, ``Depth Mea
 depth)``, ``Last queue length``, ``Queue length mean`` and the backfilled-job totals. A file may hold
 many snapshots (``while sleep 60; do sdiag; done >> FILE``): each begins at a line "sdiag output at".
 Snapshots taken before any backfill cycle ran (``Total cycles: 0``; sdiag then leaves the mean lines
-out) are left out and counted. Every number is a whole number of ASCII digits up to 2**63 - 1; an
-error names the file, the line, the sdiag label and the value.
+out) are left out and counted. A snapshot taken while a cycle ran (sdiag heads its block "Backfilling
+stats (WARNING: data obtained in the middle of backfilling execution.)") counts the tried jobs of the
+cycle under way beside the time of the cycle before it: its last-cycle point is left out of the fit
+(its mean point, which changes only when a cycle ends, is kept). Every number is a whole number of
+ASCII digits up to 2**63 - 1; an error names the file, the line, the sdiag label and the value.
 """
 from __future__ import annotations
 
@@ -72,6 +75,8 @@ class SdiagSnapshot:
     queue_mean: int | None = None
     backfilled_total: int | None = None
     backfilled_since_reset: int | None = None
+    #: taken while a cycle ran: its last depth is the running cycle's, its last cycle time the one before
+    mid_cycle: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,10 @@ class CostFit:
     points: tuple
     rel_error: float
     snapshots: int
+    #: the power's standard error (least squares on the logs; None when fewer than 3 distinct depths)
+    power_se: float | None = None
+    #: last-cycle points left out because their snapshot was taken mid-cycle
+    mid_cycle_left_out: int = 0
 
     def cycle_us(self, n: float) -> float:
         """The fitted cost of a cycle of n tried jobs."""
@@ -174,6 +183,8 @@ def _parse(name, lines):
         elif line.startswith("Backfilling stats"):
             close()                          # (a second block without a header line: a new snapshot)
             current, start, block, header, in_block = {}, header or no, no, None, True
+            if "middle of backfilling" in line:
+                current["mid_cycle"] = True
         elif in_block and raw[:1] not in ("", " ", "\t"):
             in_block = False                 # the block ends at the next heading
         elif in_block:
@@ -202,9 +213,13 @@ def fit_cost(snapshots: Iterable[SdiagSnapshot]) -> CostFit:
     tried job above 2**40 microseconds) is refused with the points it came from."""
     snapshots = list(snapshots)
     points = set()
+    mid = 0
     for s in snapshots:
         if s.last_depth_try > 0 and s.last_cycle_us > 0:
-            points.add((s.last_depth_try, s.last_cycle_us))
+            if s.mid_cycle:
+                mid += 1                     # (the running cycle's depth beside the last cycle's time)
+            else:
+                points.add((s.last_depth_try, s.last_cycle_us))
         if s.cycles > 0 and s.depth_mean_try > 0 and s.mean_cycle_us > 0:
             points.add((s.depth_mean_try, s.mean_cycle_us))
     points = tuple(sorted(points))
@@ -233,7 +248,13 @@ def fit_cost(snapshots: Iterable[SdiagSnapshot]) -> CostFit:
                          f"{_MAX_PREF_US:,.0f} pbf's cost model takes; (tried jobs, microseconds) points: "
                          f"{_show(points)}")
     rel = math.sqrt(sum((pref * n ** power / t - 1) ** 2 for n, t in points) / len(points))
-    return CostFit(pref_us=pref, power=power, points=points, rel_error=rel, snapshots=len(snapshots))
+    se = None
+    if not constant and len(set(xs)) >= 3:
+        sxx = sum((x - mx) ** 2 for x in xs)
+        ssr = sum((y - (math.log(pref) + power * x)) ** 2 for x, y in zip(xs, ys))
+        se = math.sqrt(ssr / (len(xs) - 2) / sxx)
+    return CostFit(pref_us=pref, power=power, points=points, rel_error=rel, snapshots=len(snapshots),
+                   power_se=se, mid_cycle_left_out=mid)
 
 
 def _show(points, most=6):

@@ -182,3 +182,18 @@ def test_pbf_calibrate_sdiag_says_what_it_left_out(tmp_path, capsys):
     assert main(["calibrate", "sdiag", str(path), "--json"]) == 0
     import json
     assert json.loads(capsys.readouterr().out)["skipped_before_any_cycle"] == 1
+
+
+def test_a_snapshot_taken_mid_cycle_gives_no_last_cycle_point_and_the_power_has_an_error():
+    # sdiag heads the block with a warning while a cycle runs: its last depth is the running cycle's,
+    # its last cycle time the one before; such a point (here 250 jobs beside a 500-job cycle's time) is
+    # left out, the mean point kept
+    good = [snapshot(k, n, cost(30.0, 1.2, n), n, cost(30.0, 1.2, n)) for k, n in enumerate((50, 200, 800, 3200))]
+    mid = snapshot(9, 250, cost(30.0, 1.2, 500), 500, cost(30.0, 1.2, 500)).replace(
+        "Backfilling stats\n", "Backfilling stats (WARNING: data obtained in the middle of backfilling execution.)\n")
+    snaps = read_sdiag("".join(good) + mid)
+    assert [s.mid_cycle for s in snaps] == [False] * 4 + [True]
+    fit = fit_cost(snaps)
+    assert fit.mid_cycle_left_out == 1 and (250, cost(30.0, 1.2, 500)) not in fit.points
+    assert fit.power == pytest.approx(1.2, abs=1e-3) and fit.power_se == pytest.approx(0.0, abs=1e-3)
+    assert fit_cost(read_sdiag(snapshot(1, 100, 5000, 100, 5000))).power_se is None     # one depth: no error

@@ -77,10 +77,12 @@ def test_sdiag_numbers_and_the_known_refusal():
     after = sdiag_numbers(AFTER.format(cycles=2, last=1046078, mean=1094075, depth=500))
     assert after["Last cycle"] == 1046078 and after["Last depth cycle (try sched)"] == 500
     assert after["Max cycle"] == 1142073
-    # pbf.sdiag refuses a snapshot taken before any cycle (the lines sdiag leaves out then): the measurement
-    # leaves such files out of the fit (fit_folder) and says so
-    with pytest.raises(SdiagError, match="Mean cycle"):
+    # a snapshot taken before any cycle (sdiag leaves the mean lines out then) is skipped and counted;
+    # alone, there is nothing to fit
+    with pytest.raises(SdiagError, match="before any backfill cycle"):
         read_sdiag(BEFORE)
+    snaps = read_sdiag(BEFORE, AFTER.format(cycles=2, last=1046078, mean=1094075, depth=500))
+    assert len(snaps) == 1 and snaps.skipped == 1
 
 
 def test_fit_folder_leaves_out_snapshots_before_the_first_cycle(tmp_path):
@@ -92,7 +94,7 @@ def test_fit_folder_leaves_out_snapshots_before_the_first_cycle(tmp_path):
         p.write_text(AFTER.format(cycles=1, last=us, mean=us, depth=n))
         files.append(str(p))
     fit = fit_folder(files)
-    assert fit["all_files"].startswith("refused") and "Mean cycle" in fit["all_files"]
+    assert fit["all_files"] == "read"              # (the series is read whole: the first snapshot skipped)
     assert [os.path.basename(f) for f, _ in fit["refused"]] == ["sdiag-001.txt"]
     assert fit["snapshots"] == 4 and 1.0 < fit["power"] < 1.1
     assert fit["power_se"] > 0 and fit["power_se"] < 0.05

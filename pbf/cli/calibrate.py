@@ -38,12 +38,17 @@ def run_sdiag(args: argparse.Namespace) -> int:
             f"cycle time) points, {min(depths):,} to {max(depths):,} jobs tried",
             *([f"left out     {snaps.skipped:,} snapshot(s) taken before any backfill cycle ran (Total cycles: 0; "
                f"the first: {first[0]}, line {first[1]})"] if skipped else []),
+            *([f"left out     the last-cycle points of {fit.mid_cycle_left_out:,} snapshot(s) taken while a cycle "
+               "ran (their depth is the running cycle's, their time the cycle's before)"]
+              if fit.mid_cycle_left_out else []),
             f"fit          a cycle of n tried jobs: {fit.pref_us:.4g} us x n^{fit.power:.3f} "
-            f"(rms relative error {100 * fit.rel_error:.1f}%)",
+            + (f"(power standard error {fit.power_se:.3f}; " if fit.power_se is not None else "(")
+            + f"rms relative error {100 * fit.rel_error:.1f}%)",
             "             " + "; ".join(f"{n:,} jobs: {fit.cycle_us(n) / 1000:.3g} ms" for n in (10, 100, 500)),
             f"replay with  --clock slurm-sim {flags}"])
     show(args, fit, text, {"snapshots": len(snaps), "skipped_before_any_cycle": skipped, "files": list(args.files),
                            "points": [list(p) for p in fit.points],
-                           "pref_us": fit.pref_us, "power": fit.power, "rel_error": fit.rel_error,
+                           "pref_us": fit.pref_us, "power": fit.power, "power_se": fit.power_se,
+                           "rel_error": fit.rel_error, "mid_cycle_left_out": fit.mid_cycle_left_out,
                            "settings": fit.settings(), "flags": flags})
     return 0

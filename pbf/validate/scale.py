@@ -33,8 +33,8 @@ import time
 
 import numpy as np
 
-__all__ = ["fit_points", "fit_depth_and_queue", "beocat_site_conf", "running_jobs", "pending_jobs", "measure", "case_figures", "fit_folder",
-           "power_error", "sched_params", "UNLIMITED_TEST"]
+__all__ = ["fit_points", "fit_depth_and_queue", "beocat_site_conf", "running_jobs", "pending_jobs", "measure",
+           "case_figures", "fit_folder", "power_error", "sched_params", "UNLIMITED_TEST"]
 
 #: ``bf_max_job_test`` "unlimited": slurmctld 22.05's largest accepted value
 UNLIMITED_TEST = 1_000_000
@@ -162,6 +162,7 @@ def measure(out: str, depths=(1000, 10000, 50000), tests=(500, UNLIMITED_TEST), 
     ``tests`` measured at each depth; the raw sdiag outputs in ``OUT/d{depth}-t{test}/``. Returns the
     inner program's result (also ``OUT/result.json``)."""
     import atexit
+
     from .slurm_config import write_private_conf
     from .slurm_run import check_requirements
     found = check_requirements(False)
