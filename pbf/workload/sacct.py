@@ -88,7 +88,6 @@ import math
 import numbers
 import os
 import re
-import textwrap
 import time
 from array import array
 from collections import Counter
@@ -100,6 +99,20 @@ from ..errors import ConfigError, TraceFormatError
 from ..node import MAX_NODE_MEMORY_MB, MAX_UNITS
 from .files import head_text, text_lines
 from .jobs import JobTable, SwfHeader
+from .sacct_fields import (
+    _EMPTY,
+    _FROM_COLUMNS,
+    _MAX_ARRAY_INDEX,
+    _NO_EFFECT,
+    _R,
+    _array_elements,
+    _dependency,
+    _gres,
+    _parents,
+    _submit_options,
+    _tres,
+)
+from .sacct_report import _summary, describe_sacct, format_sacct
 
 __all__ = ["read_sacct", "is_sacct", "parse_duration_slurm", "STATUS", "describe_sacct", "format_sacct"]
 
@@ -125,67 +138,14 @@ _MAX_GPUS = (1 << 32) - 1
 #: Slurm's job ids are 32-bit
 _MAX_JOB_ID = (1 << 32) - 1
 #: the highest array index (Slurm's MaxArraySize is at most 4,000,001)
-_MAX_ARRAY_INDEX = 4_000_000
 #: what sacct prints for "no value" (counted as empty in the columns' counts)
-_EMPTY = frozenset(("", "(null)", "None", "Unknown", "N/A", "n/a"))
 _COUNT_UNIT = {"": 1, "K": 1024, "M": 1024 ** 2}       # sacct prints 1,024 nodes as 1K (exact units)
 _HEADER_HINT = "a sacct --parsable2 header line (JobID|Submit|...)"
 
 # The record of a job, in the order the reader packs it (all numbers, one float64 each).
-_R = ("submit", "wait", "run", "req_procs", "req_mem", "req_time", "status", "user", "group", "queue", "partition",
-      "mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "alloc_procs", "gpu_type",
-      "licenses", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "dependency")
 _FIELDS_A_JOB = len(_R)
 
 # Columns another column gives the same information as (named as such in the report).
-_SAME_AS = {"elapsed": "ElapsedRaw", "timelimit": "TimelimitRaw", "uid": "User", "gid": "Group", "qosraw": "QOS",
-            "ncpus": "AllocCPUS", "nnodes": "AllocNodes", "end": "Start + Elapsed", "cputime": "Elapsed x AllocCPUS",
-            "cputimeraw": "Elapsed x AllocCPUS"}
-
-# SubmitLine options (sbatch, srun, salloc). Short options and the long ones they stand for.
-_SHORT = {"a": "array", "A": "account", "b": "begin", "B": "extra-node-info", "c": "cpus-per-task",
-          "C": "constraint", "d": "dependency", "D": "chdir", "e": "error", "E": "preserve-env", "F": "nodefile",
-          "G": "gpus", "h": "help", "H": "hold", "i": "input", "I": "immediate", "J": "job-name", "k": "no-kill",
-          "K": "kill-command", "l": "label", "L": "licenses", "m": "distribution", "M": "clusters", "n": "ntasks",
-          "N": "nodes", "o": "output", "O": "overcommit", "p": "partition", "q": "qos", "Q": "quiet",
-          "r": "relative", "s": "oversubscribe", "S": "core-spec", "t": "time", "T": "threads", "u": "unbuffered",
-          "v": "verbose", "V": "version", "w": "nodelist", "W": "wait", "x": "exclude", "X": "disable-status",
-          "Z": "no-allocate"}
-_SHORT_VALUE = frozenset("aAbBcCdDeFGiJLmMnNopqrStTwx")
-_LONG_VALUE = frozenset((
-    "account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir", "cluster-constraint", "clusters",
-    "comment", "constraint", "container", "container-id", "core-spec", "cores-per-socket", "cpu-bind", "cpu-freq",
-    "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency", "distribution", "error", "exclude",
-    "export", "export-file", "extra", "extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
-    "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "hint", "input", "job-name", "jobid", "licenses",
-    "mail-type", "mail-user", "mcs-label", "mem", "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi",
-    "network", "nice", "nodefile", "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu",
-    "ntasks-per-node", "ntasks-per-socket", "open-mode", "output", "partition", "power", "prefer", "priority",
-    "profile", "qos", "reservation", "segment", "signal", "sockets-per-node", "switches", "thread-spec",
-    "threads-per-core", "time", "time-min", "tmp", "tres-bind", "tres-per-task", "uid", "wckey", "wrap"))
-#: options whose effect is in the dump's own columns (ReqCPUS, ReqMem, ReqNodes, ReqTRES, Timelimit, ...)
-_FROM_COLUMNS = frozenset((
-    "account", "array", "constraint", "cores-per-socket", "cpus-per-gpu", "cpus-per-task", "extra-node-info", "gpus",
-    "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "job-name", "mem", "mem-per-cpu", "mem-per-gpu",
-    "mincpus", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket",
-    "partition", "qos", "sockets-per-node", "threads-per-core", "time", "tres-per-task", "licenses", "dependency",
-    "exclusive"))
-#: options that do not change when or where a job runs (files, mail, environment, output, binding)
-_NO_EFFECT = frozenset((
-    "acctg-freq", "batch", "chdir", "comment", "container", "container-id", "cpu-bind", "cpu-freq",
-    "disable-status", "error", "export", "export-file", "get-user-env", "gpu-bind", "gpu-freq", "help", "hint",
-    "input", "kill-command", "kill-on-bad-exit", "label", "mail-type", "mail-user", "mem-bind", "mpi", "no-kill",
-    "open-mode", "output", "parsable", "preserve-env", "profile", "propagate", "pty", "quiet", "relative",
-    "signal", "tres-bind", "unbuffered", "usage", "verbose", "version", "wait", "wckey", "wrap", "x11", "overlap",
-    "exact", "distribution", "threads", "task-epilog", "task-prolog", "epilog", "prolog", "multi-prog", "uid",
-    "gid", "ignore-pbs", "test-only", "send-libs", "no-allocate", "jobid", "het-group", "accel-bind"))
-_SUBMIT_COMMANDS = ("sbatch", "srun", "salloc")
-_DEPENDENCY_KINDS = ("after", "afterany", "afterburstbuffer", "aftercorr", "afternotok", "afterok", "singleton",
-                     "expand")
-#: TRES a job's request gives that pbf models (others are counted as read and not modelled)
-_TRES_MODELLED = ("cpu", "mem", "node", "gres/gpu")
-_PARENS = re.compile(r"\([^)]*\)")
-
 
 def _header_names(line: str) -> list[str] | None:
     """The field names of a sacct header line, or None when the line is not one (its names compared
@@ -272,122 +232,6 @@ def _columns(line):
         else:
             col[key] = i
     return names, col, twice
-
-
-def _array_elements(spec: str) -> tuple[int, int | None]:
-    """``(elements, throttle)`` of a pending array record's index list (``1-9``, ``1-3,5%2``, ``0-15:4``):
-    counted without being expanded; ValueError if it is not one."""
-    spec, pct, limit = spec.partition("%")
-    throttle = parse_whole(limit, 0, _MAX_ARRAY_INDEX + 1) if pct else None
-    if "..." in spec:
-        # sacct cuts a long list at 64 characters (SLURM_BITSTR_LEN) and ends it with "...", over the
-        # end of the last item shown: the items before it are counted
-        spec = spec[:spec.index("...")].rpartition(",")[0]
-    count = 0
-    for item in spec.split(","):
-        item = item.strip()
-        span, colon, step = item.partition(":")
-        lo, dash, hi = span.partition("-")
-        first = parse_whole(lo, 0, _MAX_ARRAY_INDEX)
-        last = parse_whole(hi, first, _MAX_ARRAY_INDEX) if dash else first
-        count += (last - first) // (parse_whole(step, 1, _MAX_ARRAY_INDEX) if colon else 1) + 1
-    return count, throttle
-
-
-def _submit_options(text: str) -> list[tuple[str, str | None]] | None:
-    """The options of a submit line (``sbatch -N 2 --exclusive job.sh``) as ``(long name, value)``, up
-    to the script (or, after ``--wrap``, the long options only); None when the line is not an
-    ``sbatch``/``srun``/``salloc`` line. sacct keeps the words joined by blanks, without the
-    shell's quotes, so the line is split at blanks."""
-    words = text.split()
-    if not words or os.path.basename(words[0]) not in _SUBMIT_COMMANDS:
-        return None
-    out, i, wrapped = [], 1, False
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            break
-        if word.startswith("--"):
-            name, eq, value = word[2:].partition("=")
-            if not eq and name in _LONG_VALUE and i + 1 < len(words):
-                i += 1
-                value, eq = words[i], "="
-            out.append((name, value if eq else None))
-            wrapped = wrapped or name == "wrap"
-        elif word.startswith("-") and len(word) > 1 and not wrapped:
-            for j in range(1, len(word)):
-                letter = word[j]
-                name = _SHORT.get(letter, letter)
-                if letter in _SHORT_VALUE:
-                    value = word[j + 1:]
-                    if not value and i + 1 < len(words):
-                        i += 1
-                        value = words[i]
-                    out.append((name, value))
-                    break
-                out.append((name, None))
-        elif not wrapped:
-            break           # the script or program: what follows are its own arguments
-        i += 1
-    return out
-
-
-def _dependency(spec: str) -> tuple[list[str], list[str]]:
-    """``(kinds, targets)`` of a ``--dependency`` value (``afterok:12:13,afterany:14``, ``?`` for or,
-    ``after:12+5``, ``singleton``); an unknown kind is kept as ``unknown``."""
-    kinds, targets = [], []
-    for part in re.split(r"[,?]", spec):
-        kind, _, ids = part.partition(":")
-        kind = kind.strip().lower()
-        if not kind:
-            continue
-        kinds.append(kind if kind in _DEPENDENCY_KINDS else "unknown")
-        targets += [t.split("+")[0].strip() for t in ids.split(":") if t.strip()]
-    return kinds, targets
-
-
-def _tres(text: str, number) -> tuple[int | None, dict, list[str], str | None, tuple[str, ...]]:
-    """``(GPUs in all or None, GPUs by type, licenses as NAME:N, mem or None, the TRES named)`` of a
-    TRES string (``billing=4,cpu=4,mem=16G,node=1,gres/gpu=2,gres/gpu:a100=2,license/matlab=1``).
-    ``number(text, expected)`` reads a count."""
-    total, typed, licenses, mem, keys = None, {}, [], None, []
-    for item in text.split(","):
-        name, _, value = item.partition("=")
-        name = name.strip()
-        if not name:
-            continue
-        keys.append("gres/gpu" if name.startswith("gres/gpu:") else name)
-        if name == "gres/gpu":
-            total = number(value, "gres/gpu=N with N a whole number of GPUs")
-        elif name.startswith("gres/gpu:"):
-            typed[name[9:]] = typed.get(name[9:], 0) + number(value, "gres/gpu:TYPE=N with N a whole number of GPUs")
-        elif name.startswith("license/"):
-            licenses.append(f"{name[8:]}:{number(value, 'license/NAME=N with N a whole number')}")
-        elif name == "mem":
-            mem = value.strip()
-    return total, typed, licenses, mem, tuple(dict.fromkeys(keys))
-
-
-def _gres(text: str, counts: Counter, key: str, number) -> tuple[int | None, dict]:
-    """``(GPUs in all or None, GPUs by type)`` of a ``ReqGRES``/``AllocGRES`` value (``gpu:4``,
-    ``gpu:tesla:2``, ``gpu:2(IDX:0-1)``, ``gpu:2,mps:100``); other GRES are counted in ``counts``."""
-    total, typed = None, {}
-    for item in _PARENS.sub("", text).split(","):
-        parts = [p.strip() for p in item.split(":")]
-        if not parts[0] or parts[0] in _EMPTY:
-            continue
-        if parts[0] != "gpu":
-            counts[f"{key} {parts[0]}"] += 1
-            continue
-        n = 1
-        if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
-            n = number(parts[-1], "gpu:N or gpu:TYPE:N with N a whole number of GPUs")
-            parts = parts[:-1]
-        total = (total or 0) + n
-        if len(parts) > 1:
-            kind = ":".join(parts[1:])
-            typed[kind] = typed.get(kind, 0) + n
-    return total, typed
 
 
 def read_sacct(path: str | os.PathLike, *, partition: str | None = None, since: str | int | None = None,
@@ -783,181 +627,3 @@ def _read(path, lines, partition, lo, hi, pack_days):
     table.sacct = _summary(info, names, col, spelled, used, read_only, empties, seen_lines)
     return table
 
-
-def _parents(a, depends, elements, rank, info):
-    """SWF field 17 (preceding job) of every record: of the jobs its dependencies name that are in the
-    dump, the number of the one that ended last (a job whose end is unknown counts as ending first).
-    A number names the job with that Slurm id, and every element or component of the array or
-    heterogeneous job with that id; ``123_4`` names an element."""
-    prev = np.full(len(a), -1, dtype=np.int64)
-    found = outside = several = 0
-    if depends:
-        ended = np.where((a[:, 1] >= 0) & (a[:, 2] >= 0), a[:, 0] + a[:, 1] + a[:, 2], -np.inf)
-        column = {name: a[:, k].astype(np.int64).tolist() for k, name in enumerate(_R)
-                  if name in ("slurm_id", "array_job", "het_job")}
-        by_id = {}
-        for name in ("array_job", "het_job"):
-            for index, number in enumerate(column[name]):
-                if number:
-                    by_id.setdefault(number, set()).add(index)
-        for index in range(len(a) - 1, -1, -1):         # (the first record of an id wins)
-            number = column["slurm_id"][index]
-            if number:
-                first = by_id.setdefault(("raw", number), set())
-                first.clear()
-                first.add(index)
-        for index, targets in depends.items():
-            parents = set()
-            for t in targets:
-                got = set()
-                if t in elements:
-                    got = {elements[t]}
-                elif t.isascii() and t.isdigit() and len(t) <= 10:
-                    got = by_id.get(("raw", int(t)), set()) | by_id.get(int(t), set())
-                parents |= got
-                outside += not got
-            parents.discard(index)
-            if parents:
-                found += 1
-                several += len(parents) > 1
-                prev[index] = rank[max(parents, key=lambda p: (ended[p], rank[p]))]
-    info["dependency_parents"] = {"jobs_with_a_parent_in_the_dump": found, "with_several": several,
-                                  "targets_not_in_the_dump": outside}
-    return prev
-
-
-def _summary(info, names, col, spelled, used, read_only, empties, lines):
-    """The JSON-ready ``sacct`` dict of a table: what every column and record kind gave."""
-    nonempty = {n: int(lines - empties[i]) for i, n in enumerate(names)}
-    read_keys = {f for f in read_only if f}
-    columns = {"modelled": [spelled[f] for f in used if f not in read_keys],
-               "read_not_modelled": {spelled[f]: nonempty[spelled[f]] for f in used if f in read_keys},
-               "not_modelled": {}, "same_as": {}}
-    for i, name in enumerate(names):
-        key = name.lower()
-        if col.get(key) == i and key in used:
-            continue
-        columns["not_modelled"][name] = nonempty[name]
-        if key in _SAME_AS and col.get(key) == i:
-            columns["same_as"][name] = _SAME_AS[key]
-    tres = {key: Counter({k: v for k, v in c.items() if k not in _TRES_MODELLED and not k.startswith("license/")})
-            for key, c in info["tres"].items()}
-    top = lambda c: dict(c.most_common())  # noqa: E731
-    return {
-        "lines": {"read": int(lines), "job_records": info["records"], "step_lines": info["steps"],
-                  "submit_lines_with_a_pipe_joined": info["pipes_in_submit_line"]},
-        "columns": columns,
-        "arrays": {"elements": info["array_elements"], "arrays": len(info["arrays"]),
-                   "pending_elements_not_expanded": info["pending_array_elements"],
-                   "pending_lists_cut_short_by_sacct": info["pending_lists_cut_short"],
-                   "throttled_arrays_not_modelled": len(info["array_throttles"])},
-        "het": {"jobs": len(info["het_jobs"]), "components": info["het_components"]},
-        "run_times": {"zero_length": info["zero_length"], "never_started": info["never_started"],
-                      "not_ended": info["not_ended"]},
-        "gpus": {"jobs_by_column": top(info["gpu_jobs"]), "types_not_modelled": top(info["gpu_types"])},
-        "exclusive": {"jobs": info["exclusive"], "as_whole_nodes": info["exclusive_whole_nodes"],
-                      "other_forms_not_modelled": top(info["exclusive_other"])},
-        "dependencies": {"jobs": info["dependencies"], "kinds": top(info["dependency_kinds"]),
-                         **info.get("dependency_parents", {})},
-        "licenses": top(info["licenses"]), "reasons": top(info["reasons"]), "flags": top(info["flags"]),
-        "submit_line_options_not_modelled": top(info["options"]),
-        "submit_lines_not_sbatch_srun_salloc": info["submit_lines_other"],
-        "tres_not_modelled": {k: top(v) for k, v in tres.items() if v},
-        "gres_not_modelled": top(info["gres_other"]),
-    }
-
-
-def _counts(d: dict, limit: int = 8) -> str:
-    items = list(d.items())
-    text = ", ".join(f"{k} {v:,}" for k, v in items[:limit])
-    return text + (f", {len(items) - limit} more" if len(items) > limit else "")
-
-
-def _many(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else plural or word + 's'}"
-
-
-def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
-    """Lines saying what a dump's ``sacct`` dict (:func:`read_sacct`) holds: the records and how each
-    kind replays, what is modelled, what is read and not modelled, and every column present and not
-    modelled with its count of non-empty values. ``cleaning``: the cleaning report's dict, for what
-    became of the zero-length jobs."""
-    ln, ar, het, rt = s["lines"], s["arrays"], s["het"], s["run_times"]
-    kinds = []
-    if ar["elements"] or ar["pending_elements_not_expanded"]:
-        pending = ar["pending_elements_not_expanded"]
-        kinds.append(f"{_many(ar['elements'], 'array element')} of {_many(ar['arrays'], 'array')}, each a job"
-                     + (f"; {pending:,}{'+' if ar['pending_lists_cut_short_by_sacct'] else ''} elements pending at the "
-                        "dump counted, not expanded (they did not run)" if pending else ""))
-    if het["components"]:
-        kinds.append(f"{_many(het['components'], 'component')} of {_many(het['jobs'], 'heterogeneous job')}, each a "
-                     "job submitted with the others (their joint start is not modelled)")
-    first = _many(ln["job_records"], "job record") + (f" ({'; '.join(kinds)})" if kinds else "")
-    first += f"; {_many(ln['step_lines'], 'step line')} (steps of those jobs, not jobs)"
-    if ln["submit_lines_with_a_pipe_joined"]:
-        first += f"; {_many(ln['submit_lines_with_a_pipe_joined'], 'SubmitLine')} holding '|' joined back"
-    lines = [first]
-    zero = _many(rt["zero_length"], "zero-length job")
-    if cleaning is not None and cleaning.get("zero_length_dropped"):
-        zero += " dropped (--drop-zero-length)"
-    elif cleaning is not None:
-        zero += " kept (--drop-zero-length drops them)"
-    lines.append(zero + f"; {rt['never_started']:,} never started and {rt['not_ended']:,} not ended at the dump "
-                 "(no run time)")
-    g, ex, d = s["gpus"], s["exclusive"], s["dependencies"]
-    modelled = []
-    if g["jobs_by_column"]:
-        modelled.append(f"GPUs of {_many(sum(g['jobs_by_column'].values()), 'job')} "
-                        f"(from {_counts(g['jobs_by_column'])})")
-    if ex["jobs"]:
-        modelled.append(f"--exclusive of {_many(ex['jobs'], 'job')}, {ex['as_whole_nodes']:,} as whole nodes "
-                        "(AllocCPUS on AllocNodes nodes; not the others: they never ran or the dump lacks those "
-                        "columns)")
-    if modelled:
-        lines.append("modelled: " + "; ".join(modelled))
-    read = []
-    if g["types_not_modelled"]:
-        read.append(f"GPU types {_counts(g['types_not_modelled'])} (the node model counts GPUs without types)")
-    if d["jobs"]:
-        read.append(f"dependencies of {_many(d['jobs'], 'job')} ({_counts(d['kinds'])}; "
-                    f"{d.get('jobs_with_a_parent_in_the_dump', 0):,} with a parent in the dump, in SWF field 17)")
-    if s["licenses"]:
-        read.append(f"licenses {_counts(s['licenses'])}")
-    if ex["other_forms_not_modelled"]:
-        read.append(_counts(ex["other_forms_not_modelled"]))
-    if ar["throttled_arrays_not_modelled"]:
-        read.append(_many(ar["throttled_arrays_not_modelled"], "array throttle") + " (%N)")
-    if s["submit_line_options_not_modelled"]:
-        read.append(f"SubmitLine options {_counts(s['submit_line_options_not_modelled'])}")
-    if s["submit_lines_not_sbatch_srun_salloc"]:
-        read.append(f"{_many(s['submit_lines_not_sbatch_srun_salloc'], 'SubmitLine')} not sbatch, srun or salloc")
-    if s["reasons"]:
-        read.append(f"Reason {_counts(s['reasons'], 5)}")
-    if s["flags"]:
-        read.append(f"Flags {_counts(s['flags'], 5)}")
-    for key, c in s["tres_not_modelled"].items():
-        read.append(f"{key} {_counts(c)}")
-    if s["gres_not_modelled"]:
-        read.append(_counts(s["gres_not_modelled"]))
-    if read:
-        lines.append("read, not modelled: " + "; ".join(read))
-    c = s["columns"]
-    if c["not_modelled"]:
-        same = c["same_as"]
-        lines.append(f"columns not modelled (non-empty values in the {ln['read']:,} lines): " + ", ".join(
-            f"{name} {count:,}" + (f" (= {same[name]})" if name in same else "")
-            for name, count in c["not_modelled"].items()))
-    return lines
-
-
-def format_sacct(s: dict, cleaning: dict | None = None, label: str = "sacct", indent: int = 13,
-                 width: int = 118) -> str:
-    """:func:`describe_sacct`'s lines as text: the first after ``label`` (padded to ``indent``), each
-    wrapped at ``width`` and indented under it."""
-    pad = " " * indent
-    out = []
-    for k, line in enumerate(describe_sacct(s, cleaning)):
-        first = label.ljust(indent - 1) + " " if k == 0 else pad
-        out += textwrap.wrap(line, width, initial_indent=first, subsequent_indent=pad + "  ",
-                             break_on_hyphens=False) or [first]
-    return "\n".join(out)
