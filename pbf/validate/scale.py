@@ -25,7 +25,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -123,37 +122,6 @@ def pending_jobs(n: int, partition: str, workdir: str, seed: int = 54, skip: int
     return out
 
 
-class _Inner:
-    def __init__(self, proc, scratch):
-        self.proc, self.scratch, self.ended = proc, scratch, False
-
-    def end(self, grace: float = 120.0) -> None:
-        """End the inner program (it stops its daemons), then, by pid, anything left in its namespace."""
-        if self.ended:
-            return
-        self.ended = True
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-        try:
-            with open(os.path.join(self.scratch, "netns")) as fh:
-                ns = fh.read().strip()
-        except OSError:
-            return
-        if ns and ns != os.readlink("/proc/self/ns/net"):
-            for name in os.listdir("/proc"):
-                if name.isdigit():
-                    try:
-                        if os.readlink(f"/proc/{name}/ns/net") == ns:
-                            os.kill(int(name), signal.SIGKILL)
-                    except OSError:
-                        pass
-
-
 def measure(out: str, depths=(1000, 10000, 50000), tests=(500, UNLIMITED_TEST), *, cluster: str = "beocat-gpu",
             max_nodes: int | None = None, min_s: float = 240, max_s: float = 600, min_cycles: int = 6,
             sample_s: float = 3.0, poke: bool = True, seed: int = 54, extra_params: str = "",
@@ -164,7 +132,7 @@ def measure(out: str, depths=(1000, 10000, 50000), tests=(500, UNLIMITED_TEST), 
     import atexit
 
     from .slurm_config import write_private_conf
-    from .slurm_run import check_requirements
+    from .slurm_run import _Inner, check_requirements
     found = check_requirements(False)
     out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
@@ -207,7 +175,7 @@ def measure(out: str, depths=(1000, 10000, 50000), tests=(500, UNLIMITED_TEST), 
             if verbose:
                 shown = _show(log_path, shown)
     finally:
-        inner.end()
+        inner.end(grace=120.0)      # (deleting 50,000 jobs' state takes minutes)
         atexit.unregister(inner.end)
         if verbose:
             _show(log_path, shown)

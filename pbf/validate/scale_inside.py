@@ -37,7 +37,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from .slurm_inside import Daemons, _alive, _interrupt, _log, _netns, _others_in_namespace, _run, _setup_network
+from .slurm_inside import Daemons, _interrupt, _log, _netns, _run, _setup_network, end_leftovers
 
 __all__ = ["main", "set_scheduler_parameters", "sdiag_numbers"]
 
@@ -311,25 +311,11 @@ def run(scratch: str) -> int:
     finally:
         # no scancel: tens of thousands of jobs take long to cancel, and the whole state is thrown away
         result["stopped"] = daemons.stop()
-        leftovers = _others_in_namespace(ns)
-        for pid in leftovers:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except OSError:
-                pass
-        time.sleep(1 if leftovers else 0)
-        for pid in leftovers:
-            if _alive(pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        time.sleep(0.5 if leftovers else 0)
-        result["leftovers_ended"] = len(leftovers)
-        result["leftovers_alive"] = [p for p in _others_in_namespace(ns) if _alive(p)]
+        ended, result["leftovers_alive"] = end_leftovers(ns)
+        result["leftovers_ended"] = len(ended)
         save()
         gone = sum(1 for s in result["stopped"] if s["gone"])
-        _log(f"daemons stopped: {gone} of {len(result['stopped'])} gone; {len(leftovers)} leftover processes "
+        _log(f"daemons stopped: {gone} of {len(result['stopped'])} gone; {len(ended)} leftover processes "
              f"ended, {len(result['leftovers_alive'])} still alive")
     return 0 if not result["errors"] else 1
 

@@ -45,6 +45,26 @@ def _netns():
     return os.readlink("/proc/self/ns/net")
 
 
+def end_leftovers(ns: str) -> tuple[list, list]:
+    """End every process still in the namespace ``ns`` (a job step, its ``sleep``) by pid: SIGTERM, then
+    SIGKILL a second later. Returns (the pids found, those still alive after)."""
+    leftovers = _others_in_namespace(ns)
+    for pid in leftovers:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    time.sleep(1 if leftovers else 0)
+    for pid in leftovers:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    time.sleep(0.5 if leftovers else 0)
+    return leftovers, [p for p in _others_in_namespace(ns) if _alive(p)]
+
+
 def _others_in_namespace(ns):
     """Pids of processes in the network namespace ``ns`` other than this one (job steps, their sleeps)."""
     me, out = os.getpid(), []
@@ -310,21 +330,7 @@ def run(scratch: str) -> int:
         except BaseException as exc:     # noqa: BLE001 - the daemons are stopped whatever happened
             result["errors"].append(f"cancelling jobs: {exc}")
         result["stopped"] = daemons.stop()
-        leftovers = _others_in_namespace(ns)
-        for pid in leftovers:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except OSError:
-                pass
-        time.sleep(1 if leftovers else 0)
-        for pid in leftovers:
-            if _alive(pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        result["leftovers_ended"] = leftovers
-        result["leftovers_alive"] = [p for p in _others_in_namespace(ns) if _alive(p)]
+        result["leftovers_ended"], result["leftovers_alive"] = end_leftovers(ns)
         result["wall_s"] = time.time() - t_start
         with open(os.path.join(scratch, "result.json.part"), "w") as fh:
             json.dump(result, fh, indent=1)
