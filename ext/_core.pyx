@@ -114,7 +114,7 @@ _CONFIG_KEYS = frozenset((
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
-                           "split_wait", "split_trial_us"))
+                           "split_wait", "split_trial_us", "keep_windows"))
 #: ns per byte of a large memcpy, measured by the first pool started in this process
 
 cdef State _probe       # (only its fields' addresses are read: the offsets of the columns)
@@ -246,7 +246,10 @@ cdef class Core:
         (1: each shared search waits for the helper to do its part, so that the helper's path
         is always taken), ``split_trial_us`` (the pass wall time each way of a trial of passes
         with and without sharing that finds whether sharing pays, in µs; 0: share every search
-        the passes can, without trials; default 100,000)."""
+        the passes can, without trials; default 100,000), ``keep_windows`` (0: every search on
+        nodes finds every eligible node's window and moves each with its candidates, as before
+        these shortcuts: none takes over the last search's windows or skips a node whose window
+        holds a point where it gives the job nothing; default 1)."""
         unknown = set(switches) - _TESTING_KEYS
         if unknown:
             raise ValueError(f"unknown testing switches: {', '.join(sorted(unknown))}")
@@ -265,6 +268,9 @@ cdef class Core:
                     raise ValueError(f"split_min_nodes must be >= 0, got {value}")
                 S.testing.split_min_nodes = value
             elif name == "split_wait": S.testing.split_wait = value
+            elif name == "keep_windows":
+                S.nm.w_never = not value
+                S.nm.w_ok = False
             elif name == "split_trial_us":
                 if value < 0:
                     raise ValueError(f"split_trial_us must be >= 0, got {value}")

@@ -9,7 +9,7 @@ import numpy as np
 from libc.stdint cimport uint64_t, int64_t, int32_t
 
 from state cimport State
-from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs
+from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs, nm_make_classes
 from slurm_space cimport ss_alloc
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
@@ -54,7 +54,7 @@ cdef class NodeCluster:
             M.feat[i] = vf[i]
             M.free_mem[i] = vm[i]
             M.free_gpu[i] = vg[i]
-        if nm_reserve_jobs(M, max(S.jobs.cap, 1)) != RC_OK:
+        if nm_reserve_jobs(M, max(S.jobs.cap, 1)) != RC_OK or nm_make_classes(M) != RC_OK:
             raise MemoryError("pbf core: out of memory (the nodes)")
         M.on = True
 
@@ -112,6 +112,16 @@ cdef class NodeCluster:
             for u in range(M.first[i], M.first[i + 1]):
                 c += (S.nodes.free[u >> 6] >> (u & 63)) & 1
             out.append((c, M.free_mem[i], M.free_gpu[i]))
+        return out
+
+    def classes(self):
+        """Each node's class (numbered from 0 in the order of their first node): the nodes of
+        identical cores, memory, GPUs and features, which a search asks once whether a job may use."""
+        cdef NodeModel* M = &self.core.s.nm
+        cdef int64_t i
+        out = np.zeros(M.nn if M.on else 0, dtype=np.int64)
+        for i in range(M.nn if M.on and M.class_of != NULL else 0):
+            out[i] = M.class_of[i]
         return out
 
     def stats(self):

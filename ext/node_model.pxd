@@ -22,6 +22,7 @@ cdef extern from *:
 cdef enum:
     MISFITS_MAX = 16
     STARTS_MAX = 64
+    EVX_MAX = 256              # plan points added in a pass wait in NodeModel.evx, at most this many
     SPLIT_SHIFT = 10           # NodeSplit.share: parts of SPLIT_SCALE ...
     SPLIT_SCALE = 1024
     SPLIT_STEP = 8             # ... moved by this much after each shared search
@@ -45,6 +46,7 @@ ctypedef struct NodeLine:      # one node's free cores, memory and GPUs over fut
     int64_t* qp                # ... and the points between, as a queue of rising minima (the
     int64_t* qf                # cores the node gives the job from that point to the window's end)
     int64_t qh, qt             # (qt < 0: not made yet; nm_windows leaves it to the search's sweep)
+    bint changed               # in the plan's list of nodes changed since the last search (NodeModel.chg)
 
 
 ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helper thread (nm_split_helper)
@@ -97,6 +99,13 @@ ctypedef struct NodeModel:
     int64_t* cap_mem           # memory (MB) and GPUs of each node ...
     int64_t* cap_gpu
     uint64_t* feat             # ... and its features (a bit each)
+    int32_t* class_of          # each node's class: the nodes of identical cores, memory, GPUs and
+    int64_t ncls               # features (nm_make_classes; NULL: not made) ...
+    int64_t* k_cores           # ... each class's cores, memory, GPUs and features ...
+    int64_t* k_mem
+    int64_t* k_gpu
+    uint64_t* k_feat
+    uint8_t* k_ok              # ... (scratch of nm_eligible: the classes whose nodes may give a job a core)
     int64_t* free_mem          # memory and GPUs no running job holds, now
     int64_t* free_gpu
     # what each job asks (per job index; grown with the job table)
@@ -138,21 +147,46 @@ ctypedef struct NodeModel:
     int64_t e_mpc, e_mpn, e_gpn
     uint64_t e_feat
     int64_t* pcpu              # the search's cores each node can give over the candidate's window
+    int32_t* pos               # the eligible nodes that give any at the candidate Slurm's choice was
+    int64_t npos               # last made at (ascending: the only nodes with cores in cpu)
+    uint64_t* givers           # the search's eligible nodes that give any now (pcpu > 0), a bit each
+    const int32_t* take_among  # the only nodes the last choice may have given cores (take; ascending;
+    int64_t ntake_among        # NULL: any node)
     int32_t* open              # nodes with free cores now in the plan (some may have lost them since),
     int64_t nopen              # most free memory first ...
     int32_t* open_pos          # ... and where each node is in it (-1: not there)
+    bint open_ok               # ... made (by the plan's first test of a start now only, if it has one)
     int64_t* sortkey           # (scratch)
     int64_t now_t              # the plan's now and its free cores, memory and GPUs then, all nodes
     int64_t now_c, now_m, now_g
-    int64_t* ev                # every plan point after now, in time order: time << 20 | node
+    int64_t* ev                # every plan point after now, in time order (of nodes within a time: any):
+                               # time << 20 | node ...
     int64_t nev, ev_cap
-    bint ev_ok                 # (ev is made for this plan)
+    int64_t* evx               # ... but those added since ev was made or last merged with them,
+    int64_t nevx, evx_cap      # kept apart in time order (a point joins a short list, not a long one)
+    bint ev_ok                 # (ev and evx are made for this plan)
     int64_t* pidx              # (scratch of its making)
     int64_t pidx_cap
     int64_t* tcnt
     int64_t tcnt_cap
     bint failed                # a search ran out of memory (the pass reports it)
     uint8_t* is_elig           # (nn) the nodes in elig
+    # what a search leaves for the next one (nm_find_start_search): every eligible node's window
+    # [w_t, w_stop) for the ask w_mpc, w_mpn, w_gpn, w_feat (its cursor, last point, queue and pcpu)
+    # and their sums. The next search from the same window with the same ask (most often a job like
+    # the one before, from the start that job found) finds again only the nodes changed since.
+    bint w_ok
+    bint w_never               # (tests) no search takes over the last one's windows or skips a node
+    int64_t w_t, w_stop, w_total, w_used
+    int64_t w_mpc, w_mpn, w_gpn
+    uint64_t w_feat
+    int32_t* chg               # (nn) the nodes whose line or window changed since the last search ...
+    int64_t nchg               # ... (NodeLine.changed: each at most once)
+    int64_t* zero_to           # (nn) a search's eligible node that gives the job nothing because of a
+                               # point in its window: from when it may give again (that point's
+                               # successor's time, whose index NodeLine.cur then holds; INF: never);
+                               # its window is not kept meanwhile. -1: its window is kept (cursor,
+                               # last point, queue)
     NodeSplit* split           # a helper thread for the searches' per-node set-up (NULL: none)
     # requests that found no start in this pass (the plan only loses resources within a pass, so a
     # job asking the same per node, at least as many cores and at least as long, finds none either)
@@ -203,13 +237,68 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.is_elig = <uint8_t*>calloc(nn, sizeof(uint8_t))
     M.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
     M.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.chg = <int32_t*>malloc(nn * sizeof(int32_t))
+    M.zero_to = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.pos = <int32_t*>malloc(nn * sizeof(int32_t))
+    M.npos = 0
+    M.givers = <uint64_t*>calloc((nn + 63) >> 6, sizeof(uint64_t))
+    M.take_among = NULL
     M.elig_ok = False
-    if (M.r_w == NULL or M.jn_node == NULL or M.jn_all == NULL or M.jn_up == NULL or M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
+    M.w_ok = False
+    M.nchg = 0
+    if (M.chg == NULL or M.zero_to == NULL or M.pos == NULL or M.givers == NULL or M.r_w == NULL or M.jn_node == NULL or M.jn_all == NULL or M.jn_up == NULL or M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
             or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
             or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
             or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
             or M.open == NULL or M.open_pos == NULL or M.sortkey == NULL or M.is_elig == NULL):
         return RC_NO_MEMORY
+    return RC_OK
+
+
+cdef inline int nm_make_classes(NodeModel* M) noexcept nogil:
+    # the nodes' classes (nodes of identical cores, memory, GPUs and features), numbered in the
+    # order of their first node, by a table of open addressing (a cluster of any size in one pass)
+    cdef int64_t nn = M.nn, size = 16, i, h, k, cores
+    cdef int32_t* table
+    free(M.class_of); free(M.k_cores); free(M.k_mem); free(M.k_gpu); free(M.k_feat); free(M.k_ok)
+    M.ncls = 0
+    M.class_of = <int32_t*>malloc((nn if nn > 0 else 1) * sizeof(int32_t))
+    M.k_cores = <int64_t*>malloc((nn if nn > 0 else 1) * sizeof(int64_t))
+    M.k_mem = <int64_t*>malloc((nn if nn > 0 else 1) * sizeof(int64_t))
+    M.k_gpu = <int64_t*>malloc((nn if nn > 0 else 1) * sizeof(int64_t))
+    M.k_feat = <uint64_t*>malloc((nn if nn > 0 else 1) * sizeof(uint64_t))
+    M.k_ok = <uint8_t*>malloc((nn if nn > 0 else 1) * sizeof(uint8_t))
+    while size < 2 * nn:
+        size <<= 1
+    table = <int32_t*>malloc(size * sizeof(int32_t))
+    if (table == NULL or M.class_of == NULL or M.k_cores == NULL or M.k_mem == NULL or M.k_gpu == NULL
+            or M.k_feat == NULL or M.k_ok == NULL):
+        free(table)
+        return RC_NO_MEMORY
+    memset(table, 0xFF, size * sizeof(int32_t))
+    for i in range(nn):
+        cores = M.first[i + 1] - M.first[i]
+        h = <int64_t>((<uint64_t>cores * <uint64_t>0x1E3779B97F4A7C15 ^ <uint64_t>M.cap_mem[i] * <uint64_t>0x42B2AE3D27D4EB4F
+                       ^ <uint64_t>M.cap_gpu[i] * <uint64_t>0x165667B19E3779F9
+                       ^ M.feat[i] * <uint64_t>0x27D4EB2F165667C5) >> 20)
+        h &= size - 1
+        while True:
+            k = table[h]
+            if k < 0:                  # a new class
+                k = M.ncls
+                M.ncls += 1
+                table[h] = <int32_t>k
+                M.k_cores[k] = cores
+                M.k_mem[k] = M.cap_mem[i]
+                M.k_gpu[k] = M.cap_gpu[i]
+                M.k_feat[k] = M.feat[i]
+                break
+            if (M.k_cores[k] == cores and M.k_mem[k] == M.cap_mem[i] and M.k_gpu[k] == M.cap_gpu[i]
+                    and M.k_feat[k] == M.feat[i]):
+                break
+            h = (h + 1) & (size - 1)
+        M.class_of[i] = <int32_t>k
+    free(table)
     return RC_OK
 
 
@@ -221,14 +310,16 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
             free(M.line[i].qp); free(M.line[i].qf)
     free(M.line)
     free(M.first); free(M.node_of); free(M.cap_mem); free(M.cap_gpu); free(M.feat)
+    free(M.class_of); free(M.k_cores); free(M.k_mem); free(M.k_gpu); free(M.k_feat); free(M.k_ok)
     free(M.free_mem); free(M.free_gpu)
     free(M.mpc); free(M.mpn); free(M.gpn); free(M.minn); free(M.maxn); free(M.jfeat)
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.wlo); free(M.whi); free(M.nused); free(M.pcpu); free(M.open); free(M.open_pos)
-    free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
-    free(M.sortkey); free(M.jn_node); free(M.jn_all); free(M.jn_up)
+    free(M.ev); free(M.evx); free(M.is_elig); free(M.pidx); free(M.tcnt)
+    free(M.sortkey); free(M.jn_node); free(M.jn_all); free(M.jn_up); free(M.chg); free(M.zero_to); free(M.pos)
+    free(M.givers)
     memset(M, 0, sizeof(NodeModel))
 
 
@@ -371,6 +462,54 @@ cdef inline void nm_pick_units(const NodeModel* M, const uint64_t* free_units, u
             u += 1
 
 
+# ---- what a search leaves for the next one
+
+cdef inline void nm_changed(NodeModel* M, int64_t i) noexcept nogil:
+    # node i's line (its points, their values) or its window state changed outside a search's sweep:
+    # the next search that takes over the last one's windows finds node i's window again
+    cdef NodeLine* L = &M.line[i]
+    if not L.changed:
+        L.changed = True
+        M.chg[M.nchg] = <int32_t>i
+        M.nchg += 1
+
+
+cdef inline void nm_changes_seen(NodeModel* M) noexcept nogil:
+    # every node's window is now up to date (the list of changed nodes empties)
+    cdef int64_t x
+    for x in range(M.nchg):
+        M.line[M.chg[x]].changed = False
+    M.nchg = 0
+
+
+cdef inline void nm_forget_windows(NodeModel* M) noexcept nogil:
+    # no search's windows are kept (a new plan, or a copy of one)
+    M.w_ok = False
+    if M.chg != NULL and M.line != NULL:
+        nm_changes_seen(M)
+
+
+cdef inline bint nm_windows_kept(const NodeModel* M, int64_t j, int64_t t, int64_t stop) noexcept nogil:
+    # does the last search's windows state hold job j's first window [t, stop)? (the same window
+    # and what job j asks of a node: nm_node_cpus reads nothing else of the job)
+    return (M.w_ok and M.w_t == t and M.w_stop == stop and M.w_mpc == M.mpc[j] and M.w_mpn == M.mpn[j]
+            and M.w_gpn == M.gpn[j] and M.w_feat == M.jfeat[j])
+
+
+cdef inline void nm_windows_keep(NodeModel* M, int64_t j, int64_t t, int64_t stop, int64_t total,
+                                 int64_t used) noexcept nogil:
+    # a search ends with every eligible node's window at [t, stop): the next one may take them over
+    M.w_ok = not M.w_never
+    M.w_t = t
+    M.w_stop = stop
+    M.w_total = total
+    M.w_used = used
+    M.w_mpc = M.mpc[j]
+    M.w_mpn = M.mpn[j]
+    M.w_gpn = M.gpn[j]
+    M.w_feat = M.jfeat[j]
+
+
 # ---- per-node capacity: what a node can give
 
 cdef inline int64_t nm_node_cpus(const NodeModel* M, int64_t j, int64_t i, int64_t c, int64_t m, int64_t g) noexcept nogil:
@@ -393,20 +532,31 @@ cdef inline int64_t nm_node_cpus(const NodeModel* M, int64_t j, int64_t i, int64
 cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
     # the nodes that could ever give job j a core (features, GPUs, memory for one core); kept while
     # the jobs tested ask the same of a node
-    cdef int64_t i
+    cdef int64_t i, k
     if (M.elig_ok and M.e_mpc == M.mpc[j] and M.e_mpn == M.mpn[j] and M.e_gpn == M.gpn[j]
             and M.e_feat == M.jfeat[j]):
         return
-    # (nm_node_cpus(capacity) > 0 without its division: memory for one core and the per-node ask)
+    # (nm_node_cpus(capacity) > 0 without its division: memory for one core and the per-node ask;
+    # asked once per class of identical nodes)
     for i in range(M.nelig if M.elig_ok else 0):
         M.is_elig[M.elig[i]] = 0
     M.nelig = 0
-    for i in range(M.nn):
-        if (M.gpn[j] <= M.cap_gpu[i] and (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i]
-                and M.mpc[j] <= M.cap_mem[i] and M.first[i + 1] > M.first[i]):
-            M.elig[M.nelig] = <int32_t>i
-            M.is_elig[i] = 1
-            M.nelig += 1
+    if M.class_of != NULL and M.k_ok != NULL:
+        for k in range(M.ncls):
+            M.k_ok[k] = (M.gpn[j] <= M.k_gpu[k] and (M.jfeat[j] & ~M.k_feat[k]) == 0 and M.mpn[j] <= M.k_mem[k]
+                         and M.mpc[j] <= M.k_mem[k] and M.k_cores[k] > 0)
+        for i in range(M.nn):
+            if M.k_ok[M.class_of[i]]:
+                M.elig[M.nelig] = <int32_t>i
+                M.is_elig[i] = 1
+                M.nelig += 1
+    else:
+        for i in range(M.nn):
+            if (M.gpn[j] <= M.cap_gpu[i] and (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i]
+                    and M.mpc[j] <= M.cap_mem[i] and M.first[i + 1] > M.first[i]):
+                M.elig[M.nelig] = <int32_t>i
+                M.is_elig[i] = 1
+                M.nelig += 1
     M.elig_ok = True
     M.e_mpc = M.mpc[j]
     M.e_mpn = M.mpn[j]
@@ -426,6 +576,8 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
     cdef int64_t rem_nodes = min_nodes, min_rem = min_nodes
     cdef bint suff, bs = False, new
     memset(M.take, 0, n * sizeof(int64_t))
+    M.take_among = idx                 # (take gets cores only among these)
+    M.ntake_among = nidx
     # (with idx, the same runs: a node outside idx has no cores to give, so it ends a run as it would)
     m = nidx if idx != NULL else n
     while x < m:
@@ -532,6 +684,8 @@ cdef inline bint nm_choose_among(NodeModel* M, int64_t cores, int64_t min_nodes,
         left = min_nodes
         used = 0
         memset(M.take, 0, n * sizeof(int64_t))
+        M.take_among = idx
+        M.ntake_among = nidx
         for x in range(m):
             i = idx[x] if idx != NULL else x
             if M.cpu[i] <= 0 or used >= max_nodes:
@@ -699,15 +853,16 @@ cdef inline int64_t nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, i
 
 
 cdef inline int64_t _first_at(const int64_t* a, int64_t n, int64_t v) noexcept nogil:
-    # the first index of the sorted a[0:n] holding v or more (n: none)
-    cdef int64_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    # the first index of the sorted a[0:n] holding v or more (n: none); without a branch on the data
+    # (the halves are chosen by a conditional move: a search's places are unpredictable)
+    cdef int64_t base = 0, half
+    if n <= 0:
+        return 0
+    while n > 1:
+        half = n >> 1
+        base = base + half if a[base + half] < v else base
+        n -= half
+    return base + (a[base] < v)
 
 
 cdef inline int _desc(const void* a, const void* b) noexcept nogil:
@@ -716,9 +871,8 @@ cdef inline int _desc(const void* a, const void* b) noexcept nogil:
 
 
 cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
-    # a built plan's totals now, and the nodes with free cores now by free memory (most first): a
-    # test of a start now stops at the first node without the job's memory for one core
-    cdef int64_t i, k = 0
+    # a built plan's totals now
+    cdef int64_t i
     cdef NodeLine* L
     M.now_c = 0
     M.now_m = 0
@@ -729,6 +883,22 @@ cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
         M.now_c += L.c[0]
         M.now_m += L.m[0] if L.m[0] > 0 else 0
         M.now_g += L.g[0]
+    M.open_ok = False                  # (made by the plan's first test of a start now, if it has one)
+    M.ev_ok = False                    # (made by build_node_plan, else by the pass's first search)
+    nm_forget_windows(M)               # (a new plan)
+    return RC_OK
+
+
+cdef inline void nm_open_make(NodeModel* M) noexcept nogil:
+    # the nodes with free cores now by free memory (most first): a test of a start now stops at the
+    # first node without the job's memory for one core. Made at the plan's first such test: nodes
+    # only lose cores and memory now within a pass, so the nodes with free cores then are those with
+    # free cores at the build less those that lost them (which a test skips), kept in order since
+    # by nm_open_less; which of two nodes with as much memory comes first changes no test's answer
+    cdef int64_t i, k = 0
+    cdef NodeLine* L
+    for i in range(M.nn):
+        L = &M.line[i]
         M.open_pos[i] = -1
         if L.c[0] > 0:
             # memory (clamped to 2^42 MB) above, the node's index below: one sortable number
@@ -739,14 +909,13 @@ cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
         M.open[i] = <int32_t>(0xFFFFF - (M.sortkey[i] & 0xFFFFF))
         M.open_pos[M.open[i]] = <int32_t>i
     M.nopen = k
-    M.ev_ok = False                    # (made by the pass's first search, if it has one)
-    return RC_OK
+    M.open_ok = True
 
 
 cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
     # every plan point after now, in time order (nodes ascending within a time): a counting sort by
     # the point's place among the candidate times, which hold every point's time
-    cdef int64_t i, k = 0, p, x, T = M.ntimes
+    cdef int64_t i, k = 0, p, x, T = M.ntimes, lo, hi, s, v
     cdef NodeLine* L
     for i in range(M.nn):
         k += M.line[i].n - 1
@@ -762,7 +931,18 @@ cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
         for p in range(1, L.n):
             if L.t[p] >= EV_T_MAX:
                 return RC_TIME_RANGE
-            x = x + _first_at(M.times + x, T - x, L.t[p])     # (a line's points ascend)
+            # (a line's points ascend: the place of each from the last one's, by doubling steps)
+            v = L.t[p]
+            lo = x
+            hi = x + 1
+            s = 1
+            while hi < T and M.times[hi] < v:
+                lo = hi
+                s <<= 1
+                hi = lo + s
+            if hi > T:
+                hi = T
+            x = lo + _first_at(M.times + lo, hi - lo, v)
             M.pidx[k] = x
             M.tcnt[x + 1] += 1
             k += 1
@@ -777,33 +957,63 @@ cdef inline int nm_make_events(NodeModel* M) noexcept nogil:
             M.tcnt[x] += 1
             k += 1
     M.nev = k
+    M.nevx = 0
     M.ev_ok = True
     return RC_OK
 
 
-cdef inline int nm_ev_insert(NodeModel* M, int64_t t, int64_t i) noexcept nogil:
-    # a new plan point of node i at t joins the events
-    cdef int64_t key = (t << 20) | i, lo = 0, hi = M.nev, mid
-    if t >= EV_T_MAX:
-        return RC_TIME_RANGE
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if M.ev[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
+cdef inline int nm_ev_append(NodeModel* M, int64_t t, int64_t i) noexcept nogil:
+    # (a plan's build, whose points come in time order) a new point of node i at t joins the events
     if grow(<void**>&M.ev, &M.ev_cap, M.nev + 1, sizeof(int64_t)) != RC_OK:
         return RC_NO_MEMORY
-    memmove(M.ev + lo + 1, M.ev + lo, (M.nev - lo) * sizeof(int64_t))
-    M.ev[lo] = key
+    M.ev[M.nev] = (t << 20) | i
     M.nev += 1
+    return RC_OK
+
+
+cdef inline int nm_ev_insert(NodeModel* M, int64_t t, int64_t i) noexcept nogil:
+    # a new plan point of node i at t joins the events (those added wait in evx, at most EVX_MAX,
+    # then join ev all at once: ev may hold every point of a plan of deep queues)
+    cdef int64_t key = (t << 20) | i, lo
+    if t >= EV_T_MAX:
+        return RC_TIME_RANGE
+    if M.nevx >= EVX_MAX and nm_ev_merge(M) != RC_OK:
+        return RC_NO_MEMORY
+    if grow(<void**>&M.evx, &M.evx_cap, EVX_MAX, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
+    lo = _first_at(M.evx, M.nevx, key)
+    memmove(M.evx + lo + 1, M.evx + lo, (M.nevx - lo) * sizeof(int64_t))
+    M.evx[lo] = key
+    M.nevx += 1
+    return RC_OK
+
+
+cdef inline int nm_ev_merge(NodeModel* M) noexcept nogil:
+    # the points waiting in evx join ev (a merge from the back: each key is a point's, so none is
+    # in both; ev in time order, evx in key order, so the merge is in time order)
+    cdef int64_t a = M.nev - 1, b = M.nevx - 1, k = M.nev + M.nevx - 1
+    if grow(<void**>&M.ev, &M.ev_cap, M.nev + M.nevx + 1, sizeof(int64_t)) != RC_OK:
+        return RC_NO_MEMORY
+    while b >= 0:
+        if a >= 0 and M.ev[a] > M.evx[b]:
+            M.ev[k] = M.ev[a]
+            a -= 1
+        else:
+            M.ev[k] = M.evx[b]
+            b -= 1
+        k -= 1
+    M.nev += M.nevx
+    M.nevx = 0
     return RC_OK
 
 
 cdef inline void nm_open_less(NodeModel* M, int64_t i) noexcept nogil:
     # node i lost memory now: it moves down the list to keep it sorted
-    cdef int64_t p = M.open_pos[i]
+    cdef int64_t p
     cdef int32_t o
+    if not M.open_ok:
+        return
+    p = M.open_pos[i]
     if p < 0:
         return
     while p + 1 < M.nopen and M.line[M.open[p + 1]].m[0] > M.line[i].m[0]:
@@ -915,6 +1125,8 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
         return NO_START
     if resolution > 1:
         stop = ((stop + resolution - 1) // resolution) * resolution
+    if not M.open_ok:
+        nm_open_make(M)
     memset(M.cpu, 0, M.nn * sizeof(int64_t))
     need = M.mpc[j] if M.mpc[j] > M.mpn[j] else M.mpn[j]
     for x in range(M.nopen):
@@ -926,6 +1138,7 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
             continue
         if nm_node_cpus(M, j, i, L.c[0], L.m[0], L.g[0]) == 0:
             continue
+        nm_changed(M, i)               # (its cursor moves)
         L.cur = 0
         nl_least(L, now, stop, &c, &m, &g)
         p = nm_node_cpus(M, j, i, c, m, g)
@@ -939,6 +1152,7 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
 
 
 cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t* used) noexcept nogil:
+    # node i gives what its queue's head gives (the search's set-up: the givers are listed after it)
     cdef NodeLine* L = &M.line[i]
     cdef int64_t w = L.qf[L.qh], old = M.pcpu[i]
     total[0] += w - old
@@ -946,17 +1160,62 @@ cdef inline void _window_update(NodeModel* M, int64_t i, int64_t* total, int64_t
     M.pcpu[i] = w
 
 
-cdef inline void _window_extend(NodeModel* M, int64_t j, int64_t i, NodeLine* L, int64_t stop) noexcept nogil:
-    # node i's window grows to end at stop: its new points join the queue of rising minima
+cdef inline void _give(NodeModel* M, int64_t i, int64_t w, int64_t* total, int64_t* used) noexcept nogil:
+    # node i now gives w: pcpu, the sums and the givers follow
+    cdef int64_t old = M.pcpu[i]
+    total[0] += w - old
+    if (w > 0) != (old > 0):
+        used[0] += 1 if w > 0 else -1
+        M.givers[i >> 6] ^= <uint64_t>1 << (i & 63)
+    M.pcpu[i] = w
+
+
+cdef inline void _givers_list(NodeModel* M) noexcept nogil:
+    # the givers found anew (after a search's set-up: the eligible nodes with pcpu > 0)
+    cdef int64_t x, i
+    memset(M.givers, 0, ((M.nn + 63) >> 6) * sizeof(uint64_t))
+    for x in range(M.nelig):
+        i = M.elig[x]
+        if M.pcpu[i] > 0:
+            M.givers[i >> 6] |= <uint64_t>1 << (i & 63)
+
+
+cdef inline void _givers_in_order(NodeModel* M) noexcept nogil:
+    # M.pos = the givers in index order, with their cores in M.cpu (the last choice's pos cleared)
+    cdef int64_t x, w, i
+    cdef uint64_t b
+    for x in range(M.npos):
+        M.cpu[M.pos[x]] = 0
+    M.npos = 0
+    for w in range((M.nn + 63) >> 6):
+        b = M.givers[w]
+        while b:
+            i = (w << 6) + __builtin_ctzll(b)
+            b &= b - 1
+            M.pos[M.npos] = <int32_t>i
+            M.npos += 1
+            M.cpu[i] = M.pcpu[i]
+
+
+cdef inline bint _window_extend(NodeModel* M, int64_t j, int64_t i, NodeLine* L, int64_t stop,
+                                bint zero) noexcept nogil:
+    # node i's window grows to end at stop: its new points join the queue of rising minima. With
+    # `zero`, a point where the node gives the job nothing ends it: the node gives nothing until that
+    # point leaves the window (M.zero_to; the window is found again then); returns True
     cdef int64_t f
     while L.b + 1 < L.n and L.t[L.b + 1] < stop:
         L.b += 1
         f = nm_node_cpus(M, j, i, L.c[L.b], L.m[L.b], L.g[L.b])
+        if f == 0 and zero:
+            M.zero_to[i] = L.t[L.b + 1] if L.b + 1 < L.n else INF
+            L.cur = L.b + 1            # (its index, where the window is found again from)
+            return True
         while L.qt > L.qh and L.qf[L.qt - 1] >= f:
             L.qt -= 1
         L.qp[L.qt] = L.b
         L.qf[L.qt] = f
         L.qt += 1
+    return False
 
 
 cdef inline void _window_queue(NodeModel* M, int64_t j, int64_t i, NodeLine* L) noexcept nogil:
@@ -968,41 +1227,88 @@ cdef inline void _window_queue(NodeModel* M, int64_t j, int64_t i, NodeLine* L) 
     L.qt = 0
     L.b = L.cur - 1
     if b >= L.cur:
-        _window_extend(M, j, i, L, L.t[b] + 1)
+        _window_extend(M, j, i, L, L.t[b] + 1, False)
+
+
+cdef inline int64_t _window_find(NodeModel* M, int64_t j, int64_t i, NodeLine* L, int64_t t, int64_t stop,
+                                 int64_t p) noexcept nogil:
+    # the cores eligible node i gives job j over [t, stop), found directly (p: its last point at or
+    # before t). If a point of the window gives nothing, neither does the window until that point
+    # leaves it (M.zero_to: its successor's time; the first such point ends the scan: the window is
+    # found again from there, and most nodes give nothing from their first point); else the node's
+    # window is kept
+    # (cursor, last point; the queue is made when the sweep first moves it). What a node gives over
+    # a window is what it gives with the window's least free cores, memory and GPUs (nm_node_cpus
+    # is the least of one rising function of each), so one pass of minima finds it. A point gives
+    # nothing exactly where it has no free core, too little memory for one core or the node's ask,
+    # or too few GPUs (nm_node_cpus without its division: an eligible node has the job's features).
+    cdef int64_t c = L.c[p], m = L.m[p], g = L.g[p], q = p + 1, z = -1
+    cdef int64_t gpn = M.gpn[j], need = M.mpn[j] if M.mpn[j] > M.mpc[j] else M.mpc[j]
+    if c < 1 or m < need or g < gpn:
+        z = p
+    while (z < 0 or M.w_never) and q < L.n and L.t[q] < stop:
+        if L.c[q] < c: c = L.c[q]
+        if L.m[q] < m: m = L.m[q]
+        if L.g[q] < g: g = L.g[q]
+        if L.c[q] < 1 or L.m[q] < need or L.g[q] < gpn:
+            z = q
+        q += 1
+    if z >= 0 and not M.w_never:
+        M.zero_to[i] = L.t[z + 1] if z + 1 < L.n else INF
+        L.cur = z + 1                  # (its index, where the window is found again from)
+        return 0
+    M.zero_to[i] = -1
+    L.cur = p
+    L.b = q - 1
+    L.qt = -1
+    return nm_node_cpus(M, j, i, c, m, g)
 
 
 cdef inline void nm_windows(NodeModel* M, int64_t j, int64_t t, int64_t stop, int64_t lo, int64_t hi,
                             bint queues, int64_t* total, int64_t* used) noexcept nogil:
-    # the windows [t, stop) of the eligible nodes elig[lo:hi], found directly: each node's cursor, the
-    # last point before stop, and the cores it gives the job (pcpu; their sum and how many give any
-    # are added to total and used). Writes only those nodes' lines and pcpu.
-    # What a node gives over a window is what it gives with the window's least free cores, memory
-    # and GPUs (nm_node_cpus is the least of one rising function of each), so one pass of minima
-    # finds it; the queue of rising minima that the sweep moves is made only for the few nodes whose
+    # the windows [t, stop) of the eligible nodes elig[lo:hi], found directly (_window_find): the
+    # cores each node gives the job (pcpu; their sum and how many give any are added to total and
+    # used), and its window or when it may give again. Writes only those nodes' lines, pcpu and
+    # zero_to. The queue of rising minima that the sweep moves is made only for the few nodes whose
     # window the sweep changes (_window_queue): most searches end at their first candidate. With
-    # `queues`, the queues are made here (a helper thread's part: the sweep would otherwise make
-    # them on the searching thread, from lines in the helper's caches).
-    cdef int64_t x, i, p, c, m, g, w
+    # `queues`, every node's window is kept and its queue made here (a helper thread's part: the
+    # sweep would otherwise make them on the searching thread, from lines in the helper's caches).
+    cdef int64_t x, i, p, w
     cdef NodeLine* L
     for x in range(lo, hi):
         i = M.elig[x]
         L = &M.line[i]
         p = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
-        L.cur = p
         if queues:
+            L.cur = p
             L.qh = 0
             L.qt = 0
             L.b = p - 1
-            _window_extend(M, j, i, L, stop)
+            _window_extend(M, j, i, L, stop, False)
+            M.zero_to[i] = -1
             M.pcpu[i] = 0
             _window_update(M, i, total, used)
             continue
-        L.b = nl_least(L, t, stop, &c, &m, &g) - 1
-        L.qt = -1
-        w = nm_node_cpus(M, j, i, c, m, g)
+        w = _window_find(M, j, i, L, t, stop, p)
         M.pcpu[i] = w
         total[0] += w
         used[0] += w > 0
+
+
+cdef inline void nm_windows_changed(NodeModel* M, int64_t j, int64_t t, int64_t stop, int64_t* total,
+                                    int64_t* used) noexcept nogil:
+    # the last search's windows, which are [t, stop) for job j's ask (nm_windows_kept), brought up
+    # to date: the eligible nodes changed since find theirs again (as nm_windows); total and used
+    # (the kept sums) follow
+    cdef int64_t x, i, w
+    cdef NodeLine* L
+    for x in range(M.nchg):
+        i = M.chg[x]
+        if not M.is_elig[i]:
+            continue
+        L = &M.line[i]
+        w = _window_find(M, j, i, L, t, stop, 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1)
+        _give(M, i, w, total, used)
 
 
 cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t t, int64_t stop, int64_t ne,
@@ -1077,6 +1383,41 @@ cdef inline void nm_split_helper(NodeSplit* X) noexcept nogil:
                     sched_yield()
 
 
+cdef inline void _window_enter(NodeModel* M, int64_t j, int64_t i, int64_t stop, int64_t* total,
+                               int64_t* used) noexcept nogil:
+    # a point of node i enters the search's window, which now ends at stop
+    cdef NodeLine* L
+    if not M.is_elig[i] or M.zero_to[i] >= 0:       # (a node giving nothing: not until zero_to)
+        return
+    L = &M.line[i]
+    _window_queue(M, j, i, L)
+    _give(M, i, 0 if _window_extend(M, j, i, L, stop, not M.w_never) else L.qf[L.qh], total, used)
+
+
+cdef inline void _window_leave(NodeModel* M, int64_t j, int64_t i, int64_t t, int64_t stop, int64_t* total,
+                               int64_t* used) noexcept nogil:
+    # a point of node i leaves the search's window, which now starts at t (and ends at stop)
+    cdef NodeLine* L
+    cdef int64_t p
+    if not M.is_elig[i]:
+        return
+    L = &M.line[i]
+    if M.zero_to[i] >= 0:
+        if M.zero_to[i] > t:
+            return                                  # (its point giving nothing is still in)
+        p = L.cur                                   # (the point at zero_to: at or before t)
+        while p + 1 < L.n and L.t[p + 1] <= t:
+            p += 1
+        _give(M, i, _window_find(M, j, i, L, t, stop, p), total, used)
+        return
+    _window_queue(M, j, i, L)
+    while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
+        L.cur += 1
+    while L.qp[L.qh] < L.cur:
+        L.qh += 1
+    _give(M, i, L.qf[L.qh], total, used)
+
+
 cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores, int64_t d, int64_t now,
                                          int64_t t_from, bint now_only, int64_t window,
                                          int64_t resolution) noexcept nogil:
@@ -1086,8 +1427,10 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     # its window's points as a queue of rising minima, and two walks along the plan's points in time
     # order (those entering the window at stop, those leaving it at t) visit only the nodes whose
     # window changes. A search costs the plan's points, not its candidates times its nodes.
-    cdef int64_t x, i, n, t, stop, total = 0, used = 0, ne, lp = 0, tp = 0
-    cdef NodeLine* L
+    # The windows it ends with are kept: the next search from that window for the same ask (most
+    # often the next job in the queue, alike, from the start this one found) takes them over and
+    # finds again only the nodes changed since (the placement just made), not every node's.
+    cdef int64_t n, t, stop, total = 0, used = 0, ne, lp, tp, lx, tx, at = NO_START, wt, wstop
     if now_only and t_from == M.now_t:
         return nm_start_now(M, j, cores, d, resolution)
     if not M.ev_ok and nm_make_events(M) != RC_OK:
@@ -1095,6 +1438,7 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
         return NO_START
     nm_eligible(M, j)
     memset(M.cpu, 0, M.nn * sizeof(int64_t))
+    M.npos = 0
     ne = M.nelig
     n = _first_at(M.times, M.ntimes, t_from)
     if n >= M.ntimes:
@@ -1107,51 +1451,60 @@ cdef inline int64_t nm_find_start_search(NodeModel* M, int64_t j, int64_t cores,
     if stop >= EV_T_MAX:
         # (a start whose end lies beyond the plan's reach, 2^43 s, is none: the job waits unreserved)
         return NO_START
-    if M.split != NULL and ne >= M.split.min_nodes:
-        nm_windows_split(M, M.split, j, t, stop, ne, &total, &used)
+    if nm_windows_kept(M, j, t, stop):
+        total = M.w_total
+        used = M.w_used
+        nm_windows_changed(M, j, t, stop, &total, &used)
     else:
-        nm_windows(M, j, t, stop, 0, ne, False, &total, &used)
+        if M.split != NULL and ne >= M.split.min_nodes:
+            nm_windows_split(M, M.split, j, t, stop, ne, &total, &used)
+        else:
+            nm_windows(M, j, t, stop, 0, ne, False, &total, &used)
+        _givers_list(M)
+    nm_changes_seen(M)
+    wt = t                             # (the windows are at [wt, wstop))
+    wstop = stop
+    # (the two walks visit ev and evx apart: a node's window moves to [t, stop) at its first point
+    # in a walk, whichever list that point is in, and its later ones in the walk change nothing)
     lp = _first_at(M.ev, M.nev, stop << 20)
     tp = _first_at(M.ev, M.nev, (t + 1) << 20)
+    lx = _first_at(M.evx, M.nevx, stop << 20)
+    tx = _first_at(M.evx, M.nevx, (t + 1) << 20)
     while n < M.ntimes:
         t = M.times[n]
         n += 1
         if window > 0 and t > now + window:
-            return NO_START
+            break
         stop = t + d
         if resolution > 1:
             stop = ((stop + resolution - 1) // resolution) * resolution
         if stop >= EV_T_MAX:
-            return NO_START
+            break
         while lp < M.nev and (M.ev[lp] >> 20) < stop:      # points entering the window
-            i = M.ev[lp] & 0xFFFFF
+            _window_enter(M, j, M.ev[lp] & 0xFFFFF, stop, &total, &used)
             lp += 1
-            if not M.is_elig[i]:
-                continue
-            L = &M.line[i]
-            _window_queue(M, j, i, L)
-            _window_extend(M, j, i, L, stop)
-            _window_update(M, i, &total, &used)
+        while lx < M.nevx and (M.evx[lx] >> 20) < stop:
+            _window_enter(M, j, M.evx[lx] & 0xFFFFF, stop, &total, &used)
+            lx += 1
         while tp < M.nev and (M.ev[tp] >> 20) <= t:        # ... and leaving it
-            i = M.ev[tp] & 0xFFFFF
+            _window_leave(M, j, M.ev[tp] & 0xFFFFF, t, stop, &total, &used)
             tp += 1
-            if not M.is_elig[i]:
-                continue
-            L = &M.line[i]
-            _window_queue(M, j, i, L)
-            while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
-                L.cur += 1
-            while L.qp[L.qh] < L.cur:
-                L.qh += 1
-            _window_update(M, i, &total, &used)
+        while tx < M.nevx and (M.evx[tx] >> 20) <= t:
+            _window_leave(M, j, M.evx[tx] & 0xFFFFF, t, stop, &total, &used)
+            tx += 1
+        wt = t
+        wstop = stop
         if total >= cores and used >= M.minn[j]:
-            for x in range(ne):
-                M.cpu[M.elig[x]] = M.pcpu[M.elig[x]]
-            if nm_choose_among(M, cores, M.minn[j], M.maxn[j], M.elig, ne):
-                return t
+            # Slurm's choice among the nodes that give any (the same runs as among all eligible
+            # nodes: the others give nothing, so they end runs as they would)
+            _givers_in_order(M)
+            if nm_choose_among(M, cores, M.minn[j], M.maxn[j], M.pos, M.npos):
+                at = t
+                break
         if now_only:
-            return NO_START
-    return NO_START
+            break
+    nm_windows_keep(M, j, wt, wstop, total, used)
+    return at
 
 
 cdef inline int nm_hold_node(NodeModel* M, int64_t j, int64_t i, int64_t cores, int64_t t, int64_t stop) noexcept nogil:
@@ -1159,6 +1512,7 @@ cdef inline int nm_hold_node(NodeModel* M, int64_t j, int64_t i, int64_t cores, 
     cdef int64_t n0
     cdef int rc
     cdef NodeLine* L = &M.line[i]
+    nm_changed(M, i)
     n0 = L.n
     if nl_point(L, t) < 0:
         return RC_NO_MEMORY
@@ -1185,9 +1539,10 @@ cdef inline int nm_hold_node(NodeModel* M, int64_t j, int64_t i, int64_t cores, 
 
 cdef inline int nm_hold(NodeModel* M, int64_t j, int64_t t, int64_t stop) noexcept nogil:
     # the plan holds M.take's cores (with their memory and GPUs) over [t, stop)
-    cdef int64_t i
+    cdef int64_t x, i
     cdef int rc
-    for i in range(M.nn):
+    for x in range(M.ntake_among if M.take_among != NULL else M.nn):
+        i = M.take_among[x] if M.take_among != NULL else x
         if M.take[i] > 0:
             rc = nm_hold_node(M, j, i, M.take[i], t, stop)
             if rc != RC_OK:
@@ -1239,6 +1594,7 @@ cdef inline int64_t nm_window_cpus(NodeModel* M, int64_t j, int64_t i, int64_t t
     # the cores node i can give job j throughout [t, stop) on this plan
     cdef NodeLine* L = &M.line[i]
     cdef int64_t c, m, g
+    nm_changed(M, i)                   # (its cursor moves)
     L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
     nl_least(L, t, stop, &c, &m, &g)
     return nm_node_cpus(M, j, i, c, m, g)
@@ -1273,6 +1629,13 @@ cdef inline void nm_share(NodeModel* dst, const NodeModel* src) noexcept nogil:
     dst.nused = src.nused
     dst.jcap = src.jcap
     dst.wt = src.wt
+    dst.w_never = src.w_never
+    dst.class_of = src.class_of
+    dst.ncls = src.ncls
+    dst.k_cores = src.k_cores
+    dst.k_mem = src.k_mem
+    dst.k_gpu = src.k_gpu
+    dst.k_feat = src.k_feat
 
 
 cdef inline void nm_free_copy(NodeModel* M) noexcept nogil:
@@ -1287,8 +1650,9 @@ cdef inline void nm_free_copy(NodeModel* M) noexcept nogil:
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.pcpu); free(M.open); free(M.open_pos)
-    free(M.ev); free(M.is_elig); free(M.pidx); free(M.tcnt)
-    free(M.sortkey)
+    free(M.ev); free(M.evx); free(M.is_elig); free(M.pidx); free(M.tcnt)
+    free(M.sortkey); free(M.chg); free(M.zero_to); free(M.pos)
+    free(M.givers); free(M.k_ok)
     memset(M, 0, sizeof(NodeModel))
 
 
@@ -1317,7 +1681,13 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
         dst.is_elig = <uint8_t*>calloc(nn, sizeof(uint8_t))
         dst.open_pos = <int32_t*>malloc(nn * sizeof(int32_t))
         dst.sortkey = <int64_t*>malloc(nn * sizeof(int64_t))
-        if (dst.line == NULL or dst.cpu == NULL or dst.take == NULL or dst.avail == NULL or dst.cut == NULL
+        dst.chg = <int32_t*>malloc(nn * sizeof(int32_t))
+        dst.zero_to = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.pos = <int32_t*>malloc(nn * sizeof(int32_t))
+        dst.givers = <uint64_t*>calloc((nn + 63) >> 6, sizeof(uint64_t))
+        dst.nchg = 0
+        if (dst.chg == NULL or dst.zero_to == NULL or dst.pos == NULL or dst.givers == NULL
+                or dst.line == NULL or dst.cpu == NULL or dst.take == NULL or dst.avail == NULL or dst.cut == NULL
                 or dst.r_cpus == NULL or dst.r_nodes == NULL or dst.r_first == NULL or dst.r_last == NULL
                 or dst.r_w == NULL
                 or dst.elig == NULL or dst.pcpu == NULL or dst.open == NULL or dst.is_elig == NULL
@@ -1325,6 +1695,10 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
             nm_free_copy(dst)
             return RC_NO_MEMORY
     nm_share(dst, src)
+    if dst.k_ok == NULL and src.ncls > 0:
+        dst.k_ok = <uint8_t*>malloc(src.ncls * sizeof(uint8_t))
+        if dst.k_ok == NULL:
+            return RC_NO_MEMORY
     for i in range(nn):
         K = &src.line[i]
         L = &dst.line[i]
@@ -1345,10 +1719,16 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
             return RC_NO_MEMORY
         memcpy(dst.ev, src.ev, src.nev * sizeof(int64_t))
         dst.nev = src.nev
+        if grow(<void**>&dst.evx, &dst.evx_cap, EVX_MAX, sizeof(int64_t)) != RC_OK:
+            return RC_NO_MEMORY
+        memcpy(dst.evx, src.evx, src.nevx * sizeof(int64_t))
+        dst.nevx = src.nevx
         dst.ev_ok = True
-    memcpy(dst.open, src.open, nn * sizeof(int32_t))
-    memcpy(dst.open_pos, src.open_pos, nn * sizeof(int32_t))
-    dst.nopen = src.nopen
+    dst.open_ok = src.open_ok
+    if src.open_ok:
+        memcpy(dst.open, src.open, nn * sizeof(int32_t))
+        memcpy(dst.open_pos, src.open_pos, nn * sizeof(int32_t))
+        dst.nopen = src.nopen
     dst.now_t = src.now_t
     dst.now_c = src.now_c
     dst.now_m = src.now_m
@@ -1358,6 +1738,7 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
             dst.is_elig[dst.elig[i]] = 0
     dst.elig_ok = False
     dst.nelig = 0
+    nm_forget_windows(dst)
     dst.failed = False
     dst.nmf = 0
     dst.mf_next = 0

@@ -23,7 +23,8 @@ from state cimport State, PassCtx
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, SS_ERROR
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
                          nm_job_nodes, nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
-                         nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible)
+                         nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible, nm_ev_append,
+                         EV_T_MAX)
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, HOW_BACKFILL, PK_FULL, PK_QUICK, EX_END,
                          EX_MAX_JOB_TEST, EX_QUICK_BLOCKED, EX_BUDGET, EX_RESV_TABLE, TR_EVENT)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START, prio_time_dependent
@@ -358,9 +359,14 @@ cdef inline int node_plan_gain(State* S, const uint64_t* row, int64_t j, int64_t
     # running job j's resources come back at e: on each node of its units, its cores that are up,
     # and the memory and GPUs it holds there
     cdef NodeModel* M = &S.nm
-    cdef int64_t k, n = nm_job_nodes(M, row, S.W, S.nodes.down, S.nodes.ndown, j)
+    cdef int64_t k, n0, n = nm_job_nodes(M, row, S.W, S.nodes.down, S.nodes.ndown, j)
+    cdef NodeLine* L
     for k in range(n):
-        if nl_gain(&M.line[M.jn_node[k]], e, M.jn_up[k], nm_job_mem(M, j, M.jn_all[k]), M.gpn[j]) != RC_OK:
+        L = &M.line[M.jn_node[k]]
+        n0 = L.n
+        if nl_gain(L, e, M.jn_up[k], nm_job_mem(M, j, M.jn_all[k]), M.gpn[j]) != RC_OK:
+            return RC_NO_MEMORY
+        if L.n > n0 and nm_ev_append(M, e, M.jn_node[k]) != RC_OK:     # (a new point)
             return RC_NO_MEMORY
     return RC_OK
 
@@ -438,9 +444,16 @@ cdef inline int build_node_lines(State* S, int64_t now) noexcept nogil:
 
 
 cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
-    if build_node_lines(S, now) != RC_OK:
+    # the lines, and the plan's points in time order as they are made (the running jobs come back
+    # in time order): a search walks them (nm_make_events sorts them instead where units down
+    # come back, at any time, or a time is out of the events' range)
+    cdef NodeModel* M = &S.nm
+    M.nev = 0
+    M.nevx = 0
+    if build_node_lines(S, now) != RC_OK or nm_plan_ready(M) != RC_OK:
         return RC_NO_MEMORY
-    return nm_plan_ready(&S.nm)
+    M.ev_ok = S.nodes.ndown == 0 and M.times[M.ntimes - 1] < EV_T_MAX
+    return RC_OK
 
 
 cdef inline int build_plan(State* S, int64_t now) noexcept nogil:
