@@ -44,7 +44,10 @@ from jobs cimport jobs_reserve, jobs_clear, users_ensure
 from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
-from passes cimport ensure_scratch, build_profile, quick_pass
+from pass_steps cimport ensure_scratch
+from plan_units cimport build_profile
+from passes cimport quick_pass
+from planner cimport planner_use
 from parallel_pass cimport pool_loop, pool_round_trip, split_recall
 from cycle cimport full_pass, replay_run
 from columns cimport column_at, read_int
@@ -165,6 +168,18 @@ cdef class Core:
             state_free(&self.s)
             raise MemoryError("pbf core: out of memory (a new core)")
         self.s.clock.ns_per_tick = _NS_PER_TICK
+        planner_use(&self.s)
+
+    cdef void use_planner(self):
+        # the planner for the cluster as now set (units; nodes; Slurm's search on nodes)
+        planner_use(&self.s)
+
+    @property
+    def planner(self):
+        """The planner a pass asks for its plan and job tests (``ext/planner.pxd``): ``"units"``
+        (interchangeable units), ``"nodes"`` (nodes with memory, GPUs and features, pbf's exact
+        plan) or ``"slurm"`` (Slurm's backfill on those nodes)."""
+        return ("units", "nodes", "slurm")[self.s.plan.kind]
 
     def __dealloc__(self):
         if self.s.pool.sync_ready:

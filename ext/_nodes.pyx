@@ -57,6 +57,7 @@ cdef class NodeCluster:
         if nm_reserve_jobs(M, max(S.jobs.cap, 1)) != RC_OK or nm_make_classes(M) != RC_OK:
             raise MemoryError("pbf core: out of memory (the nodes)")
         M.on = True
+        self.core.use_planner()
 
     def set_search(self, str search):
         """How a pass plans on the nodes (after :meth:`set`, before any job): ``"exact"`` (pbf's plan of
@@ -75,6 +76,7 @@ cdef class NodeCluster:
                 raise MemoryError("pbf core: out of memory (the nodes)")
         S.ss.on = search == "slurm"
         S.nm.wt = S.ss.sw if S.ss.on else NULL      # Slurm's node weights go with its search
+        self.core.use_planner()
 
     def set_requests(self, int64_t first, mem_per_core, mem_per_node, gpus_per_node, min_nodes, max_nodes,
                      features):

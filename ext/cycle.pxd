@@ -26,7 +26,6 @@ from passes cimport quick_pass, full_pass_sequential, pass_prologue
 from parallel_pass cimport full_pass_parallel, split_arm, split_disarm, split_trial_share, split_trial_note
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State
-from slurm_space cimport ss_submit_weights
 from pass_cost cimport (CHOICE_NEVER, CHOICE_ALWAYS, pc_tests, pc_overhead_ns, pc_parallel_pays, pc_update,
                         pc_ensure_copy_rate, pc_copy_rate_covers)
 from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
@@ -37,13 +36,8 @@ cdef enum:
 
 
 cdef inline double copy_bytes(State* S) noexcept nogil:
-    # about what each worker copies at a parallel pass's start: the profile (its slots' bitmaps and
-    # links: as many slots as the last pass made, at least one per distinct end of a running job),
-    # or the node plan (a line of free resources per node)
-    cdef int64_t slots = S.prof.nslots if S.prof.nslots > S.nodes.nrun + 1 else S.nodes.nrun + 1
-    if S.nm.on:
-        return S.nm.nn * 256.0
-    return slots * (S.W * 8.0 + 40.0)
+    # about what each worker copies at a parallel pass's start (the planner's plan)
+    return S.plan.copy_bytes(S)
 
 
 cdef inline bint split_pays(State* S) noexcept nogil:
@@ -51,7 +45,7 @@ cdef inline bint split_pays(State* S) noexcept nogil:
     # CPU for the helper, pbf's own node search (Slurm's is another) and the switch on. Each search
     # offers its set-up and takes it back itself when the helper is not there, so a pass never
     # waits for a helper that is not running: nothing to predict.
-    return (S.nm.on and not S.ss.on and S.cfg.workers > 1 and S.pool.threads > 0 and S.cost.cores > 1
+    return (S.plan.split_search and S.cfg.workers > 1 and S.pool.threads > 0 and S.cost.cores > 1
             and S.testing.split_min_nodes > 0)
 
 
@@ -64,7 +58,7 @@ cdef inline bint choose_parallel(State* S) noexcept nogil:
     cdef int64_t tests
     cdef double nbytes
     if (S.cfg.workers < 2 or S.pool.threads == 0 or S.queue.n < S.testing.parallel_min_queue
-            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER or S.ss.on):
+            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER or not S.plan.job_parallel):
         return False
     if S.testing.parallel == CHOICE_ALWAYS:
         return True
@@ -170,8 +164,8 @@ cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nog
         j = S.replay.next_sub
         if job_submit(S, j) != RC_OK:
             return RC_NO_MEMORY
-        if S.ss.on and S.jobs.state[j] == JS_PENDING:
-            ss_submit_weights(&S.ss, &S.nm, j, S.jobs.units[j])     # (Slurm's submission test)
+        if S.plan.queued != NULL and S.jobs.state[j] == JS_PENDING:
+            S.plan.queued(S, j)
         S.replay.next_sub += 1
         if S.jobs.state[j] == JS_PENDING:
             pending[0] += 1

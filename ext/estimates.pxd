@@ -11,7 +11,9 @@ from libc.stdint cimport uint64_t, int64_t, int32_t
 from memory cimport grow
 from words cimport w_copy
 from profile cimport Prof, prof_start_pass, prof_find_start, prof_choose, prof_commit
-from passes cimport ensure_scratch, build_profile, search_from, build_node_plan
+from pass_steps cimport ensure_scratch
+from plan_units cimport build_profile, search_from
+from plan_nodes cimport build_node_plan
 from node_model cimport NodeModel, nm_find_start, nm_hold
 from profile cimport prof_round_up
 from state cimport State
@@ -21,16 +23,19 @@ from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef inline int plan_starts(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
     # out[i]: the planned start of the job at queue position i (-1: none ever, its units being down
-    # for good); units_out (NULL: not wanted): its planned units, W words each
-    cdef Prof* P = &S.prof
-    cdef int64_t i, j, k, d, t, W = S.W, phase
-    cdef int32_t si = 0
+    # for good); units_out (NULL: not wanted): its planned units, W words each (the planner's)
     S.resume_st.valid = False
     if ensure_scratch(S) != RC_OK:
         return RC_NO_MEMORY
-    prof_start_pass(P, 0, S.cfg.bf_resolution)
-    if S.nm.on:
-        return plan_starts_nodes(S, now, out, units_out)
+    prof_start_pass(&S.prof, 0, S.cfg.bf_resolution)
+    return S.plan.starts(S, now, out, units_out)
+
+
+cdef inline int plan_starts_units(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
+    # plan_starts on units: the profile, the reserved jobs first, then the others in priority order
+    cdef Prof* P = &S.prof
+    cdef int64_t i, j, k, d, t, W = S.W, phase
+    cdef int32_t si = 0
     if build_profile(S, now) != RC_OK:
         return RC_NO_MEMORY
     for phase in range(2):

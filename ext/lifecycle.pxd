@@ -13,7 +13,6 @@ from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_en
 from queue cimport SortRec, sortrec_cmp, queue_insert
 from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
-from node_model cimport nm_use, nm_never_fits
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE,
                          RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
@@ -30,7 +29,7 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_OVERSIZE
         return RC_OK
-    if S.nm.on and nm_never_fits(&S.nm, j, S.jobs.units[j]):
+    if S.plan.never_fits(S, j):
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_NO_NODES
         return RC_OK
@@ -79,8 +78,8 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
         return RC_NO_MEMORY
     if S.testing.record_units:
         memcpy(S.jobs.bits + j * S.W, units, S.W * sizeof(uint64_t))
-    if S.nm.on:
-        nm_use(&S.nm, units, S.W, j, -1)
+    if S.plan.use != NULL:
+        S.plan.use(S, j, units, -1)
     S.jobs.row[j] = r
     S.jobs.state[j] = JS_RUNNING
     S.jobs.start[j] = now
@@ -102,8 +101,8 @@ cdef inline void job_leave_nodes(State* S, int64_t j) noexcept nogil:
     # running job j gives its units back (those not down) and leaves the running lists
     cdef int64_t p, last
     nodes_by_end_remove(&S.nodes, S.jobs.start[j] + S.jobs.est[j], j)
-    if S.nm.on:
-        nm_use(&S.nm, S.nodes.rows + <int64_t>S.jobs.row[j] * S.W, S.W, j, 1)
+    if S.plan.use != NULL:
+        S.plan.use(S, j, S.nodes.rows + <int64_t>S.jobs.row[j] * S.W, 1)
     nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
     S.jobs.row[j] = -1
     p = S.jobs.runpos[j]

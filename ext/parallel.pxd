@@ -87,6 +87,15 @@ cdef enum:                     # what a speculation asked
     SPEC_FULL = 1              # the earliest start
 
 
+ctypedef struct Spec:          # a speculative result of the parallel pass
+    int64_t t                  # the earliest start found, or -1
+    int64_t mode               # what was asked (SPEC_*)
+    int64_t seen               # log entries the copy had applied
+    const uint64_t* cand       # the units free throughout [t, t + d) on that copy (SPEC_FULL), W words
+    const uint64_t* chosen     # the units prof_choose took among them there (NULL: none proposed)
+    const int64_t* ncpu        # a node cluster: the cores each node gave the job at t on that copy
+
+
 cdef inline int log_reserve(CommitLog* L, int64_t cap, int64_t W) noexcept nogil:
     # room for cap entries
     cdef int64_t c

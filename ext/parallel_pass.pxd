@@ -18,8 +18,10 @@ from parallel cimport SPEC_NOW, SPEC_FULL, log_reserve, ring_reserve
 from node_model cimport NodeModel, NodeSplit, nm_split_helper, nm_apply, nm_find_start, nm_make_events, nm_copy_plan, nm_monotone
 from sync cimport (pbf_fetch_add, pbf_load, pbf_store, pbf_cas, pbf_pause, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_wait, pthread_cond_broadcast, pthread_cond_signal, sched_yield)
-from passes cimport (Spec, CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR, job_step, begin_full_pass, node_recheck,
-                     build_plan, sjbf_phase, end_full_pass, record_pass, pass_slots)
+from parallel cimport Spec
+from pass_steps cimport CM_ORDERED, CM_EAGER, STEP_STOP, STEP_ERROR
+from passes cimport job_step, begin_full_pass, build_plan, sjbf_phase, end_full_pass, record_pass, pass_slots
+from plan_nodes cimport node_recheck
 from state cimport State, PassCtx
 from pbf._codes cimport CK_MODEL, PK_FULL, EX_END, EX_MAX_JOB_TEST, RC_NO_MEMORY
 from pbf._codes cimport RC_OK, NO_START
@@ -91,14 +93,10 @@ cdef inline int catch_up(State* S, Prof* P, NodeModel* M, int64_t* seen) noexcep
     cdef int64_t n, e = seen[0]
     cdef int rc
     n = pbf_load(&S.log.n)
-    if e < n and P == &S.prof and not S.nm.on:
+    if e < n and P == &S.prof and S.plan.copies_own_prof:
         await_copies(S)
     while e < n:
-        if S.nm.on:
-            rc = nm_apply(M, S.log.job[e], S.log.t[e], prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]),
-                          S.log.bits + e * S.W, S.W)
-        else:
-            rc = prof_apply(P, S.log.k[e], S.log.t[e], S.log.d[e], S.log.bits + e * S.W, S.log.resv[e])
+        rc = S.plan.apply(S, P, M, e)
         if rc != RC_OK:
             return rc
         e += 1
@@ -167,8 +165,8 @@ cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t
     # start found and `chosen` the units the unit choice takes among them on this copy (*proposed:
     # whether it did), `ncpu` (if not NULL) the cores each node gives the job there
     cdef int64_t k = S.queue.entries[idx].units, d = S.queue.entries[idx].est, t = -1, mode = SPEC_FULL
-    cdef int64_t now = S.ctx.now, j = S.queue.entries[idx].job
-    cdef int32_t si = 0
+    cdef int64_t j = S.queue.entries[idx].job
+    cdef bint now_only
     cdef int rc
     if proposed != NULL:
         proposed[0] = 0
@@ -176,40 +174,13 @@ cdef inline void speculate(State* S, Prof* P, NodeModel* M, int64_t idx, int64_t
         rc = RC_OK if S.pool.snap != NULL else catch_up(S, P, M, seen)
         if rc != RC_OK:
             abandon_pass(S, rc)
-        elif (S.cfg.resv_max == 0 if S.pool.snap != NULL else pbf_load(&S.ctx.resv_left) == 0):
+        else:
             # (a snapshot asks what it would have asked at the pass start: no answer may depend on
             # how far the commits are)
-            mode = SPEC_NOW
-            if S.nm.on:
-                t = nm_find_start(M, j, k, d, now, now, True, S.cfg.bf_window, S.cfg.bf_resolution)
-            elif k <= prof_cnt(P, 0) and not prof_known_misfit(P, k, d):
-                t = prof_find_start(P, k, d, now, True, &si)
-                if t < 0:
-                    prof_note_misfit(P, k, d)
-        elif S.nm.on:
-            t = nm_find_start(M, j, k, d, now, now, False, S.cfg.bf_window, S.cfg.bf_resolution)
-        else:
-            t = speculative_search(S, P, k, d, now, &si)
-            if t >= 0 and cand != NULL:
-                w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
-                if S.cfg.workers <= S.cost.cores:
-                    # the unit choice too, for the commit to take when no newer placement touched
-                    # the candidates: it then leaves the committer (the pass's serial part). (With
-                    # more workers than CPUs the workers' time is the committer's: no gain.)
-                    prof_choose(P, k, t, d, si, now)
-                    w_copy(chosen, P.chosen, S.W)
-                    proposed[0] = 1
-        if S.nm.on:
-            if S.pool.snap == NULL and ncpu != NULL and nm_monotone(M, j):
-                # the commits made meanwhile (most often the job just before this one): the
-                # answer is brought up to date here, on this worker, so that its commit rarely
-                # searches again on the committer's
-                t = speculation_catch_up(S, P, M, j, k, d, t, mode == SPEC_NOW, seen)
-            if M.failed:
-                M.failed = False
-                abandon_pass(S, RC_NO_MEMORY)
-            elif t >= 0 and ncpu != NULL:
-                memcpy(ncpu, M.cpu, M.nn * sizeof(int64_t))
+            now_only = S.cfg.resv_max == 0 if S.pool.snap != NULL else pbf_load(&S.ctx.resv_left) == 0
+            if now_only:
+                mode = SPEC_NOW
+            t = S.plan.speculate(S, P, M, j, k, d, now_only, seen, cand, chosen, proposed, ncpu)
         S.pool.tests[wid] += 1
     t_out[0] = t
     mode_out[0] = mode
@@ -229,7 +200,7 @@ cdef inline void help_commit(State* S, Prof* P, NodeModel* M, int64_t* seen) noe
             return
         if not pbf_cas(&S.par.committer, 0, 1):
             return
-        if P == &S.prof and not S.nm.on:
+        if P == &S.prof and S.plan.copies_own_prof:
             await_copies(S)         # commits change the pass's profile
         c = pbf_load(&S.par.commit)
         while c < S.par.limit and c < pbf_load(&S.par.stop) and pbf_load(&S.ring.ready[c % n]) == c:
@@ -310,7 +281,7 @@ cdef inline void worker_eager(State* S, Prof* P, Prof* spec_prof, NodeModel* M, 
             return
         speculate(S, spec_prof, spec_nm, idx, wid, spec_seen, &spec.t, &spec.mode, NULL, NULL, NULL, NULL)
         pthread_mutex_lock(&S.pool.commit_mu)
-        if P == &S.prof and not S.nm.on:
+        if P == &S.prof and S.plan.copies_own_prof:
             await_copies(S)         # commits change the pass's profile
         if not S.par.error:
             rc = catch_up(S, P, M, seen)
@@ -346,23 +317,8 @@ cdef inline void pass_worker(State* S, int64_t wid) noexcept nogil:
     cdef NodeModel* M = worker_nm(S, wid)
     cdef NodeModel* spec_nm = M
     cdef int64_t seen = 0
-    if S.nm.on:
-        # (the plan copies were made before the pass was posted)
-        if S.pool.snap != NULL:
-            spec_nm = &S.pool.nmsnap[wid]
-    else:
-        if wid > 0 and (prof_copy(P, &S.prof) != RC_OK
-                        or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != RC_OK):
-            abandon_pass(S, RC_NO_MEMORY)
-        elif S.pool.snap != NULL:
-            # tests: speculate on the profile as at the pass start, so that nearly every commit must
-            # reconcile, deterministically (the speculations depend on nothing but the pass start)
-            spec_prof = &S.pool.snap[wid]
-            if prof_copy(spec_prof, &S.prof) != RC_OK:
-                abandon_pass(S, RC_NO_MEMORY)
-        if wid > 0:
-            pbf_fetch_add(&S.par.copied, 1)
-            note_progress(S)
+    if S.plan.worker_copy(S, wid, P, M, &spec_prof, &spec_nm) != RC_OK:
+        abandon_pass(S, RC_NO_MEMORY)
     if S.cfg.commit_eager:
         worker_eager(S, P, spec_prof, M, spec_nm, wid, &seen)
     else:
@@ -565,21 +521,13 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
     S.resume_st.valid = False
     if begin_full_pass(S, now, True) != RC_OK or build_plan(S, now) != RC_OK:
         return RC_NO_MEMORY
-    if S.nm.on:
-        # every worker's copy of the node plan, made before any worker commits to the state's own
-        if not S.nm.ev_ok and nm_make_events(&S.nm) != RC_OK:
-            return RC_NO_MEMORY
-        for i in range(1, n):
-            if nm_copy_plan(&S.pool.nm[i], &S.nm) != RC_OK:
-                return RC_NO_MEMORY
-        for i in range(n if S.pool.snap != NULL else 0):
-            if nm_copy_plan(&S.pool.nmsnap[i], &S.nm) != RC_OK:
-                return RC_NO_MEMORY
+    if S.plan.prepare_copies(S) != RC_OK:
+        return RC_NO_MEMORY
     S.par.limit = S.queue.n if S.cfg.max_job_test < 0 else min(S.queue.n, S.cfg.max_job_test)
     # every job places at most once; a start needs a free unit
     cap = S.par.limit if S.cfg.resv_max < 0 else min(S.par.limit, S.nodes.nfree + S.cfg.resv_max)
     if log_reserve(&S.log, cap + 1, S.W) != RC_OK or ring_reserve(&S.ring, ring_entries(S), S.W,
-                                                                S.nm.nn if S.nm.on else 0) != RC_OK:
+                                                                S.plan.ncpu_words) != RC_OK:
         return RC_NO_MEMORY
     S.par.next = 0
     S.par.commit = 0
@@ -627,10 +575,7 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
         c.built = True            # the sequential pass builds its profile for this phase
         if sjbf_phase(S, &S.prof, &S.nm) != RC_OK:
             return RC_NO_MEMORY
-    if S.nm.on:
-        slots = pass_slots(S)
-    else:
-        slots = prof_live_slots(&S.prof) if c.built else 0
+    slots = pass_slots(S)
     end_full_pass(S, &S.prof)
     if S.clock.kind != CK_MODEL:
         # the real threads' share of the speculative tests
@@ -643,3 +588,115 @@ cdef inline int full_pass_parallel(State* S, int64_t now) noexcept nogil:
             if S.pool.tests[i] < S.last.tests_min:
                 S.last.tests_min = S.pool.tests[i]
     return record_pass(S, now, PK_FULL, queue, c.depth, c.started, c.resv, c.ex, now_ticks() - t0, slots)
+
+
+# ---- the planners' parallel operations (planner.pxd puts them in their tables)
+
+cdef inline int units_prepare_copies(State* S) noexcept nogil:
+    # (each worker copies the pass's profile itself, before worker 0 changes it: await_copies)
+    return RC_OK
+
+
+cdef inline int nodes_prepare_copies(State* S) noexcept nogil:
+    # every worker's copy of the node plan, made before any worker commits to the state's own
+    cdef int64_t i, n = S.cfg.workers
+    if not S.nm.ev_ok and nm_make_events(&S.nm) != RC_OK:
+        return RC_NO_MEMORY
+    for i in range(1, n):
+        if nm_copy_plan(&S.pool.nm[i], &S.nm) != RC_OK:
+            return RC_NO_MEMORY
+    for i in range(n if S.pool.snap != NULL else 0):
+        if nm_copy_plan(&S.pool.nmsnap[i], &S.nm) != RC_OK:
+            return RC_NO_MEMORY
+    return RC_OK
+
+
+cdef inline int units_worker_copy(State* S, int64_t wid, Prof* P, NodeModel* M, Prof** spec_prof,
+                                  NodeModel** spec_nm) noexcept nogil:
+    # Worker 0 decides on the pass's own profile (no copy: it speculates on it at once, and changes
+    # it only once the others have copied it); the others on private copies.
+    cdef int rc = RC_OK
+    if wid > 0 and (prof_copy(P, &S.prof) != RC_OK
+                    or prof_ensure_scratch(P, S.nodes.nrun + 2 * S.queue.n + 8) != RC_OK):
+        rc = RC_NO_MEMORY
+    elif S.pool.snap != NULL:
+        # tests: speculate on the profile as at the pass start, so that nearly every commit must
+        # reconcile, deterministically (the speculations depend on nothing but the pass start)
+        spec_prof[0] = &S.pool.snap[wid]
+        if prof_copy(spec_prof[0], &S.prof) != RC_OK:
+            rc = RC_NO_MEMORY
+    if wid > 0:
+        pbf_fetch_add(&S.par.copied, 1)
+        note_progress(S)
+    return rc
+
+
+cdef inline int nodes_worker_copy(State* S, int64_t wid, Prof* P, NodeModel* M, Prof** spec_prof,
+                                  NodeModel** spec_nm) noexcept nogil:
+    # (the plan copies were made before the pass was posted)
+    if S.pool.snap != NULL:
+        spec_nm[0] = &S.pool.nmsnap[wid]
+    return RC_OK
+
+
+cdef inline int units_apply(State* S, Prof* P, NodeModel* M, int64_t e) noexcept nogil:
+    return prof_apply(P, S.log.k[e], S.log.t[e], S.log.d[e], S.log.bits + e * S.W, S.log.resv[e])
+
+
+cdef inline int nodes_apply(State* S, Prof* P, NodeModel* M, int64_t e) noexcept nogil:
+    return nm_apply(M, S.log.job[e], S.log.t[e], prof_round_up(&S.prof, S.log.t[e] + S.log.d[e]),
+                    S.log.bits + e * S.W, S.W)
+
+
+cdef inline int64_t units_speculate(State* S, Prof* P, NodeModel* M, int64_t j, int64_t k, int64_t d, bint now_only,
+                                    int64_t* seen, uint64_t* cand, uint64_t* chosen, int8_t* proposed,
+                                    int64_t* ncpu) noexcept nogil:
+    cdef int64_t t = -1, now = S.ctx.now
+    cdef int32_t si = 0
+    if now_only:
+        if k <= prof_cnt(P, 0) and not prof_known_misfit(P, k, d):
+            t = prof_find_start(P, k, d, now, True, &si)
+            if t < 0:
+                prof_note_misfit(P, k, d)
+        return t
+    t = speculative_search(S, P, k, d, now, &si)
+    if t >= 0 and cand != NULL:
+        w_copy(cand, P.cand, S.W)     # what the commit's AND test starts from
+        if S.cfg.workers <= S.cost.cores:
+            # the unit choice too, for the commit to take when no newer placement touched the
+            # candidates: it then leaves the committer (the pass's serial part). (With more
+            # workers than CPUs the workers' time is the committer's: no gain.)
+            prof_choose(P, k, t, d, si, now)
+            w_copy(chosen, P.chosen, S.W)
+            proposed[0] = 1
+    return t
+
+
+cdef inline int64_t nodes_speculate(State* S, Prof* P, NodeModel* M, int64_t j, int64_t k, int64_t d, bint now_only,
+                                    int64_t* seen, uint64_t* cand, uint64_t* chosen, int8_t* proposed,
+                                    int64_t* ncpu) noexcept nogil:
+    cdef int64_t now = S.ctx.now
+    cdef int64_t t = nm_find_start(M, j, k, d, now, now, now_only, S.cfg.bf_window, S.cfg.bf_resolution)
+    if S.pool.snap == NULL and ncpu != NULL and nm_monotone(M, j):
+        # the commits made meanwhile (most often the job just before this one): the answer is
+        # brought up to date here, on this worker, so that its commit rarely searches again on
+        # the committer's
+        t = speculation_catch_up(S, P, M, j, k, d, t, now_only, seen)
+    if M.failed:
+        M.failed = False
+        abandon_pass(S, RC_NO_MEMORY)
+    elif t >= 0 and ncpu != NULL:
+        memcpy(ncpu, M.cpu, M.nn * sizeof(int64_t))
+    return t
+
+
+cdef inline double units_copy_bytes(State* S) noexcept nogil:
+    # about what each worker copies at a parallel pass's start: the profile's slots' bitmaps and
+    # links (as many slots as the last pass made, at least one per distinct end of a running job)
+    cdef int64_t slots = S.prof.nslots if S.prof.nslots > S.nodes.nrun + 1 else S.nodes.nrun + 1
+    return slots * (S.W * 8.0 + 40.0)
+
+
+cdef inline double nodes_copy_bytes(State* S) noexcept nogil:
+    # ... the node plan: a line of free resources per node
+    return S.nm.nn * 256.0

@@ -12,8 +12,8 @@ from libc.stdint cimport int64_t
 from memory cimport INF
 from profile cimport prof_live_slots
 from clock cimport clock_elapsed_us, clock_charge_all
-from passes cimport (pass_slots, begin_full_pass, end_full_pass, job_step, record_pass, pass_clock, main_pass, pass_prologue,
-                     CM_SEARCH, STEP_STOP, STEP_ERROR)
+from pass_steps cimport pass_clock, CM_SEARCH, STEP_STOP, STEP_ERROR
+from passes cimport pass_slots, begin_full_pass, end_full_pass, job_step, record_pass, main_pass, pass_prologue
 from lifecycle cimport heap_top_end
 from state cimport State, PassCtx
 from pbf._codes cimport PK_FULL, EX_YIELD

@@ -1,7 +1,7 @@
 # The whole state of one engine (header only): the named parts below, one struct. Core (in _core.pyx)
 # owns one State and is only the Python entry points; every compiled function takes a State*.
 
-from libc.stdint cimport uint64_t, int64_t
+from libc.stdint cimport uint64_t, int64_t, int8_t
 from libc.stdlib cimport free
 from libc.string cimport memset
 
@@ -18,7 +18,7 @@ from node_model cimport NodeModel, NodeSplit, nm_free
 from slurm_space cimport SlurmSpace, ss_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from pass_cost cimport PassCost, CHOICE_AUTO
-from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, log_free, ring_free, pool_free_copies
+from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, Spec, log_free, ring_free, pool_free_copies
 from pbf._codes cimport PR_FCFS, PD_GIVEN, CR_INCREMENTAL, TR_EVENT, CK_FREE, EX_END
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -110,7 +110,81 @@ ctypedef struct PassCtx:       # the full pass under way; written by whoever com
     bint in_phase2             # the SJBF phase: start-now tests in estimate order
 
 
-ctypedef struct State:
+# ---- the planner interface
+# What the passes, the cycle, start estimates and the parallel pass ask of the plan of the future,
+# as one table of operations a cluster kind fills (planner.pxd): interchangeable units
+# (plan_units.pxd, the profile of DESIGN §4), nodes with memory, GPUs and features by cons_tres best
+# fit (plan_nodes.pxd) and Slurm 22.05's backfill on those nodes (plan_slurm.pxd). Nothing outside
+# the planners branches on the cluster kind; a planner is tested alone against its oracle in
+# pbf/reference (tests/test_planners.py).
+
+cdef struct State
+
+# the pass's plan of the future at now (the profile or the node lines): RC_*
+ctypedef int (*PlanBuild)(State* S, int64_t now) noexcept nogil
+# the size of the plan in use (the pass record's slots; the model clock's per-slot charge)
+ctypedef int64_t (*PlanSize)(State* S) noexcept nogil
+# a full pass at now begins (the planner's own per-pass state): RC_*
+ctypedef int (*PlanBegin)(State* S, int64_t now) noexcept nogil
+# the job test at queue position p, on the plan P or M (passes.pxd job_step): start it now, reserve
+# it or skip it; the next position, STEP_STOP or STEP_ERROR
+ctypedef int64_t (*PlanStep)(State* S, Prof* P, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil
+# the main scheduler's test of job j (k units) with no plan: whether it fits now; if so, the units it
+# takes are in S.prof.chosen
+ctypedef bint (*PlanTakeNow)(State* S, int64_t j, int64_t k) noexcept nogil
+# whether job j can never run on this cluster (rejected at submission)
+ctypedef bint (*PlanNeverFits)(State* S, int64_t j) noexcept nogil
+# job j takes (sign -1) or gives back (sign 1) its units: the planner's own per-node accounts
+ctypedef void (*PlanUse)(State* S, int64_t j, const uint64_t* units, int64_t sign) noexcept nogil
+# job j was queued (the planner's submission test)
+ctypedef void (*PlanQueued)(State* S, int64_t j) noexcept nogil
+# every queued job's planned start at now, as a conservative pass would make it (estimates.pxd)
+ctypedef int (*PlanStarts)(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil
+# the parallel pass: the workers' copies of the plan made at its start (after build), RC_*
+ctypedef int (*PlanPrepare)(State* S) noexcept nogil
+# ... worker wid's own copy (P, M) made, and the copy it speculates on (*spec_prof, *spec_nm), RC_*
+ctypedef int (*PlanWorkerCopy)(State* S, int64_t wid, Prof* P, NodeModel* M, Prof** spec_prof,
+                               NodeModel** spec_nm) noexcept nogil
+# ... a copy applies commit-log entry e, RC_*
+ctypedef int (*PlanApply)(State* S, Prof* P, NodeModel* M, int64_t e) noexcept nogil
+# ... the speculative test of job j (k units, d seconds) on a worker's copy, which has applied the
+# first *seen log entries: its earliest start (now only: whether it starts now), or -1
+# (parallel_pass.pxd speculate)
+ctypedef int64_t (*PlanSpeculate)(State* S, Prof* P, NodeModel* M, int64_t j, int64_t k, int64_t d, bint now_only,
+                                  int64_t* seen, uint64_t* cand, uint64_t* chosen, int8_t* proposed,
+                                  int64_t* ncpu) noexcept nogil
+# ... the bytes a worker's copy of the plan costs (the choice of threads)
+ctypedef double (*PlanCopyBytes)(State* S) noexcept nogil
+
+ctypedef struct Planner:
+    int kind                   # PL_*: which planner (reports and tests; nothing branches on it)
+    bint resumable             # a pass may be continued instead of run again (passes.pxd can_resume)
+    bint job_parallel          # the job-parallel pass (DESIGN §5) implements it
+    bint split_search          # a search's per-node set-up may be shared with a helper thread
+    bint copies_own_prof       # the parallel pass: worker 0 decides on S.prof, copied by the others first
+    int64_t ncpu_words         # the parallel pass: per-node cores a speculation hands its commit (0: none)
+    PlanBuild build
+    PlanSize size
+    PlanBegin begin
+    PlanStep step
+    PlanTakeNow take_now
+    PlanNeverFits never_fits
+    PlanUse use                # (NULL: nothing to account)
+    PlanQueued queued          # (NULL: no submission test)
+    PlanStarts starts
+    PlanPrepare prepare_copies
+    PlanWorkerCopy worker_copy
+    PlanApply apply
+    PlanSpeculate speculate
+    PlanCopyBytes copy_bytes
+
+cdef enum:
+    PL_UNITS = 0               # interchangeable units: the profile
+    PL_NODES = 1               # nodes: pbf's exact plan of every node's free resources
+    PL_SLURM = 2               # nodes: Slurm's backfill (will-run test, whole-node reservations)
+
+
+cdef struct State:
     int64_t units              # units in the cluster
     int64_t W                  # words per bitmap
     Config cfg                 # the settings
@@ -143,6 +217,7 @@ ctypedef struct State:
     CommitLog log              # placements in commit order
     ParallelPass par           # the parallel pass's shared progress
     NodeSplit split            # a sequential pass on nodes: its searches' helper thread
+    Planner plan               # the planner of this cluster (planner.pxd planner_use; units until set)
 
 
 cdef enum:

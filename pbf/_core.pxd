@@ -11,6 +11,7 @@ from state cimport State
 cdef class Core:
     cdef State s
     cdef object _threads
+    cdef void use_planner(self)                            # State.plan for the cluster as now set
 
 
 cdef object int64_array(const int64_t* src, int64_t n)     # a numpy copy of n int64 values

@@ -1,0 +1,65 @@
+# The Slurm planner (header only): Slurm 22.05's backfill on the nodes of plan_nodes.pxd -- its
+# will-run test on the nodes free over the job's window and whole-node reservations
+# (slurm_space.pxd), with Slurm's node weights (its main scheduler's and submission tests reset
+# them). Its table of operations is filled in planner.pxd.
+
+from libc.stdint cimport int64_t
+
+from parallel cimport Spec
+from state cimport State, PassCtx
+from profile cimport Prof
+from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, SS_ERROR
+from node_model cimport NodeModel, nm_pick_units, nm_note_head
+from plan_nodes cimport nodes_take_now
+from pass_steps cimport CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test
+from pbf._codes cimport TR_EVENT
+from pbf._codes cimport RC_OK, RC_NO_MEMORY
+
+
+cdef inline int slurm_begin(State* S, int64_t now) noexcept nogil:
+    # Slurm's per-cycle state (the nodes' reservations of this cycle) at a pass's start
+    return ss_reset(&S.ss, now, S.cfg.bf_window, S.cfg.bf_resolution)
+
+
+cdef inline bint slurm_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
+    # Slurm's main scheduler's test: the node weights as its test leaves them, then the nodes now
+    ss_main_test(&S.ss, &S.nm, &S.nodes, j, k)
+    return nodes_take_now(S, j, k)
+
+
+cdef inline void slurm_queued(State* S, int64_t j) noexcept nogil:
+    ss_submit_weights(&S.ss, &S.nm, j, S.jobs.units[j])     # (Slurm's submission test)
+
+
+cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int64_t k, int64_t d) noexcept nogil:
+    # node_step under Slurm's backfill (slurm_space.pxd): start the job now, reserve its nodes, or skip it
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t t
+    if not c.blocked and S.cfg.trigger == TR_EVENT:
+        # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first job
+        # that cannot start, reset the weights as select_nodes does)
+        ss_main_test(&S.ss, M, &S.nodes, j, k)
+    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window, c.resv_left != 0)
+    if t == SS_ERROR:
+        return STEP_ERROR
+    if t == c.now:
+        nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
+        return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
+    if not c.blocked:
+        nm_note_head(M, k, S.nodes.nfree)
+    if t > c.now:
+        return p + 1 if note_reservation(S, j, t) == RC_OK else STEP_ERROR
+    c.blocked = True
+    return p + 1
+
+cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:
+    # The job test under Slurm's backfill (Planner.step): the SJBF phase's stop and the test's start
+    # as on nodes, then slurm_step
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t j, k, d
+    if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
+        c.phase2 = p
+        return STEP_STOP
+    if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+        return STEP_STOP
+    return slurm_step(S, M, p, j, k, d)
