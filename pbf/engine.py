@@ -22,6 +22,7 @@ import copy
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
+from time import perf_counter_ns
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
+from .engine_batch import BatchDecisions, BatchPath
 from .engine_events import (
     INT64_MAX,
     INT64_MIN,
@@ -50,6 +52,7 @@ from .engine_events import (
     Start,
     Stopped,
     Submit,
+    bad_id,
     check_time,
     is_int,
 )
@@ -59,22 +62,8 @@ from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
-__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "ProtocolError", "Drain", "Fail",
-           "Resume", "Stopped", "Lend", "MAX_TIME"]
-
-
-def _bad_id(job_id):
-    # what makes a job id unusable (None if nothing): it must be hashable and equal to itself, and
-    # neither a bool nor None (True == 1 would make two hosts' ids the same job)
-    if job_id is None or isinstance(job_id, (bool, np.bool_)):
-        return "is not a job id (give an int, a string or a tuple)"
-    try:
-        hash(job_id)
-    except TypeError:
-        return "is not hashable"
-    if job_id != job_id:
-        return "is not equal to itself (NaN)"
-    return None
+__all__ = ["Engine", "BatchDecisions", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "ProtocolError",
+           "Drain", "Fail", "Resume", "Stopped", "Lend", "MAX_TIME"]
 
 
 def _number_of(job_id, j):
@@ -99,7 +88,7 @@ def _unit_indices(words, units_total):
     return np.flatnonzero(bits)
 
 
-class Engine:
+class Engine(BatchPath):
     """A scheduler engine on one cluster. See the module docstring for the protocol.
 
     priority, predictor, correction and ``backfill.order``: the scoring plugins, as in
@@ -175,6 +164,8 @@ class Engine:
         self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0, "requeued": 0, "killed": 0,
                         "rejected": 0}
         self._rejected = {}     # job id -> why it can never run (a Rejected decision; not in the core)
+        self._int_ids = True    # every job id so far is an int of 64 bits (decision arrays are int64)
+        self._pass_ns = 0       # time inside the passes (benchmarks: the cost of a call beside the pass)
         # one call at a time: calls from several threads are serialised, never interleaved
         self._lock = threading.RLock()
 
@@ -214,7 +205,9 @@ class Engine:
                 raise
             self._scoring = scoring
             core = self._core
+            t0 = perf_counter_ns()
             started, reserved = core.run_pass(now, quick)
+            self._pass_ns += perf_counter_ns() - t0
             self._counts["passes"] += 1
             self._counts["started"] += len(started)
             self._rejected.update(rejected)
@@ -297,12 +290,12 @@ class Engine:
         if not self._scoring.needs_hooks:
             return None
         return (checkpoint(self._core), len(self._ids), set(self._users), dict(self._counts),
-                self._now, self._last_event, list(self._timed))
+                self._now, self._last_event, list(self._timed), self._int_ids)
 
     def _rollback(self, undo):
         if undo is None:
             return
-        cp, njobs, users, counts, now, last_event, timed = undo
+        cp, njobs, users, counts, now, last_event, timed, self._int_ids = undo
         self._timed = timed
         rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
@@ -343,6 +336,8 @@ class Engine:
         self._nodes.hand_over(self._core, j, job)
         self._index[job.id] = j
         self._ids.append(job.id)
+        if self._int_ids and not (is_int(job.id) and INT64_MIN <= job.id <= INT64_MAX):
+            self._int_ids = False
         self._jobs.append(job)
         for k, v in (("id", _number_of(job.id, j)), ("submit", job.submit), ("units", job.units),
                      ("requested", job.requested), ("user", job.user)):
@@ -403,7 +398,7 @@ class Engine:
             last = t
             if isinstance(ev, Submit):
                 job = ev.job
-                problem = _bad_id(job.id)
+                problem = bad_id(job.id)
                 if problem:
                     raise ProtocolError(f"event {i}: job id {job.id!r} {problem}")
                 if job.id in self._index or job.id in self._rejected or job.id in new_ids:
@@ -443,7 +438,7 @@ class Engine:
             elif isinstance(ev, Finish):
                 j = self._known(ev.job_id)
                 if j is None:
-                    known = not _bad_id(ev.job_id)
+                    known = not bad_id(ev.job_id)
                     why = ("was submitted in this same call and cannot have started"
                            if known and ev.job_id in new_ids and ev.job_id not in rejected else
                            f"was rejected ({(rejected.get(ev.job_id) or self._rejected.get(ev.job_id))})"
