@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _core
 from ._pass_cost import PassCostPredictor
+from .benchmark_text import format_rows, ratio_text, within_noise
 from .config import Backfill
 from .host import MachineLoad, one_cpu
 from .reference.engine_ref import ReferenceCore
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
     _JobColumns = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "bitmap_rows", "pass_rows", "growth_rows",
-           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices"]
+           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices",
+           "within_noise", "ratio_text"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -298,6 +300,8 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
                     ref_ok = False
         row = {"slice": slice_name, "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
         for n, times in par.items():
+            row[f"speedup_{n}_workers_within_noise"] = within_noise(comp, times)
+            row[f"auto_{n}_within_noise"] = within_noise(auto_base[n], auto[n])
             row[f"workers_{n}_median_s"] = statistics.median(times)
             row[f"workers_{n}_best_s"] = min(times)
             row[f"speedup_{n}_workers"] = statistics.median(comp) / statistics.median(times)
@@ -526,50 +530,6 @@ def _backfill_rows(folder, fallback, trials, seconds):
             {"slice": "rl", "name": "backfill vector", "params": "16 windows a call, same settings",
              **sv, "steps_per_s": 1.0 / sv["median_s"], "peer": loop, "peer_steps_per_s": 1.0 / peer["median_s"],
              "vs_peer": peer["median_s"] / sv["median_s"]}]
-
-
-def _fmt_time(s):
-    return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms" if s < 1 else f"{s:9.3f} s "
-
-
-def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = None) -> str:
-    """A readable table of benchmark rows."""
-    lines = [f"pbf bench on {os.cpu_count()} cores" + (
-        f"; other processes used {load.other_cores:.2f} cores on average during the run "
-        f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
-        if load is not None else "")]
-    for sl in ("bitmap", "pass", "large", "growth", "replay", "rl"):
-        sub = [r for r in rows if r["slice"] == sl]
-        if not sub:
-            continue
-        lines.append(f"\n[{sl}]")
-        for r in sub:
-            if "slope" in r:
-                lines.append(f"  {r['name']:26s} {r['params']:44s} slope {r['slope']:.2f} "
-                             f"(upper half {r['slope_upper_half']:.2f})")
-                continue
-            extra = ""
-            if sl in ("pass", "large"):
-                extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
-                if "ratio_vs_reference" in r:
-                    ref = _fmt_time(r['reference_median_s']).strip()
-                    extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
-                for k in r:
-                    if k.startswith("speedup_") and not k.endswith("_best"):
-                        n = k.split("_")[1]
-                        extra += f"  | {n} workers: forced {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
-                        if f"auto_{n}_speedup" in r:
-                            extra += (f", automatic {r[f'auto_{n}_speedup']:.2f}x (threads in "
-                                      f"{r[f'auto_{n}_parallel_trials']}/{r['trials']})")
-            elif sl == "rl" and "vs_peer" in r:
-                extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_peer']:.0f}x the Python reference of "
-                         f"{r['peer']}, {r['peer_steps_per_s']:,.0f}/s)")
-            elif sl == "replay":
-                extra = (f"  {r['jobs']:,} jobs  {r['jobs_per_s']:,.0f} jobs/s  {r['passes_per_s']:,.0f} "
-                         f"passes/s  peak RSS {r['peak_rss_mb']:.0f} MB")
-            lines.append(f"  {r['name']:16s} {r['params']:58s} median {_fmt_time(r['median_s'])} "
-                         f"best {_fmt_time(r['best_s'])}{extra}")
-    return "\n".join(lines)
 
 
 #: The machine of the ``large`` slice: 160,000 nodes (the size of the largest machines, e.g. 158,976
