@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .host import MachineLoad
 
-__all__ = ["format_rows", "within_noise", "ratio_text"]
+__all__ = ["format_rows", "within_noise", "ratio_text", "wrap_parts"]
 
 
 def within_noise(base: Sequence[float], other: Sequence[float], margin: float = 0.03) -> bool:
@@ -50,7 +50,7 @@ def _workers_answer(r: Mapping[str, Any], n: str) -> str:
     return f"{n} workers: {auto} (threads taken in {taken}/{r['trials']} trials); forced onto threads {forced}"
 
 
-def _wrap(parts: Sequence[str], indent: str = "    ", width: int = 119) -> list[str]:
+def wrap_parts(parts: Sequence[str], indent: str = "    ", width: int = 119) -> list[str]:
     """``parts`` joined by '; ' into lines of at most ``width`` characters."""
     lines, line = [], ""
     for part in parts:
@@ -94,10 +94,10 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
                 if "ratio_vs_reference" in r:
                     ref = _fmt_time(r["reference_median_s"]).strip()
                     parts.append(f"{r['ratio_vs_reference']:.0f}x faster than the pure-Python reference ({ref})")
-                lines += _wrap(parts)
+                lines += wrap_parts(parts)
                 for k in r:
                     if k.startswith("speedup_") and k.endswith("_workers"):
-                        lines += _wrap([_workers_answer(r, k.split("_")[1])], indent="    ")
+                        lines += wrap_parts([_workers_answer(r, k.split("_")[1])], indent="    ")
                 continue
             if sl == "rl" and "vs_peer" in r:
                 parts.append(f"{r['steps_per_s']:,.0f} steps/s, {r['vs_peer']:.0f}x faster than the Python "
@@ -105,5 +105,5 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
             elif sl == "replay":
                 parts.append(f"{r['jobs']:,} jobs, {r['jobs_per_s']:,.0f} jobs/s, {r['passes_per_s']:,.0f} passes/s, "
                              f"peak RSS {r['peak_rss_mb']:.0f} MB")
-            lines += _wrap(parts)
+            lines += wrap_parts(parts)
     return "\n".join(lines)
