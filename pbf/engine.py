@@ -150,6 +150,7 @@ class Engine(BatchPath):
         if coalloc is not None:
             self._enable_coalloc(coalloc, scoring)
         self._core.start_pool(workers)
+        self._batch_setup()
         self._timed = []        # (until, sequence, unit words) of outages that end by themselves
         self._timed_seq = 0
         self.workers = workers

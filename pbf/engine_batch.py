@@ -85,6 +85,24 @@ class BatchDecisions:
         return out
 
 
+_FILLED = {}
+
+
+def _filled(n, value):
+    # a read-only int64 array of n values, shared between calls
+    a = _FILLED.get((n, value))
+    if a is None:
+        a = np.full(n, value, dtype=np.int64)
+        a.flags.writeable = False
+        if len(_FILLED) < 4096:
+            _FILLED[n, value] = a
+    return a
+
+
+def _minus_ones(n):
+    return _filled(n, -1)
+
+
 def _ids_array(ids, as_int):
     return np.array(ids, dtype=np.int64) if as_int else np.array(ids + [None], dtype=object)[:-1]
 
@@ -120,6 +138,16 @@ def _id_list(name, ids):
 class BatchPath:
     """The batch path of :class:`pbf.Engine` (a mixin: it works on the engine's state)."""
 
+    def _batch_setup(self) -> None:
+        # what the engine's settings (fixed at construction) mean for the batch path
+        from .plugins.multifactor import Multifactor
+        from .plugins.predictors import Requested
+        sc = self._scoring
+        self._batch_fast = not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
+        self._clairvoyant = sc.predictor.name == "clairvoyant"
+        self._est_is_req = type(sc.predictor) is Requested
+        self._multifactor = isinstance(sc.priority, Multifactor)
+
     def advance_arrays(self, now: int, *, finish_ids=(), finish_times=(), submit_ids=(), submit_times=(),
                        units=(), requested=(), run=None, user=None, partition=None, queue=None,
                        quick: bool = False) -> BatchDecisions:
@@ -136,33 +164,41 @@ class BatchPath:
         with self._lock:
             if self._closed:
                 raise ProtocolError("the engine is closed")
-            check_time("now", now)
+            if type(now) is not int or not -MAX_TIME <= now <= MAX_TIME:
+                check_time("now", now)
             if self._now is not None and now < self._now:
                 raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
             fids, _ = _id_list("finish_ids", finish_ids)
-            fin_t = _ints("finish_times", finish_times, len(fids), True)
+            if fids:
+                fin_t = _ints("finish_times", finish_times, len(fids), True)
+                fin_j = self._finish_rows(fids)
+            else:
+                fin_t = fin_j = _ints("finish_times", finish_times, 0, True)
             sids, int_sids = _id_list("submit_ids", submit_ids)
             n = len(sids)
             sub_t = _ints("submit_times", submit_times, n, True)
             sub_units = _ints("units", units, n, True)
             sub_req = _ints("requested", requested, n, True)
             sub_run = _ints("run", run, n)
-            sub_user = _ints("user", user, n)
-            part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
-            fin_j = self._finish_rows(fids)
-            self._check_new_ids(sids, int_sids)
+            sub_user = part = qos = None
+            if user is not None or partition is not None or queue is not None:
+                sub_user = _ints("user", user, n)
+                part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
+            if n:
+                self._check_new_ids(sids, int_sids)
             if sub_run is None:
-                sub_run = np.full(n, -1, dtype=np.int64) if n else _EMPTY
+                sub_run = _minus_ones(n)
             last = self._now if self._now is not None else -MAX_TIME
             reject = np.zeros(n, dtype=np.int8)
             problem, i, nrej = self._core.batch_check(now, last, _RUNNING, MAX_TIME, fin_j, fin_t, sub_t, sub_units,
                                                       sub_req, sub_run, reject)
             if problem:
                 self._refuse(problem, i, now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
-            if n and self._scoring.predictor.name == "clairvoyant" and (sub_run < 0).any():
+            if n and self._clairvoyant and (sub_run < 0).any():
                 k = int(np.flatnonzero(sub_run < 0)[0])
                 raise ProtocolError(f"submit {k}: the clairvoyant predictor needs job {sids[k]!r}'s run time")
-            if self._needs_objects(now):
+            if not self._batch_fast or (self._timed and min(self._timed)[0] <= now):
+                # per-event work in Python: plugins, co-allocation, the node model, an outage ending now
                 return self._through_objects(now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run,
                                              sub_user, part, qos)
             return self._apply_arrays(now, quick, fids, fin_j, fin_t, sids, int_sids, sub_t, sub_units, sub_req,
@@ -233,11 +269,6 @@ class BatchPath:
                                         req=int(sub_req[i]), run=int(sub_run[i]))
         raise ProtocolError(f"submit {i} (job {sids[i]!r}): {msg}")
 
-    def _needs_objects(self, now):
-        # per-event work in Python: plugins, co-allocation, the node model, an outage ending in the call
-        return (self._scoring.needs_hooks or self.coalloc is not None or self._nodes.modelled
-                or (self._timed and min(self._timed)[0] <= now))
-
     # ---------------------------------------------------------------- application
     def _through_objects(self, now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run, sub_user, part, qos):
         events = [(t, 0, k, Finish(x, t)) for k, (x, t) in enumerate(zip(fids, fin_t.tolist()))]
@@ -267,23 +298,24 @@ class BatchPath:
         if n == 0:
             dense = _EMPTY
         elif sub_user is None:
-            u = users.setdefault(-1, known) if nrej < n else 0
-            dense = np.full(n, u, dtype=np.int64)
+            dense = _filled(n, users.setdefault(-1, known) if nrej < n else 0)
         else:
             ok = reject == 0
             dense = np.array([users.setdefault(x, len(users)) if keep else 0
                               for x, keep in zip(sub_user.tolist(), ok.tolist())], dtype=np.int64)
         if len(users) > known:
             sc.attach_users(core, len(users), lambda: [str(x) for x in users])
-        est = np.ascontiguousarray(sc.predictor.given(sub_req, sub_run), dtype=np.int64) if n else _EMPTY
-        fpart, fqos = (None, None) if n == 0 else sc.job_factors(
-            part if part is not None else np.full(n, -1, np.int64),
-            qos if qos is not None else np.full(n, -1, np.int64))
-        fpart = _EMPTY_F if fpart is None else np.ascontiguousarray(fpart, dtype=np.float64)
-        fqos = _EMPTY_F if fqos is None else np.ascontiguousarray(fqos, dtype=np.float64)
+        est = sub_req if self._est_is_req or not n else np.ascontiguousarray(sc.predictor.given(sub_req, sub_run),
+                                                                               dtype=np.int64)
+        fpart = fqos = _EMPTY_F
+        if n and self._multifactor:
+            fpart, fqos = sc.job_factors(part if part is not None else _minus_ones(n),
+                                         qos if qos is not None else _minus_ones(n))
+            fpart = np.ascontiguousarray(fpart, dtype=np.float64)
+            fqos = np.ascontiguousarray(fqos, dtype=np.float64)
         first, started, offsets, units, reserved, planned = core.batch_apply(
-            now, quick, fin_j, fin_t, sub_t if n else _EMPTY, sub_units if n else _EMPTY, est,
-            sub_req if n else _EMPTY, sub_run, dense, fpart, fqos, reject, self.report_reservations)
+            now, quick, fin_j, fin_t, sub_t, sub_units, est, sub_req, sub_run, dense, fpart, fqos, reject,
+            self.report_reservations)
         ids, index, jobs = self._ids, self._index, self._jobs
         counts = self._counts
         rej_ids, reasons = [], []
