@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "bitmap_rows", "pass_rows", "growth_rows",
            "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices",
-           "within_noise", "ratio_text"]
+           "within_noise", "ratio_text", "skipped_logs_note"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -381,17 +381,21 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
     ``max_job_test`` 500) or ``+slurm-sim`` (the ``slurm`` preset: also the slurm-sim clock);
     default: the real logs at hand, SDSC-SP2 again Slurm-like, the two Beocat-like traces, and the
     Beocat-like slice Slurm-like under both clocks."""
+    rows = []
     if names is None:
         names = []
         d = shared_trace_dir()
-        for f in ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz",
-                  "LLNL-Thunder-2007-1.1-cln.swf.gz"):
+        logs = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz", "LLNL-Thunder-2007-1.1-cln.swf.gz")
+        for f in logs:
             if d is not None and (d / f).exists():
                 names.append(str(d / f))
         if d is not None and (d / "SDSC-SP2-1998-4.2-cln.swf.gz").exists():
             names.append(str(d / "SDSC-SP2-1998-4.2-cln.swf.gz") + "+slurm")
+        missing = [f for f in logs if d is None or not (d / f).exists()]
+        if missing:
+            rows.append({"slice": "replay", "name": "skipped", "skipped": missing,
+                         "note": skipped_logs_note(missing, d)})
         names += ["beocat-high", "beocat-low", "beocat-slice+slurm", "beocat-slice+slurm-sim"]
-    rows = []
     for name in names:
         name, _, mode = name.partition("+")
         trigger = "interval" if name.startswith("beocat-") or mode == "slurm-sim" else "event"
@@ -413,6 +417,13 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
     return rows
 
 
+def skipped_logs_note(missing: Sequence[str], folder: Path | None) -> str:
+    """The line that says which real logs a benchmark skipped and where it looked."""
+    where = (f"not in {folder}" if folder is not None
+             else "$PBF_TRACES is not set and no ../shared/traces is next to the package")
+    return f"skipped {', '.join(missing)}; {where}; set PBF_TRACES to the folder of the real logs"
+
+
 def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
     """The learned-policy layer: environment steps per second (random valid actions, 256-job
     windows of ``rlsched_lublin_256`` or, without the real logs, a generated Lublin-1 trace, with
@@ -428,10 +439,14 @@ def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
     from .rl.kernel import KernelPolicy
     folder = shared_trace_dir()
     path = folder / "rlsched_lublin_256.swf.gz" if folder is not None else None
+    notes = []
     if path is None or not path.exists():
         import tempfile
 
         from .workload import write_swf
+        notes.append({"slice": "rl", "name": "skipped", "skipped": ["rlsched_lublin_256.swf.gz"],
+                      "note": skipped_logs_note(["rlsched_lublin_256.swf.gz"], folder)
+                      + "; a generated Lublin-1 trace stands in"})
         from .workload.lublin import generate_lublin
         path = Path(tempfile.mkdtemp()) / "lublin-1.swf"
         write_swf(generate_lublin(10_000, "lublin-1", seed=0), path)
@@ -463,7 +478,11 @@ def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
         times.append((time.perf_counter() - t0) / 2000)
     rows.append({"slice": "rl", "name": "kernel decision", "params": "KernelPolicy.act, 128 rows", **_stats(times)})
     rows += _backfill_rows(folder, path, trials, seconds)
-    return rows
+    sdsc = "SDSC-SP2-1998-4.2-cln.swf.gz"
+    if folder is None or not (folder / sdsc).exists():
+        notes.append({"slice": "rl", "name": "skipped", "skipped": [sdsc],
+                      "note": skipped_logs_note([sdsc], folder) + f"; the backfilling rows use {path.name}"})
+    return notes + rows
 
 
 def _reference_steps(ref, lo, hi, window, rng, seconds):

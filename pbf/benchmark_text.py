@@ -77,6 +77,9 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
             continue
         lines.append(f"\n[{sl}]")
         for r in sub:
+            if "note" in r:
+                lines += wrap_parts(r["note"].split("; "), indent="  ")
+                continue
             if "slope" in r:
                 lines.append(f"  {r['name']:26s} {r['params']:44s} slope {r['slope']:.2f} "
                              f"(upper half {r['slope_upper_half']:.2f})"[:119])

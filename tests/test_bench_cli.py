@@ -65,3 +65,12 @@ def test_every_ratio_says_its_direction_or_noise():
     assert "2 workers: a replay keeps this pass on one thread" in text and "0.50x, slower" in text
     row.update(auto_2_parallel_trials=5)
     assert "2 workers: 1.41x, within noise (threads taken in 5/5 trials)" in format_rows([row])
+
+
+def test_skipped_real_logs_are_said():
+    from pathlib import Path
+    note = bench.skipped_logs_note(["SDSC-SP2-1998-4.2-cln.swf.gz"], None)
+    assert "skipped SDSC-SP2-1998-4.2-cln.swf.gz" in note and "PBF_TRACES" in note
+    assert "not in /nowhere" in bench.skipped_logs_note(["x.swf"], Path("/nowhere"))
+    text = bench.format_rows([{"slice": "replay", "name": "skipped", "note": note}])
+    assert "skipped SDSC-SP2" in text and all(len(line) < 120 for line in text.splitlines())
