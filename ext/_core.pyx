@@ -40,6 +40,7 @@ from records cimport PassRec
 from sync cimport (pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_init, pthread_cond_destroy, pthread_cond_broadcast)
 from state cimport State, state_init, state_free
+from bf_limits cimport bfl_set
 from jobs cimport jobs_reserve, jobs_clear, users_ensure
 from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
@@ -111,7 +112,9 @@ _CONFIG_KEYS = frozenset((
     "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "cost_pref_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
-    "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
+    "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
+    "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))     # (bf_limits.pxd)
+_BF_KEYS = frozenset(("bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
                            "split_wait", "split_trial_us", "keep_windows"))
@@ -230,6 +233,10 @@ cdef class Core:
             elif name == "sim_max_sched_us": S.sim.max_sched_us = value
             elif name == "sim_cost_main_us": S.sim.cost_main_us = value
             elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
+        if _BF_KEYS & set(settings):
+            bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),
+                    settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),
+                    settings.get("bf_min_prio", S.ss.lim.min_prio), settings.get("bf_min_age", S.ss.lim.min_age))
 
     def set_testing(self, **switches):
         """Switches for tests and benchmarks (no decision changes): ``record_units`` (keep every
@@ -680,6 +687,11 @@ cdef class Core:
                 "yields": T.yields, "main_passes": T.main_passes, "main_tests": T.main_tests,
                 "main_started": T.main_started, "cycle_us": T.cycle_us, "main_us": T.main_us,
                 "now_us": T.now_us}
+
+    def bf_limit_figures(self):
+        """Slurm's own backfill limits (bf_limits.pxd) over the replay: ``skipped`` (jobs a cycle passed
+        over for a count limit) and ``now_only`` (tests for a start now only, by priority or age)."""
+        return {"skipped": self.s.ss.lim.skipped, "now_only": self.s.ss.lim.held}
 
     def pass_totals(self):
         """Totals over every pass, kept whether or not passes are recorded: ``count``, ``full``,

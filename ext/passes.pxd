@@ -21,6 +21,8 @@ from sync cimport pbf_store
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, SS_ERROR
+from bf_step cimport bfl_step
+from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR
 from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add_time, nm_range_count, nm_job_mem,
                          nm_job_nodes, nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_eligible, nm_ev_append,
@@ -542,7 +544,8 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
         # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first job
         # that cannot start, reset the weights as select_nodes does)
         ss_main_test(&S.ss, M, &S.nodes, j, k)
-    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window, c.resv_left != 0)
+    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window,
+                    c.resv_left != 0 and not S.ss.lim.now_only)
     if t == SS_ERROR:
         return STEP_ERROR
     if t == c.now:
@@ -566,6 +569,10 @@ cdef inline int64_t node_step(State* S, NodeModel* M, int64_t p, int mode, const
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
+    if S.ss.lim.on and S.ss.on:        # Slurm's own backfill limits (bf_limits.pxd)
+        t = bfl_step(S, p)
+        if t != BFL_TEST:
+            return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
     if S.ss.on:
