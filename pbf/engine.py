@@ -57,6 +57,7 @@ from .engine_events import (
     is_int,
 )
 from .engine_nodes import EngineNodes
+from .engine_timing import EngineTiming
 from .errors import ConfigError
 from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
@@ -110,7 +111,9 @@ class Engine(BatchPath):
                  correction: str = "incremental", backfill: Backfill | None = None,
                  report_reservations: bool = False, workers: int = 1, commit: str = "ordered",
                  on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit",
-                 node_search: str = "exact") -> None:
+                 node_search: str = "exact", trigger: str = "event", bf_interval: int = 30, clock: str = "free",
+                 bf_max_time: int | None = None, cost_per_test_us: float | None = None,
+                 cost_per_slot_us: int | None = None) -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -123,12 +126,13 @@ class Engine(BatchPath):
         if on_failure not in ("requeue", "kill"):
             raise ConfigError(f"on_failure must be 'requeue' or 'kill', got {on_failure!r}")
         self.on_failure = on_failure
+        self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us)
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
         # memory does not grow by a record every pass
         self._core = build_core(cluster.units, backfill, scoring, workers=workers, commit=commit,
-                                record_passes=False)
+                                record_passes=False, **self._timing.core_options())
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
         self._outages = Outages(self._core)
@@ -153,6 +157,7 @@ class Engine(BatchPath):
         self._batch_setup()
         self._timed = []        # (until, sequence, unit words) of outages that end by themselves
         self._timed_seq = 0
+        self._resumed = 0       # outages ended by themselves so far
         self.workers = workers
         self._index = {}        # job id -> core index
         self._ids = []          # core index -> job id
@@ -190,15 +195,20 @@ class Engine(BatchPath):
         """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
         its decisions: a :class:`Rejected` per submitted job that can never run, a :class:`Stopped` per
         running job a failure stopped, a :class:`Start` per job started (and a :class:`Reserve` per
-        reservation when ``report_reservations``). ``quick``:
-        run Slurm's quick main-scheduler pass instead of a full backfill pass.
+        reservation when ``report_reservations``). ``quick``: run Slurm's quick main-scheduler pass
+        instead of a full backfill pass. With ``trigger="interval"`` the engine chooses the pass
+        itself: a full pass when one is due, a quick pass at a call with events, none at a call
+        without (:meth:`next_wakeup` says when the next full pass is due).
 
         The whole call is checked first; Python plugins run on copies of themselves; if anything
         fails before the pass, the engine (and its plugins) are exactly as before the call."""
         with self._lock:
             events = list(events)
+            if quick and not self._timing.every_call:
+                raise ProtocolError("quick=True: with trigger='interval' the engine chooses the pass itself")
             bits, rejected = self._validate(now, events)
             undo = self._checkpoint()
+            resumed = self._resumed
             try:
                 scoring, stopped = self._apply(now, events, bits, rejected)
             except BaseException:
@@ -206,13 +216,23 @@ class Engine(BatchPath):
                 raise
             self._scoring = scoring
             core = self._core
+            timing = self._timing
+            kind = ("quick" if quick else "full") if timing.every_call else \
+                timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
+            self._rejected.update(rejected)
+            out = [Rejected(i, why) for i, why in rejected.items()] + stopped
+            if kind is None:
+                return out
+            charged = timing.clock == "model" and kind == "full" and not timing.every_call
+            before = core.pass_totals()["charged_us_full"] if charged else 0
             t0 = perf_counter_ns()
-            started, reserved = core.run_pass(now, quick)
+            started, reserved = core.run_pass(now, kind == "quick")
             self._pass_ns += perf_counter_ns() - t0
+            if kind == "full" and not timing.every_call:
+                timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
             self._counts["passes"] += 1
             self._counts["started"] += len(started)
-            self._rejected.update(rejected)
-            out = [Rejected(i, why) for i, why in rejected.items()] + stopped + [self._start(j, now) for j in started]
+            out += [self._start(j, now) for j in started]
             if self.coalloc is not None:
                 lends, secondaries = self._co.after_pass(now)
                 self._counts["started"] += len(secondaries)
@@ -223,6 +243,23 @@ class Engine(BatchPath):
                 out.extend(Reserve(self._ids[j], int(t)) for j, t in zip(reserved, planned.tolist()))
             return out
 
+    def next_wakeup(self) -> int | None:
+        """When the engine next needs a call even if no event comes (None: not until one does). The
+        interval trigger's next full pass (while jobs wait; its time already counts a model-clock
+        pass's charged duration), and the end of an outage given with ``until`` (while jobs wait: the
+        pass at that time starts the jobs that waited for its units). A host asks after every call
+        and calls :meth:`advance` then with the events of that time, or none. Under the event
+        trigger a pass that a time budget ended is not resumed before the next event (as in a
+        replay), so it asks for no call."""
+        with self._lock:
+            if self._now is None or not len(self._core.pending()):
+                return None
+            times = [max(min(self._timed)[0], self._now)] if self._timed else []
+            due = self._timing.wakeup(self._now, True)
+            if due is not None:
+                times.append(due)
+            return min(times) if times else None
+
     def _start(self, j, now):
         units = _unit_indices(self._core.units_of(j), self.cluster.units)
         return Start(self._ids[j], units, now, nodes=self._nodes.placements(units, self._jobs[j]))
@@ -231,6 +268,7 @@ class Engine(BatchPath):
         # outages whose until has come end by themselves (a unit a later outage holds stays down)
         self._timed.sort(key=lambda x: x[:2])
         while self._timed and self._timed[0][0] <= t:
+            self._resumed += 1
             until, _, words = self._timed.pop(0)
             self._outages.apply(until, int(OutageKind.OK_RESUME), words, until)
 

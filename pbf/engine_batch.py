@@ -11,8 +11,8 @@ and submissions of a call as arrays and returns the decisions as arrays (:class:
 with no Python object per event or per decision. Its semantics are those of ``advance`` with the
 events in time order, finishes before submissions at a tie; the whole call is checked before anything
 changes and a refused call leaves the engine exactly as it was. Where a feature needs per-event work
-in Python (Python plugins, co-allocation, a cluster of nodes with memory, GPUs or features, an outage
-ending by itself during the call) the call is served by ``advance`` itself: same decisions, the
+in Python (Python plugins, co-allocation, a cluster of nodes with memory, GPUs or features, the interval
+trigger, an outage ending by itself during the call) the call is served by ``advance`` itself: same decisions, the
 object path's cost.
 """
 from __future__ import annotations
@@ -143,7 +143,8 @@ class BatchPath:
         from .plugins.multifactor import Multifactor
         from .plugins.predictors import Requested
         sc = self._scoring
-        self._batch_fast = not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
+        self._batch_fast = (not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
+                            and self._timing.every_call)
         self._clairvoyant = sc.predictor.name == "clairvoyant"
         self._est_is_req = type(sc.predictor) is Requested
         self._multifactor = isinstance(sc.priority, Multifactor)
