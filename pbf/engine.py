@@ -56,7 +56,7 @@ from .engine_events import (
     check_time,
     is_int,
 )
-from .engine_nodes import EngineNodes
+from .engine_nodes import EngineNodes, name_units
 from .engine_timing import EngineTiming
 from .errors import ConfigError
 from .plugins.predictors import PythonPredictor
@@ -104,7 +104,12 @@ class Engine(BatchPath):
     :class:`~pbf.CoAllocation`: each started job lends part of its cores (a :class:`Lend`
     decision) and queued jobs start on lent cores (``Start(..., secondary=True)``); the host runs
     the jobs with its own slowdown model and reports each one's progress rate in ``Finish(rate=)``,
-    which the learners are judged by.
+    which the learners are judged by. ``trigger``, ``bf_interval``, ``clock``, ``bf_max_time``,
+    ``cost_per_test_us``, ``cost_per_slot_us``: when the engine passes and what a pass costs, as in a
+    replay (:class:`pbf.engine_timing.EngineTiming`; :meth:`next_wakeup`). ``unit_names``: on a
+    cluster of units, the host's name of the node each unit belongs to (one per unit, a node's units
+    consecutive): starts then carry :class:`~pbf.Placement` records by those names, and outages take
+    them (units stay interchangeable).
     """
 
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
@@ -113,11 +118,13 @@ class Engine(BatchPath):
                  on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit",
                  node_search: str = "exact", trigger: str = "event", bf_interval: int = 30, clock: str = "free",
                  bf_max_time: int | None = None, cost_per_test_us: float | None = None,
-                 cost_per_slot_us: int | None = None) -> None:
+                 cost_per_slot_us: int | None = None, unit_names: object = None) -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
             raise ConfigError(f"cluster must be a pbf.Cluster or a unit count, got {cluster!r}")
+        if unit_names is not None:
+            cluster = name_units(cluster, unit_names)
         backfill = Backfill() if backfill is None else backfill
         if not isinstance(backfill, Backfill):
             raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
@@ -585,6 +592,13 @@ class Engine(BatchPath):
             return {self._ids[j]: (int(t) if t >= 0 else None,
                                    _unit_indices(words[i], self.cluster.units) if t >= 0 else np.empty(0, np.int64))
                     for i, (j, t) in enumerate(zip(jobs, starts))}
+
+    @property
+    def unit_names(self) -> np.ndarray | None:
+        """The name of the node each unit belongs to (an object array indexed by unit), on a cluster
+        with named nodes (or ``unit_names`` given); None otherwise. ``engine.unit_names[units]`` names
+        a start's units, as :class:`BatchDecisions` gives them."""
+        return self._nodes.unit_names
 
     def down(self) -> np.ndarray:
         """Indices of the units out of service now (drained or failed)."""

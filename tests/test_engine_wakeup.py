@@ -115,3 +115,4 @@ def test_bad_timing_settings():
         Engine(8, bf_max_time=5)
     with pytest.raises(pbf.ConfigError, match="clock must be 'free' or 'model'"):
         Engine(8, clock="slurm-sim")
+
