@@ -1,22 +1,36 @@
-"""The cost of one ``Engine.advance`` call as the engine has seen more jobs: it must not grow with them.
+"""The cost of a call into ``pbf.Engine``: flat in the jobs the engine has seen, and on a real log
+driven event by event, by the object path (``advance``) and the batch path (``advance_arrays``).
 
     python bench/engine_calls.py [--seen 1000,10000,50000,200000] [--calls 300] [--trials 3]
+    python bench/engine_calls.py --trace SDSC-SP2-1998-4.2-cln.swf.gz [--jobs N] [--trials 3]
 
-For each count, an engine on 128 units first sees that many 10-second one-unit jobs (submitted and
-finished in batches of 128), then takes ``--calls`` calls of one Finish and one Submit each (a
-host driving it event by event). Prints the median microseconds a call (pass included) over
-``--trials`` rounds, the rounds of all counts interleaved so that the machine's load falls on each.
+``--seen``: for each count, an engine on 128 units first sees that many 10-second one-unit jobs
+(submitted and finished in batches of 128), then takes ``--calls`` calls of one Finish and one Submit
+each (a host driving it event by event), by each path. Prints the median microseconds a call (pass
+included) over ``--trials`` rounds, the rounds of all counts and paths interleaved so that the
+machine's load falls on each.
 
-Example (docs/benchmarks.md): ``python bench/engine_calls.py``.
+``--trace``: a log (found by name through $PBF_TRACES or ../shared/traces, or a path; cleaned as
+``pbf replay`` cleans it) on its own cluster size, driven through the engine one instant at a time --
+one call per instant with that instant's finishes and arrivals, as ``pbf replay`` passes once per
+instant -- by each path, and replayed by ``pbf.replay``. Prints, medians of interleaved rounds: the
+time inside the engine's calls, a call's cost in all and beside the pass (the passes' own time is
+measured inside ``advance``; both paths run the same passes), and ``pbf replay``'s replay time
+(``wall_s.replay``). Starts are checked identical to the replay's.
+
+Example (docs/hosts.md, "Cost of a call"): ``python bench/engine_calls.py --trace SDSC-SP2-1998-4.2-cln.swf.gz``.
 """
 from __future__ import annotations
 
 import argparse
+import heapq
 import os
 import statistics
 import time
 
-from pbf.engine import Engine, Finish, Job, Submit
+import numpy as np
+
+from pbf.engine import Engine, Finish, Job, Start, Submit
 
 
 def engine_that_saw(seen: int) -> tuple[Engine, int]:
@@ -34,20 +48,119 @@ def engine_that_saw(seen: int) -> tuple[Engine, int]:
     return eng, t
 
 
-def call_cost(seen: int, calls: int) -> float:
+def call_cost(seen: int, calls: int, batch: bool) -> float:
     """Microseconds a call of one Finish and one Submit, after ``seen`` jobs."""
     eng, t = engine_that_saw(seen)
     running = sorted(eng.running())
     job = seen
     t0 = time.perf_counter()
     for k in range(calls):
-        events = [Submit(Job(job, t, 1, 10 ** 6))]
-        if k < len(running):
-            events.insert(0, Finish(running[k], t))
-        eng.advance(t, events)
+        if batch:
+            fin = running[k:k + 1]
+            eng.advance_arrays(t, finish_ids=fin, finish_times=[t] * len(fin), submit_ids=[job], submit_times=[t],
+                               units=[1], requested=[10 ** 6])
+        else:
+            events = [Submit(Job(job, t, 1, 10 ** 6))]
+            if k < len(running):
+                events.insert(0, Finish(running[k], t))
+            eng.advance(t, events)
         job += 1
         t += 1
     return (time.perf_counter() - t0) / calls * 1e6
+
+
+class Trace:
+    """A cleaned log's jobs in replay order, as arrays, and the replay's starts."""
+
+    def __init__(self, name: str, jobs: int | None):
+        import pbf
+        import pbf.studies.traces
+        path = name if os.path.exists(name) else str(pbf.studies.traces.shared_trace(name))
+        table = pbf.read_swf(path)
+        if jobs:
+            table = table.take(np.arange(min(jobs, len(table))))
+        self.table = table
+        self.units = int(table.header.fields.get("MaxProcs", table.units.max()))
+        order = np.lexsort((table.job_id, table.submit))
+        self.ids = table.job_id[order].astype(np.int64)
+        self.submit = table.submit[order].astype(np.int64)
+        self.size = table.units[order].astype(np.int64)
+        self.req = table.req_time[order].astype(np.int64)
+        run = np.where(self.req > 0, np.minimum(table.run[order], self.req), table.run[order]).astype(np.int64)
+        self.run = dict(zip(self.ids.tolist(), run.tolist()))
+
+    def replay(self) -> tuple[float, dict]:
+        import pbf
+        r = pbf.replay(self.table, pbf.ReplayConfig(units=self.units))
+        starts = {i: s for i, s in zip(r.jobs["id"].tolist(), r.jobs["start"].tolist()) if s >= 0}
+        return r.summary["wall_s"]["replay"], starts
+
+
+def drive(tr: Trace, batch: bool) -> tuple[float, int, float, dict]:
+    """The trace through an engine one instant at a time: (seconds inside the engine's calls, calls,
+    seconds inside the passes (object path; 0 for the batch path), starts)."""
+    eng = Engine(tr.units)
+    ends, starts, inside, calls = [], {}, 0.0, 0
+    ids, sub, size, req, run = tr.ids, tr.submit, tr.size, tr.req, tr.run
+    n, i = len(ids), 0
+    sub_list = sub.tolist()
+    clock = time.perf_counter
+    while i < n or ends:
+        now = sub_list[i] if i < n else ends[0][0]
+        if ends and ends[0][0] < now:
+            now = ends[0][0]
+        fin = []
+        while ends and ends[0][0] == now:
+            fin.append(heapq.heappop(ends)[1])
+        k = i
+        while k < n and sub_list[k] == now:
+            k += 1
+        if batch:
+            fin_ids, fin_t = np.array(fin, dtype=np.int64), np.full(len(fin), now, dtype=np.int64)
+            s_ids, s_t, s_units, s_req = ids[i:k], sub[i:k], size[i:k], req[i:k]
+            t0 = clock()
+            d = eng.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=s_ids, submit_times=s_t,
+                                   units=s_units, requested=s_req)
+            inside += clock() - t0
+            started = d.started.tolist()
+        else:
+            events = [Finish(x, now) for x in fin]
+            events += [Submit(Job(x, now, u, r)) for x, u, r in zip(ids[i:k].tolist(), size[i:k].tolist(),
+                                                                    req[i:k].tolist())]
+            t0 = clock()
+            d = eng.advance(now, events)
+            inside += clock() - t0
+            started = [x.job_id for x in d if isinstance(x, Start)]
+        i = k
+        calls += 1
+        for x in started:
+            starts[x] = now
+            heapq.heappush(ends, (now + run[x], x))
+    return inside, calls, (0.0 if batch else eng._pass_ns / 1e9), starts
+
+
+def trace_mode(args) -> None:
+    tr = Trace(args.trace, args.jobs)
+    rows = {"object": [], "batch": [], "replay": []}
+    for _ in range(args.trials):
+        for path in ("object", "batch"):
+            inside, calls, passes, starts = drive(tr, path == "batch")
+            rows[path].append((inside, calls, passes, starts))
+        rows["replay"].append(tr.replay())
+    want = rows["replay"][0][1]
+    replay_s = statistics.median(r[0] for r in rows["replay"])
+    pass_s = statistics.median(r[2] for r in rows["object"])
+    print(f"{os.path.basename(args.trace)}: {len(tr.ids):,} jobs on {tr.units} units, one call per instant; "
+          f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; medians of {args.trials} interleaved rounds")
+    for path in ("object", "batch"):
+        inside = statistics.median(r[0] for r in rows[path])
+        calls = rows[path][0][1]
+        same = sum(rows[path][0][3].get(i) == s for i, s in want.items())
+        print(f"  {path:6} path: {inside:7.3f} s inside the calls, {calls:,} calls, {inside / calls * 1e6:6.2f} us a "
+              f"call, {(inside - pass_s) / calls * 1e6:6.2f} us beside the pass; {inside / replay_s:5.1f}x the "
+              f"replay; starts identical to the replay: {same:,} of {len(want):,}")
+    print(f"  the passes: {pass_s:.3f} s ({pass_s / rows['object'][0][1] * 1e6:.2f} us a call); "
+          f"pbf replay: {replay_s:.3f} s replay")
 
 
 def main(argv=None) -> int:
@@ -55,15 +168,23 @@ def main(argv=None) -> int:
     ap.add_argument("--seen", default="1000,10000,50000,200000")
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--trace", default=None, help="a log, driven event by event (see the module docstring)")
+    ap.add_argument("--jobs", type=int, default=None, help="with --trace: its first N jobs")
     args = ap.parse_args(argv)
+    if args.trace:
+        trace_mode(args)
+        return 0
     seen = [int(x) for x in args.seen.split(",")]
-    times = {s: [] for s in seen}
+    times = {(s, b): [] for s in seen for b in (False, True)}
     for _ in range(args.trials):
         for s in seen:
-            times[s].append(call_cost(s, args.calls))
-    print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}")
+            for b in (False, True):
+                times[s, b].append(call_cost(s, args.calls, b))
+    print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; a call of one Finish and one Submit, "
+          f"pass included (median of {args.trials})")
     for s in seen:
-        print(f"{s:>9,} jobs seen: {statistics.median(times[s]):7.1f} us a call (median of {args.trials})")
+        print(f"{s:>9,} jobs seen: advance {statistics.median(times[s, False]):7.1f} us, "
+              f"advance_arrays {statistics.median(times[s, True]):7.1f} us")
     return 0
 
 

@@ -28,6 +28,8 @@ def test_full_pass(benchmark, sc, workers, commit):
     cores = []
 
     def setup():
+        while cores:                  # one round's core at a time: a core of the largest cases holds
+            cores.pop().stop_pool()   # hundreds of MB, and rounds kept alive added up to gigabytes
         core = sc.core()
         core.configure(commit_eager=int(commit == "eager"))
         if workers > 1:

@@ -40,6 +40,7 @@ from records cimport PassRec
 from sync cimport (pthread_mutex_init, pthread_mutex_destroy, pthread_mutex_lock, pthread_mutex_unlock,
                    pthread_cond_init, pthread_cond_destroy, pthread_cond_broadcast)
 from state cimport State, state_init, state_free
+from bf_limits cimport bfl_set
 from jobs cimport jobs_reserve, jobs_clear, users_ensure
 from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
@@ -114,7 +115,9 @@ _CONFIG_KEYS = frozenset((
     "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "cost_pref_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
-    "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us"))
+    "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
+    "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))     # (bf_limits.pxd)
+_BF_KEYS = frozenset(("bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
                            "split_wait", "split_trial_us", "keep_windows"))
@@ -245,6 +248,10 @@ cdef class Core:
             elif name == "sim_max_sched_us": S.sim.max_sched_us = value
             elif name == "sim_cost_main_us": S.sim.cost_main_us = value
             elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
+        if _BF_KEYS & set(settings):
+            bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),
+                    settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),
+                    settings.get("bf_min_prio", S.ss.lim.min_prio), settings.get("bf_min_age", S.ss.lim.min_age))
 
     def set_testing(self, **switches):
         """Switches for tests and benchmarks (no decision changes): ``record_units`` (keep every
@@ -696,6 +703,11 @@ cdef class Core:
                 "main_started": T.main_started, "cycle_us": T.cycle_us, "main_us": T.main_us,
                 "now_us": T.now_us}
 
+    def bf_limit_figures(self):
+        """Slurm's own backfill limits (bf_limits.pxd) over the replay: ``skipped`` (jobs a cycle passed
+        over for a count limit) and ``now_only`` (tests for a start now only, by priority or age)."""
+        return {"skipped": self.s.ss.lim.skipped, "now_only": self.s.ss.lim.held}
+
     def pass_totals(self):
         """Totals over every pass, kept whether or not passes are recorded: ``count``, ``full``,
         ``depth`` (sum), ``depth_max``, ``depth_full`` (sum over full passes), ``wall_ns`` (sum; 0
@@ -830,3 +842,155 @@ cdef class Core:
     def n_jobs(self):
         """Jobs added."""
         return self.s.jobs.n
+
+    # ---- the Engine's batch path
+    def batch_check(self, int64_t now, int64_t last, int64_t running, int64_t max_time,
+                    const int64_t[::1] fin_j, const int64_t[::1] fin_t, const int64_t[::1] sub_t,
+                    const int64_t[::1] sub_units, const int64_t[::1] sub_req, const int64_t[::1] sub_run,
+                    int8_t[::1] reject):
+        """Check a batch of finishes and submissions (:meth:`pbf.Engine.advance_arrays`) before anything
+        changes; the caller checks ids, duplicates and types. Returns (problem, index, rejected): problem
+        0 when all is well, else the first problem of a finish (1-5) or a submission (6-11) and its index:
+        1, 6 later than ``now``; 2, 7 before ``last``; 3, 8 before the one before it; 4 the job
+        (``fin_j``: core indices) is not in state ``running``; 5 it ends before it started; 9 units <= 0;
+        10 requested time above ``max_time``; 11 run time outside -1 .. ``max_time``. ``reject[i]``
+        becomes 1 for a job wider than the cluster, 2 for one with no requested time (the replayer's
+        rules: the job is answered, not refused), else 0; ``rejected`` counts them."""
+        cdef State* S = &self.s
+        cdef int64_t i, t, j, prev = last, nrej = 0
+        for i in range(fin_j.shape[0]):
+            t = fin_t[i]
+            if t > now:
+                return 1, i, 0
+            if t < last:
+                return 2, i, 0
+            if t < prev:
+                return 3, i, 0
+            prev = t
+            j = fin_j[i]
+            if j < 0 or j >= S.jobs.n or S.jobs.state[j] != running:
+                return 4, i, 0
+            if t < S.jobs.start[j]:
+                return 5, i, 0
+        prev = last
+        for i in range(sub_t.shape[0]):
+            t = sub_t[i]
+            if t > now:
+                return 6, i, 0
+            if t < last:
+                return 7, i, 0
+            if t < prev:
+                return 8, i, 0
+            prev = t
+            if sub_units[i] <= 0:
+                return 9, i, 0
+            if sub_req[i] > max_time:
+                return 10, i, 0
+            if sub_run[i] < -1 or sub_run[i] > max_time:
+                return 11, i, 0
+            reject[i] = 1 if sub_units[i] > S.units else 2 if sub_req[i] <= 0 else 0
+            nrej += reject[i] != 0
+        return 0, -1, nrej
+
+    def batch_apply(self, int64_t now, bint quick, const int64_t[::1] fin_j, const int64_t[::1] fin_t,
+                    const int64_t[::1] sub_t, const int64_t[::1] sub_units, const int64_t[::1] sub_est,
+                    const int64_t[::1] sub_req, const int64_t[::1] sub_run, const int64_t[::1] sub_user,
+                    const double[::1] sub_part, const double[::1] sub_qos, const int8_t[::1] reject,
+                    bint reservations):
+        """Apply a batch :meth:`batch_check` passed and run one pass at ``now`` (``quick``: the quick
+        pass). The submissions not rejected become jobs first, in order (``sub_user``: dense user
+        indices; ``sub_part``, ``sub_qos``: multifactor factors, or empty for 1 and 0); then the finishes
+        and those submissions are applied in time order, finishes first at a tie. Returns (first,
+        started, offsets, units, reserved, planned): the index of the first new job; the jobs started,
+        with their unit indices (those of ``started[k]`` are ``units[offsets[k]:offsets[k + 1]]``);
+        with ``reservations``, the jobs reserved and their planned starts (else empty)."""
+        cdef State* S = &self.s
+        cdef int64_t n = sub_t.shape[0], nf = fin_j.shape[0], first = S.jobs.n, m = 0, i, j, k, top = -1
+        cdef int64_t W = S.W, w, b, total, r
+        cdef uint64_t word
+        cdef int rc
+        for i in range(n):
+            if reject[i] == 0:
+                m += 1
+                if sub_user[i] > top:
+                    top = sub_user[i]
+        if (jobs_reserve(&S.jobs, first + m) != RC_OK or users_ensure(&S.users, top + 1) != RC_OK
+                or (S.testing.record_units and grow(<void**>&S.jobs.bits, &S.jobs.bits_cap, (first + m) * W,
+                                                    sizeof(uint64_t)) != RC_OK)):
+            raise MemoryError("pbf core: out of memory (adding jobs)")
+        j = first
+        for i in range(n):
+            if reject[i]:
+                continue
+            S.jobs.submit[j] = sub_t[i]
+            S.jobs.units[j] = sub_units[i]
+            S.jobs.est[j] = sub_est[i]
+            S.jobs.run[j] = sub_run[i]
+            S.jobs.req[j] = sub_req[i]
+            S.jobs.user[j] = sub_user[i]
+            S.jobs.part[j] = sub_part[i] if sub_part.shape[0] else 1.0
+            S.jobs.qos[j] = sub_qos[i] if sub_qos.shape[0] else 0.0
+            j += 1
+        jobs_clear(&S.jobs, first, m)
+        if S.testing.record_units:
+            memset(S.jobs.bits + first * W, 0, m * W * sizeof(uint64_t))
+        if S.co.on and coalloc_grow(&S.co, S.jobs.cap) != RC_OK:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
+        if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
+        S.jobs.n = first + m
+        # the events in time order (finishes first at a tie), then the pass
+        i, k, j = 0, 0, first
+        while k < n and reject[k]:
+            k += 1
+        while i < nf or k < n:
+            if i < nf and (k >= n or fin_t[i] <= sub_t[k]):
+                job_finish(S, fin_j[i], fin_t[i])
+                i += 1
+            else:
+                rc = job_submit(S, j)
+                if rc != RC_OK:
+                    raise_status(rc, "submit")
+                j += 1
+                k += 1
+                while k < n and reject[k]:
+                    k += 1
+        S.replay.now = now
+        with nogil:
+            rc = quick_pass(S, now) if quick else full_pass(S, now)
+        if rc != RC_OK:
+            raise_status(rc, "a pass")
+        started = int64_array(S.decided.started, S.decided.nstarted)
+        offsets = np.zeros(S.decided.nstarted + 1, dtype=np.int64)
+        cdef int64_t[::1] off = offsets
+        total = 0
+        for k in range(S.decided.nstarted):
+            r = S.jobs.row[S.decided.started[k]]
+            for w in range(W):
+                word = S.nodes.rows[r * W + w]
+                while word:
+                    word &= word - 1
+                    total += 1
+            off[k + 1] = total
+        units = np.empty(total, dtype=np.int64)
+        cdef int64_t[::1] u = units
+        total = 0
+        for k in range(S.decided.nstarted):
+            r = S.jobs.row[S.decided.started[k]]
+            for w in range(W):
+                word = S.nodes.rows[r * W + w]
+                b = 0
+                while word:
+                    if word & 1:
+                        u[total] = w * 64 + b
+                        total += 1
+                    word >>= 1
+                    b += 1
+        if not reservations:
+            return first, started, offsets, units, np.empty(0, np.int64), np.empty(0, np.int64)
+        reserved = int64_array(S.decided.reserved, S.decided.nreserved)
+        planned = np.empty(S.decided.nreserved, dtype=np.int64)
+        cdef int64_t[::1] p = planned
+        for k in range(S.decided.nreserved):
+            p[k] = S.jobs.resv[S.decided.reserved[k]]
+        return first, started, offsets, units, reserved, planned

@@ -12,6 +12,8 @@ from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights,
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_take_now
 from pass_steps cimport CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test
+from bf_step cimport bfl_step
+from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR
 from pbf._codes cimport TR_EVENT
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -39,7 +41,8 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
         # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first job
         # that cannot start, reset the weights as select_nodes does)
         ss_main_test(&S.ss, M, &S.nodes, j, k)
-    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window, c.resv_left != 0)
+    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window,
+                    c.resv_left != 0 and not S.ss.lim.now_only)
     if t == SS_ERROR:
         return STEP_ERROR
     if t == c.now:
@@ -56,10 +59,14 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
     # The job test under Slurm's backfill (Planner.step): the SJBF phase's stop and the test's start
     # as on nodes, then slurm_step
     cdef PassCtx* c = &S.ctx
-    cdef int64_t j, k, d
+    cdef int64_t j, k, d, t
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
+    if S.ss.lim.on:                    # Slurm's own backfill limits (bf_limits.pxd)
+        t = bfl_step(S, p)
+        if t != BFL_TEST:
+            return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
     return slurm_step(S, M, p, j, k, d)

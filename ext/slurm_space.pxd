@@ -13,6 +13,7 @@ from libc.string cimport memset, memcpy
 
 from nodes cimport Nodes
 from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem, nm_job_nodes
+from bf_limits cimport BfLimits, bfl_free
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
@@ -44,6 +45,7 @@ ctypedef struct SlurmSpace:
     int64_t* sw                    # each node's scheduling weight's low byte (NodeModel.wt points here):
                                    # 0xff, less the GPUs a GPU job's test would use there, until a start
                                    # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
+    BfLimits lim                   # Slurm's own backfill limits (bf_limits.pxd)
 
 
 cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
@@ -66,6 +68,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
 cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.sw)
+    bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
 
 

@@ -7,11 +7,9 @@ import importlib
 
 try:
     from . import _bitmap, _swf  # noqa: F401  (the compiled core)
-except ImportError as exc:  # pragma: no cover - depends on how pbf was installed
-    raise ImportError(
-        f"pbf's compiled modules are not built in {__path__[0]}. If that is a source checkout, "
-        "either run from another folder (the installed pbf is then used) or build in place with "
-        "'pip install -e .'") from exc
+except ImportError as exc:  # pragma: no cover - an unbuilt source checkout (run from a clone's root)
+    from ._checkout import use_installed
+    use_installed(__path__[0], exc)     # the installed pbf takes this import over, or one clear error
 
 __version__ = "0.3.0"
 

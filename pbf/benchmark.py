@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _core
 from ._pass_cost import PassCostPredictor
+from .benchmark_text import format_rows, ratio_text, within_noise
 from .config import Backfill
 from .host import MachineLoad, one_cpu
 from .reference.engine_ref import ReferenceCore
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
     _JobColumns = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]
 
 __all__ = ["PassScenario", "MachineLoad", "time_pass", "bitmap_rows", "pass_rows", "growth_rows",
-           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices"]
+           "replay_rows", "rl_rows", "format_rows", "PASS_MATRIX", "LARGE_NODES", "pass_scenarios", "run_slices",
+           "within_noise", "ratio_text", "skipped_logs_note"]
 
 NOW = 1   # passes are measured at t = 1; the set-up pass that starts the running jobs is at t = 0
 
@@ -298,6 +300,8 @@ def pass_rows(scenarios: Iterable[PassScenario], trials: int = 5, reference: boo
                     ref_ok = False
         row = {"slice": slice_name, "name": "one full pass", "params": sc.label(), **_stats(comp), **work}
         for n, times in par.items():
+            row[f"speedup_{n}_workers_within_noise"] = within_noise(comp, times)
+            row[f"auto_{n}_within_noise"] = within_noise(auto_base[n], auto[n])
             row[f"workers_{n}_median_s"] = statistics.median(times)
             row[f"workers_{n}_best_s"] = min(times)
             row[f"speedup_{n}_workers"] = statistics.median(comp) / statistics.median(times)
@@ -377,17 +381,21 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
     ``max_job_test`` 500) or ``+slurm-sim`` (the ``slurm`` preset: also the slurm-sim clock);
     default: the real logs at hand, SDSC-SP2 again Slurm-like, the two Beocat-like traces, and the
     Beocat-like slice Slurm-like under both clocks."""
+    rows = []
     if names is None:
         names = []
         d = shared_trace_dir()
-        for f in ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz",
-                  "LLNL-Thunder-2007-1.1-cln.swf.gz"):
+        logs = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz", "LLNL-Thunder-2007-1.1-cln.swf.gz")
+        for f in logs:
             if d is not None and (d / f).exists():
                 names.append(str(d / f))
         if d is not None and (d / "SDSC-SP2-1998-4.2-cln.swf.gz").exists():
             names.append(str(d / "SDSC-SP2-1998-4.2-cln.swf.gz") + "+slurm")
+        missing = [f for f in logs if d is None or not (d / f).exists()]
+        if missing:
+            rows.append({"slice": "replay", "name": "skipped", "skipped": missing,
+                         "note": skipped_logs_note(missing, d)})
         names += ["beocat-high", "beocat-low", "beocat-slice+slurm", "beocat-slice+slurm-sim"]
-    rows = []
     for name in names:
         name, _, mode = name.partition("+")
         trigger = "interval" if name.startswith("beocat-") or mode == "slurm-sim" else "event"
@@ -409,6 +417,13 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
     return rows
 
 
+def skipped_logs_note(missing: Sequence[str], folder: Path | None) -> str:
+    """The line that says which real logs a benchmark skipped and where it looked."""
+    where = (f"not in {folder}" if folder is not None
+             else "$PBF_TRACES is not set and no ../shared/traces is next to the package")
+    return f"skipped {', '.join(missing)}; {where}; set PBF_TRACES to the folder of the real logs"
+
+
 def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
     """The learned-policy layer: environment steps per second (random valid actions, 256-job
     windows of ``rlsched_lublin_256`` or, without the real logs, a generated Lublin-1 trace, with
@@ -424,10 +439,14 @@ def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
     from .rl.kernel import KernelPolicy
     folder = shared_trace_dir()
     path = folder / "rlsched_lublin_256.swf.gz" if folder is not None else None
+    notes = []
     if path is None or not path.exists():
         import tempfile
 
         from .workload import write_swf
+        notes.append({"slice": "rl", "name": "skipped", "skipped": ["rlsched_lublin_256.swf.gz"],
+                      "note": skipped_logs_note(["rlsched_lublin_256.swf.gz"], folder)
+                      + "; a generated Lublin-1 trace stands in"})
         from .workload.lublin import generate_lublin
         path = Path(tempfile.mkdtemp()) / "lublin-1.swf"
         write_swf(generate_lublin(10_000, "lublin-1", seed=0), path)
@@ -459,7 +478,11 @@ def rl_rows(trials: int = 5, seconds: float = 1.0) -> list[dict[str, Any]]:
         times.append((time.perf_counter() - t0) / 2000)
     rows.append({"slice": "rl", "name": "kernel decision", "params": "KernelPolicy.act, 128 rows", **_stats(times)})
     rows += _backfill_rows(folder, path, trials, seconds)
-    return rows
+    sdsc = "SDSC-SP2-1998-4.2-cln.swf.gz"
+    if folder is None or not (folder / sdsc).exists():
+        notes.append({"slice": "rl", "name": "skipped", "skipped": [sdsc],
+                      "note": skipped_logs_note([sdsc], folder) + f"; the backfilling rows use {path.name}"})
+    return notes + rows
 
 
 def _reference_steps(ref, lo, hi, window, rng, seconds):
@@ -526,50 +549,6 @@ def _backfill_rows(folder, fallback, trials, seconds):
             {"slice": "rl", "name": "backfill vector", "params": "16 windows a call, same settings",
              **sv, "steps_per_s": 1.0 / sv["median_s"], "peer": loop, "peer_steps_per_s": 1.0 / peer["median_s"],
              "vs_peer": peer["median_s"] / sv["median_s"]}]
-
-
-def _fmt_time(s):
-    return f"{s * 1e6:9.1f} us" if s < 1e-3 else f"{s * 1e3:9.2f} ms" if s < 1 else f"{s:9.3f} s "
-
-
-def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = None) -> str:
-    """A readable table of benchmark rows."""
-    lines = [f"pbf bench on {os.cpu_count()} cores" + (
-        f"; other processes used {load.other_cores:.2f} cores on average during the run "
-        f"({'clean' if load.other_cores < 0.1 else 'NOT clean: compare ratios, not absolute times'})"
-        if load is not None else "")]
-    for sl in ("bitmap", "pass", "large", "growth", "replay", "rl"):
-        sub = [r for r in rows if r["slice"] == sl]
-        if not sub:
-            continue
-        lines.append(f"\n[{sl}]")
-        for r in sub:
-            if "slope" in r:
-                lines.append(f"  {r['name']:26s} {r['params']:44s} slope {r['slope']:.2f} "
-                             f"(upper half {r['slope_upper_half']:.2f})")
-                continue
-            extra = ""
-            if sl in ("pass", "large"):
-                extra = f"  tested {r['depth']:,} started {r['started']:,} resv {r['reservations']:,}"
-                if "ratio_vs_reference" in r:
-                    ref = _fmt_time(r['reference_median_s']).strip()
-                    extra += f"  vs reference {r['ratio_vs_reference']:.0f}x ({ref})"
-                for k in r:
-                    if k.startswith("speedup_") and not k.endswith("_best"):
-                        n = k.split("_")[1]
-                        extra += f"  | {n} workers: forced {r[k]:.2f}x (best {r[k + '_best']:.2f}x)"
-                        if f"auto_{n}_speedup" in r:
-                            extra += (f", automatic {r[f'auto_{n}_speedup']:.2f}x (threads in "
-                                      f"{r[f'auto_{n}_parallel_trials']}/{r['trials']})")
-            elif sl == "rl" and "vs_peer" in r:
-                extra = (f"  {r['steps_per_s']:,.0f} steps/s ({r['vs_peer']:.0f}x the Python reference of "
-                         f"{r['peer']}, {r['peer_steps_per_s']:,.0f}/s)")
-            elif sl == "replay":
-                extra = (f"  {r['jobs']:,} jobs  {r['jobs_per_s']:,.0f} jobs/s  {r['passes_per_s']:,.0f} "
-                         f"passes/s  peak RSS {r['peak_rss_mb']:.0f} MB")
-            lines.append(f"  {r['name']:16s} {r['params']:58s} median {_fmt_time(r['median_s'])} "
-                         f"best {_fmt_time(r['best_s'])}{extra}")
-    return "\n".join(lines)
 
 
 #: The machine of the ``large`` slice: 160,000 nodes (the size of the largest machines, e.g. 158,976

@@ -22,6 +22,7 @@ import copy
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
+from time import perf_counter_ns
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
+from .engine_batch import BatchDecisions, BatchPath
 from .engine_events import (
     INT64_MAX,
     INT64_MIN,
@@ -50,31 +52,19 @@ from .engine_events import (
     Start,
     Stopped,
     Submit,
+    bad_id,
     check_time,
     is_int,
 )
-from .engine_nodes import EngineNodes
+from .engine_nodes import EngineNodes, name_units
+from .engine_timing import EngineTiming
 from .errors import ConfigError
 from .plugins.predictors import PythonPredictor
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
-__all__ = ["Engine", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "ProtocolError", "Drain", "Fail",
-           "Resume", "Stopped", "Lend", "MAX_TIME"]
-
-
-def _bad_id(job_id):
-    # what makes a job id unusable (None if nothing): it must be hashable and equal to itself, and
-    # neither a bool nor None (True == 1 would make two hosts' ids the same job)
-    if job_id is None or isinstance(job_id, (bool, np.bool_)):
-        return "is not a job id (give an int, a string or a tuple)"
-    try:
-        hash(job_id)
-    except TypeError:
-        return "is not hashable"
-    if job_id != job_id:
-        return "is not equal to itself (NaN)"
-    return None
+__all__ = ["Engine", "BatchDecisions", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "ProtocolError",
+           "Drain", "Fail", "Resume", "Stopped", "Lend", "MAX_TIME"]
 
 
 def _number_of(job_id, j):
@@ -99,7 +89,7 @@ def _unit_indices(words, units_total):
     return np.flatnonzero(bits)
 
 
-class Engine:
+class Engine(BatchPath):
     """A scheduler engine on one cluster. See the module docstring for the protocol.
 
     priority, predictor, correction and ``backfill.order``: the scoring plugins, as in
@@ -114,18 +104,27 @@ class Engine:
     :class:`~pbf.CoAllocation`: each started job lends part of its cores (a :class:`Lend`
     decision) and queued jobs start on lent cores (``Start(..., secondary=True)``); the host runs
     the jobs with its own slowdown model and reports each one's progress rate in ``Finish(rate=)``,
-    which the learners are judged by.
+    which the learners are judged by. ``trigger``, ``bf_interval``, ``clock``, ``bf_max_time``,
+    ``cost_per_test_us``, ``cost_per_slot_us``: when the engine passes and what a pass costs, as in a
+    replay (:class:`pbf.engine_timing.EngineTiming`; :meth:`next_wakeup`). ``unit_names``: on a
+    cluster of units, the host's name of the node each unit belongs to (one per unit, a node's units
+    consecutive): starts then carry :class:`~pbf.Placement` records by those names, and outages take
+    them (units stay interchangeable).
     """
 
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
                  correction: str = "incremental", backfill: Backfill | None = None,
                  report_reservations: bool = False, workers: int = 1, commit: str = "ordered",
                  on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit",
-                 node_search: str = "exact") -> None:
+                 node_search: str = "exact", trigger: str = "event", bf_interval: int = 30, clock: str = "free",
+                 bf_max_time: int | None = None, cost_per_test_us: float | None = None,
+                 cost_per_slot_us: int | None = None, unit_names: object = None) -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
             raise ConfigError(f"cluster must be a pbf.Cluster or a unit count, got {cluster!r}")
+        if unit_names is not None:
+            cluster = name_units(cluster, unit_names)
         backfill = Backfill() if backfill is None else backfill
         if not isinstance(backfill, Backfill):
             raise ConfigError(f"backfill must be a pbf.Backfill, got {backfill!r}")
@@ -134,12 +133,13 @@ class Engine:
         if on_failure not in ("requeue", "kill"):
             raise ConfigError(f"on_failure must be 'requeue' or 'kill', got {on_failure!r}")
         self.on_failure = on_failure
+        self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us)
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
         # memory does not grow by a record every pass
         self._core = build_core(cluster.units, backfill, scoring, workers=workers, commit=commit,
-                                record_passes=False)
+                                record_passes=False, **self._timing.core_options())
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
         self._outages = Outages(self._core)
@@ -161,8 +161,10 @@ class Engine:
         if coalloc is not None:
             self._enable_coalloc(coalloc, scoring)
         self._core.start_pool(workers)
+        self._batch_setup()
         self._timed = []        # (until, sequence, unit words) of outages that end by themselves
         self._timed_seq = 0
+        self._resumed = 0       # outages ended by themselves so far
         self.workers = workers
         self._index = {}        # job id -> core index
         self._ids = []          # core index -> job id
@@ -175,6 +177,8 @@ class Engine:
         self._counts = {"submitted": 0, "started": 0, "finished": 0, "passes": 0, "requeued": 0, "killed": 0,
                         "rejected": 0}
         self._rejected = {}     # job id -> why it can never run (a Rejected decision; not in the core)
+        self._int_ids = True    # every job id so far is an int of 64 bits (decision arrays are int64)
+        self._pass_ns = 0       # time inside the passes (benchmarks: the cost of a call beside the pass)
         # one call at a time: calls from several threads are serialised, never interleaved
         self._lock = threading.RLock()
 
@@ -198,15 +202,20 @@ class Engine:
         """Apply ``events`` (time order, none later than ``now``), run one pass at ``now`` and return
         its decisions: a :class:`Rejected` per submitted job that can never run, a :class:`Stopped` per
         running job a failure stopped, a :class:`Start` per job started (and a :class:`Reserve` per
-        reservation when ``report_reservations``). ``quick``:
-        run Slurm's quick main-scheduler pass instead of a full backfill pass.
+        reservation when ``report_reservations``). ``quick``: run Slurm's quick main-scheduler pass
+        instead of a full backfill pass. With ``trigger="interval"`` the engine chooses the pass
+        itself: a full pass when one is due, a quick pass at a call with events, none at a call
+        without (:meth:`next_wakeup` says when the next full pass is due).
 
         The whole call is checked first; Python plugins run on copies of themselves; if anything
         fails before the pass, the engine (and its plugins) are exactly as before the call."""
         with self._lock:
             events = list(events)
+            if quick and not self._timing.every_call:
+                raise ProtocolError("quick=True: with trigger='interval' the engine chooses the pass itself")
             bits, rejected = self._validate(now, events)
             undo = self._checkpoint()
+            resumed = self._resumed
             try:
                 scoring, stopped = self._apply(now, events, bits, rejected)
             except BaseException:
@@ -214,11 +223,23 @@ class Engine:
                 raise
             self._scoring = scoring
             core = self._core
-            started, reserved = core.run_pass(now, quick)
+            timing = self._timing
+            kind = ("quick" if quick else "full") if timing.every_call else \
+                timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
+            self._rejected.update(rejected)
+            out = [Rejected(i, why) for i, why in rejected.items()] + stopped
+            if kind is None:
+                return out
+            charged = timing.clock == "model" and kind == "full" and not timing.every_call
+            before = core.pass_totals()["charged_us_full"] if charged else 0
+            t0 = perf_counter_ns()
+            started, reserved = core.run_pass(now, kind == "quick")
+            self._pass_ns += perf_counter_ns() - t0
+            if kind == "full" and not timing.every_call:
+                timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
             self._counts["passes"] += 1
             self._counts["started"] += len(started)
-            self._rejected.update(rejected)
-            out = [Rejected(i, why) for i, why in rejected.items()] + stopped + [self._start(j, now) for j in started]
+            out += [self._start(j, now) for j in started]
             if self.coalloc is not None:
                 lends, secondaries = self._co.after_pass(now)
                 self._counts["started"] += len(secondaries)
@@ -229,6 +250,23 @@ class Engine:
                 out.extend(Reserve(self._ids[j], int(t)) for j, t in zip(reserved, planned.tolist()))
             return out
 
+    def next_wakeup(self) -> int | None:
+        """When the engine next needs a call even if no event comes (None: not until one does). The
+        interval trigger's next full pass (while jobs wait; its time already counts a model-clock
+        pass's charged duration), and the end of an outage given with ``until`` (while jobs wait: the
+        pass at that time starts the jobs that waited for its units). A host asks after every call
+        and calls :meth:`advance` then with the events of that time, or none. Under the event
+        trigger a pass that a time budget ended is not resumed before the next event (as in a
+        replay), so it asks for no call."""
+        with self._lock:
+            if self._now is None or not len(self._core.pending()):
+                return None
+            times = [max(min(self._timed)[0], self._now)] if self._timed else []
+            due = self._timing.wakeup(self._now, True)
+            if due is not None:
+                times.append(due)
+            return min(times) if times else None
+
     def _start(self, j, now):
         units = _unit_indices(self._core.units_of(j), self.cluster.units)
         return Start(self._ids[j], units, now, nodes=self._nodes.placements(units, self._jobs[j]))
@@ -237,6 +275,7 @@ class Engine:
         # outages whose until has come end by themselves (a unit a later outage holds stays down)
         self._timed.sort(key=lambda x: x[:2])
         while self._timed and self._timed[0][0] <= t:
+            self._resumed += 1
             until, _, words = self._timed.pop(0)
             self._outages.apply(until, int(OutageKind.OK_RESUME), words, until)
 
@@ -297,12 +336,12 @@ class Engine:
         if not self._scoring.needs_hooks:
             return None
         return (checkpoint(self._core), len(self._ids), set(self._users), dict(self._counts),
-                self._now, self._last_event, list(self._timed))
+                self._now, self._last_event, list(self._timed), self._int_ids)
 
     def _rollback(self, undo):
         if undo is None:
             return
-        cp, njobs, users, counts, now, last_event, timed = undo
+        cp, njobs, users, counts, now, last_event, timed, self._int_ids = undo
         self._timed = timed
         rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
@@ -343,6 +382,8 @@ class Engine:
         self._nodes.hand_over(self._core, j, job)
         self._index[job.id] = j
         self._ids.append(job.id)
+        if self._int_ids and not (is_int(job.id) and INT64_MIN <= job.id <= INT64_MAX):
+            self._int_ids = False
         self._jobs.append(job)
         for k, v in (("id", _number_of(job.id, j)), ("submit", job.submit), ("units", job.units),
                      ("requested", job.requested), ("user", job.user)):
@@ -403,7 +444,7 @@ class Engine:
             last = t
             if isinstance(ev, Submit):
                 job = ev.job
-                problem = _bad_id(job.id)
+                problem = bad_id(job.id)
                 if problem:
                     raise ProtocolError(f"event {i}: job id {job.id!r} {problem}")
                 if job.id in self._index or job.id in self._rejected or job.id in new_ids:
@@ -443,7 +484,7 @@ class Engine:
             elif isinstance(ev, Finish):
                 j = self._known(ev.job_id)
                 if j is None:
-                    known = not _bad_id(ev.job_id)
+                    known = not bad_id(ev.job_id)
                     why = ("was submitted in this same call and cannot have started"
                            if known and ev.job_id in new_ids and ev.job_id not in rejected else
                            f"was rejected ({(rejected.get(ev.job_id) or self._rejected.get(ev.job_id))})"
@@ -551,6 +592,13 @@ class Engine:
             return {self._ids[j]: (int(t) if t >= 0 else None,
                                    _unit_indices(words[i], self.cluster.units) if t >= 0 else np.empty(0, np.int64))
                     for i, (j, t) in enumerate(zip(jobs, starts))}
+
+    @property
+    def unit_names(self) -> np.ndarray | None:
+        """The name of the node each unit belongs to (an object array indexed by unit), on a cluster
+        with named nodes (or ``unit_names`` given); None otherwise. ``engine.unit_names[units]`` names
+        a start's units, as :class:`BatchDecisions` gives them."""
+        return self._nodes.unit_names
 
     def down(self) -> np.ndarray:
         """Indices of the units out of service now (drained or failed)."""

@@ -10,7 +10,8 @@ import numpy as np
 from .errors import PbfError
 
 __all__ = ["Job", "Submit", "Finish", "OutageEvent", "Drain", "Fail", "Resume", "Stopped", "Start", "Lend",
-           "Reserve", "Rejected", "ProtocolError", "MAX_TIME", "INT64_MIN", "INT64_MAX", "is_int", "check_time"]
+           "Reserve", "Rejected", "ProtocolError", "MAX_TIME", "INT64_MIN", "INT64_MAX", "is_int", "check_time",
+           "bad_id"]
 
 
 class ProtocolError(PbfError, ValueError):
@@ -161,3 +162,17 @@ def check_time(what: str, t: object) -> None:
     """Raise :class:`ProtocolError` unless ``t`` is a time the engine takes."""
     if not is_int(t) or not -MAX_TIME <= t <= MAX_TIME:
         raise ProtocolError(f"{what} must be an int from {-MAX_TIME:,} to {MAX_TIME:,} (seconds), got {t!r}")
+
+
+def bad_id(job_id: object) -> str | None:
+    """What makes ``job_id`` unusable as a job id, or None: it must be hashable and equal to itself, and
+    neither a bool nor None (True == 1 would make two hosts' ids the same job)."""
+    if job_id is None or isinstance(job_id, (bool, np.bool_)):
+        return "is not a job id (give an int, a string or a tuple)"
+    try:
+        hash(job_id)
+    except TypeError:
+        return "is not hashable"
+    if job_id != job_id:
+        return "is not equal to itself (NaN)"
+    return None

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .cluster import Cluster
     from .engine_events import Job
 
-__all__ = ["Placement", "EngineNodes"]
+__all__ = ["Placement", "EngineNodes", "name_units"]
 
 _MAX_MB = 1 << 40
 
@@ -35,6 +35,35 @@ class Placement:
     cores: int
     memory_mb: int = 0
     gpus: int = 0
+
+
+def name_units(cluster: Cluster, names) -> Cluster:
+    """``cluster`` (of units, no named nodes) with the host's names for its units: ``names[u]`` names
+    the node unit ``u`` belongs to, the units of one node consecutive. The nodes carry no memory, GPUs
+    or features, so units stay interchangeable: the names serve placements and outages only."""
+    from .cluster import Cluster as _Cluster
+    from .cluster import Node
+    from .errors import ConfigError
+    if cluster.nodes:
+        raise ConfigError("unit_names: the cluster's nodes are named already (give one or the other)")
+    if isinstance(names, (str, bytes)):
+        raise ConfigError("unit_names must be a sequence of node names, one per unit, not a string")
+    names = list(names)
+    if len(names) != cluster.units:
+        raise ConfigError(f"unit_names has {len(names):,} names for {cluster.units:,} units (give one per unit)")
+    runs, seen = [], {}
+    for u, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"unit_names[{u}] is {name!r}; expected a node name (a non-empty string)")
+        if runs and runs[-1][0] == name:
+            runs[-1][1] += 1
+            continue
+        if name in seen:
+            raise ConfigError(f"unit_names: the units of node {name!r} are not consecutive (units {seen[name]} "
+                              f"and {u}); number the host's units node by node")
+        seen[name] = u
+        runs.append([name, 1])
+    return _Cluster.of_nodes([Node(n, c) for n, c in runs], name=cluster.name)
 
 
 def _whole(value, low):
@@ -50,6 +79,8 @@ class EngineNodes:
         self.first_fit = node_choice == "first-fit"
         self.bits = load_nodes(core, cluster, self.first_fit, node_search) if self.modelled else {}
         self.first = np.cumsum([0] + [n.cores for n in cluster.nodes])
+        self.unit_names = (np.repeat(np.array([n.name for n in cluster.nodes], dtype=object),
+                                     [n.cores for n in cluster.nodes]) if cluster.nodes else None)
 
     def request(self, job: Job) -> tuple:
         """The job's (memory per core, memory per node, GPUs per node, nodes at least, at most,

@@ -6,6 +6,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from .bf_limits import SlurmBackfill
 from .bounded import INT64_MAX, MAX_SECONDS
 from .cluster import Cluster
 from .coalloc import CoAllocation
@@ -210,6 +211,8 @@ class ReplayConfig:
         if self.node_search == "slurm" and (self.backfill.order == "sjbf" or self.backfill.stop_at_reservation_limit):
             raise ConfigError("node_search='slurm' is Slurm's backfill: it tests jobs in queue order and makes a "
                               "reservation for each (no sjbf order, no stop_at_reservation_limit)")
+        if isinstance(self.backfill, SlurmBackfill) and self.backfill.limited:
+            self._check_bf_limits()
         if self.clock == "slurm-sim":
             if self.trigger != "interval":
                 raise ConfigError("clock='slurm-sim' runs Slurm's own loop (main scheduler on events, a backfill "
@@ -220,6 +223,15 @@ class ReplayConfig:
             if self.commit != "ordered":
                 raise ConfigError("clock='slurm-sim' needs commit='ordered' (its cycles yield between job tests)")
             self.slurm_sim.check_budget(self.budget_s())
+
+    def _check_bf_limits(self):
+        if self.node_search != "slurm":
+            raise ConfigError("Slurm's backfill limits (pbf.bf_limits.SlurmBackfill: max_job_user, max_job_start, ...) "
+                              "apply to Slurm's backfill on nodes: they need node_search='slurm' and a cluster of "
+                              "nodes")
+        if self.backfill.min_prio_reserve and getattr(self.scoring().priority, "name", None) != "multifactor":
+            raise ConfigError("min_prio_reserve (bf_min_prio_reserve) compares Slurm's multifactor priorities: it "
+                              "needs priority='multifactor' (or a pbf.plugins.Multifactor)")
 
     @classmethod
     def from_preset(cls, name: str, backfill: Backfill | None = None, **overrides: object) -> ReplayConfig:

@@ -20,12 +20,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import ConfigError
+from .report_labels import label as _label
+from .report_labels import pass_rows, settings_that_apply
 
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["write_report", "write_sweep_report", "write_experiment_report", "report_folder", "load_run",
-           "SIZE_CLASSES", "RUN_CLASSES"]
+           "SIZE_CLASSES", "RUN_CLASSES", "threaded_passes"]
 
 DAY = 86400.0
 #: job size classes, as shares of the cluster's units (upper bounds; the first class is one unit)
@@ -156,18 +158,23 @@ def _fig_bsld(plt, jobs, total, tau):
             count[i, j] = int(sel.sum())
             if count[i, j]:
                 grid[i, j] = float(bsld[sel].mean())
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    rows = [i for i in range(grid.shape[0]) if count[i].any()]       # no empty rows or columns
+    cols = [k for k in range(grid.shape[1]) if count[:, k].any()]
+    grid, count = grid[np.ix_(rows, cols)], count[np.ix_(rows, cols)]
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.75 * len(rows)))
     im = ax.imshow(np.log10(grid), cmap="viridis", aspect="auto")
     for i in range(grid.shape[0]):
         for j in range(grid.shape[1]):
             if count[i, j]:
-                ax.text(j, i, f"{grid[i, j]:,.1f}\n({count[i, j]:,})", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{grid[i, j]:,.1f}\n({count[i, j]:,} jobs)", ha="center", va="center", fontsize=7,
                         color="white" if np.log10(grid[i, j]) < np.nanmax(np.log10(grid)) * 0.6 else "black")
-    ax.set_xticks(range(len(RUN_CLASSES)), [c[0] for c in RUN_CLASSES])
-    ax.set_yticks(range(len(SIZE_CLASSES)), [c[0] for c in SIZE_CLASSES])
+    ax.set_xticks(range(len(cols)), [RUN_CLASSES[k][0] for k in cols])
+    ax.set_yticks(range(len(rows)), [SIZE_CLASSES[i][0] for i in rows])
     ax.set_xlabel("run time")
-    ax.set_title(f"Mean bounded slowdown (tau {tau:g} s) by size and run time; (jobs)")
-    fig.colorbar(im, ax=ax, label="log10 mean bounded slowdown")
+    ax.set_ylabel("job size")
+    ax.set_title(f"Mean bounded slowdown (bound {tau:g} s) by job size and run time\n"
+                 f"(size or run-time classes with no completed job left out)", fontsize=10)
+    fig.colorbar(im, ax=ax, label="log10 of the mean bounded slowdown")
     fig.tight_layout()
     return fig
 
@@ -185,44 +192,82 @@ def _binned(t, values, bins):
     return np.array(mids), np.array(med), np.array(top)
 
 
+_KINDS = (("full", "full passes (backfill)"), ("quick", "quick passes (main scheduler)"))
+
+
 def _fig_passes(plt, passes, t0):
     t = passes["time"]
-    fig, ax = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
-    x, med, top = _binned(t, passes["depth"], 200)
-    ax[0].plot((x - t0) / DAY, top, lw=0.7, label="most in a bin")
-    ax[0].plot((x - t0) / DAY, med, lw=0.9, label="median")
+    kinds = passes["kind"] if "kind" in passes else np.full(len(t), "full", dtype=object)
+    present = [(k, label) for k, label in _KINDS if (kinds == k).any()]
+    fig, ax = plt.subplots(2, 1, figsize=(10, 5.8), sharex=True)
+    counts = ", ".join(f"{int((kinds == k).sum()):,} {k}" for k, _ in present)
+    ax[0].set_title(f"Backfill passes over time ({counts}; medians and maxima over 200 time bins)", fontsize=10)
+    for k, label in present:
+        sel = kinds == k
+        x, med, top = _binned(t[sel], passes["depth"][sel], 200)
+        line = ax[0].plot((x - t0) / DAY, top, lw=0.7, alpha=0.6, label=f"{label}: most in a bin")[0]
+        ax[0].plot((x - t0) / DAY, med, lw=1.1, color=line.get_color(), ls="--", label=f"{label}: median")
+        x, med, top = _binned(t[sel], np.maximum(passes["wall_us"][sel], 0.01), 200)
+        line = ax[1].plot((x - t0) / DAY, top, lw=0.7, alpha=0.6, label=f"{label}: slowest in a bin")[0]
+        ax[1].plot((x - t0) / DAY, med, lw=1.1, color=line.get_color(), ls="--", label=f"{label}: median")
     ax[0].set_ylabel("jobs tested per pass")
-    ax[0].set_title(f"Backfill passes over time ({len(t):,} passes, 200 time bins)")
-    ax[0].legend(fontsize=8)
-    x, med, top = _binned(t, passes["wall_us"], 200)
-    ax[1].plot((x - t0) / DAY, top, lw=0.7, label="slowest in a bin")
-    ax[1].plot((x - t0) / DAY, med, lw=0.9, label="median")
+    ax[0].legend(fontsize=7)
     ax[1].set_yscale("log")
     ax[1].set_ylabel("pass wall time (µs)")
     ax[1].set_xlabel("time since the first submission (days)")
-    ax[1].legend(fontsize=8)
+    ax[1].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
 
-def _fig_workers(plt, passes, t0, workers):
+def threaded_passes(passes: dict[str, np.ndarray], clock: str) -> np.ndarray:
+    """Which recorded passes had their jobs tested by more than one worker: on the free and wall
+    clocks, the full passes whose tests were split over threads (a pass on one thread records its
+    depth as both the busiest and the idlest worker's tests); on the model and slurm-sim clocks, every
+    full pass (its workers are modelled)."""
+    if "tests_max_worker" not in passes:
+        return np.zeros(len(passes.get("time", [])), dtype=bool)
+    full = passes["kind"] == "full" if "kind" in passes else np.ones(len(passes["time"]), dtype=bool)
+    if clock in ("model", "slurm-sim"):
+        return full & (passes["depth"] > 0)
+    hi, lo, depth = passes["tests_max_worker"], passes["tests_min_worker"], passes["depth"]
+    return full & ((hi != depth) | (lo != depth))
+
+
+def _fig_workers(plt, passes, t0, workers, clock):
     if workers <= 1 or "tests_min_worker" not in passes:
         return None
-    # passes that ran on more than one worker: the busiest and the idlest differ somewhere
-    par = passes["tests_max_worker"] >= 0
-    if not par.any() or not (passes["tests_max_worker"][par] != passes["tests_min_worker"][par]).any():
+    par = threaded_passes(passes, clock)
+    if not par.any():
         return None
     hi, lo = passes["tests_max_worker"][par], passes["tests_min_worker"][par]
-    fig, ax = plt.subplots(figsize=(6, 5))
+    modelled = clock in ("model", "slurm-sim")
+    fig, ax = plt.subplots(figsize=(7, 6))
     ax.scatter(hi, lo, s=6, alpha=0.4)
     top = max(float(hi.max()), 1.0)
     ax.plot([0, top], [0, top], color="grey", lw=0.8, label="balanced (equal tests)")
     ax.set_xlabel("job tests of the busiest worker in a pass")
     ax.set_ylabel("job tests of the idlest worker in a pass")
-    ax.set_title(f"Work per worker in parallel passes ({int(par.sum()):,} passes, a point each)")
+    what = (f"{workers} modelled workers ({clock} clock)" if modelled
+            else f"{workers} worker threads")
+    ax.set_title(f"Work per worker: {what}\n{int(par.sum()):,} of {len(par):,} passes, a point each", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def _workers_note(summary, passes):
+    """A sentence on the worker threads when no figure of them is drawn (or None)."""
+    cfg = summary.get("config", {})
+    workers = int(cfg.get("workers", 1) or 1)
+    if workers <= 1 or passes is None or "tests_min_worker" not in passes:
+        return None
+    clock = cfg.get("clock", "free")
+    if threaded_passes(passes, clock).any():
+        return None
+    return (f"No pass ran on more than one thread: with --workers {workers}, each full pass was predicted "
+            "faster on one thread (too short for threads to pay, or no CPU to spare); the decisions are the "
+            "same on any number of threads.")
 
 
 def _save(plt, fig, path, written):
@@ -238,12 +283,18 @@ def _embedded(title, path):
     return f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
 
 
-def _table(rows):
-    return "<table>" + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-                               for k, v in rows) + "</table>"
+def _table(title, rows):
+    """A titled table of (label, value) rows; nothing when there are no rows."""
+    if not rows:
+        return ""
+    return (f"<table><caption>{html.escape(title)}</caption>"
+            + "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+            + "</table>")
 
 
 def _fmt(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
     if isinstance(v, float):
         return f"{v:,.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
     return v
@@ -270,7 +321,8 @@ def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | 
     if passes is not None and len(passes.get("time", [])):
         figures.append(("passes.png", "Backfill depth and pass time", lambda: _fig_passes(plt, passes, t0)))
         workers = int(summary.get("config", {}).get("workers", 1) or 1)
-        figures.append(("workers.png", "Tests per worker", lambda: _fig_workers(plt, passes, t0, workers)))
+        clock = summary.get("config", {}).get("clock", "free")
+        figures.append(("workers.png", "Tests per worker", lambda: _fig_workers(plt, passes, t0, workers, clock)))
     written, shown = [], []
     for name, title, make in figures:
         fig = make()
@@ -279,28 +331,31 @@ def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | 
         shown.append((title, _save(plt, fig, os.path.join(out, name), written)))
     html_path = os.path.join(out, "report.html")
     with open(html_path, "w") as fh:
-        fh.write(_html(summary, shown, run_dir))
+        fh.write(_html(summary, shown, run_dir, _workers_note(summary, passes)))
     written.append(html_path)
     return written
 
 
-def _html(summary, figures, run_dir):
+def _html(summary, figures, run_dir, workers_note=None):
     m, j, p = summary.get("metrics", {}), summary.get("jobs", {}), summary.get("passes", {})
     cfg = summary.get("config", {})
+    metrics = [(_label(k), _fmt(v)) for k, v in m.items() if k not in ("awt_s", "art_s")]
+    jobs = [(_label(k), _fmt(v)) for k, v in j.items() if not isinstance(v, dict)]
+    jobs += [(f"rejected: {reason}", f"{n:,}") for reason, n in (j.get("rejected_by_reason") or {}).items()]
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'>",
              f"<title>pbf report: {html.escape(str(summary.get('trace', run_dir)))}</title>",
              "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:collapse;"
-             "margin:0 2em 1em 0;display:inline-table;vertical-align:top}th,td{border:1px solid #ccc;"
-             "padding:2px 8px;text-align:left;font-size:13px}img{max-width:100%}</style></head><body>",
+             "margin:0 2em 1em 0;display:inline-table;vertical-align:top}caption{font-weight:bold;text-align:left;"
+             "padding:4px 0}th,td{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:13px}"
+             "img{max-width:100%}</style></head><body>",
              f"<h1>pbf report</h1><p>trace {html.escape(str(summary.get('trace')))}, "
              f"{html.escape(str(summary.get('units')))} units; folder {html.escape(os.path.abspath(run_dir))}</p>",
              "<h2>Summary</h2>",
-             _table([(k, _fmt(v)) for k, v in m.items()]),
-             _table([(k, _fmt(v)) for k, v in j.items() if not isinstance(v, dict)]),
-             _table([(k, _fmt(v)) for k, v in p.items() if not isinstance(v, dict)]),
-             *_sections(summary),
-             "<h2>Configuration</h2>",
-             _table([(k, v if not isinstance(v, dict) else json.dumps(v)) for k, v in cfg.items()])]
+             _table("The schedule", metrics), _table("Jobs", jobs), _table("Backfill passes", pass_rows(p, cfg, _fmt))]
+    if workers_note:
+        parts.append(f"<p>{html.escape(workers_note)}</p>")
+    parts += [*_sections(summary), "<h2>Configuration</h2>",
+              _table("The settings that applied", settings_that_apply(cfg))]
     parts += [_embedded(title, path) for title, path in figures]
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -314,10 +369,10 @@ def _sections(summary):
         part = summary.get(key)
         if not part:
             continue
-        flat = [(k, _fmt(v)) for k, v in part.items() if not isinstance(v, (dict, list))]
-        nested = [(f"{k}.{k2}", _fmt(v2)) for k, v in part.items() if isinstance(v, dict)
+        flat = [(_label(k), _fmt(v)) for k, v in part.items() if not isinstance(v, (dict, list))]
+        nested = [(f"{_label(k)}: {_label(k2)}", _fmt(v2)) for k, v in part.items() if isinstance(v, dict)
                   for k2, v2 in v.items() if not isinstance(v2, (dict, list))]
-        out += [f"<h2>{title}</h2>", _table(flat + nested)]
+        out += [f"<h2>{title}</h2>", _table(title, flat + nested)]
     return out
 
 

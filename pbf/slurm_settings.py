@@ -14,6 +14,11 @@ site setting                                                  pbf
 ``bf_window`` (minutes)                                       ``Backfill.window`` (seconds)
 ``bf_resolution``                                             ``Backfill.resolution``
 ``bf_max_job_test`` (older name ``max_job_bf``)               ``Backfill.max_job_test``
+``bf_max_job_user``, ``bf_max_job_user_part``,                :class:`pbf.bf_limits.SlurmBackfill` fields
+``bf_max_job_assoc``, ``bf_max_job_part``,                    (``max_job_user``, ...)
+``bf_max_job_start``, ``bf_min_prio_reserve``,
+``bf_min_age_reserve``
+``bf_job_part_count_reserve``                                 ``Backfill.reservations`` (one partition)
 ``default_queue_depth``, ``sched_interval``,                  :class:`pbf.SlurmSim` fields of the same names
 ``batch_sched_delay``, ``max_sched_time``
 ``bf_yield_interval`` (microseconds)                          ``SlurmSim.bf_yield_interval`` (seconds)
@@ -26,11 +31,13 @@ Fairshare,Partition,QOS}``, ``PriorityMaxAge``,               values
 ``DefMemPerCPU`` (file or partition)                          the cluster's default memory per core
 ============================================================  =============================================
 
-Where the file is silent, Slurm 22.05's defaults apply (:data:`SLURM_DEFAULTS`; ``backfill.c``
-``_load_config`` and ``job_scheduler.c`` ``_schedule`` of Slurm 22.05, slurm.conf(5)). Values Slurm
-would refuse raise :class:`pbf.ConfigError` naming the file, the line, the key, the value and what was
-expected. Settings that do not decide when or where a job runs (host names, ports, paths,
-authentication, logging, accounting storage) are listed apart (:attr:`SlurmSettings.read_past`).
+``SchedulerParameters`` is read as slurmctld reads it: each option found anywhere in the value
+(:mod:`pbf.slurm_sched_params`). Where the file is silent, Slurm 22.05's defaults apply
+(:data:`SLURM_DEFAULTS`; ``backfill.c`` ``_load_config`` and ``job_scheduler.c`` ``_schedule`` of Slurm
+22.05, slurm.conf(5)). Values Slurm would refuse raise :class:`pbf.ConfigError` naming the file, the
+line, the key, the value and what was expected. Settings that do not decide when or where a job runs
+(host names, ports, paths, authentication, logging, accounting storage) are listed apart
+(:attr:`SlurmSettings.read_past`).
 
 :func:`slurm_settings` is used by ``pbf replay --slurm-conf`` and by the real-Slurm harness
 (``pbf validate slurm``), so both replay a site with the same settings read from the same file.
@@ -43,15 +50,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .bf_limits import LIMITS, MAX_BF_MAX_JOB_START, MAX_BF_MIN_AGE_RESERVE, MAX_BF_MIN_PRIO_RESERVE, SlurmBackfill
 from .bounded import MAX_SECONDS, parse_whole, where
 from .cluster import Cluster
-from .config import Backfill
 from .errors import ConfigError
 from .plugins.multifactor import Multifactor
 from .replay_config import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import SlurmConf, node_lines, read_partition, read_slurm_conf, slurm_node_key
+from .slurm_sched_params import BF_LIMITS_WHY, find_options
 
 __all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
            "ALWAYS_UNMODELLED"]
@@ -85,21 +93,17 @@ _DAMPENING = (1, 65535)
 _SCHED_UNMODELLED = {
     "bf_continue": "pbf ends a backfill cycle whose lock yield finds arrivals or completions, as Slurm does "
                    "without bf_continue",
-    "bf_max_job_user": "pbf tests every user's jobs (no per-user cap in a backfill cycle)",
-    "bf_max_job_part": "pbf tests every partition's jobs (no per-partition cap in a backfill cycle)",
-    "bf_max_job_start": "pbf starts every job a backfill cycle can start (no cap on starts per cycle)",
-    "bf_max_job_user_part": "pbf has no per-user-and-partition cap in a backfill cycle",
-    "bf_max_job_assoc": "pbf has no per-association cap in a backfill cycle",
-    "bf_min_age_reserve": "pbf reserves for jobs of any age",
-    "bf_min_prio_reserve": "pbf reserves for jobs of any priority",
     "bf_yield_sleep": "a yield costs pbf no time (Slurm sleeps 0.5 s without locks)",
     "sched_min_interval": "pbf's main scheduler runs on its own timers in whole simulated seconds",
     "partition_job_depth": "pbf's main scheduler has no per-partition depth",
     "sched_max_job_start": "pbf's main scheduler has no cap on starts per pass",
 }
-_SCHED_COUNTS = ("bf_max_job_user", "bf_max_job_part", "bf_max_job_start", "bf_max_job_user_part",
-                 "bf_max_job_assoc", "bf_min_age_reserve", "bf_min_prio_reserve", "bf_yield_sleep",
-                 "sched_min_interval", "partition_job_depth", "sched_max_job_start")
+_SCHED_COUNTS = ("bf_yield_sleep", "sched_min_interval", "partition_job_depth", "sched_max_job_start")
+#: Slurm's own backfill limits pbf models (:mod:`pbf.bf_limits`): their ranges in Slurm 22.05's backfill.c
+_BF_RANGES = {"bf_max_job_user": (0, INT_MAX), "bf_max_job_user_part": (0, INT_MAX), "bf_max_job_assoc": (0, INT_MAX),
+              "bf_max_job_part": (0, INT_MAX), "bf_max_job_start": (0, MAX_BF_MAX_JOB_START),
+              "bf_min_prio_reserve": (1, MAX_BF_MIN_PRIO_RESERVE), "bf_min_age_reserve": (0, MAX_BF_MIN_AGE_RESERVE),
+              "bf_job_part_count_reserve": (0, 100_000)}
 _PRIORITY_MAPPED = ("prioritytype", "priorityweightage", "priorityweightfairshare", "priorityweightjobsize",
                     "priorityweightpartition", "priorityweightqos", "prioritymaxage", "prioritydecayhalflife",
                     "prioritycalcperiod", "priorityfavorsmall", "priorityflags")
@@ -268,21 +272,30 @@ def _sched_params(conf, mapped, unmodelled):
     sp = _spelled(conf, "schedulerparameters")
     at = f"{getattr(number, 'path', conf.path)}, line {number}: {sp}"
     ln = _line(conf, number)
-    opts, spelled = {}, {}
-    for item in filter(None, (x.strip() for x in text.split(","))):
-        raw, sep, value = item.partition("=")
-        key = raw.strip().lower()
-        if key in _SCHED_RANGES:
-            if not sep:
-                raise ConfigError(f"{at}: {_short(item)!r}: expected {key}=NUMBER")
-            opts[key], spelled[key] = value.strip(), raw.strip()
-        elif key in _SCHED_UNMODELLED:
+    found = find_options(text)
+    for word in found.words:
+        if word.lower() in _SCHED_RANGES or word.lower() in _BF_RANGES:
+            # (slurmctld would not find it without '=' and use its default: a word pbf will not guess at)
+            raise ConfigError(f"{at}: {_short(word)!r}: expected {word.lower()}=NUMBER")
+    opts = {k: v[0] for k, v in found.values.items()}
+    spelled = {k: v[1] for k, v in found.values.items()}
+    for k, word in enumerate(found.words):
+        for key in found.used.get(k, []):
+            if word.split("=", 1)[0].strip().lower() != key:
+                mapped[f"SchedulerParameters {_short(word)}"] = (f"read as {key} ({ln}; slurmctld finds each "
+                                                                 "option anywhere in the value, as pbf does)")
+            if key in _SCHED_RANGES or key in _BF_RANGES or key == "bf_one_resv_per_job":
+                continue
             if key in _SCHED_COUNTS:
-                _whole(conf, number, f"{sp} {raw.strip()}", value if sep else "", 0, INT_MAX)
-            unmodelled.append(f"SchedulerParameters {_short(item)} ({ln}): not modelled by pbf: "
-                              f"{_SCHED_UNMODELLED[key]}")
-        else:
-            unmodelled.append(f"SchedulerParameters {_short(item)} ({ln}): not modelled by pbf")
+                _whole(conf, number, f"{sp} {spelled[key]}", opts[key], 0, INT_MAX)
+            why = _SCHED_UNMODELLED.get(key) or BF_LIMITS_WHY.get(key)
+            unmodelled.append(f"SchedulerParameters {_short(word)} ({ln}): not modelled by pbf"
+                              + (f": {why}" if why else ""))
+    for word, key in found.read_past:
+        unmodelled.append(f"SchedulerParameters {_short(word)} ({ln}): read past: slurmctld reads {key} from its "
+                          "first occurrence")
+    for word in found.unknown:
+        unmodelled.append(f"SchedulerParameters {_short(word)} ({ln}): not modelled by pbf")
 
     def whole(key, low=None, high=None, also=()):
         lo, hi = _SCHED_RANGES[key]
@@ -324,7 +337,37 @@ def _sched_params(conf, mapped, unmodelled):
         out["max_sched_time"] = min(max(mt // 2, 1), 2)
         mapped["SchedulerParameters max_sched_time"] = (f"{out['max_sched_time']} (Slurm default: "
                                                         f"MessageTimeout {mt} / 2, from 1 to 2 s)")
+    out["limits"] = {key: _whole(conf, number, f"{sp} {spelled[key]}", opts[key], *_BF_RANGES[key])
+                     for key in _BF_RANGES if key in opts}
+    if "bf_one_resv_per_job" in found.flags:
+        mapped["SchedulerParameters bf_one_resv_per_job"] = ("(site) no effect, as in Slurm for a job of one "
+                                                             "partition: pbf tests each job once a cycle")
     return out
+
+
+def _bf_limits(given, priority, mapped, unmodelled):
+    """Slurm's own backfill limits the site sets: SlurmBackfill's fields, and the reservations a cycle
+    makes (bf_job_part_count_reserve: that many a partition, the rest tested for a start now only)."""
+    fields = {key: name for name, key, _ in LIMITS}
+    out = {}
+    for key, value in given.items():
+        said = f"SchedulerParameters {key}"
+        if key == "bf_job_part_count_reserve":
+            mapped[said] = (f"{value} (site) -> Backfill.reservations {value or 'None'} (pbf replays one "
+                            "partition: its reservations a cycle)")
+        elif key == "bf_min_prio_reserve" and priority == "fcfs":
+            unmodelled.append(f"{said}={value}: not modelled by pbf under priority/basic (pbf orders jobs by "
+                              "submission without Slurm's basic priority numbers)")
+        elif key == "bf_max_job_user" and given.get("bf_max_job_assoc"):
+            unmodelled.append(f"{said}={value}: ignored, as slurmctld ignores it when bf_max_job_assoc is set")
+        elif not value:
+            mapped[said] = "0 (site): no limit (Slurm's default)"
+        else:
+            out[fields[key]] = value
+            mapped[said] = f"{value} (site) -> SlurmBackfill.{fields[key]}" + (
+                " (one partition and one association a user in pbf: a count a user)"
+                if key in ("bf_max_job_user_part", "bf_max_job_assoc") else "")
+    return out, given.get("bf_job_part_count_reserve") or None
 
 
 #: how slurm.conf(5) spells the Priority* keys pbf maps (for messages about a key the file does not set)
@@ -561,8 +604,10 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
         mapped["SchedulerParameters bf_yield_interval"] += (f"; cut to the cycle's budget {budget} s (a cycle never "
                                                             "yields in either)")
         yield_s = float(budget)
-    backfill = Backfill(reservations=None, max_job_test=s["bf_max_job_test"], window=s["bf_window"] * 60,
-                        resolution=s["bf_resolution"], order="queue", enabled=backfilling)
+    limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled)
+    backfill = SlurmBackfill(reservations=reservations, max_job_test=s["bf_max_job_test"],
+                             window=s["bf_window"] * 60, resolution=s["bf_resolution"], order="queue",
+                             enabled=backfilling, **limits)
     sim = SlurmSim(bf_yield_interval=yield_s, batch_sched_delay=s["batch_sched_delay"],
                    sched_interval=s["sched_interval"], default_queue_depth=s["default_queue_depth"],
                    max_sched_time=float(s["max_sched_time"]), end_lag=1,

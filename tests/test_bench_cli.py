@@ -45,4 +45,32 @@ def test_pbf_bench_table(monkeypatch, capsys):
     monkeypatch.setattr(bench, "pass_rows", lambda scen, **kw: real([bench.PassScenario(30, 64, 4)], trials=1))
     assert main(["bench", "--quick", "--trials", "1"]) == 0
     text = capsys.readouterr().out
-    assert "cores" in text and "one full pass" in text and "vs reference" in text
+    assert "cores" in text and "one full pass" in text and "faster than the pure-Python reference" in text
+    assert "2 workers: " in text and all(len(line) < 120 for line in text.splitlines())
+
+
+def test_every_ratio_says_its_direction_or_noise():
+    from pbf.benchmark_text import format_rows, ratio_text, within_noise
+    assert within_noise([1.0, 1.1, 0.9], [1.0, 1.0, 1.0])            # the trials disagree on the direction
+    assert within_noise([1.02, 1.01, 1.02], [1.0, 1.0, 1.0])         # all one way, but under 3 %
+    assert within_noise([2.0, 2.0], [1.0, 1.0])                      # too few trials to tell
+    assert not within_noise([2.0, 2.1, 2.2], [1.0, 1.0, 1.0])
+    assert ratio_text(0.97, True) == "0.97x, within noise"
+    assert ratio_text(1.41, False) == "1.41x faster" and ratio_text(0.62, False) == "0.62x, slower"
+    row = {"slice": "pass", "name": "one full pass", "params": "queued=100", "median_s": 1e-5, "best_s": 9e-6,
+           "trials": 5, "depth": 100, "started": 3, "reservations": 1,
+           "speedup_2_workers": 0.5, "speedup_2_workers_best": 0.6, "speedup_2_workers_within_noise": False,
+           "auto_2_speedup": 1.41, "auto_2_within_noise": True, "auto_2_parallel_trials": 0}
+    text = format_rows([row])
+    assert "2 workers: a replay keeps this pass on one thread" in text and "0.50x, slower" in text
+    row.update(auto_2_parallel_trials=5)
+    assert "2 workers: 1.41x, within noise (threads taken in 5/5 trials)" in format_rows([row])
+
+
+def test_skipped_real_logs_are_said():
+    from pathlib import Path
+    note = bench.skipped_logs_note(["SDSC-SP2-1998-4.2-cln.swf.gz"], None)
+    assert "skipped SDSC-SP2-1998-4.2-cln.swf.gz" in note and "PBF_TRACES" in note
+    assert "not in /nowhere" in bench.skipped_logs_note(["x.swf"], Path("/nowhere"))
+    text = bench.format_rows([{"slice": "replay", "name": "skipped", "note": note}])
+    assert "skipped SDSC-SP2" in text and all(len(line) < 120 for line in text.splitlines())

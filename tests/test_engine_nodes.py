@@ -133,3 +133,19 @@ def test_a_failed_call_with_python_plugins_restores_node_memory():
     with pytest.raises(Exception, match="boom"):
         engine.advance(60, [pbf.Finish(1, 60), pbf.Submit(pbf.Job(2, 60, 1, 60, mem_core_mb=100))])
     assert NodeCluster(engine._core).free() == free
+
+
+def test_unit_names_name_placements_and_outages():
+    names = [f"host-{u // 4}" for u in range(16)]
+    eng = pbf.Engine(16, unit_names=names)
+    d = eng.advance(0, [pbf.Submit(pbf.Job("a", 0, 6, 100)), pbf.Drain(nodes=("host-3",), at=0)])
+    assert [(p.node, p.cores) for p in d[0].nodes] == [("host-0", 4), ("host-1", 2)]
+    assert eng.unit_names[d[0].units].tolist() == ["host-0"] * 4 + ["host-1"] * 2
+    assert eng.down().tolist() == [12, 13, 14, 15]
+    plain = pbf.Engine(16)
+    same = plain.advance(0, [pbf.Submit(pbf.Job("a", 0, 6, 100)), pbf.Drain(units=(12, 13, 14, 15), at=0)])
+    assert same[0].units.tolist() == d[0].units.tolist() and plain.unit_names is None
+    with pytest.raises(pbf.ConfigError, match="units of node 'x' are not consecutive"):
+        pbf.Engine(4, unit_names=["x", "y", "x", "y"])
+    with pytest.raises(pbf.ConfigError, match="3 names for 4 units"):
+        pbf.Engine(4, unit_names=["x", "y", "z"])

@@ -34,8 +34,43 @@ def test_replay_report_writes_figures_and_html(slurm_run):
             assert (slurm_run / "report" / f).read_bytes()[:8] == PNG
     page = (slurm_run / "report" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 5       # self-contained: every figure embedded
-    assert "<th>bsld</th>" in page and "<th>workers</th>" in page
+    assert "<th>mean bounded slowdown</th>" in page and "<th>backfill workers</th>" in page
     assert "src='report/" not in page and "href=" not in page
+    # people's words, every table titled, raw keys gone
+    assert "awt_s" not in page and "bsld_tau_s" not in page and "thread_tests_per_worker" not in page
+    assert page.count("<table>") == page.count("<caption>")
+    assert "modelled cost of a job test (µs)" in page      # the slurm-sim clock: its costs apply
+
+
+def test_report_shows_only_what_applies(tmp_path):
+    # the free clock: no costs of a job test; one worker: no parallel rows; no empty heatmap rows
+    from pbf.report_labels import label, settings_that_apply
+    out = tmp_path / "run"
+    assert main(["replay", os.path.join(TRACES, "lublin1-1000.swf.gz"), "--out", str(out), "--report",
+                 "--quiet"]) == 0
+    page = (out / "report" / "report.html").read_text()
+    assert "cost of a job test" not in page and "cost_per_test_us" not in page
+    assert "busiest worker" not in page and "<th>mean wait (h)</th>" in page
+    assert label("down_core_hours") == "down (core-hours)" and label("median_abs_s") == "median abs (s)"
+    cfg = {"clock": "free", "workers": 1, "cost_per_test_us": 10000, "commit": "ordered", "cluster": None,
+           "backfill": {"reservations": None, "window": 0}}
+    assert settings_that_apply(cfg) == [("clock", "free"), ("backfill workers", 1),
+                                        ("backfill reservations", "unlimited")]
+
+
+def test_workers_figure_only_over_passes_on_threads():
+    # a pass on one thread records its depth as the busiest and the idlest worker's tests
+    import numpy as np
+
+    from pbf.report import _workers_note, threaded_passes
+    passes = {"time": np.arange(4.0), "depth": np.array([5.0, 5, 0, 9]), "kind": np.array(["full"] * 3 + ["quick"],
+              dtype=object), "tests_max_worker": np.array([5.0, 3, 0, 9]), "tests_min_worker": np.array([5.0, 2, 0, 9])}
+    assert threaded_passes(passes, "free").tolist() == [False, True, False, False]
+    assert threaded_passes(passes, "slurm-sim").tolist() == [True, True, False, False]
+    one = dict(passes, tests_max_worker=passes["depth"], tests_min_worker=passes["depth"])
+    summary = {"config": {"workers": 4, "clock": "free"}}
+    assert "No pass ran on more than one thread" in _workers_note(summary, one)
+    assert _workers_note(summary, passes) is None
 
 
 def test_one_worker_and_no_passes(tmp_path):
@@ -111,7 +146,7 @@ def test_report_shows_failures_estimates_and_coallocation(tmp_path):
                  "--quiet"]) == 0
     page = (out / "report" / "report.html").read_text()
     assert "<h2>Failures</h2>" in page and "requeued" in page
-    assert "<h2>Start-time estimates</h2>" in page and "waited.median_abs_s" in page
+    assert "<h2>Start-time estimates</h2>" in page and "waited: median abs (s)" in page
     out2 = tmp_path / "co"
     assert main(["replay", str(trace), "--coalloc", "asax", "--out", str(out2), "--report", "--quiet"]) == 0
     assert "<h2>Co-allocation</h2>" in (out2 / "report" / "report.html").read_text()

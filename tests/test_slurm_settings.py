@@ -42,11 +42,12 @@ def test_scheduler_parameters_map_to_pbf_settings(tmp_path):
     assert c.priority == "fcfs" and c.mem_from == "requested"
     said = " | ".join(s.unmodelled)
     for needle in ("SchedulerParameters bf_continue (line 2): not modelled by pbf: pbf ends a backfill cycle",
-                   "bf_max_job_user=4 (line 2): not modelled by pbf: pbf tests every user's jobs",
-                   "bf_max_job_part=9 (line 2): not modelled by pbf: pbf tests every partition's jobs",
-                   "bf_max_job_start=7 (line 2): not modelled by pbf: pbf starts every job",
-                   "SchedulerParameters bf_busy_nodes (line 2): not modelled by pbf"):
+                   "SchedulerParameters bf_busy_nodes (line 2): not modelled by pbf: Slurm's select plugin prefers"):
         assert needle in said, needle
+    # Slurm's own backfill limits are modelled (pbf.bf_limits)
+    assert (c.backfill.max_job_user, c.backfill.max_job_part, c.backfill.max_job_start) == (4, 9, 7)
+    assert s.mapped["SchedulerParameters bf_max_job_user"] == "4 (site) -> SlurmBackfill.max_job_user"
+    assert "bf_max_job_user" not in said
     assert s.mapped["SchedulerParameters bf_max_job_test"] == "50 (site)"
     assert s.cluster.units == 8 and s.partition == "p" and s.path == str(site)
 
@@ -213,14 +214,14 @@ def test_replay_with_a_slurm_conf_records_what_it_used(tmp_path, capsys):
     assert rc == 0
     cfg, sc = s["config"], s["slurm_conf"]
     assert sc["path"] == str(site) and sc["partition"] == "batch"
-    assert any("bf_max_job_user=3" in u for u in sc["unmodelled"]) and "slurmctldhost (line 4)" in sc["read_past"]
+    assert sc["mapped"]["SchedulerParameters bf_max_job_user"] == "3 (site) -> SlurmBackfill.max_job_user"
+    assert cfg["backfill"]["max_job_user"] == 3 and "slurmctldhost (line 4)" in sc["read_past"]
     assert sc["overridden_by_flags"] == []
     assert cfg["clock"] == "slurm-sim" and cfg["trigger"] == "interval" and cfg["bf_interval"] == 1
     capsys.readouterr()
     assert cli.main(["replay", str(SWF), "--slurm-conf", str(site)]) == 0
     text = capsys.readouterr().out
-    assert f"slurm-conf   {site} (partition batch)" in text and "not modelled: SchedulerParameters bf_max_job_user=3" \
-        in text
+    assert f"slurm-conf   {site} (partition batch)" in text and "bf_max_job_user=3" not in text
 
 
 def test_explicit_flags_win_over_the_file(tmp_path):

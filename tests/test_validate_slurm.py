@@ -313,6 +313,24 @@ def test_comparison_of_the_recorded_run_with_a_pbf_replay(tmp_path):
         assert figure.startswith("skipped: matplotlib is not importable")
 
 
+def test_the_shipped_recording_is_compared_again_without_slurm(tmp_path, capsys):
+    # what docs/slurm-harness.md shows: the recorded small4 run (no root, no Slurm) against a new pbf replay
+    from pbf.cli import main
+    from pbf.validate.slurm_run import is_recording
+    assert is_recording(REC) and not is_recording(DATA)
+    out = tmp_path / "small4-again"
+    assert main(["validate", "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"),
+                 "--slurm-runs", str(REC), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "pbf vs slurm" in text and "1 run(s)" in text
+    s = json.loads((out / "summary.json").read_text())
+    assert s["pbf_vs_slurm"]["jobs"] == 20 and s["repeat"] == 1 and s["slurm_version"] == "slurm-wlm 22.05.8"
+    assert s["runs"][0]["recorded_in"] == str(REC) and s["runs"][0]["sdiag"]
+    with pytest.raises(ConfigError, match="submitted.json and jobcomp.txt"):
+        cmp.validate_slurm(DATA / "small4.conf", DATA / "small4_jobs.sacct", slurm_runs=tmp_path / "none",
+                           out=tmp_path / "x", verbose=False)
+
+
 def test_the_harness_says_what_is_missing(monkeypatch):
     import shutil
 

@@ -12,8 +12,11 @@ __all__ = ["add_arguments"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``bench`` command's options."""
-    parser.description = ("Time a slice of benchmarks and print medians, ratios against the pure-Python reference "
-                          "pass, the core count and how busy the machine was. See docs/benchmarks.md.")
+    parser.description = ("Time a slice of benchmarks and print medians of interleaved trials, the core count "
+                          "and how busy the machine was. Every ratio says its direction (1.41x faster, 0.62x, "
+                          "slower) or that the trials cannot tell it from 1 (0.97x, within noise); each pass "
+                          "scenario answers whether N workers help (what a replay would choose, and every test "
+                          "forced onto threads). See docs/benchmarks.md.")
     parser.add_argument("--slice", choices=("pass", "matrix", "large", "bitmap", "growth", "replay", "rl", "all"),
                         default="pass", help="pass: headline passes vs the reference (default); matrix: "
                         "the whole pass matrix; large: passes on 160,000 nodes with 100,000 queued (Slurm-like) "

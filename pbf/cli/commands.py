@@ -42,6 +42,24 @@ class _Parser(argparse.ArgumentParser):
     are listed (not the whole usage, which runs to dozens of lines for ``replay``)."""
     error = _one_line_error
 
+    def parse_known_args(self: _Parser, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(namespace, "_pbf_prog"):
+            namespace._pbf_prog = self.prog      # the innermost command that left them (it parses first)
+        return namespace, extras
+
+    def parse_args(self: _Parser, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        namespace, extras = self.parse_known_args(args, namespace)
+        prog = getattr(namespace, "_pbf_prog", self.prog)
+        if hasattr(namespace, "_pbf_prog"):
+            del namespace._pbf_prog
+        if extras:
+            self.exit(2, f"pbf: error: unrecognized arguments: {' '.join(extras)} "
+                         f"(`{prog} --help` lists the options)\n")
+        return namespace
+
 
 def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentParser:
     """The ``pbf`` parser with the options of ``commands`` (default: every command's); the others

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["format_replay", "format_slurm_conf"]
+__all__ = ["format_replay", "format_slurm_conf", "workers_line"]
 
 
 def format_slurm_conf(sc: dict[str, Any]) -> str:
@@ -98,6 +98,9 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         from ..workload.sacct import format_sacct
         at = next(i for i, line in enumerate(lines) if line.startswith("cleaning ")) + 1
         lines.insert(at, format_sacct(sacct, s["cleaning"]))
+    workers = workers_line(s)
+    if workers:
+        lines.insert(-1, workers)
     if not s["reproducible"]:
         lines.append("note         wall clock or eager commit: results may differ run to run")
     if out:
@@ -131,3 +134,44 @@ def _rejected_hint(s: dict[str, Any]) -> str:
     j = s["jobs"]
     missing = j["rejected_by_reason"].get("no requested time (estimate <= 0)", 0)
     return " (--fill-missing-request runs them with their run time as request)" if missing else ""
+
+
+def workers_line(s: dict[str, Any]) -> str | None:
+    """What ``--workers N`` did in this replay, in two lines (None with one worker): on the model and
+    slurm-sim clocks, N modelled workers (a pass is charged the time of N workers testing side by side,
+    so the schedule changes with N); on every clock, how many full passes ran on threads, and if none,
+    why not."""
+    c, p = s["config"], s["passes"]
+    n = int(c.get("workers") or 1)
+    if n <= 1:
+        return None
+    clock = p.get("clock", c.get("clock", "free"))
+    if clock in ("model", "slurm-sim"):
+        gain = (f"so a cycle tests up to {n}x the jobs within its budget" if p.get("budget_s")
+                else "so a pass takes less simulated time")
+        first = (f"workers      {n} modelled workers ({clock} clock): a pass is charged the time of {n} workers "
+                 f"testing side by side,\n             {gain} and the schedule changes with N")
+    elif clock == "free" and c.get("commit", "ordered") == "ordered":
+        first = f"workers      {n}: the schedule is the same for any N (free clock, ordered commit)"
+    else:
+        first = f"workers      {n} ({clock} clock, {c.get('commit', 'ordered')} commit)"
+    full = p.get("full", 0)
+    threaded = p.get("threaded_passes")
+    tests = p.get("thread_tests_per_worker") or []
+    if threaded is None and clock == "model":
+        return first                     # (the model clock's passes do not count their threads' tests)
+    if threaded is None:                 # (a summary without the count: from the threads' tests)
+        threaded = -1 if any(tests) else 0
+    if threaded:
+        second = (f"{threaded:,} of {full:,} full passes" if threaded > 0 else "full passes") + " ran on threads"
+        if any(tests):
+            second += " (jobs tested per thread: " + ", ".join(f"{t:,}" for t in tests) + ")"
+    elif c.get("node_search") == "slurm":
+        second = f"0 of {full:,} full passes ran on threads (Slurm's node search runs on one)"
+    elif p.get("searches_shared"):
+        second = (f"0 of {full:,} full passes ran on threads; {p['searches_helped']:,} of "
+                  f"{p['searches_shared']:,} node searches shared with a helper thread")
+    else:
+        second = (f"0 of {full:,} full passes ran on threads (each predicted no faster there: too short, "
+                  "or no CPU to spare)")
+    return first + "\nthreads      " + second

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from .nodes_ref import NodeRequest
 
 __all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights", "submit_weights",
-           "main_test_weights", "RunningJob", "slurm_pass", "slurm_node_replay", "KILL_WAIT", "WILL_RUN_WINDOW"]
+           "main_test_weights", "RunningJob", "slurm_pass", "slurm_node_replay", "bf_limit", "KILL_WAIT",
+           "WILL_RUN_WINDOW"]
 
 #: Slurm's default KillWait (s): when a job past its end is guessed to end
 KILL_WAIT = 30
@@ -305,14 +306,42 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
         return "reserve", start, chosen
 
 
+def bf_limit(limits: Mapping[str, int] | None, job: Mapping[str, Any], now: int, started: int,
+             counts: dict, part: list) -> str:
+    """Slurm's own backfill limits at a job the cycle reaches (``_attempt_backfill``,
+    ``_job_exceeds_max_bf_param``; :mod:`pbf.bf_limits`): "stop" (``max_start`` jobs started: the cycle
+    ends), "skip" (its user has had ``per_user`` jobs pass these checks this cycle, or the partition
+    ``per_part``: not tested), "now" (priority below ``min_prio`` or waited less than ``min_age`` since
+    its submission: a start now only) or "test". ``counts`` {user: jobs} and ``part`` [jobs] are the
+    cycle's counts, updated for a job that passes."""
+    if not limits:
+        return "test"
+    if limits.get("max_start") and started >= limits["max_start"]:
+        return "stop"
+    user = job.get("user", 0)
+    if limits.get("per_user") and counts.get(user, 0) >= limits["per_user"]:
+        return "skip"
+    if limits.get("per_part") and part[0] >= limits["per_part"]:
+        return "skip"
+    counts[user] = counts.get(user, 0) + 1
+    part[0] += 1
+    if limits.get("min_prio") and job.get("prio", 0) < limits["min_prio"]:
+        return "now"
+    if limits.get("min_age") and now - job["submit"] < limits["min_age"]:
+        return "now"
+    return "test"
+
+
 def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = None, window: int = 0,
                resolution: int = 1, first_fit: bool = False,
-               weights: list[int] | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
+               weights: list[int] | None = None,
+               limits: Mapping[str, int] | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
     """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
     :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited;
-    ``weights``: the nodes' scheduling weights, carried from cycle to cycle): {job: alloc} of the jobs
-    that start now."""
+    ``weights``: the nodes' scheduling weights, carried from cycle to cycle; ``limits``: Slurm's own
+    backfill limits, :func:`bf_limit`, counted afresh each cycle): {job: alloc} of the jobs that start
+    now."""
     weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
     win = window if window > 0 else 1 << 40
@@ -328,14 +357,21 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     left = reservations
     started = {}
     blocked = False
+    counts, part = {}, [0]
     for j in queue:
+        said = bf_limit(limits, jobs[j], now, len(started), counts, part)
+        if said == "stop":
+            break
+        if said == "skip":
+            continue
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
         if not blocked:
             # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
             # job that cannot start, reset the weights as select_nodes does)
             main_test_weights(nodes, weights, free, req)
         kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
-                                       reserve=left is None or left > 0, first_fit=first_fit, weights=weights)
+                                       reserve=(left is None or left > 0) and said != "now", first_fit=first_fit,
+                                       weights=weights)
         if kind == "start":
             got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
             started[j] = got
@@ -352,9 +388,12 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 
 
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
-                      window: int = 0, resolution: int = 1, first_fit: bool = False) -> dict[str, list[Any]]:
+                      window: int = 0, resolution: int = 1, first_fit: bool = False,
+                      limits: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
-    its pass; the nodes' scheduling weights carry over from one cycle to the next."""
+    its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
+    own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
+    absent)."""
     weights = [0xff] * len(nodes)
     seen = set()
 
@@ -363,6 +402,7 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
             if j not in seen:
                 seen.add(j)
                 submit_weights(nodes, weights, jobs[j]["req"])
-        return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights)
+        return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights,
+                          limits)
 
     return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass)

@@ -46,7 +46,7 @@ from ..slurm_settings import slurm_settings
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .records import read_sdiag, sdiag_figures
 from .slurm_config import write_private_conf
-from .slurm_run import check_requirements, new_scratch, read_run, run_slurm, slurm_version
+from .slurm_run import check_requirements, is_recording, new_scratch, read_run, run_slurm, slurm_version
 
 __all__ = ["WINDOW_S", "agreement", "node_agreement", "awt", "pbf_starts", "comparison_rows", "summarise",
            "write_outputs", "draw_starts", "validate_slurm", "default_timeout"]
@@ -279,13 +279,16 @@ def _say(verbose, text):
 
 def _recorded_runs(folder: str, jobs: Sequence[HarnessJob]) -> list:
     """The Slurm runs an earlier harness run kept under ``folder``/slurm/run1, run2, ..."""
+    if not os.path.isdir(os.path.join(folder, "slurm", "run1")) and is_recording(folder):
+        return [read_run(folder, jobs)]          # one run kept in the compact form the repository ships
     runs, k = [], 1
     while os.path.isdir(os.path.join(folder, "slurm", f"run{k}")):
         runs.append(read_run(os.path.join(folder, "slurm", f"run{k}"), jobs))
         k += 1
     if not runs:
         raise ConfigError(f"slurm_runs {folder!r}: no recorded run (expected {os.path.join(folder, 'slurm', 'run1')}/, "
-                          "as an earlier 'pbf validate slurm --out' keeps it)")
+                          "as an earlier 'pbf validate slurm --out' keeps it, or a recording's submitted.json and "
+                          "jobcomp.txt)")
     return runs
 
 

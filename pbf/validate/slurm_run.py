@@ -242,10 +242,20 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
     shown_as = shown_as or scratch
     log_path = os.path.join(scratch, "inside.log")
     result_path = os.path.join(scratch, "result.json")
+    recording = not os.path.exists(result_path) and is_recording(scratch)
+    if recording:                      # a recording as the repository ships it (see is_recording)
+        result_path = os.path.join(scratch, "submitted.json")
     if not os.path.exists(result_path):
-        raise SlurmRunError(f"{result_path}: no such file (a Slurm run's folder holds its result.json)")
+        raise SlurmRunError(f"{result_path}: no such file (a Slurm run's folder holds its result.json; a "
+                            "recording holds submitted.json, jobcomp.txt and slurmctld_starts.log)")
     with open(result_path) as fh:
         result = json.load(fh)
+    if recording:
+        result.setdefault("finished", True)
+        sdiag_path = os.path.join(scratch, "sdiag.txt")
+        if "sdiag" not in result and os.path.exists(sdiag_path):
+            with open(sdiag_path, errors="replace") as fh:
+                result["sdiag"] = fh.read()
     errors = list(result.get("errors", []))
     not_gone = [s for s in result.get("stopped", []) if not s["gone"]] + [
         {"name": "left in the namespace", "pid": p} for p in result.get("leftovers_alive", [])]
@@ -257,7 +267,7 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
     t0 = int(result["t0"])
     jobcomp_path = os.path.join(scratch, "jobcomp.txt")
     records = read_jobcomp(jobcomp_path) if os.path.exists(jobcomp_path) else []
-    ctl_log = os.path.join(scratch, "log", "slurmctld.log")
+    ctl_log = os.path.join(scratch, "slurmctld_starts.log" if recording else os.path.join("log", "slurmctld.log"))
     starts, timing = {}, {}
     if os.path.exists(ctl_log):
         with open(ctl_log, errors="replace") as fh:
@@ -274,6 +284,15 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
     return SlurmRun(out, result.get("sdiag", ""), result.get("version", ""), t0, result.get("idle_after_s", 0.0),
                     result.get("wall_s", 0.0), bool(result.get("finished")), result.get("stopped", []), scratch,
                     jobcomp_text, errors, timing)
+
+
+def is_recording(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is one Slurm run kept in the compact form the repository ships
+    (``tests/data/slurm_harness/recorded_small4``): ``submitted.json`` (t0, the Slurm version and what
+    was submitted when), ``jobcomp.txt``, ``slurmctld_starts.log`` (slurmctld's log lines of submissions
+    and starts) and ``sdiag.txt``; ``pbf validate slurm --slurm-runs`` reads it as one run."""
+    folder = os.fspath(folder)
+    return all(os.path.isfile(os.path.join(folder, f)) for f in ("submitted.json", "jobcomp.txt"))
 
 
 def job_outcomes(jobs: Sequence[HarnessJob], submitted: dict, t0: int, records: list[JobRecord], starts: dict,

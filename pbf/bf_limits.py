@@ -1,0 +1,86 @@
+"""Slurm's own backfill limits: :class:`SlurmBackfill`, a :class:`pbf.Backfill` with the
+``SchedulerParameters`` that cap what one backfill cycle tests, starts and reserves for.
+
+They apply to Slurm's backfill on nodes (``ReplayConfig(node_search="slurm")``, which ``--slurm-conf``
+sets) and follow Slurm 22.05's ``src/plugins/sched/backfill/backfill.c`` (``_attempt_backfill``,
+``_job_exceeds_max_bf_param``, ``_check_bf_usage``; the compiled rules are ``ext/bf_limits.pxd``, the
+oracle :mod:`pbf.reference.slurm_backfill_ref`):
+
+* ``max_job_user``, ``max_job_user_part``, ``max_job_assoc`` (``bf_max_job_user``, ...): a cycle tests
+  at most this many jobs of one user; the user's later jobs are passed over in that cycle (not tested,
+  not counted toward ``max_job_test``). pbf replays one partition and gives each user one association,
+  so the three are one count a user, capped by the least of those set; as in Slurm, ``max_job_user`` is
+  ignored when ``max_job_assoc`` is set.
+* ``max_job_part`` (``bf_max_job_part``): a cycle tests at most this many jobs of the partition.
+* ``max_job_start`` (``bf_max_job_start``): a cycle ends once it has started this many jobs.
+* ``min_prio_reserve`` (``bf_min_prio_reserve``): a job of lower (multifactor) priority may only start
+  now; it makes no reservation.
+* ``min_age_reserve`` (``bf_min_age_reserve``, seconds): a job that has waited less since its submission
+  may only start now.
+
+0 turns a limit off (Slurm's default for each).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .bounded import check_int
+from .config import MAX_COUNT, Backfill
+
+__all__ = ["SlurmBackfill", "LIMITS", "MAX_BF_MAX_JOB_START", "MAX_BF_MIN_AGE_RESERVE", "MAX_BF_MIN_PRIO_RESERVE"]
+
+#: Slurm 22.05's largest values (backfill.c): MAX_BF_MAX_JOB_START, MAX_BF_MIN_AGE_RESERVE (30 days),
+#: MAX_BF_MIN_PRIO_RESERVE (INFINITE, a uint32)
+MAX_BF_MAX_JOB_START = 10_000
+MAX_BF_MIN_AGE_RESERVE = 30 * 86400
+MAX_BF_MIN_PRIO_RESERVE = (1 << 32) - 1
+
+#: each limit: (field, SchedulerParameters name, largest value)
+LIMITS = (("max_job_user", "bf_max_job_user", MAX_COUNT), ("max_job_user_part", "bf_max_job_user_part", MAX_COUNT),
+          ("max_job_assoc", "bf_max_job_assoc", MAX_COUNT), ("max_job_part", "bf_max_job_part", MAX_COUNT),
+          ("max_job_start", "bf_max_job_start", MAX_BF_MAX_JOB_START),
+          ("min_prio_reserve", "bf_min_prio_reserve", MAX_BF_MIN_PRIO_RESERVE),
+          ("min_age_reserve", "bf_min_age_reserve", MAX_BF_MIN_AGE_RESERVE))
+
+
+@dataclass(frozen=True)
+class SlurmBackfill(Backfill):
+    """A :class:`pbf.Backfill` with Slurm's own backfill limits (module docstring; 0: off). They need
+    Slurm's backfill on nodes (``node_search="slurm"``); ``min_prio_reserve`` needs a multifactor
+    priority."""
+    max_job_user: int = 0
+    max_job_user_part: int = 0
+    max_job_assoc: int = 0
+    max_job_part: int = 0
+    max_job_start: int = 0
+    min_prio_reserve: int = 0
+    min_age_reserve: int = 0
+
+    def __post_init__(self):
+        super().__post_init__()
+        for name, _, hi in LIMITS:
+            check_int(name, getattr(self, name), 0, hi)
+
+    @property
+    def limited(self) -> bool:
+        """Any limit set."""
+        return any(getattr(self, name) for name, _, _ in LIMITS)
+
+    def per_user(self) -> int:
+        """The jobs of one user a cycle tests at most (0: no limit): the least of ``max_job_user_part``,
+        ``max_job_assoc`` and ``max_job_user`` set (``max_job_user`` ignored when ``max_job_assoc`` is set,
+        as Slurm's ``_load_config`` does)."""
+        user = 0 if self.max_job_assoc else self.max_job_user
+        set_ = [v for v in (self.max_job_user_part, self.max_job_assoc, user) if v]
+        return min(set_) if set_ else 0
+
+    def core_settings(self) -> dict:
+        """Backfill's core settings and the limits' (``ext/bf_limits.pxd``)."""
+        return {**super().core_settings(), "bf_max_user": self.per_user(), "bf_max_part": self.max_job_part,
+                "bf_max_start": self.max_job_start, "bf_min_prio": float(self.min_prio_reserve),
+                "bf_min_age": self.min_age_reserve}
+
+    def reference_limits(self) -> dict:
+        """The oracle's limits (:func:`pbf.reference.slurm_backfill_ref.slurm_pass`)."""
+        return {"per_user": self.per_user(), "per_part": self.max_job_part, "max_start": self.max_job_start,
+                "min_prio": self.min_prio_reserve, "min_age": self.min_age_reserve}

@@ -1,0 +1,355 @@
+"""The engine's batch path: many events and one pass in one call, arrays in and arrays out.
+
+    d = eng.advance_arrays(now, finish_ids=[7, 9], finish_times=[now, now],
+                           submit_ids=[12], submit_times=[now], units=[4], requested=[3600])
+    d.started                        # array([12])
+    d.units_of(0)                    # array([0, 1, 2, 3]): the units of d.started[0]
+
+:meth:`BatchPath.advance_arrays` is :meth:`pbf.Engine.advance` for a host that holds its events in
+arrays (a simulator in NumPy, a C++ host, a trace driven instant by instant): it takes the finishes
+and submissions of a call as arrays and returns the decisions as arrays (:class:`BatchDecisions`),
+with no Python object per event or per decision. Its semantics are those of ``advance`` with the
+events in time order, finishes before submissions at a tie; the whole call is checked before anything
+changes and a refused call leaves the engine exactly as it was. Where a feature needs per-event work
+in Python (Python plugins, co-allocation, a cluster of nodes with memory, GPUs or features, the interval
+trigger, an outage ending by itself during the call) the call is served by ``advance`` itself: same decisions, the
+object path's cost.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .codes import JobState
+from .engine_events import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_TIME,
+    Finish,
+    Job,
+    ProtocolError,
+    Rejected,
+    Reserve,
+    Start,
+    Submit,
+    bad_id,
+    check_time,
+)
+
+__all__ = ["BatchDecisions", "BatchPath"]
+
+_I64 = np.dtype(np.int64)
+_EMPTY = np.empty(0, dtype=np.int64)
+_EMPTY_F = np.empty(0, dtype=np.float64)
+_RUNNING = int(JobState.JS_RUNNING)
+_PROBLEMS = {
+    1: "is at {t}, later than now={now}", 2: "is at {t}, before the last call's now at {last}",
+    3: "is at {t}, before the finish before it", 4: "cannot finish job {id!r}: it is not running",
+    5: "job {id!r} cannot finish at {t}: it started at {start}",
+    6: "is at {t}, later than now={now}", 7: "is at {t}, before the last call's now at {last}",
+    8: "is at {t}, before the submission before it", 9: "job {id!r} asks for {units} units; expected an int > 0",
+    10: f"job {{id!r}} has requested time {{req}}; expected an int up to {MAX_TIME:,} s",
+    11: f"job {{id!r}} has run time {{run}}; expected -1 (unknown) or an int from 0 to {MAX_TIME:,} s",
+}
+
+
+@dataclass(frozen=True)
+class BatchDecisions:
+    """The decisions of one :meth:`~pbf.Engine.advance_arrays` call, as arrays.
+
+    ``at``: the call's now. ``started``: the ids of the jobs to start now (an int64 array when every
+    job id the engine holds is a 64-bit int, else an object array), in the order ``advance`` gives
+    them; ``units`` and ``offsets``: their unit indices, those of ``started[k]`` being
+    ``units[offsets[k]:offsets[k + 1]]`` (:meth:`units_of`). ``rejected`` and ``reasons``: the
+    submitted jobs that can never run and why (``Rejected``). ``reserved`` and ``reserved_at``: with
+    ``report_reservations``, the jobs the pass reserved and their planned starts."""
+    at: int
+    started: np.ndarray
+    offsets: np.ndarray
+    units: np.ndarray
+    rejected: np.ndarray = field(default_factory=lambda: _EMPTY)
+    reasons: tuple = ()
+    reserved: np.ndarray = field(default_factory=lambda: _EMPTY)
+    reserved_at: np.ndarray = field(default_factory=lambda: _EMPTY)
+
+    def units_of(self, k: int) -> np.ndarray:
+        """The unit indices of the ``k``-th started job."""
+        return self.units[self.offsets[k]:self.offsets[k + 1]]
+
+    def objects(self) -> list:
+        """The same decisions as ``advance`` returns them (Rejected, Start, Reserve objects)."""
+        out = [Rejected(i, why) for i, why in zip(self.rejected.tolist(), self.reasons)]
+        out += [Start(i, self.units_of(k), self.at) for k, i in enumerate(self.started.tolist())]
+        out += [Reserve(i, t) for i, t in zip(self.reserved.tolist(), self.reserved_at.tolist())]
+        return out
+
+
+_FILLED = {}
+
+
+def _filled(n, value):
+    # a read-only int64 array of n values, shared between calls
+    a = _FILLED.get((n, value))
+    if a is None:
+        a = np.full(n, value, dtype=np.int64)
+        a.flags.writeable = False
+        if len(_FILLED) < 4096:
+            _FILLED[n, value] = a
+    return a
+
+
+def _minus_ones(n):
+    return _filled(n, -1)
+
+
+def _ids_array(ids, as_int):
+    return np.array(ids, dtype=np.int64) if as_int else np.array(ids + [None], dtype=object)[:-1]
+
+
+def _ints(name, value, n, required=False):
+    # a 1-d int64 array of n values (None: not given), refused unless its values are integers
+    if value is None:
+        if required:
+            raise ProtocolError(f"{name} must be given (a 1-d sequence of integers)")
+        return None
+    if type(value) is np.ndarray and value.dtype is _I64 and value.ndim == 1 and value.flags.c_contiguous:
+        a = value
+    else:
+        a = np.asarray(value)
+        if a.size == 0:
+            a = _EMPTY
+        elif a.ndim != 1 or a.dtype.kind not in "iu" or (a.dtype.kind == "u" and a.max() > INT64_MAX):
+            raise ProtocolError(f"{name} must be a 1-d sequence of integers (int64), got {a.dtype} of shape {a.shape}")
+        a = np.ascontiguousarray(a, dtype=np.int64)
+    if n is not None and len(a) != n:
+        raise ProtocolError(f"{name} has {len(a)} values, expected {n} (one per submitted job)")
+    return a
+
+
+def _id_list(name, ids):
+    if isinstance(ids, np.ndarray):
+        if ids.ndim != 1:
+            raise ProtocolError(f"{name} must be 1-d, got shape {ids.shape}")
+        return ids.tolist(), ids.dtype.kind in "iu"
+    return list(ids), False
+
+
+class BatchPath:
+    """The batch path of :class:`pbf.Engine` (a mixin: it works on the engine's state)."""
+
+    def _batch_setup(self) -> None:
+        # what the engine's settings (fixed at construction) mean for the batch path
+        from .plugins.multifactor import Multifactor
+        from .plugins.predictors import Requested
+        sc = self._scoring
+        self._batch_fast = (not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
+                            and self._timing.every_call)
+        self._clairvoyant = sc.predictor.name == "clairvoyant"
+        self._est_is_req = type(sc.predictor) is Requested
+        self._multifactor = isinstance(sc.priority, Multifactor)
+
+    def advance_arrays(self, now: int, *, finish_ids=(), finish_times=(), submit_ids=(), submit_times=(),
+                       units=(), requested=(), run=None, user=None, partition=None, queue=None,
+                       quick: bool = False) -> BatchDecisions:
+        """Apply finishes and submissions given as arrays, run one pass at ``now`` and return its
+        decisions as a :class:`BatchDecisions`.
+
+        ``finish_ids``, ``finish_times``: the jobs that ended and when, in time order. ``submit_ids``,
+        ``submit_times``, ``units``, ``requested`` (and optionally ``run``, ``user``, ``partition``,
+        ``queue``, as :class:`pbf.Job` has them; None: unknown, -1): the jobs that arrived, in time
+        order. The events are applied in time order, a finish before a submission at the same time;
+        as with :meth:`advance`, none may be later than ``now`` or earlier than the last call's now,
+        the whole call is checked first, and a refused call (:class:`pbf.ProtocolError`) changes
+        nothing. Ids are the host's (any hashable kind; an integer array is the fast case)."""
+        with self._lock:
+            if self._closed:
+                raise ProtocolError("the engine is closed")
+            if type(now) is not int or not -MAX_TIME <= now <= MAX_TIME:
+                check_time("now", now)
+            if self._now is not None and now < self._now:
+                raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
+            fids, _ = _id_list("finish_ids", finish_ids)
+            if fids:
+                fin_t = _ints("finish_times", finish_times, len(fids), True)
+                fin_j = self._finish_rows(fids)
+            else:
+                fin_t = fin_j = _ints("finish_times", finish_times, 0, True)
+            sids, int_sids = _id_list("submit_ids", submit_ids)
+            n = len(sids)
+            sub_t = _ints("submit_times", submit_times, n, True)
+            sub_units = _ints("units", units, n, True)
+            sub_req = _ints("requested", requested, n, True)
+            sub_run = _ints("run", run, n)
+            sub_user = part = qos = None
+            if user is not None or partition is not None or queue is not None:
+                sub_user = _ints("user", user, n)
+                part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
+            if n:
+                self._check_new_ids(sids, int_sids)
+            if sub_run is None:
+                sub_run = _minus_ones(n)
+            last = self._now if self._now is not None else -MAX_TIME
+            reject = np.zeros(n, dtype=np.int8)
+            problem, i, nrej = self._core.batch_check(now, last, _RUNNING, MAX_TIME, fin_j, fin_t, sub_t, sub_units,
+                                                      sub_req, sub_run, reject)
+            if problem:
+                self._refuse(problem, i, now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
+            if n and self._clairvoyant and (sub_run < 0).any():
+                k = int(np.flatnonzero(sub_run < 0)[0])
+                raise ProtocolError(f"submit {k}: the clairvoyant predictor needs job {sids[k]!r}'s run time")
+            if not self._batch_fast or (self._timed and min(self._timed)[0] <= now):
+                # per-event work in Python: plugins, co-allocation, the node model, an outage ending now
+                return self._through_objects(now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run,
+                                             sub_user, part, qos)
+            return self._apply_arrays(now, quick, fids, fin_j, fin_t, sids, int_sids, sub_t, sub_units, sub_req,
+                                      sub_run, sub_user, part, qos, reject, nrej)
+
+    # ---------------------------------------------------------------- checks
+    def _finish_rows(self, fids):
+        if not fids:
+            return _EMPTY
+        index = self._index
+        try:
+            rows = [index.get(x) for x in fids]
+        except TypeError:
+            rows = [self._known(x) for x in fids]
+        if None in rows:
+            k = rows.index(None)
+            x, why = fids[k], "is unknown"
+            try:
+                if x in self._rejected:
+                    why = f"was rejected ({self._rejected[x]})"
+            except TypeError:
+                pass
+            raise ProtocolError(f"finish {k}: cannot finish job {x!r}: it {why}")
+        if len(set(rows)) != len(rows):
+            seen = set()
+            for k, j in enumerate(rows):
+                if j in seen:
+                    raise ProtocolError(f"finish {k}: cannot finish job {fids[k]!r}: it is already finished "
+                                        "earlier in this call")
+                seen.add(j)
+        return np.array(rows, dtype=np.int64)
+
+    def _check_new_ids(self, sids, ints):
+        if not sids:
+            return
+        index, rejected = self._index, self._rejected
+        if not ints:
+            for k, x in enumerate(sids):
+                problem = bad_id(x)
+                if problem:
+                    raise ProtocolError(f"submit {k}: job id {x!r} {problem}")
+        elif min(sids) < INT64_MIN or max(sids) > INT64_MAX:
+            raise ProtocolError("submit_ids: ids outside 64 bits in an integer array")
+        for k, x in enumerate(sids):
+            if x in index or x in rejected:
+                raise ProtocolError(f"submit {k}: duplicate job id {x!r}")
+        if len(set(sids)) != len(sids):
+            seen = set()
+            for k, x in enumerate(sids):
+                if x in seen:
+                    raise ProtocolError(f"submit {k}: duplicate job id {x!r}")
+                seen.add(x)
+
+    def _refuse(self, problem, i, now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run):
+        if problem <= 5:
+            j = int(fin_j[i])
+            start = int(self._core.values_of("start", np.array([j], np.int64))[0])
+            what = _PROBLEMS[problem]
+            if problem == 4:
+                state = int(self._core.values_of("state", np.array([j], np.int64))[0])
+                what = what.replace("not running", {int(JobState.JS_PENDING): "pending",
+                                                    int(JobState.JS_DONE): "already finished",
+                                                    int(JobState.JS_KILLED): "killed by a failure"}.get(
+                                                        state, "not running"))
+            msg = what.format(t=int(fin_t[i]), now=now, last=last, id=fids[i], start=start)
+            raise ProtocolError(f"finish {i} (job {fids[i]!r}): {msg}")
+        msg = _PROBLEMS[problem].format(t=int(sub_t[i]), now=now, last=last, id=sids[i], units=int(sub_units[i]),
+                                        req=int(sub_req[i]), run=int(sub_run[i]))
+        raise ProtocolError(f"submit {i} (job {sids[i]!r}): {msg}")
+
+    # ---------------------------------------------------------------- application
+    def _through_objects(self, now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run, sub_user, part, qos):
+        events = [(t, 0, k, Finish(x, t)) for k, (x, t) in enumerate(zip(fids, fin_t.tolist()))]
+        opt = {name: a for name, a in (("user", sub_user), ("partition", part), ("queue", qos)) if a is not None}
+        for k, x in enumerate(sids):
+            more = {name: int(a[k]) for name, a in opt.items()}
+            runk = int(sub_run[k])
+            events.append((int(sub_t[k]), 1, k, Submit(Job(x, int(sub_t[k]), int(sub_units[k]), int(sub_req[k]),
+                                                           run=None if runk < 0 else runk, **more))))
+        events.sort(key=lambda e: e[:3])
+        out = self.advance(now, [e[3] for e in events], quick=quick)
+        started = [d for d in out if isinstance(d, Start) and not d.secondary]
+        rej = [d for d in out if isinstance(d, Rejected)]
+        res = [d for d in out if isinstance(d, Reserve)]
+        lens = np.cumsum([0] + [len(d.units) for d in started])
+        return BatchDecisions(now, _ids_array([d.job_id for d in started], self._int_ids), lens.astype(np.int64),
+                              np.concatenate([d.units for d in started]).astype(np.int64) if started else _EMPTY,
+                              _ids_array([d.job_id for d in rej], self._int_ids), tuple(d.reason for d in rej),
+                              _ids_array([d.job_id for d in res], self._int_ids),
+                              np.array([d.at for d in res], dtype=np.int64))
+
+    def _apply_arrays(self, now, quick, fids, fin_j, fin_t, sids, int_sids, sub_t, sub_units, sub_req, sub_run,
+                      sub_user, part, qos, reject, nrej):
+        sc, core, n = self._scoring, self._core, len(sids)
+        users = self._users
+        known = len(users)
+        if n == 0:
+            dense = _EMPTY
+        elif sub_user is None:
+            dense = _filled(n, users.setdefault(-1, known) if nrej < n else 0)
+        else:
+            ok = reject == 0
+            dense = np.array([users.setdefault(x, len(users)) if keep else 0
+                              for x, keep in zip(sub_user.tolist(), ok.tolist())], dtype=np.int64)
+        if len(users) > known:
+            sc.attach_users(core, len(users), lambda: [str(x) for x in users])
+        est = sub_req if self._est_is_req or not n else np.ascontiguousarray(sc.predictor.given(sub_req, sub_run),
+                                                                               dtype=np.int64)
+        fpart = fqos = _EMPTY_F
+        if n and self._multifactor:
+            fpart, fqos = sc.job_factors(part if part is not None else _minus_ones(n),
+                                         qos if qos is not None else _minus_ones(n))
+            fpart = np.ascontiguousarray(fpart, dtype=np.float64)
+            fqos = np.ascontiguousarray(fqos, dtype=np.float64)
+        first, started, offsets, units, reserved, planned = core.batch_apply(
+            now, quick, fin_j, fin_t, sub_t, sub_units, est, sub_req, sub_run, dense, fpart, fqos, reject,
+            self.report_reservations)
+        ids, index, jobs = self._ids, self._index, self._jobs
+        counts = self._counts
+        rej_ids, reasons = [], []
+        if nrej:
+            for x, code, k in zip(sids, reject.tolist(), range(n)):
+                if code:
+                    why = (f"larger than the cluster: asks {int(sub_units[k]):,} units of {self.cluster.units:,}"
+                           if code == 1 else f"no requested time (requested {int(sub_req[k])})")
+                    self._rejected[x] = why
+                    rej_ids.append(x)
+                    reasons.append(why)
+                else:
+                    index[x] = len(ids)
+                    ids.append(x)
+                    jobs.append(None)
+        else:
+            for x in sids:
+                index[x] = len(ids)
+                ids.append(x)
+            jobs.extend([None] * n)
+        if n and not int_sids and self._int_ids:
+            self._int_ids = all(type(x) is int and INT64_MIN <= x <= INT64_MAX for x in sids)
+        counts["submitted"] += n
+        counts["rejected"] += nrej
+        counts["finished"] += len(fids)
+        counts["passes"] += 1
+        counts["started"] += len(started)
+        if n or fids:
+            self._last_event = max(int(sub_t[-1]) if n else -MAX_TIME, int(fin_t[-1]) if fids else -MAX_TIME)
+        self._now = now
+        as_int = self._int_ids
+        return BatchDecisions(now, _ids_array([ids[j] for j in started.tolist()], as_int), offsets, units,
+                              _ids_array(rej_ids, as_int) if nrej else _EMPTY, tuple(reasons),
+                              _ids_array([ids[j] for j in reserved.tolist()], as_int) if len(reserved) else _EMPTY,
+                              planned)
+
