@@ -18,8 +18,15 @@ from pbf.reference.nodes_ref import NodeRequest, node_replay
 from pbf.reference.slurm_backfill_ref import slurm_node_replay
 from pbf.resources import load_nodes
 
-from scheduling import (busy_node_scenarios, check_invariants, compiled_replay, node_table, oracle_replay,
-                        replay_checked, scenarios)
+from scheduling import (
+    busy_node_scenarios,
+    check_invariants,
+    compiled_replay,
+    node_table,
+    oracle_replay,
+    replay_checked,
+    scenarios,
+)
 
 
 def _ref_jobs(jobs):
