@@ -67,6 +67,9 @@ __all__ = ["Engine", "BatchDecisions", "Job", "Submit", "Finish", "Start", "Rese
            "Drain", "Fail", "Resume", "Stopped", "Lend", "MAX_TIME"]
 
 
+_REJECTED = int(JobState.JS_REJECTED)
+
+
 def _number_of(job_id, j):
     # the job's number for Python plugins and keyed draws: the host's id when it is a 64-bit int,
     # else the engine's own index of the job
@@ -227,7 +230,9 @@ class Engine(BatchPath):
             kind = ("quick" if quick else "full") if timing.every_call else \
                 timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
             self._rejected.update(rejected)
-            out = [Rejected(i, why) for i, why in rejected.items()] + stopped
+            out = [Rejected(ev.job.id, rejected[ev.job.id]) for ev in events
+                   if isinstance(ev, Submit) and ev.job.id in rejected] if rejected else []
+            out += stopped
             if kind is None:
                 return out
             charged = timing.clock == "model" and kind == "full" and not timing.every_call
@@ -314,7 +319,11 @@ class Engine(BatchPath):
                     self._counts["rejected"] += 1
                     continue
                 j = self._add(sc, ev.job)
-                core.submit(j)
+                if core.submit(j) == _REJECTED:
+                    # (the node model: no set of the cluster's nodes, all idle, holds the request)
+                    del self._index[ev.job.id]
+                    rejected[ev.job.id] = self._nodes.rejection(ev.job)
+                    self._counts["rejected"] += 1
             else:
                 j = self._index[ev.job_id]
                 if self.coalloc is not None:
@@ -345,7 +354,7 @@ class Engine(BatchPath):
         self._timed = timed
         rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
-            del self._index[job_id]
+            self._index.pop(job_id, None)       # (a job the core rejected is not in the index)
         del self._ids[njobs:]
         del self._jobs[njobs:]
         for col in self._cols.values():
@@ -476,10 +485,7 @@ class Engine(BatchPath):
                     rejected[job.id] = f"larger than the cluster: asks {job.units:,} units of {self.cluster.units:,}"
                 elif job.requested <= 0:
                     rejected[job.id] = f"no requested time (requested {job.requested})"
-                else:
-                    why = self._nodes.never_fits(job)
-                    if why:
-                        rejected[job.id] = why
+                # (a request no set of nodes could hold: the core rejects it at submission, _apply)
                 new_ids.add(job.id)
             elif isinstance(ev, Finish):
                 j = self._known(ev.job_id)
