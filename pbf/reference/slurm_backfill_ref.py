@@ -29,6 +29,12 @@ what it changes in a replay.
   ``_sync_node_weight``): a GPU job's tests mark the nodes that could hold its GPUs, a start attempt
   resets the nodes of the job attempted (a submission's test, a main-scheduler test — here the tests of
   a pass up to its first job that cannot start —, a backfill start); lower weights are chosen first.
+  Slurm 23.11's will-run test resets its offered nodes first; cons_res marks nothing
+  (:class:`NodeWeights`; :mod:`pbf.slurm_versions`).
+* **Slurm's own backfill limits** (:func:`bf_limit`; ``bf_max_job_user``, ``bf_max_job_part``,
+  ``bf_max_job_start``, ``bf_min_prio_reserve``, ``bf_min_age_reserve``; :mod:`pbf.bf_limits`): before
+  its test, a job whose user or partition has had its count of jobs this cycle is passed over; a cycle
+  ends after its count of starts; a job of low priority or young may only start now.
 """
 from __future__ import annotations
 
