@@ -196,18 +196,24 @@ class BatchPath:
                 fin_t = fin_j = _ints("finish_times", finish_times, 0, True)
             sids, int_sids = _id_list("submit_ids", submit_ids)
             n = len(sids)
-            sub_t = _ints("submit_times", submit_times, n, True)
-            sub_units = _ints("units", units, n, True)
-            sub_req = _ints("requested", requested, n, True)
-            sub_run = _ints("run", run, n)
             sub_user = part = qos = None
-            if user is not None or partition is not None or queue is not None:
-                sub_user = _ints("user", user, n)
-                part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
             if n:
+                sub_t = _ints("submit_times", submit_times, n, True)
+                sub_units = _ints("units", units, n, True)
+                sub_req = _ints("requested", requested, n, True)
+                sub_run = _ints("run", run, n)
+                if user is not None or partition is not None or queue is not None:
+                    sub_user = _ints("user", user, n)
+                    part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
                 self._check_new_ids(sids, int_sids)
-            if sub_run is None:
-                sub_run = _minus_ones(n)
+                if sub_run is None:
+                    sub_run = _minus_ones(n)
+            else:
+                for name, value in (("submit_times", submit_times), ("units", units), ("requested", requested),
+                                    ("run", run), ("user", user), ("partition", partition), ("queue", queue)):
+                    if value is not None and len(value):
+                        raise ProtocolError(f"{name} has {len(value)} values, expected 0 (one per submitted job)")
+                sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME
             reject = np.zeros(n, dtype=np.int8)
             problem, i, nrej = self._core.batch_check(now, last, _RUNNING, MAX_TIME, fin_j, fin_t, sub_t, sub_units,

@@ -100,6 +100,7 @@ class PbfDispatcher(SchedulerBase):
         self.cluster = cluster_of(self.resource_manager)
         self._objects = self.cluster.has_resources     # requests with memory or GPUs: Job objects
         self.engine = Engine(self.cluster, backfill=self.backfill, **self.engine_options)
+        self._clairvoyant = self.engine.predictor == "clairvoyant"       # (the only one that reads run times)
 
     def _job(self, e):
         slot = e.requested_resources
@@ -147,6 +148,31 @@ class PbfDispatcher(SchedulerBase):
             raise DispatcherError(f"job {e.id}: pbf's placement holds {len(out)} slots of {e.requested_nodes}")
         return out
 
+    def schedule(self, cur_time, es_dict, es):
+        """AccaSim's dispatching entry point: :meth:`SchedulerBase.schedule`'s steps (the minimum free
+        resources, the job check, :meth:`scheduling_method`) without its debug messages, which it
+        formats at every call whatever the log level (the system usage among them) and which cost
+        more than pbf's decision."""
+        self._counter += 1
+        if self._min_required_availability and any(self.resource_manager.resources.full[res]
+                                                   for res in self._min_required_availability):
+            return [(None, e, []) for e in es], []
+        rejected, accepted = [], []
+        for e in es:
+            job = es_dict[e]
+            if not job.get_checked() and not self._check_job_request(job):
+                if self._job_check != JobVerification.REJECT:
+                    self._logger.warning(f"{e} has been rejected by the dispatcher. ({self._job_check})")
+                rejected.append(e)
+                continue
+            accepted.append(job)
+        if not accepted:
+            return [], rejected
+        plan, refused = self.scheduling_method(cur_time, accepted, es_dict)
+        for e in refused:
+            self._logger.warning(f"{e} has been rejected by the dispatcher. (Scheduling policy)")
+        return plan, rejected + refused
+
     def scheduling_method(self, cur_time, queued_jobs, es_dict):
         t0 = time.perf_counter()
         if self.engine is None:
@@ -183,9 +209,9 @@ class PbfDispatcher(SchedulerBase):
             submitted.discard(job_id)
         if started or rejected:
             done = {job_id for job_id, _ in started}.union(rejected)
-            plan.extend((None, e.id, []) for e in queued_jobs if e.id not in done)
+            plan += [(None, e.id, []) for e in queued_jobs if e.id not in done]
         else:
-            plan.extend((None, e.id, []) for e in queued_jobs)
+            plan += [(None, e.id, []) for e in queued_jobs]
         self.calls += 1
         self.seconds += time.perf_counter() - t0
         return plan, rejected
@@ -206,8 +232,8 @@ class PbfDispatcher(SchedulerBase):
                     [x.job_id for x in out if isinstance(x, Rejected)])
         cols = list(zip(*[self._row(e) for e in new])) if new else [()] * 6
         d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
-                                       submit_times=cols[1], units=cols[2], requested=cols[3], run=cols[4],
-                                       user=cols[5])
+                                       submit_times=cols[1], units=cols[2], requested=cols[3],
+                                       run=cols[4] if self._clairvoyant else None, user=cols[5])
         return [(job_id, d.units_of(k)) for k, job_id in enumerate(d.started.tolist())], d.rejected.tolist()
 
     def close(self):
