@@ -8,11 +8,12 @@ A slice of a log (the first ``--jobs`` jobs of a real log found by name through 
 on ``--units`` one-core nodes, once with pbf's dispatcher (:class:`pbf.hosts.accasim.PbfDispatcher`)
 and once with AccaSim's ``EASYBackfilling(FirstFit())``, the two interleaved ``--trials`` times.
 Prints the medians of: the whole simulation (``start_simulation``), the time inside each
-dispatcher's ``schedule`` calls (AccaSim's entry point; for pbf also inside ``Engine.advance``), the
-calls, and pbf's dispatcher time as a share of AccaSim's EASY dispatcher time (issue target: at most
-10%). AccaSim 1.1.3 must be installed (``pip install accasim``).
+dispatcher's ``schedule`` calls (AccaSim's entry point; the calling thread's CPU time, and the wall
+time, which the machine's load inflates; for pbf also inside the engine's calls), the calls, and
+pbf's dispatcher time as a share of AccaSim's EASY dispatcher time (target: at most 10%). AccaSim
+1.1.3 must be installed (``pip install accasim``).
 
-Example (docs/benchmarks.md): ``python bench/accasim_share.py``.
+Example (docs/hosts.md, "Cost of a call"): ``python bench/accasim_share.py``.
 """
 from __future__ import annotations
 
@@ -34,17 +35,20 @@ from accasim.base.simulator_class import Simulator  # noqa: E402
 
 
 def timed(cls):
-    """``cls`` with the time inside its ``schedule`` calls counted (``schedule_s``, ``schedule_calls``)."""
+    """``cls`` with the time inside its ``schedule`` calls counted: ``schedule_s`` (the calling thread's
+    CPU time, which the machine's other load does not inflate), ``schedule_wall_s``, ``schedule_calls``."""
     class Timed(cls):
         schedule_s = 0.0
+        schedule_wall_s = 0.0
         schedule_calls = 0
 
         def schedule(self, cur_time, es_dict, es):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.thread_time()
             try:
                 return super().schedule(cur_time, es_dict, es)
             finally:
-                self.schedule_s += time.perf_counter() - t
+                self.schedule_s += time.thread_time() - c
+                self.schedule_wall_s += time.perf_counter() - t
                 self.schedule_calls += 1
     Timed.__name__ = cls.__name__
     return Timed
@@ -91,20 +95,22 @@ def main():
         total, starts = run(d, work, system, os.path.join(tmp, "out"))
         d.close()
         same = sum(starts.get(i, (None,))[0] == s for i, s in want.items())
-        rows["pbf"].append((total, d.schedule_s, d.engine_seconds, d.schedule_calls, same))
+        rows["pbf"].append((total, d.schedule_s, d.engine_seconds, d.schedule_calls, same, d.schedule_wall_s))
         e = timed(EASYBackfilling)(FirstFit())
         total, _ = run(e, work, system, os.path.join(tmp, "out"))
-        rows["easy"].append((total, e.schedule_s, 0.0, e.schedule_calls, 0))
+        rows["easy"].append((total, e.schedule_s, 0.0, e.schedule_calls, 0, e.schedule_wall_s))
     med = {k: [statistics.median(c) for c in zip(*v)] for k, v in rows.items()}
     p, e = med["pbf"], med["easy"]
     print(f"{len(table):,} jobs of {os.path.basename(args.trace)} on {args.units} one-core nodes, "
-          f"pbf mode {args.mode}, medians of {args.trials} interleaved runs")
-    print(f"  AccaSim + pbf:                {p[0]:8.2f} s in all, {p[1]:7.3f} s in the dispatcher "
-          f"({p[1] / p[0]:.1%}), {p[2]:7.3f} s in Engine.advance; {p[3]:,.0f} calls "
-          f"({p[1] / p[3] * 1e6:.0f} us a call); starts identical to pbf replay: {p[4]:,.0f} of {len(want):,}")
-    print(f"  AccaSim + its EASYBackfilling: {e[0]:8.2f} s in all, {e[1]:7.3f} s in the dispatcher "
-          f"({e[1] / e[0]:.1%}); {e[3]:,.0f} calls ({e[1] / e[3] * 1e6:.0f} us a call)")
-    print(f"  pbf's dispatcher time / AccaSim EASY's: {p[1] / e[1]:.1%} (target <= 10%)")
+          f"pbf mode {args.mode}, medians of {args.trials} interleaved runs; cores {os.cpu_count()}, load average "
+          f"{os.getloadavg()[0]:.2f}; dispatcher times in CPU time of the calling thread (wall time in brackets)")
+    print(f"  AccaSim + pbf:                {p[0]:8.2f} s in all, {p[1]:7.3f} s in the dispatcher ({p[5]:.3f} s), "
+          f"{p[2]:7.3f} s (wall) in the engine's calls; {p[3]:,.0f} calls ({p[1] / p[3] * 1e6:.0f} us a call); "
+          f"starts identical to pbf replay: {p[4]:,.0f} of {len(want):,}")
+    print(f"  AccaSim + its EASYBackfilling: {e[0]:8.2f} s in all, {e[1]:7.3f} s in the dispatcher ({e[5]:.3f} s); "
+          f"{e[3]:,.0f} calls ({e[1] / e[3] * 1e6:.0f} us a call)")
+    print(f"  pbf's dispatcher time / AccaSim EASY's: {p[1] / e[1]:.1%} of CPU ({p[5] / e[5]:.1%} of wall time; "
+          "target <= 10%)")
 
 
 if __name__ == "__main__":

@@ -6,15 +6,16 @@ driven event by event, by the object path (``advance``) and the batch path (``ad
 
 ``--seen``: for each count, an engine on 128 units first sees that many 10-second one-unit jobs
 (submitted and finished in batches of 128), then takes ``--calls`` calls of one Finish and one Submit
-each (a host driving it event by event), by each path. Prints the median microseconds a call (pass
-included) over ``--trials`` rounds, the rounds of all counts and paths interleaved so that the
+each (a host driving it event by event), by each path. Prints the median microseconds of CPU a call
+(pass included; the calling thread's CPU time, which the machine's other load does not inflate) over
+``--trials`` rounds, the rounds of all counts and paths interleaved so that the
 machine's load falls on each.
 
 ``--trace``: a log (found by name through $PBF_TRACES or ../shared/traces, or a path; cleaned as
 ``pbf replay`` cleans it) on its own cluster size, driven through the engine one instant at a time --
 one call per instant with that instant's finishes and arrivals, as ``pbf replay`` passes once per
 instant -- by each path, and replayed by ``pbf.replay``. Prints, medians of interleaved rounds: the
-time inside the engine's calls, a call's cost in all and beside the pass (the passes' own time is
+CPU time (and wall time) inside the engine's calls, a call's cost in all and beside the pass (the passes' own time is
 measured inside ``advance``; both paths run the same passes), and ``pbf replay``'s replay time
 (``wall_s.replay``). Starts are checked identical to the replay's.
 
@@ -49,11 +50,11 @@ def engine_that_saw(seen: int) -> tuple[Engine, int]:
 
 
 def call_cost(seen: int, calls: int, batch: bool) -> float:
-    """Microseconds a call of one Finish and one Submit, after ``seen`` jobs."""
+    """Microseconds of CPU a call of one Finish and one Submit, after ``seen`` jobs."""
     eng, t = engine_that_saw(seen)
     running = sorted(eng.running())
     job = seen
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     for k in range(calls):
         if batch:
             fin = running[k:k + 1]
@@ -66,7 +67,7 @@ def call_cost(seen: int, calls: int, batch: bool) -> float:
             eng.advance(t, events)
         job += 1
         t += 1
-    return (time.perf_counter() - t0) / calls * 1e6
+    return (time.thread_time() - t0) / calls * 1e6
 
 
 class Trace:
@@ -96,15 +97,16 @@ class Trace:
         return r.summary["wall_s"]["replay"], starts
 
 
-def drive(tr: Trace, batch: bool) -> tuple[float, int, float, dict]:
-    """The trace through an engine one instant at a time: (seconds inside the engine's calls, calls,
-    seconds inside the passes (object path; 0 for the batch path), starts)."""
+def drive(tr: Trace, batch: bool) -> tuple[float, int, float, dict, float]:
+    """The trace through an engine one instant at a time: (CPU seconds inside the engine's calls,
+    calls, CPU seconds inside the passes (object path; 0 for the batch path), starts, wall seconds
+    inside the calls)."""
     eng = Engine(tr.units)
-    ends, starts, inside, calls = [], {}, 0.0, 0
+    ends, starts, inside, wall, calls = [], {}, 0.0, 0.0, 0
     ids, sub, size, req, run = tr.ids, tr.submit, tr.size, tr.req, tr.run
     n, i = len(ids), 0
     sub_list = sub.tolist()
-    clock = time.perf_counter
+    clock, cpu = time.perf_counter, time.thread_time
     while i < n or ends:
         now = sub_list[i] if i < n else ends[0][0]
         if ends and ends[0][0] < now:
@@ -118,25 +120,27 @@ def drive(tr: Trace, batch: bool) -> tuple[float, int, float, dict]:
         if batch:
             fin_ids, fin_t = np.array(fin, dtype=np.int64), np.full(len(fin), now, dtype=np.int64)
             s_ids, s_t, s_units, s_req = ids[i:k], sub[i:k], size[i:k], req[i:k]
-            t0 = clock()
+            t0, c0 = clock(), cpu()
             d = eng.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=s_ids, submit_times=s_t,
                                    units=s_units, requested=s_req)
-            inside += clock() - t0
+            inside += cpu() - c0
+            wall += clock() - t0
             started = d.started.tolist()
         else:
             events = [Finish(x, now) for x in fin]
             events += [Submit(Job(x, now, u, r)) for x, u, r in zip(ids[i:k].tolist(), size[i:k].tolist(),
                                                                     req[i:k].tolist())]
-            t0 = clock()
+            t0, c0 = clock(), cpu()
             d = eng.advance(now, events)
-            inside += clock() - t0
+            inside += cpu() - c0
+            wall += clock() - t0
             started = [x.job_id for x in d if isinstance(x, Start)]
         i = k
         calls += 1
         for x in started:
             starts[x] = now
             heapq.heappush(ends, (now + run[x], x))
-    return inside, calls, (0.0 if batch else eng._pass_ns / 1e9), starts
+    return inside, calls, (0.0 if batch else eng._pass_ns / 1e9), starts, wall
 
 
 def trace_mode(args) -> None:
@@ -144,23 +148,24 @@ def trace_mode(args) -> None:
     rows = {"object": [], "batch": [], "replay": []}
     for _ in range(args.trials):
         for path in ("object", "batch"):
-            inside, calls, passes, starts = drive(tr, path == "batch")
-            rows[path].append((inside, calls, passes, starts))
+            rows[path].append(drive(tr, path == "batch"))
         rows["replay"].append(tr.replay())
     want = rows["replay"][0][1]
     replay_s = statistics.median(r[0] for r in rows["replay"])
     pass_s = statistics.median(r[2] for r in rows["object"])
-    print(f"{os.path.basename(args.trace)}: {len(tr.ids):,} jobs on {tr.units} units, one call per instant; "
-          f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; medians of {args.trials} interleaved rounds")
+    calls = rows["object"][0][1]
+    print(f"{os.path.basename(args.trace)}: {len(tr.ids):,} jobs on {tr.units} units, {calls:,} calls (one per "
+          f"instant); cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; medians of {args.trials} "
+          "interleaved rounds; CPU time of the calling thread (wall time under the machine's load in brackets)")
     for path in ("object", "batch"):
         inside = statistics.median(r[0] for r in rows[path])
-        calls = rows[path][0][1]
+        wall = statistics.median(r[4] for r in rows[path])
         same = sum(rows[path][0][3].get(i) == s for i, s in want.items())
-        print(f"  {path:6} path: {inside:7.3f} s inside the calls, {calls:,} calls, {inside / calls * 1e6:6.2f} us a "
-              f"call, {(inside - pass_s) / calls * 1e6:6.2f} us beside the pass; {inside / replay_s:5.1f}x the "
-              f"replay; starts identical to the replay: {same:,} of {len(want):,}")
-    print(f"  the passes: {pass_s:.3f} s ({pass_s / rows['object'][0][1] * 1e6:.2f} us a call); "
-          f"pbf replay: {replay_s:.3f} s replay")
+        print(f"  {path:6} path: {inside:6.3f} s in the calls ({wall:6.3f} s), {inside / calls * 1e6:5.1f} us a call "
+              f"({wall / calls * 1e6:5.1f} us), {(inside - pass_s) / calls * 1e6:5.1f} us beside the pass; "
+              f"{wall / replay_s:5.1f}x the replay's wall time; starts as the replay's: {same:,} of {len(want):,}")
+    print(f"  the passes: {pass_s:.3f} s of CPU ({pass_s / calls * 1e6:.2f} us a call); pbf replay: {replay_s:.3f} s "
+          "(wall_s.replay)")
 
 
 def main(argv=None) -> int:
@@ -180,8 +185,8 @@ def main(argv=None) -> int:
         for s in seen:
             for b in (False, True):
                 times[s, b].append(call_cost(s, args.calls, b))
-    print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; a call of one Finish and one Submit, "
-          f"pass included (median of {args.trials})")
+    print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; CPU time of a call of one Finish and "
+          f"one Submit, pass included (median of {args.trials})")
     for s in seen:
         print(f"{s:>9,} jobs seen: advance {statistics.median(times[s, False]):7.1f} us, "
               f"advance_arrays {statistics.median(times[s, True]):7.1f} us")

@@ -48,6 +48,7 @@ def test_full_pass(benchmark, sc, workers, commit):
     finally:
         for core in cores:
             core.stop_pool()
+        cores.clear()             # pytest-benchmark keeps this test's closures to the session's end
     assert all(w["depth"] == sc.queued for w in work)
     if commit == "ordered":    # eager results may depend on thread timing
         assert len({(w["started"], w["reservations"]) for w in work}) == 1

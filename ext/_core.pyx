@@ -116,7 +116,8 @@ _CONFIG_KEYS = frozenset((
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
-    "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))     # (bf_limits.pxd)
+    "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",      # (bf_limits.pxd)
+    "ss_marks"))                                                                     # (slurm_space.pxd)
 _BF_KEYS = frozenset(("bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
@@ -248,6 +249,7 @@ cdef class Core:
             elif name == "sim_max_sched_us": S.sim.max_sched_us = value
             elif name == "sim_cost_main_us": S.sim.cost_main_us = value
             elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
+            elif name == "ss_marks": S.ss.marks = value
         if _BF_KEYS & set(settings):
             bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),
                     settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),

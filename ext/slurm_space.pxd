@@ -27,6 +27,11 @@ cdef enum:
     SS_SKIP = -1                   # ss_job_test: no start now, no reservation
     SS_ERROR = -2                  # ... out of memory
 
+cdef enum:                         # how a GPU job's tests mark the nodes' weights, by Slurm version and plugin
+    SS_MARKS_CARRY = 0             # cons_tres of Slurm 20.11 and 22.05: a mark stays until a start attempt
+    SS_MARKS_NONE = 1              # cons_res: no marks
+    SS_MARKS_PER_TEST = 2          # cons_tres of Slurm 23.11: each will-run test resets its offered nodes first
+
 
 ctypedef struct SlurmSpace:
     bint on                        # a node cluster's passes use Slurm's backfill (else pbf's exact plan)
@@ -46,6 +51,7 @@ ctypedef struct SlurmSpace:
                                    # 0xff, less the GPUs a GPU job's test would use there, until a start
                                    # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
     BfLimits lim                   # Slurm's own backfill limits (bf_limits.pxd)
+    int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
 
 
 cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
@@ -253,8 +259,8 @@ cdef inline bint ss_give_back(SlurmSpace* X, NodeModel* M, const Nodes* N, const
 
 cdef inline void _ss_mark(SlurmSpace* X, int64_t i, int64_t c, int64_t gf, int64_t need, int64_t g) noexcept nogil:
     # node i, with c cores and gf GPUs free, could hold a task of a job asking g GPUs (need: the cores
-    # it must find there): its weight becomes 0xff less the GPUs the job would use there
-    if c >= need and c > 0 and gf >= g:
+    # it must find there): its weight becomes 0xff less the GPUs the job would use there (not with cons_res)
+    if c >= need and c > 0 and gf >= g and X.marks != SS_MARKS_NONE:
         X.sw[i] = 0xff - (gf if gf < g else g)
 
 
@@ -326,6 +332,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     cdef bint more = True, test
     for i in range(M.nn):
         X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1]) if _ss_offered(X, i) else 0
+        if X.marks == SS_MARKS_PER_TEST and _ss_offered(X, i):
+            X.sw[i] = 0xff             # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
     if _ss_choose(X, M, j, cores, False):
         return now
     if now_only:

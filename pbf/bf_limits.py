@@ -19,13 +19,18 @@ oracle :mod:`pbf.reference.slurm_backfill_ref`):
   may only start now.
 
 0 turns a limit off (Slurm's default for each).
+
+``slurm_version`` (``20.11``, ``22.05``, ``23.11``) and ``select_type`` (``cons_tres``, ``cons_res``) say
+how a GPU job's tests mark the nodes' scheduling weights (:func:`pbf.slurm_versions.node_marks`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .bounded import check_int
-from .config import MAX_COUNT, Backfill
+from .config import MAX_COUNT, Backfill, _check_choice
+from .errors import ConfigError
+from .slurm_versions import DEFAULT_SLURM_VERSION, SELECT_TYPES, check_version, node_marks
 
 __all__ = ["SlurmBackfill", "LIMITS", "MAX_BF_MAX_JOB_START", "MAX_BF_MIN_AGE_RESERVE", "MAX_BF_MIN_PRIO_RESERVE"]
 
@@ -43,11 +48,15 @@ LIMITS = (("max_job_user", "bf_max_job_user", MAX_COUNT), ("max_job_user_part", 
           ("min_age_reserve", "bf_min_age_reserve", MAX_BF_MIN_AGE_RESERVE))
 
 
+#: the core's codes of the node weights' rules (ext/slurm_space.pxd SS_MARKS_*)
+_MARKS = {"carry": 0, "none": 1, "per-test": 2}
+
+
 @dataclass(frozen=True)
 class SlurmBackfill(Backfill):
     """A :class:`pbf.Backfill` with Slurm's own backfill limits (module docstring; 0: off). They need
     Slurm's backfill on nodes (``node_search="slurm"``); ``min_prio_reserve`` needs a multifactor
-    priority."""
+    priority. ``slurm_version``, ``select_type``: the node weights' rule (module docstring)."""
     max_job_user: int = 0
     max_job_user_part: int = 0
     max_job_assoc: int = 0
@@ -55,11 +64,18 @@ class SlurmBackfill(Backfill):
     max_job_start: int = 0
     min_prio_reserve: int = 0
     min_age_reserve: int = 0
+    slurm_version: str = DEFAULT_SLURM_VERSION
+    select_type: str = "cons_tres"
 
     def __post_init__(self):
         super().__post_init__()
         for name, _, hi in LIMITS:
             check_int(name, getattr(self, name), 0, hi)
+        check_version(self.slurm_version)
+        _check_choice("select_type", self.select_type, SELECT_TYPES)
+        if self.select_type == "cons_res" and self.slurm_version == "23.11":
+            raise ConfigError("select_type='cons_res' with slurm_version='23.11': Slurm 23.11 removed "
+                              "select/cons_res (use cons_tres)")
 
     @property
     def limited(self) -> bool:
@@ -78,7 +94,11 @@ class SlurmBackfill(Backfill):
         """Backfill's core settings and the limits' (``ext/bf_limits.pxd``)."""
         return {**super().core_settings(), "bf_max_user": self.per_user(), "bf_max_part": self.max_job_part,
                 "bf_max_start": self.max_job_start, "bf_min_prio": float(self.min_prio_reserve),
-                "bf_min_age": self.min_age_reserve}
+                "bf_min_age": self.min_age_reserve, "ss_marks": _MARKS[self.marks()]}
+
+    def marks(self) -> str:
+        """The node weights' rule (:func:`pbf.slurm_versions.node_marks`)."""
+        return node_marks(self.slurm_version, self.select_type)
 
     def reference_limits(self) -> dict:
         """The oracle's limits (:func:`pbf.reference.slurm_backfill_ref.slurm_pass`)."""

@@ -22,7 +22,7 @@ import copy
 import threading
 from collections.abc import Iterable
 from dataclasses import replace
-from time import perf_counter_ns
+from time import thread_time_ns
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
 from .engine_batch import BatchDecisions, BatchPath
+from .engine_checks import CallChecks
 from .engine_events import (
     INT64_MAX,
     INT64_MIN,
@@ -44,7 +45,6 @@ from .engine_events import (
     Finish,
     Job,
     Lend,
-    OutageEvent,
     ProtocolError,
     Rejected,
     Reserve,
@@ -52,19 +52,22 @@ from .engine_events import (
     Start,
     Stopped,
     Submit,
-    bad_id,
-    check_time,
     is_int,
 )
 from .engine_nodes import EngineNodes, name_units
 from .engine_timing import EngineTiming
 from .errors import ConfigError
+from .plugins.choosers import PythonChooser
 from .plugins.predictors import PythonPredictor
+from .plugins.priorities import PythonPriority
 from .plugins.scoring import Scoring
 from .plugins.views import JobsView
 
 __all__ = ["Engine", "BatchDecisions", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "ProtocolError",
            "Drain", "Fail", "Resume", "Stopped", "Lend", "MAX_TIME"]
+
+
+_REJECTED = int(JobState.JS_REJECTED)
 
 
 def _number_of(job_id, j):
@@ -73,23 +76,12 @@ def _number_of(job_id, j):
     return int(job_id) if is_int(job_id) and INT64_MIN <= job_id <= INT64_MAX else j
 
 
-def _items(i, ev, what):
-    # an outage event's units or nodes as a list: any iterable but a string of node names
-    value = getattr(ev, what)
-    if isinstance(value, (str, bytes)) and what == "nodes":
-        value = (value,)
-    try:
-        return list(value)
-    except TypeError:
-        raise ProtocolError(f"event {i} ({type(ev).__name__}): {what} must be a sequence, got {value!r}") from None
-
-
 def _unit_indices(words, units_total):
     bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:units_total]
     return np.flatnonzero(bits)
 
 
-class Engine(BatchPath):
+class Engine(BatchPath, CallChecks):
     """A scheduler engine on one cluster. See the module docstring for the protocol.
 
     priority, predictor, correction and ``backfill.order``: the scoring plugins, as in
@@ -142,6 +134,9 @@ class Engine(BatchPath):
                                 record_passes=False, **self._timing.core_options())
         self._core.configure(hooks=0)      # the engine calls Python plugins itself
         self._scoring = scoring
+        # a Python priority or chooser runs after a call's events are applied (a checkpoint first)
+        self._keys_in_python = isinstance(scoring.priority, PythonPriority) or isinstance(scoring.chooser,
+                                                                                         PythonChooser)
         self._outages = Outages(self._core)
         self._outages.set_requeue(on_failure == "requeue")
         self._co = Coalloc(self._core)
@@ -178,7 +173,7 @@ class Engine(BatchPath):
                         "rejected": 0}
         self._rejected = {}     # job id -> why it can never run (a Rejected decision; not in the core)
         self._int_ids = True    # every job id so far is an int of 64 bits (decision arrays are int64)
-        self._pass_ns = 0       # time inside the passes (benchmarks: the cost of a call beside the pass)
+        self._pass_ns = 0       # CPU time inside the passes (benchmarks: the cost of a call beside the pass)
         # one call at a time: calls from several threads are serialised, never interleaved
         self._lock = threading.RLock()
 
@@ -214,10 +209,11 @@ class Engine(BatchPath):
             if quick and not self._timing.every_call:
                 raise ProtocolError("quick=True: with trigger='interval' the engine chooses the pass itself")
             bits, rejected = self._validate(now, events)
+            scoring, estimates = self._plugins_first(events, rejected)
             undo = self._checkpoint()
             resumed = self._resumed
             try:
-                scoring, stopped = self._apply(now, events, bits, rejected)
+                stopped = self._apply(now, events, bits, rejected, scoring, estimates)
             except BaseException:
                 self._rollback(undo)
                 raise
@@ -227,14 +223,16 @@ class Engine(BatchPath):
             kind = ("quick" if quick else "full") if timing.every_call else \
                 timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
             self._rejected.update(rejected)
-            out = [Rejected(i, why) for i, why in rejected.items()] + stopped
+            out = [Rejected(ev.job.id, rejected[ev.job.id]) for ev in events
+                   if isinstance(ev, Submit) and ev.job.id in rejected] if rejected else []
+            out += stopped
             if kind is None:
                 return out
             charged = timing.clock == "model" and kind == "full" and not timing.every_call
             before = core.pass_totals()["charged_us_full"] if charged else 0
-            t0 = perf_counter_ns()
+            t0 = thread_time_ns()
             started, reserved = core.run_pass(now, kind == "quick")
-            self._pass_ns += perf_counter_ns() - t0
+            self._pass_ns += thread_time_ns() - t0
             if kind == "full" and not timing.every_call:
                 timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
             self._counts["passes"] += 1
@@ -292,16 +290,42 @@ class Engine(BatchPath):
         self._counts["requeued" if requeued else "killed"] += len(hit)
         return [Stopped(self._ids[j], ev.at, requeued) for j in hit]
 
-    def _apply(self, now, events, bits, rejected):
-        # the events and the Python plugins' keys; returns the scoring (a copy when it has Python
-        # plugins, whose state the calls may change) and the jobs failures stopped
+    def _plugins_first(self, events, rejected):
+        # a Python predictor's fits and predictions, in event order, on a copy of the scoring and
+        # before anything changes (a plugin that raises leaves the engine as it was). Returns the
+        # scoring the call goes on with (a copy when Python plugin code runs in it) and the estimates
+        # of the jobs it submits (None: not from Python)
         sc = self._scoring
-        if sc.needs_hooks:
-            try:
-                sc = copy.deepcopy(sc)
-            except Exception as exc:
-                raise ConfigError(f"a Python plugin cannot be copied, which the engine needs to undo a call "
-                                  f"that fails ({type(exc).__name__}: {exc}); give it a __deepcopy__") from exc
+        if not sc.needs_hooks:
+            return sc, None
+        predictor = isinstance(sc.predictor, PythonPredictor)
+        if not self._keys_in_python and not (predictor and any(isinstance(e, (Submit, Finish)) for e in events)):
+            return sc, None
+        try:
+            sc = copy.deepcopy(sc)
+        except Exception as exc:
+            raise ConfigError(f"a Python plugin cannot be copied, which the engine needs to undo a call "
+                              f"that fails ({type(exc).__name__}: {exc}); give it a __deepcopy__") from exc
+        if not predictor:
+            return sc, None
+        estimates, index = {}, len(self._ids)
+        for ev in events:
+            if isinstance(ev, Submit) and ev.job.id not in rejected:
+                job = ev.job
+                one = {"id": np.array([_number_of(job.id, index)], dtype=np.int64)}
+                one.update({k: np.array([getattr(job, k)], dtype=np.int64)
+                            for k in ("submit", "units", "requested", "user")})
+                view = replace(JobsView.of(one, [0]), index=np.array([index], dtype=np.int64))
+                estimates[job.id] = int(np.asarray(sc.predictor.predict(view, job.submit))[0])
+                index += 1
+            elif isinstance(ev, Finish):
+                j = self._index[ev.job_id]
+                start = int(self._core.values_of("start", np.array([j], np.int64))[0])
+                sc.predictor.fit(self._view([j], start=[start], run=[ev.time - start]), ev.time)
+        return sc, estimates
+
+    def _apply(self, now, events, bits, rejected, sc, estimates):
+        # the events, then a Python priority's or chooser's keys; returns the jobs failures stopped
         core = self._core
         stopped = []
         for ev, words in zip(events, bits):
@@ -313,8 +337,12 @@ class Engine(BatchPath):
                 if ev.job.id in rejected:
                     self._counts["rejected"] += 1
                     continue
-                j = self._add(sc, ev.job)
-                core.submit(j)
+                j = self._add(sc, ev.job, estimates)
+                if core.submit(j) == _REJECTED:
+                    # (the node model: no set of the cluster's nodes, all idle, holds the request)
+                    del self._index[ev.job.id]
+                    rejected[ev.job.id] = self._nodes.rejection(ev.job)
+                    self._counts["rejected"] += 1
             else:
                 j = self._index[ev.job_id]
                 if self.coalloc is not None:
@@ -322,18 +350,17 @@ class Engine(BatchPath):
                 else:
                     core.finish(j, ev.time)
                 self._counts["finished"] += 1
-                if isinstance(sc.predictor, PythonPredictor):
-                    start = int(core.values_of("start", np.array([j], np.int64))[0])
-                    sc.predictor.fit(self._view([j], start=[start], run=[ev.time - start]), ev.time)
             self._last_event = ev.time
         self._resume_due(now)
         self._now = now
-        sc.set_keys(core, self._view, core.pending(), now)
-        return sc, stopped
+        if self._keys_in_python:
+            sc.set_keys(core, self._view, core.pending(), now)
+        return stopped
 
     def _checkpoint(self):
-        # what a failed call must restore: only Python plugins can fail once events are applied
-        if not self._scoring.needs_hooks:
+        # what a failed call must restore: only a Python priority or chooser runs once events are
+        # applied (a Python predictor runs before, in _plugins_first), so only then is one taken
+        if not self._keys_in_python:
             return None
         return (checkpoint(self._core), len(self._ids), set(self._users), dict(self._counts),
                 self._now, self._last_event, list(self._timed), self._int_ids)
@@ -345,7 +372,7 @@ class Engine(BatchPath):
         self._timed = timed
         rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
-            del self._index[job_id]
+            self._index.pop(job_id, None)       # (a job the core rejected is not in the index)
         del self._ids[njobs:]
         del self._jobs[njobs:]
         for col in self._cols.values():
@@ -362,14 +389,12 @@ class Engine(BatchPath):
         cols = {k: np.asarray([v[j] for j in jobs], dtype=np.int64) for k, v in self._cols.items()}
         return replace(JobsView.of(cols, np.arange(len(jobs)), **kw), index=np.asarray(jobs, dtype=np.int64))
 
-    def _add(self, sc, job):
-        run = job.run if job.run is not None else -1
-        est = int(sc.predictor.given(np.array([job.requested]), np.array([run]))[0])
-        if isinstance(sc.predictor, PythonPredictor):
-            one = {k: np.array([getattr(job, k)], dtype=np.int64)
-                   for k in ("id", "submit", "units", "requested", "user")}
-            view = replace(JobsView.of(one, [0]), index=np.array([len(self._ids)], dtype=np.int64))
-            est = int(np.asarray(sc.predictor.predict(view, job.submit))[0])
+    def _add(self, sc, job, estimates=None):
+        if estimates is not None:
+            est = estimates[job.id]
+        else:
+            run = job.run if job.run is not None else -1
+            est = int(sc.predictor.given(np.array([job.requested]), np.array([run]))[0])
         known = len(self._users)
         user = self._users.setdefault(job.user, known)
         if len(self._users) > known:        # Fair Tree: a new user is a new association
@@ -400,155 +425,6 @@ class Engine(BatchPath):
         if isinstance(self.coalloc.cpu, (int, float)):
             return float(self.coalloc.cpu)
         return float(min(1.0, max(0.01, _beta22(np.array([_number_of(job.id, j)]), self.coalloc.seed)[0])))
-
-    def _validate(self, now, events):
-        if self._closed:
-            raise ProtocolError("the engine is closed")
-        check_time("now", now)
-        if self._now is not None and now < self._now:
-            raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
-        # the state and start of the jobs the call finishes, looked up one by one (not whole columns:
-        # the cost of a call must not grow with the jobs the engine has seen)
-        state, start = {}, {}
-        ended = sorted({j for j in (self._known(e.job_id) for e in events if isinstance(e, Finish))
-                        if j is not None})
-        if ended:
-            rows = np.asarray(ended, dtype=np.int64)
-            state = dict(zip(ended, self._core.values_of("state", rows).tolist()))
-            start = dict(zip(ended, self._core.values_of("start", rows).tolist()))
-        last = self._now        # nothing may happen before the time of the last pass
-        new_ids = set()
-        rejected = {}           # job id -> why it can never run
-        finishing = set()
-        stopped = {}            # job id -> the event that stops it
-        bits = []
-        for i, ev in enumerate(events):
-            if not isinstance(ev, (Submit, Finish, Drain, Fail, Resume)):
-                raise ProtocolError(f"event {i} is not a pbf.Submit, Finish, Drain, Fail or Resume: {ev!r}")
-            if isinstance(ev, OutageEvent) and self.coalloc is not None:
-                raise ProtocolError(f"event {i}: outages are not combined with co-allocation")
-            bits.append(self._outage_words(i, ev) if isinstance(ev, OutageEvent) else None)
-            if isinstance(ev, OutageEvent):
-                check_time(f"event {i} ({ev!r}): at", ev.at)
-                if ev.until is not None and (not is_int(ev.until) or not ev.at < ev.until <= MAX_TIME):
-                    raise ProtocolError(f"event {i} ({ev!r}): until must be None or an int after at={ev.at}")
-            if isinstance(ev, Submit) and not isinstance(ev.job, Job):
-                raise ProtocolError(f"event {i}: Submit needs a pbf.Job, got {ev.job!r}")
-            t = ev.time
-            check_time(f"event {i} ({ev!r}): time", t)
-            if t > now:
-                raise ProtocolError(f"event {i} ({ev!r}) is at {t}, later than now={now}")
-            if last is not None and t < last:
-                what = "the previous event" if i and last != self._now else "the last call's now"
-                raise ProtocolError(f"event {i} ({ev!r}) is at {t}, before {what} at {last}")
-            last = t
-            if isinstance(ev, Submit):
-                job = ev.job
-                problem = bad_id(job.id)
-                if problem:
-                    raise ProtocolError(f"event {i}: job id {job.id!r} {problem}")
-                if job.id in self._index or job.id in self._rejected or job.id in new_ids:
-                    raise ProtocolError(f"event {i}: duplicate job id {job.id!r}")
-                if not is_int(job.units) or job.units <= 0:
-                    raise ProtocolError(f"event {i}: job {job.id!r} asks for {job.units!r} units; expected an int > 0")
-                if not is_int(job.requested) or not job.requested <= MAX_TIME:
-                    raise ProtocolError(f"event {i}: job {job.id!r} has requested time {job.requested!r}; "
-                                        f"expected an int up to {MAX_TIME:,} s (at most 0: rejected, as it can "
-                                        "never be planned)")
-                if job.run is not None and (not is_int(job.run) or not -1 <= job.run <= MAX_TIME):
-                    raise ProtocolError(f"event {i}: job {job.id} has run time {job.run!r}; "
-                                        f"expected None or an int from 0 to {MAX_TIME:,} s")
-                for name in ("user", "partition", "queue"):
-                    value = getattr(job, name)
-                    if not is_int(value) or not INT64_MIN <= value <= INT64_MAX:
-                        raise ProtocolError(f"event {i}: job {job.id} has {name} {value!r}; expected an int")
-                if job.cpu is not None and (isinstance(job.cpu, bool) or not isinstance(job.cpu, (int, float))
-                                            or not 0 < job.cpu <= 1):
-                    raise ProtocolError(f"event {i}: job {job.id} has cpu {job.cpu!r}; expected None or a number "
-                                        "in (0, 1]")
-                problem = self._nodes.problem(job)
-                if problem:
-                    raise ProtocolError(f"event {i}: {problem}")
-                if self._scoring.predictor.name == "clairvoyant" and (job.run is None or job.run < 0):
-                    raise ProtocolError(f"event {i}: the clairvoyant predictor needs job {job.id!r}'s run time")
-                # (the replayer's rules for jobs that can never run: answered, not refused)
-                if job.units > self.cluster.units:
-                    rejected[job.id] = f"larger than the cluster: asks {job.units:,} units of {self.cluster.units:,}"
-                elif job.requested <= 0:
-                    rejected[job.id] = f"no requested time (requested {job.requested})"
-                else:
-                    why = self._nodes.never_fits(job)
-                    if why:
-                        rejected[job.id] = why
-                new_ids.add(job.id)
-            elif isinstance(ev, Finish):
-                j = self._known(ev.job_id)
-                if j is None:
-                    known = not bad_id(ev.job_id)
-                    why = ("was submitted in this same call and cannot have started"
-                           if known and ev.job_id in new_ids and ev.job_id not in rejected else
-                           f"was rejected ({(rejected.get(ev.job_id) or self._rejected.get(ev.job_id))})"
-                           if known and (ev.job_id in rejected or ev.job_id in self._rejected) else "is unknown")
-                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id!r}: it {why}")
-                if ev.job_id in stopped:
-                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: the failure of event "
-                                        f"{stopped[ev.job_id]} stopped it")
-                if state[j] != JobState.JS_RUNNING or ev.job_id in finishing:
-                    what = {JobState.JS_PENDING: "pending", JobState.JS_DONE: "already finished",
-                            JobState.JS_REJECTED: "rejected",
-                            JobState.JS_KILLED: "killed by a failure"}.get(int(state[j]), "not running")
-                    if ev.job_id in finishing:
-                        what = "already finished earlier in this call"
-                    raise ProtocolError(f"event {i}: cannot finish job {ev.job_id}: it is {what}")
-                if t < start[j]:
-                    raise ProtocolError(f"event {i}: job {ev.job_id} cannot finish at {t}: it started at {start[j]}")
-                if ev.rate is not None and (isinstance(ev.rate, bool) or not isinstance(ev.rate, (int, float))
-                                            or not 0 < ev.rate <= 1):
-                    raise ProtocolError(f"event {i}: job {ev.job_id}'s rate {ev.rate!r}: expected None or a "
-                                        "number in (0, 1]")
-                finishing.add(ev.job_id)
-            if isinstance(ev, Fail):
-                # the running jobs it stops (those finished earlier in the call have ended)
-                for j in self._outages.jobs_on(bits[-1]):
-                    if self._ids[j] not in finishing:
-                        stopped[self._ids[j]] = i
-        return bits, rejected
-
-    def _known(self, job_id):
-        # the core index of a job id the engine holds, or None (an unhashable id is not one)
-        try:
-            return self._index.get(job_id)
-        except TypeError:
-            return None
-
-    def _outage_words(self, i, ev):
-        # the unit words of an outage event (checked)
-        units = self.cluster.units
-        if bool(ev.units) == bool(ev.nodes):
-            raise ProtocolError(f"event {i} ({ev!r}): give units or nodes (one of them)")
-        if ev.nodes:
-            if not self.cluster.nodes:
-                raise ProtocolError(f"event {i}: nodes given, but the cluster has no named nodes (give units)")
-            names = {}
-            at = 0
-            for node in self.cluster.nodes:
-                names[node.name] = range(at, at + node.cores)
-                at += node.cores
-            idx = []
-            for n in _items(i, ev, "nodes"):
-                if not isinstance(n, str) or n not in names:
-                    raise ProtocolError(f"event {i}: no node named {n!r} in the cluster")
-                idx.extend(names[n])
-        else:
-            idx = _items(i, ev, "units")
-            for u in idx:
-                if not is_int(u) or not 0 <= u < units:
-                    raise ProtocolError(f"event {i} ({type(ev).__name__}): unit {u!r} is not a unit index "
-                                        f"(0 to {units - 1})")
-        words = np.zeros((units + 63) // 64, dtype=np.uint64)
-        idx = np.asarray(idx, dtype=np.int64)
-        np.bitwise_or.at(words, idx // 64, np.left_shift(np.uint64(1), (idx % 64).astype(np.uint64)))
-        return words
 
     # ---------------------------------------------------------------- queries
     def pending(self) -> list[int]:

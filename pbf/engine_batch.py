@@ -17,6 +17,7 @@ object path's cost.
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +55,7 @@ _PROBLEMS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class BatchDecisions:
     """The decisions of one :meth:`~pbf.Engine.advance_arrays` call, as arrays.
 
@@ -103,31 +104,49 @@ def _minus_ones(n):
     return _filled(n, -1)
 
 
+_EMPTY_O = np.empty(0, dtype=object)
+
+
 def _ids_array(ids, as_int):
-    return np.array(ids, dtype=np.int64) if as_int else np.array(ids + [None], dtype=object)[:-1]
+    if not ids:
+        return _EMPTY if as_int else _EMPTY_O
+    if as_int:
+        return np.array(ids, dtype=np.int64)
+    out = np.empty(len(ids), dtype=object)
+    out[:] = ids
+    return out
 
 
 def _ints(name, value, n, required=False):
-    # a 1-d int64 array of n values (None: not given), refused unless its values are integers
+    # n int64 values (None: not given) as a buffer the core reads (a NumPy array, or for a list an
+    # array.array: cheaper to make), refused unless the values are integers
     if value is None:
         if required:
             raise ProtocolError(f"{name} must be given (a 1-d sequence of integers)")
         return None
-    if type(value) is np.ndarray and value.dtype is _I64 and value.ndim == 1 and value.flags.c_contiguous:
+    if type(value) is np.ndarray:
+        if not (value.dtype is _I64 and value.ndim == 1 and value.flags.c_contiguous):
+            if value.size and (value.ndim != 1 or value.dtype.kind not in "iu"
+                               or (value.dtype.kind == "u" and value.max() > INT64_MAX)):
+                raise ProtocolError(f"{name} must be a 1-d sequence of integers (int64), got {value.dtype} of "
+                                    f"shape {value.shape}")
+            value = np.ascontiguousarray(value, dtype=np.int64) if value.size else _EMPTY
         a = value
     else:
-        a = np.asarray(value)
-        if a.size == 0:
-            a = _EMPTY
-        elif a.ndim != 1 or a.dtype.kind not in "iu" or (a.dtype.kind == "u" and a.max() > INT64_MAX):
-            raise ProtocolError(f"{name} must be a 1-d sequence of integers (int64), got {a.dtype} of shape {a.shape}")
-        a = np.ascontiguousarray(a, dtype=np.int64)
+        try:
+            a = array("q", value)
+        except (TypeError, OverflowError, ValueError):
+            return _ints(name, np.asarray(value), n, required)
+        if bool in map(type, value):
+            raise ProtocolError(f"{name} must be a 1-d sequence of integers, got a bool")
     if n is not None and len(a) != n:
         raise ProtocolError(f"{name} has {len(a)} values, expected {n} (one per submitted job)")
     return a
 
 
 def _id_list(name, ids):
+    if type(ids) is list:
+        return ids, False
     if isinstance(ids, np.ndarray):
         if ids.ndim != 1:
             raise ProtocolError(f"{name} must be 1-d, got shape {ids.shape}")
@@ -177,26 +196,32 @@ class BatchPath:
                 fin_t = fin_j = _ints("finish_times", finish_times, 0, True)
             sids, int_sids = _id_list("submit_ids", submit_ids)
             n = len(sids)
-            sub_t = _ints("submit_times", submit_times, n, True)
-            sub_units = _ints("units", units, n, True)
-            sub_req = _ints("requested", requested, n, True)
-            sub_run = _ints("run", run, n)
             sub_user = part = qos = None
-            if user is not None or partition is not None or queue is not None:
-                sub_user = _ints("user", user, n)
-                part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
             if n:
+                sub_t = _ints("submit_times", submit_times, n, True)
+                sub_units = _ints("units", units, n, True)
+                sub_req = _ints("requested", requested, n, True)
+                sub_run = _ints("run", run, n)
+                if user is not None or partition is not None or queue is not None:
+                    sub_user = _ints("user", user, n)
+                    part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
                 self._check_new_ids(sids, int_sids)
-            if sub_run is None:
-                sub_run = _minus_ones(n)
+                if sub_run is None:
+                    sub_run = _minus_ones(n)
+            else:
+                for name, value in (("submit_times", submit_times), ("units", units), ("requested", requested),
+                                    ("run", run), ("user", user), ("partition", partition), ("queue", queue)):
+                    if value is not None and len(value):
+                        raise ProtocolError(f"{name} has {len(value)} values, expected 0 (one per submitted job)")
+                sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME
             reject = np.zeros(n, dtype=np.int8)
             problem, i, nrej = self._core.batch_check(now, last, _RUNNING, MAX_TIME, fin_j, fin_t, sub_t, sub_units,
                                                       sub_req, sub_run, reject)
             if problem:
                 self._refuse(problem, i, now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
-            if n and self._clairvoyant and (sub_run < 0).any():
-                k = int(np.flatnonzero(sub_run < 0)[0])
+            if n and self._clairvoyant and min(sub_run) < 0:
+                k = int(np.flatnonzero(np.asarray(sub_run) < 0)[0])
                 raise ProtocolError(f"submit {k}: the clairvoyant predictor needs job {sids[k]!r}'s run time")
             if not self._batch_fast or (self._timed and min(self._timed)[0] <= now):
                 # per-event work in Python: plugins, co-allocation, the node model, an outage ending now
@@ -230,7 +255,7 @@ class BatchPath:
                     raise ProtocolError(f"finish {k}: cannot finish job {fids[k]!r}: it is already finished "
                                         "earlier in this call")
                 seen.add(j)
-        return np.array(rows, dtype=np.int64)
+        return array("q", rows)
 
     def _check_new_ids(self, sids, ints):
         if not sids:
@@ -238,15 +263,21 @@ class BatchPath:
         index, rejected = self._index, self._rejected
         if not ints:
             for k, x in enumerate(sids):
-                problem = bad_id(x)
-                if problem:
-                    raise ProtocolError(f"submit {k}: job id {x!r} {problem}")
+                if type(x) is not str and type(x) is not int:
+                    problem = bad_id(x)
+                    if problem:
+                        raise ProtocolError(f"submit {k}: job id {x!r} {problem}")
         elif min(sids) < INT64_MIN or max(sids) > INT64_MAX:
             raise ProtocolError("submit_ids: ids outside 64 bits in an integer array")
-        for k, x in enumerate(sids):
-            if x in index or x in rejected:
-                raise ProtocolError(f"submit {k}: duplicate job id {x!r}")
-        if len(set(sids)) != len(sids):
+        if rejected:
+            for k, x in enumerate(sids):
+                if x in index or x in rejected:
+                    raise ProtocolError(f"submit {k}: duplicate job id {x!r}")
+        else:
+            for k, x in enumerate(sids):
+                if x in index:
+                    raise ProtocolError(f"submit {k}: duplicate job id {x!r}")
+        if len(sids) > 1 and len(set(sids)) != len(sids):
             seen = set()
             for k, x in enumerate(sids):
                 if x in seen:
@@ -300,18 +331,19 @@ class BatchPath:
             dense = _EMPTY
         elif sub_user is None:
             dense = _filled(n, users.setdefault(-1, known) if nrej < n else 0)
+        elif nrej == 0:
+            dense = array("q", [users.setdefault(x, len(users)) for x in sub_user.tolist()])
         else:
-            ok = reject == 0
-            dense = np.array([users.setdefault(x, len(users)) if keep else 0
-                              for x, keep in zip(sub_user.tolist(), ok.tolist())], dtype=np.int64)
+            dense = array("q", [users.setdefault(x, len(users)) if not r else 0
+                                for x, r in zip(sub_user.tolist(), reject.tolist())])
         if len(users) > known:
             sc.attach_users(core, len(users), lambda: [str(x) for x in users])
         est = sub_req if self._est_is_req or not n else np.ascontiguousarray(sc.predictor.given(sub_req, sub_run),
                                                                                dtype=np.int64)
         fpart = fqos = _EMPTY_F
         if n and self._multifactor:
-            fpart, fqos = sc.job_factors(part if part is not None else _minus_ones(n),
-                                         qos if qos is not None else _minus_ones(n))
+            fpart, fqos = sc.job_factors(np.asarray(part) if part is not None else _minus_ones(n),
+                                         np.asarray(qos) if qos is not None else _minus_ones(n))
             fpart = np.ascontiguousarray(fpart, dtype=np.float64)
             fqos = np.ascontiguousarray(fqos, dtype=np.float64)
         first, started, offsets, units, reserved, planned = core.batch_apply(
@@ -349,7 +381,6 @@ class BatchPath:
         self._now = now
         as_int = self._int_ids
         return BatchDecisions(now, _ids_array([ids[j] for j in started.tolist()], as_int), offsets, units,
-                              _ids_array(rej_ids, as_int) if nrej else _EMPTY, tuple(reasons),
-                              _ids_array([ids[j] for j in reserved.tolist()], as_int) if len(reserved) else _EMPTY,
-                              planned)
+                              _ids_array(rej_ids, as_int), tuple(reasons),
+                              _ids_array([ids[j] for j in reserved.tolist()], as_int), planned)
 

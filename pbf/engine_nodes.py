@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._nodes import NodeCluster
-from .reference.nodes_ref import NodeRequest, eval_nodes, node_cpus
 from .resources import Requests, job_feature_bits, load_nodes, reject_detail
 
 if TYPE_CHECKING:
@@ -108,19 +107,12 @@ class EngineNodes:
                         f"nodes carry none (give the Cluster nodes with memory_mb, gpus or features)")
         return None
 
-    def never_fits(self, job: Job) -> str | None:
-        """Why no set of the cluster's nodes, all idle, could ever hold ``job`` (naming the resource), or
-        None; ``job``'s request is well formed (:meth:`problem`)."""
-        if not self.modelled:
-            return None
+    def rejection(self, job: Job) -> str:
+        """Why no set of the cluster's nodes, all idle, could ever hold ``job`` (naming the resource),
+        the compiled core having found that none does at its submission."""
         mpc, mpn, gpn, lo, hi, feats = self.request(job)
-        req = NodeRequest(int(job.units), mpc, mpn, gpn, lo, hi, frozenset(feats))
-        cpu = [node_cpus(n.cores, n.memory_mb, n.gpus, n.features, req) for n in self.cluster.nodes]
-        if eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, self.first_fit) is None:
-            one = Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]), np.array([hi]),
-                           (feats,))
-            return f"no set of nodes can hold it: {reject_detail(self.cluster, one, 0, int(job.units))}"
-        return None
+        one = Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]), np.array([hi]), (feats,))
+        return f"no set of nodes can hold it: {reject_detail(self.cluster, one, 0, int(job.units))}"
 
     def hand_over(self, core: Core, j: int, job: Job) -> None:
         """Give the core job j's node request (a node-model cluster only)."""

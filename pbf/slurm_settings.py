@@ -60,6 +60,7 @@ from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import SlurmConf, node_lines, read_partition, read_slurm_conf, slurm_node_key
 from .slurm_sched_params import BF_LIMITS_WHY, find_options
+from .slurm_versions import DEFAULT_SLURM_VERSION, bf_max_job_test_default, check_version
 
 __all__ = ["SlurmSettings", "slurm_settings", "choose_partition", "slurm_duration", "SLURM_DEFAULTS",
            "ALWAYS_UNMODELLED"]
@@ -221,7 +222,7 @@ class SlurmSettings:
     the site pbf does not model, one sentence each, and what Slurm does that pbf never models;
     ``read_past``: settings that do not decide when or where a job runs (``KEY (line N)``); ``cluster``:
     the :class:`pbf.Cluster` of the partition; ``partition``: its name (None: every node); ``path``: the
-    file."""
+    file; ``slurm_version``: the Slurm version whose rules were used (:mod:`pbf.slurm_versions`)."""
     config: object
     mapped: dict
     unmodelled: list
@@ -229,11 +230,13 @@ class SlurmSettings:
     partition: str | None
     read_past: list = field(default_factory=list)
     path: str = ""
+    slurm_version: str = DEFAULT_SLURM_VERSION
 
     def as_dict(self) -> dict:
         """The settings as summary.json records them (``config`` apart)."""
         return {"path": self.path, "partition": self.partition, "mapped": dict(self.mapped),
-                "unmodelled": list(self.unmodelled), "read_past": list(self.read_past)}
+                "unmodelled": list(self.unmodelled), "read_past": list(self.read_past),
+                "slurm_version": self.slurm_version}
 
 
 def _partitions(path: str | os.PathLike | SlurmConf) -> list:
@@ -267,7 +270,7 @@ def choose_partition(path: str | os.PathLike | SlurmConf, partition: str | None 
                       f"--partition in pbf validate; partitions: {listed})")
 
 
-def _sched_params(conf, mapped, unmodelled):
+def _sched_params(conf, mapped, unmodelled, version):
     number, text = conf.settings.get("schedulerparameters", (None, ""))
     sp = _spelled(conf, "schedulerparameters")
     at = f"{getattr(number, 'path', conf.path)}, line {number}: {sp}"
@@ -307,16 +310,16 @@ def _sched_params(conf, mapped, unmodelled):
         if "bf_max_job_test" not in opts:
             opts["bf_max_job_test"], spelled["bf_max_job_test"] = str(old), spelled["max_job_bf"]
             unmodelled.append(f"SchedulerParameters max_job_bf={old} ({ln}): read as bf_max_job_test; "
-                              "Slurm 22.05's slurmctld refuses max_job_bf (fatal at start)")
+                              f"Slurm {version}'s slurmctld refuses max_job_bf (fatal at start)")
     out = {}
     for key in ("bf_interval", "bf_window", "bf_resolution", "bf_max_job_test", "default_queue_depth",
                 "sched_interval", "batch_sched_delay", "bf_yield_interval"):
         if key in opts:
-            out[key] = whole(key, also=(-1,) if key == "bf_interval" else ())
+            out[key] = whole(key, also=(-1,) if key == "bf_interval" and version != "20.11" else ())
             mapped[f"SchedulerParameters {key}"] = f"{out[key]} (site)"
         else:
-            out[key] = SLURM_DEFAULTS[key]
-            mapped[f"SchedulerParameters {key}"] = f"{out[key]} (Slurm 22.05 default)"
+            out[key] = bf_max_job_test_default(version) if key == "bf_max_job_test" else SLURM_DEFAULTS[key]
+            mapped[f"SchedulerParameters {key}"] = f"{out[key]} (Slurm {version} default)"
     if out["bf_interval"] == -1:
         mapped["SchedulerParameters bf_interval"] = "-1 (site): no backfill cycle"
     if "bf_max_time" in opts:
@@ -385,7 +388,7 @@ def _spelled(conf, key):
     return spelled if line is not None else _SPELLED.get(key, key)
 
 
-def _priority(conf, mapped, unmodelled):
+def _priority(conf, mapped, unmodelled, version):
     def get(key, default=None):
         return conf.settings.get(key, (None, default))
     number, kind = get("prioritytype", "priority/basic")
@@ -425,8 +428,9 @@ def _priority(conf, mapped, unmodelled):
     kw["favor_small"] = value.upper() == "YES"
     mapped["priorityfavorsmall"] = f"favor_small {kw['favor_small']}" + (" (Slurm default)" if line is None else "")
     if kw["weight_job_size"]:
-        unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm 22.05's "
-                          "is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (set_priority_factors)")
+        unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm's (20.11 to "
+                          "23.11) is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (priority_multifactor.c, "
+                          "set_priority_factors)")
     dline, damp = get("fairsharedampeningfactor", "1")
     kw["dampening"] = _whole(conf, dline, _spelled(conf, "fairsharedampeningfactor"), damp, *_DAMPENING)
     if dline is not None:
@@ -435,7 +439,8 @@ def _priority(conf, mapped, unmodelled):
     flag_set = {f.strip().upper() for f in flags.split(",") if f.strip()}
     kw["fairshare"] = "classic" if "NO_FAIR_TREE" in flag_set else "fair-tree"
     mapped["priorityflags"] = (f"fairshare {kw['fairshare']}"
-                               + (" (Slurm 22.05 default: Fair Tree)" if "NO_FAIR_TREE" not in flag_set else ""))
+                               + (f" (Slurm {version} default: Fair Tree)" if "NO_FAIR_TREE" not in flag_set
+                                  else ""))
     for flag in sorted(flag_set - {"NO_FAIR_TREE"})[:50]:
         unmodelled.append(f"PriorityFlags {_short(flag)} ({_line(conf, line)}): not modelled by pbf")
     if kw["weight_fairshare"]:
@@ -451,14 +456,24 @@ def _priority(conf, mapped, unmodelled):
     return Multifactor(**kw)
 
 
-def _select(conf, mapped, unmodelled):
-    """mem_from from SelectType / SelectTypeParameters."""
+def _select(conf, mapped, unmodelled, version):
+    """mem_from from SelectType / SelectTypeParameters, and the select plugin whose node weights apply."""
     sel_line, select = conf.settings.get("selecttype", (None, "select/linear"))
+    at = getattr(sel_line, "path", conf.path)
+    if select == "select/cons_res" and version == "23.11":
+        raise ConfigError(where(at, sel_line, _spelled(conf, "selecttype"), select, "select/cons_tres or "
+                                "select/linear: Slurm 23.11 removed select/cons_res"))
+    if (select in ("select/cons_tres", "select/cons_res") and version == "20.11"
+            and "selecttypeparameters" not in conf.settings):
+        raise ConfigError(f"{conf.path}: SelectType={select} without SelectTypeParameters: Slurm 20.11's slurmctld "
+                          "stops at start ('You need at least CR_(CPU|CORE|SOCKET)*', cons_common.c "
+                          "select_p_node_init); set SelectTypeParameters, or say --slurm-version 22.05")
     if select not in ("select/cons_tres", "select/cons_res"):
         said = f"({_line(conf, sel_line)})" if sel_line is not None else "(Slurm's default)"
         unmodelled.append(f"SelectType={_short(select)} {said}: whole-node allocation is not modelled; pbf "
                           "places jobs by cons_res rules")
-    mapped["SelectType"] = f"{_short(select)} -> cons_res node model"
+    mapped["SelectType"] = f"{_short(select)} -> cons_res node model" + (
+        "; a GPU job's marks on the nodes' weights (cons_tres)" if select == "select/cons_tres" else "")
     tp_line, tp = conf.settings.get("selecttypeparameters", (None, "CR_Core_Memory" if select != "select/linear"
                                                                   else ""))
     tp_at = _line(conf, tp_line) if tp_line is not None else "Slurm's default"
@@ -482,7 +497,7 @@ def _select(conf, mapped, unmodelled):
     for f in flags[:50]:
         if f not in kinds:
             unmodelled.append(f"SelectTypeParameters {_short(f)} ({tp_at}): not modelled by pbf")
-    return mem_from
+    return mem_from, "cons_tres" if select == "select/cons_tres" else "cons_res"
 
 
 def _nodes_and_partition(conf, cluster, chosen, unmodelled):
@@ -535,15 +550,17 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
                           f"({_line(conf, number)}): not modelled by pbf")
 
 
-def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
-                   requests: Requests | None = None) -> SlurmSettings:
+def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, requests: Requests | None = None,
+                   slurm_version: str = DEFAULT_SLURM_VERSION) -> SlurmSettings:
     """The pbf replay settings standing for the scheduler of the site's ``slurm.conf`` at ``path`` (module
     docstring): the partition ``partition`` (else the ``Default=YES`` one, else the only one, else every
-    node), Slurm 22.05's defaults where the file is silent, and everything else the file sets listed in
+    node), the defaults of Slurm ``slurm_version`` (``20.11``, ``22.05``, ``23.11``; the rules that differ:
+    :mod:`pbf.slurm_versions`) where the file is silent, and everything else the file sets listed in
     :attr:`SlurmSettings.unmodelled`. ``requests`` (a :class:`pbf.resources.Requests`, optional) adds
     what the jobs make matter (jobs without memory on a partition without ``DefMemPerCPU``). Raises
     :class:`pbf.ConfigError` naming the file, line, key and value of a setting pbf cannot use."""
     path = os.fspath(path)
+    version = check_version(slurm_version)
     conf = read_slurm_conf(path)
     if not conf.nodes:
         raise ConfigError(f"{conf.path}: no NodeName lines")
@@ -567,12 +584,14 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
     if sched not in ("sched/backfill", "sched/builtin"):
         raise ConfigError(where(getattr(sched_line, "path", conf.path), sched_line, _spelled(conf, "schedulertype"),
                                 sched, "sched/backfill or sched/builtin"))
-    s = _sched_params(conf, mapped, unmodelled)
+    mapped["slurm_version"] = f"{version}" + (" (pbf's default: a slurm.conf does not say)"
+                                              if version == DEFAULT_SLURM_VERSION else "")
+    s = _sched_params(conf, mapped, unmodelled, version)
     backfilling = sched != "sched/builtin" and s["bf_interval"] != -1
     mapped["SchedulerType"] = f"{sched} -> " + ("backfill" if backfilling else "no backfill") + (
         " (Slurm default)" if sched_line is None else "")
-    priority = _priority(conf, mapped, unmodelled)
-    mem_from = _select(conf, mapped, unmodelled)
+    priority = _priority(conf, mapped, unmodelled, version)
+    mem_from, select_type = _select(conf, mapped, unmodelled, version)
     for key in ("defmempernode", "maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu",
                 "enforcepartlimits", "schedulertimeslice", "killwait"):
         if key in conf.settings:
@@ -607,7 +626,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
     limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled)
     backfill = SlurmBackfill(reservations=reservations, max_job_test=s["bf_max_job_test"],
                              window=s["bf_window"] * 60, resolution=s["bf_resolution"], order="queue",
-                             enabled=backfilling, **limits)
+                             enabled=backfilling, slurm_version=version, select_type=select_type, **limits)
     sim = SlurmSim(bf_yield_interval=yield_s, batch_sched_delay=s["batch_sched_delay"],
                    sched_interval=s["sched_interval"], default_queue_depth=s["default_queue_depth"],
                    max_sched_time=float(s["max_sched_time"]), end_lag=1,
@@ -620,4 +639,4 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *,
                      f"reservations); the end of a job shorter than {END_LAG_BELOW} s seen 1 s late (end_lag, as a "
                      "real Slurm sees it)")
     unmodelled.extend(ALWAYS_UNMODELLED)
-    return SlurmSettings(config, mapped, unmodelled, cluster, part_name, read_past, conf.path)
+    return SlurmSettings(config, mapped, unmodelled, cluster, part_name, read_past, conf.path, version)

@@ -164,3 +164,23 @@ def test_limits_need_slurms_backfill_on_nodes_and_min_prio_a_multifactor_priorit
         SlurmBackfill(max_job_start=10_001)
     # the limits survive dataclasses.replace, as --slurm-conf's flags use it
     assert dataclasses.replace(SlurmBackfill(max_job_user=3), window=60).max_job_user == 3
+
+
+def test_a_site_cycles_depth_is_its_users_times_bf_max_job_user(tmp_path):
+    # as sdiag showed on the site (5 users x bf_max_job_user=20: a backfill depth of at most 100): under
+    # the slurm-sim clock with a slurm.conf, 3 users and bf_max_job_user=2 test at most 6 jobs a cycle
+    from pbf.codes import PassKind
+    from pbf.slurm_settings import slurm_settings
+    site = tmp_path / "slurm.conf"
+    base = ("NodeName=n[1-2] CPUs=4 RealMemory=8000\nPartitionName=p Nodes=ALL Default=YES\n"
+            "SchedulerParameters=bf_interval=30{}\n")
+    rng = np.random.default_rng(3)
+    jobs = [dict(submit=int(10 * i), run=int(rng.integers(200, 2000)), est=2400, cores=int(rng.integers(1, 5)),
+                 mpc=0, mpn=0, gpus=0, nmin=1, nmax=1, feat=(), user=1 + i % 3) for i in range(60)]
+    depths = {}
+    for extra in ("", ",bf_max_job_user=2"):
+        site.write_text(base.format(extra))
+        result = pbf.replay(_table(jobs), slurm_settings(site).config)
+        full = result.passes["kind"] == PassKind.PK_FULL
+        depths[extra] = int(result.passes["depth"][full].max())
+    assert depths[",bf_max_job_user=2"] <= 6 < depths[""]

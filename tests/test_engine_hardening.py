@@ -217,3 +217,28 @@ def test_refused_calls_change_nothing(calls, priority, reservations):
         assert [(d.job_id, d.at, list(getattr(d, "units", []))) for d in got] == \
                [(d.job_id, d.at, list(getattr(d, "units", []))) for d in want]
         assert snapshot(eng) == snapshot(twin)
+
+
+def test_a_python_predictor_runs_before_anything_changes_and_takes_no_checkpoint(monkeypatch):
+    import pbf.engine as engine_module
+    taken = []
+    real = engine_module.checkpoint
+    monkeypatch.setattr(engine_module, "checkpoint", lambda core: taken.append(1) or real(core))
+    eng = Engine(8, predictor=CountingPredictor(), report_reservations=True)
+    eng.advance(0, [Submit(Job(1, 0, 6, 100)), Submit(Job(2, 0, 4, 50)), Submit(Job(3, 0, 2, 30))])
+    before = snapshot(eng)
+    with pytest.raises(pbf.ConfigError, match="refused"):
+        eng.advance(30, [Finish(3, 30), Submit(Job(101, 30, 1, 10))])      # (ids over 100 are refused)
+    assert snapshot(eng) == before and eng._scoring.predictor.obj.fitted == []
+    assert taken == []
+    # a priority in Python runs once the events are in: that call takes a checkpoint
+    eng = Engine(8, priority=lambda jobs, now: -jobs.units.astype(float))
+    eng.advance(0, [Submit(Job(1, 0, 6, 100))])
+    assert taken == [1]
+
+
+def test_a_python_predictor_sees_the_engines_number_for_an_id_that_is_not_an_int():
+    seen = CountingPredictor()
+    eng = Engine(8, predictor=seen)
+    eng.advance(0, [Submit(Job("a", 0, 2, 100)), Submit(Job(7, 0, 2, 100))])
+    assert eng._scoring.predictor.obj.predicted == [0, 7]

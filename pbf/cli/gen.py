@@ -21,9 +21,17 @@ LUBLIN_PRESET_NAMES = ("typed", "typeless", "lublin-1", "lublin-2")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``gen`` command's generators and their options."""
+    parser.description = ("Generate workloads (Beocat-like, Lublin-Feitelson, ARCHER2-sized) or rescale a "
+                          "trace's submit times; `pbf gen GENERATOR --help` lists each one's options.")
     gen = parser.add_subparsers(dest="generator", metavar="GENERATOR")
     gen.required = True
-    b = gen.add_parser("beocat", help="a Beocat-like trace (the Parallel Backfill paper's datasets)")
+    b = gen.add_parser("beocat", help="a Beocat-like trace (the Parallel Backfill paper's datasets)",
+                       description="A Beocat-like trace: jobs drawn to the figures of Beocat's 2021 job extract "
+                                   "(cores, requested times and how much of them jobs use, memory per core) for "
+                                   "Beocat's normal partition (9,128 cores), in bursts of identical submissions on "
+                                   "its hour-of-day and day-of-week profile. --traffic high puts 100,000 jobs in "
+                                   "7 days (the built-in trace of pbf replay), low the same jobs in 14 days. The "
+                                   "same seed gives the same bytes.")
     b.add_argument("--traffic", choices=("high", "low"), default="high",
                    help="high: the jobs within 7 days; low: the same jobs within 14 days")
     b.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=100_000,

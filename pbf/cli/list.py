@@ -8,6 +8,9 @@ __all__ = ["add_arguments"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``list`` has no options."""
+    parser.description = ("Print every name the scoring flags take: priorities (--priority), run-time "
+                          "predictors (--predictor), corrections (--correction), backfill orders (--order) "
+                          "and presets (--preset), each with one line, and the shipped learned models.")
     parser.set_defaults(func=run)
 
 

@@ -124,11 +124,16 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="a site's slurm.conf sets what Slurm would use there: its nodes and partition (as "
                          "--cluster, numbered by name as slurmctld numbers them), SchedulerType, SchedulerParameters "
                          "(bf_interval, bf_window, bf_resolution, bf_max_job_test, bf_max_time, default_queue_depth, "
-                         "sched_interval, batch_sched_delay, max_sched_time, bf_yield_interval), the Priority* "
-                         "weights, ages and period, and CR_*_Memory, on pbf's slurm preset (slurm-sim clock); Slurm "
-                         "22.05's defaults where the file is silent. Every setting pbf does not model is printed and "
-                         "recorded in summary.json. Flags given alongside it win (not --preset; --mem-from other "
-                         "than requested). docs/slurm-harness.md")
+                         "sched_interval, batch_sched_delay, max_sched_time, bf_yield_interval, and the backfill "
+                         "limits bf_max_job_user, ...), the Priority* weights, ages and period, and CR_*_Memory, on "
+                         "pbf's slurm preset (slurm-sim clock); the defaults of --slurm-version where the file is "
+                         "silent. Every setting pbf does not model is printed and recorded in summary.json. Flags "
+                         "given alongside it win (not --preset; --mem-from other than requested). "
+                         "docs/slurm-harness.md, docs/inputs.md")
+    nd.add_argument("--slurm-version", choices=("20.11", "22.05", "23.11"), default=None,
+                    help="with --slurm-conf: the Slurm version whose defaults and rules apply (default 22.05; a "
+                         "slurm.conf does not say): bf_max_job_test's default, bf_interval=-1, SelectTypeParameters' "
+                         "default, cons_res, a GPU job's marks on the nodes' weights (docs/inputs.md)")
     nd.add_argument("--mem-from", choices=("requested", "used", "none"), default="requested",
                     help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
     nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",

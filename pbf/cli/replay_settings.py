@@ -147,6 +147,9 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def replay_config(args: argparse.Namespace, trigger: str) -> ReplayConfig:
     """The replay's settings from the flags (``trigger``: the default for this trace)."""
+    if getattr(args, "slurm_version", None) is not None:
+        raise ConfigError("--slurm-version says which Slurm's rules read a site's slurm.conf: it applies to "
+                          "--slurm-conf")
     chosen = scoring(args)
     run = _preset_run_options(args, chosen)
     window = run["window"]

@@ -6,11 +6,13 @@ import argparse
 import os
 from dataclasses import replace
 
+from ..bf_limits import LIMITS, SlurmBackfill
 from ..errors import ConfigError
 from ..plugins import Multifactor
 from ..replayer import ReplayConfig
 from ..resources import requests_of
 from ..slurm_settings import SlurmSettings, slurm_settings
+from ..slurm_versions import DEFAULT_SLURM_VERSION
 from ..workload import JobTable
 from ..workload.timeparse import parse_duration
 from .replay_settings import LOSS, MULTIFACTOR, SCORING, SLURM_SIM_FLAGS, common_settings, multifactor, scoring
@@ -38,10 +40,12 @@ def slurm_conf_config(args: argparse.Namespace,
         raise ConfigError(f"--slurm-conf {path!r}: no such file")
     if os.path.isdir(path):
         raise ConfigError(f"--slurm-conf {path!r}: a folder: expected a slurm.conf file")
-    settings = slurm_settings(path, partition)
+    version = getattr(args, "slurm_version", None) or DEFAULT_SLURM_VERSION
+    settings = slurm_settings(path, partition, slurm_version=version)
     if args.cluster is None and not settings.cluster.default_mem_per_core_mb:
         # jobs that ask no memory where the partition gives none: said
-        settings = slurm_settings(path, partition, requests=requests_of(table, settings.config.mem_from, 0))
+        settings = slurm_settings(path, partition, requests=requests_of(table, settings.config.mem_from, 0),
+                                  slurm_version=version)
     base, over = settings.config, []
     # scoring: each flag given replaces the file's (the loss options go with the predictor, --mf-* with the weights)
     flagged = scoring(argparse.Namespace(**{**vars(args), "preset": None, **{k: None for k in MULTIFACTOR}}))
@@ -78,6 +82,11 @@ def slurm_conf_config(args: argparse.Namespace,
         bf["enabled"] = False
         over.append("--no-backfill")
     backfill = replace(base.backfill, order=chosen.pop("order"), **bf)
+    if args.node_search == "exact" and isinstance(backfill, SlurmBackfill) and backfill.limited:
+        # (Slurm's own backfill limits are rules of Slurm's backfill: pbf's exact plan goes without them)
+        backfill = replace(backfill, **{name: 0 for name, _, _ in LIMITS})
+        settings.unmodelled.append("Slurm's own backfill limits (bf_max_job_user, ...): not applied with "
+                                   "--node-search exact")
     run = {}
     for flag in ("trigger", "bf_interval", "clock", "bf_max_time"):
         if getattr(args, flag) is not None:

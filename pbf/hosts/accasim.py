@@ -31,6 +31,7 @@ import collections
 import collections.abc
 import heapq
 import time
+from collections import Counter
 
 if not hasattr(collections, "Mapping"):     # AccaSim 1.1.3 on Python >= 3.10 (see the docstring)
     collections.Mapping = collections.abc.Mapping
@@ -85,6 +86,7 @@ class PbfDispatcher(SchedulerBase):
         self.engine: Engine | None = None
         self.cluster: Cluster | None = None
         self.calls = 0
+        self.skipped = 0            # calls at which nothing had happened (no engine call)
         self.seconds = 0.0
         self.engine_seconds = 0.0
         self._submitted = set()     # ids handed to the engine
@@ -96,7 +98,9 @@ class PbfDispatcher(SchedulerBase):
 
     def _start_engine(self):
         self.cluster = cluster_of(self.resource_manager)
+        self._objects = self.cluster.has_resources     # requests with memory or GPUs: Job objects
         self.engine = Engine(self.cluster, backfill=self.backfill, **self.engine_options)
+        self._clairvoyant = self.engine.predictor == "clairvoyant"       # (the only one that reads run times)
 
     def _job(self, e):
         slot = e.requested_resources
@@ -113,56 +117,124 @@ class PbfDispatcher(SchedulerBase):
         return Job(e.id, int(e.queued_time), int(e.requested_nodes) * cores, int(e.expected_duration), run=run,
                    user=int(getattr(e, "user_id", None) if getattr(e, "user_id", None) is not None else -1), **extra)
 
-    def _nodes(self, e, start):
-        # the engine's placement as AccaSim's list of node names, one entry per slot
+    def _row(self, e):
+        # an AccaSim job as the batch path's columns: id, submit, cores, requested, run (-1: unknown), user
+        slot = e.requested_resources
+        cores = int(slot.get("core", 0))
+        if cores <= 0:
+            raise DispatcherError(f"job {e.id} asks for no core per slot ({slot}); pbf schedules cores")
+        if int(slot.get("gpu", 0) or 0):
+            raise DispatcherError(f"job {e.id} asks for GPUs, but AccaSim's nodes have none")
+        run = e.duration if e.duration is not None and e.duration >= 0 else -1
+        user = getattr(e, "user_id", None)
+        return (e.id, int(e.queued_time), int(e.requested_nodes) * cores, int(e.expected_duration), int(run),
+                int(user) if user is not None else -1)
+
+    def _nodes(self, e, names):
+        # the engine's placement (the node name of each unit it gave the job) as AccaSim's list of
+        # node names, one entry per slot
         cores = int(e.requested_resources["core"])
-        out = []
-        for p in start.nodes:
-            slots, rest = divmod(p.cores, cores)
-            if rest:
-                raise DispatcherError(f"job {e.id}: pbf placed {p.cores} cores on {p.node}, not a whole number of "
-                                      f"its {cores}-core slots (give pbf jobs of one-core slots)")
-            out += [p.node] * slots
+        if cores == 1:
+            out = names
+        else:
+            out = []
+            for name, count in Counter(names).items():
+                slots, rest = divmod(count, cores)
+                if rest:
+                    raise DispatcherError(f"job {e.id}: pbf placed {count} cores on {name}, not a whole number of "
+                                          f"its {cores}-core slots (give pbf jobs of one-core slots)")
+                out += [name] * slots
         if len(out) != e.requested_nodes:
             raise DispatcherError(f"job {e.id}: pbf's placement holds {len(out)} slots of {e.requested_nodes}")
         return out
+
+    def schedule(self, cur_time, es_dict, es):
+        """AccaSim's dispatching entry point: :meth:`SchedulerBase.schedule`'s steps (the minimum free
+        resources, the job check, :meth:`scheduling_method`) without its debug messages, which it
+        formats at every call whatever the log level (the system usage among them) and which cost
+        more than pbf's decision."""
+        self._counter += 1
+        if self._min_required_availability and any(self.resource_manager.resources.full[res]
+                                                   for res in self._min_required_availability):
+            return [(None, e, []) for e in es], []
+        rejected, accepted = [], []
+        for e in es:
+            job = es_dict[e]
+            if not job.get_checked() and not self._check_job_request(job):
+                if self._job_check != JobVerification.REJECT:
+                    self._logger.warning(f"{e} has been rejected by the dispatcher. ({self._job_check})")
+                rejected.append(e)
+                continue
+            accepted.append(job)
+        if not accepted:
+            return [], rejected
+        plan, refused = self.scheduling_method(cur_time, accepted, es_dict)
+        for e in refused:
+            self._logger.warning(f"{e} has been rejected by the dispatcher. (Scheduling policy)")
+        return plan, rejected + refused
 
     def scheduling_method(self, cur_time, queued_jobs, es_dict):
         t0 = time.perf_counter()
         if self.engine is None:
             self._start_engine()
         now = int(cur_time)
-        events = []
         ends = self._ends
+        fin_ids, fin_t = [], []
         while ends and ends[0][0] <= now:            # completions since the last call, in time order
             end, _, job_id = heapq.heappop(ends)
-            events.append(Finish(job_id, end))
-        jobs = {}
-        for e in queued_jobs:
-            jobs[e.id] = e
-            if e.id not in self._submitted:
-                self._submitted.add(e.id)
-                events.append(Submit(self._job(e)))
-        events.sort(key=lambda ev: ev.time)          # stable: completions first at a tie
+            fin_ids.append(job_id)
+            fin_t.append(end)
+        submitted = self._submitted
+        new = [e for e in queued_jobs if e.id not in submitted]
+        new.sort(key=lambda e: int(e.queued_time))       # (stable: AccaSim's order at a tie)
+        submitted.update(e.id for e in new)
         t1 = time.perf_counter()
-        decisions = self.engine.advance(now, events)
+        if fin_ids or new or self._due(now):
+            started, rejected = self._decide(now, fin_ids, fin_t, new)
+        else:
+            # nothing happened since the last call: pbf would pass on the same state (a replay makes no
+            # pass at such an instant), so every queued job waits
+            started, rejected = (), []
+            self.skipped += 1
         self.engine_seconds += time.perf_counter() - t1
-        plan, rejected, started = [], [], set()
-        for d in decisions:
-            if isinstance(d, Start):
-                e = jobs[d.job_id]
-                plan.append((now, d.job_id, self._nodes(e, d)))
-                started.add(d.job_id)
+        plan = []
+        if started:
+            names = self.engine.unit_names
+            for job_id, units in started:
+                e = es_dict[job_id]
+                plan.append((now, job_id, self._nodes(e, names[units].tolist())))
                 self._seq += 1
-                heapq.heappush(ends, (now + int(e.duration), self._seq, d.job_id))
-            elif isinstance(d, Rejected):
-                rejected.append(d.job_id)
-                self._submitted.discard(d.job_id)
-        done = started.union(rejected)
-        plan.extend((None, i, []) for i in jobs if i not in done)
+                heapq.heappush(ends, (now + int(e.duration), self._seq, job_id))
+        for job_id in rejected:
+            submitted.discard(job_id)
+        if started or rejected:
+            done = {job_id for job_id, _ in started}.union(rejected)
+            plan += [(None, e.id, []) for e in queued_jobs if e.id not in done]
+        else:
+            plan += [(None, e.id, []) for e in queued_jobs]
         self.calls += 1
         self.seconds += time.perf_counter() - t0
         return plan, rejected
+
+    def _due(self, now):
+        # the engine asked to be called by now (an interval trigger's pass, an outage's end)
+        wake = self.engine.next_wakeup()
+        return wake is not None and wake <= now
+
+    def _decide(self, now, fin_ids, fin_t, new):
+        # one engine call: ([(job id, unit indices)] started, [job id] rejected). On nodes with memory
+        # or GPUs the requests travel as Job objects (advance); else as columns (advance_arrays)
+        if self._objects:
+            events = [Finish(i, t) for i, t in zip(fin_ids, fin_t)] + [Submit(self._job(e)) for e in new]
+            events.sort(key=lambda ev: ev.time)            # (stable: completions first at a tie)
+            out = self.engine.advance(now, events)
+            return ([(x.job_id, x.units) for x in out if isinstance(x, Start)],
+                    [x.job_id for x in out if isinstance(x, Rejected)])
+        cols = list(zip(*[self._row(e) for e in new])) if new else [()] * 6
+        d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
+                                       submit_times=cols[1], units=cols[2], requested=cols[3],
+                                       run=cols[4] if self._clairvoyant else None, user=cols[5])
+        return [(job_id, d.units_of(k)) for k, job_id in enumerate(d.started.tolist())], d.rejected.tolist()
 
     def close(self):
         """Close the engine (its worker threads)."""

@@ -29,6 +29,12 @@ what it changes in a replay.
   ``_sync_node_weight``): a GPU job's tests mark the nodes that could hold its GPUs, a start attempt
   resets the nodes of the job attempted (a submission's test, a main-scheduler test — here the tests of
   a pass up to its first job that cannot start —, a backfill start); lower weights are chosen first.
+  Slurm 23.11's will-run test resets its offered nodes first; cons_res marks nothing
+  (:class:`NodeWeights`; :mod:`pbf.slurm_versions`).
+* **Slurm's own backfill limits** (:func:`bf_limit`; ``bf_max_job_user``, ``bf_max_job_part``,
+  ``bf_max_job_start``, ``bf_min_prio_reserve``, ``bf_min_age_reserve``; :mod:`pbf.bf_limits`): before
+  its test, a job whose user or partition has had its count of jobs this cycle is passed over; a cycle
+  ends after its count of starts; a job of low priority or young may only start now.
 """
 from __future__ import annotations
 
@@ -43,9 +49,9 @@ if TYPE_CHECKING:
     from ..cluster import Node
     from .nodes_ref import NodeRequest
 
-__all__ = ["NodeSpace", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights", "submit_weights",
-           "main_test_weights", "RunningJob", "slurm_pass", "slurm_node_replay", "bf_limit", "KILL_WAIT",
-           "WILL_RUN_WINDOW"]
+__all__ = ["NodeSpace", "NodeWeights", "will_run", "backfill_job", "node_filter", "gpu_weights", "reset_weights",
+           "submit_weights", "main_test_weights", "RunningJob", "slurm_pass", "slurm_node_replay", "bf_limit",
+           "KILL_WAIT", "WILL_RUN_WINDOW"]
 
 #: Slurm's default KillWait (s): when a job past its end is guessed to end
 KILL_WAIT = 30
@@ -143,13 +149,24 @@ def node_filter(node: Node, req: NodeRequest) -> bool:
         and req.mem_per_core <= node.memory_mb
 
 
+class NodeWeights(list):
+    """The nodes' scheduling weights (all 0xff at first) and the rule a Slurm version and select plugin
+    mark them by: ``carry`` (cons_tres of Slurm 20.11 and 22.05: a GPU job's marks stay until a start
+    attempt), ``none`` (cons_res: no marks), ``per-test`` (cons_tres of Slurm 23.11: each will-run test
+    resets its offered nodes first, ``_set_sched_weight``)."""
+
+    def __init__(self, n: int, marks: str = "carry") -> None:
+        super().__init__([0xff] * n)
+        self.marks = marks
+
+
 def gpu_weights(weights: list[int], free: Sequence[tuple[int, int, int]], candidates: Iterable[int],
                 req: NodeRequest) -> None:
     """A GPU job's test marks the nodes that could hold its GPUs: each candidate with the job's GPUs
     free (and its cores for one task; all of them when it must be one node) gets the weight 0xff
     less the GPUs it would use there (cons_tres ``can_job_run_on_node``: "favor nodes with more
     co-located GPUs"). The mark stays until a start attempt resets it (:func:`reset_weights`)."""
-    if req.gpus_per_node <= 0:
+    if req.gpus_per_node <= 0 or getattr(weights, "marks", "carry") == "none":
         return
     need = req.cores if req.max_nodes == 1 else 1
     for i in candidates:
@@ -202,6 +219,9 @@ def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], runnin
     list, all 0xff). ``now_only``: the test on the nodes as they are alone (Slurm's ``TEST_NOW_ONLY``,
     when no reservation is left)."""
     weights = weights if weights is not None else [0xff] * len(nodes)
+    if getattr(weights, "marks", "carry") == "per-test":
+        for i in offered:
+            weights[i] = 0xff
     got = _choose(nodes, free, offered, req, first_fit, weights)
     if got is not None:
         return now, got
@@ -389,12 +409,12 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
                       window: int = 0, resolution: int = 1, first_fit: bool = False,
-                      limits: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
+                      limits: Mapping[str, int] | None = None, marks: str = "carry") -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
     own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
-    absent)."""
-    weights = [0xff] * len(nodes)
+    absent); ``marks``: the weights' rule (:class:`NodeWeights`)."""
+    weights = NodeWeights(len(nodes), marks)
     seen = set()
 
     def run_pass(now, queue, running):
