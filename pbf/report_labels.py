@@ -46,6 +46,13 @@ LABELS = {
     "reservations": "backfill reservations", "max_job_test": "most jobs tested a pass (bf_max_job_test)",
     "window": "reservation window (s)", "resolution": "plan resolution (s)", "order": "backfill order",
     "enabled": "backfill on", "stop_at_reservation_limit": "pass ends at the reservation limit",
+    # the slurm-sim clock
+    "bf_yield_interval": "backfill yields every (s)", "time_step": "time step (s)",
+    "batch_sched_delay": "main scheduler at most every (s, events)", "sched_interval": "full main pass every (s)",
+    "default_queue_depth": "main pass depth on events (jobs)", "max_sched_time": "main pass time limit (s)",
+    "cost_main_test_us": "modelled cost of a main-scheduler test (µs)",
+    "cost_queue_us": "modelled cost of sorting the queue, a job (µs)",
+    "end_lag": "job ends seen late by (s)", "end_lag_below": "for jobs shorter than (s)",
 }
 _UNITS = (("_core_hours", " (core-hours)"), ("_hours", " (h)"), ("_s", " (s)"), ("_h", " (h)"), ("_ms", " (ms)"),
           ("_us", " (µs)"), ("_mb", " (MB)"))
@@ -119,5 +126,9 @@ def settings_that_apply(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
                      for k2, v2 in v.items() if (v2 is not None or k2 == "reservations")
                      and not (k2 in ("window", "resolution") and v2 == 0)]
             continue
-        rows.append((label(k), json.dumps(v) if isinstance(v, (dict, list)) else v))
+        if isinstance(v, dict):           # (the slurm-sim clock's, co-allocation's, failures' settings)
+            rows += [(f"{label(k)}: {label(k2)}", json.dumps(v2) if isinstance(v2, (dict, list)) else v2)
+                     for k2, v2 in v.items() if v2 is not None]
+            continue
+        rows.append((label(k), json.dumps(v) if isinstance(v, list) else v))
     return rows
