@@ -846,21 +846,37 @@ cdef class Core:
         return self.s.jobs.n
 
     # ---- the Engine's batch path
-    def batch_check(self, int64_t now, int64_t last, int64_t running, int64_t max_time,
-                    const int64_t[::1] fin_j, const int64_t[::1] fin_t, const int64_t[::1] sub_t,
-                    const int64_t[::1] sub_units, const int64_t[::1] sub_req, const int64_t[::1] sub_run,
-                    int8_t[::1] reject):
-        """Check a batch of finishes and submissions (:meth:`pbf.Engine.advance_arrays`) before anything
-        changes; the caller checks ids, duplicates and types. Returns (problem, index, rejected): problem
-        0 when all is well, else the first problem of a finish (1-5) or a submission (6-11) and its index:
-        1, 6 later than ``now``; 2, 7 before ``last``; 3, 8 before the one before it; 4 the job
-        (``fin_j``: core indices) is not in state ``running``; 5 it ends before it started; 9 units <= 0;
-        10 requested time above ``max_time``; 11 run time outside -1 .. ``max_time``. ``reject[i]``
-        becomes 1 for a job wider than the cluster, 2 for one with no requested time (the replayer's
-        rules: the job is answered, not refused), else 0; ``rejected`` counts them."""
+    def batch_call(self, int64_t now, int64_t last, int64_t running, int64_t max_time, bint apply, bint quick,
+                   bint reservations, const int64_t[::1] fin_j, const int64_t[::1] fin_t,
+                   const int64_t[::1] sub_t, const int64_t[::1] sub_units, const int64_t[::1] sub_est,
+                   const int64_t[::1] sub_req, const int64_t[::1] sub_run, const int64_t[::1] sub_user,
+                   const double[::1] sub_part, const double[::1] sub_qos, int8_t[::1] reject):
+        """One call of :meth:`pbf.Engine.advance_arrays`: finishes (``fin_j``: core indices, ``fin_t``)
+        and submissions checked whole before anything changes, then (``apply``) applied and one pass
+        run at ``now`` (``quick``: the quick pass). The caller checks ids, duplicates and types.
+
+        The check: ``problem`` 0 when all is well, else the first problem of a finish (1-5) or a
+        submission (6-11), and its index: 1, 6 later than ``now``; 2, 7 before ``last``; 3, 8 before
+        the one before it; 4 the job is not in state ``running``; 5 it ends before it started; 9 units
+        <= 0; 10 requested time above ``max_time``; 11 run time outside -1 .. ``max_time``.
+        ``reject[i]`` becomes 1 for a job wider than the cluster, 2 for one with no requested time (the
+        replayer's rules: answered, not refused), else 0.
+
+        The application: the submissions not rejected become jobs first, in order (``sub_est``: their
+        estimates; ``sub_user``: dense user indices; ``sub_part``, ``sub_qos``: multifactor factors, or
+        empty for 1 and 0); then the finishes and those submissions are applied in time order, finishes
+        first at a tie; then the pass. Returns (problem, index, rejected) when refused or not applied,
+        else (0, rejected, first, started, offsets, units, reserved, planned): the index of the first
+        new job; the jobs started, with their unit indices (those of ``started[k]`` are
+        ``units[offsets[k]:offsets[k + 1]]``); with ``reservations``, the jobs reserved and their
+        planned starts (else empty)."""
         cdef State* S = &self.s
-        cdef int64_t i, t, j, prev = last, nrej = 0
-        for i in range(fin_j.shape[0]):
+        cdef int64_t n = sub_t.shape[0], nf = fin_j.shape[0], first = S.jobs.n, m = 0, i, j, k, t
+        cdef int64_t prev = last, nrej = 0, top = -1, W = S.W, w, b, total, r
+        cdef uint64_t word
+        cdef int rc
+        # ---- the check (nothing changes)
+        for i in range(nf):
             t = fin_t[i]
             if t > now:
                 return 1, i, 0
@@ -875,7 +891,7 @@ cdef class Core:
             if t < S.jobs.start[j]:
                 return 5, i, 0
         prev = last
-        for i in range(sub_t.shape[0]):
+        for i in range(n):
             t = sub_t[i]
             if t > now:
                 return 6, i, 0
@@ -891,31 +907,15 @@ cdef class Core:
             if sub_run[i] < -1 or sub_run[i] > max_time:
                 return 11, i, 0
             reject[i] = 1 if sub_units[i] > S.units else 2 if sub_req[i] <= 0 else 0
-            nrej += reject[i] != 0
-        return 0, -1, nrej
-
-    def batch_apply(self, int64_t now, bint quick, const int64_t[::1] fin_j, const int64_t[::1] fin_t,
-                    const int64_t[::1] sub_t, const int64_t[::1] sub_units, const int64_t[::1] sub_est,
-                    const int64_t[::1] sub_req, const int64_t[::1] sub_run, const int64_t[::1] sub_user,
-                    const double[::1] sub_part, const double[::1] sub_qos, const int8_t[::1] reject,
-                    bint reservations):
-        """Apply a batch :meth:`batch_check` passed and run one pass at ``now`` (``quick``: the quick
-        pass). The submissions not rejected become jobs first, in order (``sub_user``: dense user
-        indices; ``sub_part``, ``sub_qos``: multifactor factors, or empty for 1 and 0); then the finishes
-        and those submissions are applied in time order, finishes first at a tie. Returns (first,
-        started, offsets, units, reserved, planned): the index of the first new job; the jobs started,
-        with their unit indices (those of ``started[k]`` are ``units[offsets[k]:offsets[k + 1]]``);
-        with ``reservations``, the jobs reserved and their planned starts (else empty)."""
-        cdef State* S = &self.s
-        cdef int64_t n = sub_t.shape[0], nf = fin_j.shape[0], first = S.jobs.n, m = 0, i, j, k, top = -1
-        cdef int64_t W = S.W, w, b, total, r
-        cdef uint64_t word
-        cdef int rc
-        for i in range(n):
-            if reject[i] == 0:
+            if reject[i]:
+                nrej += 1
+            else:
                 m += 1
                 if sub_user[i] > top:
                     top = sub_user[i]
+        if not apply:
+            return 0, -1, nrej
+        # ---- the new jobs' rows (all room first: a failure leaves the table as it was)
         if (jobs_reserve(&S.jobs, first + m) != RC_OK or users_ensure(&S.users, top + 1) != RC_OK
                 or (S.testing.record_units and grow(<void**>&S.jobs.bits, &S.jobs.bits_cap, (first + m) * W,
                                                     sizeof(uint64_t)) != RC_OK)):
@@ -941,7 +941,7 @@ cdef class Core:
         if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + m
-        # the events in time order (finishes first at a tie), then the pass
+        # ---- the events in time order (finishes first at a tie), then the pass
         i, k, j = 0, 0, first
         while k < n and reject[k]:
             k += 1
@@ -962,9 +962,11 @@ cdef class Core:
             rc = quick_pass(S, now) if quick else full_pass(S, now)
         if rc != RC_OK:
             raise_status(rc, "a pass")
+        # ---- the decisions
         started = int64_array(S.decided.started, S.decided.nstarted)
-        offsets = np.zeros(S.decided.nstarted + 1, dtype=np.int64)
+        offsets = np.empty(S.decided.nstarted + 1, dtype=np.int64)
         cdef int64_t[::1] off = offsets
+        off[0] = 0
         total = 0
         for k in range(S.decided.nstarted):
             r = S.jobs.row[S.decided.started[k]]
@@ -988,11 +990,11 @@ cdef class Core:
                         total += 1
                     word >>= 1
                     b += 1
-        if not reservations:
-            return first, started, offsets, units, np.empty(0, np.int64), np.empty(0, np.int64)
+        if not reservations or S.decided.nreserved == 0:
+            return 0, nrej, first, started, offsets, units, None, None
         reserved = int64_array(S.decided.reserved, S.decided.nreserved)
         planned = np.empty(S.decided.nreserved, dtype=np.int64)
         cdef int64_t[::1] p = planned
         for k in range(S.decided.nreserved):
             p[k] = S.jobs.resv[S.decided.reserved[k]]
-        return first, started, offsets, units, reserved, planned
+        return 0, nrej, first, started, offsets, units, reserved, planned

@@ -43,6 +43,7 @@ __all__ = ["BatchDecisions", "BatchPath"]
 _I64 = np.dtype(np.int64)
 _EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY_F = np.empty(0, dtype=np.float64)
+_NO_REJECT = np.empty(0, dtype=np.int8)
 _RUNNING = int(JobState.JS_RUNNING)
 _PROBLEMS = {
     1: "is at {t}, later than now={now}", 2: "is at {t}, before the last call's now at {last}",
@@ -215,20 +216,36 @@ class BatchPath:
                         raise ProtocolError(f"{name} has {len(value)} values, expected 0 (one per submitted job)")
                 sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME
-            reject = np.zeros(n, dtype=np.int8)
-            problem, i, nrej = self._core.batch_check(now, last, _RUNNING, MAX_TIME, fin_j, fin_t, sub_t, sub_units,
-                                                      sub_req, sub_run, reject)
-            if problem:
-                self._refuse(problem, i, now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
             if n and self._clairvoyant and min(sub_run) < 0:
                 k = int(np.flatnonzero(np.asarray(sub_run) < 0)[0])
                 raise ProtocolError(f"submit {k}: the clairvoyant predictor needs job {sids[k]!r}'s run time")
-            if not self._batch_fast or (self._timed and min(self._timed)[0] <= now):
-                # per-event work in Python: plugins, co-allocation, the node model, an outage ending now
-                return self._through_objects(now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run,
-                                             sub_user, part, qos)
-            return self._apply_arrays(now, quick, fids, fin_j, fin_t, sids, int_sids, sub_t, sub_units, sub_req,
-                                      sub_run, sub_user, part, qos, reject, nrej)
+            reject = np.zeros(n, dtype=np.int8) if n else _NO_REJECT
+            # per-event work in Python (plugins, co-allocation, the node model, an outage ending in the
+            # call) goes through advance(); else one core call checks, applies and passes
+            fast = self._batch_fast and not (self._timed and min(self._timed)[0] <= now)
+            core = self._core
+            est, dense, fpart, fqos = sub_req, None, _EMPTY_F, _EMPTY_F
+            if fast and n:
+                est, fpart, fqos = self._estimates_and_factors(n, sub_req, sub_run, part, qos)
+                dense = self._known_users(sub_user, n)
+            elif fast:
+                dense = _EMPTY
+            if dense is None:
+                # the check alone first: a user not seen yet is registered only for a job accepted
+                problem, i, nrej = core.batch_call(now, last, _RUNNING, MAX_TIME, False, quick, False, fin_j, fin_t,
+                                                   sub_t, sub_units, sub_req, sub_req, sub_run, _filled(n, 0),
+                                                   _EMPTY_F, _EMPTY_F, reject)
+                if problem:
+                    self._refuse(problem, i, now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
+                if not fast:
+                    return self._through_objects(now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run,
+                                                 sub_user, part, qos)
+                dense = self._register_users(sub_user, reject, n, nrej)
+            out = core.batch_call(now, last, _RUNNING, MAX_TIME, True, quick, self.report_reservations, fin_j, fin_t,
+                                  sub_t, sub_units, est, sub_req, sub_run, dense, fpart, fqos, reject)
+            if out[0]:
+                self._refuse(out[0], out[1], now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
+            return self._after_arrays(now, out, fids, fin_t, sids, int_sids, sub_t, sub_units, sub_req, reject)
 
     # ---------------------------------------------------------------- checks
     def _finish_rows(self, fids):
@@ -322,35 +339,45 @@ class BatchPath:
                               _ids_array([d.job_id for d in res], self._int_ids),
                               np.array([d.at for d in res], dtype=np.int64))
 
-    def _apply_arrays(self, now, quick, fids, fin_j, fin_t, sids, int_sids, sub_t, sub_units, sub_req, sub_run,
-                      sub_user, part, qos, reject, nrej):
-        sc, core, n = self._scoring, self._core, len(sids)
+    def _estimates_and_factors(self, n, sub_req, sub_run, part, qos):
+        sc = self._scoring
+        est = sub_req if self._est_is_req else np.ascontiguousarray(sc.predictor.given(sub_req, sub_run),
+                                                                      dtype=np.int64)
+        if not self._multifactor:
+            return est, _EMPTY_F, _EMPTY_F
+        fpart, fqos = sc.job_factors(np.asarray(part) if part is not None else _minus_ones(n),
+                                     np.asarray(qos) if qos is not None else _minus_ones(n))
+        return est, np.ascontiguousarray(fpart, dtype=np.float64), np.ascontiguousarray(fqos, dtype=np.float64)
+
+    def _known_users(self, sub_user, n):
+        # the dense indices of the submissions' users, or None if one is not known yet
         users = self._users
+        if sub_user is None:
+            u = users.get(-1)
+            return None if u is None else _filled(n, u)
+        try:
+            return array("q", [users[x] for x in sub_user.tolist()])
+        except KeyError:
+            return None
+
+    def _register_users(self, sub_user, reject, n, nrej):
+        # the dense indices of the submissions' users, new users of accepted jobs registered
+        sc, users = self._scoring, self._users
         known = len(users)
-        if n == 0:
-            dense = _EMPTY
-        elif sub_user is None:
+        if sub_user is None:
             dense = _filled(n, users.setdefault(-1, known) if nrej < n else 0)
-        elif nrej == 0:
-            dense = array("q", [users.setdefault(x, len(users)) for x in sub_user.tolist()])
         else:
             dense = array("q", [users.setdefault(x, len(users)) if not r else 0
                                 for x, r in zip(sub_user.tolist(), reject.tolist())])
         if len(users) > known:
-            sc.attach_users(core, len(users), lambda: [str(x) for x in users])
-        est = sub_req if self._est_is_req or not n else np.ascontiguousarray(sc.predictor.given(sub_req, sub_run),
-                                                                               dtype=np.int64)
-        fpart = fqos = _EMPTY_F
-        if n and self._multifactor:
-            fpart, fqos = sc.job_factors(np.asarray(part) if part is not None else _minus_ones(n),
-                                         np.asarray(qos) if qos is not None else _minus_ones(n))
-            fpart = np.ascontiguousarray(fpart, dtype=np.float64)
-            fqos = np.ascontiguousarray(fqos, dtype=np.float64)
-        first, started, offsets, units, reserved, planned = core.batch_apply(
-            now, quick, fin_j, fin_t, sub_t, sub_units, est, sub_req, sub_run, dense, fpart, fqos, reject,
-            self.report_reservations)
+            sc.attach_users(self._core, len(users), lambda: [str(x) for x in users])
+        return dense
+
+    def _after_arrays(self, now, out, fids, fin_t, sids, int_sids, sub_t, sub_units, sub_req, reject):
+        # the engine's own records of an applied call, and its decisions
+        _, nrej, first, started, offsets, units, reserved, planned = out
+        n = len(sids)
         ids, index, jobs = self._ids, self._index, self._jobs
-        counts = self._counts
         rej_ids, reasons = [], []
         if nrej:
             for x, code, k in zip(sids, reject.tolist(), range(n)):
@@ -364,13 +391,14 @@ class BatchPath:
                     index[x] = len(ids)
                     ids.append(x)
                     jobs.append(None)
-        else:
+        elif n:
             for x in sids:
                 index[x] = len(ids)
                 ids.append(x)
             jobs.extend([None] * n)
         if n and not int_sids and self._int_ids:
             self._int_ids = all(type(x) is int and INT64_MIN <= x <= INT64_MAX for x in sids)
+        counts = self._counts
         counts["submitted"] += n
         counts["rejected"] += nrej
         counts["finished"] += len(fids)
@@ -380,7 +408,8 @@ class BatchPath:
             self._last_event = max(int(sub_t[-1]) if n else -MAX_TIME, int(fin_t[-1]) if fids else -MAX_TIME)
         self._now = now
         as_int = self._int_ids
+        if reserved is None:
+            reserved, planned = _EMPTY, _EMPTY
         return BatchDecisions(now, _ids_array([ids[j] for j in started.tolist()], as_int), offsets, units,
                               _ids_array(rej_ids, as_int), tuple(reasons),
                               _ids_array([ids[j] for j in reserved.tolist()], as_int), planned)
-
