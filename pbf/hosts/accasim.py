@@ -47,6 +47,10 @@ from . import backfill_of  # noqa: E402
 __all__ = ["PbfDispatcher", "StartLog", "cluster_of"]
 
 
+def _queued(e):
+    return int(e.queued_time)
+
+
 def cluster_of(resource_manager) -> Cluster:
     """The pbf cluster of an AccaSim resource manager: its nodes by name with their cores, and their
     memory and GPUs when it has them."""
@@ -101,6 +105,7 @@ class PbfDispatcher(SchedulerBase):
         self._objects = self.cluster.has_resources     # requests with memory or GPUs: Job objects
         self.engine = Engine(self.cluster, backfill=self.backfill, **self.engine_options)
         self._clairvoyant = self.engine.predictor == "clairvoyant"       # (the only one that reads run times)
+        self._names = self.engine.unit_names.tolist()                     # unit index -> AccaSim node name
 
     def _job(self, e):
         slot = e.requested_resources
@@ -186,8 +191,9 @@ class PbfDispatcher(SchedulerBase):
             fin_t.append(end)
         submitted = self._submitted
         new = [e for e in queued_jobs if e.id not in submitted]
-        new.sort(key=lambda e: int(e.queued_time))       # (stable: AccaSim's order at a tie)
-        submitted.update(e.id for e in new)
+        if new:
+            new.sort(key=_queued)                        # (stable: AccaSim's order at a tie)
+            submitted.update([e.id for e in new])
         t1 = time.perf_counter()
         if fin_ids or new or self._due(now):
             started, rejected = self._decide(now, fin_ids, fin_t, new)
@@ -199,10 +205,10 @@ class PbfDispatcher(SchedulerBase):
         self.engine_seconds += time.perf_counter() - t1
         plan = []
         if started:
-            names = self.engine.unit_names
+            names = self._names
             for job_id, units in started:
                 e = es_dict[job_id]
-                plan.append((now, job_id, self._nodes(e, names[units].tolist())))
+                plan.append((now, job_id, self._nodes(e, [names[u] for u in units.tolist()])))
                 self._seq += 1
                 heapq.heappush(ends, (now + int(e.duration), self._seq, job_id))
         for job_id in rejected:
