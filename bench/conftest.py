@@ -4,7 +4,20 @@ Groups: bitmap, profile, pass, replay. Every benchmark asserts the work it measu
 `pytest bench --benchmark-json=bench.json`. Select with -k, e.g. `pytest bench -k "pass and 9128"`.
 The fixtures are the test suite's (tests/helpers.py; pyproject.toml puts tests/ on the path).
 """
+import pytest
+
 from helpers import shared_trace  # noqa: F401  (a fixture: pytest finds it here)
+
+#: pytest-benchmark's default columns; where the command line kept them, the table shows fewer
+_DEFAULT_COLUMNS = ["min", "max", "mean", "stddev", "median", "iqr", "outliers", "ops", "rounds", "iterations"]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """The result table's columns: median, interquartile range and rounds (the rows stay readable; the
+    answer to "do N workers help?" follows the tables), unless ``--benchmark-columns`` names others."""
+    if getattr(config.option, "benchmark_columns", None) == _DEFAULT_COLUMNS:
+        config.option.benchmark_columns = ["median", "iqr", "rounds"]
 
 
 def _interval(stats):
