@@ -26,6 +26,7 @@ from .node import (
     _good_name,
     count_hostlist,
     expand_hostlist,
+    good_gpu_type,
 )
 from .slurm_conf import MAX_CONF_BYTES, MAX_FEATURES, read_partition
 
@@ -144,6 +145,7 @@ class Cluster:
             cores = 32
             memory = "125G"             # or memory_mb = 128000; units K, M (default), G, T
             gpus = 2                    # optional
+            gpu_type = "a100"           # optional: the GPUs' type (jobs asking gpu:a100 run only here)
             features = ["avx2", "ib"]   # optional
             class = "dwarf"             # optional: the group reports use (default: the name's letters)
 
@@ -197,7 +199,7 @@ class Cluster:
         return cls.of_nodes(nodes, name=name)
 
 
-_ENTRY_KEYS = {"name", "names", "cores", "memory", "memory_mb", "gpus", "features", "class"}
+_ENTRY_KEYS = {"name", "names", "cores", "memory", "memory_mb", "gpus", "gpu_type", "features", "class"}
 
 
 def _shown(value) -> str:
@@ -258,8 +260,13 @@ def _nodes_of_entry(entry, where, room=MAX_NODES):
                               f"{MAX_NAME_LENGTH} printable characters without spaces, commas or brackets, not "
                               f"{_shown(n)}")
     feats = tuple(f.strip() for f in features)
-    return [Node(n, cores, memory, gpus, feats, klass if klass is not None else n.rstrip("0123456789-_.") or n)
-            for n in names]
+    gpu_type = entry.get("gpu_type", "")
+    if not isinstance(gpu_type, str) or (gpu_type and not all(good_gpu_type(t) for t in gpu_type.split(","))) \
+            or (gpu_type and not gpus):
+        raise ConfigError(f"{where}: field gpu_type: got {_shown(gpu_type)}, expected a GPU type name (letters, "
+                          f"digits, '_', '-', '.'; several separated by commas) on an entry with gpus")
+    return [Node(n, cores, memory, gpus, feats, klass if klass is not None else n.rstrip("0123456789-_.") or n,
+                 gpu_type) for n in names]
 
 
 _MEM_UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}

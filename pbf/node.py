@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from .errors import ConfigError
 
-__all__ = ["Node", "expand_hostlist", "count_hostlist", "MAX_UNITS", "MAX_NODE_CORES", "MAX_NODE_MEMORY_MB",
+__all__ = ["Node", "good_gpu_type", "expand_hostlist", "count_hostlist", "MAX_UNITS", "MAX_NODE_CORES",
+           "MAX_NODE_MEMORY_MB",
            "MAX_NODE_GPUS", "MAX_NODES", "MAX_SLURM_NODES", "MAX_RANGE", "MAX_NAME_LENGTH"]
 
 #: The largest cluster pbf schedules: 2**24 units (16,777,216 cores; the largest machines have under 11
@@ -40,14 +41,17 @@ MAX_NAME_CHARS = 1 << 25
 @dataclass(frozen=True)
 class Node:
     """One node: ``name``, ``cores`` (its units), ``memory_mb`` (RealMemory in MB; 0: memory is not
-    modelled on it), ``gpus``, ``features`` (Slurm's node features) and ``klass`` (the group it belongs to,
-    e.g. ``mole``; reports group by it)."""
+    modelled on it), ``gpus``, ``features`` (Slurm's node features), ``klass`` (the group it belongs to,
+    e.g. ``mole``; reports group by it) and ``gpu_type`` (its GPUs' type, e.g. ``a100``: a job asking
+    GPUs of a type runs only on nodes of that type; "": untyped; ``a100,v100``: a node of several types,
+    where a job asking one of them may use all of the node's GPUs, pbf planning one GPU count a node)."""
     name: str
     cores: int
     memory_mb: int = 0
     gpus: int = 0
     features: tuple = ()
     klass: str = ""
+    gpu_type: str = ""
 
     def __post_init__(self):
         for what, value, top in (("cores", self.cores, MAX_NODE_CORES),
@@ -61,6 +65,18 @@ class Node:
         if not isinstance(self.features, tuple) or not all(isinstance(f, str) and f for f in self.features):
             raise ConfigError(f"node {self.name!r}: features must be a tuple of non-empty strings, "
                               f"got {self.features!r}")
+        if not isinstance(self.gpu_type, str) or (self.gpu_type and not all(
+                good_gpu_type(t) for t in self.gpu_type.split(","))):
+            raise ConfigError(f"node {self.name!r}: gpu_type must be GPU type names (letters, digits, '_', '-', "
+                              f"'.', at most {MAX_NAME_LENGTH} characters; several separated by commas), got "
+                              f"{self.gpu_type!r}")
+        if self.gpu_type and not self.gpus:
+            raise ConfigError(f"node {self.name!r}: gpu_type {self.gpu_type!r} given to a node with no GPUs")
+
+
+def good_gpu_type(name: str) -> bool:
+    """Whether ``name`` is a GPU type as Slurm's GRES types are written (``a100``, ``tesla_v100-32g``)."""
+    return 0 < len(name) <= MAX_NAME_LENGTH and name.isascii() and all(c.isalnum() or c in "_-." for c in name)
 
 
 def _good_name(name: str) -> bool:

@@ -3,7 +3,8 @@ a node cluster and those requests to the compiled core.
 
 A job's request comes from its trace: columns ``mem_core_mb`` / ``mem_node_mb`` (memory per core or per
 node, MB), ``gpus`` (GPUs per node), ``nodes_min`` / ``nodes_max`` (0: any) and the attribute
-``features`` (one ``"a&b"`` string a job; sacct's Constraints) when the reader or generator gave them
+``features`` (one ``"a&b"`` string a job; sacct's Constraints) and ``gpu_type`` (the type of the GPUs it
+asks, ``gres/gpu:a100=2``; legend ``; GpuType: N a100``) when the reader or generator gave them
 (sacct dumps, ``pbf gen beocat --resources``); otherwise from the SWF fields: requested memory (field
 10, KB a processor) or, with ``mem_from="used"``, used memory (field 7), rounded up to whole MB. See
 docs/workloads.md "Memory and GPUs".
@@ -21,12 +22,24 @@ from .cluster import Cluster
 from .errors import ConfigError
 from .workload.jobs import JobTable, SwfHeader
 
-__all__ = ["Requests", "MEM_FROM", "requests_of", "reject_detail", "load_nodes", "job_feature_bits"]
+__all__ = ["Requests", "MEM_FROM", "requests_of", "reject_detail", "load_nodes", "job_feature_bits", "node_features",
+           "GPU_TYPE_PREFIX"]
 
 #: where a job's memory request comes from in an SWF trace
 MEM_FROM = ("requested", "used", "none")
 
 _UNKNOWN_FEATURE = 1 << 63               # a feature no node has: such a job can never run
+
+#: A GPU type is planned as a node feature of this prefix and the type (``gpu:a100``), which a job asking
+#: GPUs of that type requires: one type a node, so "GPUs of type T free on the node" is "GPUs free on a
+#: node of type T", and the node model's feature bits carry it with no column of its own.
+GPU_TYPE_PREFIX = "gpu:"
+
+
+def node_features(node) -> tuple[str, ...]:
+    """A node's features as the node model plans them: Slurm's features and, on a node of typed GPUs,
+    ``gpu:TYPE``."""
+    return node.features + tuple(GPU_TYPE_PREFIX + t for t in node.gpu_type.split(",") if t)
 
 
 @dataclass(frozen=True)
@@ -82,16 +95,34 @@ def requests_of(table: JobTable, mem_from: str = "requested", default_mem_per_co
         feats = [legend.get(int(c), "") for c in cols["constraint"]]
     features = tuple(tuple(sorted(f for f in str(s).split("&") if f)) for s in feats) if feats is not None \
         else tuple(() for _ in range(n))
+    types = _gpu_types(table, n)
+    if types is not None:
+        # a job asking GPUs of a type needs a node of that type (one type a node; a job asking several
+        # types needs them all on one node, which no node has: it is rejected, saying so)
+        features = tuple(f + tuple(sorted(GPU_TYPE_PREFIX + t for t in types[i].split(",") if t))
+                         if types[i] and gpus[i] > 0 else f for i, f in enumerate(features))
     return Requests(np.maximum(core, 0), np.maximum(node, 0), np.maximum(gpus, 0), np.maximum(lo, 1),
                     np.maximum(hi, 0), features)
 
 
-def constraint_legend(header: SwfHeader) -> dict[int, str]:
-    """The ``; Constraint: N a&b`` lines of a header (sacct dumps): number -> features."""
+def _gpu_types(table: JobTable, n: int):
+    """Each job's GPU types ("a100", "a100,v100"; "" none), or None where the trace has none."""
+    names = getattr(table, "__dict__", {}).get("gpu_types")
+    if names is not None:
+        return [str(t) for t in names]
+    if "gpu_type" not in table.columns:
+        return None
+    legend = constraint_legend(table.header, "GpuType")
+    return [legend.get(int(c), "") for c in table.columns["gpu_type"]]
+
+
+def constraint_legend(header: SwfHeader, name: str = "Constraint") -> dict[int, str]:
+    """The ``; Constraint: N a&b`` lines of a header (sacct dumps): number -> features (``name``: another
+    legend of the same form, e.g. ``GpuType``)."""
     out = {}
     for line in header.lines:
         key, sep, value = line.strip().partition(":")
-        if sep and key.strip() == "Constraint":
+        if sep and key.strip() == name:
             number, _, text = value.strip().partition(" ")
             if number.isdigit():
                 out[int(number)] = text.strip()
@@ -99,9 +130,10 @@ def constraint_legend(header: SwfHeader) -> dict[int, str]:
 
 
 def _feature_bits(cluster):
-    names = sorted({f for node in cluster.nodes for f in node.features})
+    names = sorted({f for node in cluster.nodes for f in node_features(node)})
     if len(names) > 63:
-        raise ConfigError(f"cluster {cluster.name!r} has {len(names)} distinct features; pbf's node model holds 63")
+        raise ConfigError(f"cluster {cluster.name!r} has {len(names)} distinct features and GPU types; pbf's node "
+                          f"model holds 63")
     return {name: 1 << i for i, name in enumerate(names)}
 
 
@@ -110,7 +142,7 @@ def load_nodes(core: Core, cluster: Cluster, first_fit: bool = False, search: st
     cluster planned by ``search`` (``exact`` or ``slurm``: :class:`pbf.ReplayConfig`); returns the
     feature bits (name -> bit) for :func:`job_feature_bits`."""
     bits = _feature_bits(cluster)
-    node_feat = [sum(bits[f] for f in set(n.features)) for n in cluster.nodes]
+    node_feat = [sum(bits[f] for f in set(node_features(n))) for n in cluster.nodes]
     NodeCluster(core).set(np.array([n.cores for n in cluster.nodes], dtype=np.int64),
                           np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64),
                           np.array([n.gpus for n in cluster.nodes], dtype=np.int64),
@@ -139,21 +171,28 @@ def reject_detail(cluster: Cluster, requests: Requests, i: int, cores: int) -> s
     node has; where it is a combination no node has (GPUs on the nodes with the job's features, memory
     on the nodes with its GPUs or features), that combination."""
     feats = set(requests.features[i])
-    named = "&".join(sorted(feats))
-    usable = [n for n in cluster.nodes if feats <= set(n.features)]
+    types = sorted(f[len(GPU_TYPE_PREFIX):] for f in feats if f.startswith(GPU_TYPE_PREFIX))
+    plain = sorted(f for f in feats if not f.startswith(GPU_TYPE_PREFIX))
+    named = " and ".join(([f"features {'&'.join(plain)}"] if plain else [])
+                         + ([f"GPUs of type {'+'.join(types)}"] if types else []))
+    usable = [n for n in cluster.nodes if feats <= set(node_features(n))]
     if not usable:
-        return f"no node has features {named}"
+        if len(types) > 1:
+            return f"asks GPUs of {len(types)} types ({', '.join(types)}); a node has GPUs of one type"
+        if types and not any(types[0] in n.gpu_type.split(",") for n in cluster.nodes):
+            return f"no node has GPUs of type {types[0]}"
+        return f"no node has {named}" if types else f"no node has features {'&'.join(plain)}"
     gpus = int(requests.gpus[i])
     with_gpus = [n for n in usable if n.gpus >= gpus]
     if not with_gpus:
         if feats and any(n.gpus >= gpus for n in cluster.nodes):
             most = max(n.gpus for n in usable)
-            return (f"no node has {_many(gpus, 'GPU')} together with features {named} (the nodes with them have "
+            return (f"no node has {_many(gpus, 'GPU')} together with {named} (the nodes with them have "
                     f"at most {_many(most, 'GPU')})")
         return f"no node has {_many(gpus, 'GPU')}"
     usable = with_gpus
     # what narrowed the nodes before memory is looked at
-    also = " and ".join(([f"features {named}"] if feats else []) + ([_many(gpus, "GPU")] if gpus else []))
+    also = " and ".join(([named] if feats else []) + ([_many(gpus, "GPU")] if gpus else []))
     per_node = int(requests.mem_node_mb[i])
     if per_node and not any(n.memory_mb >= per_node for n in usable):
         if also and any(n.memory_mb >= per_node for n in cluster.nodes):

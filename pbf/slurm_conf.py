@@ -56,10 +56,12 @@ from .node import (
     _good_name,
     count_hostlist,
     expand_hostlist,
+    good_gpu_type,
 )
 
 __all__ = ["SlurmConf", "SlurmPartition", "ConfLine", "Pairs", "read_slurm_conf", "read_partition", "strnatcmp",
-           "slurm_node_key", "conf_lines", "conf_pairs", "conf_items", "gres_gpus", "node_lines", "NODE_ORDERS",
+           "slurm_node_key", "conf_lines", "conf_pairs", "conf_items", "gres_gpus", "gres_gpu_type", "node_lines",
+           "NODE_ORDERS",
            "MAX_CONF_BYTES", "MAX_CONF_FILES", "MAX_INCLUDE_DEPTH", "MAX_FEATURES"]
 
 #: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
@@ -376,6 +378,21 @@ def gres_gpus(path: str, number: int, text: str, key: str = "Gres") -> int:
     return total
 
 
+def gres_gpu_type(path: str, number: int, text: str, key: str = "Gres") -> str:
+    """The type of the GPUs a ``Gres=`` value gives a node (``gpu:a100:4`` -> ``a100``; ``gpu:4`` -> "";
+    a node of several types, ``gpu:a100:2,gpu:v100:2`` -> ``a100,v100``: pbf plans one GPU count a node,
+    which a job asking any of its types may use, and says so)."""
+    types = []
+    for entry in filter(None, text.split(",")):
+        parts = entry.split(":")
+        if parts[0] == "gpu" and len(parts) > 2 and parts[1] not in types:
+            if not good_gpu_type(parts[1]):
+                raise ConfigError(where(_path_of(path, number), number, key, text,
+                                        "gpu:TYPE:N with TYPE made of letters, digits, '_', '-' and '.'"))
+            types.append(parts[1])
+    return ",".join(types)
+
+
 def _node_numbers(conf: SlurmConf, line, pairs: Pairs) -> tuple[int, int, int]:
     """(CPUs, RealMemory, GPUs) of a NodeName line, each in the range pbf's core takes."""
     ints = {}
@@ -454,11 +471,13 @@ def _node_records(conf: SlurmConf) -> list[Node]:
                                                     "nodeaddr", "state", "weight", "port") and key not in conf.ignored:
                 conf.ignored.append(key)
         cores, memory, gpus = _node_numbers(conf, number, pairs)
+        at, key = pairs.origin("gres", number, "Gres")
+        gpu_type = gres_gpu_type(conf.path, at, pairs.get("gres", ""), key) if gpus else ""
         names = _names(conf, number, pairs, seen)
         features = tuple(f for f in (pairs.get("features") or pairs.get("feature") or "").split(",") if f)
         klass = pairs["nodename"].rstrip("0123456789[]-,") or None
         for name in names:
-            out.append(Node(name, cores, memory, gpus, features, klass or name))
+            out.append(Node(name, cores, memory, gpus, features, klass or name, gpu_type))
     return out
 
 

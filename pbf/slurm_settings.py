@@ -518,8 +518,11 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
             unmodelled.append(f"NodeName={name}: ThreadsPerCore={pairs['threadspercore']} ({ln}): pbf "
                               "counts every CPU as a core; Slurm allocates whole cores under CR_Core")
         gres = pairs.get("gres", "")
-        if any(len(e.split(":")) > 2 for e in gres.split(",") if e.startswith("gpu")):
-            unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): GPU types are counted as plain GPUs")
+        types = {e.split(":")[1] for e in gres.split(",") if e.startswith("gpu:") and len(e.split(":")) > 2}
+        if len(types) > 1 or (types and any(e.startswith("gpu") and len(e.split(":")) <= 2 for e in gres.split(","))):
+            unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): a node of several GPU types (or "
+                              "typed and untyped GPUs): a job asking one of its types may use all its GPUs (pbf "
+                              "plans one GPU count a node)")
         if any(e.split(":")[0] != "gpu" for e in filter(None, gres.split(","))):
             unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): only GPUs are modelled")
         for key in pairs:

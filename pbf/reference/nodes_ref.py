@@ -39,7 +39,8 @@ __all__ = ["NodeRequest", "node_cpus", "eval_nodes", "NodePlan", "node_replay", 
 @dataclass(frozen=True)
 class NodeRequest:
     """What a job asks of the nodes: ``cores`` in all; ``mem_per_core`` or ``mem_per_node`` (MB, 0:
-    none); ``gpus_per_node``; ``min_nodes``/``max_nodes`` (0: any); ``features`` every node must have."""
+    none); ``gpus_per_node``; ``min_nodes``/``max_nodes`` (0: any); ``features`` every node must have;
+    ``gpu_type``: the type its GPUs must be ("" any)."""
     cores: int
     mem_per_core: int = 0
     mem_per_node: int = 0
@@ -47,6 +48,7 @@ class NodeRequest:
     min_nodes: int = 1
     max_nodes: int = 0
     features: frozenset = frozenset()
+    gpu_type: str = ""
 
     def __post_init__(self):
         # as sbatch does with more nodes than tasks ("can't run 1 processes on 2 nodes, setting nnodes
@@ -55,9 +57,12 @@ class NodeRequest:
             object.__setattr__(self, "min_nodes", self.cores)
 
 
-def node_cpus(free_cores: int, free_mem: int, free_gpus: int, features: Iterable[str], req: NodeRequest) -> int:
-    """How many of the job's cores a node can take now (0: none)."""
+def node_cpus(free_cores: int, free_mem: int, free_gpus: int, features: Iterable[str], req: NodeRequest,
+              gpu_type: str = "") -> int:
+    """How many of the job's cores a node (its GPUs of ``gpu_type``) can take now (0: none)."""
     if req.gpus_per_node > free_gpus or not req.features <= set(features):
+        return 0
+    if req.gpu_type and req.gpus_per_node > 0 and req.gpu_type not in gpu_type.split(","):
         return 0
     c = free_cores
     if req.mem_per_core > 0:
@@ -224,7 +229,8 @@ class NodePlan:
               first_fit: bool = False) -> dict[int, tuple[int, int, int]] | None:
         """Nodes for req over [t0, t1): {node: (cores, memory, GPUs)} or None."""
         free = self.free_over(t0, t1)
-        cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req) for i, (fc, fm, fg) in enumerate(free)]
+        cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req, self.nodes[i].gpu_type)
+               for i, (fc, fm, fg) in enumerate(free)]
         got = eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit)
         if got is None:
             return None
@@ -321,6 +327,10 @@ def _why(nodes, req: NodeRequest):
     usable = [n for n in nodes if req.features <= set(n.features)]
     if not usable:
         return f"no node has features {','.join(sorted(req.features))}"
+    if req.gpu_type and req.gpus_per_node > 0:
+        usable = [n for n in usable if req.gpu_type in n.gpu_type.split(",")]
+        if not usable:
+            return f"no node has GPUs of type {req.gpu_type}"
     usable = [n for n in usable if n.gpus >= req.gpus_per_node]
     if not usable:
         return f"no node has {req.gpus_per_node} GPUs"

@@ -144,9 +144,13 @@ class NodeSpace:
 
 def node_filter(node: Node, req: NodeRequest) -> bool:
     """``job_req_node_filter``: may the job use this node at all (its features, and memory for one
-    core or for the node)? GPUs are not asked here: a node without them stays offered."""
+    core or for the node)? GPUs are not asked here: a node without them stays offered. A node whose GPUs
+    are of another type than the job's is not offered (pbf plans a GPU type as a node feature; Slurm
+    offers it and its GRES test finds no GPU there: the one difference is that a start attempt resets
+    the weights of the job's type's nodes only)."""
     return req.features <= set(node.features) and req.mem_per_node <= node.memory_mb \
-        and req.mem_per_core <= node.memory_mb
+        and req.mem_per_core <= node.memory_mb \
+        and (not req.gpu_type or req.gpus_per_node <= 0 or req.gpu_type in node.gpu_type.split(","))
 
 
 class NodeWeights(list):
@@ -206,7 +210,8 @@ def main_test_weights(nodes: Sequence[Node], weights: list[int], free: Sequence[
 
 def _choose(nodes, free, offered, req, first_fit, weights):
     gpu_weights(weights, free, offered, req)
-    cpu = [node_cpus(*free[i], nodes[i].features, req) if i in offered else 0 for i in range(len(nodes))]
+    cpu = [node_cpus(*free[i], nodes[i].features, req, nodes[i].gpu_type) if i in offered else 0
+           for i in range(len(nodes))]
     return eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit, weights)
 
 

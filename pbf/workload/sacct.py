@@ -15,10 +15,11 @@ Modelled (they decide when and where a job runs):
   started: a job's units are the larger of the two under the default cleaning), ``User``/``UID``,
   ``Group``/``GID``, ``Partition``, ``QOS``;
 * on a cluster of nodes: ``ReqMem``, ``ReqNodes`` (else ``NNodes``), GPUs (``ReqTRES`` ``gres/gpu``,
-  else ``ReqGRES``, else ``AllocTRES``, else ``AllocGRES``), ``Constraints``, and ``--exclusive`` of
-  ``SubmitLine`` (whole nodes: ``AllocCPUS`` on ``AllocNodes`` nodes).
+  else ``ReqGRES``, else ``AllocTRES``, else ``AllocGRES``) and their types (``gpu_type``, legend
+  ``; GpuType: N a100``: the job runs only on nodes of that type), ``Constraints``, and ``--exclusive``
+  of ``SubmitLine`` (whole nodes: ``AllocCPUS`` on ``AllocNodes`` nodes).
 
-Read into columns, not modelled: GPU types (``gpu_type``, legend ``; GpuType: N a100``), licenses
+Read into columns, not modelled: licenses
 (``licenses``, from ``Licenses``, else ``ReqTRES`` ``license/NAME=N``, else ``SubmitLine -L``; legend
 ``; Licenses: N matlab:2``), dependencies of ``SubmitLine`` (``dependency``: their kinds, legend
 ``; Dependency: N afterok``; SWF field 17 ``prev_job``: the parent in the dump that ended last),

@@ -36,7 +36,7 @@ def _summary(info, names, col, spelled, used, read_only, empties, lines):
         "het": {"jobs": len(info["het_jobs"]), "components": info["het_components"]},
         "run_times": {"zero_length": info["zero_length"], "never_started": info["never_started"],
                       "not_ended": info["not_ended"]},
-        "gpus": {"jobs_by_column": top(info["gpu_jobs"]), "types_not_modelled": top(info["gpu_types"])},
+        "gpus": {"jobs_by_column": top(info["gpu_jobs"]), "types": top(info["gpu_types"])},
         "exclusive": {"jobs": info["exclusive"], "as_whole_nodes": info["exclusive_whole_nodes"],
                       "other_forms_not_modelled": top(info["exclusive_other"])},
         "dependencies": {"jobs": info["dependencies"], "kinds": top(info["dependency_kinds"]),
@@ -91,6 +91,9 @@ def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
     if g["jobs_by_column"]:
         modelled.append(f"GPUs of {_many(sum(g['jobs_by_column'].values()), 'job')} "
                         f"(from {_counts(g['jobs_by_column'])})")
+    if g["types"]:
+        modelled.append(f"GPU types {_counts(g['types'])} (on a cluster of nodes, each such job runs only on "
+                        "nodes of its GPUs' type)")
     if ex["jobs"]:
         modelled.append(f"--exclusive of {_many(ex['jobs'], 'job')}, {ex['as_whole_nodes']:,} as whole nodes "
                         "(AllocCPUS on AllocNodes nodes; not the others: they never ran or the dump lacks those "
@@ -98,8 +101,6 @@ def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
     if modelled:
         lines.append("modelled: " + "; ".join(modelled))
     read = []
-    if g["types_not_modelled"]:
-        read.append(f"GPU types {_counts(g['types_not_modelled'])} (the node model counts GPUs without types)")
     if d["jobs"]:
         read.append(f"dependencies of {_many(d['jobs'], 'job')} ({_counts(d['kinds'])}; "
                     f"{d.get('jobs_with_a_parent_in_the_dump', 0):,} with a parent in the dump, in SWF field 17)")
