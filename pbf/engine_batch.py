@@ -56,7 +56,7 @@ _PROBLEMS = {
 }
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class BatchDecisions:
     """The decisions of one :meth:`~pbf.Engine.advance_arrays` call, as arrays.
 

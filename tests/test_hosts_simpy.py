@@ -15,11 +15,11 @@ from pbf.hosts.simpy import SimPyHost  # noqa: E402
 TRACE = Path(__file__).resolve().parents[1] / "traces" / "lublin1-1000.swf.gz"
 
 
-def run_in_simpy(jobs, units, backfill):
+def run_in_simpy(jobs, units, backfill, **engine):
     """Every job of ``jobs`` arrives at its submit time and runs its run time (cut at its request, as
     the replay kills it) in a SimPy model; returns {id: start (-1: rejected)} and the host."""
     env = simpy.Environment()
-    host = SimPyHost(env, pbf.Engine(units, backfill=backfill))
+    host = SimPyHost(env, pbf.Engine(units, backfill=backfill, **engine))
     starts = {}
 
     def job(j):
@@ -52,6 +52,15 @@ def test_starts_are_pbf_replays(mode):
     assert host.calls <= len(set(jobs.submit.tolist()) | {got[i] + min(r, q) for i, r, q in
                                                           zip(jobs.job_id.tolist(), jobs.run.tolist(),
                                                               jobs.req_time.tolist())})
+
+
+def test_the_interval_trigger_wakes_the_host_as_the_engine_asks():
+    jobs = pbf.read_swf(TRACE)
+    jobs = jobs.take(np.arange(400))
+    ref = pbf.replay(jobs, pbf.ReplayConfig(units=256, trigger="interval", bf_interval=120)).jobs
+    want = dict(zip(ref["id"].tolist(), ref["start"].tolist()))
+    got, host = run_in_simpy(jobs, 256, pbf.Backfill(), trigger="interval", bf_interval=120)
+    assert sum(got[i] == want[i] for i in want) == len(want) == 400
 
 
 def test_one_call_per_instant_and_rejected_jobs():

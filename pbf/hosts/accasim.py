@@ -162,6 +162,9 @@ class PbfDispatcher(SchedulerBase):
         if self._min_required_availability and any(self.resource_manager.resources.full[res]
                                                    for res in self._min_required_availability):
             return [(None, e, []) for e in es], []
+        if self._job_check == JobVerification.NO_CHECK:
+            # (AccaSim's check accepts every job then: only the flag it sets would change)
+            return self._dispatch(cur_time, es, es_dict)
         rejected, accepted = [], []
         for e in es:
             job = es_dict[e]
@@ -179,6 +182,11 @@ class PbfDispatcher(SchedulerBase):
         return plan, rejected + refused
 
     def scheduling_method(self, cur_time, queued_jobs, es_dict):
+        """AccaSim's scheduling step: the dispatching plan and the rejected ids of ``queued_jobs``."""
+        return self._dispatch(cur_time, [e.id for e in queued_jobs], es_dict)
+
+    def _dispatch(self, cur_time, queued, es_dict):
+        # one engine call for the queued job ids `queued` (in AccaSim's order)
         t0 = time.perf_counter()
         if self.engine is None:
             self._start_engine()
@@ -190,7 +198,7 @@ class PbfDispatcher(SchedulerBase):
             fin_ids.append(job_id)
             fin_t.append(end)
         submitted = self._submitted
-        new = [e for e in queued_jobs if e.id not in submitted]
+        new = [es_dict[x] for x in queued if x not in submitted]
         if new:
             new.sort(key=_queued)                        # (stable: AccaSim's order at a tie)
             submitted.update([e.id for e in new])
@@ -215,9 +223,9 @@ class PbfDispatcher(SchedulerBase):
             submitted.discard(job_id)
         if started or rejected:
             done = {job_id for job_id, _ in started}.union(rejected)
-            plan += [(None, e.id, []) for e in queued_jobs if e.id not in done]
+            plan += [(None, x, []) for x in queued if x not in done]
         else:
-            plan += [(None, e.id, []) for e in queued_jobs]
+            plan += [(None, x, []) for x in queued]
         self.calls += 1
         self.seconds += time.perf_counter() - t0
         return plan, rejected

@@ -87,6 +87,7 @@ class SimPyHost:
         self._inbox: list = []
         self._call: _Call | None = None
         self._handles: dict = {}
+        self._wakeups: set = set()      # times at which a wake-up the engine asked for is pending
 
     # ------------------------------------------------------------ what the model does
     @property
@@ -126,6 +127,7 @@ class SimPyHost:
 
     def _wake_at(self, t):
         yield self.env.timeout(max(0, t / self.seconds_per_unit - self.env.now))
+        self._wakeups.discard(t)
         self.wake()
 
     def run(self, job: Job, duration: float):
@@ -159,6 +161,10 @@ class SimPyHost:
         self._inbox = []
         decisions = self.engine.advance(self.now, events)
         self.calls += 1
+        wake = self.engine.next_wakeup()        # (an interval trigger's next pass, an outage's end)
+        if wake is not None and wake > self.now and wake not in self._wakeups:
+            self._wakeups.add(wake)
+            self.env.process(self._wake_at(wake))
         if self.engine.report_reservations:
             self.reservations = {}
         for d in decisions:
