@@ -45,6 +45,7 @@ from jobs cimport jobs_reserve, jobs_clear, users_ensure
 from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
+from licenses cimport lic_set, lic_reserve_jobs
 from pass_steps cimport ensure_scratch
 from plan_units cimport build_profile
 from passes cimport quick_pass
@@ -434,6 +435,8 @@ cdef class Core:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
+        if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + n
         return first
 
@@ -456,6 +459,29 @@ cdef class Core:
     def finish(self, int64_t j, int64_t now):
         """Running job j ended at now (validated by the caller)."""
         job_finish(&self.s, j, now)
+
+    def set_licenses(self, const int64_t[::1] totals):
+        """The cluster's licenses (``licenses.pxd``): ``totals[i]`` of kind i, each >= 0 (checked by the
+        caller). Set once, before any job is submitted."""
+        if self.s.lic.n or totals.shape[0] == 0:
+            raise RuntimeError("pbf core: licenses are set once, at least one kind")
+        if self.s.replay.next_sub or self.s.queue.n or self.s.nodes.nrun:
+            raise RuntimeError("pbf core: licenses are set before any job is submitted")
+        if (lic_set(&self.s.lic, totals.shape[0], &totals[0]) != RC_OK
+                or lic_reserve_jobs(&self.s.lic, max(self.s.jobs.cap, 1)) != RC_OK):
+            raise MemoryError("pbf core: out of memory (licenses)")
+
+    def set_job_licenses(self, int64_t first, const int64_t[:, ::1] asked):
+        """What jobs first, first+1, ... (added, not yet submitted) ask of each license kind: one row a
+        job, one column a kind (checked by the caller: counts >= 0)."""
+        cdef int64_t i, k, n = asked.shape[0], m = self.s.lic.n
+        if not self.s.lic.on or asked.shape[1] != m:
+            raise ValueError(f"pbf core: {asked.shape[1]} license kinds given, the cluster has {m}")
+        if first < 0 or first + n > self.s.jobs.n:
+            raise ValueError("pbf core: license requests of jobs not added")
+        for i in range(n):
+            for k in range(m):
+                self.s.lic.req[(first + i) * m + k] = asked[i, k]
 
     def load_trace(self, submit, units, est, run, **columns):
         """Jobs of a replay, in (submit, id) order; run = actual run time (already capped);
@@ -939,6 +965,8 @@ cdef class Core:
         if S.co.on and coalloc_grow(&S.co, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
+        if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + m
         # ---- the events in time order (finishes first at a tie), then the pass

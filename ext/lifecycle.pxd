@@ -13,7 +13,8 @@ from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_en
 from queue cimport SortRec, sortrec_cmp, queue_insert
 from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
-from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE,
+from licenses cimport lic_never, lic_hold
+from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_LICENSES,
                          RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
 
@@ -28,6 +29,10 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
     if S.jobs.units[j] > S.units:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_OVERSIZE
+        return RC_OK
+    if S.lic.on and lic_never(&S.lic, j):
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_LICENSES
         return RC_OK
     if S.plan.never_fits(S, j):
         S.jobs.state[j] = JS_REJECTED
@@ -80,6 +85,8 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
         memcpy(S.jobs.bits + j * S.W, units, S.W * sizeof(uint64_t))
     if S.plan.use != NULL:
         S.plan.use(S, j, units, -1)
+    if S.lic.on:
+        lic_hold(&S.lic, j, -1)
     S.jobs.row[j] = r
     S.jobs.state[j] = JS_RUNNING
     S.jobs.start[j] = now
@@ -103,6 +110,8 @@ cdef inline void job_leave_nodes(State* S, int64_t j) noexcept nogil:
     nodes_by_end_remove(&S.nodes, S.jobs.start[j] + S.jobs.est[j], j)
     if S.plan.use != NULL:
         S.plan.use(S, j, S.nodes.rows + <int64_t>S.jobs.row[j] * S.W, 1)
+    if S.lic.on:
+        lic_hold(&S.lic, j, 1)
     nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
     S.jobs.row[j] = -1
     p = S.jobs.runpos[j]

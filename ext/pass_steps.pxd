@@ -14,6 +14,7 @@ from sync cimport pbf_store
 from lifecycle cimport job_start
 from state cimport State, PassCtx
 from node_model cimport NodeModel, nm_eligible
+from licenses cimport lic_free_now
 from pbf._codes cimport CK_FREE, HOW_MAIN, HOW_BACKFILL, EX_END, EX_MAX_JOB_TEST, EX_BUDGET
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -180,3 +181,10 @@ cdef inline bint begin_test(State* S, int64_t p, int64_t slots, NodeModel* M, in
         d[0] += (c.start_us0 + S.clock.last_us) // 1000000 - c.now
     c.depth += 1
     return True
+
+
+cdef inline bint passed_over_for_licenses(State* S, int64_t j) noexcept nogil:
+    # job j, tested, waits for licenses not all free now: every planner passes over it (no start, no
+    # reservation; licenses.pxd). It does not block the jobs after it: Slurm's main scheduler goes on
+    # past it, and its backfill plans no licenses.
+    return S.lic.on and not lic_free_now(&S.lic, j)

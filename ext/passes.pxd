@@ -5,7 +5,7 @@
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport qsort
-from libc.string cimport memmove
+
 
 from memory cimport INF, grow, append
 from nodes cimport EndKey, endkey_cmp
@@ -17,7 +17,7 @@ from parallel cimport Spec
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport NodeModel
-from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch
+from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over_for_licenses
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
                          EX_QUICK_BLOCKED, EX_BUDGET)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
@@ -239,7 +239,7 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
     # limit) or once the tests have cost max_cost_us. Each test costs cost_test_us; a job starts when
     # the pass reaches it (t_us plus the cost so far; with no cost, at t_us). The slurm-sim clock's
     # main scheduler sets the limits; the interval trigger's quick pass has none.
-    cdef int64_t t0 = pass_clock(S), now = t_us // 1000000, cost = 0, p, j, k, started = 0, depth = 0
+    cdef int64_t t0 = pass_clock(S), now = t_us // 1000000, cost = 0, p, j, k, started = 0, depth = 0, first = -1
     cdef int64_t queue = S.queue.n
     cdef int ex = EX_END
     if refresh_priorities(S, now) != RC_OK:
@@ -257,19 +257,23 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         k = S.queue.entries[p].units
         depth += 1
         cost += cost_test_us
+        if passed_over_for_licenses(S, j):
+            continue                  # (Slurm's main scheduler goes on past it: reason Licenses)
         if not S.plan.take_now(S, j, k):
             ex = EX_QUICK_BLOCKED
             break
         if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != RC_OK:
             return RC_NO_MEMORY
         S.jobs.how[j] = HOW_MAIN
+        S.queue.entries[p].job = -1
+        if first < 0:
+            first = p
         started += 1
         if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != RC_OK:
             return RC_NO_MEMORY
     if started:
-        # the started jobs are exactly the first `started` entries
-        memmove(S.queue.entries, S.queue.entries + started, (S.queue.n - started) * sizeof(PendEntry))
-        S.queue.n -= started
+        # (the started entries: the first `started` ones, but for jobs passed over for licenses)
+        queue_compact(&S.queue, first)
         S.resume_st.valid = False
     S.last.charged_us = cost
     cost_out[0] = cost

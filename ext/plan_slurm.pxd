@@ -11,7 +11,8 @@ from profile cimport Prof
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, SS_ERROR
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_take_now
-from pass_steps cimport CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test
+from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
+                         passed_over_for_licenses)
 from bf_step cimport bfl_step
 from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR
 from pbf._codes cimport TR_EVENT
@@ -69,4 +70,6 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
             return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
+    if passed_over_for_licenses(S, j):
+        return p + 1
     return slurm_step(S, M, p, j, k, d)

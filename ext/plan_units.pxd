@@ -15,7 +15,7 @@ from parallel cimport Spec, SPEC_FULL
 from state cimport State, PassCtx
 from node_model cimport NodeModel
 from pass_steps cimport (CM_SEARCH, CM_EAGER, STEP_STOP, STEP_ERROR, planned_end, release_time, take_lowest_free,
-                         commit_start, commit_reservation, count_rest, begin_test)
+                         commit_start, commit_reservation, count_rest, begin_test, passed_over_for_licenses)
 from pbf._codes cimport CK_FREE, EX_RESV_TABLE
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START
 
@@ -274,6 +274,8 @@ cdef inline int64_t units_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
             return STEP_STOP
     if not begin_test(S, p, prof_live_slots(P) if c.built else 1, NULL, &j, &k, &d):
         return STEP_STOP
+    if passed_over_for_licenses(S, j):
+        return p + 1
     if not c.built:
         # Until a job does not fit now, the profile is not needed: with no reservation the future
         # only has more free units, so "fits now" is the free count.

@@ -8,6 +8,7 @@ carry memory, GPUs and features (a :class:`Node`). A cluster is read from a smal
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -15,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
+from .licenses import MAX_LICENSES, parse_licenses
 from .node import (
     MAX_NAME_LENGTH,
     MAX_NODE_CORES,
@@ -28,7 +30,8 @@ from .node import (
     expand_hostlist,
     good_gpu_type,
 )
-from .slurm_conf import MAX_CONF_BYTES, MAX_FEATURES, read_partition
+from .slurm_conf import MAX_CONF_BYTES, MAX_FEATURES, read_partition, read_slurm_conf
+from .slurm_conf import _at as _conf_at
 
 __all__ = ["Cluster", "Node", "beocat_cluster", "expand_hostlist", "MAX_UNITS", "BUILTIN_CLUSTERS"]
 
@@ -47,6 +50,8 @@ class Cluster:
     name: str = "cluster"
     #: memory per core (MB) a job gets when it asks for none (a partition's DefMemPerCPU; 0: none)
     default_mem_per_core_mb: int = 0
+    #: cluster-wide licenses, ``(name, count)`` pairs (slurm.conf ``Licenses=``; pbf.licenses)
+    licenses: tuple = ()
     _index: dict = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -62,6 +67,16 @@ class Cluster:
                 raise ConfigError(f"node {n.name!r} is listed twice")
             index[n.name] = i
         object.__setattr__(self, "_index", index)
+        lic = tuple((str(n), c) for n, c in (self.licenses.items() if isinstance(self.licenses, dict)
+                                             else self.licenses))
+        for name, count in lic:
+            if not name or not name.isprintable() or " " in name or "," in name or not isinstance(count, int) \
+                    or isinstance(count, bool) or not 0 <= count <= MAX_LICENSES:
+                raise ConfigError(f"cluster {self.name!r}: license ({name!r}, {count!r}): expected a name and a "
+                                  f"whole count from 0 to {MAX_LICENSES:,}")
+        if len({n for n, _ in lic}) != len(lic):
+            raise ConfigError(f"cluster {self.name!r}: a license named twice in {lic!r}")
+        object.__setattr__(self, "licenses", lic)
 
     @classmethod
     def of_nodes(cls, nodes: Iterable[Node], name: str = "cluster") -> Cluster:
@@ -123,9 +138,12 @@ class Cluster:
         one, else every node), numbered as slurmctld numbers them (``node_order="name"``: by
         :func:`pbf.slurm_conf.strnatcmp` of their names; ``"file"``: the NodeName lines' order), with the
         partition's ``DefMemPerCPU`` as the default memory per core (:func:`pbf.slurm_conf.read_partition`)."""
-        part = read_partition(path, partition, node_order=node_order)
+        conf = read_slurm_conf(path)
+        part = read_partition(conf, partition, node_order=node_order)
+        line, value = conf.settings.get("licenses", (None, ""))
+        licenses = parse_licenses(value, f"{_conf_at(conf.path, line)}: {conf.at('licenses')[1]}") if value else {}
         return cls(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
-                   default_mem_per_core_mb=part.default_mem_per_core_mb)
+                   default_mem_per_core_mb=part.default_mem_per_core_mb, licenses=tuple(licenses.items()))
 
     @classmethod
     def builtin(cls, name: str) -> Cluster:
@@ -169,10 +187,15 @@ class Cluster:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except RecursionError:
             raise ConfigError(f"{path}: not valid TOML for pbf: arrays or tables nested too deep") from None
-        unknown = set(data) - {"name", "nodes"}
+        unknown = set(data) - {"name", "nodes", "licenses"}
         if unknown:
             shown = ", ".join(sorted(unknown)[:10]) + (" ..." if len(unknown) > 10 else "")
-            raise ConfigError(f"{path}: unknown key(s) {shown}; expected name and [[nodes]]")
+            raise ConfigError(f"{path}: unknown key(s) {shown}; expected name, licenses and [[nodes]]")
+        licenses = data.get("licenses", {})
+        if not isinstance(licenses, dict) or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= MAX_LICENSES for c in licenses.values()):
+            raise ConfigError(f"{path}: field licenses: got {_shown(licenses)}, expected a table of license names "
+                              f"and whole counts from 0 to {MAX_LICENSES:,} (licenses = {{ matlab = 2 }})")
         name = data.get("name", os.path.splitext(os.path.basename(path))[0])
         if not isinstance(name, str) or not name or len(name) > MAX_NAME_LENGTH or not name.isprintable():
             raise ConfigError(f"{path}: field name: got {_shown(name)}, expected a cluster name (text of at most "
@@ -196,7 +219,8 @@ class Cluster:
         if len(features) > MAX_FEATURES:
             raise ConfigError(f"{path}: the nodes have {len(features)} distinct features: expected at most "
                               f"{MAX_FEATURES} (pbf's node model holds a bit for each)")
-        return cls.of_nodes(nodes, name=name)
+        cluster = cls.of_nodes(nodes, name=name)
+        return dataclasses.replace(cluster, licenses=tuple(licenses.items())) if licenses else cluster
 
 
 _ENTRY_KEYS = {"name", "names", "cores", "memory", "memory_mb", "gpus", "gpu_type", "features", "class"}

@@ -104,6 +104,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,
                                        job_feature_bits(bits, requests.features))
+    if cluster is not None and cluster.licenses:
+        _set_licenses(core, cluster, table, order)
     outages = events = None
     if config.failures is not None:
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
@@ -154,6 +156,15 @@ def _check_pass_limit(core, limit, jobs, config):
             f"({'max_passes' if config.max_passes is not None else '2,000,000 + 200 a job'}); jobs that hold the "
             "cluster for years of simulated time under an interval trigger make a pass every interval. Raise the "
             "limit with --max-passes N (ReplayConfig(max_passes=N)) if that is what you want")
+
+
+def _set_licenses(core, cluster, table, order):
+    # the cluster's licenses and what each job asks of them (pbf.licenses; a trace without licenses asks none)
+    from .licenses import job_license_texts, license_requests
+    texts = job_license_texts(table)
+    kinds, totals, asked = license_requests(cluster.licenses, texts if texts is not None else [""] * len(table))
+    core.set_licenses(totals)
+    core.set_job_licenses(0, np.ascontiguousarray(asked[order]))
 
 
 def _progress_reporter(progress, total):

@@ -37,7 +37,8 @@ BF_LIMITS_WHY = {
     "bf_max_job_array_resv": "pbf has no job arrays to reserve for (every array task is a job of its own)",
     "bf_node_space_size": "pbf's map of reservations grows as it needs",
     "bf_running_job_reserve": "pbf does not hold running jobs in the backfill map (Slurm's default)",
-    "bf_licenses": "licenses are not modelled",
+    "bf_licenses": "licenses are not planned in the future: a job waiting for licenses is passed over, as "
+                   "without bf_licenses",
 }
 
 
