@@ -237,8 +237,33 @@ class NodePlan:
         return {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in got.items()}
 
 
+def licenses_free(licenses: Mapping[str, int] | None, jobs: Sequence[Mapping[str, Any]],
+                  running: Iterable[int]) -> dict[str, int] | None:
+    """The cluster's licenses (``licenses``: {name: count}; None: none) less those the running jobs
+    hold (a job's ``lic``: {name: count})."""
+    if licenses is None:
+        return None
+    free = dict(licenses)
+    for j in running:
+        for name, count in jobs[j].get("lic", {}).items():
+            free[name] -= count
+    return free
+
+
+def passed_over_for_licenses(free: dict[str, int] | None, job: Mapping[str, Any]) -> bool:
+    """A job whose licenses are not all free now is passed over (Slurm 22.05 without bf_licenses)."""
+    return free is not None and any(count > free.get(name, 0) for name, count in job.get("lic", {}).items())
+
+
+def take_licenses(free: dict[str, int] | None, job: Mapping[str, Any]) -> None:
+    if free is not None:
+        for name, count in job.get("lic", {}).items():
+            free[name] -= count
+
+
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
-                first_fit: bool = False, run_pass: Callable | None = None) -> dict[str, list[Any]]:
+                first_fit: bool = False, run_pass: Callable | None = None,
+                licenses: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
@@ -246,12 +271,17 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     rejected (start -1) with the resource that stops it.
 
     ``run_pass(now, queue, running)`` replaces the pass (``running``: {job: (start, alloc)}); it
-    returns {job: alloc} of the jobs that start now (as :func:`exact_pass`, the default)."""
+    returns {job: alloc} of the jobs that start now (as :func:`exact_pass`, the default).
+    ``licenses`` ({name: count}; None: none): the cluster's licenses; a job's ``lic`` ({name: count}) is
+    held from its start to its end, a job asking more than the cluster has is rejected, and a pass
+    passes over a job whose licenses are not all free (:func:`passed_over_for_licenses`)."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
     full = NodePlan(nodes)
     for j, job in enumerate(jobs):
-        if full.place(job["req"], 0, 1, first_fit) is None:
+        if licenses is not None and any(c > licenses.get(name, 0) for name, c in job.get("lic", {}).items()):
+            reason[j] = "asks licenses the cluster does not have"
+        elif full.place(job["req"], 0, 1, first_fit) is None:
             reason[j] = _why(nodes, job["req"])
     order = sorted(range(n), key=lambda j: (jobs[j]["submit"], j))
     running = {}                                 # job -> actual end
@@ -277,7 +307,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             queue.append(j)
         live = {j: (start[j], alloc[j]) for j in running}
         if run_pass is None:
-            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit)
+            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit, licenses)
         else:
             started = run_pass(now, queue, live)
         for j, got in started.items():
@@ -294,18 +324,23 @@ PLAN_REACH = 1 << 43
 
 def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = 1,
-               first_fit: bool = False) -> dict[int, dict[int, tuple[int, int, int]]]:
+               first_fit: bool = False, licenses: Mapping[str, int] | None = None
+               ) -> dict[int, dict[int, tuple[int, int, int]]]:
     """pbf's own backfill pass on nodes (module docstring): {job: alloc} of the jobs that start now."""
+    free = licenses_free(licenses, jobs, running)
     plan = NodePlan(nodes)
     for j, (s, a) in running.items():
         plan.hold(s, max(s + jobs[j]["est"], now + 1), a)
     left = reservations
     started = {}
     for j in queue:
+        if passed_over_for_licenses(free, jobs[j]):
+            continue
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
         got = plan.place(req, now, now + est, first_fit)
         if got is not None:
             started[j] = got
+            take_licenses(free, jobs[j])
             plan.hold(now, now + est, got)
             continue
         if left is not None and left <= 0:

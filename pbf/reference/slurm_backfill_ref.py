@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .nodes_ref import eval_nodes, node_cpus, node_replay
+from .nodes_ref import eval_nodes, licenses_free, node_cpus, node_replay, passed_over_for_licenses, take_licenses
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -361,12 +361,15 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = None, window: int = 0,
                resolution: int = 1, first_fit: bool = False,
                weights: list[int] | None = None,
-               limits: Mapping[str, int] | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
+               limits: Mapping[str, int] | None = None,
+               licenses: Mapping[str, int] | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
     """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
     :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited;
     ``weights``: the nodes' scheduling weights, carried from cycle to cycle; ``limits``: Slurm's own
-    backfill limits, :func:`bf_limit`, counted afresh each cycle): {job: alloc} of the jobs that start
-    now."""
+    backfill limits, :func:`bf_limit`, counted afresh each cycle; ``licenses``: the cluster's, a job
+    waiting for its licenses passed over as ``_attempt_backfill`` does without bf_licenses): {job: alloc}
+    of the jobs that start now."""
+    lic = licenses_free(licenses, jobs, running)
     weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
     win = window if window > 0 else 1 << 40
@@ -387,7 +390,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         said = bf_limit(limits, jobs[j], now, len(started), counts, part)
         if said == "stop":
             break
-        if said == "skip":
+        if said == "skip" or passed_over_for_licenses(lic, jobs[j]):
             continue
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
         if not blocked:
@@ -400,6 +403,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         if kind == "start":
             got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
             started[j] = got
+            take_licenses(lic, jobs[j])
             run.append(RunningJob(now + est, got))
             for i, (c, m, g) in got.items():
                 free[i][0] -= c
@@ -414,7 +418,8 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
                       window: int = 0, resolution: int = 1, first_fit: bool = False,
-                      limits: Mapping[str, int] | None = None, marks: str = "carry") -> dict[str, list[Any]]:
+                      limits: Mapping[str, int] | None = None, marks: str = "carry",
+                      licenses: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
     own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
@@ -428,6 +433,6 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                 seen.add(j)
                 submit_weights(nodes, weights, jobs[j]["req"])
         return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights,
-                          limits)
+                          limits, licenses)
 
-    return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass)
+    return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass, licenses=licenses)
