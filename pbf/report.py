@@ -434,6 +434,9 @@ def write_sweep_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[s
             (va, ca), (vb, cb) = _axis_values(rows, axes[0]), _axis_values(rows, axes[1])
             grid = np.array([[np.mean(y[ok & (ca == a) & (cb == b)]) if (ok & (ca == a) & (cb == b)).any()
                               else np.nan for b in vb] for a in va])
+            keep_a, keep_b = np.isfinite(grid).any(axis=1), np.isfinite(grid).any(axis=0)   # no empty rows
+            va, vb = [v for v, k in zip(va, keep_a) if k], [v for v, k in zip(vb, keep_b) if k]
+            grid = grid[np.ix_(keep_a, keep_b)]
             fig, ax = plt.subplots(figsize=(1.2 * len(vb) + 3, 0.7 * len(va) + 2.2))
             im = ax.imshow(grid, cmap="viridis", aspect="auto")
             for i in range(grid.shape[0]):
