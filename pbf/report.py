@@ -3,10 +3,12 @@ folder (``summary.json``, ``jobs.csv`` and, when passes were recorded, ``passes.
 sweep folder (``results.csv``, ``spec.json``: each metric against each parameter, heatmaps of two).
 
 Figures (PNG, matplotlib: ``pip install "pbf[plot]"``): utilisation and queue length over time;
-the wait-time CDF by job size class; mean bounded slowdown by size x run-time class; backfill
-depth and pass wall time over time; and, for parallel passes, the tests of the busiest and the
-idlest worker. ``report.html`` holds the figures (embedded) and the summary tables, so it can be
-mailed or archived alone.
+the wait-time CDF by job size class; mean bounded slowdown by size x run-time class (classes without
+jobs left out); backfill depth and pass wall time over time, full and quick passes apart; and, over
+the passes whose tests were split over threads (or over modelled workers on the model and slurm-sim
+clocks), the tests of the busiest and the idlest worker. ``report.html`` holds the figures
+(embedded) and the summary tables in words with units (:mod:`pbf.report_labels`), with only the
+settings that applied, so it can be mailed or archived alone.
 """
 from __future__ import annotations
 
