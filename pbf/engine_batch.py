@@ -194,7 +194,9 @@ class BatchPath:
                 fin_t = _ints("finish_times", finish_times, len(fids), True)
                 fin_j = self._finish_rows(fids)
             else:
-                fin_t = fin_j = _ints("finish_times", finish_times, 0, True)
+                if finish_times is None or len(finish_times):
+                    _ints("finish_times", finish_times, 0, True)        # (raises: says what is wrong)
+                fin_t = fin_j = _EMPTY
             sids, int_sids = _id_list("submit_ids", submit_ids)
             n = len(sids)
             sub_user = part = qos = None
@@ -203,17 +205,17 @@ class BatchPath:
                 sub_units = _ints("units", units, n, True)
                 sub_req = _ints("requested", requested, n, True)
                 sub_run = _ints("run", run, n)
-                if user is not None or partition is not None or queue is not None:
+                if user is not None:
                     sub_user = _ints("user", user, n)
+                if partition is not None or queue is not None:
                     part, qos = _ints("partition", partition, n), _ints("queue", queue, n)
                 self._check_new_ids(sids, int_sids)
                 if sub_run is None:
                     sub_run = _minus_ones(n)
             else:
-                for name, value in (("submit_times", submit_times), ("units", units), ("requested", requested),
-                                    ("run", run), ("user", user), ("partition", partition), ("queue", queue)):
-                    if value is not None and len(value):
-                        raise ProtocolError(f"{name} has {len(value)} values, expected 0 (one per submitted job)")
+                if len(submit_times) or len(units) or len(requested) or run is not None or user is not None \
+                        or partition is not None or queue is not None:
+                    self._no_submissions(submit_times, units, requested, run, user, partition, queue)
                 sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME
             if n and self._clairvoyant and min(sub_run) < 0:
@@ -248,6 +250,14 @@ class BatchPath:
             return self._after_arrays(now, out, fids, fin_t, sids, int_sids, sub_t, sub_units, sub_req, reject)
 
     # ---------------------------------------------------------------- checks
+    @staticmethod
+    def _no_submissions(*columns):
+        # a call without submissions may give its columns only empty
+        names = ("submit_times", "units", "requested", "run", "user", "partition", "queue")
+        for name, value in zip(names, columns):
+            if value is not None and len(value):
+                raise ProtocolError(f"{name} has {len(value)} values, expected 0 (one per submitted job)")
+
     def _finish_rows(self, fids):
         if not fids:
             return _EMPTY
@@ -404,12 +414,15 @@ class BatchPath:
         counts["finished"] += len(fids)
         counts["passes"] += 1
         counts["started"] += len(started)
-        if n or fids:
-            self._last_event = max(int(sub_t[-1]) if n else -MAX_TIME, int(fin_t[-1]) if fids else -MAX_TIME)
+        if n:
+            last = sub_t[-1]
+            self._last_event = int(fin_t[-1]) if fids and fin_t[-1] > last else int(last)
+        elif fids:
+            self._last_event = int(fin_t[-1])
         self._now = now
         as_int = self._int_ids
-        if reserved is None:
-            reserved, planned = _EMPTY, _EMPTY
-        return BatchDecisions(now, _ids_array([ids[j] for j in started.tolist()], as_int), offsets, units,
-                              _ids_array(rej_ids, as_int), tuple(reasons),
-                              _ids_array([ids[j] for j in reserved.tolist()], as_int), planned)
+        none = _EMPTY if as_int else _EMPTY_O
+        return BatchDecisions(now, _ids_array([ids[j] for j in started.tolist()], as_int) if len(started) else none,
+                              offsets, units, _ids_array(rej_ids, as_int) if nrej else none, tuple(reasons),
+                              none if reserved is None else _ids_array([ids[j] for j in reserved.tolist()], as_int),
+                              _EMPTY if reserved is None else planned)

