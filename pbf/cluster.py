@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
-from .licenses import MAX_LICENSES, parse_licenses
+from .licenses import MAX_LICENSES, slurm_conf_licenses
 from .node import (
     MAX_NAME_LENGTH,
     MAX_NODE_CORES,
@@ -31,7 +31,6 @@ from .node import (
     good_gpu_type,
 )
 from .slurm_conf import MAX_CONF_BYTES, MAX_FEATURES, read_partition, read_slurm_conf
-from .slurm_conf import _at as _conf_at
 
 __all__ = ["Cluster", "Node", "beocat_cluster", "expand_hostlist", "MAX_UNITS", "BUILTIN_CLUSTERS"]
 
@@ -140,8 +139,7 @@ class Cluster:
         partition's ``DefMemPerCPU`` as the default memory per core (:func:`pbf.slurm_conf.read_partition`)."""
         conf = read_slurm_conf(path)
         part = read_partition(conf, partition, node_order=node_order)
-        line, value = conf.settings.get("licenses", (None, ""))
-        licenses = parse_licenses(value, f"{_conf_at(conf.path, line)}: {conf.at('licenses')[1]}") if value else {}
+        licenses = slurm_conf_licenses(conf)
         return cls(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
                    default_mem_per_core_mb=part.default_mem_per_core_mb, licenses=tuple(licenses.items()))
 

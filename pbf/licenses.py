@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from .errors import ConfigError
 
-__all__ = ["MAX_LICENSES", "parse_licenses", "job_license_texts", "license_requests"]
+__all__ = ["MAX_LICENSES", "parse_licenses", "slurm_conf_licenses", "job_license_texts", "license_requests"]
 
 #: the most of one license kind a cluster or a job may count (Slurm counts them in 32 bits)
 MAX_LICENSES = 2**32 - 1
@@ -43,6 +41,14 @@ def parse_licenses(text: str, where: str) -> dict[str, int]:
     return out
 
 
+def slurm_conf_licenses(conf) -> dict[str, int]:
+    """``{name: count}`` of a read slurm.conf's ``Licenses=`` (a :class:`pbf.slurm_conf.SlurmConf`)."""
+    line, value = conf.settings.get("licenses", (None, ""))
+    if not value:
+        return {}
+    return parse_licenses(value, f"{getattr(line, 'path', conf.path)}, line {line}: {conf.at('licenses')[1]}")
+
+
 def job_license_texts(table) -> list[str] | None:
     """Each job's license list (``matlab:2``; "" none) of a :class:`pbf.JobTable`: its ``licenses``
     attribute, else its ``licenses`` column with the header's ``; Licenses: N text`` legend (sacct
@@ -58,9 +64,10 @@ def job_license_texts(table) -> list[str] | None:
 
 
 def license_requests(cluster_licenses: Sequence[tuple[str, int]], texts: Sequence[str], source: str = "the trace"
-                     ) -> tuple[list[str], np.ndarray, np.ndarray]:
+                     ) -> tuple:
     """``(kinds, totals, asked)``: the cluster's license kinds and their counts, then one kind for each
-    name only jobs ask (count 0: such a job is rejected), and each job's row of counts."""
+    name only jobs ask (count 0: such a job is rejected), and each job's row of counts (numpy arrays)."""
+    import numpy as np  # (this module is read by the CLI's parser, which does not load numpy)
     kinds = [name for name, _ in cluster_licenses]
     totals = [int(count) for _, count in cluster_licenses]
     index = {name: i for i, name in enumerate(kinds)}

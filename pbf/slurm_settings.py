@@ -54,7 +54,7 @@ from .bf_limits import LIMITS, MAX_BF_MAX_JOB_START, MAX_BF_MIN_AGE_RESERVE, MAX
 from .bounded import MAX_SECONDS, parse_whole, where
 from .cluster import Cluster
 from .errors import ConfigError
-from .licenses import parse_licenses
+from .licenses import slurm_conf_licenses
 from .plugins.multifactor import Multifactor
 from .replay_config import ReplayConfig
 from .resources import Requests
@@ -571,15 +571,12 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
     chosen = choose_partition(conf, partition)
     part_name = chosen[1]["partitionname"] if chosen else None
     part = read_partition(conf, part_name)
-    lic_line, lic_text = conf.settings.get("licenses", (None, ""))
-    licenses = (parse_licenses(lic_text, f"{conf.path}, {_line(conf, lic_line)}: {_spelled(conf, 'licenses')}")
-                if lic_text else {})
+    licenses = slurm_conf_licenses(conf)
     cluster = Cluster(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
                       default_mem_per_core_mb=part.default_mem_per_core_mb, licenses=tuple(licenses.items()))
     mapped, unmodelled, read_past = {}, [], []
     if licenses:
-        mapped["Licenses"] = (", ".join(f"{n}:{c}" for n, c in licenses.items()) + " (a job waits while its "
-                              "licenses are not all free, passed over as Slurm does without bf_licenses)")
+        mapped["Licenses"] = ",".join(f"{n}:{c}" for n, c in licenses.items()) + " (passed over until free)"
     mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition "
                        f"{_short(part_name) if part_name is not None else '(all)'}, numbered by name as slurmctld "
                        "numbers them")

@@ -128,6 +128,8 @@ def test_the_cluster_file_and_slurm_conf_give_gpu_types(tmp_path):
     assert sorted((n.name, n.gpus, n.gpu_type) for n in nodes) == [("c1", 0, ""), ("g1", 4, "a100"), ("g2", 4, "a100")]
     conf.write_text("NodeName=g1 CPUs=8 Gres=gpu:a100:2,gpu:v100:2\nPartitionName=p Nodes=ALL Default=YES\n")
     assert [n.gpu_type for n in Cluster.from_slurm_conf(str(conf)).nodes] == ["a100,v100"]
+    from pbf.slurm_settings import slurm_settings
+    assert any("a node of several GPU types" in line for line in slurm_settings(str(conf)).unmodelled)
     conf.write_text("NodeName=g1 CPUs=8 Gres=gpu:a1/00:2\nPartitionName=p Nodes=ALL Default=YES\n")
     with pytest.raises(ConfigError, match=r"slurm.conf, line 1: Gres=.*gpu:TYPE:N with TYPE"):
         Cluster.from_slurm_conf(str(conf))
