@@ -164,7 +164,7 @@ class BatchPath:
         from .plugins.predictors import Requested
         sc = self._scoring
         self._batch_fast = (not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
-                            and self._timing.every_call)
+                            and self._timing.every_call and self.checkpoints != "every-call")
         self._clairvoyant = sc.predictor.name == "clairvoyant"
         self._est_is_req = type(sc.predictor) is Requested
         self._multifactor = isinstance(sc.priority, Multifactor)
