@@ -873,10 +873,8 @@ cdef class Core:
 
     # ---- the Engine's batch path
     def batch_call(self, int64_t now, int64_t last, int64_t running, int64_t max_time, bint apply, bint quick,
-                   bint reservations, const int64_t[::1] fin_j, const int64_t[::1] fin_t,
-                   const int64_t[::1] sub_t, const int64_t[::1] sub_units, const int64_t[::1] sub_est,
-                   const int64_t[::1] sub_req, const int64_t[::1] sub_run, const int64_t[::1] sub_user,
-                   const double[::1] sub_part, const double[::1] sub_qos, int8_t[::1] reject):
+                   bint reservations, fin_ids, fin_times, sub_times, sub_size, sub_estimates, sub_requested,
+                   sub_runs, sub_users, sub_parts, sub_qoss, rejects):
         """One call of :meth:`pbf.Engine.advance_arrays`: finishes (``fin_j``: core indices, ``fin_t``)
         and submissions checked whole before anything changes, then (``apply``) applied and one pass
         run at ``now`` (``quick``: the quick pass). The caller checks ids, duplicates and types.
@@ -895,9 +893,30 @@ cdef class Core:
         else (0, rejected, first, started, offsets, units, reserved, planned): the index of the first
         new job; the jobs started, with their unit indices (those of ``started[k]`` are
         ``units[offsets[k]:offsets[k + 1]]``); with ``reservations``, the jobs reserved and their
-        planned starts (else empty)."""
+        planned starts (else empty). The columns are int64 buffers (``sub_parts``, ``sub_qoss``:
+        float64; ``rejects``: int8), each read only when the call has finishes or submissions."""
         cdef State* S = &self.s
-        cdef int64_t n = sub_t.shape[0], nf = fin_j.shape[0], first = S.jobs.n, m = 0, i, j, k, t
+        cdef int64_t n = len(sub_times), nf = len(fin_ids), first = S.jobs.n, m = 0, i, j, k, t
+        cdef const int64_t[::1] fin_j, fin_t, sub_t, sub_units, sub_est, sub_req, sub_run, sub_user
+        cdef const double[::1] sub_part, sub_qos
+        cdef int8_t[::1] reject
+        cdef bint factors = False
+        # (buffers taken only where there is something to read: most calls have no finish or no submission)
+        if nf:
+            fin_j = fin_ids
+            fin_t = fin_times
+        if n:
+            sub_t = sub_times
+            sub_units = sub_size
+            sub_est = sub_estimates
+            sub_req = sub_requested
+            sub_run = sub_runs
+            sub_user = sub_users
+            reject = rejects
+            factors = len(sub_parts) > 0
+            if factors:
+                sub_part = sub_parts
+                sub_qos = sub_qoss
         cdef int64_t prev = last, nrej = 0, top = -1, W = S.W, w, b, total, r
         cdef uint64_t word
         cdef int rc
@@ -956,8 +975,8 @@ cdef class Core:
             S.jobs.run[j] = sub_run[i]
             S.jobs.req[j] = sub_req[i]
             S.jobs.user[j] = sub_user[i]
-            S.jobs.part[j] = sub_part[i] if sub_part.shape[0] else 1.0
-            S.jobs.qos[j] = sub_qos[i] if sub_qos.shape[0] else 0.0
+            S.jobs.part[j] = sub_part[i] if factors else 1.0
+            S.jobs.qos[j] = sub_qos[i] if factors else 0.0
             j += 1
         jobs_clear(&S.jobs, first, m)
         if S.testing.record_units:

@@ -101,7 +101,11 @@ class Engine(BatchPath, CallChecks):
     replay (:class:`pbf.engine_timing.EngineTiming`; :meth:`next_wakeup`). ``unit_names``: on a
     cluster of units, the host's name of the node each unit belongs to (one per unit, a node's units
     consecutive): starts then carry :class:`~pbf.Placement` records by those names, and outages take
-    them (units stay interchangeable).
+    them (units stay interchangeable). ``checkpoints``: ``"when-needed"`` (a call is checked whole
+    before it changes anything; a checkpoint of the core is taken only when Python code that may fail
+    runs after the events are applied: a Python priority or chooser) or ``"every-call"`` (a checkpoint
+    before every call's events, so that even a failure no check foresees -- out of memory -- leaves the
+    engine as it was; the batch path then goes through :meth:`advance`).
     """
 
     def __init__(self, cluster: Cluster | int, *, priority: object = "fcfs", predictor: object = "requested",
@@ -110,7 +114,8 @@ class Engine(BatchPath, CallChecks):
                  on_failure: str = "requeue", coalloc: object = None, node_choice: str = "best-fit",
                  node_search: str = "exact", trigger: str = "event", bf_interval: int = 30, clock: str = "free",
                  bf_max_time: int | None = None, cost_per_test_us: float | None = None,
-                 cost_per_slot_us: int | None = None, unit_names: object = None) -> None:
+                 cost_per_slot_us: int | None = None, unit_names: object = None,
+                 checkpoints: str = "when-needed") -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -125,6 +130,9 @@ class Engine(BatchPath, CallChecks):
         if on_failure not in ("requeue", "kill"):
             raise ConfigError(f"on_failure must be 'requeue' or 'kill', got {on_failure!r}")
         self.on_failure = on_failure
+        if checkpoints not in ("when-needed", "every-call"):
+            raise ConfigError(f"checkpoints must be 'when-needed' or 'every-call', got {checkpoints!r}")
+        self.checkpoints = checkpoints
         self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us)
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
@@ -359,8 +367,9 @@ class Engine(BatchPath, CallChecks):
 
     def _checkpoint(self):
         # what a failed call must restore: only a Python priority or chooser runs once events are
-        # applied (a Python predictor runs before, in _plugins_first), so only then is one taken
-        if not self._keys_in_python:
+        # applied (a Python predictor runs before, in _plugins_first), so only then is one taken,
+        # unless the host asked for one at every call
+        if not self._keys_in_python and self.checkpoints != "every-call":
             return None
         return (checkpoint(self._core), len(self._ids), set(self._users), dict(self._counts),
                 self._now, self._last_event, list(self._timed), self._int_ids)

@@ -164,7 +164,7 @@ class BatchPath:
         from .plugins.predictors import Requested
         sc = self._scoring
         self._batch_fast = (not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
-                            and self._timing.every_call)
+                            and self._timing.every_call and self.checkpoints != "every-call")
         self._clairvoyant = sc.predictor.name == "clairvoyant"
         self._est_is_req = type(sc.predictor) is Requested
         self._multifactor = isinstance(sc.priority, Multifactor)
@@ -213,8 +213,8 @@ class BatchPath:
                 if sub_run is None:
                     sub_run = _minus_ones(n)
             else:
-                if len(submit_times) or len(units) or len(requested) or run is not None or user is not None \
-                        or partition is not None or queue is not None:
+                if len(submit_times) or len(units) or len(requested) or any(
+                        x is not None and len(x) for x in (run, user, partition, queue)):
                     self._no_submissions(submit_times, units, requested, run, user, partition, queue)
                 sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME

@@ -242,3 +242,30 @@ def test_a_python_predictor_sees_the_engines_number_for_an_id_that_is_not_an_int
     eng = Engine(8, predictor=seen)
     eng.advance(0, [Submit(Job("a", 0, 2, 100)), Submit(Job(7, 0, 2, 100))])
     assert eng._scoring.predictor.obj.predicted == [0, 7]
+
+
+@pytest.mark.parametrize("path", ["objects", "arrays"])
+def test_checkpoints_at_every_call_undo_a_failure_no_check_foresees(path):
+    eng = Engine(8, checkpoints="every-call", report_reservations=True)
+    eng.advance(0, [Submit(Job(1, 0, 6, 100)), Submit(Job(2, 0, 4, 50)), Submit(Job(3, 0, 2, 30))])
+    before = snapshot(eng)
+    real, added = eng._add, []
+
+    def add(sc, job, estimates=None):       # the second new job of the call runs out of memory
+        if added:
+            raise MemoryError("out of memory (simulated)")
+        added.append(job.id)
+        return real(sc, job, estimates)
+    eng._add = add
+    with pytest.raises(MemoryError):
+        if path == "objects":
+            eng.advance(30, [Finish(3, 30), Submit(Job(4, 30, 1, 10)), Submit(Job(5, 30, 1, 10))])
+        else:
+            eng.advance_arrays(30, finish_ids=[3], finish_times=[30], submit_ids=[4, 5], submit_times=[30, 30],
+                               units=[1, 1], requested=[10, 10])
+    assert snapshot(eng) == before and added == [4]
+    eng._add = real
+    twin = busy_engine()
+    assert [d.job_id for d in eng.advance(30, [Finish(3, 30)])] == [d.job_id for d in twin.advance(30, [Finish(3, 30)])]
+    with pytest.raises(pbf.ConfigError, match="checkpoints must be 'when-needed' or 'every-call'"):
+        Engine(8, checkpoints="always")

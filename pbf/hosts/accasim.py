@@ -244,10 +244,13 @@ class PbfDispatcher(SchedulerBase):
             out = self.engine.advance(now, events)
             return ([(x.job_id, x.units.tolist()) for x in out if isinstance(x, Start)],
                     [x.job_id for x in out if isinstance(x, Rejected)])
-        cols = list(zip(*[self._row(e) for e in new])) if new else [()] * 6
-        d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
-                                       submit_times=cols[1], units=cols[2], requested=cols[3],
-                                       run=cols[4] if self._clairvoyant else None, user=cols[5])
+        if new:
+            cols = list(zip(*[self._row(e) for e in new]))
+            d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
+                                           submit_times=cols[1], units=cols[2], requested=cols[3],
+                                           run=cols[4] if self._clairvoyant else None, user=cols[5])
+        else:
+            d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t)
         started = d.started.tolist()
         if started:
             units, cut = d.units.tolist(), d.offsets.tolist()
