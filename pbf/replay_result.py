@@ -21,6 +21,7 @@ from ._coalloc import Coalloc
 from ._estimates import StartEstimates
 from ._nodes import NodeCluster
 from ._outages import Outages
+from ._pass_cost import PassCostPredictor
 from .coalloc import hedge_regret_bound
 from .codes import LABELS, How, JobState, RejectReason
 from .csv_out import write_csv
@@ -61,6 +62,9 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     if config.coalloc is not None:
         result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
+    # full passes that ran on the pool's threads (measured by the pass-cost predictor; 0 with one worker)
+    result.summary["passes"]["threaded_passes"] = (PassCostPredictor(core).figures()["par_passes"]
+                                                  if config.workers > 1 else 0)
     shared, helped, backoffs, trials, trials_shared = core.search_helper_stats()
     result.summary["passes"]["searches_shared"] = shared
     result.summary["passes"]["searches_helped"] = helped

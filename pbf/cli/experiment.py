@@ -13,13 +13,14 @@ from .output import conclude, progress
 
 __all__ = ["add_arguments", "add_output_options"]
 
-_TRACE_DIR = "the directory of the traces (default: $PBF_TRACES, else ../shared/traces)"
+_TRACE_DIR = "the directory of the traces (default: $PBF_TRACES, else ../shared/traces beside the checkout)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``experiment`` command's experiments, each with its options."""
     parser.description = ("Reproduce a paper's experiment. All but parallel-backfill read the real logs from "
-                          "$PBF_TRACES or ../shared/traces. `pbf experiment NAME --help` lists each one's options.")
+                          "$PBF_TRACES or ../shared/traces beside the checkout. "
+                          "`pbf experiment NAME --help` lists each one's options.")
     sub = parser.add_subparsers(dest="name", metavar="EXPERIMENT")
     sub.required = True
     experiment_parallel.add_parser(sub)
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         description="Gaussier et al. (SC'15), Tables 1, 6 and 7 on SDSC-SP2: EASY, the clairvoyant "
                                     "variants, EASY++ and the E-Loss regression with each correction and order.")
     rp.add_argument("--trace", help="the SDSC-SP2 log (default: SDSC-SP2-1998-4.2-cln.swf.gz in $PBF_TRACES, "
-                                    "else in ../shared/traces)")
+                                    "else in ../shared/traces beside the checkout)")
     rp.add_argument("--no-variants", action="store_true", help="skip the 120 E-Loss x correction x order replays")
     add_output_options(rp)
     rp.set_defaults(func=run_runtime_prediction)
