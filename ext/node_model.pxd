@@ -367,10 +367,20 @@ cdef inline int64_t nm_job_mem(const NodeModel* M, int64_t j, int64_t cores) noe
 
 # ---- live use
 
+cdef inline uint64_t nm_node_bits(NodeModel* M, int64_t w, uint64_t x, int64_t i) noexcept nogil:
+    # the bits of word w of x that are node i's units (i: the node of x's lowest bit); a node's units
+    # are consecutive, so its bits in a word are one run: counted by popcount, not bit by bit (a node
+    # of 128 cores is two words, not 128 steps)
+    cdef int64_t e = M.first[i + 1] - w * 64
+    if e >= 64:
+        return x
+    return x & (((<uint64_t>1) << e) - 1)
+
+
 cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t j, int64_t sign) noexcept nogil:
     # job j takes (sign -1) or gives back (+1) the memory and GPUs of its units' nodes
-    cdef int64_t w, u, i, c, last = -1, lo = -1, hi = -1, nodes = 0
-    cdef uint64_t x
+    cdef int64_t w, i, c, last = -1, lo = -1, hi = -1, nodes = 0
+    cdef uint64_t x, seg
     c = 0
     for w in range(W):
         x = units[w]
@@ -379,9 +389,9 @@ cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t 
                 lo = w
             hi = w
         while x:
-            u = w * 64 + __builtin_ctzll(x)
-            x &= x - 1
-            i = M.node_of[u]
+            i = M.node_of[w * 64 + __builtin_ctzll(x)]
+            seg = nm_node_bits(M, w, x, i)
+            x &= ~seg
             if i != last:
                 if last >= 0:
                     M.free_mem[last] += sign * nm_job_mem(M, j, c)
@@ -389,7 +399,7 @@ cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t 
                 last = i
                 c = 0
                 nodes += 1
-            c += 1
+            c += __builtin_popcountll(seg)
     if last >= 0:
         M.free_mem[last] += sign * nm_job_mem(M, j, c)
         M.free_gpu[last] += sign * M.gpn[j]
@@ -403,25 +413,24 @@ cdef inline int64_t nm_job_nodes(NodeModel* M, const uint64_t* row, int64_t W, c
                                  int64_t ndown, int64_t j) noexcept nogil:
     # running job j's nodes (its units in row), in index order: M.jn_node, with its cores on each
     # (M.jn_all) and those of them that are up (M.jn_up, not in `down`); returns how many nodes
-    cdef int64_t w, u, i, n = 0, lo = M.wlo[j], hi = M.whi[j]
-    cdef uint64_t x
+    cdef int64_t w, i, n = 0, lo = M.wlo[j], hi = M.whi[j]
+    cdef uint64_t x, seg
     if hi < lo:                        # (its words are not known: all of them)
         lo = 0
         hi = W - 1
     for w in range(lo, hi + 1):
         x = row[w]
         while x:
-            u = w * 64 + __builtin_ctzll(x)
-            x &= x - 1
-            i = M.node_of[u]
+            i = M.node_of[w * 64 + __builtin_ctzll(x)]
+            seg = nm_node_bits(M, w, x, i)
+            x &= ~seg
             if n == 0 or M.jn_node[n - 1] != i:
                 M.jn_node[n] = i
                 M.jn_all[n] = 0
                 M.jn_up[n] = 0
                 n += 1
-            M.jn_all[n - 1] += 1
-            if not (ndown > 0 and (down[w] >> (u & 63)) & 1):
-                M.jn_up[n - 1] += 1
+            M.jn_all[n - 1] += __builtin_popcountll(seg)
+            M.jn_up[n - 1] += __builtin_popcountll(seg & ~down[w]) if ndown > 0 else __builtin_popcountll(seg)
     return n
 
 
