@@ -191,7 +191,7 @@ class BatchPath:
                 raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
             if quick and not self._timing.every_call:
                 raise ProtocolError("quick=True: with trigger='interval' the engine chooses the pass itself")
-            fids, _ = _id_list("finish_ids", finish_ids)
+            fids = finish_ids if type(finish_ids) is list else _id_list("finish_ids", finish_ids)[0]
             if fids:
                 fin_t = _ints("finish_times", finish_times, len(fids), True)
                 fin_j = self._finish_rows(fids)
@@ -199,7 +199,7 @@ class BatchPath:
                 if finish_times is None or len(finish_times):
                     _ints("finish_times", finish_times, 0, True)        # (raises: says what is wrong)
                 fin_t = fin_j = _EMPTY
-            sids, int_sids = _id_list("submit_ids", submit_ids)
+            sids, int_sids = (submit_ids, False) if type(submit_ids) is list else _id_list("submit_ids", submit_ids)
             n = len(sids)
             sub_user = part = qos = None
             if n:
@@ -215,8 +215,9 @@ class BatchPath:
                 if sub_run is None:
                     sub_run = _minus_ones(n)
             else:
-                if len(submit_times) or len(units) or len(requested) or any(
-                        x is not None and len(x) for x in (run, user, partition, queue)):
+                if (len(submit_times) or len(units) or len(requested) or (run is not None and len(run))
+                        or (user is not None and len(user)) or (partition is not None and len(partition))
+                        or (queue is not None and len(queue))):
                     self._no_submissions(submit_times, units, requested, run, user, partition, queue)
                 sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME
