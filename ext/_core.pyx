@@ -872,12 +872,14 @@ cdef class Core:
         return self.s.jobs.n
 
     # ---- the Engine's batch path
-    def batch_call(self, int64_t now, int64_t last, int64_t running, int64_t max_time, bint apply, bint quick,
-                   bint reservations, fin_ids, fin_times, sub_times, sub_size, sub_estimates, sub_requested,
-                   sub_runs, sub_users, sub_parts, sub_qoss, rejects):
+    def batch_call(self, int64_t now, int64_t last, int64_t running, int64_t max_time, bint apply, int kind,
+                   int64_t next_full, bint reservations, fin_ids, fin_times, sub_times, sub_size, sub_estimates,
+                   sub_requested, sub_runs, sub_users, sub_parts, sub_qoss, rejects):
         """One call of :meth:`pbf.Engine.advance_arrays`: finishes (``fin_j``: core indices, ``fin_t``)
-        and submissions checked whole before anything changes, then (``apply``) applied and one pass
-        run at ``now`` (``quick``: the quick pass). The caller checks ids, duplicates and types.
+        and submissions checked whole before anything changes, then (``apply``) applied and a pass run
+        at ``now``: ``kind`` 0 a full pass, 1 the quick pass, 2 as the interval trigger chooses (none
+        with no job pending; a full pass when ``now`` >= ``next_full``; else the quick pass if the call
+        has events, none if not). The caller checks ids, duplicates and types.
 
         The check: ``problem`` 0 when all is well, else the first problem of a finish (1-5) or a
         submission (6-11), and its index: 1, 6 later than ``now``; 2, 7 before ``last``; 3, 8 before
@@ -890,10 +892,11 @@ cdef class Core:
         estimates; ``sub_user``: dense user indices; ``sub_part``, ``sub_qos``: multifactor factors, or
         empty for 1 and 0); then the finishes and those submissions are applied in time order, finishes
         first at a tie; then the pass. Returns (problem, index, rejected) when refused or not applied,
-        else (0, rejected, first, started, offsets, units, reserved, planned): the index of the first
-        new job; the jobs started, with their unit indices (those of ``started[k]`` are
+        else (0, rejected, first, started, offsets, units, reserved, planned, ran, charged): the index of
+        the first new job; the jobs started, with their unit indices (those of ``started[k]`` are
         ``units[offsets[k]:offsets[k + 1]]``); with ``reservations``, the jobs reserved and their
-        planned starts (else empty). The columns are int64 buffers (``sub_parts``, ``sub_qoss``:
+        planned starts (else None); the pass that ran (0 none, 1 quick, 2 full) and the time the clock
+        charged a full pass (microseconds). The columns are int64 buffers (``sub_parts``, ``sub_qoss``:
         float64; ``rejects``: int8), each read only when the call has finishes or submissions."""
         cdef State* S = &self.s
         cdef int64_t n = len(sub_times), nf = len(fin_ids), first = S.jobs.n, m = 0, i, j, k, t
@@ -1004,11 +1007,17 @@ cdef class Core:
                 k += 1
                 while k < n and reject[k]:
                     k += 1
+        cdef int ran = 2 if kind == 0 else 1 if kind == 1 else (
+            0 if S.queue.n == 0 else 2 if now >= next_full else 1 if nf > 0 or n > 0 else 0)
+        if ran == 0:
+            return (0, nrej, first, np.empty(0, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                    np.empty(0, dtype=np.int64), None, None, 0, 0)
         S.replay.now = now
         with nogil:
-            rc = quick_pass(S, now) if quick else full_pass(S, now)
+            rc = quick_pass(S, now) if ran == 1 else full_pass(S, now)
         if rc != RC_OK:
             raise_status(rc, "a pass")
+        cdef int64_t charged = S.last.charged_us if ran == 2 else 0
         # ---- the decisions
         started = int64_array(S.decided.started, S.decided.nstarted)
         offsets = np.empty(S.decided.nstarted + 1, dtype=np.int64)
@@ -1038,10 +1047,10 @@ cdef class Core:
                     word >>= 1
                     b += 1
         if not reservations or S.decided.nreserved == 0:
-            return 0, nrej, first, started, offsets, units, None, None
+            return 0, nrej, first, started, offsets, units, None, None, ran, charged
         reserved = int64_array(S.decided.reserved, S.decided.nreserved)
         planned = np.empty(S.decided.nreserved, dtype=np.int64)
         cdef int64_t[::1] p = planned
         for k in range(S.decided.nreserved):
             p[k] = S.jobs.resv[S.decided.reserved[k]]
-        return 0, nrej, first, started, offsets, units, reserved, planned
+        return 0, nrej, first, started, offsets, units, reserved, planned, ran, charged

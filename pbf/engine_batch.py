@@ -11,9 +11,9 @@ and submissions of a call as arrays and returns the decisions as arrays (:class:
 with no Python object per event or per decision. Its semantics are those of ``advance`` with the
 events in time order, finishes before submissions at a tie; the whole call is checked before anything
 changes and a refused call leaves the engine exactly as it was. Where a feature needs per-event work
-in Python (Python plugins, co-allocation, a cluster of nodes with memory, GPUs or features, the interval
-trigger, an outage ending by itself during the call) the call is served by ``advance`` itself: same decisions, the
-object path's cost.
+in Python (Python plugins, co-allocation, a cluster of nodes with memory, GPUs or features, an
+outage ending by itself during the call) the call is served by ``advance`` itself: same decisions,
+the object path's cost.
 """
 from __future__ import annotations
 
@@ -164,7 +164,7 @@ class BatchPath:
         from .plugins.predictors import Requested
         sc = self._scoring
         self._batch_fast = (not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
-                            and self._timing.every_call and self.checkpoints != "every-call")
+                            and self.checkpoints != "every-call")
         self._clairvoyant = sc.predictor.name == "clairvoyant"
         self._est_is_req = type(sc.predictor) is Requested
         self._multifactor = isinstance(sc.priority, Multifactor)
@@ -189,7 +189,9 @@ class BatchPath:
                 check_time("now", now)
             if self._now is not None and now < self._now:
                 raise ProtocolError(f"time went backwards: now={now} after now={self._now}")
-            fids, _ = _id_list("finish_ids", finish_ids)
+            if quick and not self._timing.every_call:
+                raise ProtocolError("quick=True: with trigger='interval' the engine chooses the pass itself")
+            fids = finish_ids if type(finish_ids) is list else _id_list("finish_ids", finish_ids)[0]
             if fids:
                 fin_t = _ints("finish_times", finish_times, len(fids), True)
                 fin_j = self._finish_rows(fids)
@@ -197,7 +199,7 @@ class BatchPath:
                 if finish_times is None or len(finish_times):
                     _ints("finish_times", finish_times, 0, True)        # (raises: says what is wrong)
                 fin_t = fin_j = _EMPTY
-            sids, int_sids = _id_list("submit_ids", submit_ids)
+            sids, int_sids = (submit_ids, False) if type(submit_ids) is list else _id_list("submit_ids", submit_ids)
             n = len(sids)
             sub_user = part = qos = None
             if n:
@@ -213,8 +215,9 @@ class BatchPath:
                 if sub_run is None:
                     sub_run = _minus_ones(n)
             else:
-                if len(submit_times) or len(units) or len(requested) or any(
-                        x is not None and len(x) for x in (run, user, partition, queue)):
+                if (len(submit_times) or len(units) or len(requested) or (run is not None and len(run))
+                        or (user is not None and len(user)) or (partition is not None and len(partition))
+                        or (queue is not None and len(queue))):
                     self._no_submissions(submit_times, units, requested, run, user, partition, queue)
                 sub_t = sub_units = sub_req = sub_run = _EMPTY
             last = self._now if self._now is not None else -MAX_TIME
@@ -234,7 +237,7 @@ class BatchPath:
                 dense = _EMPTY
             if dense is None:
                 # the check alone first: a user not seen yet is registered only for a job accepted
-                problem, i, nrej = core.batch_call(now, last, _RUNNING, MAX_TIME, False, quick, False, fin_j, fin_t,
+                problem, i, nrej = core.batch_call(now, last, _RUNNING, MAX_TIME, False, 0, 0, False, fin_j, fin_t,
                                                    sub_t, sub_units, sub_req, sub_req, sub_run, _filled(n, 0),
                                                    _EMPTY_F, _EMPTY_F, reject)
                 if problem:
@@ -243,10 +246,17 @@ class BatchPath:
                     return self._through_objects(now, quick, fids, fin_t, sids, sub_t, sub_units, sub_req, sub_run,
                                                  sub_user, part, qos)
                 dense = self._register_users(sub_user, reject, n, nrej)
-            out = core.batch_call(now, last, _RUNNING, MAX_TIME, True, quick, self.report_reservations, fin_j, fin_t,
-                                  sub_t, sub_units, est, sub_req, sub_run, dense, fpart, fqos, reject)
+            timing = self._timing
+            if timing.every_call:
+                kind, due = (1 if quick else 0), 0
+            else:                               # the interval trigger chooses the pass
+                kind, due = 2, (INT64_MIN if timing.next_full is None else timing.next_full)
+            out = core.batch_call(now, last, _RUNNING, MAX_TIME, True, kind, due, self.report_reservations, fin_j,
+                                  fin_t, sub_t, sub_units, est, sub_req, sub_run, dense, fpart, fqos, reject)
             if out[0]:
                 self._refuse(out[0], out[1], now, last, fids, fin_j, fin_t, sids, sub_t, sub_units, sub_req, sub_run)
+            if out[8] == 2 and not timing.every_call:
+                timing.full_done(now, out[9])
             return self._after_arrays(now, out, fids, fin_t, sids, int_sids, sub_t, sub_units, sub_req, reject)
 
     # ---------------------------------------------------------------- checks
@@ -385,7 +395,7 @@ class BatchPath:
 
     def _after_arrays(self, now, out, fids, fin_t, sids, int_sids, sub_t, sub_units, sub_req, reject):
         # the engine's own records of an applied call, and its decisions
-        _, nrej, first, started, offsets, units, reserved, planned = out
+        _, nrej, first, started, offsets, units, reserved, planned, ran, _ = out
         n = len(sids)
         ids, index, jobs = self._ids, self._index, self._jobs
         rej_ids, reasons = [], []
@@ -412,7 +422,7 @@ class BatchPath:
         counts["submitted"] += n
         counts["rejected"] += nrej
         counts["finished"] += len(fids)
-        counts["passes"] += 1
+        counts["passes"] += ran > 0
         counts["started"] += len(started)
         if n:
             last = sub_t[-1]

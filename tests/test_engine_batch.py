@@ -70,6 +70,8 @@ CONFIGS = {
     "multifactor": dict(priority=Multifactor(weight_age=1000, weight_job_size=500, weight_partition=300,
                                                  partition_factors={0: 1.0, 1: 0.5, 2: 0.2})),
     "python predictor": dict(predictor="python"),
+    "interval trigger": dict(trigger="interval", bf_interval=300),
+    "interval trigger, model clock": dict(trigger="interval", bf_interval=60, clock="model", cost_per_test_us=100_000),
 }
 
 
