@@ -16,7 +16,8 @@ __version__ = "0.3.0"
 _WHERE = {
     # the engine (embedding API) and the replayer
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
-    "Reserve": "engine", "Rejected": "engine", "ProtocolError": "engine", "Backfill": "config",
+    "Reserve": "engine", "Rejected": "engine", "BatchDecisions": "engine", "ProtocolError": "engine",
+    "Backfill": "config",
     "Drain": "engine", "Fail": "engine", "Resume": "engine", "Stopped": "engine", "Lend": "engine",
     "Placement": "engine_nodes",
     "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer", "SlurmSim": "scheduler_time",

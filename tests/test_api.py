@@ -1,7 +1,8 @@
 """The public API is small, explicit and documented."""
 import pbf
 
-DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "replay",
+DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "BatchDecisions",
+              "replay",
               "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "Placement",
               "beocat_cluster",
               "JobTable",
