@@ -1,9 +1,10 @@
 # Cluster-wide licenses (header only): Slurm's `Licenses=` (slurm.conf) and a job's `--licenses`
 # (sacct `Licenses`, `ReqTRES license/NAME=N`). Each kind is a count of the cluster; a running job
 # holds its licenses from its start to its end. As in Slurm 22.05 without `bf_licenses` (its default),
-# a job whose licenses are not all free now is passed over: not started, not reserved, counted as
-# tested (backfill.c `_attempt_backfill`: license_job_test after job_test_count++; the main scheduler
-# skips it, job_scheduler.c `_schedule`, reason Licenses), and licenses are not planned in the future.
+# a job whose licenses are not all free now is passed over: not started, not reserved, not counted
+# toward bf_max_job_test (backfill.c `_attempt_backfill`: license_job_test comes before the will-run
+# test, and bf_max_job_test counts bf_last_depth_try, raised only there; the main scheduler skips it,
+# job_scheduler.c `_schedule`, reason Licenses), and licenses are not planned in the future.
 
 from libc.stdint cimport int64_t
 from libc.stdlib cimport malloc, calloc, realloc, free

@@ -184,7 +184,8 @@ cdef inline bint begin_test(State* S, int64_t p, int64_t slots, NodeModel* M, in
 
 
 cdef inline bint passed_over_for_licenses(State* S, int64_t j) noexcept nogil:
-    # job j, tested, waits for licenses not all free now: every planner passes over it (no start, no
-    # reservation; licenses.pxd). It does not block the jobs after it: Slurm's main scheduler goes on
-    # past it, and its backfill plans no licenses.
+    # job j waits for licenses not all free now: every planner passes over it before its test (no
+    # start, no reservation, not counted toward the test limit: Slurm's backfill counts a job toward
+    # bf_max_job_test only when it reaches the will-run test; licenses.pxd). It does not block the
+    # jobs after it: Slurm's main scheduler goes on past it, and its backfill plans no licenses.
     return S.lic.on and not lic_free_now(&S.lic, j)

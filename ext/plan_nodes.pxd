@@ -230,10 +230,10 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
+    if passed_over_for_licenses(S, S.queue.entries[p].job):
+        return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
-    if passed_over_for_licenses(S, j):
-        return p + 1
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
         if nm_fits_live(M, j, k, S.nodes.free):

@@ -68,8 +68,8 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
         t = bfl_step(S, p)
         if t != BFL_TEST:
             return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
+    if passed_over_for_licenses(S, S.queue.entries[p].job):
+        return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
-    if passed_over_for_licenses(S, j):
-        return p + 1
     return slurm_step(S, M, p, j, k, d)

@@ -272,10 +272,10 @@ cdef inline int64_t units_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
             # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
             return STEP_STOP
+    if passed_over_for_licenses(S, S.queue.entries[p].job):
+        return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, prof_live_slots(P) if c.built else 1, NULL, &j, &k, &d):
         return STEP_STOP
-    if passed_over_for_licenses(S, j):
-        return p + 1
     if not c.built:
         # Until a job does not fit now, the profile is not needed: with no reservation the future
         # only has more free units, so "fits now" is the free count.
