@@ -379,8 +379,9 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
     ``names``: trace paths or ``beocat-high`` / ``beocat-low`` / ``beocat-slice`` (20,000 jobs in 1.4
     days), each optionally suffixed ``+slurm`` (Slurm-like passes: a reservation per tested job,
     ``max_job_test`` 500) or ``+slurm-sim`` (the ``slurm`` preset: also the slurm-sim clock);
-    default: the real logs at hand, SDSC-SP2 again Slurm-like, the two Beocat-like traces, and the
-    Beocat-like slice Slurm-like under both clocks."""
+    default: the real logs at hand, SDSC-SP2 again Slurm-like, the two Beocat-like traces, the
+    Beocat-like slice Slurm-like under both clocks, and ``archer2``: `pbf gen archer2`'s 20,000 jobs in two
+    weeks on 5,860 nodes of 128 cores, replayed from its sacct dump and slurm.conf."""
     rows = []
     if names is None:
         names = []
@@ -395,8 +396,11 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
         if missing:
             rows.append({"slice": "replay", "name": "skipped", "skipped": missing,
                          "note": skipped_logs_note(missing, d)})
-        names += ["beocat-high", "beocat-low", "beocat-slice+slurm", "beocat-slice+slurm-sim"]
+        names += ["beocat-high", "beocat-low", "beocat-slice+slurm", "beocat-slice+slurm-sim", "archer2"]
     for name in names:
+        if name == "archer2":
+            rows.append(_archer2_row(trials))
+            continue
         name, _, mode = name.partition("+")
         trigger = "interval" if name.startswith("beocat-") or mode == "slurm-sim" else "event"
         results = []
@@ -415,6 +419,34 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
                      "jobs_per_s": r["jobs"] / med, "passes_per_s": r["passes"] / med,
                      "peak_rss_mb": max(x["peak_rss_mb"] for x in results)})
     return rows
+
+
+def _archer2_row(trials: int) -> dict[str, Any]:
+    # The ARCHER2-sized replay: `pbf gen archer2` (20,000 jobs in two weeks on 5,860 nodes of 128 cores,
+    # node-exclusive and shared) replayed from its sacct dump and slurm.conf as a site would, each
+    # replay a whole `pbf replay` process (its start-up and reading included; its peak RSS).
+    import resource
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        sacct, conf = os.path.join(tmp, "archer2.sacct"), os.path.join(tmp, "archer2.conf")
+        subprocess.run([sys.executable, "-m", "pbf", "gen", "archer2", "--jobs", "20000", "--window", "14d",
+                        "-o", sacct, "--slurm-conf", conf, "--quiet"], check=True, capture_output=True)
+        walls = []
+        for _ in range(trials):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "pbf", "replay", sacct, "--slurm-conf", conf, "--quiet",
+                            "--out", os.path.join(tmp, "out")], check=True, capture_output=True,
+                           env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+            walls.append(time.perf_counter() - t0)
+        with open(os.path.join(tmp, "out", "summary.json")) as fh:
+            summary = json.load(fh)
+    med = statistics.median(walls)
+    return {"slice": "replay", "name": "archer2 (pbf gen archer2, --slurm-conf)",
+            "params": "20,000 jobs in 14 days on 5,860 nodes x 128 cores, Slurm's backfill",
+            **_stats(walls), "jobs": summary["jobs"]["completed"] + summary["jobs"]["rejected"],
+            "passes": summary["passes"]["count"], "jobs_per_s": 20_000 / med,
+            "passes_per_s": summary["passes"]["count"] / med,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def skipped_logs_note(missing: Sequence[str], folder: Path | None) -> str:
