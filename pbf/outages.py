@@ -143,27 +143,15 @@ class Failures:
         if self.node_cores != "beocat":
             NodeLayout.of(self.node_cores, 1 << 20)       # (checks the value)
 
-    def outages(self, units: int, start: int, end: int, cluster: Cluster | None = None, origin: int | None = None,
-                report: dict | None = None) -> list[Outage]:
+    def outages(self, units: int, start: int, end: int, cluster: Cluster | None = None) -> list[Outage]:
         """The outages over a cluster of ``units`` for a replay whose jobs arrive from ``start`` to
         ``end`` (generated failures fall in that span). On a cluster of nodes (``cluster``, a
-        :class:`pbf.Cluster`) its nodes are the failing units, whatever ``node_cores`` says. ``path``
-        may also be a ``sacctmgr show events`` dump (:mod:`pbf.workload.node_events`), whose times are
-        read from ``origin`` (the trace's UnixStartTime); ``report`` gets what it read and did not model."""
+        :class:`pbf.Cluster`) its nodes are the failing units, whatever ``node_cores`` says."""
         if cluster is not None:
             layout = NodeLayout(tuple(n.cores for n in cluster.nodes), tuple(n.name for n in cluster.nodes))
         else:
             layout = NodeLayout.of(self.node_cores, units)
         if self.path is not None:
-            from .workload.node_events import looks_like_events, read_node_events
-            if looks_like_events(self.path):
-                if origin is None:
-                    raise ConfigError(f"failures: {os.fspath(self.path)} is a sacctmgr events dump: its times need a "
-                                      "trace that says when it began (a sacct dump's UnixStartTime)")
-                if not layout.names:
-                    raise ConfigError(f"failures: {os.fspath(self.path)} names nodes: replay on a cluster of named "
-                                      "nodes (--slurm-conf, --cluster) or --node-cores beocat")
-                return read_node_events(self.path, layout, origin, report)
             return read_failures(self.path, layout)
         return generate_failures(layout, start, end, self.mtbf_hours, self.repair_hours, self.seed)
 

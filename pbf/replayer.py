@@ -107,11 +107,9 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
     outages = events = None
-    events_read = {}
     if config.failures is not None:
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
-        outages = config.failures.outages(units, *span, cluster=cluster, origin=table.header.unix_start_time,
-                                          report=events_read)
+        outages = config.failures.outages(units, *span, cluster=cluster)
         events = core_events(outages, units)
         Outages(core).load(*events, config.failures.on_failure == "requeue")
     if config.start_estimates:
@@ -145,11 +143,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     wall = time.perf_counter() - t0
     if report:
         report(len(submit), final=True)
-    result = assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
-                      from_trace=from_trace, cluster=cluster, requests=requests)
-    if config.failures is not None and events_read:
-        result.summary["failures"]["events_read"] = events_read      # (a sacctmgr events dump)
-    return result
+    return assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
+                    from_trace=from_trace, cluster=cluster, requests=requests)
 
 
 def _check_pass_limit(core, limit, jobs, config):

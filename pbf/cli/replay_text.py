@@ -66,11 +66,6 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
                          f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
                          f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
-        read = f.get("events_read")
-        if read and read.get("not_modelled"):
-            said = ", ".join(f"{n:,} {what}" for what, n in read["not_modelled"].items())
-            lines.insert(-1, f"node events  {read['outages']:,} outages from {read['file']}; "
-                             f"read, not modelled: {said}")
     co = s.get("coalloc")
     if co:
         lines.insert(-1, f"co-alloc     {co['policy']}: {co['secondary_jobs']:,} jobs on lent cores "
