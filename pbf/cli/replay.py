@@ -134,6 +134,10 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="with --slurm-conf: the Slurm version whose defaults and rules apply (default 22.05; a "
                          "slurm.conf does not say): bf_max_job_test's default, bf_interval=-1, SelectTypeParameters' "
                          "default, cons_res, a GPU job's marks on the nodes' weights (docs/inputs.md)")
+    nd.add_argument("--slurm-events", default=None, metavar="FILE",
+                    help="with --slurm-conf: the site's node drains and downs, a 'sacctmgr -P show events "
+                         "format=NodeName,TimeStart,TimeEnd,State,Reason' dump, replayed as outages on the trace's "
+                         "clock (docs/inputs.md)")
     nd.add_argument("--mem-from", choices=("requested", "used", "none"), default="requested",
                     help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
     nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",

@@ -150,6 +150,8 @@ def replay_config(args: argparse.Namespace, trigger: str) -> ReplayConfig:
     if getattr(args, "slurm_version", None) is not None:
         raise ConfigError("--slurm-version says which Slurm's rules read a site's slurm.conf: it applies to "
                           "--slurm-conf")
+    if getattr(args, "slurm_events", None) is not None:
+        raise ConfigError("--slurm-events names the site's nodes: it needs --slurm-conf (the nodes they are)")
     chosen = scoring(args)
     run = _preset_run_options(args, chosen)
     window = run["window"]

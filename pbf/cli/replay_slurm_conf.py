@@ -11,6 +11,8 @@ from ..errors import ConfigError
 from ..plugins import Multifactor
 from ..replayer import ReplayConfig
 from ..resources import requests_of
+from ..slurm_conf import node_lines, read_slurm_conf
+from ..slurm_events import SlurmEvents
 from ..slurm_settings import SlurmSettings, slurm_settings
 from ..slurm_versions import DEFAULT_SLURM_VERSION
 from ..workload import JobTable
@@ -113,4 +115,12 @@ def slurm_conf_config(args: argparse.Namespace,
         bf_max_time=run.get("bf_max_time", base.bf_max_time), slurm_sim=replace(base.slurm_sim, **sim),
         cluster=args.cluster if args.cluster is not None else base.cluster,
         mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from, **common)
+    if getattr(args, "slurm_events", None) is not None:
+        if config.failures is not None:
+            raise ConfigError("--slurm-events gives the site's own outages: not with --failures or --mtbf")
+        if not os.path.isfile(args.slurm_events):
+            raise ConfigError(f"--slurm-events {args.slurm_events!r}: no such file")
+        known = tuple(n for _, _, names in node_lines(read_slurm_conf(path)) for n in names)
+        config = replace(config, failures=SlurmEvents(path=args.slurm_events, on_failure=args.on_failure,
+                                                      origin=table.header.unix_start_time or 0, known=known))
     return config, settings, over
