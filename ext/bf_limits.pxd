@@ -115,3 +115,10 @@ cdef inline int bfl_check(BfLimits* L, int64_t user, int64_t nusers, int64_t sub
         L.now_only = True
         L.held += 1
     return BFL_TEST
+
+
+cdef inline bint bfl_main_passes_over(const BfLimits* L, int64_t submit, double prio, int64_t now) noexcept nogil:
+    # Slurm's main scheduler (job_scheduler.c _schedule): a job that cannot start does not block its
+    # partition -- the jobs after it are still tried -- while it has waited less than bf_min_age_reserve
+    # or its priority is below bf_min_prio_reserve
+    return L.on and ((L.min_age > 0 and now - submit < L.min_age) or (L.min_prio > 0 and prio < L.min_prio))

@@ -17,6 +17,7 @@ from parallel cimport Spec
 from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport NodeModel
+from bf_limits cimport bfl_main_passes_over
 from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over_for_licenses
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
                          EX_QUICK_BLOCKED, EX_BUDGET)
@@ -260,6 +261,8 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         if passed_over_for_licenses(S, j):
             continue                  # (Slurm's main scheduler goes on past it: reason Licenses)
         if not S.plan.take_now(S, j, k):
+            if bfl_main_passes_over(&S.ss.lim, S.jobs.submit[j], -S.jobs.key[j], now):
+                continue              # (bf_min_age_reserve / bf_min_prio_reserve: it blocks nothing)
             ex = EX_QUICK_BLOCKED
             break
         if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != RC_OK:

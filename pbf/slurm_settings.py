@@ -152,12 +152,12 @@ ALWAYS_UNMODELLED = (
     "scheduling triggered by RPCs (sched_min_interval): pbf's main scheduler runs on its own timers "
     "(batch_sched_delay, sched_interval) in whole simulated seconds",
     "job launch and completion: Slurm starts a batch job by RPC to slurmd (a fraction of a second) and sees its "
-    "end after that; pbf starts it at the scheduling instant and sees the end of a job shorter than end_lag_below "
-    "end_lag (1) second after start + run time, whole seconds",
+    f"end after that; pbf starts it at the scheduling instant and sees the end of a job shorter than {END_LAG_BELOW} s "
+    "one second late (--end-lag-below, --end-lag), in whole seconds",
     "the will-run test's 2 s wall-time limit and its skipped test after 200 removals in one batch: pbf's tests "
     "take no wall time, so the first never applies (the second is modelled)",
     "node weights: a node's Weight= is not modelled (each line that sets one is listed); the marks cons_tres "
-    "puts on the nodes a GPU job could use are",
+    "puts on the nodes a GPU job could use are modelled",
 )
 
 _DURATION = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")

@@ -184,3 +184,19 @@ def test_a_site_cycles_depth_is_its_users_times_bf_max_job_user(tmp_path):
         full = result.passes["kind"] == PassKind.PK_FULL
         depths[extra] = int(result.passes["depth"][full].max())
     assert depths[",bf_max_job_user=2"] <= 6 < depths[""]
+
+
+@pytest.mark.parametrize("min_age, c_start", [(0, "pass"), (600, 20)])
+def test_slurms_main_scheduler_goes_on_past_a_young_job_under_bf_min_age_reserve(min_age, c_start):
+    # job_scheduler.c _schedule: a job that cannot start does not block its partition while it has waited
+    # less than bf_min_age_reserve. Under the interval trigger the main scheduler runs at each event and
+    # the backfill every 1,000 s: C (1 core) starts at its arrival only if B (4 cores, cannot start) does
+    # not block the queue
+    jobs = [dict(submit=s, est=e, run=e, cores=c, mpc=0, mpn=0, gpus=0, nmin=1, nmax=1, feat=(), user=1)
+            for s, e, c in ((0, 5000, 2), (10, 100, 4), (20, 100, 1))]
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes([Node("n1", 4, 8000)], name="h"), node_search="slurm",
+                              backfill=SlurmBackfill(reservations=1, min_age_reserve=min_age), trigger="interval",
+                              bf_interval=1000)
+    start = pbf.replay(_table(jobs), config).jobs["start"].tolist()
+    assert start[0] == 0 and start[1] == 5000
+    assert start[2] == 20 if c_start == 20 else start[2] > 20

@@ -93,9 +93,13 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
     rp.add_argument("--bsld-bound", type=positive_seconds, default=10.0,
                     help="tau of the bounded slowdown, s (default 10)")
     rp.add_argument("--workers", type=int_in(1, 256), default=1,
-                    help="threads per backfill pass (ordered commit: the same decisions for any count "
-                         "with the free clock; on a cluster of nodes a helper thread shares each search; "
-                         "with the model clock, N modelled workers share the budget)")
+                    help="backfill workers. Free clock (default): threads for a full pass, taken only when the "
+                         "pass is predicted faster on them (on a cluster of nodes, a helper thread shares each "
+                         "node search); the schedule is the same for any N (ordered commit). Model and "
+                         "slurm-sim clocks (--preset slurm): N modelled workers, a pass charged the time of "
+                         "N workers testing side by side (a cycle tests up to Nx the jobs within its budget), "
+                         "so the schedule changes with N. The output's workers and threads lines say which "
+                         "applied and how many passes ran on threads (default 1)")
     rp.add_argument("--max-passes", type=int_in(1), default=None, metavar="N",
                     help="stop with an error after N passes (default 2,000,000 + 200 a job: a trace whose jobs "
                          "hold the cluster for years of simulated time makes a pass every interval)")
