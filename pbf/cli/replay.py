@@ -168,6 +168,46 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
     rp.add_argument("--json", action="store_true", help="print the summary as JSON")
     rp.add_argument("--quiet", action="store_true", help="no progress bar and no text summary")
     add_cleaning(rp)
+    _short_help(rp)
+
+
+#: the option groups `pbf replay --help` leaves to `--help-all` (settings of a model or a clock that
+#: a first replay does not need; every one stays accepted)
+_ADVANCED_GROUPS = ("the modelled cost of a pass", "scheduler time", "cleaning")
+_ADVANCED_DESTS = frozenset(("loss_over", "loss_under", "loss_weight", "eta", "lam", "over_slope", "under_slope",
+                             "mf_max_age", "mf_half_life", "mf_calc_period", "mf_favor_small", "mf_fair_share",
+                             "mf_associations", "mf_partition", "mf_qos", "max_passes", "no_pass_records",
+                             "bsld_bound", "repair_hours", "failure_seed", "node_cores", "estimate_every"))
+
+
+class _HelpAll(argparse.Action):
+    """``--help-all``: every option, the advanced ones too."""
+
+    def __init__(self: _HelpAll, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # noqa: A002
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self: _HelpAll, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        for action in parser._actions:
+            hidden = getattr(action, "_pbf_help", None)
+            if hidden is not None:
+                action.help = hidden
+        parser.print_help()
+        parser.exit()
+
+
+def _short_help(rp: argparse.ArgumentParser) -> None:
+    # `--help` lists the options a replay is usually run with (a usage line, not every option: the full
+    # one ran to 45 lines); the rest are hidden there, not refused, and `--help-all` lists them
+    rp.usage = "pbf replay [TRACE] [options]   (--help-all: every option)"
+    rp.add_argument("--help-all", action=_HelpAll, help="list every option, the advanced ones too")
+    advanced = {id(a) for g in rp._action_groups if g.title and g.title.startswith(_ADVANCED_GROUPS)
+                for a in g._group_actions}
+    for action in rp._actions:
+        if id(action) in advanced or action.dest in _ADVANCED_DESTS:
+            action._pbf_help = action.help
+            action.help = argparse.SUPPRESS
     rp.set_defaults(func=run)
 
 
