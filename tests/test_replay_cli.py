@@ -58,7 +58,7 @@ def test_summary_is_the_same_without_pass_records(tmp_path, kw):
         assert p[name] == rec[name].sum()
     assert sum(p["exit_reasons"].values()) == p["count"]
     for key in p:
-        if key not in ("wall_ms_total", "wall_us_mean"):
+        if key not in ("wall_ms_total", "wall_us_mean", "threaded_passes"):   # (measured, as the times are)
             assert p[key] == q[key], key
     assert len(b.passes["depth"]) == 0
     out = tmp_path / "out"
