@@ -515,7 +515,7 @@ def test_real_slurm_interrupted_stops_every_daemon(tmp_path):
                 break
             seen += line
         assert "submitting" in seen, seen
-        time.sleep(3)
+        time.sleep(0.5)     # (the first job is due a second or more after "submitting": the run is under way)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:
