@@ -46,6 +46,7 @@ from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
 from licenses cimport lic_set, lic_reserve_jobs
+from qos_limits cimport ql_set, ql_reserve_jobs, QL_N
 from pass_steps cimport ensure_scratch
 from plan_units cimport build_profile
 from passes cimport quick_pass
@@ -437,6 +438,8 @@ cdef class Core:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
+        if S.qos_lim.on and ql_reserve_jobs(&S.qos_lim, S.jobs.cap) != RC_OK:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + n
         return first
 
@@ -470,6 +473,35 @@ cdef class Core:
         if (lic_set(&self.s.lic, totals.shape[0], &totals[0]) != RC_OK
                 or lic_reserve_jobs(&self.s.lic, max(self.s.jobs.cap, 1)) != RC_OK):
             raise MemoryError("pbf core: out of memory (licenses)")
+
+    def set_qos_limits(self, const int64_t[:, ::1] limits, int64_t users):
+        """QOS limits on running jobs (``qos_limits.pxd``): one row a QOS, (MaxJobsPU, MaxTRESPU cpu,
+        GrpJobs, GrpTRES cpu), 0 none, each >= 0 (checked by the caller), counted per user for users
+        0 .. ``users`` - 1. Set once, before any job is submitted."""
+        if self.s.qos_lim.nq or limits.shape[0] == 0 or limits.shape[1] != QL_N or users < 0:
+            raise RuntimeError(f"pbf core: QOS limits are set once: rows of {QL_N} limits, at least one")
+        if self.s.replay.next_sub or self.s.queue.n or self.s.nodes.nrun:
+            raise RuntimeError("pbf core: QOS limits are set before any job is submitted")
+        if (ql_set(&self.s.qos_lim, limits.shape[0], users, &limits[0, 0]) != RC_OK
+                or ql_reserve_jobs(&self.s.qos_lim, max(self.s.jobs.cap, 1)) != RC_OK):
+            raise MemoryError("pbf core: out of memory (QOS limits)")
+
+    def set_job_qos(self, int64_t first, const int64_t[::1] qos):
+        """The QOS of jobs first, first+1, ... (added, not yet submitted): a row of the limits, or -1."""
+        cdef int64_t i, n = qos.shape[0]
+        if not self.s.qos_lim.on:
+            raise ValueError("pbf core: set the QOS limits first")
+        if first < 0 or first + n > self.s.jobs.n:
+            raise ValueError("pbf core: QOS of jobs not added")
+        for i in range(n):
+            if not -1 <= qos[i] < self.s.qos_lim.nq:
+                raise ValueError(f"pbf core: QOS row {qos[i]} of job {first + i}: the limits have {self.s.qos_lim.nq}")
+        for i in range(n):
+            self.s.qos_lim.qos_of[first + i] = <int32_t>qos[i]
+
+    def qos_limit_figures(self):
+        """Job tests passed over because a QOS limit held the job."""
+        return {"held": int(self.s.qos_lim.held)}
 
     def set_job_licenses(self, int64_t first, const int64_t[:, ::1] asked):
         """What jobs first, first+1, ... (added, not yet submitted) ask of each license kind: one row a
@@ -989,6 +1021,8 @@ cdef class Core:
         if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
+            raise MemoryError("pbf core: out of memory (adding jobs)")
+        if S.qos_lim.on and ql_reserve_jobs(&S.qos_lim, S.jobs.cap) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + m
         # ---- the events in time order (finishes first at a tie), then the pass

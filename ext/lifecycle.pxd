@@ -14,7 +14,8 @@ from queue cimport SortRec, sortrec_cmp, queue_insert
 from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
 from licenses cimport lic_never, lic_hold
-from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_LICENSES,
+from qos_limits cimport ql_never, ql_count
+from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_LICENSES, RJ_QOS_LIMIT,
                          RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
 
@@ -33,6 +34,10 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
     if S.lic.on and lic_never(&S.lic, j):
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_LICENSES
+        return RC_OK
+    if S.qos_lim.on and ql_never(&S.qos_lim, j, S.jobs.units[j]):
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_QOS_LIMIT
         return RC_OK
     if S.plan.never_fits(S, j):
         S.jobs.state[j] = JS_REJECTED
@@ -87,6 +92,8 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
         S.plan.use(S, j, units, -1)
     if S.lic.on:
         lic_hold(&S.lic, j, -1)
+    if S.qos_lim.on:
+        ql_count(&S.qos_lim, j, S.jobs.user[j], S.jobs.units[j], 1)
     S.jobs.row[j] = r
     S.jobs.state[j] = JS_RUNNING
     S.jobs.start[j] = now
@@ -112,6 +119,8 @@ cdef inline void job_leave_nodes(State* S, int64_t j) noexcept nogil:
         S.plan.use(S, j, S.nodes.rows + <int64_t>S.jobs.row[j] * S.W, 1)
     if S.lic.on:
         lic_hold(&S.lic, j, 1)
+    if S.qos_lim.on:
+        ql_count(&S.qos_lim, j, S.jobs.user[j], S.jobs.units[j], -1)
     nodes_release(&S.nodes, S.jobs.row[j], S.jobs.units[j])
     S.jobs.row[j] = -1
     p = S.jobs.runpos[j]

@@ -15,6 +15,7 @@ from lifecycle cimport job_start
 from state cimport State, PassCtx
 from node_model cimport NodeModel, nm_eligible
 from licenses cimport lic_free_now
+from qos_limits cimport ql_holds
 from pbf._codes cimport CK_FREE, HOW_MAIN, HOW_BACKFILL, EX_END, EX_MAX_JOB_TEST, EX_BUDGET
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -183,9 +184,11 @@ cdef inline bint begin_test(State* S, int64_t p, int64_t slots, NodeModel* M, in
     return True
 
 
-cdef inline bint passed_over_for_licenses(State* S, int64_t j) noexcept nogil:
-    # job j waits for licenses not all free now: every planner passes over it before its test (no
-    # start, no reservation, not counted toward the test limit: Slurm's backfill counts a job toward
-    # bf_max_job_test only when it reaches the will-run test; licenses.pxd). It does not block the
-    # jobs after it: Slurm's main scheduler goes on past it, and its backfill plans no licenses.
-    return S.lic.on and not lic_free_now(&S.lic, j)
+cdef inline bint passed_over(State* S, int64_t j) noexcept nogil:
+    # job j waits for licenses not all free now (licenses.pxd), or would take its user or its QOS over
+    # a QOS limit (qos_limits.pxd): every planner passes over it before its test (no start, no
+    # reservation, not counted toward the test limit: Slurm's backfill counts a job toward
+    # bf_max_job_test only when it reaches the will-run test, and checks both before). It does not
+    # block the jobs after it: Slurm's main scheduler goes on past it, and its backfill plans neither.
+    return ((S.lic.on and not lic_free_now(&S.lic, j))
+            or (S.qos_lim.on and ql_holds(&S.qos_lim, j, S.jobs.user[j], S.jobs.units[j])))

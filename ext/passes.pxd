@@ -18,7 +18,7 @@ from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport NodeModel
 from bf_limits cimport bfl_main_passes_over
-from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over_for_licenses
+from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
                          EX_QUICK_BLOCKED, EX_BUDGET)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
@@ -258,8 +258,8 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         k = S.queue.entries[p].units
         depth += 1
         cost += cost_test_us
-        if passed_over_for_licenses(S, j):
-            continue                  # (Slurm's main scheduler goes on past it: reason Licenses)
+        if passed_over(S, j):
+            continue                  # (Slurm's main scheduler goes on past it: reason Licenses, QOS...)
         if not S.plan.take_now(S, j, k):
             if bfl_main_passes_over(&S.ss.lim, S.jobs.submit[j], -S.jobs.key[j], now):
                 continue              # (bf_min_age_reserve / bf_min_prio_reserve: it blocks nothing)

@@ -16,7 +16,7 @@ from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_ev_append, nm_never_fits, nm_use,
                          EV_T_MAX)
 from pass_steps cimport (CM_EAGER, CM_ORDERED, STEP_STOP, STEP_ERROR, planned_end, release_time, log_append,
-                         commit_start, note_reservation, begin_test, passed_over_for_licenses)
+                         commit_start, note_reservation, begin_test, passed_over)
 from pbf._codes cimport EX_RESV_TABLE
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START
 
@@ -230,7 +230,7 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
-    if passed_over_for_licenses(S, S.queue.entries[p].job):
+    if passed_over(S, S.queue.entries[p].job):
         return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP

@@ -12,7 +12,7 @@ from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights,
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_take_now
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
-                         passed_over_for_licenses)
+                         passed_over)
 from bf_step cimport bfl_step
 from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR
 from pbf._codes cimport TR_EVENT
@@ -68,7 +68,7 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
         t = bfl_step(S, p)
         if t != BFL_TEST:
             return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
-    if passed_over_for_licenses(S, S.queue.entries[p].job):
+    if passed_over(S, S.queue.entries[p].job):
         return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP

@@ -15,7 +15,7 @@ from parallel cimport Spec, SPEC_FULL
 from state cimport State, PassCtx
 from node_model cimport NodeModel
 from pass_steps cimport (CM_SEARCH, CM_EAGER, STEP_STOP, STEP_ERROR, planned_end, release_time, take_lowest_free,
-                         commit_start, commit_reservation, count_rest, begin_test, passed_over_for_licenses)
+                         commit_start, commit_reservation, count_rest, begin_test, passed_over)
 from pbf._codes cimport CK_FREE, EX_RESV_TABLE
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START
 
@@ -272,7 +272,7 @@ cdef inline int64_t units_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
             # (not under the slurm-sim clock: there, any test may be a yield point)
             c.ex = count_rest(S, S.queue.n - p, prof_live_slots(P), &c.depth)
             return STEP_STOP
-    if passed_over_for_licenses(S, S.queue.entries[p].job):
+    if passed_over(S, S.queue.entries[p].job):
         return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, prof_live_slots(P) if c.built else 1, NULL, &j, &k, &d):
         return STEP_STOP

@@ -17,6 +17,7 @@ from costate cimport CoAlloc, coalloc_free
 from node_model cimport NodeModel, NodeSplit, nm_free
 from slurm_space cimport SlurmSpace, ss_free
 from licenses cimport Licenses, lic_free
+from qos_limits cimport QosLimits, ql_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from pass_cost cimport PassCost, CHOICE_AUTO
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, Spec, log_free, ring_free, pool_free_copies
@@ -220,6 +221,7 @@ cdef struct State:
     NodeSplit split            # a sequential pass on nodes: its searches' helper thread
     Planner plan               # the planner of this cluster (planner.pxd planner_use; units until set)
     Licenses lic               # cluster-wide licenses (licenses.pxd; off: none)
+    QosLimits qos_lim          # QOS limits on running jobs (qos_limits.pxd; off: none)
 
 
 cdef enum:
@@ -287,6 +289,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     nm_free(&S.nm)
     ss_free(&S.ss)
     lic_free(&S.lic)
+    ql_free(&S.qos_lim)
     outage_events_free(&S.outages)
     estimates_free(&S.est)
     queue_free(&S.queue)
