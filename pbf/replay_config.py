@@ -69,6 +69,7 @@ _SETTINGS = (
      f"a finite number in (0, {MAX_SECONDS:,}] (seconds)"),
     ("kill_at_request", lambda v: isinstance(v, bool), "True or False"),
     ("failures", lambda v: v is None or isinstance(v, Failures), "a pbf.Failures or None"),
+    ("qos_limits", lambda v: v is None or isinstance(v, (str, os.PathLike)), "a sacctmgr show qos dump's path or None"),
     ("start_estimates", lambda v: isinstance(v, bool), "True or False"),
     ("estimate_every", lambda v: _int_in(v, 0, MAX_COUNT), f"an int from 0 to {MAX_COUNT:,} (instants with a pass)"),
     ("coalloc", lambda v: v is None or isinstance(v, CoAllocation), "a pbf.CoAllocation or None"),
@@ -126,6 +127,8 @@ class ReplayConfig:
     ``failures``: node drains and failures (a :class:`pbf.Failures`: a failure file or failures
     drawn from an MTBF; :mod:`pbf.outages`).
 
+    ``qos_limits``: a ``sacctmgr show qos`` dump whose QOS limits on running jobs apply (:mod:`pbf.qos`).
+
     ``start_estimates``: record each job's estimated start right after the instant it arrives
     (what ``squeue --start`` would have told its user; a plan made on request, see
     :meth:`pbf.Engine.estimates`) and report their accuracy against the actual starts;
@@ -176,6 +179,7 @@ class ReplayConfig:
     kill_at_request: bool = True
     slurm_sim: SlurmSim = field(default_factory=SlurmSim)
     failures: Failures | None = None
+    qos_limits: str | os.PathLike | None = None
     start_estimates: bool = False
     estimate_every: int = 0
     coalloc: CoAllocation | None = None
@@ -276,7 +280,8 @@ class ReplayConfig:
     def as_dict(self) -> dict:
         """The settings as JSON-ready values (plugins and clusters by name; the clock's test costs filled in)."""
         d = {f: getattr(self, f) for f in self.__dataclass_fields__
-             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster")}
+             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits")}
+        d["qos_limits"] = None if self.qos_limits is None else os.fspath(self.qos_limits)
         d["cluster"] = (None if self.cluster is None
                         else os.fspath(self.cluster) if isinstance(self.cluster, (str, os.PathLike))
                         else self.cluster.name)

@@ -106,6 +106,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                                        job_feature_bits(bits, requests.features))
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
+    qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \
+        if config.qos_limits is not None else None
     outages = events = None
     if config.failures is not None:
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
@@ -143,8 +145,11 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     wall = time.perf_counter() - t0
     if report:
         report(len(submit), final=True)
-    return assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
-                    from_trace=from_trace, cluster=cluster, requests=requests)
+    result = assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
+                      from_trace=from_trace, cluster=cluster, requests=requests)
+    if qos_read is not None:
+        result.summary["qos_limits"] = {**qos_read, **core.qos_limit_figures()}
+    return result
 
 
 def _check_pass_limit(core, limit, jobs, config):
@@ -165,6 +170,22 @@ def _set_licenses(core, cluster, table, order):
     kinds, totals, asked = license_requests(cluster.licenses, texts if texts is not None else [""] * len(table))
     core.set_licenses(totals)
     core.set_job_licenses(0, np.ascontiguousarray(asked[order]))
+
+
+def _set_qos_limits(core, path, table, order, users):
+    # the QOS limits of a sacctmgr dump and each job's QOS (pbf.qos); what was read, for the summary
+    from .qos import read_qos_limits
+    from .resources import constraint_legend
+    q = read_qos_limits(path)
+    names = list(q.limits)
+    core.set_qos_limits(np.array([q.limits[n] for n in names], dtype=np.int64).reshape(len(names), 4), users)
+    legend = constraint_legend(table.header, "Queue")
+    row = {n: i for i, n in enumerate(names)}
+    qos = np.array([row.get(legend.get(int(c), str(int(c))), -1) for c in table.queue[order]], dtype=np.int64)
+    core.set_job_qos(0, qos)
+    return {"file": q.path, "limits": {n: dict(zip(("max_jobs_pu", "max_cpus_pu", "grp_jobs", "grp_cpus"), v))
+                                      for n, v in q.limits.items()},
+            "jobs_without_limits": int((qos < 0).sum()), "not_modelled": list(q.not_modelled)}
 
 
 def _progress_reporter(progress, total):

@@ -138,6 +138,10 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="with --slurm-conf: the Slurm version whose defaults and rules apply (default 22.05; a "
                          "slurm.conf does not say): bf_max_job_test's default, bf_interval=-1, SelectTypeParameters' "
                          "default, cons_res, a GPU job's marks on the nodes' weights (docs/inputs.md)")
+    nd.add_argument("--qos-limits", default=None, metavar="SACCTMGR_QOS_DUMP",
+                    help="a site's 'sacctmgr -P show qos' dump: its MaxJobsPU, MaxTRESPU cpu, GrpJobs and GrpTRES "
+                         "cpu hold jobs past the limit (passed over, as Slurm does); the rest listed as not "
+                         "modelled (pbf/qos.py)")
     nd.add_argument("--slurm-events", default=None, metavar="FILE",
                     help="with --slurm-conf: the site's node drains and downs, a 'sacctmgr -P show events "
                          "format=NodeName,TimeStart,TimeEnd,State,Reason' dump, replayed as outages on the trace's "

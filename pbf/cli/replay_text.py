@@ -66,6 +66,11 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
                          f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
                          f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
+    q = s.get("qos_limits")
+    if q:
+        lines.insert(-1, f"qos limits   {len(q['limits']):,} QOS from {q['file']}: {q['held']:,} job tests held; "
+                         f"{q['jobs_without_limits']:,} jobs in no limited QOS; {len(q['not_modelled']):,} limits "
+                         "read, not modelled (summary.json)")
     co = s.get("coalloc")
     if co:
         lines.insert(-1, f"co-alloc     {co['policy']}: {co['secondary_jobs']:,} jobs on lent cores "

@@ -237,33 +237,61 @@ class NodePlan:
         return {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in got.items()}
 
 
-def licenses_free(licenses: Mapping[str, int] | None, jobs: Sequence[Mapping[str, Any]],
-                  running: Iterable[int]) -> dict[str, int] | None:
-    """The cluster's licenses (``licenses``: {name: count}; None: none) less those the running jobs
-    hold (a job's ``lic``: {name: count})."""
-    if licenses is None:
-        return None
-    free = dict(licenses)
-    for j in running:
-        for name, count in jobs[j].get("lic", {}).items():
-            free[name] -= count
-    return free
+class Holds:
+    """What keeps a job from starting besides the nodes, at a pass: the cluster's licenses not held by
+    running jobs (``licenses``: {name: count}; a job's ``lic``: {name: count}) and the QOS limits on
+    running jobs (``qos_limits``: {QOS: (MaxJobsPU, MaxTRESPU cpu, GrpJobs, GrpTRES cpu)}, 0 none; a
+    job's ``qos`` and ``user``, its cores ``req.cores``). A job that would need more licenses than are
+    free, or take its user or its QOS over a limit, is passed over (Slurm 22.05, acct_policy.c and
+    license_job_test without bf_licenses)."""
+
+    def __init__(self, licenses, qos_limits, jobs, running):
+        self.lic = None if licenses is None else dict(licenses)
+        self.qos = qos_limits
+        self.jobs = jobs
+        self.per_user, self.per_qos = {}, {}
+        for j in running:
+            self.take(j)
+
+    def passed_over(self, j) -> bool:
+        job = self.jobs[j]
+        if self.lic is not None and any(c > self.lic.get(n, 0) for n, c in job.get("lic", {}).items()):
+            return True
+        lim = (self.qos or {}).get(job.get("qos"))
+        if lim is None:
+            return False
+        cores = job["req"].cores
+        uj, uc = self.per_user.get((job["qos"], job.get("user", 0)), (0, 0))
+        qj, qc = self.per_qos.get(job["qos"], (0, 0))
+        return ((lim[0] > 0 and uj + 1 > lim[0]) or (lim[1] > 0 and uc + cores > lim[1])
+                or (lim[2] > 0 and qj + 1 > lim[2]) or (lim[3] > 0 and qc + cores > lim[3]))
+
+    def take(self, j) -> None:
+        job = self.jobs[j]
+        if self.lic is not None:
+            for name, count in job.get("lic", {}).items():
+                self.lic[name] -= count
+        if (self.qos or {}).get(job.get("qos")) is not None:
+            key = (job["qos"], job.get("user", 0))
+            uj, uc = self.per_user.get(key, (0, 0))
+            self.per_user[key] = (uj + 1, uc + job["req"].cores)
+            qj, qc = self.per_qos.get(job["qos"], (0, 0))
+            self.per_qos[job["qos"]] = (qj + 1, qc + job["req"].cores)
 
 
-def passed_over_for_licenses(free: dict[str, int] | None, job: Mapping[str, Any]) -> bool:
-    """A job whose licenses are not all free now is passed over (Slurm 22.05 without bf_licenses)."""
-    return free is not None and any(count > free.get(name, 0) for name, count in job.get("lic", {}).items())
-
-
-def take_licenses(free: dict[str, int] | None, job: Mapping[str, Any]) -> None:
-    if free is not None:
-        for name, count in job.get("lic", {}).items():
-            free[name] -= count
+def never_for_limits(licenses, qos_limits, job) -> str:
+    """Why a job can never start for its licenses or its QOS ("" when it can)."""
+    if licenses is not None and any(c > licenses.get(name, 0) for name, c in job.get("lic", {}).items()):
+        return "asks licenses the cluster does not have"
+    lim = (qos_limits or {}).get(job.get("qos"))
+    if lim is not None and ((lim[1] > 0 and job["req"].cores > lim[1]) or (lim[3] > 0 and job["req"].cores > lim[3])):
+        return "asks more cores than its QOS allows"
+    return ""
 
 
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
                 first_fit: bool = False, run_pass: Callable | None = None,
-                licenses: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
+                licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
@@ -274,13 +302,14 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     returns {job: alloc} of the jobs that start now (as :func:`exact_pass`, the default).
     ``licenses`` ({name: count}; None: none): the cluster's licenses; a job's ``lic`` ({name: count}) is
     held from its start to its end, a job asking more than the cluster has is rejected, and a pass
-    passes over a job whose licenses are not all free (:func:`passed_over_for_licenses`)."""
+    passes over a job whose licenses are not all free; ``qos_limits`` the same with the QOS limits on
+    running jobs (:class:`Holds`)."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
     full = NodePlan(nodes)
     for j, job in enumerate(jobs):
-        if licenses is not None and any(c > licenses.get(name, 0) for name, c in job.get("lic", {}).items()):
-            reason[j] = "asks licenses the cluster does not have"
+        if never_for_limits(licenses, qos_limits, job):
+            reason[j] = never_for_limits(licenses, qos_limits, job)
         elif full.place(job["req"], 0, 1, first_fit) is None:
             reason[j] = _why(nodes, job["req"])
     order = sorted(range(n), key=lambda j: (jobs[j]["submit"], j))
@@ -307,7 +336,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             queue.append(j)
         live = {j: (start[j], alloc[j]) for j in running}
         if run_pass is None:
-            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit, licenses)
+            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit, licenses, qos_limits)
         else:
             started = run_pass(now, queue, live)
         for j, got in started.items():
@@ -324,23 +353,23 @@ PLAN_REACH = 1 << 43
 
 def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = 1,
-               first_fit: bool = False, licenses: Mapping[str, int] | None = None
-               ) -> dict[int, dict[int, tuple[int, int, int]]]:
+               first_fit: bool = False, licenses: Mapping[str, int] | None = None,
+               qos_limits: Mapping | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
     """pbf's own backfill pass on nodes (module docstring): {job: alloc} of the jobs that start now."""
-    free = licenses_free(licenses, jobs, running)
+    holds = Holds(licenses, qos_limits, jobs, running)
     plan = NodePlan(nodes)
     for j, (s, a) in running.items():
         plan.hold(s, max(s + jobs[j]["est"], now + 1), a)
     left = reservations
     started = {}
     for j in queue:
-        if passed_over_for_licenses(free, jobs[j]):
+        if holds.passed_over(j):
             continue
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
         got = plan.place(req, now, now + est, first_fit)
         if got is not None:
             started[j] = got
-            take_licenses(free, jobs[j])
+            holds.take(j)
             plan.hold(now, now + est, got)
             continue
         if left is not None and left <= 0:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .nodes_ref import eval_nodes, licenses_free, node_cpus, node_replay, passed_over_for_licenses, take_licenses
+from .nodes_ref import Holds, eval_nodes, node_cpus, node_replay
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -362,14 +362,15 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                resolution: int = 1, first_fit: bool = False,
                weights: list[int] | None = None,
                limits: Mapping[str, int] | None = None,
-               licenses: Mapping[str, int] | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
+               licenses: Mapping[str, int] | None = None,
+               qos_limits: Mapping | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
     """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
     :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited;
     ``weights``: the nodes' scheduling weights, carried from cycle to cycle; ``limits``: Slurm's own
     backfill limits, :func:`bf_limit`, counted afresh each cycle; ``licenses``: the cluster's, a job
     waiting for its licenses passed over as ``_attempt_backfill`` does without bf_licenses): {job: alloc}
     of the jobs that start now."""
-    lic = licenses_free(licenses, jobs, running)
+    holds = Holds(licenses, qos_limits, jobs, running)
     weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
     win = window if window > 0 else 1 << 40
@@ -390,7 +391,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         said = bf_limit(limits, jobs[j], now, len(started), counts, part)
         if said == "stop":
             break
-        if said == "skip" or passed_over_for_licenses(lic, jobs[j]):
+        if said == "skip" or holds.passed_over(j):
             continue
         req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
         if not blocked:
@@ -403,7 +404,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         if kind == "start":
             got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
             started[j] = got
-            take_licenses(lic, jobs[j])
+            holds.take(j)
             run.append(RunningJob(now + est, got))
             for i, (c, m, g) in got.items():
                 free[i][0] -= c
@@ -419,7 +420,8 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
                       window: int = 0, resolution: int = 1, first_fit: bool = False,
                       limits: Mapping[str, int] | None = None, marks: str = "carry",
-                      licenses: Mapping[str, int] | None = None) -> dict[str, list[Any]]:
+                      licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None
+                      ) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
     own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
@@ -433,6 +435,7 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                 seen.add(j)
                 submit_weights(nodes, weights, jobs[j]["req"])
         return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights,
-                          limits, licenses)
+                          limits, licenses, qos_limits)
 
-    return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass, licenses=licenses)
+    return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass, licenses=licenses,
+                       qos_limits=qos_limits)
