@@ -112,11 +112,17 @@ def test_a_user_at_max_jobs_waits_and_the_jobs_after_it_do_not(tmp_path):
 
 def test_the_dump_as_sacctmgr_writes_it(tmp_path):
     dump = tmp_path / "qos.txt"
-    dump.write_text("Name|Priority|GraceTime|Preempt|PreemptExemptTime|PreemptMode|Flags|UsageThres|UsageFactor|"
-                    "GrpTRES|GrpTRESMins|GrpTRESRunMins|GrpJobs|GrpSubmit|GrpWall|MaxTRES|MaxTRESPerNode|MaxTRESMins|"
-                    "MaxWall|MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxTRESPA|MaxJobsPA|MaxSubmitPA|MinTRES\n"
-                    "normal|0|00:00:00|||cluster|||1.000000|cpu=1000|||50|||||||2-00:00:00|cpu=256,mem=1T|20|100|||||\n"
-                    "debug|100|00:00:00|||cluster|||1.000000||||||||||00:30:00|||4||||\n")
+    names = ("Name|Priority|GraceTime|Preempt|PreemptExemptTime|PreemptMode|Flags|UsageThres|UsageFactor|GrpTRES|"
+             "GrpTRESMins|GrpTRESRunMins|GrpJobs|GrpSubmit|GrpWall|MaxTRES|MaxTRESPerNode|MaxTRESMins|MaxWall|"
+             "MaxTRESPU|MaxJobsPU|MaxSubmitPU|MaxTRESPA|MaxJobsPA|MaxSubmitPA|MinTRES").split("|")
+
+    def row(**set_):
+        base = {"Priority": "0", "GraceTime": "00:00:00", "PreemptMode": "cluster", "UsageFactor": "1.000000"}
+        return "|".join({**base, **set_}.get(n, "") for n in names) + "\n"
+    dump.write_text("|".join(names) + "\n"
+                    + row(Name="normal", GrpTRES="cpu=1000", GrpJobs="50", MaxWall="2-00:00:00",
+                          MaxTRESPU="cpu=256,mem=1T", MaxJobsPU="20", MaxSubmitPU="100")
+                    + row(Name="debug", Priority="100", MaxWall="00:30:00", MaxSubmitPU="4"))
     q = read_qos_limits(dump)
     assert q.limits == {"normal": (20, 256, 50, 1000), "debug": (0, 0, 0, 0)}
     assert set(q.not_modelled) == {"QOS normal: MaxTRESPU mem=1T", "QOS normal: MaxWall=2-00:00:00",
