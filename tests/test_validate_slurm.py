@@ -503,9 +503,12 @@ def test_real_slurm_daemons_are_stopped_when_the_controller_dies(tmp_path):
 
 def test_real_slurm_interrupted_stops_every_daemon(tmp_path):
     _slurm_or_skip()
+    # (SIGINT back to its default in the child: a suite run in the background, as `cmd &` in a script
+    # runs it, ignores SIGINT, the child inherits that and Python then never raises KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-m", "pbf.validate", "slurm", str(DATA / "small4.conf"),
                              str(DATA / "small4_jobs.sacct"), "--out", "v"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         seen = ""
         deadline = time.monotonic() + 120
