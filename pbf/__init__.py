@@ -17,7 +17,7 @@ _WHERE = {
     # the engine (embedding API) and the replayer
     "Engine": "engine", "Job": "engine", "Submit": "engine", "Finish": "engine", "Start": "engine",
     "Reserve": "engine", "Rejected": "engine", "BatchDecisions": "engine", "ProtocolError": "engine",
-    "Backfill": "config",
+    "Backfill": "config", "SlurmBackfill": "bf_limits",
     "Drain": "engine", "Fail": "engine", "Resume": "engine", "Stopped": "engine", "Lend": "engine",
     "Placement": "engine_nodes",
     "replay": "replayer", "ReplayConfig": "replayer", "ReplayResult": "replayer", "SlurmSim": "scheduler_time",

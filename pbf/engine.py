@@ -156,6 +156,9 @@ class Engine(BatchPath, CallChecks):
                                        or backfill.stop_at_reservation_limit):
             raise ConfigError("node_search='slurm' is Slurm's backfill on nodes: it needs a cluster of nodes, "
                               "queue order and no stop_at_reservation_limit")
+        if getattr(backfill, "limited", False) and node_search != "slurm":
+            raise ConfigError("Slurm's backfill limits (pbf.SlurmBackfill: max_job_user, max_job_start, ...) apply "
+                              "to Slurm's backfill on nodes: they need node_search='slurm' and a cluster of nodes")
         if coalloc is not None and cluster.has_resources:
             raise ConfigError("coalloc lends cores of interchangeable units; it does not run on a cluster of "
                               "nodes with memory, GPUs or features")

@@ -62,6 +62,8 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     if config.coalloc is not None:
         result.summary["coalloc"] = _coalloc_summary(result, core, config, units, from_trace, run)
     result.summary["passes"]["thread_tests_per_worker"] = core.worker_tests_total()
+    if getattr(config.backfill, "limited", False):
+        result.summary["passes"]["bf_limits"] = core.bf_limit_figures()   # (Slurm's own backfill limits)
     # full passes that ran on the pool's threads (measured by the pass-cost predictor; 0 with one worker)
     result.summary["passes"]["threaded_passes"] = (PassCostPredictor(core).figures()["par_passes"]
                                                   if config.workers > 1 else 0)

@@ -2,7 +2,7 @@
 import pbf
 
 DOCUMENTED = {"Engine", "Backfill", "Job", "Submit", "Finish", "Start", "Reserve", "Rejected", "BatchDecisions",
-              "replay",
+              "replay", "SlurmBackfill",
               "ReplayConfig", "ReplayResult", "SlurmSim", "ProtocolError", "Cluster", "Node", "Placement",
               "beocat_cluster",
               "JobTable",

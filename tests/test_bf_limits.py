@@ -200,3 +200,19 @@ def test_slurms_main_scheduler_goes_on_past_a_young_job_under_bf_min_age_reserve
     start = pbf.replay(_table(jobs), config).jobs["start"].tolist()
     assert start[0] == 0 and start[1] == 5000
     assert start[2] == 20 if c_start == 20 else start[2] > 20
+
+
+def test_the_engine_refuses_the_limits_without_slurms_search():
+    cluster = Cluster.of_nodes([Node("n1", 4, 8000)], name="h")
+    with pytest.raises(ConfigError, match="node_search='slurm'"):
+        pbf.Engine(cluster, backfill=pbf.SlurmBackfill(max_job_user=2))
+    pbf.Engine(cluster, backfill=pbf.SlurmBackfill(max_job_user=2), node_search="slurm")
+
+
+def test_the_summary_counts_what_the_limits_did():
+    jobs = [dict(submit=0, est=100, run=100, cores=4, mpc=0, mpn=0, gpus=0, nmin=1, nmax=1, feat=(), user=1)
+            for _ in range(4)]
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes([Node("n1", 4, 8000)], name="h"), node_search="slurm",
+                              backfill=SlurmBackfill(reservations=None, max_job_user=1))
+    f = pbf.replay(_table(jobs), config).summary["passes"]["bf_limits"]
+    assert f["skipped"] > 0 and set(f) == {"skipped", "now_only"}
