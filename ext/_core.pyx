@@ -166,6 +166,20 @@ JOB_COLUMNS = {
 }
 
 
+cdef inline int grow_job_tables(State* S) noexcept nogil:
+    # the per-job tables of what is switched on (co-allocation, nodes, licenses, QOS limits) made as
+    # long as the job table: one place for every way jobs are added
+    if S.co.on and coalloc_grow(&S.co, S.jobs.cap) != RC_OK:
+        return RC_NO_MEMORY
+    if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
+        return RC_NO_MEMORY
+    if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
+        return RC_NO_MEMORY
+    if S.qos_lim.on and ql_reserve_jobs(&S.qos_lim, S.jobs.cap) != RC_OK:
+        return RC_NO_MEMORY
+    return RC_OK
+
+
 cdef class Core:
     """One engine's state and the compiled cycle. Internal: see the module docstring."""
 
@@ -432,13 +446,7 @@ cdef class Core:
         jobs_clear(&S.jobs, first, n)
         if S.testing.record_units:
             memset(S.jobs.bits + first * W, 0, n * W * sizeof(uint64_t))
-        if S.co.on and coalloc_grow(&S.co, S.jobs.cap) != RC_OK:
-            raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
-            raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
-            raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.qos_lim.on and ql_reserve_jobs(&S.qos_lim, S.jobs.cap) != RC_OK:
+        if grow_job_tables(S) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + n
         return first
@@ -1016,13 +1024,7 @@ cdef class Core:
         jobs_clear(&S.jobs, first, m)
         if S.testing.record_units:
             memset(S.jobs.bits + first * W, 0, m * W * sizeof(uint64_t))
-        if S.co.on and coalloc_grow(&S.co, S.jobs.cap) != RC_OK:
-            raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.nm.on and nm_reserve_jobs(&S.nm, S.jobs.cap) != RC_OK:
-            raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.lic.on and lic_reserve_jobs(&S.lic, S.jobs.cap) != RC_OK:
-            raise MemoryError("pbf core: out of memory (adding jobs)")
-        if S.qos_lim.on and ql_reserve_jobs(&S.qos_lim, S.jobs.cap) != RC_OK:
+        if grow_job_tables(S) != RC_OK:
             raise MemoryError("pbf core: out of memory (adding jobs)")
         S.jobs.n = first + m
         # ---- the events in time order (finishes first at a tie), then the pass
