@@ -52,6 +52,25 @@ ctypedef struct SlurmSpace:
                                    # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
     BfLimits lim                   # Slurm's own backfill limits (bf_limits.pxd)
     int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
+    # what the will-run test gives back, the running jobs in end order: the same for every test of a
+    # pass until a job starts, so read from their bitmaps once (made for Nodes.version gb_version of
+    # this pass; -1: not made). Running job r (by_end order) has entries gb_off[r] .. gb_off[r + 1] - 1:
+    # a node, its cores there that are up, its memory and GPUs there.
+    int64_t gb_version
+    int64_t* gb_off
+    int64_t gb_off_cap
+    int32_t* gb_node
+    int64_t* gb_up
+    int64_t* gb_mem
+    int64_t* gb_gpu
+    int64_t gb_cap
+    # a test's cores each offered node could give the job after the give-backs so far (nm_node_cpus),
+    # kept up to date at each batch for the nodes touched since (dirty: once each, dstamp == stamp),
+    # so that a batch after which the job cannot fit is known without a choice over every node
+    int64_t* pc
+    int64_t* dstamp
+    int32_t* dirty
+    int64_t stamp
 
 
 cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
@@ -64,16 +83,24 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.fm = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fg = <int64_t*>malloc(nn * sizeof(int64_t))
     X.sw = <int64_t*>malloc(nn * sizeof(int64_t))
-    if X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL:
+    X.pc = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.dstamp = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.dirty = <int32_t*>malloc(nn * sizeof(int32_t))
+    X.gb_version = -1
+    if (X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
+            or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL):
         return RC_NO_MEMORY
     for i in range(nn):
         X.sw[i] = 0xff
+        X.dstamp[i] = -1
     return RC_OK
 
 
 cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.sw)
+    free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu)
+    free(X.pc); free(X.dstamp); free(X.dirty)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
 
@@ -106,6 +133,7 @@ cdef inline int ss_reset(SlurmSpace* X, int64_t now, int64_t window, int64_t res
     # a new cycle at now: one record, every node free, to the end of the window (0: unlimited)
     cdef int64_t w
     X.resolution = resolution if resolution > 1 else 1
+    X.gb_version = -1                  # (a rollback may bring back an older Nodes.version)
     if _ss_room(X, 4) != RC_OK:
         return RC_NO_MEMORY
     X.n = 1
@@ -241,20 +269,57 @@ cdef inline bint ss_usable(const NodeModel* M, int64_t j, int64_t i) noexcept no
     return (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i] and M.mpc[j] <= M.cap_mem[i]
 
 
-cdef inline bint ss_give_back(SlurmSpace* X, NodeModel* M, const Nodes* N, const uint64_t* row,
-                              int64_t j) noexcept nogil:
-    # running job j's cores (those up), memory and GPUs on the offered nodes return to the future
-    # free counts; whether it has any offered node
-    cdef int64_t k, i, n = nm_job_nodes(M, row, N.W, N.down, N.ndown, j)
-    cdef bint touched = False
-    for k in range(n):
-        i = M.jn_node[k]
-        if _ss_offered(X, i):
-            X.fc[i] += M.jn_up[k]
-            X.fm[i] += nm_job_mem(M, j, M.jn_all[k])
-            X.fg[i] += M.gpn[j]
-            touched = True
-    return touched
+cdef inline int _ss_gb_room(SlurmSpace* X, int64_t need) noexcept nogil:
+    cdef int64_t c = X.gb_cap * 2 if X.gb_cap > 0 else 1024
+    cdef void* p
+    if need <= X.gb_cap:
+        return RC_OK
+    while c < need:
+        c *= 2
+    p = realloc(X.gb_node, c * sizeof(int32_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.gb_node = <int32_t*>p
+    p = realloc(X.gb_up, c * sizeof(int64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.gb_up = <int64_t*>p
+    p = realloc(X.gb_mem, c * sizeof(int64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.gb_mem = <int64_t*>p
+    p = realloc(X.gb_gpu, c * sizeof(int64_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.gb_gpu = <int64_t*>p
+    X.gb_cap = c
+    return RC_OK
+
+
+cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of) noexcept nogil:
+    # X.gb_*: each running job's nodes (in end order), with its cores there that are up, its memory and
+    # GPUs, read from its bitmap once for every test until the running jobs change
+    cdef int64_t r, k, n, jj, at = 0
+    cdef void* p
+    if X.gb_version == N.version:
+        return RC_OK
+    if N.nrun + 1 > X.gb_off_cap:
+        p = realloc(X.gb_off, (N.nrun + 1) * 2 * sizeof(int64_t))
+        if p == NULL:
+            return RC_NO_MEMORY
+        X.gb_off = <int64_t*>p
+        X.gb_off_cap = (N.nrun + 1) * 2
+    for r in range(N.nrun):
+        jj = N.by_end[r].job
+        n = nm_job_nodes(M, N.rows + <int64_t>rows_of[jj] * N.W, N.W, N.down, N.ndown, jj)
+        if _ss_gb_room(X, at + n) != RC_OK:
+            return RC_NO_MEMORY
+        X.gb_off[r] = at
+        for k in range(n):
+            X.gb_node[at] = <int32_t>M.jn_node[k]
+            X.gb_up[at] = M.jn_up[k]
+            X.gb_mem[at] = nm_job_mem(M, jj, M.jn_all[k])
+            X.gb_gpu[at] = M.gpn[jj]
+            at += 1
+    X.gb_off[N.nrun] = at
+    X.gb_version = N.version
+    return RC_OK
 
 
 cdef inline void _ss_mark(SlurmSpace* X, int64_t i, int64_t c, int64_t gf, int64_t need, int64_t g) noexcept nogil:
@@ -324,23 +389,48 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
     return nm_choose(M, cores, M.minn[j], M.maxn[j])
 
 
+cdef inline void _ss_count(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t i, int64_t c, int64_t* total,
+                           int64_t* used) noexcept nogil:
+    # node i now gives job j c cores: the test's sums follow
+    if X.pc[i] > 0:
+        total[0] -= X.pc[i]
+        used[0] -= 1
+    X.pc[i] = c
+    if c > 0:
+        total[0] += c
+        used[0] += 1
+
+
 cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
                                 int64_t j, int64_t cores, int64_t now, bint now_only) noexcept nogil:
-    # _will_run_test on the offered nodes: the start (M.take: where), or -1. rows_of: each job's row;
-    # now_only: only the test on the nodes as they are (TEST_NOW_ONLY: no reservation is left)
-    cdef int64_t i, r, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, jj
-    cdef bint more = True, test
+    # _will_run_test on the offered nodes: the start (M.take: where), -1, or SS_ERROR. rows_of: each
+    # job's row; now_only: only the test on the nodes as they are (TEST_NOW_ONLY: no reservation is left)
+    cdef int64_t i, r, e, x, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, nd = 0
+    cdef int64_t total = 0, used = 0
+    cdef bint more = True, test, touched
+    # without the GPU marks a choice leaves on the nodes, a choice that cannot succeed (too few cores
+    # or nodes in all: nm_choose's own first check) need not be made
+    cdef bint skip_hopeless = M.gpn[j] <= 0 or X.marks == SS_MARKS_NONE
     for i in range(M.nn):
-        X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1]) if _ss_offered(X, i) else 0
-        if X.marks == SS_MARKS_PER_TEST and _ss_offered(X, i):
-            X.sw[i] = 0xff             # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
-    if _ss_choose(X, M, j, cores, False):
+        X.pc[i] = 0
+        if _ss_offered(X, i):
+            X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+            if X.marks == SS_MARKS_PER_TEST:
+                X.sw[i] = 0xff         # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
+            if skip_hopeless:
+                _ss_count(X, M, j, i, nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i]), &total, &used)
+        else:
+            X.fc[i] = 0
+    if (not skip_hopeless or (used >= M.minn[j] and total >= cores)) and _ss_choose(X, M, j, cores, False):
         return now
     if now_only:
         return -1
+    if ss_give_backs(X, M, N, rows_of) != RC_OK:
+        return SS_ERROR
     for i in range(M.nn):
         X.fm[i] = M.free_mem[i]
         X.fg[i] = M.free_gpu[i]
+    X.stamp += 1
     while more:
         last = -1
         nxt = -1
@@ -352,8 +442,19 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                 break
             r = k
             k += 1
-            jj = N.by_end[r].job
-            if not ss_give_back(X, M, N, N.rows + <int64_t>rows_of[jj] * N.W, jj):
+            touched = False            # (running job r's resources return to the offered nodes)
+            for e in range(X.gb_off[r], X.gb_off[r + 1]):
+                i = X.gb_node[e]
+                if _ss_offered(X, i):
+                    X.fc[i] += X.gb_up[e]
+                    X.fm[i] += X.gb_mem[e]
+                    X.fg[i] += X.gb_gpu[e]
+                    touched = True
+                    if X.dstamp[i] != X.stamp:
+                        X.dstamp[i] = X.stamp
+                        X.dirty[nd] = <int32_t>i
+                        nd += 1
+            if not touched:
                 continue
             if end_time < 0:
                 end_time = N.by_end[r].end + (window - N.by_end[r].end % window)
@@ -375,6 +476,14 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         window *= 2
         while nxt >= 0 and N.by_end[nxt].end > end_time + window:
             window *= 2
+        if skip_hopeless:
+            for x in range(nd):
+                i = X.dirty[x]
+                _ss_count(X, M, j, i, nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i]), &total, &used)
+            nd = 0
+            X.stamp += 1
+            if used < M.minn[j] or total < cores:
+                continue
         if _ss_choose(X, M, j, cores, True):
             if N.by_end[last].end > now:
                 return N.by_end[last].end
@@ -410,6 +519,8 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             if _ss_offered(X, i) and not ss_usable(M, j, i):
                 X.offer[i >> 6] &= ~((<uint64_t>1) << (i & 63))
         start = ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)
+        if start == SS_ERROR:
+            return SS_ERROR
         if start < 0:
             if later >= 0 and reserve:
                 continue
