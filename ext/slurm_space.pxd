@@ -71,6 +71,12 @@ ctypedef struct SlurmSpace:
     int64_t* dstamp
     int32_t* dirty
     int64_t stamp
+    # the nodes a job may use at all (ss_usable), NW words, for the ask u_feat, u_mpn, u_mpc (u_ok: made)
+    uint64_t* ubits
+    uint64_t* tbits                # (scratch, NW words) the nodes a choice takes cores of
+    bint u_ok
+    uint64_t u_feat
+    int64_t u_mpn, u_mpc
 
 
 cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
@@ -86,9 +92,13 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.pc = <int64_t*>malloc(nn * sizeof(int64_t))
     X.dstamp = <int64_t*>malloc(nn * sizeof(int64_t))
     X.dirty = <int32_t*>malloc(nn * sizeof(int32_t))
+    X.ubits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.tbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.u_ok = False
     X.gb_version = -1
     if (X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
-            or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL):
+            or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
+            or X.tbits == NULL):
         return RC_NO_MEMORY
     for i in range(nn):
         X.sw[i] = 0xff
@@ -100,7 +110,7 @@ cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.sw)
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu)
-    free(X.pc); free(X.dstamp); free(X.dirty)
+    free(X.pc); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
 
@@ -170,8 +180,17 @@ cdef inline bint _ss_same(const SlurmSpace* X, int64_t a, int64_t b) noexcept no
     return True
 
 
-cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end, const int64_t* take) noexcept nogil:
-    # _add_reservation: the nodes with take[i] > 0 are held over [start, end)
+cdef inline void ss_take_bits(SlurmSpace* X, const int64_t* take) noexcept nogil:
+    # X.tbits: the nodes with take[i] > 0
+    cdef int64_t i
+    memset(X.tbits, 0, X.NW * sizeof(uint64_t))
+    for i in range(X.nn):
+        if take[i] > 0:
+            X.tbits[i >> 6] |= (<uint64_t>1) << (i & 63)
+
+
+cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end) noexcept nogil:
+    # _add_reservation: the nodes of X.tbits (ss_take_bits) are held over [start, end)
     cdef int64_t j = 0, i, w, one_before = 0, one_after = -1
     cdef bint placed = False
     if start < X.b[0]:
@@ -197,9 +216,8 @@ cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end, const int6
             break
         if end < X.e[j] and _ss_split(X, j, end) != RC_OK:
             return RC_NO_MEMORY
-        for i in range(X.nn):
-            if take[i] > 0:
-                X.avail[j * X.NW + (i >> 6)] &= ~((<uint64_t>1) << (i & 63))
+        for w in range(X.NW):
+            X.avail[j * X.NW + w] &= ~X.tbits[w]
         if end == X.e[j]:
             if X.nxt[j] != 0:
                 one_after = X.nxt[j]
@@ -219,13 +237,14 @@ cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end, const int6
     return RC_OK
 
 
-cdef inline bint ss_overlaps(const SlurmSpace* X, const int64_t* take, int64_t start, int64_t end) noexcept nogil:
-    # _test_resv_overlap: does a reservation hold one of the nodes with take[i] > 0 within [start, end)?
-    cdef int64_t j = 0, i
+cdef inline bint ss_overlaps(const SlurmSpace* X, int64_t start, int64_t end) noexcept nogil:
+    # _test_resv_overlap: does a reservation hold one of the nodes of X.tbits (ss_take_bits) within
+    # [start, end)?
+    cdef int64_t j = 0, w
     while True:
         if X.e[j] > start and X.b[j] < end:
-            for i in range(X.nn):
-                if take[i] > 0 and not (X.avail[j * X.NW + (i >> 6)] >> (i & 63)) & 1:
+            for w in range(X.NW):
+                if X.tbits[w] & ~X.avail[j * X.NW + w]:
                     return True
         j = X.nxt[j]
         if j == 0:
@@ -267,6 +286,21 @@ cdef inline bint _ss_offered(const SlurmSpace* X, int64_t i) noexcept nogil:
 cdef inline bint ss_usable(const NodeModel* M, int64_t j, int64_t i) noexcept nogil:
     # job_req_node_filter: the job's features, and memory for one core or for the node (not GPUs)
     return (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i] and M.mpc[j] <= M.cap_mem[i]
+
+
+cdef inline void ss_usable_bits(SlurmSpace* X, const NodeModel* M, int64_t j) noexcept nogil:
+    # X.ubits: the nodes job j may use (ss_usable), kept while the jobs tested ask the same
+    cdef int64_t i
+    if X.u_ok and X.u_feat == M.jfeat[j] and X.u_mpn == M.mpn[j] and X.u_mpc == M.mpc[j]:
+        return
+    memset(X.ubits, 0, X.NW * sizeof(uint64_t))
+    for i in range(M.nn):
+        if ss_usable(M, j, i):
+            X.ubits[i >> 6] |= (<uint64_t>1) << (i & 63)
+    X.u_ok = True
+    X.u_feat = M.jfeat[j]
+    X.u_mpn = M.mpn[j]
+    X.u_mpc = M.mpc[j]
 
 
 cdef inline int _ss_gb_room(SlurmSpace* X, int64_t need) noexcept nogil:
@@ -345,9 +379,19 @@ cdef inline void ss_gpu_weights(SlurmSpace* X, const NodeModel* M, int64_t j, in
 cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, bint offered_only) noexcept nogil:
     # a start attempt (Slurm's select_nodes: a main-scheduler test, a backfill start) resets the weight
     # of each candidate node the job may use (_sync_node_weight)
-    cdef int64_t i
+    cdef int64_t i, w
+    cdef uint64_t x
+    if offered_only:
+        for w in range(X.NW):
+            x = X.offer[w]
+            while x:
+                i = (w << 6) + __builtin_ctzll(x)
+                x &= x - 1
+                if ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
+                    X.sw[i] = 0xff
+        return
     for i in range(M.nn):
-        if (not offered_only or _ss_offered(X, i)) and ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
+        if ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
             X.sw[i] = 0xff
 
 
@@ -377,15 +421,19 @@ cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N,
 
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
     # the select plugin's choice among the offered nodes (M.take), now or after the removals so far
-    cdef int64_t i
+    cdef int64_t i, w
+    cdef uint64_t x
     ss_gpu_weights(X, M, j, cores, X.fc, X.fg if future else M.free_gpu)
-    for i in range(M.nn):
-        if not _ss_offered(X, i):
-            M.cpu[i] = 0
-        elif future:
-            M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
-        else:
-            M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i])
+    memset(M.cpu, 0, M.nn * sizeof(int64_t))
+    for w in range(X.NW):              # (the offered nodes, a set bit at a time)
+        x = X.offer[w]
+        while x:
+            i = (w << 6) + __builtin_ctzll(x)
+            x &= x - 1
+            if future:
+                M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
+            else:
+                M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i])
     return nm_choose(M, cores, M.minn[j], M.maxn[j])
 
 
@@ -411,16 +459,19 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # without the GPU marks a choice leaves on the nodes, a choice that cannot succeed (too few cores
     # or nodes in all: nm_choose's own first check) need not be made
     cdef bint skip_hopeless = M.gpn[j] <= 0 or X.marks == SS_MARKS_NONE
-    for i in range(M.nn):
-        X.pc[i] = 0
-        if _ss_offered(X, i):
+    cdef uint64_t bits
+    # (fc and pc are read only for offered nodes)
+    for x in range(X.NW):
+        bits = X.offer[x]
+        while bits:
+            i = (x << 6) + __builtin_ctzll(bits)
+            bits &= bits - 1
+            X.pc[i] = 0
             X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
             if X.marks == SS_MARKS_PER_TEST:
                 X.sw[i] = 0xff         # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
             if skip_hopeless:
                 _ss_count(X, M, j, i, nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i]), &total, &used)
-        else:
-            X.fc[i] = 0
     if (not skip_hopeless or (used >= M.minn[j] and total >= cores)) and _ss_choose(X, M, j, cores, False):
         return now
     if now_only:
@@ -515,9 +566,9 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             if later >= 0 and reserve:
                 continue
             return SS_SKIP
-        for i in range(M.nn):
-            if _ss_offered(X, i) and not ss_usable(M, j, i):
-                X.offer[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+        ss_usable_bits(X, M, j)
+        for w in range(X.NW):
+            X.offer[w] &= X.ubits[w]
         start = ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)
         if start == SS_ERROR:
             return SS_ERROR
@@ -539,11 +590,12 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         e = (start + d) // X.resolution * X.resolution
         if window > 0 and start > now + window:
             return SS_SKIP
-        if ss_overlaps(X, M.take, s, e):
+        ss_take_bits(X, M.take)
+        if ss_overlaps(X, s, e):
             if start <= start_res:
                 return SS_SKIP
             later = start
             continue
-        if ss_reserve(X, s, e, M.take) != RC_OK:
+        if ss_reserve(X, s, e) != RC_OK:
             return SS_ERROR
         return start
