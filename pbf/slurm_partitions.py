@@ -348,7 +348,8 @@ class SitePartitions:
             return [], f"partition {p.name} is {p.state}: it takes no new job (Slurm refuses it)"
         return taken, None
 
-    def _fails(self, p: Partition, req: int, units: int, lo: int, hi: int, qos: str | None, cores: int):
+    def _fails(self, p: Partition, req: int, units: int, lo: int, hi: int, qos: str | None, cores: int,
+               account: str | None = None):
         """Why a job cannot run in partition ``p`` (None: it can), as slurmctld's ``job_limits_check``."""
         if p.state == "DOWN":
             return f"partition {p.name} is DOWN (Slurm: pending, reason {_REASON['down']})"
@@ -372,6 +373,10 @@ class SitePartitions:
         if qos is not None and ((p.allow_qos is not None and qos not in p.allow_qos)
                                 or (p.deny_qos is not None and qos in p.deny_qos)):
             return f"QOS {qos} may not use partition {p.name} (Slurm: pending, reason {_REASON['qos']})"
+        if account is not None and ((p.allow_accounts is not None and account not in p.allow_accounts)
+                                    or (p.deny_accounts is not None and account in p.deny_accounts)):
+            return (f"account {account or '(none)'} may not use partition {p.name} (Slurm: pending, reason "
+                    f"{_REASON['account']})")
         return None
 
     def place(self, table, cluster: Cluster, mem_from: str = "requested") -> Placed:
@@ -384,6 +389,9 @@ class SitePartitions:
         labels = self.job_labels(table)
         qos_legend = constraint_legend(table.header, "Queue")
         qos_names = ([qos_legend.get(int(q)) for q in table.queue] if qos_legend else [None] * n)
+        acct_legend = constraint_legend(table.header, "Account")
+        accounts = ([acct_legend.get(int(a), "") for a in table.columns["account"]]
+                    if "account" in table.columns else [None] * n)
         cores_of = {nd.name: nd.cores for nd in cluster.nodes}
         part_cores = {p.name: sum(cores_of.get(x, 0) for x in p.nodes) for p in self.partitions}
         accepted = {lb: self._accepted(lb) for lb in dict.fromkeys(labels)}
@@ -409,7 +417,8 @@ class SitePartitions:
             lo, hi = int(lo_all[i]), int(hi_all[i])
             ok, first_fail = [], None
             for p in parts:
-                fail = self._fails(p, int(req[i]), int(units[i]), lo, hi, qos_names[i], part_cores[p.name])
+                fail = self._fails(p, int(req[i]), int(units[i]), lo, hi, qos_names[i], part_cores[p.name],
+                                   accounts[i])
                 if fail is None:
                     ok.append(p)
                 elif first_fail is None:
@@ -424,7 +433,16 @@ class SitePartitions:
             if all(c is not None for c in caps):
                 cap = max(caps)
                 hi_all[i] = min(hi, cap) if hi else cap
-        return self._placed(cluster, base, sets, reasons, lo_all, hi_all)
+        placed = self._placed(cluster, base, sets, reasons, lo_all, hi_all)
+        unchecked = []
+        for p in self.partitions:
+            if (p.allow_qos or p.deny_qos) and not qos_legend:
+                unchecked.append(f"AllowQos/DenyQos of partition {p.name}: the trace names no QOS")
+            if (p.allow_accounts or p.deny_accounts) and "account" not in table.columns:
+                unchecked.append(f"AllowAccounts/DenyAccounts of partition {p.name}: the trace names no accounts "
+                                 "(sacct's Account column)")
+        placed.summary["not_checked"] = unchecked
+        return placed
 
     def _placed(self, cluster, base, sets, reasons, lo_all, hi_all):
         every = frozenset(nd.name for nd in cluster.nodes)
