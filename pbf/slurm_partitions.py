@@ -36,19 +36,20 @@ Keys read and not modelled are listed (:meth:`SitePartitions.unmodelled`), never
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .bounded import parse_whole, where
+from .bounded import MAX_SECONDS, parse_whole, where
 from .cluster import Cluster
 from .errors import ConfigError
 from .node import MAX_NODE_MEMORY_MB, MAX_SLURM_NODES, MAX_UNITS, expand_hostlist
 from .resources import Requests, constraint_legend, node_features, requests_of
 from .slurm_conf import MAX_FEATURES, SlurmConf, _node_records, read_slurm_conf, slurm_node_key
 
-__all__ = ["Partition", "SitePartitions", "Placed", "read_partitions", "partition_cluster", "choose_partition",
-           "PARTITION_PREFIX", "PARTITION_STATES"]
+__all__ = ["slurm_duration", "Partition", "SitePartitions", "Placed", "read_partitions", "partition_cluster",
+           "choose_partition", "PARTITION_PREFIX", "PARTITION_STATES"]
 
 #: the prefix of the node features that stand for sets of partitions (``partition:a,b``)
 PARTITION_PREFIX = "partition:"
@@ -69,6 +70,37 @@ _NEUTRAL = {"hidden": None, "defaulttime": None, "oversubscribe": ("NO",), "shar
 _REASON = {"time": "PartitionTimeLimit", "nodes": "PartitionNodeLimit", "config": "PartitionConfig",
            "down": "PartitionDown", "inactive": "PartitionInactive", "qos": "WAIT_QOS",
            "account": "WAIT_ACCOUNT"}
+
+
+_DURATION = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
+
+
+def slurm_duration(text: str, where: str) -> int | None:
+    """Seconds of a Slurm time value: ``minutes``, ``minutes:seconds``, ``hours:minutes:seconds``,
+    ``days-hours``, ``days-hours:minutes``, ``days-hours:minutes:seconds`` (ASCII digits, at most
+    :data:`pbf.bounded.MAX_SECONDS` in all); None for ``UNLIMITED`` / ``INFINITE``. ``where`` names the
+    file, line and key in the error (``"FILE, line N: Key"``)."""
+    t = text.strip()
+    if t.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    m = _DURATION.fullmatch(t) if len(t) <= 64 else None
+    secs = None
+    if m and all(len(g) <= 19 for g in m.groups() if g):
+        days, a, b, c = m.groups()
+        if days is not None:
+            secs = int(days) * 86400 + int(a) * 3600 + int(b or 0) * 60 + int(c or 0)
+        elif c is not None:
+            secs = int(a) * 3600 + int(b) * 60 + int(c)
+        elif b is not None:
+            secs = int(a) * 60 + int(b)
+        else:
+            secs = int(a) * 60
+    if secs is None or secs > MAX_SECONDS:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise ConfigError(f"{where}={shown!r}: expected a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
+                          f"or D-HH:MM:SS) of at most {MAX_SECONDS:,} s")
+    return secs
+
 
 
 @dataclass(frozen=True)
@@ -133,7 +165,6 @@ def read_partitions(conf: SlurmConf, node_names: list) -> list[Partition]:
     records, their nodes among ``node_names`` (every node of the file, in the cluster's order). A
     ConfigError names the file, line, key (as spelled) and value of anything slurmctld would refuse:
     a node with no NodeName line, a partition named twice, a value out of Slurm's range."""
-    from .slurm_settings import slurm_duration
     order = {n: i for i, n in enumerate(node_names)}
     out, seen = [], {}
     for line, pairs in conf.partitions:
@@ -350,15 +381,13 @@ class SitePartitions:
 
     def _fails(self, p: Partition, req: int, units: int, lo: int, hi: int, qos: str | None, cores: int,
                account: str | None = None):
-        """Why a job cannot run in partition ``p`` (None: it can), as slurmctld's ``job_limits_check``."""
-        if p.state == "DOWN":
-            return f"partition {p.name} is DOWN (Slurm: pending, reason {_REASON['down']})"
-        if p.max_time is not None and req > p.max_time:
-            return (f"asks more time than partition {p.name}'s MaxTime ({p.max_time:,} s) (Slurm: pending, reason "
-                    f"{_REASON['time']})")
+        """Why a job cannot run in partition ``p`` (None: it can), in the order of slurmctld's checks
+        (``_part_access_check``: CPUs, nodes, time; ``job_limits_check``: the state; ``select_nodes``: QOS,
+        account)."""
         n = len(p.nodes)
-        if not n:
-            return f"partition {p.name} has no nodes (Slurm: pending, reason {_REASON['config']})"
+        if units > cores:
+            return (f"asks more CPUs than partition {p.name} has ({cores:,}) (Slurm: pending, reason "
+                    f"{_REASON['config']})")
         if lo > n or (p.max_nodes is not None and (lo > p.max_nodes or hi > p.max_nodes)) or (hi and hi < p.min_nodes):
             if hi and hi < p.min_nodes:
                 limit = f"fewer nodes than partition {p.name}'s MinNodes ({p.min_nodes})"
@@ -367,9 +396,11 @@ class SitePartitions:
             else:
                 limit = f"more nodes than partition {p.name} has ({n})"
             return f"asks {limit} (Slurm: pending, reason {_REASON['nodes']})"
-        if units > cores:
-            return (f"asks more CPUs than partition {p.name} has ({cores:,}) (Slurm: pending, reason "
-                    f"{_REASON['config']})")
+        if p.max_time is not None and req > p.max_time:
+            return (f"asks more time than partition {p.name}'s MaxTime ({p.max_time:,} s) (Slurm: pending, reason "
+                    f"{_REASON['time']})")
+        if p.state == "DOWN":
+            return f"partition {p.name} is DOWN (Slurm: pending, reason {_REASON['down']})"
         if qos is not None and ((p.allow_qos is not None and qos not in p.allow_qos)
                                 or (p.deny_qos is not None and qos in p.deny_qos)):
             return f"QOS {qos} may not use partition {p.name} (Slurm: pending, reason {_REASON['qos']})"

@@ -45,13 +45,12 @@ line, the key, the value and what was expected. Settings that do not decide when
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .bf_limits import LIMITS, MAX_BF_MAX_JOB_START, MAX_BF_MIN_AGE_RESERVE, MAX_BF_MIN_PRIO_RESERVE, SlurmBackfill
-from .bounded import MAX_SECONDS, parse_whole, where
+from .bounded import parse_whole, where
 from .cluster import Cluster
 from .errors import ConfigError
 from .licenses import slurm_conf_licenses
@@ -60,7 +59,7 @@ from .replay_config import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import SlurmConf, node_lines, read_partition, read_slurm_conf, slurm_node_key
-from .slurm_partitions import _partitions, choose_partition, partition_cluster  # noqa: F401 (_partitions: validate)
+from .slurm_partitions import _partitions, choose_partition, partition_cluster, slurm_duration  # noqa: F401
 from .slurm_sched_params import BF_LIMITS_WHY, find_options
 from .slurm_versions import DEFAULT_SLURM_VERSION, bf_max_job_test_default, check_version
 
@@ -160,36 +159,6 @@ ALWAYS_UNMODELLED = (
     "node weights: a node's Weight= is not modelled (each line that sets one is listed); the marks cons_tres "
     "puts on the nodes a GPU job could use are modelled",
 )
-
-_DURATION = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
-
-
-def slurm_duration(text: str, where: str) -> int | None:
-    """Seconds of a Slurm time value: ``minutes``, ``minutes:seconds``, ``hours:minutes:seconds``,
-    ``days-hours``, ``days-hours:minutes``, ``days-hours:minutes:seconds`` (ASCII digits, at most
-    :data:`pbf.bounded.MAX_SECONDS` in all); None for ``UNLIMITED`` / ``INFINITE``. ``where`` names the
-    file, line and key in the error (``"FILE, line N: Key"``)."""
-    t = text.strip()
-    if t.upper() in ("UNLIMITED", "INFINITE"):
-        return None
-    m = _DURATION.fullmatch(t) if len(t) <= 64 else None
-    secs = None
-    if m and all(len(g) <= 19 for g in m.groups() if g):
-        days, a, b, c = m.groups()
-        if days is not None:
-            secs = int(days) * 86400 + int(a) * 3600 + int(b or 0) * 60 + int(c or 0)
-        elif c is not None:
-            secs = int(a) * 3600 + int(b) * 60 + int(c)
-        elif b is not None:
-            secs = int(a) * 60 + int(b)
-        else:
-            secs = int(a) * 60
-    if secs is None or secs > MAX_SECONDS:
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        raise ConfigError(f"{where}={shown!r}: expected a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
-                          f"or D-HH:MM:SS) of at most {MAX_SECONDS:,} s")
-    return secs
-
 
 def _short(value: str) -> str:
     """A value as the lists of settings show it (cut past 60 characters)."""
@@ -617,6 +586,11 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
                                                             "yields in either)")
         yield_s = float(budget)
     limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled)
+    per_part = [k for k in ("bf_max_job_part", "bf_max_job_user_part", "bf_job_part_count_reserve")
+                if s["limits"].get(k)]
+    if site and len(site.partitions) > 1 and per_part:
+        unmodelled.append(f"SchedulerParameters {', '.join(per_part)}: Slurm counts them in each partition; pbf counts "
+                          f"them over the {len(site.partitions)} partitions as one")
     backfill = SlurmBackfill(reservations=reservations, max_job_test=s["bf_max_job_test"],
                              window=s["bf_window"] * 60, resolution=s["bf_resolution"], order="queue",
                              enabled=backfilling, slurm_version=version, select_type=select_type, **limits)
