@@ -312,6 +312,11 @@ class SitePartitions:
                 path = getattr(line, "path", self.path)
                 at = f"line {line}" + (f" of {path}" if path != self.path else "")
                 out.append(f"PartitionName={p.name}: {key}={shown} ({at}): not modelled by pbf")
+        if len(self.partitions) > 1:
+            out.append("the main scheduler on several partitions: Slurm's goes on past a job that cannot start with "
+                       "the jobs of other partitions, on the nodes outside the blocked partition (job_scheduler.c "
+                       "_schedule, failed_parts); pbf's stops at the first job that cannot start, and its backfill "
+                       "starts the others")
         tiers = sorted({p.priority_tier for p in self.partitions})
         if len(tiers) > 1:
             out.append(f"PriorityTier ({', '.join(map(str, tiers))}): Slurm orders the queue by partition "
