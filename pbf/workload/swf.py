@@ -28,6 +28,9 @@ __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 
 _CHUNK_BYTES = 4 << 20
 _MAX_INT = float(2 ** 62)
+#: whether the tokenizer refuses values of 2**62 or more and bad submit times itself (in the file's
+#: order; -1 is SWF's "missing", which archive logs hold in placeholder records and cleaning drops)
+_VALUES_CHECKED = hasattr(_swf, "TOO_BIG")
 _SHOW_BAD = 5
 
 
@@ -143,9 +146,13 @@ class SwfReader:
                     self._header_line(text.lstrip()[1:].rstrip(), line)
                 elif status == _swf.FIELD_COUNT:
                     self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
-                else:
+                elif status == _swf.NOT_NUMBER:
                     token = data[ea:eb].decode("utf-8", "replace")
                     self._bad(line, _field_name(ef), token, "a decimal number")
+                elif status == _swf.TOO_BIG:
+                    self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a number below 2**62")
+                else:                       # BAD_SUBMIT
+                    self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a submit time >= 0 (or -1: missing)")
                 pos = eol + 1
                 line += 1
             tail = data[pos:]
@@ -156,18 +163,8 @@ class SwfReader:
     def _block(self, rows, row_line, n):
         block = rows[:n]
         lines = row_line[:n].copy()
-        keep = np.ones(n, dtype=bool)
-        too_big = np.abs(block) >= _MAX_INT
-        for i, j in zip(*np.nonzero(too_big)):
-            self._bad(int(lines[i]), _field_name(j), _fmt(block[i, j]), "a number below 2**62")
-            keep[i] = False
-        submit = block[:, 1]
-        # -1 is SWF's "missing" (archive logs hold such placeholder records); cleaning drops them
-        for i in np.nonzero(keep & (submit < 0) & (submit != -1))[0]:
-            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0 (or -1: missing)")
-            keep[i] = False
-        if not keep.all():
-            block, lines = block[keep], lines[keep]
+        if not _VALUES_CHECKED:
+            block, lines = self._checked(block, lines)
         cols = {name: (block[:, i].copy() if name in FLOAT_FIELDS else block[:, i].astype(np.int64))
                 for i, name in enumerate(SWF_FIELDS)}
         if self.require_sorted and len(lines):
@@ -175,6 +172,22 @@ class SwfReader:
         cols["line"] = lines
         self.records += len(lines)
         return JobTable(cols, self.header, self.path)
+
+    def _checked(self, block, lines):
+        # the values the tokenizer checks as it meets them, checked here for a compiled core built
+        # before it did (such a core reports them after the rest of their block)
+        keep = np.ones(len(lines), dtype=bool)
+        too_big = np.abs(block) >= _MAX_INT
+        for i, j in zip(*np.nonzero(too_big)):
+            if keep[i]:
+                self._bad(int(lines[i]), _field_name(j), _fmt(block[i, j]), "a number below 2**62")
+                keep[i] = False
+        submit = block[:, 1]
+        # -1 is SWF's "missing" (archive logs hold such placeholder records); cleaning drops them
+        for i in np.nonzero(keep & (submit < 0) & (submit != -1))[0]:
+            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0 (or -1: missing)")
+            keep[i] = False
+        return (block[keep], lines[keep]) if not keep.all() else (block, lines)
 
     def _check_sorted(self, submit, lines):
         known = submit >= 0
