@@ -7,7 +7,6 @@ malformed records.
 """
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Iterator
@@ -17,9 +16,8 @@ import numpy as np
 from .. import _swf
 from ..errors import TraceFormatError
 from .cleaning import Cleaning, CleaningReport, clean
-from .files import open_trace
+from .files import head_text, open_trace
 from .jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, SwfHeader
-from .sacct import is_sacct, read_sacct
 
 #: header keys that give the cluster's size
 SIZE_KEYS = ("MaxProcs", "MaxNodes")
@@ -213,6 +211,15 @@ def _fmt(v):
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
+def _may_be_sacct(path: str | os.PathLike) -> bool:
+    """Whether the file's first line that is not blank holds a ``|``, as a sacct dump's header line does
+    (:func:`pbf.workload.sacct.is_sacct` then says whether it is one): an SWF log is read without
+    loading the sacct reader."""
+    text = head_text(path)
+    line = next((line for line in (text or "").split("\n") if line.strip()), "")
+    return "|" in line
+
+
 def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_bad_lines: bool = False,
              sort: bool = False) -> JobTable:
     """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`. A Slurm accounting
@@ -222,12 +229,14 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
     ``sort``: sort the jobs by submit time (stable) instead of rejecting a file whose submit times go
     backwards. The table's ``report`` (:class:`CleaningReport`) tells what each rule touched.
     """
-    if is_sacct(path):
-        # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
-        table = read_sacct(path)
-        report = CleaningReport(records_read=len(table))
-        table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
-        return table
+    if _may_be_sacct(path):
+        from .sacct import is_sacct, read_sacct
+        if is_sacct(path):
+            # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
+            table = read_sacct(path)
+            report = CleaningReport(records_read=len(table))
+            table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
+            return table
     reader = SwfReader(path, skip_bad_lines=skip_bad_lines, require_sorted=not sort)
     table = JobTable.concat(list(reader), header=reader.header)
     table.header = reader.header
@@ -264,6 +273,7 @@ def write_swf(table: JobTable, path: str | os.PathLike, header: SwfHeader | None
     out.extend(" ".join(map(str, row)) for row in zip(*cols))
     data = ("\n".join(out) + "\n").encode()
     # write beside the target and rename: an interrupted write never leaves a half-written trace
+    import gzip
     path = os.fspath(path)
     tmp = path + ".part"
     try:
