@@ -25,6 +25,8 @@ SIZE_KEYS = ("MaxProcs", "MaxNodes")
 __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 
 _CHUNK_BYTES = 4 << 20
+#: compressed bytes of a gzip file inflated at a time
+_INFLATE_BYTES = 128 << 10
 _MAX_INT = float(2 ** 62)
 #: whether the tokenizer refuses values of 2**62 or more and bad submit times itself (in the file's
 #: order; -1 is SWF's "missing", which archive logs hold in placeholder records and cleaning drops)
@@ -44,24 +46,82 @@ def _chunks(path):
     """The file's text in chunks, gzip (any number of members) decompressed on the way, so that a
     truncated or corrupt stream is noticed after everything before it was handed out."""
     with open(path, "rb") as fh:
-        raw = fh.read(_CHUNK_BYTES)
-        if raw[:2] != b"\x1f\x8b":
+        gzipped = fh.read(2) == b"\x1f\x8b"
+        fh.seek(0)
+        if not gzipped:
+            raw = fh.read(_CHUNK_BYTES)
             while raw:
                 yield raw
                 raw = fh.read(_CHUNK_BYTES)
             return
-        d = zlib.decompressobj(wbits=31)
-        while raw:
-            out = d.decompress(raw)
-            while d.eof and d.unused_data:         # the next gzip member
-                rest = d.unused_data
-                d = zlib.decompressobj(wbits=31)
-                out += d.decompress(rest)
-            if out:
-                yield out
-            raw = fh.read(_CHUNK_BYTES)
-        if not d.eof:
-            raise _Truncated()
+        size = min(_CHUNK_BYTES, _INFLATE_BYTES)
+        if os.fstat(fh.fileno()).st_size > 2 * size and _cores() > 1:
+            yield from _inflated_aside(fh, size)
+        else:
+            yield from _inflated(fh, size)
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):       # (not every system has it)
+        return os.cpu_count() or 1
+
+
+def _inflated(fh, size):
+    """The decompressed text of the gzip file ``fh``, ``size`` compressed bytes at a time."""
+    d = zlib.decompressobj(wbits=31)
+    raw = fh.read(size)
+    while raw:
+        out = d.decompress(raw)
+        while d.eof and d.unused_data:         # the next gzip member
+            rest = d.unused_data
+            d = zlib.decompressobj(wbits=31)
+            out += d.decompress(rest)
+        if out:
+            yield out
+        raw = fh.read(size)
+    if not d.eof:
+        raise _Truncated()
+
+
+def _inflated_aside(fh, size):
+    """:func:`_inflated`, run on a helper thread a few pieces ahead of the reader: zlib lets the GIL go
+    while it inflates and the tokenizer while it parses, so that two cores share the reading. What
+    goes wrong (a truncated or corrupt stream, a read error) is raised here, in its place in the text."""
+    import queue
+    import threading
+    pieces = queue.Queue(maxsize=4)
+    stop = threading.Event()
+
+    def inflate():
+        try:
+            for out in _inflated(fh, size):
+                pieces.put(out)
+                if stop.is_set():
+                    return
+            pieces.put(None)
+        except BaseException as exc:        # handed to the reader, which raises it
+            pieces.put(exc)
+
+    helper = threading.Thread(target=inflate, name="pbf-swf-inflate", daemon=True)
+    helper.start()
+    try:
+        while True:
+            item = pieces.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while helper.is_alive():            # (a piece it is putting is taken, so that it sees the stop)
+            try:
+                pieces.get(timeout=0.01)
+            except queue.Empty:
+                pass
+        helper.join()
 
 
 class SwfReader:
@@ -113,50 +173,74 @@ class SwfReader:
         tail = b""
         eof = False
         chunks = _chunks(self.path)
-        while not eof:
-            try:
-                chunk = next(chunks, b"")
-            except _Truncated:
-                raise TraceFormatError(self.path, line, None, "the end of the file inside compressed data",
-                                       f"a complete gzip file (it is truncated: the data stops in line {line})"
-                                       ) from None
-            except zlib.error as exc:
-                raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({exc})",
-                                       "a valid gzip stream") from None
-            eof = not chunk
-            data = tail + chunk
-            buf = np.frombuffer(data, dtype=np.uint8)
-            pos = 0
-            while True:
-                status, pos, got, line, ef, ea, eb = _swf.parse_block(
-                    buf, pos, eof, rows, row_line, nrows, line)
-                nrows += got
-                if status == _swf.NEED_DATA:
-                    break
-                if status == _swf.FULL:
-                    yield self._block(rows, row_line, nrows)
-                    nrows = 0
-                    continue
-                eol = data.find(b"\n", pos)
-                eol = len(data) if eol < 0 else eol
-                text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
-                if status == _swf.COMMENT:
-                    self._header_line(text.lstrip()[1:].rstrip(), line)
-                elif status == _swf.FIELD_COUNT:
-                    self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
-                elif status == _swf.NOT_NUMBER:
-                    token = data[ea:eb].decode("utf-8", "replace")
-                    self._bad(line, _field_name(ef), token, "a decimal number")
-                elif status == _swf.TOO_BIG:
-                    self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a number below 2**62")
-                else:                       # BAD_SUBMIT
-                    self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a submit time >= 0 (or -1: missing)")
-                pos = eol + 1
-                line += 1
-            tail = data[pos:]
+        try:
+            while not eof:
+                try:
+                    chunk = next(chunks, b"")
+                except _Truncated:
+                    raise TraceFormatError(self.path, line, None, "the end of the file inside compressed data",
+                                           f"a complete gzip file (it is truncated: the data stops in line {line})"
+                                           ) from None
+                except zlib.error as exc:
+                    raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({exc})",
+                                           "a valid gzip stream") from None
+                eof = not chunk
+                data = tail + chunk
+                buf = np.frombuffer(data, dtype=np.uint8)
+                pos = 0
+                while True:
+                    status, pos, got, line, ef, ea, eb = _swf.parse_block(
+                        buf, pos, eof, rows, row_line, nrows, line)
+                    nrows += got
+                    if status == _swf.NEED_DATA:
+                        break
+                    if status == _swf.FULL:
+                        yield self._block(rows, row_line, nrows)
+                        nrows = 0
+                        continue
+                    eol = data.find(b"\n", pos)
+                    eol = len(data) if eol < 0 else eol
+                    text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
+                    if status == _swf.COMMENT:
+                        self._header_line(text.lstrip()[1:].rstrip(), line)
+                    elif status == _swf.FIELD_COUNT:
+                        self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
+                    elif status == _swf.NOT_NUMBER:
+                        token = data[ea:eb].decode("utf-8", "replace")
+                        self._bad(line, _field_name(ef), token, "a decimal number")
+                    elif status == _swf.TOO_BIG:
+                        self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a number below 2**62")
+                    else:                       # BAD_SUBMIT
+                        self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a submit time >= 0 (or -1: missing)")
+                    pos = eol + 1
+                    line += 1
+                tail = data[pos:]
+        except TraceFormatError as exc:
+            if "gzip" not in exc.expected:
+                self._corrupt_after(chunks, exc.line)
+            raise
+        finally:
+            chunks.close()       # (the helper thread inflating a gzip file stops)
         self.lines = line - 1
         if nrows:
             yield self._block(rows, row_line, nrows)
+
+    def _corrupt_after(self, chunks, line):
+        # a corrupt gzip stream may inflate to text that is not SWF before zlib notices (at the latest
+        # at the member's checksum): a bad record is reported as the corruption it comes from when
+        # the rest of the stream does not inflate
+        with open(self.path, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                return
+        try:
+            for _ in chunks:
+                pass
+        except _Truncated:
+            pass
+        except zlib.error as err:
+            raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({err})",
+                                   "a valid gzip stream (what it inflates to is not SWF from this line on)"
+                                   ) from None
 
     def _block(self, rows, row_line, n):
         block = rows[:n]
