@@ -1,7 +1,7 @@
 """Compiled SWF record tokenizer.
 
-Parses whole lines of a byte buffer into rows of 18 doubles without the GIL, in one pass over each
-line, and checks each record's values (every field a decimal number of magnitude below 2**62, the
+Parses whole lines of a byte buffer into 18 columns without the GIL (int64, or the bits of float64
+for the fractional fields), in one pass over each line, and checks each record's values (every field a decimal number of magnitude below 2**62, the
 submit time >= 0 or -1). It never raises: it stops at the first line Python must look at (a comment,
 a malformed record, a full output block) and reports where, so that the Python layer can keep the
 header, skip or raise a :class:`TraceFormatError` naming the line, the field and the value, in the
@@ -19,9 +19,8 @@ cdef enum:
     ST_COMMENT = 2      # pos = start of a ';' line
     ST_FIELD_COUNT = 3  # pos = start of a line with != 18 fields; err_field = fields found
     ST_NOT_NUMBER = 4   # pos = start of a line; err_field = 0-based field; err_a:err_b = the token
-    ST_TOO_BIG = 5      # pos = start of a record with a value of magnitude >= 2**62; err_field = its field;
-                        # the record's values are in the next row of the block (not counted)
-    ST_BAD_SUBMIT = 6   # pos = start of a record whose submit time is negative and not -1 (as ST_TOO_BIG)
+    ST_TOO_BIG = 5      # pos = start of a record with a value of magnitude >= 2**62; err_field = its field
+    ST_BAD_SUBMIT = 6   # pos = start of a record whose submit time is negative and not -1
 
 # what _parse_number returns
 cdef enum:
@@ -112,29 +111,37 @@ cdef int _parse_number(const unsigned char* s, Py_ssize_t n, double* out) noexce
     return PARSED
 
 
-def parse_block(const unsigned char[::1] buf, Py_ssize_t pos, bint final,
-                double[:, ::1] rows, int64_t[::1] row_line, Py_ssize_t row0, int64_t line0):
-    """Parse lines of ``buf`` from byte ``pos`` into ``rows[row0:]``.
+def parse_columns(const unsigned char[::1] buf, Py_ssize_t pos, bint final, int64_t[:, ::1] cols,
+                  const unsigned char[::1] is_float, int64_t[::1] row_line, Py_ssize_t row0, int64_t line0):
+    """Parse lines of ``buf`` from byte ``pos`` into the columns ``cols[:, row0:]`` (18 rows of int64:
+    a field flagged in ``is_float`` holds a float64's bits, view it as float64; the others the value
+    truncated toward zero, as ``astype(int64)`` would).
 
-    ``line0`` is the 1-based number of the line starting at ``pos``; each parsed row's line number goes
-    to ``row_line``. When ``final`` the buffer's end also ends the last line.
-    Returns ``(status, pos, nrows, line, err_field, err_a, err_b)``: ``pos``/``line`` locate the line to
-    resume at (or the offending line), ``nrows`` is the number of rows filled.
+    ``line0`` is the 1-based number of the line starting at ``pos``; each parsed record's line number
+    goes to ``row_line``. When ``final`` the buffer's end also ends the last line.
+    Returns ``(status, pos, nrows, line, err_field, err_a, err_b, err_value)``: ``pos``/``line`` locate
+    the line to resume at (or the offending line), ``nrows`` is the number of records added,
+    ``err_value`` the value refused by TOO_BIG or BAD_SUBMIT.
     """
-    cdef Py_ssize_t n = buf.shape[0], cap = rows.shape[0], stride = rows.strides[0] // sizeof(double)
+    cdef Py_ssize_t n = buf.shape[0], cap = cols.shape[1]
     cdef Py_ssize_t r = row0, p, a, nf
     cdef int64_t line = line0
     cdef int status = ST_NEED_DATA
     cdef Py_ssize_t err_field = -1, err_a = -1, err_b = -1
-    cdef double v
-    cdef double* row
+    cdef double v, err_value = 0.0
+    cdef double row[18]
+    cdef bint flt[18]
     cdef const unsigned char* base
     cdef int64_t ival
     cdef int nd
     cdef bint neg, ended
     cdef unsigned char c
+    if cols.shape[0] != 18 or is_float.shape[0] != 18 or row_line.shape[0] < cap:
+        raise ValueError("parse_columns: cols must be 18 columns, is_float 18 flags, row_line one per row")
+    for nf in range(18):
+        flt[nf] = is_float[nf] != 0
     if n == 0:
-        return ST_NEED_DATA, pos, 0, line, -1, -1, -1
+        return ST_NEED_DATA, pos, 0, line, -1, -1, -1, 0.0
     base = &buf[0]
     with nogil:
         # one pass over each line: its fields are parsed as they are met (a plain integer at once,
@@ -159,7 +166,6 @@ def parse_block(const unsigned char[::1] buf, Py_ssize_t pos, bint final,
                     break
                 status = ST_COMMENT
                 break
-            row = &rows[0, 0] + r * stride
             nf = 0
             ended = False
             while True:
@@ -214,15 +220,22 @@ def parse_block(const unsigned char[::1] buf, Py_ssize_t pos, bint final,
                 if fabs(row[nf]) >= C_MAX_VALUE:
                     status = ST_TOO_BIG
                     err_field = nf
+                    err_value = row[nf]
                     break
             if status == ST_TOO_BIG:
                 break
             if row[SUBMIT_FIELD] < 0 and row[SUBMIT_FIELD] != -1:
                 status = ST_BAD_SUBMIT
                 err_field = SUBMIT_FIELD
+                err_value = row[SUBMIT_FIELD]
                 break
+            for nf in range(18):
+                if flt[nf]:
+                    memcpy(&cols[nf, r], &row[nf], sizeof(double))
+                else:
+                    cols[nf, r] = <int64_t>row[nf]    # |value| < 2**62: exact truncation toward zero
             row_line[r] = line
             r += 1
             pos = p + 1 if p < n else n
             line += 1
-    return status, pos, r - row0, line, err_field, err_a, err_b
+    return status, pos, r - row0, line, err_field, err_a, err_b, err_value

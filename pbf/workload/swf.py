@@ -27,11 +27,15 @@ __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 _CHUNK_BYTES = 4 << 20
 #: compressed bytes of a gzip file inflated at a time
 _INFLATE_BYTES = 128 << 10
-_MAX_INT = float(2 ** 62)
-#: whether the tokenizer refuses values of 2**62 or more and bad submit times itself (in the file's
-#: order; -1 is SWF's "missing", which archive logs hold in placeholder records and cleaning drops)
-_VALUES_CHECKED = hasattr(_swf, "TOO_BIG")
 _SHOW_BAD = 5
+#: which of the 18 fields are fractional (float64 columns); the others are int64
+_IS_FLOAT = np.array([name in FLOAT_FIELDS for name in SWF_FIELDS], dtype=np.uint8)
+
+if hasattr(_swf, "parse_columns"):
+    _parse_columns, _TOO_BIG = _swf.parse_columns, _swf.TOO_BIG
+else:  # pragma: no cover - a compiled core built before parse_columns: rebuild it
+    from ._swf_compat import _TOO_BIG
+    from ._swf_compat import parse_columns as _parse_columns
 
 
 def _field_name(i):
@@ -166,7 +170,9 @@ class SwfReader:
                 self._bad(line, f"{key} (header)", value, expected)
 
     def __iter__(self) -> Iterator[JobTable]:
-        rows = np.empty((self.block_rows, 18), dtype=np.float64)
+        # a block's columns: 18 rows of int64 (the fractional fields hold float64 bits); a block handed
+        # out keeps its arrays (its columns are views of them) and the next one gets new ones
+        cols = np.empty((18, self.block_rows), dtype=np.int64)
         row_line = np.empty(self.block_rows, dtype=np.int64)
         nrows = 0
         line = 1
@@ -189,13 +195,15 @@ class SwfReader:
                 buf = np.frombuffer(data, dtype=np.uint8)
                 pos = 0
                 while True:
-                    status, pos, got, line, ef, ea, eb = _swf.parse_block(
-                        buf, pos, eof, rows, row_line, nrows, line)
+                    status, pos, got, line, ef, ea, eb, ev = _parse_columns(
+                        buf, pos, eof, cols, _IS_FLOAT, row_line, nrows, line)
                     nrows += got
                     if status == _swf.NEED_DATA:
                         break
                     if status == _swf.FULL:
-                        yield self._block(rows, row_line, nrows)
+                        yield self._block(cols, row_line, nrows)
+                        cols = np.empty((18, self.block_rows), dtype=np.int64)
+                        row_line = np.empty(self.block_rows, dtype=np.int64)
                         nrows = 0
                         continue
                     eol = data.find(b"\n", pos)
@@ -208,10 +216,10 @@ class SwfReader:
                     elif status == _swf.NOT_NUMBER:
                         token = data[ea:eb].decode("utf-8", "replace")
                         self._bad(line, _field_name(ef), token, "a decimal number")
-                    elif status == _swf.TOO_BIG:
-                        self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a number below 2**62")
-                    else:                       # BAD_SUBMIT
-                        self._bad(line, _field_name(ef), _fmt(rows[nrows, ef]), "a submit time >= 0 (or -1: missing)")
+                    elif status == _TOO_BIG:
+                        self._bad(line, _field_name(ef), _fmt(ev), "a number below 2**62")
+                    else:                       # BAD_SUBMIT (-1 is SWF's "missing": cleaning drops those)
+                        self._bad(line, _field_name(ef), _fmt(ev), "a submit time >= 0 (or -1: missing)")
                     pos = eol + 1
                     line += 1
                 tail = data[pos:]
@@ -223,7 +231,7 @@ class SwfReader:
             chunks.close()       # (the helper thread inflating a gzip file stops)
         self.lines = line - 1
         if nrows:
-            yield self._block(rows, row_line, nrows)
+            yield self._block(cols, row_line, nrows)
 
     def _corrupt_after(self, chunks, line):
         # a corrupt gzip stream may inflate to text that is not SWF before zlib notices (at the latest
@@ -242,34 +250,15 @@ class SwfReader:
                                    "a valid gzip stream (what it inflates to is not SWF from this line on)"
                                    ) from None
 
-    def _block(self, rows, row_line, n):
-        block = rows[:n]
-        lines = row_line[:n].copy()
-        if not _VALUES_CHECKED:
-            block, lines = self._checked(block, lines)
-        cols = {name: (block[:, i].copy() if name in FLOAT_FIELDS else block[:, i].astype(np.int64))
-                for i, name in enumerate(SWF_FIELDS)}
-        if self.require_sorted and len(lines):
-            self._check_sorted(cols["submit"], lines)
-        cols["line"] = lines
-        self.records += len(lines)
-        return JobTable(cols, self.header, self.path)
-
-    def _checked(self, block, lines):
-        # the values the tokenizer checks as it meets them, checked here for a compiled core built
-        # before it did (such a core reports them after the rest of their block)
-        keep = np.ones(len(lines), dtype=bool)
-        too_big = np.abs(block) >= _MAX_INT
-        for i, j in zip(*np.nonzero(too_big)):
-            if keep[i]:
-                self._bad(int(lines[i]), _field_name(j), _fmt(block[i, j]), "a number below 2**62")
-                keep[i] = False
-        submit = block[:, 1]
-        # -1 is SWF's "missing" (archive logs hold such placeholder records); cleaning drops them
-        for i in np.nonzero(keep & (submit < 0) & (submit != -1))[0]:
-            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0 (or -1: missing)")
-            keep[i] = False
-        return (block[keep], lines[keep]) if not keep.all() else (block, lines)
+    def _block(self, cols, row_line, n):
+        lines = row_line[:n]
+        columns = {name: (cols[i, :n].view(np.float64) if _IS_FLOAT[i] else cols[i, :n])
+                   for i, name in enumerate(SWF_FIELDS)}
+        if self.require_sorted and n:
+            self._check_sorted(columns["submit"], lines)
+        columns["line"] = lines
+        self.records += n
+        return JobTable(columns, self.header, self.path)
 
     def _check_sorted(self, submit, lines):
         known = submit >= 0
@@ -322,7 +311,9 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
             table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
             return table
     reader = SwfReader(path, skip_bad_lines=skip_bad_lines, require_sorted=not sort)
-    table = JobTable.concat(list(reader), header=reader.header)
+    blocks = list(reader)
+    # (a log of one block, as most are, is taken as it is: no copy)
+    table = blocks[0] if len(blocks) == 1 else JobTable.concat(blocks, header=reader.header)
     table.header = reader.header
     table.source = reader.path
     report = CleaningReport(records_read=reader.records + reader.bad_lines,
