@@ -4,20 +4,24 @@ A replay of SDSC-SP2 writes 150,000 rows; the csv module took a quarter of the w
 them. Here every column becomes int64 values or a table of quoted byte strings (labels, and the
 ``str`` of other values, as the csv module writes them), and :mod:`pbf._csvout` formats
 blocks of rows without the GIL, so that files written on several threads are formatted at once.
+The texts of float columns (a pass's wall time) are made in compiled code too (their ``repr``).
 
 Not a general CSV writer: the dialect is the csv module's default (``excel``: ``,`` between fields,
 ``"`` quoting only fields that need it, ``\\r\\n`` after each row), which is what the outputs use.
 """
 from __future__ import annotations
 
-import csv
-import io
 import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ._csvout import format_block
+
+try:
+    from ._csvout import float_texts
+except ImportError:     # pragma: no cover - a compiled core built before float_texts (rebuild it)
+    float_texts = None
 
 __all__ = ["write_csv"]
 
@@ -66,9 +70,10 @@ def _column(values, labels: Sequence[str] | None):
     if col.dtype.kind in "iu" and (col.dtype.itemsize < 8 or col.dtype.kind == "i" or
                                    len(col) == 0 or col.max() <= np.iinfo(np.int64).max):
         return 0, np.ascontiguousarray(col, dtype=np.int64), None, None
-    if col.dtype.kind == "f":
-        # floats are mostly distinct: a table entry per row, no search for repeats
-        blob, offs = _table([str(v) for v in col.tolist()], quote=False)
+    if col.dtype.kind == "f" and col.dtype.itemsize <= 8 and float_texts is not None:
+        # floats are mostly distinct: a table entry per row (their repr, made in compiled code), no
+        # search for repeats. (A long double's str is numpy's, not a float's: it takes the general way.)
+        blob, offs = float_texts(np.ascontiguousarray(col, dtype=np.float64))
         return 1, np.arange(len(col), dtype=np.int64), blob, offs
     # booleans, strings, objects: each distinct text once
     seen: dict[str, int] = {}
@@ -90,11 +95,12 @@ def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
     if len(lengths) > 1:
         raise ValueError(f"{os.fspath(path)}: columns of different lengths {sorted(lengths)}")
     n_rows = lengths.pop() if lengths else 0
-    header = io.StringIO(newline="")
-    csv.writer(header).writerow(names)
+    # the header row as the csv module writes it (a lone empty name aside, below)
+    header = (",".join(_quote(_as_text(n)) for n in names) + "\r\n").encode("utf-8")
     tmp = os.fspath(path) + ".part"
     if len(names) == 1:
         # a lone empty field is quoted ('""'): the one case the block formatter does not follow
+        import csv
         col = np.asarray(columns[names[0]])
         texts = np.asarray(labels[names[0]], dtype=object)[col] if names[0] in labels else col
         _written_whole(tmp, path, lambda fh: csv.writer(fh).writerows([[names[0]]] + [[v] for v in texts.tolist()]),
@@ -111,7 +117,7 @@ def write_csv(path: str | os.PathLike, columns: Mapping[str, object],
     buf = np.empty(min(n_rows, rows_per_block) * row_bound + 1, dtype=np.uint8)
 
     def rows(fh):
-        fh.write(header.getvalue().encode("utf-8"))
+        fh.write(header)
         for first in range(0, n_rows, rows_per_block):
             last = min(n_rows, first + rows_per_block)
             n = format_block(kinds, values, blobs, offsets, first, last, buf)

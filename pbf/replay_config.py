@@ -20,6 +20,7 @@ from .plugins.presets import BACKFILL_KEYS, preset
 from .plugins.scoring import Scoring
 from .resources import MEM_FROM
 from .scheduler_time import MAX_COST_US, SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
+from .slurm_partitions import SitePartitions
 
 __all__ = ["ReplayConfig", "NODE_CHOICES", "NODE_SEARCHES"]
 
@@ -77,6 +78,8 @@ _SETTINGS = (
     ("record_nodes", lambda v: isinstance(v, bool), "True or False"),
     ("cluster", lambda v: v is None or isinstance(v, (Cluster, str, os.PathLike)), "a pbf.Cluster, a name or a file"),
     ("units", lambda v: v is None or (_is_int(v) and 1 <= v <= MAX_UNITS), f"an int from 1 to {MAX_UNITS:,}"),
+    ("partitions", lambda v: v is None or isinstance(v, SitePartitions),
+     "a pbf.slurm_partitions.SitePartitions or None"),
     ("max_passes", lambda v: v is None or _int_in(v, 1, INT64_MAX),
      "None (automatic: 2,000,000 + 200 a job) or an int >= 1"),
 )
@@ -154,6 +157,10 @@ class ReplayConfig:
     units. Node passes run on the worker threads as unit passes do, with the same decisions for any
     ``workers`` (docs/engine.md, "The parallel pass on nodes").
 
+    ``partitions``: every partition of a site's ``slurm.conf`` (a :class:`pbf.slurm_partitions.SitePartitions`,
+    which ``--slurm-conf FILE`` sets; it needs ``cluster``, the union of their nodes): each job runs only on
+    the nodes of its own partitions, within their limits, with their default memory (docs/inputs.md).
+
     ``max_passes``: the replay stops with a :class:`pbf.ConfigError` once it has made this many passes
     (None: 2,000,000 + 200 a job, :meth:`pass_limit`), so that a trace whose jobs hold the cluster for
     centuries of simulated time under an interval trigger (a pass every ``bf_interval``) ends with an
@@ -189,7 +196,7 @@ class ReplayConfig:
     node_search: str = "exact"
     record_nodes: bool = False
     max_passes: int | None = None
-
+    partitions: SitePartitions | None = None
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -208,6 +215,9 @@ class ReplayConfig:
         if self.cluster is not None and self.coalloc is not None:
             raise ConfigError("co-allocation lends cores of interchangeable units: it does not run on a cluster "
                               "of nodes (drop cluster= or coalloc=)")
+        if self.partitions is not None and self.cluster is None:
+            raise ConfigError("partitions place jobs on the nodes of their partitions: they need a cluster of nodes "
+                              "(cluster=)")
         if self.record_nodes and self.cluster is None:
             raise ConfigError("record_nodes lists each job's nodes: it needs a cluster of nodes (cluster=)")
         if self.node_search == "slurm" and self.cluster is None:
@@ -280,7 +290,9 @@ class ReplayConfig:
     def as_dict(self) -> dict:
         """The settings as JSON-ready values (plugins and clusters by name; the clock's test costs filled in)."""
         d = {f: getattr(self, f) for f in self.__dataclass_fields__
-             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits")}
+             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits", "partitions")}
+        if self.partitions is not None:
+            d["partitions"] = [p.name for p in self.partitions.partitions]
         d["qos_limits"] = None if self.qos_limits is None else os.fspath(self.qos_limits)
         d["cluster"] = (None if self.cluster is None
                         else os.fspath(self.cluster) if isinstance(self.cluster, (str, os.PathLike))

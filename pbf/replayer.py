@@ -58,6 +58,11 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     ``f(done_jobs, total_jobs)`` called between chunks.
     """
     cluster = config.node_cluster()
+    placed = None
+    if config.partitions is not None and cluster is not None:
+        # every partition of a site's slurm.conf: the cluster with a feature for each set of partitions
+        placed = config.partitions.place(table, cluster, config.mem_from)
+        cluster = placed.cluster
     if cluster is not None:
         if config.units is not None and config.units != cluster.units:
             raise ConfigError(f"units={config.units:,} but cluster {cluster.name!r} has {cluster.units:,} cores")
@@ -94,7 +99,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     if cluster is not None:
         from .resources import job_feature_bits, load_nodes, requests_of
         bits = load_nodes(core, cluster, config.node_choice == "first-fit", config.node_search)
-        requests = requests_of(table, config.mem_from, cluster.default_mem_per_core_mb).take(order)
+        requests = (placed.requests if placed is not None
+                    else requests_of(table, config.mem_from, cluster.default_mem_per_core_mb)).take(order)
     core.load_trace(submit, size, est, held, req=req, user=user, part=part, qos=qos)
     def names():
         named = user_names(table)
@@ -147,6 +153,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         report(len(submit), final=True)
     result = assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
                       from_trace=from_trace, cluster=cluster, requests=requests)
+    if placed is not None:
+        result.summary["partitions"] = placed.summary
     if qos_read is not None:
         result.summary["qos_limits"] = {**qos_read, **core.qos_limit_figures()}
     return result

@@ -45,18 +45,23 @@ def node_features(node) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Requests:
     """Per job (numpy columns, one row a job): memory per core and per node (MB), GPUs per node,
-    nodes at least and at most (0: any), required features (a tuple of names a job)."""
+    nodes at least and at most (0: any), required features (a tuple of names a job) and, where a
+    job can never run for a reason of its own (a partition's limit: :mod:`pbf.slurm_partitions`), that
+    reason ("" for the others; ``reasons`` empty: none)."""
     mem_core_mb: np.ndarray
     mem_node_mb: np.ndarray
     gpus: np.ndarray
     nodes_min: np.ndarray
     nodes_max: np.ndarray
     features: tuple
+    reasons: tuple = ()
 
     def take(self, order: np.ndarray) -> Requests:
         """The requests of jobs ``order`` (an index array), in that order."""
+        rows = np.asarray(order)
         return Requests(self.mem_core_mb[order], self.mem_node_mb[order], self.gpus[order], self.nodes_min[order],
-                        self.nodes_max[order], tuple(self.features[i] for i in np.asarray(order)))
+                        self.nodes_max[order], tuple(self.features[i] for i in rows),
+                        tuple(self.reasons[i] for i in rows) if self.reasons else ())
 
 
 def _kb_to_mb(values):
@@ -65,9 +70,12 @@ def _kb_to_mb(values):
     return np.where(ok, np.ceil(np.where(ok, v, 0) / 1024.0), 0).astype(np.int64)
 
 
-def requests_of(table: JobTable, mem_from: str = "requested", default_mem_per_core_mb: int = 0) -> Requests:
+def requests_of(table: JobTable, mem_from: str = "requested", default_mem_per_core_mb: int | np.ndarray = 0,
+                default_mem_per_node_mb: int | np.ndarray = 0) -> Requests:
     """The requests of every job of ``table`` (a :class:`pbf.JobTable`), in table order. A job that
-    asks no memory gets ``default_mem_per_core_mb`` a core (a partition's DefMemPerCPU)."""
+    asks no memory gets ``default_mem_per_core_mb`` a core (a partition's DefMemPerCPU), else
+    ``default_mem_per_node_mb`` a node (DefMemPerNode); each may be one number or one a job (its
+    partition's)."""
     if mem_from not in MEM_FROM:
         raise ConfigError(f"mem_from must be one of {', '.join(MEM_FROM)}, got {mem_from!r}")
     n = len(table)
@@ -84,8 +92,12 @@ def requests_of(table: JobTable, mem_from: str = "requested", default_mem_per_co
         core, node = zeros, zeros
     if mem_from == "none":
         core, node = zeros, zeros
-    if default_mem_per_core_mb:
-        core = np.where((core <= 0) & (node <= 0), int(default_mem_per_core_mb), core)
+    per_core = np.asarray(default_mem_per_core_mb, dtype=np.int64)
+    per_node = np.asarray(default_mem_per_node_mb, dtype=np.int64)
+    if per_core.any() or per_node.any():
+        asks_none = (core <= 0) & (node <= 0)
+        core = np.where(asks_none & (per_core > 0), per_core, core)
+        node = np.where(asks_none & (per_core <= 0) & (per_node > 0), per_node, node)
     gpus = np.asarray(cols.get("gpus", zeros), dtype=np.int64)
     lo = np.asarray(cols.get("nodes_min", np.ones(n, dtype=np.int64)), dtype=np.int64)
     hi = np.asarray(cols.get("nodes_max", zeros), dtype=np.int64)
@@ -170,6 +182,8 @@ def reject_detail(cluster: Cluster, requests: Requests, i: int, cores: int) -> s
     """Why job ``i`` can never run on ``cluster``: the resource, what the job asks of it and the most a
     node has; where it is a combination no node has (GPUs on the nodes with the job's features, memory
     on the nodes with its GPUs or features), that combination."""
+    if requests.reasons and requests.reasons[i]:
+        return requests.reasons[i]
     feats = set(requests.features[i])
     types = sorted(f[len(GPU_TYPE_PREFIX):] for f in feats if f.startswith(GPU_TYPE_PREFIX))
     plain = sorted(f for f in feats if not f.startswith(GPU_TYPE_PREFIX))

@@ -45,13 +45,12 @@ line, the key, the value and what was expected. Settings that do not decide when
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .bf_limits import LIMITS, MAX_BF_MAX_JOB_START, MAX_BF_MIN_AGE_RESERVE, MAX_BF_MIN_PRIO_RESERVE, SlurmBackfill
-from .bounded import MAX_SECONDS, parse_whole, where
+from .bounded import parse_whole, where
 from .cluster import Cluster
 from .errors import ConfigError
 from .licenses import slurm_conf_licenses
@@ -60,6 +59,7 @@ from .replay_config import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import SlurmConf, node_lines, read_partition, read_slurm_conf, slurm_node_key
+from .slurm_partitions import _partitions, choose_partition, partition_cluster, slurm_duration  # noqa: F401
 from .slurm_sched_params import BF_LIMITS_WHY, find_options
 from .slurm_versions import DEFAULT_SLURM_VERSION, bf_max_job_test_default, check_version
 
@@ -160,36 +160,6 @@ ALWAYS_UNMODELLED = (
     "puts on the nodes a GPU job could use are modelled",
 )
 
-_DURATION = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?")
-
-
-def slurm_duration(text: str, where: str) -> int | None:
-    """Seconds of a Slurm time value: ``minutes``, ``minutes:seconds``, ``hours:minutes:seconds``,
-    ``days-hours``, ``days-hours:minutes``, ``days-hours:minutes:seconds`` (ASCII digits, at most
-    :data:`pbf.bounded.MAX_SECONDS` in all); None for ``UNLIMITED`` / ``INFINITE``. ``where`` names the
-    file, line and key in the error (``"FILE, line N: Key"``)."""
-    t = text.strip()
-    if t.upper() in ("UNLIMITED", "INFINITE"):
-        return None
-    m = _DURATION.fullmatch(t) if len(t) <= 64 else None
-    secs = None
-    if m and all(len(g) <= 19 for g in m.groups() if g):
-        days, a, b, c = m.groups()
-        if days is not None:
-            secs = int(days) * 86400 + int(a) * 3600 + int(b or 0) * 60 + int(c or 0)
-        elif c is not None:
-            secs = int(a) * 3600 + int(b) * 60 + int(c)
-        elif b is not None:
-            secs = int(a) * 60 + int(b)
-        else:
-            secs = int(a) * 60
-    if secs is None or secs > MAX_SECONDS:
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        raise ConfigError(f"{where}={shown!r}: expected a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM "
-                          f"or D-HH:MM:SS) of at most {MAX_SECONDS:,} s")
-    return secs
-
-
 def _short(value: str) -> str:
     """A value as the lists of settings show it (cut past 60 characters)."""
     return value if len(value) <= 60 else value[:57] + "..."
@@ -238,37 +208,6 @@ class SlurmSettings:
         return {"path": self.path, "partition": self.partition, "mapped": dict(self.mapped),
                 "unmodelled": list(self.unmodelled), "read_past": list(self.read_past),
                 "slurm_version": self.slurm_version}
-
-
-def _partitions(path: str | os.PathLike | SlurmConf) -> list:
-    """The PartitionName lines with ``PartitionName=DEFAULT`` values applied: (line, {key: value})."""
-    conf = path if isinstance(path, SlurmConf) else read_slurm_conf(path)
-    return list(conf.partitions)
-
-
-def choose_partition(path: str | os.PathLike | SlurmConf, partition: str | None = None) -> tuple[int, dict] | None:
-    """The partition jobs go to: ``partition``, else the ``Default=YES`` one, else the only one;
-    ``(line, pairs)``, or None when the file has no PartitionName line (every node). Several partitions
-    and none chosen or default: a :class:`pbf.ConfigError`. ``path`` may be a :class:`SlurmConf` already
-    read."""
-    conf = path if isinstance(path, SlurmConf) else read_slurm_conf(path)
-    parts = conf.partitions
-    listed = ", ".join(p["partitionname"] for _, p in parts[:20]) + (f" and {len(parts) - 20} more"
-                                                                     if len(parts) > 20 else "")
-    if partition is not None:
-        for number, pairs in parts:
-            if pairs["partitionname"] == partition:
-                return number, pairs
-        raise ConfigError(f"{conf.path}: no partition {partition!r} (partitions: {listed or 'none'})")
-    for number, pairs in parts:
-        if pairs.get("default", "").upper() == "YES":
-            return number, pairs
-    if len(parts) == 1:
-        return parts[0]
-    if not parts:
-        return None
-    raise ConfigError(f"{conf.path}: {len(parts)} partitions and none has Default=YES: name one (FILE:PARTITION, or "
-                      f"--partition in pbf validate; partitions: {listed})")
 
 
 def _sched_params(conf, mapped, unmodelled, version):
@@ -555,31 +494,42 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
 
 
 def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, requests: Requests | None = None,
-                   slurm_version: str = DEFAULT_SLURM_VERSION) -> SlurmSettings:
+                   slurm_version: str = DEFAULT_SLURM_VERSION, all_partitions: bool = False) -> SlurmSettings:
     """The pbf replay settings standing for the scheduler of the site's ``slurm.conf`` at ``path`` (module
     docstring): the partition ``partition`` (else the ``Default=YES`` one, else the only one, else every
-    node), the defaults of Slurm ``slurm_version`` (``20.11``, ``22.05``, ``23.11``; the rules that differ:
-    :mod:`pbf.slurm_versions`) where the file is silent, and everything else the file sets listed in
-    :attr:`SlurmSettings.unmodelled`. ``requests`` (a :class:`pbf.resources.Requests`, optional) adds
-    what the jobs make matter (jobs without memory on a partition without ``DefMemPerCPU``). Raises
+    node; with ``all_partitions`` and no ``partition``, every partition, each job in its own:
+    :mod:`pbf.slurm_partitions`), the defaults of Slurm ``slurm_version`` (``20.11``, ``22.05``, ``23.11``;
+    the rules that differ: :mod:`pbf.slurm_versions`) where the file is silent, and everything else the
+    file sets listed in :attr:`SlurmSettings.unmodelled`. ``requests`` (a :class:`pbf.resources.Requests`,
+    optional) adds what the jobs make matter (jobs without memory on a partition without ``DefMemPerCPU``). Raises
     :class:`pbf.ConfigError` naming the file, line, key and value of a setting pbf cannot use."""
     path = os.fspath(path)
     version = check_version(slurm_version)
     conf = read_slurm_conf(path)
     if not conf.nodes:
         raise ConfigError(f"{conf.path}: no NodeName lines")
-    chosen = choose_partition(conf, partition)
-    part_name = chosen[1]["partitionname"] if chosen else None
-    part = read_partition(conf, part_name)
     licenses = slurm_conf_licenses(conf)
-    cluster = Cluster(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
-                      default_mem_per_core_mb=part.default_mem_per_core_mb, licenses=tuple(licenses.items()))
+    site = None
+    if all_partitions and partition is None and conf.partitions:
+        chosen = None
+        cluster, site = partition_cluster(conf, tuple(licenses.items()))
+        part_name = ",".join(p.name for p in site.partitions)
+    else:
+        chosen = choose_partition(conf, partition)
+        part_name = chosen[1]["partitionname"] if chosen else None
+        part = read_partition(conf, part_name)
+        cluster = Cluster(units=sum(n.cores for n in part.nodes), nodes=part.nodes, name=part.name,
+                          default_mem_per_core_mb=part.default_mem_per_core_mb, licenses=tuple(licenses.items()))
     mapped, unmodelled, read_past = {}, [], []
     if licenses:
         mapped["Licenses"] = ",".join(f"{n}:{c}" for n, c in licenses.items()) + " (passed over until free)"
-    mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition "
-                       f"{_short(part_name) if part_name is not None else '(all)'}, numbered by name as slurmctld "
-                       "numbers them")
+    mapped["nodes"] = (f"{len(cluster.nodes)} nodes, {cluster.units} cores of partition"
+                       + (f"s {_short(part_name)} (their union)" if site else
+                          f" {_short(part_name) if part_name is not None else '(all)'}")
+                       + ", numbered by name as slurmctld numbers them")
+    if site:
+        mapped["partitions"] = (f"{site.describe()}; each job on its own partitions' nodes, within their MaxTime, "
+                                "MaxNodes, MinNodes, AllowQos/DenyQos and State, with their default memory")
     for key, (line, value) in conf.settings.items():
         if key in PLUMBING:
             read_past.append(f"{key} ({_line(conf, line)})")
@@ -599,7 +549,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
         " (Slurm default)" if sched_line is None else "")
     priority = _priority(conf, mapped, unmodelled, version)
     mem_from, select_type = _select(conf, mapped, unmodelled, version)
-    for key in ("defmempernode", "maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu",
+    for key in (() if site else ("defmempernode",)) + ("maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu",
                 "enforcepartlimits", "schedulertimeslice", "killwait"):
         if key in conf.settings:
             line, value = conf.settings[key]
@@ -614,10 +564,15 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
             unmodelled.append(f"topologyplugin={_short(value)} ({_line(conf, line)}): switches are not modelled; "
                               "Slurm numbers nodes by the plugin's rank where it ranks them (topology/hypercube), "
                               "pbf by name")
-    if "defmempercpu" in conf.settings or (chosen and "defmempercpu" in chosen[1]):
+    if site and site.any_default_mem():
+        mapped["DefMemPerCPU"] = ("DefMemPerNode / DefMemPerCPU of each job's first partition (else the file's) "
+                                  "for jobs that ask none")
+    elif "defmempercpu" in conf.settings or (chosen and "defmempercpu" in chosen[1]):
         mapped["DefMemPerCPU"] = f"{cluster.default_mem_per_core_mb} MB a core for jobs that ask none"
     _nodes_and_partition(conf, cluster, chosen, unmodelled)
-    if requests is not None and not cluster.default_mem_per_core_mb:
+    if site:
+        unmodelled.extend(site.unmodelled())
+    if requests is not None and not cluster.default_mem_per_core_mb and not (site and site.any_default_mem()):
         none = int(((np.asarray(requests.mem_core_mb) <= 0) & (np.asarray(requests.mem_node_mb) <= 0)).sum())
         if none and mem_from != "none":
             unmodelled.append(f"{none} jobs ask no memory and the partition has no DefMemPerCPU: Slurm gives each "
@@ -631,6 +586,11 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
                                                             "yields in either)")
         yield_s = float(budget)
     limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled)
+    per_part = [k for k in ("bf_max_job_part", "bf_max_job_user_part", "bf_job_part_count_reserve")
+                if s["limits"].get(k)]
+    if site and len(site.partitions) > 1 and per_part:
+        unmodelled.append(f"SchedulerParameters {', '.join(per_part)}: Slurm counts them in each partition; pbf counts "
+                          f"them over the {len(site.partitions)} partitions as one")
     backfill = SlurmBackfill(reservations=reservations, max_job_test=s["bf_max_job_test"],
                              window=s["bf_window"] * 60, resolution=s["bf_resolution"], order="queue",
                              enabled=backfilling, slurm_version=version, select_type=select_type, **limits)
@@ -640,7 +600,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
                    end_lag_below=END_LAG_BELOW)
     config = ReplayConfig(priority=priority, predictor="requested", backfill=backfill, trigger="interval",
                           bf_interval=bf_interval, bf_max_time=s["bf_max_time"], clock="slurm-sim",
-                          slurm_sim=sim, cluster=cluster, mem_from=mem_from, node_search="slurm")
+                          slurm_sim=sim, cluster=cluster, mem_from=mem_from, node_search="slurm", partitions=site)
     mapped["pbf"] = ("preset slurm: a reservation for every tested job, requested times, queue order, "
                      "interval trigger, slurm-sim clock; Slurm's node search (will-run test, whole-node "
                      f"reservations); the end of a job shorter than {END_LAG_BELOW} s seen 1 s late (end_lag, as a "

@@ -3,7 +3,6 @@ notes go to stderr and are silenced by ``--quiet``; result files go only where `
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
@@ -27,11 +26,16 @@ def progress(args: argparse.Namespace, line: Callable[[dict], str]) -> Callable[
 def show(args: argparse.Namespace, result: Any, text: Callable[[], str], json_view: Any = None) -> None:
     """Print a result: ``text()``, or with ``--json`` the result (or ``json_view``, the part of it
     worth printing) as JSON."""
-    print(json.dumps(result if json_view is None else json_view, indent=2) if args.json else text())
+    if args.json:
+        import json  # (only when asked for: a replay's start-up does without it)
+        print(json.dumps(result if json_view is None else json_view, indent=2))
+    else:
+        print(text())
 
 
 def write_json(path: str, result: Any, indent: int = 2) -> None:
     """``result`` as JSON into the file ``path``."""
+    import json
     with open(path, "w") as fh:
         json.dump(result, fh, indent=indent)
 

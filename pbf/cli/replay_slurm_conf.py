@@ -43,11 +43,16 @@ def slurm_conf_config(args: argparse.Namespace,
     if os.path.isdir(path):
         raise ConfigError(f"--slurm-conf {path!r}: a folder: expected a slurm.conf file")
     version = getattr(args, "slurm_version", None) or DEFAULT_SLURM_VERSION
-    settings = slurm_settings(path, partition, slurm_version=version)
+    # FILE: every partition, each job in its own (pbf.slurm_partitions); FILE:PARTITION: that one
+    every = partition is None
+    settings = slurm_settings(path, partition, slurm_version=version, all_partitions=every)
+    site = settings.config.partitions
+    if site is not None:
+        site.check_trace(table)
     if args.cluster is None and not settings.cluster.default_mem_per_core_mb:
         # jobs that ask no memory where the partition gives none: said
         settings = slurm_settings(path, partition, requests=requests_of(table, settings.config.mem_from, 0),
-                                  slurm_version=version)
+                                  slurm_version=version, all_partitions=every)
     base, over = settings.config, []
     # scoring: each flag given replaces the file's (the loss options go with the predictor, --mf-* with the weights)
     flagged = scoring(argparse.Namespace(**{**vars(args), "preset": None, **{k: None for k in MULTIFACTOR}}))
@@ -57,6 +62,9 @@ def slurm_conf_config(args: argparse.Namespace,
         if _given(args, name) or (name == "predictor" and any(_given(args, k) for k in LOSS)):
             chosen[name] = flagged[name]
             over.append(f"--{name}")
+    if site is not None and isinstance(chosen["priority"], Multifactor):
+        # PriorityJobFactor: the partition factor of each SWF partition number of the trace
+        chosen["priority"] = replace(chosen["priority"], partition_factors=site.partition_factors(table))
     if any(_given(args, k) for k in MULTIFACTOR):
         mf = multifactor(args)
         if isinstance(chosen["priority"], Multifactor):
@@ -114,7 +122,8 @@ def slurm_conf_config(args: argparse.Namespace,
         bf_interval=run.get("bf_interval", base.bf_interval), clock=clock,
         bf_max_time=run.get("bf_max_time", base.bf_max_time), slurm_sim=replace(base.slurm_sim, **sim),
         cluster=args.cluster if args.cluster is not None else base.cluster,
-        mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from, **common)
+        mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from,
+        partitions=site if args.cluster is None else None, **common)
     if getattr(args, "slurm_events", None) is not None:
         if config.failures is not None:
             raise ConfigError("--slurm-events gives the site's own outages: not with --failures or --mtbf")

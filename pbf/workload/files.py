@@ -6,7 +6,6 @@ or corrupt gzip stream) into a :class:`~pbf.errors.TraceFormatError` naming the 
 """
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import zlib
@@ -21,8 +20,13 @@ __all__ = ["open_trace", "text_lines", "head_text", "MAX_LINE_BYTES"]
 MAX_LINE_BYTES = 1 << 20
 _CHUNK_BYTES = 1 << 20
 _NONBLANK = re.compile(rb"[^\s]")
-#: what can go wrong while decompressing (``gzip.BadGzipFile`` is an ``OSError``)
-_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _gzip_errors() -> tuple[type[BaseException], ...]:
+    """What can go wrong while decompressing (``gzip.BadGzipFile`` is an ``OSError``); gzip is imported
+    when a file is opened with it, not with this module (an SWF log is read without it)."""
+    import gzip
+    return (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def open_trace(path: str | os.PathLike) -> BinaryIO:
@@ -30,7 +34,10 @@ def open_trace(path: str | os.PathLike) -> BinaryIO:
     path = os.fspath(path)
     with open(path, "rb") as probe:
         magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    if magic != b"\x1f\x8b":
+        return open(path, "rb")
+    import gzip
+    return gzip.open(path, "rb")
 
 
 def _gzip_error(path: str, line: int, exc: BaseException) -> TraceFormatError:
@@ -53,7 +60,7 @@ def text_lines(path: str | os.PathLike, *, max_line: int = MAX_LINE_BYTES) -> It
         while True:
             try:
                 chunk = fh.read(_CHUNK_BYTES)
-            except _GZIP_ERRORS as exc:
+            except _gzip_errors() as exc:
                 raise _gzip_error(path, number + tail.count(b"\n"), exc) from None
             data = tail + chunk
             pos = 0

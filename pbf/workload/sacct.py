@@ -70,7 +70,10 @@ The rules (those of the Parallel Backfill authors' trace generator, and of SWF, 
   ``; Constraint: 1 elves&ib``).
 * Partition and QOS names -> SWF fields 16 (partition) and 15 (queue), numbered from 1 in order of
   first appearance; the header keeps the legend (``; Partition: 1 normal``, ``; Queue: 1 normal``),
-  so the multifactor priority's ``--mf-partition`` / ``--mf-qos`` can name them by number.
+  so the multifactor priority's ``--mf-partition`` / ``--mf-qos`` can name them by number. A job
+  submitted to several partitions keeps its list (``a,b``) as one name. ``Account`` -> column
+  ``account`` (legend ``; Account: 1 physics``), which a partition's ``AllowAccounts`` /
+  ``DenyAccounts`` read (:mod:`pbf.slurm_partitions`).
 * Jobs are sorted by submit time (stable) and numbered from 1; submit times count from the first
   (its epoch time is the header's ``UnixStartTime``); user and group names become numbers from 1
   in order of first appearance.
@@ -294,13 +297,15 @@ def _read(path, lines, partition, lo, hi, pack_days):
     f_nodes, f_mem, f_state = opt("ReqNodes", "NNodes"), opt("ReqMem"), opt("State")
     f_anodes = opt("AllocNodes", "NNodes")
     f_user, f_group = opt("User", "UID"), opt("Group", "GID")
-    f_part, f_qos = opt("Partition"), opt("QOS")
+    f_part, f_qos, f_acct = opt("Partition"), opt("QOS"), opt("Account")
     f_tres, f_atres = opt("ReqTRES"), opt("AllocTRES")
     f_gres, f_agres = opt("ReqGRES"), opt("AllocGRES")
     f_cons, f_lic = opt("Constraints"), opt("Licenses")
     f_reason, f_flags, f_line = opt("Reason"), opt("Flags"), opt("SubmitLine")
     modelled = [f_id, f_raw, f_submit, f_run, f_cpus, f_alloc, f_start, f_limit, f_nodes, f_anodes, f_mem, f_state,
                 f_user, f_group, f_part, f_qos, f_tres, f_atres, f_gres, f_agres, f_cons]
+    # (Account: read into the account column for partitions' AllowAccounts; the report lists the column as
+    # not modelled, as the trace's own replay does not use it)
     read_only = [f_lic, f_reason, f_flags, f_line]
     used = list(dict.fromkeys(f for f in modelled + read_only if f is not None))
     for f in used:
@@ -312,7 +317,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
     spelled = {f: names[col[f]] for f in used}      # errors name a field as the header spells it
     i_line = col[f_line] if f_line else None
 
-    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds = (_Legend() for _ in range(6))
+    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts = (_Legend() for _ in range(7))
     dropped = {"job_steps": 0, "pending_array_records": 0, "other_partition": 0, "outside_dates": 0}
     info = {"records": 0, "steps": 0, "pipes_in_submit_line": 0, "zero_length": 0, "never_started": 0,
             "not_ended": 0, "array_elements": 0, "arrays": set(), "pending_array_elements": 0,
@@ -582,7 +587,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
                      mem_core, mem_node, gpus, max(nodes, 1), max(nodes_max, 0), constraints.of(cons),
                      max(alloc, cpus) if exclusive else alloc, gpu_types.of(",".join(types)), licenses.of(lic_text),
                      reasons.of(reason), flag_sets.of(flags), exclusive, raw, int(job) if element is not None else 0,
-                     int(job) if component is not None else 0, depend))
+                     int(job) if component is not None else 0, depend,
+                     accounts.of("" if not f_acct or get(f_acct) in _EMPTY else get(f_acct))))
         info["records"] += 1
     if in_buffer:
         empties += _tally(pending_flags, in_buffer)
@@ -606,7 +612,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
     if n:
         header.add_line(f" UnixStartTime: {origin}")
     for name, table in (("Partition", parts), ("Queue", qoss), ("Constraint", constraints), ("GpuType", gpu_types),
-                        ("Licenses", licenses), ("Dependency", dep_kinds), ("Reason", reasons), ("Flags", flag_sets)):
+                        ("Licenses", licenses), ("Dependency", dep_kinds), ("Reason", reasons), ("Flags", flag_sets),
+                        ("Account", accounts)):
         for label, number in table.items():
             if label or name in ("Partition", "Queue"):
                 header.add_line(f" {name}: {number} {label or '(none)'}")
@@ -616,7 +623,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
     j = {name: k for k, name in enumerate(_R)}
     as_int = lambda name: a[:, j[name]].astype(np.int64)  # noqa: E731
     extra = ("mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "gpu_type", "licenses",
-             "dependency", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job")
+             "dependency", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "account")
     table = JobTable.from_arrays(
         header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int("wait"),
         run=as_int("run"), alloc_procs=as_int("alloc_procs"), req_procs=as_int("req_procs"),

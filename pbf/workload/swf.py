@@ -7,7 +7,6 @@ malformed records.
 """
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
 from collections.abc import Iterator
@@ -17,9 +16,8 @@ import numpy as np
 from .. import _swf
 from ..errors import TraceFormatError
 from .cleaning import Cleaning, CleaningReport, clean
-from .files import open_trace
+from .files import head_text, open_trace
 from .jobs import FLOAT_FIELDS, SWF_FIELDS, JobTable, SwfHeader
-from .sacct import is_sacct, read_sacct
 
 #: header keys that give the cluster's size
 SIZE_KEYS = ("MaxProcs", "MaxNodes")
@@ -27,8 +25,17 @@ SIZE_KEYS = ("MaxProcs", "MaxNodes")
 __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 
 _CHUNK_BYTES = 4 << 20
-_MAX_INT = float(2 ** 62)
+#: compressed bytes of a gzip file inflated at a time
+_INFLATE_BYTES = 128 << 10
 _SHOW_BAD = 5
+#: which of the 18 fields are fractional (float64 columns); the others are int64
+_IS_FLOAT = np.array([name in FLOAT_FIELDS for name in SWF_FIELDS], dtype=np.uint8)
+
+if hasattr(_swf, "parse_columns"):
+    _parse_columns, _TOO_BIG = _swf.parse_columns, _swf.TOO_BIG
+else:  # pragma: no cover - a compiled core built before parse_columns: rebuild it
+    from ._swf_compat import _TOO_BIG
+    from ._swf_compat import parse_columns as _parse_columns
 
 
 def _field_name(i):
@@ -43,24 +50,82 @@ def _chunks(path):
     """The file's text in chunks, gzip (any number of members) decompressed on the way, so that a
     truncated or corrupt stream is noticed after everything before it was handed out."""
     with open(path, "rb") as fh:
-        raw = fh.read(_CHUNK_BYTES)
-        if raw[:2] != b"\x1f\x8b":
+        gzipped = fh.read(2) == b"\x1f\x8b"
+        fh.seek(0)
+        if not gzipped:
+            raw = fh.read(_CHUNK_BYTES)
             while raw:
                 yield raw
                 raw = fh.read(_CHUNK_BYTES)
             return
-        d = zlib.decompressobj(wbits=31)
-        while raw:
-            out = d.decompress(raw)
-            while d.eof and d.unused_data:         # the next gzip member
-                rest = d.unused_data
-                d = zlib.decompressobj(wbits=31)
-                out += d.decompress(rest)
-            if out:
-                yield out
-            raw = fh.read(_CHUNK_BYTES)
-        if not d.eof:
-            raise _Truncated()
+        size = min(_CHUNK_BYTES, _INFLATE_BYTES)
+        if os.fstat(fh.fileno()).st_size > 2 * size and _cores() > 1:
+            yield from _inflated_aside(fh, size)
+        else:
+            yield from _inflated(fh, size)
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):       # (not every system has it)
+        return os.cpu_count() or 1
+
+
+def _inflated(fh, size):
+    """The decompressed text of the gzip file ``fh``, ``size`` compressed bytes at a time."""
+    d = zlib.decompressobj(wbits=31)
+    raw = fh.read(size)
+    while raw:
+        out = d.decompress(raw)
+        while d.eof and d.unused_data:         # the next gzip member
+            rest = d.unused_data
+            d = zlib.decompressobj(wbits=31)
+            out += d.decompress(rest)
+        if out:
+            yield out
+        raw = fh.read(size)
+    if not d.eof:
+        raise _Truncated()
+
+
+def _inflated_aside(fh, size):
+    """:func:`_inflated`, run on a helper thread a few pieces ahead of the reader: zlib lets the GIL go
+    while it inflates and the tokenizer while it parses, so that two cores share the reading. What
+    goes wrong (a truncated or corrupt stream, a read error) is raised here, in its place in the text."""
+    import queue
+    import threading
+    pieces = queue.Queue(maxsize=4)
+    stop = threading.Event()
+
+    def inflate():
+        try:
+            for out in _inflated(fh, size):
+                pieces.put(out)
+                if stop.is_set():
+                    return
+            pieces.put(None)
+        except BaseException as exc:        # handed to the reader, which raises it
+            pieces.put(exc)
+
+    helper = threading.Thread(target=inflate, name="pbf-swf-inflate", daemon=True)
+    helper.start()
+    try:
+        while True:
+            item = pieces.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while helper.is_alive():            # (a piece it is putting is taken, so that it sees the stop)
+            try:
+                pieces.get(timeout=0.01)
+            except queue.Empty:
+                pass
+        helper.join()
 
 
 class SwfReader:
@@ -105,76 +170,95 @@ class SwfReader:
                 self._bad(line, f"{key} (header)", value, expected)
 
     def __iter__(self) -> Iterator[JobTable]:
-        rows = np.empty((self.block_rows, 18), dtype=np.float64)
+        # a block's columns: 18 rows of int64 (the fractional fields hold float64 bits); a block handed
+        # out keeps its arrays (its columns are views of them) and the next one gets new ones
+        cols = np.empty((18, self.block_rows), dtype=np.int64)
         row_line = np.empty(self.block_rows, dtype=np.int64)
         nrows = 0
         line = 1
         tail = b""
         eof = False
         chunks = _chunks(self.path)
-        while not eof:
-            try:
-                chunk = next(chunks, b"")
-            except _Truncated:
-                raise TraceFormatError(self.path, line, None, "the end of the file inside compressed data",
-                                       f"a complete gzip file (it is truncated: the data stops in line {line})"
-                                       ) from None
-            except zlib.error as exc:
-                raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({exc})",
-                                       "a valid gzip stream") from None
-            eof = not chunk
-            data = tail + chunk
-            buf = np.frombuffer(data, dtype=np.uint8)
-            pos = 0
-            while True:
-                status, pos, got, line, ef, ea, eb = _swf.parse_block(
-                    buf, pos, eof, rows, row_line, nrows, line)
-                nrows += got
-                if status == _swf.NEED_DATA:
-                    break
-                if status == _swf.FULL:
-                    yield self._block(rows, row_line, nrows)
-                    nrows = 0
-                    continue
-                eol = data.find(b"\n", pos)
-                eol = len(data) if eol < 0 else eol
-                text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
-                if status == _swf.COMMENT:
-                    self._header_line(text.lstrip()[1:].rstrip(), line)
-                elif status == _swf.FIELD_COUNT:
-                    self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
-                else:
-                    token = data[ea:eb].decode("utf-8", "replace")
-                    self._bad(line, _field_name(ef), token, "a decimal number")
-                pos = eol + 1
-                line += 1
-            tail = data[pos:]
+        try:
+            while not eof:
+                try:
+                    chunk = next(chunks, b"")
+                except _Truncated:
+                    raise TraceFormatError(self.path, line, None, "the end of the file inside compressed data",
+                                           f"a complete gzip file (it is truncated: the data stops in line {line})"
+                                           ) from None
+                except zlib.error as exc:
+                    raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({exc})",
+                                           "a valid gzip stream") from None
+                eof = not chunk
+                data = tail + chunk
+                buf = np.frombuffer(data, dtype=np.uint8)
+                pos = 0
+                while True:
+                    status, pos, got, line, ef, ea, eb, ev = _parse_columns(
+                        buf, pos, eof, cols, _IS_FLOAT, row_line, nrows, line)
+                    nrows += got
+                    if status == _swf.NEED_DATA:
+                        break
+                    if status == _swf.FULL:
+                        yield self._block(cols, row_line, nrows)
+                        cols = np.empty((18, self.block_rows), dtype=np.int64)
+                        row_line = np.empty(self.block_rows, dtype=np.int64)
+                        nrows = 0
+                        continue
+                    eol = data.find(b"\n", pos)
+                    eol = len(data) if eol < 0 else eol
+                    text = data[pos:eol].decode("utf-8", "replace").rstrip("\r")
+                    if status == _swf.COMMENT:
+                        self._header_line(text.lstrip()[1:].rstrip(), line)
+                    elif status == _swf.FIELD_COUNT:
+                        self._bad(line, None, text.strip(), f"18 whitespace-separated fields, found {ef}")
+                    elif status == _swf.NOT_NUMBER:
+                        token = data[ea:eb].decode("utf-8", "replace")
+                        self._bad(line, _field_name(ef), token, "a decimal number")
+                    elif status == _TOO_BIG:
+                        self._bad(line, _field_name(ef), _fmt(ev), "a number below 2**62")
+                    else:                       # BAD_SUBMIT (-1 is SWF's "missing": cleaning drops those)
+                        self._bad(line, _field_name(ef), _fmt(ev), "a submit time >= 0 (or -1: missing)")
+                    pos = eol + 1
+                    line += 1
+                tail = data[pos:]
+        except TraceFormatError as exc:
+            if "gzip" not in exc.expected:
+                self._corrupt_after(chunks, exc.line)
+            raise
+        finally:
+            chunks.close()       # (the helper thread inflating a gzip file stops)
         self.lines = line - 1
         if nrows:
-            yield self._block(rows, row_line, nrows)
+            yield self._block(cols, row_line, nrows)
 
-    def _block(self, rows, row_line, n):
-        block = rows[:n]
-        lines = row_line[:n].copy()
-        keep = np.ones(n, dtype=bool)
-        too_big = np.abs(block) >= _MAX_INT
-        for i, j in zip(*np.nonzero(too_big)):
-            self._bad(int(lines[i]), _field_name(j), _fmt(block[i, j]), "a number below 2**62")
-            keep[i] = False
-        submit = block[:, 1]
-        # -1 is SWF's "missing" (archive logs hold such placeholder records); cleaning drops them
-        for i in np.nonzero(keep & (submit < 0) & (submit != -1))[0]:
-            self._bad(int(lines[i]), _field_name(1), _fmt(submit[i]), "a submit time >= 0 (or -1: missing)")
-            keep[i] = False
-        if not keep.all():
-            block, lines = block[keep], lines[keep]
-        cols = {name: (block[:, i].copy() if name in FLOAT_FIELDS else block[:, i].astype(np.int64))
-                for i, name in enumerate(SWF_FIELDS)}
-        if self.require_sorted and len(lines):
-            self._check_sorted(cols["submit"], lines)
-        cols["line"] = lines
-        self.records += len(lines)
-        return JobTable(cols, self.header, self.path)
+    def _corrupt_after(self, chunks, line):
+        # a corrupt gzip stream may inflate to text that is not SWF before zlib notices (at the latest
+        # at the member's checksum): a bad record is reported as the corruption it comes from when
+        # the rest of the stream does not inflate
+        with open(self.path, "rb") as fh:
+            if fh.read(2) != b"\x1f\x8b":
+                return
+        try:
+            for _ in chunks:
+                pass
+        except _Truncated:
+            pass
+        except zlib.error as err:
+            raise TraceFormatError(self.path, line, None, f"corrupt gzip data ({err})",
+                                   "a valid gzip stream (what it inflates to is not SWF from this line on)"
+                                   ) from None
+
+    def _block(self, cols, row_line, n):
+        lines = row_line[:n]
+        columns = {name: (cols[i, :n].view(np.float64) if _IS_FLOAT[i] else cols[i, :n])
+                   for i, name in enumerate(SWF_FIELDS)}
+        if self.require_sorted and n:
+            self._check_sorted(columns["submit"], lines)
+        columns["line"] = lines
+        self.records += n
+        return JobTable(columns, self.header, self.path)
 
     def _check_sorted(self, submit, lines):
         known = submit >= 0
@@ -200,6 +284,15 @@ def _fmt(v):
     return str(int(v)) if float(v).is_integer() else repr(float(v))
 
 
+def _may_be_sacct(path: str | os.PathLike) -> bool:
+    """Whether the file's first line that is not blank holds a ``|``, as a sacct dump's header line does
+    (:func:`pbf.workload.sacct.is_sacct` then says whether it is one): an SWF log is read without
+    loading the sacct reader."""
+    text = head_text(path)
+    line = next((line for line in (text or "").split("\n") if line.strip()), "")
+    return "|" in line
+
+
 def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_bad_lines: bool = False,
              sort: bool = False) -> JobTable:
     """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`. A Slurm accounting
@@ -209,14 +302,18 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
     ``sort``: sort the jobs by submit time (stable) instead of rejecting a file whose submit times go
     backwards. The table's ``report`` (:class:`CleaningReport`) tells what each rule touched.
     """
-    if is_sacct(path):
-        # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
-        table = read_sacct(path)
-        report = CleaningReport(records_read=len(table))
-        table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
-        return table
+    if _may_be_sacct(path):
+        from .sacct import is_sacct, read_sacct
+        if is_sacct(path):
+            # a Slurm accounting dump (sacct --parsable2) reads wherever an SWF file does
+            table = read_sacct(path)
+            report = CleaningReport(records_read=len(table))
+            table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
+            return table
     reader = SwfReader(path, skip_bad_lines=skip_bad_lines, require_sorted=not sort)
-    table = JobTable.concat(list(reader), header=reader.header)
+    blocks = list(reader)
+    # (a log of one block, as most are, is taken as it is: no copy)
+    table = blocks[0] if len(blocks) == 1 else JobTable.concat(blocks, header=reader.header)
     table.header = reader.header
     table.source = reader.path
     report = CleaningReport(records_read=reader.records + reader.bad_lines,
@@ -251,6 +348,7 @@ def write_swf(table: JobTable, path: str | os.PathLike, header: SwfHeader | None
     out.extend(" ".join(map(str, row)) for row in zip(*cols))
     data = ("\n".join(out) + "\n").encode()
     # write beside the target and rename: an interrupted write never leaves a half-written trace
+    import gzip
     path = os.fspath(path)
     tmp = path + ".part"
     try:
