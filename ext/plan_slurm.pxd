@@ -8,7 +8,7 @@ from libc.stdint cimport int64_t
 from parallel cimport Spec
 from state cimport State, PassCtx
 from profile cimport Prof
-from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, SS_ERROR
+from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_take_now
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
@@ -37,7 +37,7 @@ cdef inline void slurm_queued(State* S, int64_t j) noexcept nogil:
 cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int64_t k, int64_t d) noexcept nogil:
     # node_step under Slurm's backfill (slurm_space.pxd): start the job now, reserve its nodes, or skip it
     cdef PassCtx* c = &S.ctx
-    cdef int64_t t
+    cdef int64_t t, v
     if not c.blocked and S.cfg.trigger == TR_EVENT:
         # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first job
         # that cannot start, reset the weights as select_nodes does)
@@ -48,7 +48,12 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
         return STEP_ERROR
     if t == c.now:
         nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
-        return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
+        v = S.nodes.version
+        if commit_start(S, &S.prof, p, j, k, d, 0, False) != RC_OK:
+            return STEP_ERROR
+        if ss_give_backs_started(&S.ss, M, &S.nodes, S.jobs.row, j, v, S.jobs.start[j] + S.jobs.est[j]) != RC_OK:
+            return STEP_ERROR
+        return p + 1
     if not c.blocked:
         nm_note_head(M, k, S.nodes.nfree)
     if t > c.now:

@@ -9,9 +9,9 @@
 
 from libc.stdint cimport uint64_t, uint8_t, int64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memset, memcpy
+from libc.string cimport memset, memcpy, memmove
 
-from nodes cimport Nodes
+from nodes cimport Nodes, nodes_by_end_find
 from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem, nm_job_nodes
 from bf_limits cimport BfLimits, bfl_free
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -52,6 +52,7 @@ ctypedef struct SlurmSpace:
                                    # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
     BfLimits lim                   # Slurm's own backfill limits (bf_limits.pxd)
     int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
+    int64_t marked                 # nodes whose weight is not 0xff (none: a reset changes nothing)
     # what the will-run test gives back, the running jobs in end order: the same for every test of a
     # pass until a job starts, so read from their bitmaps once (made for Nodes.version gb_version of
     # this pass; -1: not made). Running job r (by_end order) has entries gb_off[r] .. gb_off[r + 1] - 1:
@@ -356,11 +357,60 @@ cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const
     return RC_OK
 
 
+cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
+                                      int64_t j, int64_t version_before, int64_t end) noexcept nogil:
+    # job j has just started (its by_end key: end): put it into the list where it was up to date before
+    # (else the next test remakes the list)
+    cdef int64_t p, r, n, at
+    cdef void* q
+    if X.gb_version != version_before or X.gb_version < 0 or N.nrun < 1:
+        return RC_OK
+    X.gb_version = -1                  # (until the list holds j)
+    p = nodes_by_end_find(<Nodes*>N, N.nrun, end, j)
+    if p >= N.nrun or N.by_end[p].job != j:
+        return RC_OK
+    n = nm_job_nodes(M, N.rows + <int64_t>rows_of[j] * N.W, N.W, N.down, N.ndown, j)
+    at = X.gb_off[N.nrun - 1]          # (the entries before the start)
+    if _ss_gb_room(X, at + n) != RC_OK:
+        return RC_NO_MEMORY
+    if N.nrun + 1 > X.gb_off_cap:
+        q = realloc(X.gb_off, (N.nrun + 1) * 2 * sizeof(int64_t))
+        if q == NULL:
+            return RC_NO_MEMORY
+        X.gb_off = <int64_t*>q
+        X.gb_off_cap = (N.nrun + 1) * 2
+    r = X.gb_off[p]
+    memmove(X.gb_node + r + n, X.gb_node + r, (at - r) * sizeof(int32_t))
+    memmove(X.gb_up + r + n, X.gb_up + r, (at - r) * sizeof(int64_t))
+    memmove(X.gb_mem + r + n, X.gb_mem + r, (at - r) * sizeof(int64_t))
+    memmove(X.gb_gpu + r + n, X.gb_gpu + r, (at - r) * sizeof(int64_t))
+    for at in range(n):
+        X.gb_node[r + at] = <int32_t>M.jn_node[at]
+        X.gb_up[r + at] = M.jn_up[at]
+        X.gb_mem[r + at] = nm_job_mem(M, j, M.jn_all[at])
+        X.gb_gpu[r + at] = M.gpn[j]
+    r = N.nrun
+    while r > p:
+        X.gb_off[r] = X.gb_off[r - 1] + n
+        r -= 1
+    X.gb_version = N.version
+    return RC_OK
+
+
+cdef inline void _ss_setw(SlurmSpace* X, int64_t i, int64_t v) noexcept nogil:
+    # node i's weight becomes v (X.marked follows)
+    if X.sw[i] != 0xff:
+        X.marked -= 1
+    if v != 0xff:
+        X.marked += 1
+    X.sw[i] = v
+
+
 cdef inline void _ss_mark(SlurmSpace* X, int64_t i, int64_t c, int64_t gf, int64_t need, int64_t g) noexcept nogil:
     # node i, with c cores and gf GPUs free, could hold a task of a job asking g GPUs (need: the cores
     # it must find there): its weight becomes 0xff less the GPUs the job would use there (not with cons_res)
     if c >= need and c > 0 and gf >= g and X.marks != SS_MARKS_NONE:
-        X.sw[i] = 0xff - (gf if gf < g else g)
+        _ss_setw(X, i, 0xff - (gf if gf < g else g))
 
 
 cdef inline void ss_gpu_weights(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t cores, const int64_t* fc,
@@ -381,6 +431,8 @@ cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, 
     # of each candidate node the job may use (_sync_node_weight)
     cdef int64_t i, w
     cdef uint64_t x
+    if X.marked == 0:
+        return                         # (every weight is 0xff already)
     if offered_only:
         for w in range(X.NW):
             x = X.offer[w]
@@ -388,11 +440,11 @@ cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, 
                 i = (w << 6) + __builtin_ctzll(x)
                 x &= x - 1
                 if ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
-                    X.sw[i] = 0xff
+                    _ss_setw(X, i, 0xff)
         return
     for i in range(M.nn):
         if ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
-            X.sw[i] = 0xff
+            _ss_setw(X, i, 0xff)
 
 
 cdef inline void ss_submit_weights(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
@@ -469,7 +521,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             X.pc[i] = 0
             X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
             if X.marks == SS_MARKS_PER_TEST:
-                X.sw[i] = 0xff         # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
+                _ss_setw(X, i, 0xff)   # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
             if skip_hopeless:
                 _ss_count(X, M, j, i, nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i]), &total, &used)
     if (not skip_hopeless or (used >= M.minn[j] and total >= cores)) and _ss_choose(X, M, j, cores, False):
