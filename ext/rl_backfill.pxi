@@ -67,8 +67,9 @@ cdef class BackfillSim:
         if not 0 <= head <= BK_LARGEST:
             raise ValueError(f"head order code {head} is not one of 0..{BK_LARGEST}")
         for i in range(n):
-            if nodes[i] < 1:
-                raise ValueError(f"job {i} needs {nodes[i]} nodes; every job needs at least one")
+            if nodes[i] < 1 or nodes[i] > total_nodes:
+                raise ValueError(f"job {i} needs {nodes[i]} nodes; every job needs at least one and at most "
+                                 f"the cluster's {total_nodes}")
         self.submit, self.run, self.req, self.nodes, self.procs = submit, run, req, nodes, procs
         self.total_nodes, self.ppn, self.max_procs, self.max_exec = total_nodes, ppn, max_procs, max_exec
         self.cap, self.head_code, self.guarded, self.relax = cap, head, guarded, relax

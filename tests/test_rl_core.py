@@ -115,3 +115,12 @@ def test_agent_episodes_with_the_classic_rule_equal_the_reference(tmp_path, act_
             decisions += 1
         assert sim.done and ref.starts().tolist() == sim.starts().tolist()
     assert decisions > 50
+
+
+def test_a_job_wider_than_the_cluster_is_refused(tmp_path):
+    tr = _trace(tmp_path, [(0, 5, 4, 5), (1, 5, 8, 5)], 16)
+    nodes = tr.nodes.copy()
+    nodes[1] = 17
+    with pytest.raises(ValueError, match="job 1 needs 17 nodes.*at most the cluster's 16"):
+        _rlsim.BackfillSim(tr.submit, tr.run, tr.req, nodes, tr.procs, tr.total_nodes, tr.procs_per_node,
+                           float(tr.max_procs), REQ_SCALE, 2, 0, False, 0.0, False, 0, True)
