@@ -18,9 +18,13 @@ from libc.math cimport log10, log2, pow, sqrt
 
 from jobs cimport Jobs
 from policy cimport Policy, policy_key
-from pbf._codes cimport PR_SJF, PR_SMALLEST, PR_F1, PR_F2, PR_WFP3, PR_UNICEP
+from state cimport State
+from rl_core cimport rlc_new, rlc_free, rlc_reset, rlc_submit, rlc_start, rlc_finish, rlc_backfill
+from pbf._codes cimport PR_SJF, PR_SMALLEST, PR_F1, PR_F2, PR_WFP3, PR_UNICEP, RC_OK
 
 import numpy as np
+
+from .errors import InternalError
 
 cdef enum:
     MAX_ROWS = 128

@@ -40,6 +40,9 @@ cdef class BackfillSim:
     cdef int64_t first, last, next_arr, t, free, nq, nrun, head, nvis, decisions, shadow, extra
     cdef double ew
     cdef bint over
+    cdef State* core         # default mode: the core that makes the EASY decisions (rl_core.pxd) ...
+    cdef bint mirror         # ... mirroring this episode (run_heuristic; the agent's, with act_size > 0)
+    cdef int broken          # the core failed: 1 out of memory, 2 it and the episode disagree
     cdef int64_t* q          # the queue in list order
     cdef int64_t* runj       # running jobs in list order
     cdef int64_t* start      # per window job: start time or -1
@@ -64,8 +67,9 @@ cdef class BackfillSim:
         if not 0 <= head <= BK_LARGEST:
             raise ValueError(f"head order code {head} is not one of 0..{BK_LARGEST}")
         for i in range(n):
-            if nodes[i] < 1:
-                raise ValueError(f"job {i} needs {nodes[i]} nodes; every job needs at least one")
+            if nodes[i] < 1 or nodes[i] > total_nodes:
+                raise ValueError(f"job {i} needs {nodes[i]} nodes; every job needs at least one and at most "
+                                 f"the cluster's {total_nodes}")
         self.submit, self.run, self.req, self.nodes, self.procs = submit, run, req, nodes, procs
         self.total_nodes, self.ppn, self.max_procs, self.max_exec = total_nodes, ppn, max_procs, max_exec
         self.cap, self.head_code, self.guarded, self.relax = cap, head, guarded, relax
@@ -82,6 +86,11 @@ cdef class BackfillSim:
         if not (self.q and self.runj and self.start and self.vis and self.tmp and self.k1 and self.k2
                 and self.t1 and self.t2):
             raise MemoryError()
+        if not compat and relax == 0.0:
+            # (a relaxed shadow is no EASY: the episode's own rule decides)
+            self.core = rlc_new(total_nodes, cap)
+            if self.core == NULL:
+                raise MemoryError()
         self.over = True
 
     def __dealloc__(self):
@@ -94,6 +103,7 @@ cdef class BackfillSim:
         c_free(self.k2)
         c_free(self.t1)
         c_free(self.t2)
+        rlc_free(self.core)
 
     # ------------------------------------------------------------------ the cluster and the lists
     cdef inline bint fits(self, int64_t j) noexcept nogil:
@@ -143,6 +153,13 @@ cdef class BackfillSim:
         self.run_sorted = 2 if by_request else 1
 
     cdef void start_job(self, int64_t j) noexcept nogil:
+        # the episode starts j now (the core, when it follows, too)
+        if self.mirror and not rlc_start(self.core, j - self.first, self.t):
+            self.broken = 1
+        self.took(j)
+
+    cdef void took(self, int64_t j) noexcept nogil:
+        # j started now: the lists and the free nodes
         cdef int64_t i, k = 0
         self.start[j - self.first] = self.t
         self.free -= self.nodes[j]
@@ -168,6 +185,8 @@ cdef class BackfillSim:
         self.run_sorted = 0
         self.q[self.nq] = j
         self.nq += 1
+        if self.mirror and not rlc_submit(self.core, j - self.first):
+            self.broken = 1
 
     cdef bint jump(self) noexcept nogil:
         # one event: the next arrival if it comes no later than the next release, else the release
@@ -183,6 +202,8 @@ cdef class BackfillSim:
             else:
                 self.t = max(self.t, rel)
                 self.free += self.nodes[j]
+                if self.mirror:
+                    rlc_finish(self.core, j - self.first, self.t)
                 for i in range(1, self.nrun):
                     self.runj[i - 1] = self.runj[i]
                 self.nrun -= 1
@@ -233,8 +254,28 @@ cdef class BackfillSim:
     cdef void classic(self, int64_t h, int code) noexcept nogil:
         # start, in `code` order, every job that fits and cannot delay the head. RLBackfilling
         # removes from the list it iterates, so the job after each start is not tested (compat).
-        cdef int64_t i = 0, j
+        # The default mode's EASY is the core's pass: the head reserved, the others tried in order.
+        cdef int64_t i = 0, j, k
+        cdef bint fit = False
         self.sort_by(self.q, self.nq, code)
+        if self.mirror:
+            self.tmp[0] = h - self.first
+            k = 1
+            for i in range(self.nq):
+                if self.q[i] != h:
+                    self.tmp[k] = self.q[i] - self.first
+                    k += 1
+                    fit = fit or self.fits(self.q[i])
+            if not fit:
+                return                  # (a pass can start only jobs that fit now)
+            if rlc_backfill(self.core, self.t, self.tmp, self.nq) != RC_OK:
+                self.broken = 1
+                return
+            for i in range(self.core.decided.nstarted):
+                self.took(self.first + self.core.decided.started[i])
+            if self.core.nodes.nfree != self.free:
+                self.broken = 2
+            return
         while i < self.nq and self.free > 0:     # (every job needs a node)
             j = self.q[i]
             if j != h and self.safe(j) and self.fits(j):
@@ -246,8 +287,11 @@ cdef class BackfillSim:
             else:
                 i += 1
 
-    cdef void reset_state(self, int64_t first, int64_t n) noexcept nogil:
+    cdef void reset_state(self, int64_t first, int64_t n, bint mirror) noexcept nogil:
+        # mirror: the core follows the episode (its EASY decides the classic rule's starts)
         cdef int64_t i
+        self.mirror = mirror and self.core != NULL
+        self.broken = 0
         self.first, self.last = first, first + n
         self.t = self.submit[first]
         self.q[0] = first
@@ -258,6 +302,10 @@ cdef class BackfillSim:
         self.over, self.nvis, self.decisions, self.head = False, 0, 0, -1
         for i in range(n):
             self.start[i] = -1
+        if self.mirror:
+            rlc_reset(self.core, n, self.t, self.submit, self.nodes, self.req, first)
+            if not rlc_submit(self.core, 0):
+                self.broken = 1
 
     # ------------------------------------------------------------------ the agent's episode
     cdef void proceed(self, bint at_head) noexcept nogil:
@@ -363,8 +411,9 @@ cdef class BackfillSim:
         if n <= 0 or n > self.cap or first < 0 or first + n > len(self.submit):
             raise ValueError(f"window [{first}, {first + n}) does not fit the trace or the capacity {self.cap}")
         with nogil:
-            self.reset_state(first, n)
+            self.reset_state(first, n, self.act_size > 0)
             self.proceed(False)
+        self.check()
 
     def observe(self, float[::1] out, int8_t[::1] mask):
         """Write the observation (128 x 6 floats, row-major) and the mask of candidate rows."""
@@ -375,6 +424,7 @@ cdef class BackfillSim:
         """Start the candidate in ``row``, run to the next choice, write its observation."""
         with nogil:
             self.step_row(row, &out[0], &mask[0])
+        self.check()
 
     # ------------------------------------------------------------------ the heuristics
     def run_heuristic(self, int64_t first, int64_t n, int head, int order):
@@ -388,7 +438,7 @@ cdef class BackfillSim:
         if not (0 <= head <= BK_LARGEST and 0 <= order <= BK_LARGEST):
             raise ValueError("order codes are 0..4")
         with nogil:
-            self.reset_state(first, n)
+            self.reset_state(first, n, True)
             while True:
                 while self.nq == 0:
                     if not self.jump():
@@ -411,9 +461,16 @@ cdef class BackfillSim:
                 if not self.jump():
                     self.over = True
                     break
+        self.check()
         return self.value()
 
     # ------------------------------------------------------------------ results
+    cdef check(self):
+        if self.broken == 1:
+            raise MemoryError("the episode's scheduler core ran out of memory")
+        if self.broken:
+            raise InternalError("the episode and its scheduler core disagree on the free nodes")
+
     def value(self):
         """Mean bounded slowdown over the window's jobs (a job not started counts its wait so far)."""
         cdef int64_t i, j, st
@@ -470,6 +527,7 @@ def bf_step_many(list sims, const int64_t[::1] rows, float[:, ::1] obs, int8_t[:
     for i in range(len(sims)):
         s = <BackfillSim>sims[i]
         s.step_row(rows[i], &obs[i, 0], &masks[i, 0])
+        s.check()
         done[i] = s.over
 
 
@@ -491,4 +549,5 @@ def run_backfill_policy(BackfillSim sim, Kernel kernel):
                 if sc[r] > sc[best]:
                     best = r
             sim.step_row(best, obs, mask)
+    sim.check()
     return sim.value()
