@@ -209,7 +209,9 @@ cdef class Sim:
     cdef double* t2
     cdef int64_t nvis
     cdef bint over, pivot, stuck
+    cdef int broken          # the core failed: 1 out of memory, 2 it and the episode disagree
     cdef double score_sum, util_sum
+    cdef State* core         # default mode with backfilling: the core that makes the EASY decisions
 
     def __cinit__(self, const int64_t[:] submit, const int64_t[:] run, const int64_t[:] req,
                   const int64_t[:] nodes, const int64_t[:] procs, const float[:, :] feat, *,
@@ -233,12 +235,17 @@ cdef class Sim:
         if not (self.q and self.runj and self.start and self.vis and self.mark and self.tmp and self.tmp2
                 and self.k1 and self.k2 and self.t1 and self.t2):
             raise MemoryError()
+        if backfill and not compat:
+            self.core = rlc_new(total_nodes, n)
+            if self.core == NULL:
+                raise MemoryError()
         self.over = True
 
     def __dealloc__(self):
         c_free(self.q); c_free(self.runj); c_free(self.start); c_free(self.vis); c_free(self.mark)
         c_free(self.tmp); c_free(self.tmp2); c_free(self.k1); c_free(self.k2); c_free(self.t1)
         c_free(self.t2)
+        rlc_free(self.core)
 
     # ------------------------------------------------------------------ events
     cdef inline bint fits(self, int64_t j) noexcept nogil:
@@ -265,6 +272,8 @@ cdef class Sim:
         if best > self.t:
             self.t = best
         self.free += self.nodes[self.runj[bi]]
+        if self.core != NULL:
+            rlc_finish(self.core, self.runj[bi] - self.first, self.t)
         for i in range(bi, self.nrun - 1):
             self.runj[i] = self.runj[i + 1]
         self.nrun -= 1
@@ -276,6 +285,8 @@ cdef class Sim:
         self.q[self.nq] = j
         self.nq += 1
         self.next_arr += 1
+        if self.core != NULL and not rlc_submit(self.core, j - self.first):
+            self.broken = 1
 
     cdef inline bint advance_one(self) noexcept nogil:
         # one event; False when there is none (a job that can never fit)
@@ -379,38 +390,33 @@ cdef class Sim:
         return True
 
     cdef bint wait_backfill_easy(self, int64_t job) noexcept nogil:
-        # EASY: at every event the reservation (shadow time and extra nodes) is planned again from
-        # the estimates; queued jobs in FCFS order start if they fit now and end by the shadow time
-        # or use only the extra nodes
-        cdef int64_t i, j, n, shadow = INF_T, extra = 0, avail
+        # EASY: at every event the core's full pass (rl_core.pxd) reserves the picked job at its
+        # earliest start and starts, in FCFS order, every queued job the profile holds now for its
+        # requested time (it ends by the reservation or leaves its nodes free); the picked job
+        # starts once it fits
+        cdef int64_t i, k, n
+        cdef bint fit
         while not self.fits(job):
-            n = self.nrun
-            for i in range(n):
-                self.tmp[i] = self.runj[i]
-                self.k1[i] = <double>(self.start[self.runj[i] - self.first] + self.req[self.runj[i]])
-                self.k2[i] = 0.0
-            self.sort_list(self.tmp, n)
-            avail = self.free
-            shadow, extra = INF_T, 0
-            for i in range(n):
-                j = self.tmp[i]
-                avail += self.nodes[j]
-                if avail >= self.nodes[job]:
-                    shadow = self.start[j - self.first] + self.req[j]
-                    extra = avail - self.nodes[job]
-                    break
             self.sort_queue(0)
             n = self.nq
-            memcpy(self.tmp, self.q, n * sizeof(int64_t))
+            self.tmp[0] = job - self.first
+            k = 1
+            fit = False
             for i in range(n):
-                j = self.tmp[i]
-                if j == job or not self.fits(j):
-                    continue
-                if self.t + self.req[j] <= shadow:
-                    self.start_job(j)
-                elif self.nodes[j] <= extra:
-                    extra -= self.nodes[j]
-                    self.start_job(j)
+                if self.q[i] != job:
+                    self.tmp[k] = self.q[i] - self.first
+                    k += 1
+                    fit = fit or self.fits(self.q[i])
+            if fit:
+                # (a pass can start only jobs that fit now)
+                if rlc_backfill(self.core, self.t, self.tmp, n) != RC_OK:
+                    self.broken = 1
+                    return False
+                for i in range(self.core.decided.nstarted):
+                    self.start_job(self.first + self.core.decided.started[i])
+                if self.core.nodes.nfree != self.free:
+                    self.broken = 2
+                    return False
             if not self.advance_one():
                 return False
         return True
@@ -427,7 +433,11 @@ cdef class Sim:
                 while not self.fits(job):
                     if not self.advance_one():
                         break
-        if self.stuck:
+        if self.stuck or self.broken:
+            self.over = True
+            return True
+        if self.core != NULL and not rlc_start(self.core, job - self.first, self.t):
+            self.broken = 1
             self.over = True
             return True
         self.start_job(job)
@@ -534,6 +544,14 @@ cdef class Sim:
                 mask[r] = 0
 
     # ------------------------------------------------------------------ Python API
+    cdef check(self):
+        if self.stuck:
+            raise RuntimeError("a job needs more nodes than the cluster has")
+        if self.broken == 1:
+            raise MemoryError("the episode's scheduler core ran out of memory")
+        if self.broken:
+            raise InternalError("the episode and its scheduler core disagree on the free nodes")
+
     def reset(self, int64_t first, int64_t n):
         """Start the window of jobs ``first .. first + n - 1``: the clock at the first submit."""
         if n < 1 or n > self.cap or first < 0 or first + n > self.submit.shape[0]:
@@ -550,9 +568,14 @@ cdef class Sim:
         self.last_start = self.t
         self.max_end = 0
         self.over = self.pivot = self.stuck = False
+        self.broken = 0
         self.nvis = 0
         for i in range(n):
             self.start[i] = -1
+        if self.core != NULL:
+            rlc_reset(self.core, n, self.t, self.submit, self.nodes, self.req, first)
+            if not rlc_submit(self.core, 0):
+                raise MemoryError()
 
     def observe(self, float[::1] out, int8_t[::1] mask):
         """Write the observation (128 x 8, row-major) and the action mask; returns the rows shown."""
@@ -564,8 +587,7 @@ cdef class Sim:
         then observe. Returns True when the episode is over."""
         with nogil:
             self.step_row(row, &out[0], &mask[0])
-        if self.stuck:
-            raise RuntimeError("a job needs more nodes than the cluster has")
+        self.check()
         return self.over
 
     cdef void step_row(self, int64_t row, float* out, int8_t* mask) noexcept nogil:
@@ -583,8 +605,7 @@ cdef class Sim:
                 self.sort_queue(code)
                 j = self.q[0]
                 self.schedule(j)
-        if self.stuck:
-            raise RuntimeError("a job needs more nodes than the cluster has")
+        self.check()
         return self.value()
 
     def run_order(self, const int64_t[:] rank):
@@ -598,6 +619,7 @@ cdef class Sim:
                         best = i
                 j = self.q[best]
                 self.schedule(j)
+        self.check()
         return self.value()
 
     def value(self):
@@ -650,8 +672,7 @@ def step_many(list sims, const int64_t[::1] rows, float[:, ::1] obs, int8_t[:, :
     for i in range(len(sims)):
         s = <Sim>sims[i]
         s.step_row(rows[i], &obs[i, 0], &masks[i, 0])
-        if s.stuck:
-            raise RuntimeError("a job needs more nodes than the cluster has")
+        s.check()
         done[i] = s.done
 
 
@@ -723,8 +744,7 @@ def run_policy(Sim sim, Kernel kernel):
                 if mask[r] and (best < 0 or sc[r] > sc[best]):
                     best = r
             sim.step_row(best, obs, mask)
-    if sim.stuck:
-        raise RuntimeError("a job needs more nodes than the cluster has")
+    sim.check()
     return sim.value()
 
 

@@ -124,3 +124,32 @@ def test_a_job_wider_than_the_cluster_is_refused(tmp_path):
     with pytest.raises(ValueError, match="job 1 needs 17 nodes.*at most the cluster's 16"):
         _rlsim.BackfillSim(tr.submit, tr.run, tr.req, nodes, tr.procs, tr.total_nodes, tr.procs_per_node,
                            float(tr.max_procs), REQ_SCALE, 2, 0, False, 0.0, False, 0, True)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.lists(_job, min_size=2, max_size=60))
+def test_job_selection_easy_is_the_reference_easy(tmp_path, raw):
+    # the job-selection episodes' EASY (default mode) is the core's pass too: every heuristic, on
+    # workloads dense in simultaneous events and equal ends, as pbf.reference.rlscheduler
+    from pbf.reference.rlscheduler import HEURISTICS, ReferenceJobSelectionEnv
+    from pbf.rl.env import HEURISTICS as CODES
+    jobs, t = [], 0
+    for gap, run, size, extra in raw:
+        t += gap
+        r = max(run, 1)
+        jobs.append((t, r, size, r + max(extra, 0)))
+    lines = ["; MaxProcs: 16", "; MaxNodes: 16"]
+    lines += [f"{i + 1} {s} -1 {r} {p} -1 -1 {p} {q} -1 1 1 1 1 1 1 -1 -1" for i, (s, r, p, q) in enumerate(jobs)]
+    path = tmp_path / "js.swf"
+    path.write_text("\n".join(lines) + "\n")
+    tr = RLTrace.load(path)
+    n = len(tr)
+    ref = ReferenceJobSelectionEnv(tr, compat=False, backfill=True, baselines=False)
+    sim = _rlsim.Sim(tr.submit, tr.run, tr.req, tr.nodes, tr.procs, tr.features, total_nodes=tr.total_nodes,
+                     ppn=tr.procs_per_node, max_procs=tr.max_procs, cap=n, compat=False, backfill=True, skip=False,
+                     skip_time=60, metric=0)
+    for name in HEURISTICS:
+        sim.reset(0, n)
+        assert sim.run_heuristic(CODES[name]) == pytest.approx(ref.heuristic(0, n, name), rel=1e-12)
+        assert sim.starts().tolist() == [j.start for j in ref.jobs], name

@@ -165,10 +165,14 @@ class ReferenceJobSelectionEnv:
     def _backfill_easy(self, job):
         while not self._fits(job):
             avail, shadow, extra = self.free, math.inf, 0
-            for r in sorted(self.running, key=lambda r: r.start + r.req):
+            running = sorted(self.running, key=lambda r: r.start + r.req)
+            for i, r in enumerate(running):
                 avail += r.nodes
                 if avail >= job.nodes:
-                    shadow, extra = r.start + r.req, avail - job.nodes
+                    # the extra nodes: those free at the shadow time, every job ending then counted
+                    shadow = r.start + r.req
+                    avail += sum(o.nodes for o in running[i + 1:] if o.start + o.req == shadow)
+                    extra = avail - job.nodes
                     break
             self.queue.sort(key=self.key["fcfs"])
             for j in list(self.queue):
