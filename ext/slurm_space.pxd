@@ -72,6 +72,14 @@ ctypedef struct SlurmSpace:
     int64_t* dstamp
     int32_t* dirty
     int64_t stamp
+    int64_t* fnow                  # each node's free cores now (for Nodes.version fnow_version; -1: not made)
+    int64_t fnow_version
+    int64_t* pcnow                 # the cores each node could give job pcnow_job now (for Nodes.version
+    int64_t pcnow_job              # pcnow_version): the start of each of the job's will-run tests
+    int64_t pcnow_version
+    int64_t* hist                  # ... and how many offered nodes give each count (1 .. vmax), so that
+    int64_t vmax                   # the most any maxn of them give together is known (vmax: the most
+                                   # cores of a node; 0: not worked out yet)
     # the nodes a job may use at all (ss_usable), NW words, for the ask u_feat, u_mpn, u_mpc (u_ok: made)
     uint64_t* ubits
     uint64_t* tbits                # (scratch, NW words) the nodes a choice takes cores of
@@ -97,7 +105,11 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.tbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
     X.u_ok = False
     X.gb_version = -1
-    if (X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
+    X.fnow = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.pcnow = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.fnow_version = -1
+    X.pcnow_version = -1
+    if (X.fnow == NULL or X.pcnow == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
             or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
             or X.tbits == NULL):
         return RC_NO_MEMORY
@@ -111,7 +123,7 @@ cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.sw)
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu)
-    free(X.pc); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
+    free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
 
@@ -145,6 +157,8 @@ cdef inline int ss_reset(SlurmSpace* X, int64_t now, int64_t window, int64_t res
     cdef int64_t w
     X.resolution = resolution if resolution > 1 else 1
     X.gb_version = -1                  # (a rollback may bring back an older Nodes.version)
+    X.fnow_version = -1
+    X.pcnow_version = -1
     if _ss_room(X, 4) != RC_OK:
         return RC_NO_MEMORY
     X.n = 1
@@ -491,14 +505,50 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
 
 cdef inline void _ss_count(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t i, int64_t c, int64_t* total,
                            int64_t* used) noexcept nogil:
-    # node i now gives job j c cores: the test's sums follow
+    # node i now gives job j c cores: the test's sums and counts follow
     if X.pc[i] > 0:
         total[0] -= X.pc[i]
         used[0] -= 1
+        X.hist[X.pc[i]] -= 1
     X.pc[i] = c
     if c > 0:
         total[0] += c
         used[0] += 1
+        X.hist[c] += 1
+
+
+cdef inline int _ss_hist_ready(SlurmSpace* X, const NodeModel* M) noexcept nogil:
+    # X.hist all zero, for counts up to the most cores of a node
+    cdef int64_t i, v
+    if X.vmax == 0:
+        for i in range(M.nn):
+            v = M.first[i + 1] - M.first[i]
+            if v > X.vmax:
+                X.vmax = v
+        X.hist = <int64_t*>malloc((X.vmax + 1) * sizeof(int64_t))
+        if X.hist == NULL:
+            X.vmax = 0
+            return RC_NO_MEMORY
+    memset(X.hist, 0, (X.vmax + 1) * sizeof(int64_t))
+    return RC_OK
+
+
+cdef inline bint _ss_hopeless(const SlurmSpace* X, int64_t total, int64_t used, int64_t cores, int64_t minn,
+                              int64_t maxn) noexcept nogil:
+    # the offered nodes cannot hold the job as they are now: too few nodes, too few cores, or too few in
+    # the maxn nodes that give most (each a condition nm_choose needs)
+    cdef int64_t v, left = maxn, got = 0, t
+    if used < minn or total < cores:
+        return True
+    if maxn <= 0 or maxn >= used:
+        return False
+    v = X.vmax
+    while v > 0 and left > 0:
+        t = X.hist[v] if X.hist[v] < left else left
+        got += t * v
+        left -= t
+        v -= 1
+    return got < cores
 
 
 cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
@@ -512,6 +562,17 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # or nodes in all: nm_choose's own first check) need not be made
     cdef bint skip_hopeless = M.gpn[j] <= 0 or X.marks == SS_MARKS_NONE
     cdef uint64_t bits
+    if skip_hopeless and _ss_hist_ready(X, M) != RC_OK:
+        return SS_ERROR
+    if X.fnow_version != N.version:    # (the nodes as they are now: the same for every test until a start)
+        for i in range(M.nn):
+            X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+        X.fnow_version = N.version
+    if skip_hopeless and (X.pcnow_version != N.version or X.pcnow_job != j):
+        for i in range(M.nn):          # (the same for each of this job's tests: the TRY_LATER loop)
+            X.pcnow[i] = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+        X.pcnow_version = N.version
+        X.pcnow_job = j
     # (fc and pc are read only for offered nodes)
     for x in range(X.NW):
         bits = X.offer[x]
@@ -519,12 +580,13 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             i = (x << 6) + __builtin_ctzll(bits)
             bits &= bits - 1
             X.pc[i] = 0
-            X.fc[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+            X.fc[i] = X.fnow[i]
             if X.marks == SS_MARKS_PER_TEST:
                 _ss_setw(X, i, 0xff)   # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
             if skip_hopeless:
-                _ss_count(X, M, j, i, nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i]), &total, &used)
-    if (not skip_hopeless or (used >= M.minn[j] and total >= cores)) and _ss_choose(X, M, j, cores, False):
+                _ss_count(X, M, j, i, X.pcnow[i], &total, &used)
+    if (not skip_hopeless or not _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j])) \
+            and _ss_choose(X, M, j, cores, False):
         return now
     if now_only:
         return -1
@@ -585,7 +647,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                 _ss_count(X, M, j, i, nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i]), &total, &used)
             nd = 0
             X.stamp += 1
-            if used < M.minn[j] or total < cores:
+            if _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j]):
                 continue
         if _ss_choose(X, M, j, cores, True):
             if N.by_end[last].end > now:
