@@ -297,7 +297,7 @@ class ReplayConfig:
              if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits", "assoc_limits",
                           "partitions")}
         if self.partitions is not None:
-            d["partitions"] = [p.name for p in self.partitions.partitions]
+            d["partitions"] = {"names": [p.name for p in self.partitions.partitions], "multi": self.partitions.multi}
         d["qos_limits"] = None if self.qos_limits is None else os.fspath(self.qos_limits)
         d["assoc_limits"] = None if self.assoc_limits is None else os.fspath(self.assoc_limits)
         d["cluster"] = (None if self.cluster is None
