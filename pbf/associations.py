@@ -60,7 +60,8 @@ __all__ = ["Association", "AssocLimits", "read_assoc_limits", "set_assoc_limits"
 _KEYS = {"maxjobs": "max_jobs", "grpjobs": "grp_jobs", "grptres": "grp_cpus", "grpcpus": "grp_cpus",
          "maxtresperjob": "max_cpus_pj", "maxtrespj": "max_cpus_pj", "maxtres": "max_cpus_pj",
          "maxcpusperjob": "max_cpus_pj", "maxcpus": "max_cpus_pj", "maxsubmitjobs": "max_submit",
-         "maxsubmit": "max_submit", "maxwalldurationperjob": "max_wall", "maxwall": "max_wall"}
+         "maxsubmit": "max_submit", "grpsubmitjobs": "grp_submit", "grpsubmit": "grp_submit",
+         "maxwalldurationperjob": "max_wall", "maxwall": "max_wall"}
 _INHERITED = ("max_jobs", "max_cpus_pj", "max_submit", "max_wall")
 #: options read and not limits
 _PLAIN = {"description", "organization", "defaultaccount", "defaultwckey", "adminlevel", "coordinator", "wckeys",
@@ -72,7 +73,7 @@ class Association:
     """One association: ``account``, ``user`` (None: the account's own), ``parent`` (the account above;
     None: the root), its ``line``, and its limits (0: none; ``max_*`` after inheritance):
     ``max_jobs``, ``grp_jobs``, ``grp_cpus``, ``max_cpus_pj`` (MaxTRESPerJob cpu), ``max_submit``
-    (MaxSubmitJobs, read only), ``max_wall`` (MaxWallDurationPerJob, minutes)."""
+    (MaxSubmitJobs), ``grp_submit`` (GrpSubmitJobs), ``max_wall`` (MaxWallDurationPerJob, minutes)."""
     account: str
     user: str | None
     parent: str | None
@@ -82,6 +83,7 @@ class Association:
     grp_cpus: int = 0
     max_cpus_pj: int = 0
     max_submit: int = 0
+    grp_submit: int = 0
     max_wall: int = 0
     set_here: frozenset = field(default_factory=frozenset)
 
@@ -109,6 +111,12 @@ class AssocLimits:
         parent = np.array([row[("", a.parent if a.user is None else a.account)] if a.parent is not None
                            or a.user is not None else -1 for a in assoc], dtype=np.int32)
         return keys, limits, parent
+
+    def submit_rows(self):
+        """(MaxSubmitJobs, GrpSubmitJobs) of the rows of :meth:`rows`, in its order."""
+        assoc = list(self.accounts.values()) + list(self.users.values())
+        return np.array([(a.max_submit if a.user is not None else 0, a.grp_submit) for a in assoc],
+                        dtype=np.int64).reshape(len(assoc), 2)
 
 
 def _split(text):
@@ -241,8 +249,6 @@ def _limits(path, number, a, opts, said, who):
             v = _count(path, number, key, value)
         setattr(a, limit, v)
         set_here.add(limit)
-        if limit == "max_submit":
-            others.append(f"{key}={value}")
     a.set_here = frozenset(set_here)
     said += [f"{who}: {o}" for o in others]
 
@@ -267,92 +273,94 @@ def _legend(table, name):
     return constraint_legend(table.header, name)
 
 
+def _path_least(limits, parent, column):
+    # the smallest limit (0: none) of a column on each row's path to the root
+    out = []
+    for i in range(len(parent)):
+        p, least = i, 0
+        while p >= 0:
+            if limits[p, column] and (not least or limits[p, column] < least):
+                least = int(limits[p, column])
+            p = parent[p]
+        out.append(least)
+    return out
+
+
+def _job_rows(A, keys, table, order):
+    # each job's user association row (-1: none) and the counts of jobs of unknown users / associations
+    from .workload.jobs import user_names
+    row = {k: i for i, k in enumerate(keys)}
+    named = user_names(table)
+    accounts = (_legend(table, "Account"), table.columns["account"][order]) \
+        if "account" in getattr(table, "columns", {}) else None
+    out = np.full(len(order), -1, dtype=np.int64)
+    missing = {"user": 0, "association": 0}
+    cache = {}
+    for k, u in enumerate(table.user[order]):
+        user = named.get(int(u), str(int(u)))
+        acct = accounts[0].get(int(accounts[1][k]), "").lower() if accounts is not None else ""
+        if (user, acct) not in cache:
+            cache[user, acct] = row.get((user, acct or A.default_account.get(user, "")), -1)
+        out[k] = cache[user, acct]
+        if out[k] < 0:
+            missing["association" if user in A.default_account else "user"] += 1
+    return out, missing
+
+
 def set_assoc_limits(core, assoc_path, qos_path, table, order) -> dict:
     """Give the compiled core the association limits of ``assoc_path`` (None: none) and each job's
-    association, and refuse the jobs a limit alone stops (module docstring; ``qos_path``: the QOS
-    dump whose ``MaxWall`` applies, or None). Returns the summary's ``assoc_limits`` (without the
-    counts the replay adds) and the refusals by reason."""
-    from .workload.jobs import user_names
+    association, the submission limits (QOS ``MaxSubmitPU``, association ``MaxSubmitJobs`` and
+    ``GrpSubmitJobs``), and refuse the jobs a limit alone stops (module docstring; ``qos_path``: the
+    QOS dump, already given to the core, or None). Returns the summary's ``assoc_limits`` (None without
+    ``assoc_path``; without the counts the replay adds) and the refusals by reason."""
     n = len(order)
-    never = np.zeros(n, dtype=np.uint8)
     why = {}
     req = np.asarray(table.req_time)[order]
-    qos_wall, qos_grp = {}, {}
-    qos_names = None
-    if qos_path is not None:
-        q = read_qos_limits(qos_path)
-        qos_wall = q.max_wall
-        qos_grp = {name: v[3] for name, v in q.limits.items()}
+    cores = np.asarray(table.req_procs)[order]
+    q = read_qos_limits(qos_path) if qos_path is not None else None
+    qos_names = [None] * n
+    if q is not None:
         legend = _legend(table, "Queue")
         qos_names = [legend.get(int(c), str(int(c))) for c in table.queue[order]]
+    qos_lim = q.limits if q is not None else {}
     assoc = np.full(n, -1, dtype=np.int64)
-    read = None
+    read = A = None
     if assoc_path is not None:
         A = read_assoc_limits(assoc_path)
         keys, limits, parent = A.rows()
         core.set_assoc_limits(np.ascontiguousarray(limits), np.ascontiguousarray(parent))
-        row = {k: i for i, k in enumerate(keys)}
-        grp_cpus = []                      # the smallest GrpTRES cpu on each association's path to the root
-        for i in range(len(keys)):
-            p, least = i, 0
-            while p >= 0:
-                least = min(x for x in (least, int(limits[p, 2])) if x) if least or limits[p, 2] else 0
-                p = parent[p]
-            grp_cpus.append(least)
-        grp_cpus = []                      # the smallest GrpTRES cpu on each association's path to the root
-        for i in range(len(keys)):
-            p, least = i, 0
-            while p >= 0:
-                if limits[p, 2] and (not least or limits[p, 2] < least):
-                    least = int(limits[p, 2])
-                p = parent[p]
-            grp_cpus.append(least)
-        named = user_names(table)
-        accounts = (_legend(table, "Account"), table.columns["account"][order]) \
-            if "account" in getattr(table, "columns", {}) else None
-        missing_user = missing_assoc = 0
-        cache = {}
-        for k, u in enumerate(table.user[order]):
-            user = named.get(int(u), str(int(u)))
-            acct = accounts[0].get(int(accounts[1][k]), "").lower() if accounts is not None else ""
-            key = (user, acct)
-            if key not in cache:
-                acct = acct or A.default_account.get(user, "")
-                cache[key] = row.get((user, acct), -1)
-                if cache[key] < 0:
-                    cache[key] = -2 if user in A.default_account else -3
-            r = cache[key]
-            if r < 0:
-                missing_assoc += r == -2
-                missing_user += r == -3
-                continue
-            assoc[k] = r
+        grp_cpus = _path_least(limits, parent, 2)
+        assoc, missing = _job_rows(A, keys, table, order)
+        for k in np.flatnonzero(assoc >= 0):
+            r, qos = int(assoc[k]), qos_lim.get(qos_names[k], (0, 0, 0, 0))
             a = A.users[keys[r]]
-            cores = table.req_procs[order[k]]
-            if a.max_cpus_pj and cores > a.max_cpus_pj:
+            if a.max_cpus_pj and cores[k] > a.max_cpus_pj:
                 why[k] = "AssocMaxCpuPerJobLimit"
-            elif not qos_grp.get(qos_names[k] if qos_names else None) and 0 < grp_cpus[r] < cores:
+            elif not qos[3] and 0 < grp_cpus[r] < cores[k]:
                 why[k] = "AssocGrpCpuLimit"
-            elif a.max_wall and not qos_wall.get(qos_names[k] if qos_names else None) and \
-                    req[k] > a.max_wall * 60:
+            elif a.max_wall and not (q and q.max_wall.get(qos_names[k])) and req[k] > a.max_wall * 60:
                 why[k] = "AssocMaxWallDurationPerJobLimit"
         read = {"file": A.path, "cluster": A.cluster, "accounts": len(A.accounts), "user_associations": len(A.users),
-                "limits": {f"{k[0]}@{k[1]}" if k[0] else k[1]: dict(zip(("max_jobs", "grp_jobs", "grp_cpus"),
+                "limits": {f"{k[0]}@{k[1]}" if k[0] else k[1]: dict(zip(("max_jobs", "grp_jobs", "grp_cpus",
+                                                                          "max_submit_jobs", "grp_submit_jobs"),
                                                                          map(int, v)))
-                           for k, v in zip(keys, limits) if v.any()},
-                "jobs_of_unknown_users": int(missing_user), "jobs_of_unknown_associations": int(missing_assoc),
+                           for k, v in zip(keys, np.hstack([limits, A.submit_rows()])) if v.any()},
+                "jobs_of_unknown_users": missing["user"], "jobs_of_unknown_associations": missing["association"],
                 "not_modelled": list(A.not_modelled)}
-    if qos_names is not None:
+    if q is not None:
         for k, name in enumerate(qos_names):
-            wall = qos_wall.get(name)
+            wall = q.max_wall.get(name)
             if wall and req[k] > wall * 60:
                 why[k] = "QOSMaxWallDurationPerJobLimit"
-    for k in why:
-        never[k] = 1
-    if assoc_path is not None or why:
+    never = np.zeros(n, dtype=np.uint8)
+    never[list(why)] = 1
+    if A is not None or why:
         core.set_job_assoc(0, assoc, never)
+    qos_submit = np.array([q.max_submit.get(name, 0) for name in q.limits] if q is not None else [], dtype=np.int64)
+    assoc_submit = A.submit_rows() if A is not None else np.zeros((0, 2), dtype=np.int64)
+    if qos_submit.any() or assoc_submit.any():
+        core.set_submit_limits(qos_submit, np.ascontiguousarray(assoc_submit))
     refused = {}
     for reason in why.values():
         refused[reason] = refused.get(reason, 0) + 1
     return {"assoc": read, "refused": dict(sorted(refused.items()))}
-

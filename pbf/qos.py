@@ -11,10 +11,14 @@ more cores than a cpu limit is rejected. A job's QOS is its trace's ``QOS`` (sac
 is not limited. ``MaxWall``: a job whose time limit exceeds its QOS's is refused at submission (rejected,
 reason ``RJ_QOS_LIMIT``; :mod:`pbf.associations`): Slurm refuses it at ``sbatch`` under ``DenyOnLimit``
 and otherwise keeps it pending for ever (``QOSMaxWallDurationPerJobLimit``); it never runs either way.
+``MaxSubmitPU``: a job submitted while its user already has that many jobs of the QOS pending or running
+is refused, as ``sbatch`` is (``QOSMaxSubmitJobPerUserLimit``); a replayed trace then loses the jobs
+Slurm would have refused (a sacct dump holds only the jobs Slurm accepted, so a replay of the site's own
+dump refuses none unless the schedule differs).
 
 Read and not modelled, listed in the replay's summary (``qos_limits.not_modelled``): limits on other
 TRES (``mem=``, ``node=``, ``gres/...``), per-account limits (``...PA``), submission limits
-(``MaxSubmitPU``, ``GrpSubmit``: a dump holds only the jobs Slurm accepted), time limits (``GrpWall``,
+(``GrpSubmit``), time limits (``GrpWall``,
 ``...Mins``), per-job and per-node limits (``MaxTRES``, ``MaxTRESPerNode``, ``MinTRES``),
 ``Flags``, ``UsageFactor``, preemption. A QOS's ``Priority`` is multifactor's (``--mf-qos``).
 """
@@ -31,7 +35,7 @@ __all__ = ["QosLimits", "read_qos_limits", "wall_minutes", "MAX_QOS_LIMIT"]
 MAX_QOS_LIMIT = 2**32 - 1
 _MODELLED = ("maxjobspu", "maxtrespu", "grpjobs", "grptres")
 _NOT_MODELLED = ("grptresmins", "grptresrunmins", "grpsubmit", "grpwall", "maxtres", "maxtrespernode",
-                 "maxtresmins", "maxsubmitpu", "maxtrespa", "maxjobspa", "maxsubmitpa", "mintres",
+                 "maxtresmins", "maxtrespa", "maxjobspa", "maxsubmitpa", "mintres",
                  "flags", "usagefactor", "usagethres", "preempt", "preemptmode", "gracetime")
 
 
@@ -39,11 +43,13 @@ _NOT_MODELLED = ("grptresmins", "grptresrunmins", "grpsubmit", "grpwall", "maxtr
 class QosLimits:
     """``limits``: QOS name -> (MaxJobsPU, MaxTRESPU cpu, GrpJobs, GrpTRES cpu), 0 none;
     ``not_modelled``: what the dump sets that pbf does not model; ``path``: the file; ``max_wall``:
-    QOS name -> MaxWall in minutes (the QOS that set one; a longer job is refused at submission)."""
+    QOS name -> MaxWall in minutes (the QOS that set one; a longer job is refused at submission);
+    ``max_submit``: QOS name -> MaxSubmitPU (a user's jobs in the QOS, pending or running)."""
     limits: dict
     not_modelled: tuple
     path: str
     max_wall: dict = field(default_factory=dict)
+    max_submit: dict = field(default_factory=dict)
 
 
 def _count(path, number, field, value):
@@ -114,7 +120,7 @@ def read_qos_limits(path: str | os.PathLike) -> QosLimits:
     if "name" not in col or not any(k in col for k in _MODELLED):
         raise TraceFormatError(path, 1, None, lines[0][:200], "a header naming Name and at least one of MaxJobsPU, "
                                "MaxTRESPU, GrpJobs, GrpTRES")
-    limits, said, walls = {}, [], {}
+    limits, said, walls, submits = {}, [], {}, {}
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
@@ -137,10 +143,13 @@ def read_qos_limits(path: str | os.PathLike) -> QosLimits:
         wall = wall_minutes(path, number, "MaxWall", get("maxwall"))
         if wall:
             walls[name] = wall
+        submit = _count(path, number, "MaxSubmitPU", get("maxsubmitpu"))
+        if submit:
+            submits[name] = submit
         for key in _NOT_MODELLED:
             if key in col and cells[col[key]].strip() not in ("", "0", "00:00:00", "cluster", "1.000000"):
                 others.append(f"{spelled[col[key]]}={cells[col[key]].strip()}")
         said += [f"QOS {name}: {o}" for o in others]
     if not limits:
         raise TraceFormatError(path, None, None, "a header only", "at least one QOS line")
-    return QosLimits(limits, tuple(said), path, walls)
+    return QosLimits(limits, tuple(said), path, walls, submits)

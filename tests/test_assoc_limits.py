@@ -42,9 +42,11 @@ User - '4':DefaultAccount='chem':Fairshare=1{u4}
 PATH = {1: ("physics", "root"), 2: ("physics", "root"), 3: ("astro", "physics", "root"), 4: ("chem", "root")}
 
 
-def _opts(max_jobs=0, grp_jobs=0, grp_cpus=0):
+def _opts(max_jobs=0, grp_jobs=0, grp_cpus=0, max_submit=0, grp_submit=0):
     return ((f":MaxJobs={max_jobs}" if max_jobs else "") + (f":GrpJobs={grp_jobs}" if grp_jobs else "")
-            + (f":GrpTRES=cpu={grp_cpus},mem=100G" if grp_cpus else ""))
+            + (f":GrpTRES=cpu={grp_cpus},mem=100G" if grp_cpus else "")
+            + (f":MaxSubmitJobs={max_submit}" if max_submit else "")
+            + (f":GrpSubmitJobs={grp_submit}" if grp_submit else ""))
 
 
 def _write(text, suffix=".cfg"):
@@ -55,24 +57,30 @@ def _write(text, suffix=".cfg"):
 
 
 def _effective(limits):
-    # (MaxJobs after inheritance, GrpJobs, GrpTRES cpu) of each association, as the oracle gets them
-    eff = dict(limits)
+    # (MaxJobs, GrpJobs, GrpTRES cpu, MaxSubmitJobs, GrpSubmitJobs) of each association as the oracle
+    # gets them: a user's Max* inherited from the nearest account above that sets them
+    eff = {a: (0, v[1], v[2], 0, v[4]) for a, v in limits.items() if not a.startswith("u")}
     for u, path in PATH.items():
-        own = limits.get(f"u{u}", (0, 0, 0))
-        mj = own[0] or next((limits.get(a, (0,))[0] for a in path if limits.get(a, (0,))[0]), 0)
-        eff[f"u{u}"] = (mj, own[1], own[2])
+        own = limits.get(f"u{u}", (0,) * 5)
+
+        def inherit(i, own=own, path=path):
+            return own[i] or next((limits[a][i] for a in path if limits.get(a, (0,) * 5)[i]), 0)
+        eff[f"u{u}"] = (inherit(0), own[1], own[2], inherit(3), own[4])
     return eff
 
 
 @st.composite
 def assoc_scenarios(draw):
     case = draw(busy_node_scenarios())
-    lim = st.tuples(st.integers(0, 3), st.integers(0, 4), st.sampled_from([0, 10, 20]))
+    lim = st.tuples(st.integers(0, 3), st.integers(0, 4), st.sampled_from([0, 10, 20]), st.integers(0, 4),
+                    st.sampled_from([0, 0, 3, 6]))
     limits = {k: draw(lim) for k in ("physics", "chem", "astro", "u1", "u2", "u3", "u4")}
+    qos = draw(st.none() | st.tuples(st.integers(0, 2), st.just(0), st.integers(0, 3), st.sampled_from([0, 12]),
+                                     st.integers(0, 3)))
     for job in case[1]:
         job["user"] = draw(st.integers(1, 5))                   # (user 5: not in the dump)
-        job["queue"] = 1
-    return case + (limits,)
+        job["queue"] = draw(st.sampled_from([1, 1, 2]))         # (QOS 2: no limits)
+    return case + (limits, qos)
 
 
 def _ref_jobs(jobs, limits):
@@ -80,10 +88,10 @@ def _ref_jobs(jobs, limits):
     out = []
     for j in jobs:
         path = [(f"u{j['user']}", eff[f"u{j['user']}"])] if j["user"] in PATH else []
-        path += [(a, (0,) + tuple(eff.get(a, (0, 0, 0))[1:])) for a in PATH.get(j["user"], ())]
-        out.append(dict(submit=j["submit"], run=j["run"], est=j["est"], user=j["user"], qos="1", assoc=path,
-                        req=NodeRequest(j["cores"], j["mpc"], j["mpn"], j["gpus"], j["nmin"], j["nmax"],
-                                        frozenset(j["feat"]))))
+        path += [(a, eff[a]) if a in eff else (a, (0,) * 5) for a in PATH.get(j["user"], ())]
+        out.append(dict(submit=j["submit"], run=j["run"], est=j["est"], user=j["user"], qos=str(j["queue"]),
+                        assoc=path, req=NodeRequest(j["cores"], j["mpc"], j["mpn"], j["gpus"], j["nmin"], j["nmax"],
+                                                    frozenset(j["feat"]))))
     return out
 
 
@@ -91,34 +99,44 @@ def _ref_jobs(jobs, limits):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=assoc_scenarios())
 def test_association_limits_follow_the_oracle(search, case):
-    nodes, jobs, reservations, first_fit, resolution, window, limits = case
+    nodes, jobs, reservations, first_fit, resolution, window, limits, qos = case
     if search == "exact":
         resolution = window = 0
-    path = _write(DUMP.format(root="", **{k: _opts(*v) for k, v in limits.items()}))
+    path = _write(DUMP.format(**{k: _opts(*v) for k, v in limits.items()}))
+    qos_path = None if qos is None else _write(
+        HEAD + "1|0|{}|{}|{}|{}||{}\n".format(*(v or "" for v in qos[:2]), qos[2] or "",
+                                             f"cpu={qos[3]}" if qos[3] else "", qos[4] or ""))
     try:
         config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search=search, assoc_limits=path,
+                                  qos_limits=qos_path,
                                   backfill=pbf.Backfill(reservations=reservations, resolution=resolution,
                                                         window=window),
                                   node_choice="first-fit" if first_fit else "best-fit")
         got = pbf.replay(_table(jobs), config)
     finally:
         os.unlink(path)
+        if qos_path:
+            os.unlink(qos_path)
     ref = _ref_jobs(jobs, limits)
+    qos_limits = None if qos is None else {"1": qos}
     if search == "slurm":
-        want = slurm_node_replay(nodes, ref, reservations, window=window, resolution=resolution, first_fit=first_fit)
+        want = slurm_node_replay(nodes, ref, reservations, window=window, resolution=resolution, first_fit=first_fit,
+                                 qos_limits=qos_limits)
     else:
-        want = node_replay(nodes, ref, reservations, first_fit)
+        want = node_replay(nodes, ref, reservations, first_fit, qos_limits=qos_limits)
     assert got.jobs["start"].tolist() == want["start"]
-    # at every start, no association over a limit
+    # at every start, no association over a limit its QOS leaves to it
     start, end = got.jobs["start"], got.jobs["end"]
     eff = _effective(limits)
+    q = qos or (0,) * 5
     for t in sorted({int(s) for s in start if s >= 0}):
         run = [j for j, s, e in zip(jobs, start, end) if 0 <= s <= t < e]
-        for key, (mj, gj, gc) in eff.items():
+        for key, (mj, gj, gc, _, _) in eff.items():
             mine = [j for j in run if (key == f"u{j['user']}" or key in PATH.get(j["user"], ()))]
-            assert not gj or len(mine) <= gj
-            assert not gc or sum(j["cores"] for j in mine) <= gc
-            assert not (mj and key.startswith("u")) or len(mine) <= mj
+            free = [j for j in mine if j["queue"] != 1 or qos is None]
+            assert not gj or len(mine if not q[2] else free) <= gj
+            assert not gc or sum(j["cores"] for j in (mine if not q[3] else free)) <= gc
+            assert not (mj and key.startswith("u")) or len(mine if not q[0] else free) <= mj
 
 
 def _jobs(*rows):
@@ -178,11 +196,34 @@ def test_the_dump_as_sacctmgr_writes_it(tmp_path):
     assert a.users["3", "astro"].max_cpus_pj == 16 and a.default_account["3"] == "astro"
     assert a.accounts["physics"].grp_cpus == 512 and a.accounts["physics"].grp_jobs == 40
     said = "\n".join(a.not_modelled)
-    assert "GrpTRES mem=1T" in said and "MaxSubmitJobs=20" in said and "GrpTRESMins=cpu=1000" in said
+    assert "GrpTRES mem=1T" in said and "GrpTRESMins=cpu=1000" in said and "MaxSubmit" not in said
+    assert a.users["2", "physics"].max_submit == 20 and a.users["4", "chem"].max_submit == 0
     assert "partition gpu" in said
     keys, limits, parent = a.rows()
     assert parent[keys.index(("", "root"))] == -1
     assert keys[parent[keys.index(("3", "astro"))]] == ("", "astro")
+
+
+def test_submission_limits_refuse_jobs_while_the_user_has_that_many_in(tmp_path):
+    # QOS 1 MaxSubmitPU=2: user 1's third job at 0 is refused, the fourth (at 150, after the first ended
+    # at 100) accepted; user 2 (QOS 2, no MaxSubmitPU) falls to its association's MaxSubmitJobs=1; chem
+    # GrpSubmitJobs=1 refuses user 4's second job
+    dump = tmp_path / "assoc.cfg"
+    dump.write_text(DUMP.format(physics="", chem=":GrpSubmitJobs=1", astro="", u1=":MaxSubmitJobs=1",
+                                u2=":MaxSubmitJobs=1", u3="", u4=""))
+    qos = tmp_path / "qos.txt"
+    qos.write_text(HEAD + "1|0||||||2\n2|0|||||||\n")
+    rows = [(0, 1, 1, 100), (0, 1, 1, 200), (0, 1, 1, 200), (150, 1, 1, 100), (0, 2, 2, 100), (0, 2, 2, 100),
+            (0, 4, 1, 100), (0, 4, 1, 100)]
+    jobs = [dict(submit=t, est=e, run=e, cores=1, mpc=0, mpn=0, gpus=0, nmin=1, nmax=1, feat=(), user=u, queue=q)
+            for t, u, q, e in rows]
+    got = pbf.replay(_table(jobs), pbf.ReplayConfig(cluster=Cluster.of_nodes([Node("n1", 16, 64000)], name="c"),
+                                                    assoc_limits=str(dump), qos_limits=str(qos)))
+    refused = {int(i) for i, st_ in zip(got.jobs["id"], got.jobs["state"]) if st_ == JobState.JS_REJECTED}
+    assert refused == {3, 6, 8}                                  # (ids from 1, in the rows' order)
+    assert got.summary["assoc_limits"]["refused"] == {"AssocGrpSubmitJobsLimit": 1, "AssocMaxSubmitJobLimit": 1,
+                                                      "QOSMaxSubmitJobPerUserLimit": 1}
+    assert got.summary["qos_limits"]["refused"] == got.summary["assoc_limits"]["refused"]
 
 
 @pytest.mark.parametrize("text, where", [
@@ -208,6 +249,8 @@ def test_qos_max_wall_is_read_in_slurm_time_forms(tmp_path):
     qos = tmp_path / "qos.txt"
     qos.write_text(HEAD + "a|0|||||2-00:00:00|\nb|0|||||45|\nc|0|||||1-12:30|\nd|0||||||\n")
     assert read_qos_limits(qos).max_wall == {"a": 2880, "b": 45, "c": 2190}
+    qos.write_text(HEAD + "a|0||||||5\n")
+    assert read_qos_limits(qos).max_submit == {"a": 5}
     qos.write_text(HEAD + "a|0|||||two days|\n")
     with pytest.raises(TraceFormatError, match="line 2: field MaxWall"):
         read_qos_limits(qos)

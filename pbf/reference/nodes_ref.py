@@ -269,7 +269,7 @@ class Holds:
                     or (lim[2] > 0 and qj + 1 > lim[2]) or (lim[3] > 0 and qc + cores > lim[3])):
                 return True
         ql = lim or (0, 0, 0, 0)
-        for k, (key, (max_jobs, grp_jobs, grp_cpus)) in enumerate(job.get("assoc", ())):
+        for k, (key, (max_jobs, grp_jobs, grp_cpus, *_)) in enumerate(job.get("assoc", ())):
             aj, ac = self.per_assoc.get(key, (0, 0))
             if ((not ql[2] and grp_jobs > 0 and aj + 1 > grp_jobs)
                     or (not ql[3] and grp_cpus > 0 and ac + cores > grp_cpus)
@@ -303,9 +303,37 @@ def never_for_limits(licenses, qos_limits, job) -> str:
     lim = (qos_limits or {}).get(job.get("qos"))
     if lim is not None and ((lim[1] > 0 and job["req"].cores > lim[1]) or (lim[3] > 0 and job["req"].cores > lim[3])):
         return "asks more cores than its QOS allows"
-    if not (lim and lim[3]) and any(g > 0 and job["req"].cores > g for _, (_, _, g) in job.get("assoc", ())):
+    if not (lim and lim[3]) and any(a[2] > 0 and job["req"].cores > a[2] for _, a in job.get("assoc", ())):
         return "asks more cores than an association allows"
     return ""
+
+
+def submit_refused(qos_limits, job, inside) -> str:
+    """The submission limit a job submitted now would go over ("" none; Slurm's reason name): its QOS's
+    MaxSubmitPU (a 5th value in ``qos_limits``), its association's MaxSubmitJobs (where the QOS sets no
+    MaxSubmitPU) or an association's GrpSubmitJobs on its path (4th and 5th values of ``assoc``);
+    ``inside``: the jobs pending or running by counter (:func:`count_inside`)."""
+    lim = (qos_limits or {}).get(job.get("qos"))
+    per_user = lim[4] if lim is not None and len(lim) > 4 else 0
+    if per_user and inside.get(("qos", job["qos"], job.get("user", 0)), 0) + 1 > per_user:
+        return "QOSMaxSubmitJobPerUserLimit"
+    for k, (key, a) in enumerate(job.get("assoc", ())):
+        mine = inside.get(("assoc", key), 0)
+        max_submit, grp_submit = (tuple(a[3:5]) + (0, 0))[:2]
+        if k == 0 and not per_user and max_submit and mine + 1 > max_submit:
+            return "AssocMaxSubmitJobLimit"
+        if grp_submit and mine + 1 > grp_submit:
+            return "AssocGrpSubmitJobsLimit"
+    return ""
+
+
+def count_inside(qos_limits, job, inside, sign) -> None:
+    """A job accepted (sign 1) or gone (-1): its user's jobs in its QOS and its associations' jobs."""
+    if (qos_limits or {}).get(job.get("qos")) is not None:
+        key = ("qos", job["qos"], job.get("user", 0))
+        inside[key] = inside.get(key, 0) + sign
+    for key, _ in job.get("assoc", ()):
+        inside[("assoc", key)] = inside.get(("assoc", key), 0) + sign
 
 
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
@@ -322,7 +350,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     ``licenses`` ({name: count}; None: none): the cluster's licenses; a job's ``lic`` ({name: count}) is
     held from its start to its end, a job asking more than the cluster has is rejected, and a pass
     passes over a job whose licenses are not all free; ``qos_limits`` the same with the QOS limits on
-    running jobs (:class:`Holds`)."""
+    running jobs (:class:`Holds`), and a job over a submission limit when it arrives is refused
+    (:func:`submit_refused`)."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
     full = NodePlan(nodes)
@@ -333,6 +362,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             reason[j] = _why(nodes, job["req"])
     order = sorted(range(n), key=lambda j: (jobs[j]["submit"], j))
     running = {}                                 # job -> actual end
+    inside = {}                                  # jobs pending or running, by submission-limit counter
     queue = []
     times = sorted({jobs[j]["submit"] for j in order})
     k = 0
@@ -347,11 +377,16 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
         for j in [j for j, e in running.items() if e == now]:
             end[j] = now
             del running[j]
+            count_inside(qos_limits, jobs[j], inside, -1)
         while k < len(order) and jobs[order[k]]["submit"] == now:
             j = order[k]
             k += 1
             if reason[j]:
                 continue
+            reason[j] = submit_refused(qos_limits, jobs[j], inside)
+            if reason[j]:
+                continue
+            count_inside(qos_limits, jobs[j], inside, 1)
             queue.append(j)
         live = {j: (start[j], alloc[j]) for j in running}
         if run_pass is None:
