@@ -64,7 +64,7 @@ _MODELLED = frozenset(("partitionname", "nodes", "default", "state", "priorityti
                        "priority", "maxtime", "maxnodes", "minnodes", "defmempercpu", "defmempernode",
                        "allowqos", "denyqos", "allowaccounts", "denyaccounts"))
 #: partition keys whose value here changes nothing pbf could model (key -> the neutral values)
-_NEUTRAL = {"hidden": None, "defaulttime": None, "oversubscribe": ("NO",), "shared": ("NO",),
+_NEUTRAL = {"hidden": None, "oversubscribe": ("NO",), "shared": ("NO",),
             "exclusiveuser": ("NO",), "lln": ("NO",), "rootonly": ("NO",), "disablerootjobs": ("NO",),
             "reqresv": ("NO",), "allowgroups": ("ALL",), "allocnodes": ("ALL",), "maxcpuspernode": ("UNLIMITED",),
             "gracetime": ("0",), "preemptmode": ("OFF",), "tresbillingweights": None, "overtimelimit": ("0",)}
