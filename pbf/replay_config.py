@@ -71,6 +71,7 @@ _SETTINGS = (
     ("kill_at_request", lambda v: isinstance(v, bool), "True or False"),
     ("failures", lambda v: v is None or isinstance(v, Failures), "a pbf.Failures or None"),
     ("qos_limits", lambda v: v is None or isinstance(v, (str, os.PathLike)), "a sacctmgr show qos dump's path or None"),
+    ("assoc_limits", lambda v: v is None or isinstance(v, (str, os.PathLike)), "a sacctmgr dump file's path or None"),
     ("start_estimates", lambda v: isinstance(v, bool), "True or False"),
     ("estimate_every", lambda v: _int_in(v, 0, MAX_COUNT), f"an int from 0 to {MAX_COUNT:,} (instants with a pass)"),
     ("coalloc", lambda v: v is None or isinstance(v, CoAllocation), "a pbf.CoAllocation or None"),
@@ -132,6 +133,8 @@ class ReplayConfig:
 
     ``qos_limits``: a ``sacctmgr show qos`` dump whose QOS limits on running jobs apply (:mod:`pbf.qos`).
 
+    ``assoc_limits``: a ``sacctmgr dump`` file whose association limits apply (:mod:`pbf.associations`).
+
     ``start_estimates``: record each job's estimated start right after the instant it arrives
     (what ``squeue --start`` would have told its user; a plan made on request, see
     :meth:`pbf.Engine.estimates`) and report their accuracy against the actual starts;
@@ -187,6 +190,7 @@ class ReplayConfig:
     slurm_sim: SlurmSim = field(default_factory=SlurmSim)
     failures: Failures | None = None
     qos_limits: str | os.PathLike | None = None
+    assoc_limits: str | os.PathLike | None = None
     start_estimates: bool = False
     estimate_every: int = 0
     coalloc: CoAllocation | None = None
@@ -290,10 +294,12 @@ class ReplayConfig:
     def as_dict(self) -> dict:
         """The settings as JSON-ready values (plugins and clusters by name; the clock's test costs filled in)."""
         d = {f: getattr(self, f) for f in self.__dataclass_fields__
-             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits", "partitions")}
+             if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits", "assoc_limits",
+                          "partitions")}
         if self.partitions is not None:
-            d["partitions"] = [p.name for p in self.partitions.partitions]
+            d["partitions"] = {"names": [p.name for p in self.partitions.partitions], "multi": self.partitions.multi}
         d["qos_limits"] = None if self.qos_limits is None else os.fspath(self.qos_limits)
+        d["assoc_limits"] = None if self.assoc_limits is None else os.fspath(self.assoc_limits)
         d["cluster"] = (None if self.cluster is None
                         else os.fspath(self.cluster) if isinstance(self.cluster, (str, os.PathLike))
                         else self.cluster.name)

@@ -49,10 +49,12 @@ from .resources import Requests, constraint_legend, node_features, requests_of
 from .slurm_conf import MAX_FEATURES, SlurmConf, _node_records, read_slurm_conf, slurm_node_key
 
 __all__ = ["slurm_duration", "Partition", "SitePartitions", "Placed", "read_partitions", "partition_cluster",
-           "choose_partition", "PARTITION_PREFIX", "PARTITION_STATES"]
+           "choose_partition", "PARTITION_PREFIX", "PARTITION_STATES", "MULTI"]
 
 #: the prefix of the node features that stand for sets of partitions (``partition:a,b``)
 PARTITION_PREFIX = "partition:"
+#: where a job of several partitions may run (:attr:`SitePartitions.multi`)
+MULTI = ("union", "first")
 #: a partition's states (``State=``): UP (default), DOWN, DRAIN, INACTIVE
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 _U16 = 65535
@@ -62,7 +64,7 @@ _MODELLED = frozenset(("partitionname", "nodes", "default", "state", "priorityti
                        "priority", "maxtime", "maxnodes", "minnodes", "defmempercpu", "defmempernode",
                        "allowqos", "denyqos", "allowaccounts", "denyaccounts"))
 #: partition keys whose value here changes nothing pbf could model (key -> the neutral values)
-_NEUTRAL = {"hidden": None, "defaulttime": None, "oversubscribe": ("NO",), "shared": ("NO",),
+_NEUTRAL = {"hidden": None, "oversubscribe": ("NO",), "shared": ("NO",),
             "exclusiveuser": ("NO",), "lln": ("NO",), "rootonly": ("NO",), "disablerootjobs": ("NO",),
             "reqresv": ("NO",), "allowgroups": ("ALL",), "allocnodes": ("ALL",), "maxcpuspernode": ("UNLIMITED",),
             "gracetime": ("0",), "preemptmode": ("OFF",), "tresbillingweights": None, "overtimelimit": ("0",)}
@@ -272,11 +274,19 @@ class Placed:
 @dataclass(frozen=True)
 class SitePartitions:
     """Every partition of a ``slurm.conf`` (:func:`from_conf`), and how the jobs of a trace are placed in
-    them (:meth:`place`). ``def_mem_per_cpu`` / ``def_mem_per_node``: the file's own (MB, 0: none)."""
+    them (:meth:`place`). ``def_mem_per_cpu`` / ``def_mem_per_node``: the file's own (MB, 0: none).
+    ``multi``: where a job of several partitions may run: ``union`` (default: on the nodes of all the
+    partitions whose limits it passes, at once) or ``first`` (in the first of them alone); Slurm tests it
+    in each partition apart and runs it inside one, between the two."""
     path: str
     partitions: tuple
     def_mem_per_cpu: int = 0
     def_mem_per_node: int = 0
+    multi: str = "union"
+
+    def __post_init__(self):
+        if self.multi not in MULTI:
+            raise ConfigError(f"multi must be one of {', '.join(MULTI)}, got {self.multi!r}")
 
     @classmethod
     def from_conf(cls, conf: SlurmConf, node_names: list) -> SitePartitions:
@@ -462,7 +472,7 @@ class SitePartitions:
             if not ok:
                 reasons[i] = first_fail
                 continue
-            sets[i] = tuple(ok)
+            sets[i] = tuple(ok) if self.multi == "union" else tuple(ok[:1])
             mins = [max(lo, p.min_nodes) for p in ok]
             lo_all[i] = min(mins)
             caps = [p.max_nodes for p in ok]

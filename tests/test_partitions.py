@@ -223,6 +223,19 @@ def test_a_job_of_several_partitions_keeps_those_it_passes(tmp_path):
     assert placed.requests.features == (("partition:b",),) and placed.requests.reasons == ("",)
 
 
+def test_a_job_of_several_partitions_in_the_first_alone(tmp_path):
+    """multi='first': the first partition the job passes, alone (Slurm runs it inside one partition)."""
+    cluster, site = _site(tmp_path, NODES + "PartitionName=a Nodes=n[1-2] MaxTime=10\nPartitionName=b Nodes=n[3-4]\n"
+                                            "PartitionName=c Nodes=n1\n")
+    first = dataclasses.replace(site, multi="first")
+    table = _table([3, 4, 5], legend=("a", "b", "a,b", "b,c", "c,b"), req=[3600, 5, 5])
+    assert first.place(table, cluster).requests.features == (("partition:b",), ("partition:b",), ("partition:c",))
+    assert site.place(table, cluster).requests.features == (("partition:b",), ("partition:b,c",),
+                                                            ("partition:b,c",))
+    with pytest.raises(ConfigError, match="multi must be one of union, first"):
+        dataclasses.replace(site, multi="any")
+
+
 def test_accounts_from_a_sacct_dump(tmp_path):
     dump = tmp_path / "jobs.sacct"
     dump.write_text("JobID|Submit|Start|ElapsedRaw|TimelimitRaw|ReqCPUS|ReqNodes|State|User|Partition|Account\n"
@@ -352,7 +365,7 @@ def test_replay_with_every_partition_of_the_file(tmp_path, capsys):
     assert s["slurm_conf"]["partition"] == "a,b" and s["units"] == 16
     assert s["slurm_conf"]["mapped"]["partitions"].startswith("2 partitions: a (2 nodes), b (3 nodes)")
     assert s["partitions"]["jobs_by_partitions"] == {"a": 1, "b": 1, "a,b": 1, "(rejected)": 1}
-    assert s["jobs"]["rejected"] == 1 and s["config"]["partitions"] == ["a", "b"]
+    assert s["jobs"]["rejected"] == 1 and s["config"]["partitions"] == {"names": ["a", "b"], "multi": "union"}
     jobs = (out / "jobs.csv").read_text().splitlines()
     header = jobs[0].split(",")
     nodes = [dict(zip(header, line.split(","))) for line in jobs[1:]]

@@ -125,9 +125,8 @@ def test_the_dump_as_sacctmgr_writes_it(tmp_path):
                     + row(Name="debug", Priority="100", MaxWall="00:30:00", MaxSubmitPU="4"))
     q = read_qos_limits(dump)
     assert q.limits == {"normal": (20, 256, 50, 1000), "debug": (0, 0, 0, 0)}
-    assert set(q.not_modelled) == {"QOS normal: MaxTRESPU mem=1T", "QOS normal: MaxWall=2-00:00:00",
-                                   "QOS normal: MaxSubmitPU=100", "QOS debug: MaxWall=00:30:00",
-                                   "QOS debug: MaxSubmitPU=4"}
+    assert set(q.not_modelled) == {"QOS normal: MaxTRESPU mem=1T"}
+    assert q.max_wall == {"normal": 2880, "debug": 30} and q.max_submit == {"normal": 100, "debug": 4}
     dump.write_text(HEAD + "normal|0|two|||||\n")
     with pytest.raises(TraceFormatError, match="line 2.*MaxJobsPU"):
         read_qos_limits(dump)

@@ -141,6 +141,7 @@ def common_settings(args: argparse.Namespace) -> dict[str, Any]:
                 kill_at_request=not args.no_clip_runtime,
                 failures=_failures(args, args.trace is None),
                 qos_limits=args.qos_limits,
+                assoc_limits=getattr(args, "assoc_limits", None),
                 start_estimates=args.start_estimates or bool(args.estimate_every),
                 estimate_every=args.estimate_every, coalloc=_coalloc(args.coalloc), node_choice=args.node_choice,
                 node_search=args.node_search or "exact", record_nodes=args.record_nodes)

@@ -239,17 +239,20 @@ class NodePlan:
 
 class Holds:
     """What keeps a job from starting besides the nodes, at a pass: the cluster's licenses not held by
-    running jobs (``licenses``: {name: count}; a job's ``lic``: {name: count}) and the QOS limits on
+    running jobs (``licenses``: {name: count}; a job's ``lic``: {name: count}), the QOS limits on
     running jobs (``qos_limits``: {QOS: (MaxJobsPU, MaxTRESPU cpu, GrpJobs, GrpTRES cpu)}, 0 none; a
-    job's ``qos`` and ``user``, its cores ``req.cores``). A job that would need more licenses than are
-    free, or take its user or its QOS over a limit, is passed over (Slurm 22.05, acct_policy.c and
+    job's ``qos`` and ``user``, its cores ``req.cores``) and its associations' limits (a job's
+    ``assoc``: its user association then each account above it, as (key, (MaxJobs, GrpJobs, GrpTRES
+    cpu)); MaxJobs counts on the first only, the Grp limits on each, an association's limit only where
+    the job's QOS sets none of its kind). A job that would need more licenses than are free, or take its
+    user, its QOS or an association over a limit, is passed over (Slurm 22.05, acct_policy.c and
     license_job_test without bf_licenses)."""
 
     def __init__(self, licenses, qos_limits, jobs, running):
         self.lic = None if licenses is None else dict(licenses)
         self.qos = qos_limits
         self.jobs = jobs
-        self.per_user, self.per_qos = {}, {}
+        self.per_user, self.per_qos, self.per_assoc = {}, {}, {}
         for j in running:
             self.take(j)
 
@@ -258,13 +261,21 @@ class Holds:
         if self.lic is not None and any(c > self.lic.get(n, 0) for n, c in job.get("lic", {}).items()):
             return True
         lim = (self.qos or {}).get(job.get("qos"))
-        if lim is None:
-            return False
         cores = job["req"].cores
-        uj, uc = self.per_user.get((job["qos"], job.get("user", 0)), (0, 0))
-        qj, qc = self.per_qos.get(job["qos"], (0, 0))
-        return ((lim[0] > 0 and uj + 1 > lim[0]) or (lim[1] > 0 and uc + cores > lim[1])
-                or (lim[2] > 0 and qj + 1 > lim[2]) or (lim[3] > 0 and qc + cores > lim[3]))
+        if lim is not None:
+            uj, uc = self.per_user.get((job["qos"], job.get("user", 0)), (0, 0))
+            qj, qc = self.per_qos.get(job["qos"], (0, 0))
+            if ((lim[0] > 0 and uj + 1 > lim[0]) or (lim[1] > 0 and uc + cores > lim[1])
+                    or (lim[2] > 0 and qj + 1 > lim[2]) or (lim[3] > 0 and qc + cores > lim[3])):
+                return True
+        ql = lim or (0, 0, 0, 0)
+        for k, (key, (max_jobs, grp_jobs, grp_cpus, *_)) in enumerate(job.get("assoc", ())):
+            aj, ac = self.per_assoc.get(key, (0, 0))
+            if ((not ql[2] and grp_jobs > 0 and aj + 1 > grp_jobs)
+                    or (not ql[3] and grp_cpus > 0 and ac + cores > grp_cpus)
+                    or (k == 0 and not ql[0] and max_jobs > 0 and aj + 1 > max_jobs)):
+                return True
+        return False
 
     def take(self, j) -> None:
         job = self.jobs[j]
@@ -277,16 +288,52 @@ class Holds:
             self.per_user[key] = (uj + 1, uc + job["req"].cores)
             qj, qc = self.per_qos.get(job["qos"], (0, 0))
             self.per_qos[job["qos"]] = (qj + 1, qc + job["req"].cores)
+        for key, _ in job.get("assoc", ()):
+            aj, ac = self.per_assoc.get(key, (0, 0))
+            self.per_assoc[key] = (aj + 1, ac + job["req"].cores)
 
 
 def never_for_limits(licenses, qos_limits, job) -> str:
-    """Why a job can never start for its licenses or its QOS ("" when it can)."""
+    """Why a job can never start for its licenses, its QOS or its associations ("" when it can; a job's
+    ``refused``: a reason its trace already gives, such as a time limit over MaxWall)."""
     if licenses is not None and any(c > licenses.get(name, 0) for name, c in job.get("lic", {}).items()):
         return "asks licenses the cluster does not have"
+    if job.get("refused"):
+        return job["refused"]
     lim = (qos_limits or {}).get(job.get("qos"))
     if lim is not None and ((lim[1] > 0 and job["req"].cores > lim[1]) or (lim[3] > 0 and job["req"].cores > lim[3])):
         return "asks more cores than its QOS allows"
+    if not (lim and lim[3]) and any(a[2] > 0 and job["req"].cores > a[2] for _, a in job.get("assoc", ())):
+        return "asks more cores than an association allows"
     return ""
+
+
+def submit_refused(qos_limits, job, inside) -> str:
+    """The submission limit a job submitted now would go over ("" none; Slurm's reason name): its QOS's
+    MaxSubmitPU (a 5th value in ``qos_limits``), its association's MaxSubmitJobs (where the QOS sets no
+    MaxSubmitPU) or an association's GrpSubmitJobs on its path (4th and 5th values of ``assoc``);
+    ``inside``: the jobs pending or running by counter (:func:`count_inside`)."""
+    lim = (qos_limits or {}).get(job.get("qos"))
+    per_user = lim[4] if lim is not None and len(lim) > 4 else 0
+    if per_user and inside.get(("qos", job["qos"], job.get("user", 0)), 0) + 1 > per_user:
+        return "QOSMaxSubmitJobPerUserLimit"
+    for k, (key, a) in enumerate(job.get("assoc", ())):
+        mine = inside.get(("assoc", key), 0)
+        max_submit, grp_submit = (tuple(a[3:5]) + (0, 0))[:2]
+        if k == 0 and not per_user and max_submit and mine + 1 > max_submit:
+            return "AssocMaxSubmitJobLimit"
+        if grp_submit and mine + 1 > grp_submit:
+            return "AssocGrpSubmitJobsLimit"
+    return ""
+
+
+def count_inside(qos_limits, job, inside, sign) -> None:
+    """A job accepted (sign 1) or gone (-1): its user's jobs in its QOS and its associations' jobs."""
+    if (qos_limits or {}).get(job.get("qos")) is not None:
+        key = ("qos", job["qos"], job.get("user", 0))
+        inside[key] = inside.get(key, 0) + sign
+    for key, _ in job.get("assoc", ()):
+        inside[("assoc", key)] = inside.get(("assoc", key), 0) + sign
 
 
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
@@ -303,7 +350,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     ``licenses`` ({name: count}; None: none): the cluster's licenses; a job's ``lic`` ({name: count}) is
     held from its start to its end, a job asking more than the cluster has is rejected, and a pass
     passes over a job whose licenses are not all free; ``qos_limits`` the same with the QOS limits on
-    running jobs (:class:`Holds`)."""
+    running jobs (:class:`Holds`), and a job over a submission limit when it arrives is refused
+    (:func:`submit_refused`)."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
     full = NodePlan(nodes)
@@ -314,6 +362,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             reason[j] = _why(nodes, job["req"])
     order = sorted(range(n), key=lambda j: (jobs[j]["submit"], j))
     running = {}                                 # job -> actual end
+    inside = {}                                  # jobs pending or running, by submission-limit counter
     queue = []
     times = sorted({jobs[j]["submit"] for j in order})
     k = 0
@@ -328,11 +377,16 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
         for j in [j for j, e in running.items() if e == now]:
             end[j] = now
             del running[j]
+            count_inside(qos_limits, jobs[j], inside, -1)
         while k < len(order) and jobs[order[k]]["submit"] == now:
             j = order[k]
             k += 1
             if reason[j]:
                 continue
+            reason[j] = submit_refused(qos_limits, jobs[j], inside)
+            if reason[j]:
+                continue
+            count_inside(qos_limits, jobs[j], inside, 1)
             queue.append(j)
         live = {j: (start[j], alloc[j]) for j in running}
         if run_pass is None:
