@@ -125,7 +125,8 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                          "beocat-gpu (with its GPUs), a TOML file, or a slurm.conf (NodeName/PartitionName lines); "
                          "jobs get cores on nodes with their memory and GPUs free (Slurm's cons_res rules)")
     nd.add_argument("--slurm-conf", default=None, metavar="FILE[:PARTITION]",
-                    help="a site's slurm.conf sets what Slurm would use there: its nodes and partition (as "
+                    help="a site's slurm.conf sets what Slurm would use there: its nodes and partitions (FILE: every "
+                         "partition, each job on its own; FILE:PARTITION: that one; as "
                          "--cluster, numbered by name as slurmctld numbers them), SchedulerType, SchedulerParameters "
                          "(bf_interval, bf_window, bf_resolution, bf_max_job_test, bf_max_time, default_queue_depth, "
                          "sched_interval, batch_sched_delay, max_sched_time, bf_yield_interval, and the backfill "

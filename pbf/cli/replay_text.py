@@ -66,6 +66,14 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
                          f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
                          f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
+    pa = s.get("partitions")
+    if pa:
+        shown = list(pa["jobs_by_partitions"].items())[:4]
+        lines.insert(-1, f"partitions   {len(pa['partitions']):,} ({', '.join(pa['partitions'][:6])}"
+                         f"{', ...' if len(pa['partitions']) > 6 else ''}): jobs in "
+                         + ", ".join(f"{k} {n:,}" for k, n in shown)
+                         + (", ..." if len(pa["jobs_by_partitions"]) > 4 else "")
+                         + "".join(f"; {n:,} rejected: {r}" for r, n in list(pa["rejected_by_reason"].items())[:2]))
     q = s.get("qos_limits")
     if q:
         lines.insert(-1, f"qos limits   {len(q['limits']):,} QOS from {q['file']}: {q['held']:,} job tests held; "
