@@ -31,6 +31,21 @@ cdef enum:
     QL_N = 4
 
 cdef enum:
+    # the limit that last held or refused a job (why_of), by Slurm's reason (job_state_reason.c; the names:
+    # pbf/associations.py LIMIT_REASONS)
+    LR_NONE = 0
+    LR_QOS_GRP_JOBS = 1        # QOSGrpJobsLimit
+    LR_QOS_MAX_JOBS_PU = 2     # QOSMaxJobsPerUserLimit
+    LR_ASSOC_GRP_JOBS = 3      # AssocGrpJobsLimit
+    LR_ASSOC_MAX_JOBS = 4      # AssocMaxJobsLimit
+    LR_QOS_GRP_CPUS = 5        # QOSGrpCpuLimit
+    LR_QOS_MAX_CPUS_PU = 6     # QOSMaxCpuPerUserLimit
+    LR_ASSOC_GRP_CPUS = 7      # AssocGrpCpuLimit
+    LR_QOS_MAX_SUBMIT_PU = 8   # QOSMaxSubmitJobPerUserLimit
+    LR_ASSOC_MAX_SUBMIT = 9    # AssocMaxSubmitJobLimit
+    LR_ASSOC_GRP_SUBMIT = 10   # AssocGrpSubmitJobsLimit
+
+cdef enum:
     AL_MAX_JOBS = 0            # an association's limits, in this order (0: none)
     AL_GRP_JOBS = 1
     AL_GRP_CPUS = 2
@@ -53,6 +68,7 @@ ctypedef struct QosLimits:
     int32_t* aparent           # each association's parent row (-1: the root)
     int32_t* assoc_of          # each job's user association (-1: none)
     uint8_t* never_of          # each job refused at submission by the reader (1)
+    uint8_t* why_of            # the limit that last held or refused each job (LR_*)
     int64_t held_assoc         # job tests passed over for an association limit
     bint sub_on                # submission limits are set
     int64_t* sub_lim_q         # nq: each QOS's MaxSubmitPU
@@ -116,13 +132,16 @@ cdef inline bint ql_submit_refused(QosLimits* Q, int64_t j, int64_t user) noexce
         per_user = Q.sub_lim_q[q]
         if per_user > 0 and Q.sub_u[q * Q.nu + user] + 1 > per_user:
             Q.refused_sub[0] += 1
+            Q.why_of[j] = LR_QOS_MAX_SUBMIT_PU
             return True
     while a >= 0:
         if own and per_user == 0 and Q.asub_lim[a * 2] > 0 and Q.asub[a] + 1 > Q.asub_lim[a * 2]:
             Q.refused_sub[1] += 1
+            Q.why_of[j] = LR_ASSOC_MAX_SUBMIT
             return True
         if Q.asub_lim[a * 2 + 1] > 0 and Q.asub[a] + 1 > Q.asub_lim[a * 2 + 1]:
             Q.refused_sub[2] += 1
+            Q.why_of[j] = LR_ASSOC_GRP_SUBMIT
             return True
         own = False
         a = Q.aparent[a]
@@ -163,55 +182,85 @@ cdef inline int ql_reserve_jobs(QosLimits* Q, int64_t cap) noexcept nogil:
     if nv == NULL:
         return RC_NO_MEMORY
     Q.never_of = nv
+    nv = <uint8_t*>realloc(Q.why_of, cap * sizeof(uint8_t))
+    if nv == NULL:
+        return RC_NO_MEMORY
+    Q.why_of = nv
     for i in range(Q.cap, cap):
         p[i] = -1
         a[i] = -1
-        nv[i] = 0
+        Q.never_of[i] = 0
+        Q.why_of[i] = LR_NONE
     Q.cap = cap
     return RC_OK
 
 
-cdef inline bint _ql_assoc_holds(QosLimits* Q, int64_t j, int64_t units, const int64_t* L) noexcept nogil:
-    # starting job j would take one of its associations over a limit its QOS (limits L, or NULL) leaves
+cdef inline int _ql_assoc_jobs(QosLimits* Q, int64_t j, const int64_t* L) noexcept nogil:
+    # the association job limit (GrpJobs up the path, MaxJobs of the job's own) starting job j now would
+    # go over, where its QOS (limits L, or NULL) sets none of that kind (LR_NONE: none)
     cdef int64_t a = Q.assoc_of[j]
     cdef const int64_t* A
-    cdef const int64_t* u
     cdef bint own = True
     cdef bint grp_jobs = L == NULL or L[QL_GRP_JOBS] == 0
-    cdef bint grp_cpus = L == NULL or L[QL_GRP_CPUS] == 0
     cdef bint max_jobs = L == NULL or L[QL_JOBS_PU] == 0
     while a >= 0:
         A = Q.alim + a * AL_N
-        u = Q.ause + a * 2
-        if ((grp_jobs and A[AL_GRP_JOBS] > 0 and u[0] + 1 > A[AL_GRP_JOBS])
-                or (grp_cpus and A[AL_GRP_CPUS] > 0 and u[1] + units > A[AL_GRP_CPUS])
-                or (own and max_jobs and A[AL_MAX_JOBS] > 0 and u[0] + 1 > A[AL_MAX_JOBS])):
-            return True
+        if grp_jobs and A[AL_GRP_JOBS] > 0 and Q.ause[a * 2] + 1 > A[AL_GRP_JOBS]:
+            return LR_ASSOC_GRP_JOBS
+        if own and max_jobs and A[AL_MAX_JOBS] > 0 and Q.ause[a * 2] + 1 > A[AL_MAX_JOBS]:
+            return LR_ASSOC_MAX_JOBS
         own = False
         a = Q.aparent[a]
-    return False
+    return LR_NONE
+
+
+cdef inline int _ql_assoc_cpus(QosLimits* Q, int64_t j, int64_t units, const int64_t* L) noexcept nogil:
+    # the association GrpTRES cpu on the path starting job j now would go over, where its QOS sets none
+    cdef int64_t a = Q.assoc_of[j]
+    cdef const int64_t* A
+    if L != NULL and L[QL_GRP_CPUS] > 0:
+        return LR_NONE
+    while a >= 0:
+        A = Q.alim + a * AL_N
+        if A[AL_GRP_CPUS] > 0 and Q.ause[a * 2 + 1] + units > A[AL_GRP_CPUS]:
+            return LR_ASSOC_GRP_CPUS
+        a = Q.aparent[a]
+    return LR_NONE
 
 
 cdef inline bint ql_holds(QosLimits* Q, int64_t j, int64_t user, int64_t units) noexcept nogil:
-    # starting job j now would take its user, its QOS or one of its associations over a limit
+    # starting job j now would take its user, its QOS or one of its associations over a limit; the
+    # limit is recorded in why_of, found in Slurm's order (acct_policy.c: the job counts before the
+    # cpus -- _pre_select, then _post_select --, the QOS's before the associations')
     cdef int64_t q = Q.qos_of[j]
     cdef const int64_t* L = NULL
-    cdef const int64_t* u
+    cdef const int64_t* u = NULL
+    cdef int reason = LR_NONE
     if q >= 0:
         L = Q.lim + q * QL_N
-        if ((L[QL_GRP_JOBS] > 0 and Q.use_q[q * 2] + 1 > L[QL_GRP_JOBS])
-                or (L[QL_GRP_CPUS] > 0 and Q.use_q[q * 2 + 1] + units > L[QL_GRP_CPUS])):
-            Q.held += 1
-            return True
         if 0 <= user < Q.nu:
             u = Q.use_u + (q * Q.nu + user) * 2
-            if (L[QL_JOBS_PU] > 0 and u[0] + 1 > L[QL_JOBS_PU]) or (L[QL_CPUS_PU] > 0 and u[1] + units > L[QL_CPUS_PU]):
-                Q.held += 1
-                return True
-    if Q.na and Q.assoc_of[j] >= 0 and _ql_assoc_holds(Q, j, units, L):
+        if L[QL_GRP_JOBS] > 0 and Q.use_q[q * 2] + 1 > L[QL_GRP_JOBS]:
+            reason = LR_QOS_GRP_JOBS
+        elif u != NULL and L[QL_JOBS_PU] > 0 and u[0] + 1 > L[QL_JOBS_PU]:
+            reason = LR_QOS_MAX_JOBS_PU
+    if reason == LR_NONE and Q.na and Q.assoc_of[j] >= 0:
+        reason = _ql_assoc_jobs(Q, j, L)
+    if reason == LR_NONE and q >= 0:
+        if L[QL_GRP_CPUS] > 0 and Q.use_q[q * 2 + 1] + units > L[QL_GRP_CPUS]:
+            reason = LR_QOS_GRP_CPUS
+        elif u != NULL and L[QL_CPUS_PU] > 0 and u[1] + units > L[QL_CPUS_PU]:
+            reason = LR_QOS_MAX_CPUS_PU
+    if reason == LR_NONE and Q.na and Q.assoc_of[j] >= 0:
+        reason = _ql_assoc_cpus(Q, j, units, L)
+    if reason == LR_NONE:
+        return False
+    if reason == LR_ASSOC_GRP_JOBS or reason == LR_ASSOC_MAX_JOBS or reason == LR_ASSOC_GRP_CPUS:
         Q.held_assoc += 1
-        return True
-    return False
+    else:
+        Q.held += 1
+    Q.why_of[j] = <uint8_t>reason
+    return True
 
 
 cdef inline bint ql_never(const QosLimits* Q, int64_t j, int64_t units) noexcept nogil:
@@ -263,6 +312,7 @@ cdef inline void ql_free(QosLimits* Q) noexcept nogil:
     free(Q.aparent)
     free(Q.assoc_of)
     free(Q.never_of)
+    free(Q.why_of)
     free(Q.sub_lim_q)
     free(Q.sub_u)
     free(Q.asub_lim)

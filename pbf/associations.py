@@ -54,7 +54,13 @@ import numpy as np
 from .errors import ConfigError, TraceFormatError
 from .qos import _count, _tres_cpu, read_qos_limits, wall_minutes
 
-__all__ = ["Association", "AssocLimits", "read_assoc_limits", "set_assoc_limits"]
+__all__ = ["Association", "AssocLimits", "read_assoc_limits", "set_assoc_limits", "limit_reasons", "LIMIT_REASONS"]
+
+#: the compiled core's codes of the limit that last held or refused a job (ext/qos_limits.pxd LR_*), by
+#: Slurm's reason name (src/common/job_state_reason.c)
+LIMIT_REASONS = ("", "QOSGrpJobsLimit", "QOSMaxJobsPerUserLimit", "AssocGrpJobsLimit", "AssocMaxJobsLimit",
+                 "QOSGrpCpuLimit", "QOSMaxCpuPerUserLimit", "AssocGrpCpuLimit", "QOSMaxSubmitJobPerUserLimit",
+                 "AssocMaxSubmitJobLimit", "AssocGrpSubmitJobsLimit")
 
 #: option -> the limit it sets (Slurm's spellings, as sacctmgr dumps and loads them)
 _KEYS = {"maxjobs": "max_jobs", "grpjobs": "grp_jobs", "grptres": "grp_cpus", "grpcpus": "grp_cpus",
@@ -349,9 +355,13 @@ def set_assoc_limits(core, assoc_path, qos_path, table, order) -> dict:
                 "not_modelled": list(A.not_modelled)}
     if q is not None:
         for k, name in enumerate(qos_names):
-            wall = q.max_wall.get(name)
+            wall, lim = q.max_wall.get(name), qos_lim.get(name, (0, 0, 0, 0))
             if wall and req[k] > wall * 60:
                 why[k] = "QOSMaxWallDurationPerJobLimit"
+            elif 0 < lim[3] < cores[k]:
+                why[k] = "QOSGrpCpuLimit"
+            elif 0 < lim[1] < cores[k]:
+                why[k] = "QOSMaxCpuPerUserLimit"
     never = np.zeros(n, dtype=np.uint8)
     never[list(why)] = 1
     if A is not None or why:
@@ -363,4 +373,14 @@ def set_assoc_limits(core, assoc_path, qos_path, table, order) -> dict:
     refused = {}
     for reason in why.values():
         refused[reason] = refused.get(reason, 0) + 1
-    return {"assoc": read, "refused": dict(sorted(refused.items()))}
+    return {"assoc": read, "refused": dict(sorted(refused.items())), "why": why}
+
+
+def limit_reasons(codes, refused: dict) -> np.ndarray:
+    """jobs.csv's ``limit_reason``: for each job (in the core's order) the limit that last held it
+    before it started, or refused it, by Slurm's reason name ("" none). ``codes``: the core's
+    (``Core.limit_reasons``); ``refused``: the refusals :func:`set_assoc_limits` decided (``why``)."""
+    out = np.asarray(LIMIT_REASONS, dtype=object)[np.asarray(codes, dtype=np.intp)]
+    for k, reason in refused.items():
+        out[k] = reason
+    return out

@@ -226,6 +226,27 @@ def test_submission_limits_refuse_jobs_while_the_user_has_that_many_in(tmp_path)
     assert got.summary["qos_limits"]["refused"] == got.summary["assoc_limits"]["refused"]
 
 
+def test_jobs_csv_says_the_limit_that_last_held_each_job(tmp_path):
+    # QOS 1 MaxJobsPU=1, MaxTRESPU=cpu=4; physics GrpJobs=2. User 1's second job waits for its QOS,
+    # user 2's second for physics (user 1's second took the place); a 5-core job of QOS 1 is refused
+    dump = tmp_path / "assoc.cfg"
+    dump.write_text(DUMP.format(physics=":GrpJobs=2", chem="", astro="", u1="", u2="", u3="", u4=""))
+    qos = tmp_path / "qos.txt"
+    qos.write_text(HEAD + "1|0|1|cpu=4||||\n2|0|||||||\n")
+    rows = [(1, 1, 1, 100), (1, 1, 1, 100), (1, 2, 2, 300), (1, 2, 2, 100), (5, 3, 1, 100)]
+    jobs = [dict(submit=0, est=e, run=e, cores=c, mpc=0, mpn=0, gpus=0, nmin=1, nmax=1, feat=(), user=u, queue=q)
+            for c, u, q, e in rows]
+    cluster = Cluster.of_nodes([Node("n1", 16, 64000)], name="c")
+    got = pbf.replay(_table(jobs), pbf.ReplayConfig(cluster=cluster, assoc_limits=str(dump), qos_limits=str(qos)))
+    assert got.jobs["start"].tolist() == [0, 100, 0, 200, -1]
+    assert got.jobs["limit_reason"].tolist() == ["", "QOSMaxJobsPerUserLimit", "", "AssocGrpJobsLimit",
+                                                 "QOSMaxCpuPerUserLimit"]
+    out = tmp_path / "out"
+    got.write(out)
+    assert (out / "jobs.csv").read_text().splitlines()[0].endswith(",limit_reason")
+    assert "limit_reason" not in pbf.replay(_table(jobs), pbf.ReplayConfig(cluster=cluster)).jobs
+
+
 @pytest.mark.parametrize("text, where", [
     ("Parent - 'root'\n", "line 1.*Cluster - name"),
     ("Cluster - 'c'\nAccount - 'a'\n", "line 2.*Parent - account"),
