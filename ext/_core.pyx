@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t, uint8_t
 from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memset, memcpy
 
@@ -46,7 +46,7 @@ from lifecycle cimport job_submit, job_finish
 from node_model cimport nm_reserve_jobs
 from costate cimport coalloc_grow
 from licenses cimport lic_set, lic_reserve_jobs
-from qos_limits cimport ql_set, ql_reserve_jobs, QL_N
+from qos_limits cimport ql_set, ql_set_assoc, ql_set_submit, ql_reserve_jobs, QL_N, AL_N
 from pass_steps cimport ensure_scratch
 from plan_units cimport build_profile
 from passes cimport quick_pass
@@ -510,6 +510,71 @@ cdef class Core:
     def qos_limit_figures(self):
         """Job tests passed over because a QOS limit held the job."""
         return {"held": int(self.s.qos_lim.held)}
+
+    def set_assoc_limits(self, const int64_t[:, ::1] limits, const int32_t[::1] parent):
+        """Association limits on running jobs (``qos_limits.pxd``): one row an association, (MaxJobs,
+        GrpJobs, GrpTRES cpu), 0 none, each >= 0, and its parent row (-1: none; checked by the caller:
+        a tree). Set once, before any job is submitted."""
+        cdef Py_ssize_t i
+        if self.s.qos_lim.na or limits.shape[0] == 0 or limits.shape[1] != AL_N or parent.shape[0] != limits.shape[0]:
+            raise RuntimeError(f"pbf core: association limits are set once: rows of {AL_N} limits and a parent each")
+        if self.s.replay.next_sub or self.s.queue.n or self.s.nodes.nrun:
+            raise RuntimeError("pbf core: association limits are set before any job is submitted")
+        for i in range(parent.shape[0]):
+            if not -1 <= parent[i] < parent.shape[0]:
+                raise ValueError(f"pbf core: association {i}: parent row {parent[i]}")
+        if (ql_set_assoc(&self.s.qos_lim, limits.shape[0], &limits[0, 0], &parent[0]) != RC_OK
+                or ql_reserve_jobs(&self.s.qos_lim, max(self.s.jobs.cap, 1)) != RC_OK):
+            raise MemoryError("pbf core: out of memory (association limits)")
+
+    def set_job_assoc(self, int64_t first, const int64_t[::1] assoc, const uint8_t[::1] never):
+        """The user association of jobs first, first+1, ... (added, not yet submitted): a row of the
+        association limits or -1; ``never``: 1 for a job refused at submission (a limit it alone exceeds)."""
+        cdef int64_t i, n = assoc.shape[0]
+        if not self.s.qos_lim.on or never.shape[0] != n:
+            raise ValueError("pbf core: set the QOS or association limits first; one refusal flag a job")
+        if first < 0 or first + n > self.s.jobs.n:
+            raise ValueError("pbf core: associations of jobs not added")
+        for i in range(n):
+            if not -1 <= assoc[i] < self.s.qos_lim.na:
+                raise ValueError(f"pbf core: association row {assoc[i]} of job {first + i}: the limits have "
+                                 f"{self.s.qos_lim.na}")
+        for i in range(n):
+            self.s.qos_lim.assoc_of[first + i] = <int32_t>assoc[i]
+            self.s.qos_lim.never_of[first + i] = never[i]
+
+    def set_submit_limits(self, const int64_t[::1] qos, const int64_t[:, ::1] assoc):
+        """Submission limits (``qos_limits.pxd``): each QOS row's MaxSubmitPU and each association
+        row's (MaxSubmitJobs, GrpSubmitJobs), 0 none, each >= 0 (checked by the caller). Set once,
+        after the QOS and association limits, before any job is submitted."""
+        if (self.s.qos_lim.sub_on or qos.shape[0] != self.s.qos_lim.nq or assoc.shape[0] != self.s.qos_lim.na
+                or assoc.shape[1] != 2 or not self.s.qos_lim.on):
+            raise RuntimeError("pbf core: submission limits are set once, after the limits they go with: one a "
+                               "QOS row, two an association row")
+        if self.s.replay.next_sub or self.s.queue.n or self.s.nodes.nrun:
+            raise RuntimeError("pbf core: submission limits are set before any job is submitted")
+        if ql_set_submit(&self.s.qos_lim, &qos[0] if qos.shape[0] else NULL,
+                         &assoc[0, 0] if assoc.shape[0] else NULL) != RC_OK:
+            raise MemoryError("pbf core: out of memory (submission limits)")
+
+    def limit_reasons(self):
+        """Each job's limit that last held it before it started, or refused it (``qos_limits.pxd`` LR_*
+        codes; :data:`pbf.associations.LIMIT_REASONS` names them), as a uint8 array; all 0 without limits."""
+        out = np.zeros(self.s.jobs.n, dtype=np.uint8)
+        cdef uint8_t[::1] o = out
+        cdef int64_t i
+        if self.s.qos_lim.on:
+            for i in range(min(self.s.jobs.n, self.s.qos_lim.cap)):
+                o[i] = self.s.qos_lim.why_of[i]
+        return out
+
+    def assoc_limit_figures(self):
+        """Job tests passed over because an association limit held the job; jobs refused at submission
+        for a submission limit, by Slurm's reason."""
+        cdef const int64_t* r = self.s.qos_lim.refused_sub
+        return {"held": int(self.s.qos_lim.held_assoc),
+                "refused_submit": {"QOSMaxSubmitJobPerUserLimit": int(r[0]), "AssocMaxSubmitJobLimit": int(r[1]),
+                                   "AssocGrpSubmitJobsLimit": int(r[2])}}
 
     def set_job_licenses(self, int64_t first, const int64_t[:, ::1] asked):
         """What jobs first, first+1, ... (added, not yet submitted) ask of each license kind: one row a

@@ -16,6 +16,7 @@ from costate cimport CoAlloc, CA_ACTIONS, CA_DTS, CA_EXPERTS
 from queue cimport queue_compact
 from lifecycle cimport job_finish, heap_push
 from lifecycle cimport user_started, user_finished
+from qos_limits cimport ql_submitted
 from state cimport State
 from pbf._codes cimport JS_RUNNING, JS_DONE, HOW_COALLOC, CA_FIXED, CA_ASAX, CA_HEDGE, CA_EXP3
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
@@ -577,6 +578,8 @@ cdef inline int co_secondary_finish(State* S, int64_t j, int64_t t) noexcept nog
     if co_secondary_leave(S, j, t) != RC_OK:
         return RC_NO_MEMORY
     S.jobs.state[j] = JS_DONE
+    if S.qos_lim.on:
+        ql_submitted(&S.qos_lim, j, S.jobs.user[j], -1)
     S.jobs.end[j] = t
     if t - S.jobs.start[j] > S.jobs.req[j]:
         S.co.overruns += 1

@@ -14,7 +14,7 @@ from queue cimport SortRec, sortrec_cmp, queue_insert
 from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
 from licenses cimport lic_never, lic_hold
-from qos_limits cimport ql_never, ql_count
+from qos_limits cimport ql_never, ql_count, ql_submit_refused, ql_submitted
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_LICENSES, RJ_QOS_LIMIT,
                          RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
@@ -64,6 +64,12 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
         S.jobs.state[j] = JS_REJECTED
         S.jobs.reason[j] = RJ_NO_ESTIMATE
         return RC_OK
+    if S.qos_lim.on and ql_submit_refused(&S.qos_lim, j, S.jobs.user[j]):
+        S.jobs.state[j] = JS_REJECTED
+        S.jobs.reason[j] = RJ_QOS_LIMIT
+        return RC_OK
+    if S.qos_lim.on:
+        ql_submitted(&S.qos_lim, j, S.jobs.user[j], 1)
     S.jobs.pred0[j] = S.jobs.est[j]
     S.jobs.seq[j] = S.queue.nseq
     S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, S.jobs.submit[j])
@@ -134,6 +140,8 @@ cdef inline void job_leave_nodes(State* S, int64_t j) noexcept nogil:
 cdef inline void job_finish(State* S, int64_t j, int64_t now) noexcept nogil:
     job_leave_nodes(S, j)
     S.jobs.state[j] = JS_DONE
+    if S.qos_lim.on:
+        ql_submitted(&S.qos_lim, j, S.jobs.user[j], -1)
     S.jobs.end[j] = now
     S.nodes.version += 1
     user_finished(S, j, now)

@@ -12,6 +12,7 @@ from memory cimport INF
 from nodes cimport Nodes, nodes_by_end_remove, nodes_release
 from queue cimport queue_insert, queue_compact
 from lifecycle cimport user_unlink, heap_remove, job_leave_nodes
+from qos_limits cimport ql_submitted
 from coalloc cimport co_stop
 from state cimport State
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_KILLED, JS_REJECTED, RJ_UNITS_DOWN, HOW_NONE, HOW_COALLOC,
@@ -70,6 +71,8 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
             return RC_NO_MEMORY
     else:
         S.outages.killed += 1
+        if S.qos_lim.on:
+            ql_submitted(&S.qos_lim, j, S.jobs.user[j], -1)
         S.jobs.state[j] = JS_KILLED
         S.jobs.end[j] = now
     return RC_OK

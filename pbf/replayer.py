@@ -114,6 +114,10 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         _set_licenses(core, cluster, table, order)
     qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \
         if config.qos_limits is not None else None
+    assoc_read = None
+    if config.qos_limits is not None or config.assoc_limits is not None:
+        from .associations import set_assoc_limits
+        assoc_read = set_assoc_limits(core, config.assoc_limits, config.qos_limits, table, order)
     outages = events = None
     if config.failures is not None:
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
@@ -157,6 +161,16 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         result.summary["partitions"] = placed.summary
     if qos_read is not None:
         result.summary["qos_limits"] = {**qos_read, **core.qos_limit_figures()}
+    if assoc_read is not None:
+        # (the jobs refused at submission, by Slurm's reason: a limit alone, then the submission limits)
+        figures = core.assoc_limit_figures()
+        refused = {**assoc_read["refused"], **{k: v for k, v in figures.pop("refused_submit").items() if v}}
+        if assoc_read["assoc"] is not None:
+            result.summary["assoc_limits"] = {**assoc_read["assoc"], **figures, "refused": refused}
+        if qos_read is not None:
+            result.summary["qos_limits"]["refused"] = refused
+        from .associations import limit_reasons
+        result.jobs["limit_reason"] = limit_reasons(core.limit_reasons(), assoc_read["why"])
     return result
 
 

@@ -143,6 +143,10 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="a site's 'sacctmgr -P show qos' dump: its MaxJobsPU, MaxTRESPU cpu, GrpJobs and GrpTRES "
                          "cpu hold jobs past the limit (passed over, as Slurm does); the rest listed as not "
                          "modelled (pbf/qos.py)")
+    nd.add_argument("--assoc-limits", default=None, metavar="SACCTMGR_DUMP",
+                    help="a site's 'sacctmgr dump' file: its associations' MaxJobs, GrpJobs and GrpTRES cpu hold "
+                         "jobs past the limit (inherited and summed up the account tree, as Slurm does); the rest "
+                         "listed as not modelled (pbf/associations.py)")
     nd.add_argument("--slurm-events", default=None, metavar="FILE",
                     help="with --slurm-conf: the site's node drains and downs, a 'sacctmgr -P show events "
                          "format=NodeName,TimeStart,TimeEnd,State,Reason' dump, replayed as outages on the trace's "

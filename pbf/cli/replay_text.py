@@ -79,6 +79,12 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         lines.insert(-1, f"qos limits   {len(q['limits']):,} QOS from {q['file']}: {q['held']:,} job tests held; "
                          f"{q['jobs_without_limits']:,} jobs in no limited QOS; {len(q['not_modelled']):,} limits "
                          "read, not modelled (summary.json)")
+    a = s.get("assoc_limits")
+    if a:
+        lines.insert(-1, f"assoc limits {a['user_associations']:,} user associations in {a['accounts']:,} accounts from "
+                         f"{a['file']}: {a['held']:,} job tests held; {sum(a['refused'].values()):,} jobs refused; "
+                         f"{a['jobs_of_unknown_users'] + a['jobs_of_unknown_associations']:,} jobs in no "
+                         f"association; {len(a['not_modelled']):,} settings read, not modelled (summary.json)")
     co = s.get("coalloc")
     if co:
         lines.insert(-1, f"co-alloc     {co['policy']}: {co['secondary_jobs']:,} jobs on lent cores "
