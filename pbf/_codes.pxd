@@ -67,7 +67,7 @@ cpdef enum RejectReason:
     RJ_UNITS_DOWN = 4          # still pending when the replay ended: wider than the units left up
     RJ_NO_NODES = 5            # no set of the cluster's nodes can hold it (cores, memory, GPUs, features)
     RJ_LICENSES = 6            # asks more licenses of a kind than the cluster has (licenses.pxd)
-    RJ_QOS_LIMIT = 7           # asks more cores than its QOS allows a user or the QOS (qos_limits.pxd)
+    RJ_QOS_LIMIT = 7           # over a QOS or association limit: more cores than one allows, too long, too many jobs submitted (qos_limits.pxd)
 
 cpdef enum How:                # how a job was started
     HOW_NONE = 0

@@ -302,7 +302,7 @@ def never_for_limits(licenses, qos_limits, job) -> str:
         return job["refused"]
     lim = (qos_limits or {}).get(job.get("qos"))
     if lim is not None and ((lim[1] > 0 and job["req"].cores > lim[1]) or (lim[3] > 0 and job["req"].cores > lim[3])):
-        return "asks more cores than its QOS allows"
+        return "over a QOS or association limit"
     if not (lim and lim[3]) and any(a[2] > 0 and job["req"].cores > a[2] for _, a in job.get("assoc", ())):
         return "asks more cores than an association allows"
     return ""
