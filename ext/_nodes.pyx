@@ -7,6 +7,7 @@ sets the nodes, a replay or :class:`pbf.Engine` the jobs' requests. Internal.
 import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc
 
 from state cimport State
 from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs, nm_make_classes
@@ -102,6 +103,36 @@ cdef class NodeCluster:
             M.minn[first + i] = lo[i]
             M.maxn[first + i] = hi[i]
             M.jfeat[first + i] = f[i]
+
+    def set_partitions(self, int64_t first, job_parts, node_parts=None):
+        """The partitions of jobs first, first+1, ... (added, not yet submitted) and, when given, of the
+        nodes: a bit each (at most 64 partitions; a job's 0: any node). Slurm's main scheduler then
+        fails a partition at its first job that cannot start and goes on with the others."""
+        cdef const uint64_t[::1] jp = np.ascontiguousarray(job_parts, dtype=np.uint64)
+        cdef const uint64_t[::1] npv
+        cdef int64_t n = jp.shape[0], i
+        cdef State* S = &self.core.s
+        cdef NodeModel* M = &S.nm
+        if not M.on:
+            raise RuntimeError("pbf core: set the nodes first")
+        if first < 0 or first + n > S.jobs.n:
+            raise ValueError("partitions: jobs out of range")
+        if node_parts is not None:
+            npv = np.ascontiguousarray(node_parts, dtype=np.uint64)
+            if npv.shape[0] != M.nn:
+                raise ValueError(f"partitions: {npv.shape[0]} nodes given, the cluster has {M.nn}")
+            if M.npart == NULL:
+                M.npart = <uint64_t*>malloc(M.nn * sizeof(uint64_t))
+                if M.npart == NULL:
+                    raise MemoryError()
+            M.pall = 0
+            for i in range(M.nn):
+                M.npart[i] = npv[i]
+                M.pall |= npv[i]
+        elif M.npart == NULL:
+            raise ValueError("partitions: give the nodes' partitions first")
+        for i in range(n):
+            M.jpart[first + i] = jp[i]
 
     def free(self):
         """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""

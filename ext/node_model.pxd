@@ -115,6 +115,9 @@ ctypedef struct NodeModel:
     int64_t* minn              # nodes at least ...
     int64_t* maxn              # ... and at most (0: any)
     uint64_t* jfeat            # features every node must have
+    uint64_t* jpart            # the partitions a job may run in, a bit each (0: any; npart NULL: no partitions)
+    uint64_t* npart            # (nn) the partitions each node is in, a bit each (NULL: partitions not modelled)
+    uint64_t pall              # every partition with a node
     int32_t* wlo               # the first and last words of a running job's units (set at its start:
     int32_t* whi               # a plan build scans only those) ...
     int32_t* nused             # ... and its nodes
@@ -312,7 +315,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.first); free(M.node_of); free(M.cap_mem); free(M.cap_gpu); free(M.feat)
     free(M.class_of); free(M.k_cores); free(M.k_mem); free(M.k_gpu); free(M.k_feat); free(M.k_ok)
     free(M.free_mem); free(M.free_gpu)
-    free(M.mpc); free(M.mpn); free(M.gpn); free(M.minn); free(M.maxn); free(M.jfeat)
+    free(M.mpc); free(M.mpn); free(M.gpn); free(M.minn); free(M.maxn); free(M.jfeat); free(M.jpart); free(M.npart)
     free(M.times)
     free(M.cpu); free(M.take); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
@@ -341,6 +344,8 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
     cap = M.jcap
     if grow(<void**>&M.jfeat, &cap, n, sizeof(uint64_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
+    if grow(<void**>&M.jpart, &cap, n, sizeof(uint64_t)) != RC_OK: return RC_NO_MEMORY
+    cap = M.jcap
     if grow(<void**>&M.wlo, &cap, n, sizeof(int32_t)) != RC_OK: return RC_NO_MEMORY
     cap = M.jcap
     if grow(<void**>&M.whi, &cap, n, sizeof(int32_t)) != RC_OK: return RC_NO_MEMORY
@@ -353,6 +358,7 @@ cdef inline int nm_reserve_jobs(NodeModel* M, int64_t n) noexcept nogil:
         M.minn[i] = 1
         M.maxn[i] = 0
         M.jfeat[i] = 0
+        M.jpart[i] = 0
         M.wlo[i] = 0
         M.whi[i] = -1
         M.nused[i] = 0
@@ -742,10 +748,15 @@ cdef inline bint nm_never_fits(NodeModel* M, int64_t j, int64_t cores) noexcept 
     return not fits
 
 
-cdef inline bint nm_fits_live(NodeModel* M, int64_t j, int64_t cores, const uint64_t* free_units) noexcept nogil:
-    # can job j start now on the nodes as they are (no reservation in the way)? M.take: where
+cdef inline bint nm_fits_live(NodeModel* M, int64_t j, int64_t cores, const uint64_t* free_units,
+                              uint64_t blocked) noexcept nogil:
+    # can job j start now on the nodes as they are (no reservation in the way), but for the nodes of the
+    # partitions `blocked`? M.take: where
     cdef int64_t i
     for i in range(M.nn):
+        if blocked and (M.npart[i] & blocked):
+            M.cpu[i] = 0
+            continue
         M.cpu[i] = nm_node_cpus(M, j, i, nm_range_count(free_units, M.first[i], M.first[i + 1]),
                                 M.free_mem[i], M.free_gpu[i])
     return nm_choose(M, cores, M.minn[j], M.maxn[j])
@@ -1633,6 +1644,9 @@ cdef inline void nm_share(NodeModel* dst, const NodeModel* src) noexcept nogil:
     dst.minn = src.minn
     dst.maxn = src.maxn
     dst.jfeat = src.jfeat
+    dst.jpart = src.jpart
+    dst.npart = src.npart
+    dst.pall = src.pall
     dst.wlo = src.wlo
     dst.whi = src.whi
     dst.nused = src.nused

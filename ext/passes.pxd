@@ -247,7 +247,10 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         return RC_NO_MEMORY
     S.decided.nstarted = 0
     S.decided.nreserved = 0
+    S.main.failed = 0
     for p in range(S.queue.n):
+        S.main.skip = False
+        S.main.job_parts = 0
         if depth_limit >= 0 and depth >= depth_limit:
             ex = EX_MAX_JOB_TEST
             break
@@ -261,8 +264,16 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         if passed_over(S, j):
             continue                  # (Slurm's main scheduler goes on past it: reason Licenses, QOS...)
         if not S.plan.take_now(S, j, k):
+            if S.main.skip:
+                continue              # (every partition of the job failed in this pass: not tried)
             if bfl_main_passes_over(&S.ss.lim, S.jobs.submit[j], -S.jobs.key[j], now):
                 continue              # (bf_min_age_reserve / bf_min_prio_reserve: it blocks nothing)
+            if S.main.job_parts:
+                # Slurm's _schedule: its partitions fail for the rest of the pass (their jobs are not
+                # tried, their nodes go to no later job); the pass goes on while one has not failed
+                S.main.failed |= S.main.job_parts
+                if S.main.all_parts & ~S.main.failed:
+                    continue
             ex = EX_QUICK_BLOCKED
             break
         if job_start(S, j, (t_us + cost) // 1000000, S.prof.chosen) != RC_OK:

@@ -132,12 +132,28 @@ cdef inline int64_t nodes_size(State* S) noexcept nogil:
     return S.nm.ntimes
 
 
+cdef inline bint nodes_main_skips(State* S, int64_t j) noexcept nogil:
+    # the main scheduler does not try job j: every partition of it has failed in this pass (S.main)
+    cdef uint64_t parts = S.nm.jpart[j] if S.nm.npart != NULL else 0
+    S.main.job_parts = parts
+    S.main.all_parts = S.nm.pall
+    S.main.skip = parts != 0 and (parts & ~S.main.failed) == 0
+    return S.main.skip
+
+
 cdef inline bint nodes_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
-    # Slurm's main scheduler on nodes (Planner.take_now): the nodes as they are now decide
-    if not nm_fits_live(&S.nm, j, k, S.nodes.free):
-        nm_note_head(&S.nm, k, S.nodes.nfree)
+    # Slurm's main scheduler on nodes (Planner.take_now): the nodes as they are now decide. With
+    # partitions, a job that cannot start fails its partitions for the rest of the pass: their jobs are
+    # not tried and no later job gets their nodes, and the pass goes on while a partition has not failed
+    # (job_scheduler.c _schedule: failed_parts, avail_node_bitmap)
+    cdef NodeModel* M = &S.nm
+    cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0
+    if nodes_main_skips(S, j):
         return False
-    nm_pick_units(&S.nm, S.nodes.free, S.prof.chosen, S.W)
+    if not nm_fits_live(M, j, k, S.nodes.free, S.main.failed if parts else 0):
+        nm_note_head(M, k, S.nodes.nfree)
+        return False
+    nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
     return True
 
 
@@ -236,7 +252,7 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
         return STEP_STOP
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
-        if nm_fits_live(M, j, k, S.nodes.free):
+        if nm_fits_live(M, j, k, S.nodes.free, 0):
             nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
             if c.parallel:
                 # (the copies' plans were built at the pass start: the start joins them)

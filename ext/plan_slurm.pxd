@@ -10,7 +10,7 @@ from state cimport State, PassCtx
 from profile cimport Prof
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
-from plan_nodes cimport nodes_take_now
+from plan_nodes cimport nodes_take_now, nodes_main_skips
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
                          passed_over)
 from bf_step cimport bfl_step
@@ -26,6 +26,8 @@ cdef inline int slurm_begin(State* S, int64_t now) noexcept nogil:
 
 cdef inline bint slurm_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
     # Slurm's main scheduler's test: the node weights as its test leaves them, then the nodes now
+    if nodes_main_skips(S, j):
+        return False                   # (not tried: no select_nodes, no weights reset)
     ss_main_test(&S.ss, &S.nm, &S.nodes, j, k)
     return nodes_take_now(S, j, k)
 

@@ -91,6 +91,13 @@ ctypedef struct ReplayState:   # the event loop
     int64_t finished_cap       # ... and room
 
 
+ctypedef struct MainParts:     # Slurm's main scheduler and partitions (job_scheduler.c _schedule, failed_parts)
+    uint64_t failed            # the partitions failed in the pass under way (a bit each)
+    uint64_t job_parts         # the partitions of the job just found not to fit (0: none, or no partitions)
+    uint64_t all_parts         # every partition with a node
+    bint skip                  # the job was not tried: every partition of it had failed
+
+
 ctypedef struct PassCtx:       # the full pass under way; written by whoever commits (one at a time)
     int64_t now                # the pass's time
     int64_t start_us0          # slurm-sim clock: the cycle's start, us (a job starts when the cycle
@@ -220,6 +227,7 @@ cdef struct State:
     ParallelPass par           # the parallel pass's shared progress
     NodeSplit split            # a sequential pass on nodes: its searches' helper thread
     Planner plan               # the planner of this cluster (planner.pxd planner_use; units until set)
+    MainParts main             # the main scheduler's partitions in its pass under way (passes.pxd main_pass)
     Licenses lic               # cluster-wide licenses (licenses.pxd; off: none)
     QosLimits qos_lim          # QOS limits on running jobs (qos_limits.pxd; off: none)
 

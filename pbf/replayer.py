@@ -110,6 +110,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,
                                        job_feature_bits(bits, requests.features))
+        if placed is not None and placed.job_parts is not None:
+            NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
     qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \

@@ -269,6 +269,11 @@ class Placed:
     cluster: Cluster
     requests: Requests
     summary: dict = field(default_factory=dict)
+    #: each job's partitions (table order; a bit each, by the file's order; 0: rejected) and each node's
+    #: (cluster order), for Slurm's main scheduler, which fails a partition at a job that cannot start
+    #: and goes on with the others; None with one partition or more than 64
+    job_parts: np.ndarray | None = None
+    node_parts: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -322,11 +327,10 @@ class SitePartitions:
                 path = getattr(line, "path", self.path)
                 at = f"line {line}" + (f" of {path}" if path != self.path else "")
                 out.append(f"PartitionName={p.name}: {key}={shown} ({at}): not modelled by pbf")
-        if len(self.partitions) > 1:
-            out.append("the main scheduler on several partitions: Slurm's goes on past a job that cannot start with "
-                       "the jobs of other partitions, on the nodes outside the blocked partition (job_scheduler.c "
-                       "_schedule, failed_parts); pbf's stops at the first job that cannot start, and its backfill "
-                       "starts the others")
+        if len(self.partitions) > 64:
+            out.append(f"the main scheduler on {len(self.partitions)} partitions: pbf follows Slurm's failed "
+                       "partitions (job_scheduler.c _schedule) for up to 64; with more it stops at the first job "
+                       "that cannot start, and its backfill starts the others")
         tiers = sorted({p.priority_tier for p in self.partitions})
         if len(tiers) > 1:
             out.append(f"PriorityTier ({', '.join(map(str, tiers))}): Slurm orders the queue by partition "
@@ -480,6 +484,13 @@ class SitePartitions:
                 cap = max(caps)
                 hi_all[i] = min(hi, cap) if hi else cap
         placed = self._placed(cluster, base, sets, reasons, lo_all, hi_all)
+        if 1 < len(self.partitions) <= 64:
+            bit = {p.name: 1 << k for k, p in enumerate(self.partitions)}
+            members = [(bit[p.name], frozenset(p.nodes)) for p in self.partitions]
+            placed = replace(placed, job_parts=np.array(
+                [sum(bit[p.name] for p in s) if s is not None else 0 for s in sets], dtype=np.uint64),
+                node_parts=np.array([sum(b for b, m in members if nd.name in m) for nd in placed.cluster.nodes],
+                                    dtype=np.uint64))
         unchecked = []
         for p in self.partitions:
             if (p.allow_qos or p.deny_qos) and not qos_legend:

@@ -81,7 +81,8 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
                          "read, not modelled (summary.json)")
     a = s.get("assoc_limits")
     if a:
-        lines.insert(-1, f"assoc limits {a['user_associations']:,} user associations in {a['accounts']:,} accounts from "
+        lines.insert(-1, f"assoc limits {a['user_associations']:,} user associations in {a['accounts']:,} accounts "
+                         "from "
                          f"{a['file']}: {a['held']:,} job tests held; {sum(a['refused'].values()):,} jobs refused; "
                          f"{a['jobs_of_unknown_users'] + a['jobs_of_unknown_associations']:,} jobs in no "
                          f"association; {len(a['not_modelled']):,} settings read, not modelled (summary.json)")
