@@ -37,7 +37,8 @@ def run(search, queued, passes, max_job_test, seed):
     cluster = archer2_cluster()
     fill = 6_000
     table = generate_archer2(n_jobs=fill + queued, window=14 * 86400, seed=seed)
-    engine = Engine(cluster, node_search=search, backfill=Backfill(reservations=None, max_job_test=max_job_test))
+    engine = Engine(cluster, node_search=search, backfill=Backfill(reservations=None, max_job_test=max_job_test),
+                    report_reservations=True)
     ends = {}
     decisions = engine.advance(0, _jobs(table, 0, fill, 0))
     run_of = {int(j): int(r) for j, r in zip(table.columns["job_id"], table.columns["run"])}
@@ -59,7 +60,7 @@ def run(search, queued, passes, max_job_test, seed):
             ends[d.job_id] = now + run_of[d.job_id]
         rows.append(wall)
         print(f"  pass {k}: {wall * 1e3:9.1f} ms  ({'submits, ' if k == 0 else ''}{len(started)} started, "
-              f"{reserved} reserved{', ' if reserved else ''}{len(ends):,} running)", flush=True)
+              f"{reserved} reserved, {len(ends):,} running)", flush=True)
         job, end = min(ends.items(), key=lambda kv: (kv[1], kv[0]))
         del ends[job]
         now = max(now + 1, end)
