@@ -271,6 +271,21 @@ cdef class Core:
                     settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),
                     settings.get("bf_min_prio", S.ss.lim.min_prio), settings.get("bf_min_age", S.ss.lim.min_age))
 
+    def set_tiers(self, int64_t first, tiers):
+        """The PriorityTier of jobs first, first+1, ... (added, not yet submitted): the queue runs a higher
+        tier first, then by the priority key (Slurm's sort_job_queue2, for the main scheduler and backfill)."""
+        cdef const int64_t[::1] t = np.ascontiguousarray(tiers, dtype=np.int64)
+        cdef int64_t n = t.shape[0], i
+        cdef State* S = &self.s
+        if first < 0 or first + n > S.jobs.n:
+            raise ValueError("tiers: jobs out of range")
+        if S.jobs.tier == NULL:
+            S.jobs.tier = <int64_t*>calloc(S.jobs.cap if S.jobs.cap > 0 else 1, sizeof(int64_t))
+            if S.jobs.tier == NULL:
+                raise MemoryError()
+        for i in range(n):
+            S.jobs.tier[first + i] = t[i]
+
     def set_testing(self, **switches):
         """Switches for tests and benchmarks (no decision changes): ``record_units`` (keep every
         started job's units; set before adding jobs), ``stale_speculation`` (parallel workers

@@ -20,6 +20,8 @@ ctypedef struct Jobs:          # index j = arrival order of the trace (replay) o
     int64_t* user              # dense user index
     double* part               # multifactor partition factor in [0, 1]
     double* qos                # multifactor QOS factor in [0, 1]
+    int64_t* tier              # its partition's PriorityTier: a higher tier runs first, whatever the key
+                               # (Slurm's sort_job_queue2; NULL: no tiers)
     int64_t* start             # start time, or -1
     int64_t* end               # end time (planned at start in a replay, actual once done), or -1
     int64_t* resv              # planned start from the last pass that reserved it, else -1
@@ -93,6 +95,7 @@ cdef inline int jobs_reserve(Jobs* J, int64_t n) noexcept nogil:
             or _regrow(<void**>&J.seq, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.pred0, J.cap, cap, sizeof(int64_t)) != RC_OK
             or _regrow(<void**>&J.ncorr, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.bfkey, J.cap, cap, sizeof(int64_t)) != RC_OK
             or (J.requeues != NULL and _regrow(<void**>&J.requeues, J.cap, cap, sizeof(int64_t)) != RC_OK)
+            or (J.tier != NULL and _regrow(<void**>&J.tier, J.cap, cap, sizeof(int64_t)) != RC_OK)
             or (J.lost != NULL and _regrow(<void**>&J.lost, J.cap, cap, sizeof(int64_t)) != RC_OK)
             or _regrow(<void**>&J.acc, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.unext, J.cap, cap, sizeof(int64_t)) != RC_OK
             or _regrow(<void**>&J.uprev, J.cap, cap, sizeof(int64_t)) != RC_OK or _regrow(<void**>&J.key, J.cap, cap, sizeof(double)) != RC_OK
@@ -110,6 +113,8 @@ cdef inline void jobs_clear(Jobs* J, int64_t first, int64_t n) noexcept nogil:
     for j in range(first, first + n):
         J.pred0[j] = -1
         J.ncorr[j] = 0
+        if J.tier != NULL:
+            J.tier[j] = 0
         if J.requeues != NULL:
             J.requeues[j] = 0
             J.lost[j] = 0
@@ -134,7 +139,7 @@ cdef inline void jobs_free(Jobs* J) noexcept nogil:
     free(J.submit); free(J.units); free(J.est); free(J.run); free(J.req); free(J.user)
     free(J.part); free(J.qos); free(J.start); free(J.end); free(J.resv); free(J.resv_min)
     free(J.seq); free(J.pred0); free(J.ncorr); free(J.requeues); free(J.lost); free(J.bfkey); free(J.acc); free(J.unext)
-    free(J.uprev); free(J.key); free(J.runpos); free(J.row); free(J.state); free(J.how)
+    free(J.uprev); free(J.key); free(J.tier); free(J.runpos); free(J.row); free(J.state); free(J.how)
     free(J.reason); free(J.x); free(J.bits)
     memset(J, 0, sizeof(Jobs))
 

@@ -247,6 +247,7 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
         if S.policy.prio != PR_KEYED:
             S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, now)
         rec[i].key = S.jobs.key[j]
+        rec[i].tier = S.jobs.tier[j] if S.jobs.tier != NULL else 0
         rec[i].submit = S.jobs.submit[j]
         rec[i].seq = S.jobs.seq[j]
         rec[i].job = j

@@ -24,7 +24,8 @@ ctypedef struct Queue:
 
 
 ctypedef struct SortRec:       # a queue entry being re-sorted by a new key
-    double key                 # the priority key ...
+    int64_t tier               # its partition's PriorityTier (higher first) ...
+    double key                 # ... the priority key ...
     int64_t submit             # ... then submit time ...
     int64_t seq                # ... then arrival order
     int64_t job                # the entry's job ...
@@ -35,6 +36,8 @@ ctypedef struct SortRec:       # a queue entry being re-sorted by a new key
 cdef inline int sortrec_cmp(const void* a, const void* b) noexcept nogil:
     cdef const SortRec* x = <const SortRec*>a
     cdef const SortRec* y = <const SortRec*>b
+    if x.tier != y.tier:
+        return -1 if x.tier > y.tier else 1
     if x.key != y.key:
         return -1 if x.key < y.key else 1
     if x.submit != y.submit:
@@ -46,6 +49,8 @@ cdef inline int sortrec_cmp(const void* a, const void* b) noexcept nogil:
 
 cdef inline bint queue_before(const Jobs* J, int64_t a, int64_t b) noexcept nogil:
     # priority order: does job a come before job b?
+    if J.tier != NULL and J.tier[a] != J.tier[b]:
+        return J.tier[a] > J.tier[b]
     if J.key[a] != J.key[b]:
         return J.key[a] < J.key[b]
     if J.submit[a] != J.submit[b]:

@@ -112,6 +112,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                                        job_feature_bits(bits, requests.features))
         if placed is not None and placed.job_parts is not None:
             NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
+        if placed is not None and placed.job_tiers is not None:
+            core.set_tiers(0, placed.job_tiers[order])
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
     qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \

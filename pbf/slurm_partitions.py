@@ -274,6 +274,9 @@ class Placed:
     #: and goes on with the others; None with one partition or more than 64
     job_parts: np.ndarray | None = None
     node_parts: np.ndarray | None = None
+    #: each job's PriorityTier (table order; the highest of its partitions'), where the partitions' tiers
+    #: differ: the queue runs a higher tier first (None: one tier)
+    job_tiers: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -331,10 +334,6 @@ class SitePartitions:
             out.append(f"the main scheduler on {len(self.partitions)} partitions: pbf follows Slurm's failed "
                        "partitions (job_scheduler.c _schedule) for up to 64; with more it stops at the first job "
                        "that cannot start, and its backfill starts the others")
-        tiers = sorted({p.priority_tier for p in self.partitions})
-        if len(tiers) > 1:
-            out.append(f"PriorityTier ({', '.join(map(str, tiers))}): Slurm orders the queue by partition "
-                       "PriorityTier before priority (job_scheduler.c sort_job_queue2); pbf orders by priority alone")
         return out
 
     # ------------------------------------------------------------------ the jobs' partitions
@@ -491,6 +490,9 @@ class SitePartitions:
                 [sum(bit[p.name] for p in s) if s is not None else 0 for s in sets], dtype=np.uint64),
                 node_parts=np.array([sum(b for b, m in members if nd.name in m) for nd in placed.cluster.nodes],
                                     dtype=np.uint64))
+        if len({p.priority_tier for p in self.partitions}) > 1:
+            placed = replace(placed, job_tiers=np.array(
+                [max(p.priority_tier for p in s) if s is not None else 0 for s in sets], dtype=np.int64))
         unchecked = []
         for p in self.partitions:
             if (p.allow_qos or p.deny_qos) and not qos_legend:

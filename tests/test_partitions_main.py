@@ -67,3 +67,19 @@ def test_one_partition_stops_at_the_first_job_that_cannot_start(tmp_path, search
                   legend=("a",))
     starts, _ = _starts(tmp_path, "PartitionName=a Nodes=n[1-2]\n", table, search)
     assert starts[0] == 0 and starts[2] == 30
+
+
+@pytest.mark.parametrize("search", ["exact", "slurm"])
+def test_a_higher_priority_tier_runs_first(tmp_path, search):
+    # a (tier 1) and b (tier 2) share n1. Job 2 (a) waits from 5, job 3 (b) from 6; when n1 frees at
+    # 100 the higher tier starts first, whatever the submit order (Slurm's sort_job_queue2)
+    table = _jobs([1, 1, 2], submit=[0, 5, 6], run=[100, 10, 10], req=[100, 100, 100], cores=[4, 4, 4],
+                  legend=("a", "b"))
+    conf = "PartitionName=a Nodes=n1 PriorityTier=1\nPartitionName=b Nodes=n1 PriorityTier=2\n"
+    cluster, site = _site(tmp_path, conf)
+    got = pbf.replay(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search=search))
+    assert got.jobs["start"].tolist() == [0, 110, 100]
+    same = "PartitionName=a Nodes=n1\nPartitionName=b Nodes=n1\n"          # one tier: submit order
+    cluster, site = _site(tmp_path, same)
+    got = pbf.replay(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search=search))
+    assert got.jobs["start"].tolist() == [0, 100, 110]
