@@ -399,7 +399,8 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
         names += ["beocat-high", "beocat-low", "beocat-slice+slurm", "beocat-slice+slurm-sim", "archer2"]
     for name in names:
         if name == "archer2":
-            rows.append(_archer2_row(trials))
+            from .benchmark_nodes import archer2_replay_row
+            rows.append(archer2_replay_row(trials))
             continue
         name, _, mode = name.partition("+")
         trigger = "interval" if name.startswith("beocat-") or mode == "slurm-sim" else "event"
@@ -419,34 +420,6 @@ def replay_rows(names: Iterable[str] | None = None, trials: int = 1) -> list[dic
                      "jobs_per_s": r["jobs"] / med, "passes_per_s": r["passes"] / med,
                      "peak_rss_mb": max(x["peak_rss_mb"] for x in results)})
     return rows
-
-
-def _archer2_row(trials: int) -> dict[str, Any]:
-    # The ARCHER2-sized replay: `pbf gen archer2` (20,000 jobs in two weeks on 5,860 nodes of 128 cores,
-    # node-exclusive and shared) replayed from its sacct dump and slurm.conf as a site would, each
-    # replay a whole `pbf replay` process (its start-up and reading included; its peak RSS).
-    import resource
-    import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        sacct, conf = os.path.join(tmp, "archer2.sacct"), os.path.join(tmp, "archer2.conf")
-        subprocess.run([sys.executable, "-m", "pbf", "gen", "archer2", "--jobs", "20000", "--window", "14d",
-                        "-o", sacct, "--slurm-conf", conf, "--quiet"], check=True, capture_output=True)
-        walls = []
-        for _ in range(trials):
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "pbf", "replay", sacct, "--slurm-conf", conf, "--quiet",
-                            "--out", os.path.join(tmp, "out")], check=True, capture_output=True,
-                           env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
-            walls.append(time.perf_counter() - t0)
-        with open(os.path.join(tmp, "out", "summary.json")) as fh:
-            summary = json.load(fh)
-    med = statistics.median(walls)
-    return {"slice": "replay", "name": "archer2 (pbf gen archer2, --slurm-conf)",
-            "params": "20,000 jobs in 14 days on 5,860 nodes x 128 cores, Slurm's backfill",
-            **_stats(walls), "jobs": summary["jobs"]["completed"] + summary["jobs"]["rejected"],
-            "passes": summary["passes"]["count"], "jobs_per_s": 20_000 / med,
-            "passes_per_s": summary["passes"]["count"] / med,
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
 
 
 def skipped_logs_note(missing: Sequence[str], folder: Path | None) -> str:
@@ -632,6 +605,8 @@ def run_slices(slices: Iterable[str], trials: int = 5, quick: bool = False, refe
             elif sl == "large":
                 rows += pass_rows(pass_scenarios(sl, quick), trials=trials, reference=False, workers=workers,
                                   slice_name="large")
+                from .benchmark_nodes import archer2_pass_rows
+                rows += archer2_pass_rows(trials=trials, queued=20_000 if quick else 100_000)
             elif sl == "growth":
                 rows += growth_rows(trials=trials) if not quick else growth_rows(
                     queue_sizes=(1_000, 4_000, 16_000), unit_sizes=(128, 2_048, 9_128), trials=trials)

@@ -91,6 +91,11 @@ def format_rows(rows: Sequence[Mapping[str, Any]], load: MachineLoad | None = No
             lines.append(f"  {r['name']}: {r['params']}"[:119])
             parts = [f"median {_fmt_time(r['median_s']).strip()}, best {_fmt_time(r['best_s']).strip()} "
                      f"({r['trials']} trials)"]
+            if sl == "large" and "first_pass_s" in r:
+                parts.append(f"started {r['started']:,}, reservations {r['reservations']:,} a pass; the pass with "
+                             f"the submits {r['first_pass_s']:.2f} s; peak RSS {r['peak_rss_mb']:.0f} MB")
+                lines += wrap_parts(parts)
+                continue
             if sl in ("pass", "large"):
                 parts[0] = "1 worker " + parts[0]
                 parts.append(f"tested {r['depth']:,}, started {r['started']:,}, reservations {r['reservations']:,}")
