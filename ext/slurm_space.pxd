@@ -341,19 +341,27 @@ cdef inline int _ss_gb_room(SlurmSpace* X, int64_t need) noexcept nogil:
     return RC_OK
 
 
+cdef inline int _ss_gb_off_room(SlurmSpace* X, int64_t need) noexcept nogil:
+    # room for `need` offsets of the give-back list
+    cdef void* p
+    if need <= X.gb_off_cap:
+        return RC_OK
+    p = realloc(X.gb_off, need * 2 * sizeof(int64_t))
+    if p == NULL:
+        return RC_NO_MEMORY
+    X.gb_off = <int64_t*>p
+    X.gb_off_cap = need * 2
+    return RC_OK
+
+
 cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of) noexcept nogil:
     # X.gb_*: each running job's nodes (in end order), with its cores there that are up, its memory and
     # GPUs, read from its bitmap once for every test until the running jobs change
     cdef int64_t r, k, n, jj, at = 0
-    cdef void* p
     if X.gb_version == N.version:
         return RC_OK
-    if N.nrun + 1 > X.gb_off_cap:
-        p = realloc(X.gb_off, (N.nrun + 1) * 2 * sizeof(int64_t))
-        if p == NULL:
-            return RC_NO_MEMORY
-        X.gb_off = <int64_t*>p
-        X.gb_off_cap = (N.nrun + 1) * 2
+    if _ss_gb_off_room(X, N.nrun + 1) != RC_OK:
+        return RC_NO_MEMORY
     for r in range(N.nrun):
         jj = N.by_end[r].job
         n = nm_job_nodes(M, N.rows + <int64_t>rows_of[jj] * N.W, N.W, N.down, N.ndown, jj)
@@ -376,7 +384,6 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
     # job j has just started (its by_end key: end): put it into the list where it was up to date before
     # (else the next test remakes the list)
     cdef int64_t p, r, n, at
-    cdef void* q
     if X.gb_version != version_before or X.gb_version < 0 or N.nrun < 1:
         return RC_OK
     X.gb_version = -1                  # (until the list holds j)
@@ -387,12 +394,8 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
     at = X.gb_off[N.nrun - 1]          # (the entries before the start)
     if _ss_gb_room(X, at + n) != RC_OK:
         return RC_NO_MEMORY
-    if N.nrun + 1 > X.gb_off_cap:
-        q = realloc(X.gb_off, (N.nrun + 1) * 2 * sizeof(int64_t))
-        if q == NULL:
-            return RC_NO_MEMORY
-        X.gb_off = <int64_t*>q
-        X.gb_off_cap = (N.nrun + 1) * 2
+    if _ss_gb_off_room(X, N.nrun + 1) != RC_OK:
+        return RC_NO_MEMORY
     r = X.gb_off[p]
     memmove(X.gb_node + r + n, X.gb_node + r, (at - r) * sizeof(int32_t))
     memmove(X.gb_up + r + n, X.gb_up + r, (at - r) * sizeof(int64_t))
