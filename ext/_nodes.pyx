@@ -12,8 +12,11 @@ from libc.stdlib cimport malloc
 from state cimport State
 from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs, nm_make_classes
 from slurm_space cimport ss_alloc
+from advance_resv cimport ar_alloc
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
+
+from pbf.errors import ConfigError
 
 
 cdef class NodeCluster:
@@ -133,6 +136,39 @@ cdef class NodeCluster:
             raise ValueError("partitions: give the nodes' partitions first")
         for i in range(n):
             M.jpart[first + i] = jp[i]
+
+    def set_reservations(self, starts, ends, nodes):
+        """Advance reservations (``ext/advance_resv.pxd``), before the replay or the first pass: window k
+        holds the nodes ``nodes[k]`` (node indices) from ``starts[k]`` to ``ends[k]`` (seconds) against
+        every job. Replaces any set before; none: no window."""
+        cdef const int64_t[::1] vs = np.ascontiguousarray(starts, dtype=np.int64)
+        cdef const int64_t[::1] ve = np.ascontiguousarray(ends, dtype=np.int64)
+        cdef int64_t n = vs.shape[0], k, i, u, W
+        cdef State* S = &self.core.s
+        cdef NodeModel* M = &S.nm
+        if not M.on:
+            raise RuntimeError("pbf core: set the nodes first")
+        if ve.shape[0] != n or len(nodes) != n:
+            raise ValueError(f"reservations: {n} starts, {ve.shape[0]} ends, {len(nodes)} node lists")
+        picked = []
+        for k in range(n):
+            if not ve[k] > vs[k]:
+                raise ConfigError(f"reservation {k}: its end {ve[k]} is not after its start {vs[k]}")
+            idx = np.ascontiguousarray(nodes[k], dtype=np.int64)
+            if idx.size == 0 or idx.min() < 0 or idx.max() >= M.nn:
+                raise ConfigError(f"reservation {k}: node indices must be 0 .. {M.nn - 1} (and at least one)")
+            picked.append(idx)
+        W = S.W
+        if ar_alloc(&S.ar, n, W, (M.nn + 63) // 64) != RC_OK:
+            raise MemoryError("pbf core: out of memory (advance reservations)")
+        order = sorted(range(n), key=lambda x: (int(ve[x]), int(vs[x])))
+        for k in range(n):
+            S.ar.start[k] = vs[order[k]]
+            S.ar.end[k] = ve[order[k]]
+            for i in picked[order[k]]:
+                S.ar.nbits[k * S.ar.NW + (i >> 6)] |= (<uint64_t>1) << (i & 63)
+                for u in range(M.first[i], M.first[i + 1]):
+                    S.ar.ubits[k * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
 
     def free(self):
         """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""

@@ -20,6 +20,7 @@ from memory cimport INF
 from ticks cimport PBF_HAVE_TSC
 from lifecycle cimport job_submit, job_finish, heap_pop, heap_top_end
 from outages cimport outages_apply_due
+from advance_resv cimport ar_next_end, ar_ends_due
 from estimates cimport record_estimates
 from coalloc cimport co_after_pass, co_tick, co_job_ended
 from passes cimport quick_pass, full_pass_sequential, pass_prologue
@@ -126,6 +127,11 @@ cdef inline int64_t next_event(State* S, bint bf_timer) noexcept nogil:
             t = S.co.next_tick
     if bf_timer and S.cfg.trigger != TR_EVENT and S.queue.n > 0 and S.replay.next_bf < t:
         t = S.replay.next_bf
+    if S.ar.n and S.queue.n > 0:
+        # (an advance reservation's end: its nodes may take waiting jobs)
+        x = ar_next_end(&S.ar)
+        if x < t:
+            t = x
     return t
 
 
@@ -196,6 +202,8 @@ cdef inline int event_instant(State* S, int64_t* tp, bint* events) noexcept nogi
     if outages_due(S, t, &n) != RC_OK or finish_due(S, t, &n) != RC_OK:
         return RC_NO_MEMORY
     events[0] = n > 0
+    if S.ar.n and ar_ends_due(&S.ar, t):
+        events[0] = True
     if tick:
         while S.co.next_tick <= t:
             S.co.next_tick += S.co.interval
@@ -247,6 +255,8 @@ cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
     if n:
         S.sim.event = True
         S.sim.changes += n
+    if S.ar.n and ar_ends_due(&S.ar, t):
+        S.sim.changes += 1             # (backfill's _more_work: last_resv_update)
     tp[0] = t
     return RC_OK
 

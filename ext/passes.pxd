@@ -263,6 +263,8 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         cost += cost_test_us
         if passed_over(S, j):
             continue                  # (Slurm's main scheduler goes on past it: reason Licenses, QOS...)
+        S.ar.now = (t_us + cost) // 1000000
+        S.ar.d = S.queue.entries[p].est
         if not S.plan.take_now(S, j, k):
             if S.main.skip:
                 continue              # (every partition of the job failed in this pass: not tried)

@@ -15,6 +15,7 @@ from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add
                          nm_job_nodes, nm_fits_live, nm_pick_units, nm_find_start, nm_hold, nm_plan_ready, nm_note_head,
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_ev_append, nm_never_fits, nm_use,
                          EV_T_MAX)
+from advance_resv cimport ar_free_units, ar_hold_lines
 from pass_steps cimport (CM_EAGER, CM_ORDERED, STEP_STOP, STEP_ERROR, planned_end, release_time, log_append,
                          commit_start, note_reservation, begin_test, passed_over)
 from pbf._codes cimport EX_RESV_TABLE
@@ -124,7 +125,9 @@ cdef inline int build_node_plan(State* S, int64_t now) noexcept nogil:
     M.nevx = 0
     if build_node_lines(S, now) != RC_OK or nm_plan_ready(M) != RC_OK:
         return RC_NO_MEMORY
-    M.ev_ok = S.nodes.ndown == 0 and M.times[M.ntimes - 1] < EV_T_MAX
+    if S.ar.n > 0 and ar_hold_lines(&S.ar, M, now) != RC_OK:
+        return RC_NO_MEMORY
+    M.ev_ok = S.nodes.ndown == 0 and S.ar.n == 0 and M.times[M.ntimes - 1] < EV_T_MAX
     return RC_OK
 
 cdef inline int64_t nodes_size(State* S) noexcept nogil:
@@ -150,7 +153,8 @@ cdef inline bint nodes_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
     cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0
     if nodes_main_skips(S, j):
         return False
-    if not nm_fits_live(M, j, k, S.nodes.free, S.main.failed if parts else 0):
+    if not nm_fits_live(M, j, k, ar_free_units(&S.ar, S.nodes.free, S.ar.now, S.ar.d) if S.ar.n else S.nodes.free,
+                        S.main.failed if parts else 0):
         nm_note_head(M, k, S.nodes.nfree)
         return False
     nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
@@ -252,7 +256,7 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
         return STEP_STOP
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
-        if nm_fits_live(M, j, k, S.nodes.free, 0):
+        if nm_fits_live(M, j, k, ar_free_units(&S.ar, S.nodes.free, now, d) if S.ar.n else S.nodes.free, 0):
             nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
             if c.parallel:
                 # (the copies' plans were built at the pass start: the start joins them)

@@ -8,6 +8,7 @@ from libc.stdint cimport int64_t
 from parallel cimport Spec
 from state cimport State, PassCtx
 from profile cimport Prof
+from advance_resv cimport ar_seed_space
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_take_now, nodes_main_skips
@@ -21,7 +22,10 @@ from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef inline int slurm_begin(State* S, int64_t now) noexcept nogil:
     # Slurm's per-cycle state (the nodes' reservations of this cycle) at a pass's start
-    return ss_reset(&S.ss, now, S.cfg.bf_window, S.cfg.bf_resolution)
+    # (and the advance reservations as records of it)
+    if ss_reset(&S.ss, now, S.cfg.bf_window, S.cfg.bf_resolution) != RC_OK:
+        return RC_NO_MEMORY
+    return ar_seed_space(&S.ar, &S.ss, now) if S.ar.n else RC_OK
 
 
 cdef inline bint slurm_take_now(State* S, int64_t j, int64_t k) noexcept nogil:

@@ -18,6 +18,7 @@ from node_model cimport NodeModel, NodeSplit, nm_free
 from slurm_space cimport SlurmSpace, ss_free
 from licenses cimport Licenses, lic_free
 from qos_limits cimport QosLimits, ql_free
+from advance_resv cimport AdvResv, ar_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from pass_cost cimport PassCost, CHOICE_AUTO
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, Spec, log_free, ring_free, pool_free_copies
@@ -230,6 +231,7 @@ cdef struct State:
     MainParts main             # the main scheduler's partitions in its pass under way (passes.pxd main_pass)
     Licenses lic               # cluster-wide licenses (licenses.pxd; off: none)
     QosLimits qos_lim          # QOS limits on running jobs (qos_limits.pxd; off: none)
+    AdvResv ar                 # advance reservations on the nodes (advance_resv.pxd; none: n = 0)
 
 
 cdef enum:
@@ -298,6 +300,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     ss_free(&S.ss)
     lic_free(&S.lic)
     ql_free(&S.qos_lim)
+    ar_free(&S.ar)
     outage_events_free(&S.outages)
     estimates_free(&S.est)
     queue_free(&S.queue)

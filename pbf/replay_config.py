@@ -21,6 +21,7 @@ from .plugins.scoring import Scoring
 from .resources import MEM_FROM
 from .scheduler_time import MAX_COST_US, SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 from .slurm_partitions import SitePartitions
+from .slurm_reservations import SiteReservations
 
 __all__ = ["ReplayConfig", "NODE_CHOICES", "NODE_SEARCHES"]
 
@@ -81,6 +82,8 @@ _SETTINGS = (
     ("units", lambda v: v is None or (_is_int(v) and 1 <= v <= MAX_UNITS), f"an int from 1 to {MAX_UNITS:,}"),
     ("partitions", lambda v: v is None or isinstance(v, SitePartitions),
      "a pbf.slurm_partitions.SitePartitions or None"),
+    ("reservations", lambda v: v is None or isinstance(v, SiteReservations),
+     "a pbf.slurm_reservations.SiteReservations or None"),
     ("max_passes", lambda v: v is None or _int_in(v, 1, INT64_MAX),
      "None (automatic: 2,000,000 + 200 a job) or an int >= 1"),
 )
@@ -164,6 +167,10 @@ class ReplayConfig:
     which ``--slurm-conf FILE`` sets; it needs ``cluster``, the union of their nodes): each job runs only on
     the nodes of its own partitions, within their limits, with their default memory (docs/inputs.md).
 
+    ``reservations``: a site's advance reservations (a :class:`pbf.slurm_reservations.SiteReservations`,
+    which ``--slurm-reservations FILE`` sets; it needs ``cluster``): each holds its nodes, whole, from
+    its start to its end against every job (docs/inputs.md).
+
     ``max_passes``: the replay stops with a :class:`pbf.ConfigError` once it has made this many passes
     (None: 2,000,000 + 200 a job, :meth:`pass_limit`), so that a trace whose jobs hold the cluster for
     centuries of simulated time under an interval trigger (a pass every ``bf_interval``) ends with an
@@ -201,6 +208,7 @@ class ReplayConfig:
     record_nodes: bool = False
     max_passes: int | None = None
     partitions: SitePartitions | None = None
+    reservations: SiteReservations | None = None
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here
@@ -222,6 +230,8 @@ class ReplayConfig:
         if self.partitions is not None and self.cluster is None:
             raise ConfigError("partitions place jobs on the nodes of their partitions: they need a cluster of nodes "
                               "(cluster=)")
+        if self.reservations is not None and self.cluster is None:
+            raise ConfigError("reservations hold nodes by name: they need a cluster of nodes (cluster=)")
         if self.record_nodes and self.cluster is None:
             raise ConfigError("record_nodes lists each job's nodes: it needs a cluster of nodes (cluster=)")
         if self.node_search == "slurm" and self.cluster is None:
@@ -295,7 +305,8 @@ class ReplayConfig:
         """The settings as JSON-ready values (plugins and clusters by name; the clock's test costs filled in)."""
         d = {f: getattr(self, f) for f in self.__dataclass_fields__
              if f not in ("backfill", "slurm_sim", "failures", "coalloc", "cluster", "qos_limits", "assoc_limits",
-                          "partitions")}
+                          "partitions", "reservations")}
+        d["reservations"] = self.reservations.as_dict() if self.reservations is not None else None
         if self.partitions is not None:
             d["partitions"] = {"names": [p.name for p in self.partitions.partitions], "multi": self.partitions.multi}
         d["qos_limits"] = None if self.qos_limits is None else os.fspath(self.qos_limits)

@@ -114,6 +114,10 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
             NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
         if placed is not None and placed.job_tiers is not None:
             core.set_tiers(0, placed.job_tiers[order])
+        if config.reservations is not None:
+            # (a repeating reservation: its windows to a month past the last submission)
+            NodeCluster(core).set_reservations(*config.reservations.windows(
+                cluster, (int(submit[-1]) if len(submit) else 0) + 30 * 86400))
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
     qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \

@@ -151,6 +151,10 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="with --slurm-conf: the site's node drains and downs, a 'sacctmgr -P show events "
                          "format=NodeName,TimeStart,TimeEnd,State,Reason' dump, replayed as outages on the trace's "
                          "clock (docs/inputs.md)")
+    nd.add_argument("--slurm-reservations", default=None, metavar="FILE",
+                    help="with --slurm-conf: the site's advance reservations (maintenance windows), a 'scontrol "
+                         "show reservation' or 'sacctmgr -P show reservation format=Name,NodeNames,TimeStart,"
+                         "TimeEnd,Flags' dump: each holds its nodes from its start to its end (docs/inputs.md)")
     nd.add_argument("--mem-from", choices=("requested", "used", "none"), default="requested",
                     help="an SWF trace's memory per core: field 10 requested (default), field 7 used, or none")
     nd.add_argument("--node-choice", choices=("best-fit", "first-fit"), default="best-fit",

@@ -154,6 +154,8 @@ def replay_config(args: argparse.Namespace, trigger: str) -> ReplayConfig:
                           "--slurm-conf")
     if getattr(args, "slurm_events", None) is not None:
         raise ConfigError("--slurm-events names the site's nodes: it needs --slurm-conf (the nodes they are)")
+    if getattr(args, "slurm_reservations", None) is not None:
+        raise ConfigError("--slurm-reservations names the site's nodes: it needs --slurm-conf (the nodes they are)")
     chosen = scoring(args)
     run = _preset_run_options(args, chosen)
     window = run["window"]

@@ -132,4 +132,12 @@ def slurm_conf_config(args: argparse.Namespace,
         known = tuple(n for _, _, names in node_lines(read_slurm_conf(path)) for n in names)
         config = replace(config, failures=SlurmEvents(path=args.slurm_events, on_failure=args.on_failure,
                                                       origin=table.header.unix_start_time or 0, known=known))
+    if getattr(args, "slurm_reservations", None) is not None:
+        from ..slurm_reservations import SiteReservations
+        if not os.path.isfile(args.slurm_reservations):
+            raise ConfigError(f"--slurm-reservations {args.slurm_reservations!r}: no such file")
+        known = tuple(n for _, _, names in node_lines(read_slurm_conf(path)) for n in names)
+        config = replace(config, reservations=SiteReservations(path=args.slurm_reservations,
+                                                               origin=table.header.unix_start_time or 0,
+                                                               known=known))
     return config, settings, over

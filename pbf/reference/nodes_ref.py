@@ -338,7 +338,8 @@ def count_inside(qos_limits, job, inside, sign) -> None:
 
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
                 first_fit: bool = False, run_pass: Callable | None = None,
-                licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None) -> dict[str, list[Any]]:
+                licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
+                windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
@@ -351,7 +352,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     held from its start to its end, a job asking more than the cluster has is rejected, and a pass
     passes over a job whose licenses are not all free; ``qos_limits`` the same with the QOS limits on
     running jobs (:class:`Holds`), and a job over a submission limit when it arrives is refused
-    (:func:`submit_refused`)."""
+    (:func:`submit_refused`). ``windows``: advance reservations, (start, end, node indices) each: no
+    job holds those nodes over [start, end) (:func:`hold_windows`), and a pass runs at each end."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
     full = NodePlan(nodes)
@@ -364,7 +366,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     running = {}                                 # job -> actual end
     inside = {}                                  # jobs pending or running, by submission-limit counter
     queue = []
-    times = sorted({jobs[j]["submit"] for j in order})
+    times = sorted({jobs[j]["submit"] for j in order} | {e for _, e, _ in windows})
     k = 0
     now = None
     while k < len(order) or running or queue:
@@ -390,7 +392,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             queue.append(j)
         live = {j: (start[j], alloc[j]) for j in running}
         if run_pass is None:
-            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit, licenses, qos_limits)
+            started = exact_pass(nodes, jobs, now, queue, live, reservations, first_fit, licenses, qos_limits,
+                                 windows)
         else:
             started = run_pass(now, queue, live)
         for j, got in started.items():
@@ -408,10 +411,12 @@ PLAN_REACH = 1 << 43
 def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: int, queue: Sequence[int],
                running: Mapping[int, tuple[int, Mapping]], reservations: int | None = 1,
                first_fit: bool = False, licenses: Mapping[str, int] | None = None,
-               qos_limits: Mapping | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
+               qos_limits: Mapping | None = None,
+               windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[int, dict[int, tuple[int, int, int]]]:
     """pbf's own backfill pass on nodes (module docstring): {job: alloc} of the jobs that start now."""
     holds = Holds(licenses, qos_limits, jobs, running)
     plan = NodePlan(nodes)
+    hold_windows(plan, windows, now)
     for j, (s, a) in running.items():
         plan.hold(s, max(s + jobs[j]["est"], now + 1), a)
     left = reservations
@@ -439,6 +444,14 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         if left is not None:
             left -= 1
     return started
+
+
+def hold_windows(plan: NodePlan, windows: Sequence[tuple[int, int, Sequence[int]]], now: int) -> None:
+    """Advance reservations (Slurm's ``job_test_resv`` for a job that asks none): each window's nodes,
+    their whole cores, memory and GPUs, held from its start (or ``now``) to its end."""
+    for s, e, idx in windows:
+        if e > now:
+            plan.hold(max(s, now), e, {i: plan.cap[i] for i in idx})
 
 
 def _why(nodes, req: NodeRequest):

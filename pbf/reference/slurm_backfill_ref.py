@@ -363,18 +363,23 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                weights: list[int] | None = None,
                limits: Mapping[str, int] | None = None,
                licenses: Mapping[str, int] | None = None,
-               qos_limits: Mapping | None = None) -> dict[int, dict[int, tuple[int, int, int]]]:
+               qos_limits: Mapping | None = None,
+               windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[int, dict[int, tuple[int, int, int]]]:
     """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
     :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited;
     ``weights``: the nodes' scheduling weights, carried from cycle to cycle; ``limits``: Slurm's own
     backfill limits, :func:`bf_limit`, counted afresh each cycle; ``licenses``: the cluster's, a job
-    waiting for its licenses passed over as ``_attempt_backfill`` does without bf_licenses): {job: alloc}
-    of the jobs that start now."""
+    waiting for its licenses passed over as ``_attempt_backfill`` does without bf_licenses; ``windows``:
+    advance reservations, (start, end, node indices), records of the cycle's map holding their nodes, as
+    ``job_test_resv`` leaves them out of a job's nodes): {job: alloc} of the jobs that start now."""
     holds = Holds(licenses, qos_limits, jobs, running)
     weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
     win = window if window > 0 else 1 << 40
     space = NodeSpace(len(nodes), now, win, res)
+    for s, e, idx in sorted(windows, key=lambda w: (w[1], w[0])):
+        if e > now:
+            space.reserve(max(s, now), e, idx)
     free = [[n.cores, n.memory_mb, n.gpus] for n in nodes]
     run = []
     for j, (s, a) in running.items():
@@ -420,8 +425,8 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
                       window: int = 0, resolution: int = 1, first_fit: bool = False,
                       limits: Mapping[str, int] | None = None, marks: str = "carry",
-                      licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None
-                      ) -> dict[str, list[Any]]:
+                      licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
+                      windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
     own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
@@ -435,7 +440,7 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                 seen.add(j)
                 submit_weights(nodes, weights, jobs[j]["req"])
         return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights,
-                          limits, licenses, qos_limits)
+                          limits, licenses, qos_limits, windows)
 
     return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass, licenses=licenses,
-                       qos_limits=qos_limits)
+                       qos_limits=qos_limits, windows=windows)

@@ -1,0 +1,255 @@
+"""Advance reservations from a site's own dump (``--slurm-reservations FILE``): maintenance windows and
+other reservations that keep the replay's jobs off some nodes for a time.
+
+Two dumps are read, told apart by their first line:
+
+* ``scontrol show reservation`` (also ``scontrol -o show reservation``): one record a reservation,
+  ``ReservationName=... StartTime=... EndTime=... Nodes=... Flags=...`` over one or several lines; the
+  reservations as they stand (past the dump, a reservation with ``DAILY``, ``HOURLY``, ``WEEKLY``,
+  ``WEEKDAY`` or ``WEEKEND`` repeats from its ``StartTime`` on, to the end of the replay);
+* ``sacctmgr -P show reservation format=Name,NodeNames,TimeStart,TimeEnd,Flags ...``: the site's
+  history from slurmdbd, one line an occurrence (a header names the columns: any order, any case; the
+  default columns ``Cluster|Name|TRES|TimeStart|TimeEnd|UnusedWall`` name no nodes and are refused with
+  the ``format=`` to use).
+
+What pbf models of a reservation: **its nodes, whole, from its start to its end, held against every
+job of the replay** -- as Slurm 22.05 treats a reservation a job did not ask for (``job_test_resv`` in
+``src/slurmctld/reservation.c``: a full-node reservation's nodes are taken out of the nodes of a job
+whose window overlaps it). So a job does not start on them if it would still run at the start, the
+backfill plans see them held (pbf's plan as nothing free there; Slurm's backfill as a record of its
+node map), and the reservation's end is an event (backfill's ``_more_work`` counts
+``last_resv_update``). Running jobs are not stopped at the start (as ``IGNORE_JOBS`` and the
+maintenance practice: the site's own node events, ``--slurm-events``, say when nodes went down).
+
+Read and not modelled, said in the summary (``reservations.not_modelled``), never dropped:
+jobs that ran inside a reservation (sacct's ``Reservation`` column) run as other jobs, outside it;
+``Users``/``Accounts`` (the jobs they would let in); a reservation of part of its nodes' cores
+(``CoreCnt`` below the nodes' cores, ``FIRST_CORES``): held as whole nodes; ``FLEX``, ``MAGNETIC``,
+``PURGE_COMP``, ``REPLACE``, ``REPLACE_DOWN``, ``OVERLAP``, ``TIME_FLOAT``, ``NO_HOLD_JOBS_AFTER``
+(they concern the jobs inside); license-only and burst-buffer reservations (no nodes). A node the
+``slurm.conf`` does not name, a time that is not ``YYYY-MM-DDTHH:MM:SS``, an end not after its start:
+an error naming the file, line and key. Nodes of the site outside the replayed partition are left
+out and counted.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
+from .node import expand_hostlist
+from .workload.sacct import _timestamp
+
+__all__ = ["Reservation", "SiteReservations", "read_reservations", "REPEATS"]
+
+#: the largest dump read
+MAX_RESERVATIONS_BYTES = 64 << 20
+#: the repeat flags and their period in seconds (WEEKDAY/WEEKEND: daily, on those days only)
+REPEATS = {"HOURLY": 3600, "DAILY": 86400, "WEEKLY": 7 * 86400, "WEEKDAY": 86400, "WEEKEND": 86400}
+#: flags that concern only the jobs inside a reservation, or none of pbf's rules
+_INSIDE_FLAGS = ("FLEX", "MAGNETIC", "PURGE_COMP", "REPLACE", "REPLACE_DOWN", "OVERLAP", "TIME_FLOAT",
+                 "NO_HOLD_JOBS_AFTER", "NO_HOLD_JOBS_AFTER_END", "FIRST_CORES", "STATIC_ALLOC")
+_NULL = ("", "(null)", "none", "n/a")
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """One reservation: ``name``, its nodes (names), ``start`` and ``end`` (epoch seconds), its flags,
+    and where it was read (``line``)."""
+    name: str
+    nodes: tuple
+    start: int
+    end: int
+    flags: tuple = ()
+    line: int = 0
+    cores: int | None = None
+
+
+def _scontrol_records(lines):
+    # (line number, {key: value}) a record; a record starts at ReservationName=
+    records, cur = [], None
+    for number, text in enumerate(lines, 1):
+        s = text.strip()
+        if not s or s.startswith("#") or s.lower().startswith("no reservations"):
+            continue
+        for tok in s.split():
+            key, eq, value = tok.partition("=")
+            if eq and key == "ReservationName":
+                cur = (number, {})
+                records.append(cur)
+            if cur is None:
+                raise ConfigError(f"line {number}: {tok[:40]!r} before the first ReservationName= (expected "
+                                  "scontrol show reservation)")
+            if eq:
+                cur[1][key] = value
+                cur[1].setdefault("_lines", {})[key] = number
+                last = key
+            else:                      # (a value with spaces: Comment=, Reason=)
+                cur[1][last] = cur[1][last] + " " + tok
+    return records
+
+
+def _time(path, number, key, text):
+    t = _timestamp(text)
+    if t is None or t is False:
+        raise ConfigError(f"{path}, line {number}: {key} {text[:40]!r}: expected a time YYYY-MM-DDTHH:MM:SS")
+    return t
+
+
+def _flags(text):
+    return tuple(f.strip().upper() for f in text.split(",") if f.strip() and f.strip().lower() not in _NULL)
+
+
+def _read_scontrol(path, lines):
+    out = []
+    for number, rec in _scontrol_records(lines):
+        at = rec.pop("_lines", {})
+        name = rec.get("ReservationName", "")
+        for key in ("StartTime", "EndTime"):
+            if key not in rec:
+                raise ConfigError(f"{path}, line {number}: reservation {name!r} has no {key}= (expected scontrol "
+                                  "show reservation)")
+        start = _time(path, at.get("StartTime", number), "StartTime", rec["StartTime"])
+        end = _time(path, at.get("EndTime", number), "EndTime", rec["EndTime"])
+        nodes = rec.get("Nodes", "")
+        cores = rec.get("CoreCnt")
+        out.append(Reservation(name, (nodes,), start, end, _flags(rec.get("Flags", "")), at.get("Nodes", number),
+                               int(cores) if cores and cores.isdigit() else None))
+    return out
+
+
+def _read_sacctmgr(path, lines):
+    head, out = None, []
+    for number, text in enumerate(lines, 1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        cols = [c.strip() for c in text.split("|")]
+        if head is None:
+            head = {c.lower().replace(" ", ""): k for k, c in enumerate(cols)}
+            if "nodename" not in head and "nodenames" in head:
+                head["nodename"] = head["nodenames"]
+            missing = [c for c in ("name", "nodename", "timestart", "timeend") if c not in head]
+            if missing:
+                raise ConfigError(f"{path}, line {number}: the header has no {', '.join(missing)} column (expected "
+                                  "sacctmgr -P show reservation format=Name,NodeNames,TimeStart,TimeEnd,Flags)")
+            continue
+        if len(cols) < len(head):
+            raise ConfigError(f"{path}, line {number}: {len(cols)} columns where the header names {len(head)}")
+        start = _time(path, number, "TimeStart", cols[head["timestart"]])
+        end = _time(path, number, "TimeEnd", cols[head["timeend"]])
+        flags = _flags(cols[head["flags"]]) if "flags" in head else ()
+        out.append(Reservation(cols[head["name"]], (cols[head["nodename"]],), start, end, flags, number))
+    if head is None:
+        raise ConfigError(f"{path}: no header line (expected sacctmgr -P show reservation "
+                          "format=Name,NodeNames,TimeStart,TimeEnd,Flags)")
+    return out
+
+
+def read_reservations(path: str | os.PathLike) -> tuple[list[Reservation], str]:
+    """The reservations of the dump at ``path`` (module docstring), as read (node host lists not yet
+    expanded), and its format (``"scontrol"`` or ``"sacctmgr"``)."""
+    path = os.fspath(path)
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_RESERVATIONS_BYTES:
+            raise ConfigError(f"{path}: {size:,} bytes: a reservations dump of at most {MAX_RESERVATIONS_BYTES:,}")
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read a reservations dump: {exc}") from None
+    first = next((s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")), "")
+    try:
+        if not first or first.startswith("ReservationName=") or first.lower().startswith("no reservations"):
+            return _read_scontrol(path, lines), "scontrol"
+        if "|" in first:
+            return _read_sacctmgr(path, lines), "sacctmgr"
+    except ConfigError as exc:
+        msg = str(exc)
+        raise ConfigError(msg if msg.startswith(path) else f"{path}, {msg}") from None
+    raise ConfigError(f"{path}: the first line {first[:60]!r} is neither scontrol show reservation "
+                      "(ReservationName=...) nor a sacctmgr -P show reservation header")
+
+
+def _occurrences(r: Reservation, until: int):
+    # (start, end) of each occurrence of r up to `until` (its repeat flag, else once)
+    rep = [f for f in r.flags if f in REPEATS]
+    if not rep:
+        yield r.start, r.end
+        return
+    step = REPEATS[rep[0]]
+    s, length = r.start, r.end - r.start
+    while s < until:
+        day = (s // 86400 + 4) % 7             # 0 Sunday .. 6 Saturday (1970-01-01 was a Thursday)
+        if rep[0] == "WEEKDAY" and day in (0, 6) or rep[0] == "WEEKEND" and day not in (0, 6):
+            s += step
+            continue
+        yield s, s + length
+        s += step
+
+
+@dataclass(frozen=True)
+class SiteReservations:
+    """The reservations of the dump at ``path`` on the replay's cluster: ``origin`` (epoch seconds of
+    the trace's time 0), ``known`` (every node name of the site's ``slurm.conf``). :meth:`windows`
+    gives the windows the core holds."""
+    path: str
+    origin: int = 0
+    known: tuple = ()
+    counts: dict = field(default_factory=dict, compare=False)
+
+    def windows(self, cluster, span_end: int) -> tuple[list[int], list[int], list[list[int]]]:
+        """(starts, ends, node indices) of every window on ``cluster`` (times on the trace's clock) that
+        ends after time 0 and starts before ``span_end``."""
+        records, fmt = read_reservations(self.path)
+        index = {n.name: i for i, n in enumerate(cluster.nodes)}
+        known = set(self.known)
+        counts = {"format": f"{fmt} show reservation", "reservations": len(records), "windows": 0,
+                  "other_partitions_nodes": 0, "no_nodes": 0, "not_modelled": {}}
+        flag_count = counts["not_modelled"]
+        starts, ends, nodes = [], [], []
+        for r in records:
+            where = f"{self.path}, line {r.line}"
+            if r.end <= r.start:
+                raise ConfigError(f"{where}: reservation {r.name!r} ends ({r.end}) before or when it starts "
+                                  f"({r.start})")
+            names = r.nodes[0]
+            if names.strip().lower() in _NULL:
+                counts["no_nodes"] += 1
+                continue
+            try:
+                expanded = expand_hostlist(names)
+            except (ValueError, ConfigError) as exc:
+                raise ConfigError(f"{where}: Nodes {names[:60]!r}: {exc}") from None
+            idx = []
+            for name in expanded:
+                if name in index:
+                    idx.append(index[name])
+                elif name in known or not known:
+                    counts["other_partitions_nodes"] += 1
+                else:
+                    raise ConfigError(f"{where}: Nodes {name!r}: a node the slurm.conf does not name")
+            for f in r.flags:
+                if f in _INSIDE_FLAGS:
+                    flag_count[f] = flag_count.get(f, 0) + 1
+            if r.cores is not None and idx and r.cores < sum(cluster.nodes[i].cores for i in idx):
+                flag_count["CoreCnt (part of the nodes' cores)"] = flag_count.get(
+                    "CoreCnt (part of the nodes' cores)", 0) + 1
+            if not idx:
+                continue
+            for s, e in _occurrences(r, self.origin + span_end):
+                s, e = s - self.origin, e - self.origin
+                if e <= 0 or s >= span_end:
+                    continue
+                starts.append(s)
+                ends.append(e)
+                nodes.append(sorted(set(idx)))
+                counts["windows"] += 1
+        self.counts.clear()
+        self.counts.update(counts)
+        return starts, ends, nodes
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "origin": self.origin, "read": dict(self.counts),
+                "modelled": "each reservation's nodes, whole, held from its start to its end against every job",
+                "not_modelled": ("jobs inside a reservation run outside it; Users/Accounts; partial-core "
+                                 "reservations held as whole nodes; flags of the jobs inside (counted)")}
