@@ -13,6 +13,7 @@ from state cimport State
 from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs, nm_make_classes
 from slurm_space cimport ss_alloc
 from advance_resv cimport ar_alloc
+from part_records cimport pr_alloc
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
 
@@ -169,6 +170,29 @@ cdef class NodeCluster:
                 S.ar.nbits[k * S.ar.NW + (i >> 6)] |= (<uint64_t>1) << (i & 63)
                 for u in range(M.first[i], M.first[i + 1]):
                     S.ar.ubits[k * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
+
+    def set_part_records(self, counts, masks, parts):
+        """Jobs of several partitions (``ext/part_records.pxd``), after every job is added: job i (in the
+        order added) has ``counts[i]`` records (0 or 1: tested as it is), the next ones of ``masks`` (its
+        features with its partition's, uint64) and ``parts`` (that partition's bit), in test order."""
+        cdef const int64_t[::1] vn = np.ascontiguousarray(counts, dtype=np.int64)
+        cdef const uint64_t[::1] vm = np.ascontiguousarray(masks, dtype=np.uint64)
+        cdef const uint64_t[::1] vp = np.ascontiguousarray(parts, dtype=np.uint64)
+        cdef int64_t n = vn.shape[0], i, at = 0
+        cdef State* S = &self.core.s
+        if not S.nm.on or S.nm.npart == NULL:
+            raise RuntimeError("pbf core: set the nodes and their partitions first")
+        if n != S.jobs.n or vm.shape[0] != vp.shape[0] or int(np.asarray(vn).sum()) != vm.shape[0]:
+            raise ValueError("partition records: one count a job, and as many masks and parts as the counts say")
+        if pr_alloc(&S.prec, n, vm.shape[0]) != RC_OK:
+            raise MemoryError("pbf core: out of memory (partition records)")
+        for i in range(vm.shape[0]):
+            S.prec.mask[i] = vm[i]
+            S.prec.part[i] = vp[i]
+        for i in range(n):
+            S.prec.n[i] = <int32_t>vn[i]
+            S.prec.at[i] = at
+            at += vn[i]
 
     def free(self):
         """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""

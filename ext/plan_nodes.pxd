@@ -16,6 +16,7 @@ from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_ev_append, nm_never_fits, nm_use,
                          EV_T_MAX)
 from advance_resv cimport ar_free_units, ar_hold_lines
+from part_records cimport pr_count
 from pass_steps cimport (CM_EAGER, CM_ORDERED, STEP_STOP, STEP_ERROR, planned_end, release_time, log_append,
                          commit_start, note_reservation, begin_test, passed_over)
 from pbf._codes cimport EX_RESV_TABLE
@@ -144,15 +145,10 @@ cdef inline bint nodes_main_skips(State* S, int64_t j) noexcept nogil:
     return S.main.skip
 
 
-cdef inline bint nodes_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
-    # Slurm's main scheduler on nodes (Planner.take_now): the nodes as they are now decide. With
-    # partitions, a job that cannot start fails its partitions for the rest of the pass: their jobs are
-    # not tried and no later job gets their nodes, and the pass goes on while a partition has not failed
-    # (job_scheduler.c _schedule: failed_parts, avail_node_bitmap)
+cdef inline bint nodes_fits_now(State* S, int64_t j, int64_t k, uint64_t parts) noexcept nogil:
+    # the main scheduler's test of job j on the nodes as they are now, but for those of the failed
+    # partitions (and of the advance reservations it would run into); M.take: where
     cdef NodeModel* M = &S.nm
-    cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0
-    if nodes_main_skips(S, j):
-        return False
     if not nm_fits_live(M, j, k, ar_free_units(&S.ar, S.nodes.free, S.ar.now, S.ar.d) if S.ar.n else S.nodes.free,
                         S.main.failed if parts else 0):
         nm_note_head(M, k, S.nodes.nfree)
@@ -161,8 +157,50 @@ cdef inline bint nodes_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
     return True
 
 
+cdef inline bint nodes_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
+    # Slurm's main scheduler on nodes (Planner.take_now): the nodes as they are now decide. With
+    # partitions, a job that cannot start fails its partitions for the rest of the pass: their jobs are
+    # not tried and no later job gets their nodes, and the pass goes on while a partition has not failed
+    # (job_scheduler.c _schedule: failed_parts, avail_node_bitmap). A job of several partitions is tried
+    # in each (part_records.pxd), the partitions failed so far left out; each record that cannot start
+    # fails its partition.
+    cdef NodeModel* M = &S.nm
+    cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0, own
+    cdef int64_t r, n = pr_count(&S.prec, j)
+    cdef bint ok = False
+    if nodes_main_skips(S, j):
+        return False
+    if n <= 1:
+        return nodes_fits_now(S, j, k, parts)
+    own = M.jfeat[j]
+    for r in range(S.prec.at[j], S.prec.at[j] + n):
+        if S.prec.part[r] & S.main.failed:
+            continue
+        M.jfeat[j] = S.prec.mask[r]
+        ok = nodes_fits_now(S, j, k, parts)
+        if ok:
+            break
+        S.main.failed |= S.prec.part[r]
+    M.jfeat[j] = own
+    return ok
+
+
 cdef inline bint nodes_never_fits(State* S, int64_t j) noexcept nogil:
-    return nm_never_fits(&S.nm, j, S.jobs.units[j])
+    # (a job of several partitions: no partition of its can ever hold it)
+    cdef NodeModel* M = &S.nm
+    cdef int64_t r, n = pr_count(&S.prec, j)
+    cdef uint64_t own
+    cdef bint never = True
+    if n <= 1:
+        return nm_never_fits(M, j, S.jobs.units[j])
+    own = M.jfeat[j]
+    for r in range(S.prec.at[j], S.prec.at[j] + n):
+        M.jfeat[j] = S.prec.mask[r]
+        if not nm_never_fits(M, j, S.jobs.units[j]):
+            never = False
+            break
+    M.jfeat[j] = own
+    return never
 
 
 cdef inline void nodes_use(State* S, int64_t j, const uint64_t* units, int64_t sign) noexcept nogil:
@@ -240,20 +278,11 @@ cdef inline int64_t node_confirm(State* S, NodeModel* M, int64_t j, int64_t k, i
         c.reeval += 1
     return t
 
-cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:
-    # The job test on nodes (Planner.step): start the job at queue position p now on the nodes
-    # Slurm's choice gives, reserve it where they are free throughout its estimate, or skip it. M:
-    # the plan decided on (the state's own; in a parallel pass, the committing worker's copy, which
-    # every placement joins and the commit log carries to the other copies)
+cdef inline int64_t nodes_test(State* S, NodeModel* M, int64_t p, int64_t j, int64_t k, int64_t d, const Spec* spec,
+                               int mode) noexcept nogil:
+    # nodes_step's test of job j (its units k, its time d) at queue position p
     cdef PassCtx* c = &S.ctx
-    cdef int64_t j, k, d, t, now = c.now, stop
-    if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
-        c.phase2 = p
-        return STEP_STOP
-    if passed_over(S, S.queue.entries[p].job):
-        return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
-    if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
-        return STEP_STOP
+    cdef int64_t t, now = c.now
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
         if nm_fits_live(M, j, k, ar_free_units(&S.ar, S.nodes.free, now, d) if S.ar.n else S.nodes.free, 0):
@@ -299,3 +328,36 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
         return p + 1 if note_reservation(S, j, t) == RC_OK else STEP_ERROR
     c.blocked = True
     return p + 1
+
+
+cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:
+    # The job test on nodes (Planner.step): start the job at queue position p now on the nodes
+    # Slurm's choice gives, reserve it where they are free throughout its estimate, or skip it. M:
+    # the plan decided on (the state's own; in a parallel pass, the committing worker's copy, which
+    # every placement joins and the commit log carries to the other copies). A job of several
+    # partitions: a test a partition (part_records.pxd) until one starts it.
+    cdef PassCtx* c = &S.ctx
+    cdef int64_t j, k, d, r, n, q
+    cdef uint64_t own
+    if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
+        c.phase2 = p
+        return STEP_STOP
+    if passed_over(S, S.queue.entries[p].job):
+        return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
+    if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+        return STEP_STOP
+    n = pr_count(&S.prec, j)
+    if n <= 1:
+        return nodes_test(S, M, p, j, k, d, spec, mode)
+    own = M.jfeat[j]
+    q = p + 1
+    for r in range(S.prec.at[j], S.prec.at[j] + n):
+        if r > S.prec.at[j] and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+            q = STEP_STOP              # (each record is a test: the limit may fall between them)
+            break
+        M.jfeat[j] = S.prec.mask[r]
+        q = nodes_test(S, M, p, j, k, d, NULL, mode)     # (a speculation was made on the job's own features)
+        if q < 0 or S.queue.entries[p].job < 0:
+            break                      # (an error, the pass's end, or the job started)
+    M.jfeat[j] = own
+    return q

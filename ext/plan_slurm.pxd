@@ -3,7 +3,7 @@
 # (slurm_space.pxd), with Slurm's node weights (its main scheduler's and submission tests reset
 # them). Its table of operations is filled in planner.pxd.
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 
 from parallel cimport Spec
 from state cimport State, PassCtx
@@ -11,7 +11,8 @@ from profile cimport Prof
 from advance_resv cimport ar_seed_space
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
-from plan_nodes cimport nodes_take_now, nodes_main_skips
+from plan_nodes cimport nodes_fits_now, nodes_main_skips
+from part_records cimport pr_count
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
                          passed_over)
 from bf_step cimport bfl_step
@@ -29,11 +30,29 @@ cdef inline int slurm_begin(State* S, int64_t now) noexcept nogil:
 
 
 cdef inline bint slurm_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
-    # Slurm's main scheduler's test: the node weights as its test leaves them, then the nodes now
+    # Slurm's main scheduler's test: the node weights as its test leaves them, then the nodes now (as
+    # nodes_take_now: failed partitions, a job of several partitions tried in each)
+    cdef NodeModel* M = &S.nm
+    cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0, own
+    cdef int64_t r, n = pr_count(&S.prec, j)
+    cdef bint ok = False
     if nodes_main_skips(S, j):
         return False                   # (not tried: no select_nodes, no weights reset)
-    ss_main_test(&S.ss, &S.nm, &S.nodes, j, k)
-    return nodes_take_now(S, j, k)
+    if n <= 1:
+        ss_main_test(&S.ss, M, &S.nodes, j, k)
+        return nodes_fits_now(S, j, k, parts)
+    own = M.jfeat[j]
+    for r in range(S.prec.at[j], S.prec.at[j] + n):
+        if S.prec.part[r] & S.main.failed:
+            continue
+        M.jfeat[j] = S.prec.mask[r]
+        ss_main_test(&S.ss, M, &S.nodes, j, k)
+        ok = nodes_fits_now(S, j, k, parts)
+        if ok:
+            break
+        S.main.failed |= S.prec.part[r]
+    M.jfeat[j] = own
+    return ok
 
 
 cdef inline void slurm_queued(State* S, int64_t j) noexcept nogil:
@@ -71,7 +90,8 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
     # The job test under Slurm's backfill (Planner.step): the SJBF phase's stop and the test's start
     # as on nodes, then slurm_step
     cdef PassCtx* c = &S.ctx
-    cdef int64_t j, k, d, t
+    cdef int64_t j, k, d, t, n, r, q
+    cdef uint64_t own
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
@@ -83,4 +103,19 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
         return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
         return STEP_STOP
-    return slurm_step(S, M, p, j, k, d)
+    n = pr_count(&S.prec, j)
+    if n <= 1:
+        return slurm_step(S, M, p, j, k, d)
+    # a job of several partitions: a test a partition until one starts it (part_records.pxd)
+    own = M.jfeat[j]
+    q = p + 1
+    for r in range(S.prec.at[j], S.prec.at[j] + n):
+        if r > S.prec.at[j] and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+            q = STEP_STOP
+            break
+        M.jfeat[j] = S.prec.mask[r]
+        q = slurm_step(S, M, p, j, k, d)
+        if q < 0 or S.queue.entries[p].job < 0:
+            break
+    M.jfeat[j] = own
+    return q

@@ -19,6 +19,7 @@ from slurm_space cimport SlurmSpace, ss_free
 from licenses cimport Licenses, lic_free
 from qos_limits cimport QosLimits, ql_free
 from advance_resv cimport AdvResv, ar_free
+from part_records cimport PartRecords, pr_free
 from records cimport PassRecords, PassTotals, LastPass, StartEstimates, records_free, estimates_free
 from pass_cost cimport PassCost, CHOICE_AUTO
 from parallel cimport WorkerPool, SpecRing, CommitLog, ParallelPass, Spec, log_free, ring_free, pool_free_copies
@@ -232,6 +233,7 @@ cdef struct State:
     Licenses lic               # cluster-wide licenses (licenses.pxd; off: none)
     QosLimits qos_lim          # QOS limits on running jobs (qos_limits.pxd; off: none)
     AdvResv ar                 # advance reservations on the nodes (advance_resv.pxd; none: n = 0)
+    PartRecords prec           # jobs of several partitions: a test each (part_records.pxd; none: cap = 0)
 
 
 cdef enum:
@@ -301,6 +303,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     lic_free(&S.lic)
     ql_free(&S.qos_lim)
     ar_free(&S.ar)
+    pr_free(&S.prec)
     outage_events_free(&S.outages)
     estimates_free(&S.est)
     queue_free(&S.queue)

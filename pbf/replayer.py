@@ -114,6 +114,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
             NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
         if placed is not None and placed.job_tiers is not None:
             core.set_tiers(0, placed.job_tiers[order])
+        if placed is not None and placed.job_records is not None:
+            _set_part_records(core, bits, requests, [placed.job_records[i] for i in order])
         if config.reservations is not None:
             # (a repeating reservation: its windows to a month past the last submission)
             NodeCluster(core).set_reservations(*config.reservations.windows(
@@ -191,6 +193,22 @@ def _check_pass_limit(core, limit, jobs, config):
             f"({'max_passes' if config.max_passes is not None else '2,000,000 + 200 a job'}); jobs that hold the "
             "cluster for years of simulated time under an interval trigger make a pass every interval. Raise the "
             "limit with --max-passes N (ReplayConfig(max_passes=N)) if that is what you want")
+
+
+def _set_part_records(core, bits, requests, records):
+    """Jobs of several partitions tested a partition at a time (``ext/part_records.pxd``): each record's
+    features (the job's own, but for its set of partitions, with its partition's) and partition bit."""
+    from .resources import job_feature_bits
+    from .slurm_partitions import PARTITION_PREFIX
+    counts, names, parts = [], [], []
+    for feats, recs in zip(requests.features, records):
+        counts.append(len(recs) if recs else 0)
+        own = tuple(f for f in feats if not f.startswith(PARTITION_PREFIX))
+        for feature, index in recs or ():
+            names.append(own + ((feature,) if feature else ()))
+            parts.append(1 << index)
+    NodeCluster(core).set_part_records(np.array(counts, dtype=np.int64), job_feature_bits(bits, names),
+                                       np.array(parts, dtype=np.uint64))
 
 
 def _set_licenses(core, cluster, table, order):

@@ -11,8 +11,14 @@ name`` header lines), a job that names none to the ``Default=YES`` partition, as
   partitions: each distinct set of partitions the jobs may use gets a node feature
   (``partition:a`` / ``partition:a,b``) set on the nodes of the union of those partitions, and the job
   requires it, so the node planners, their oracles and Slurm's node search need nothing new. A job of
-  several partitions may then take nodes of two of them at once; Slurm tests it in each partition
-  apart and runs it inside one.
+  several partitions is tested in each apart, as Slurm tests its queue record of each partition
+  (``build_job_queue`` in ``job_scheduler.c``), in their ``PriorityTier`` order (then the file's), one
+  after the other at the job's place in the queue, and runs inside the first that can start it
+  (``multi="each"``; each such partition gets a feature of its own, ``partition:a``). Slurm places
+  each record by its own partition's tier and priority, so where a job's partitions differ in
+  ``PriorityTier`` or ``PriorityJobFactor`` its later records may come later in Slurm's queue than
+  here (at the job's highest tier and priority). More than 64 partitions: the union of a job's
+  partitions instead.
 * **Limits** checked as slurmctld checks them before it schedules a job (``job_limits_check`` /
   ``_part_access_check`` in ``job_mgr.c``, ``get_node_cnts`` in ``node_scheduler.c``): ``MaxTime``
   against the job's time limit (``PartitionTimeLimit``), ``MaxNodes`` / ``MinNodes`` and the
@@ -54,7 +60,7 @@ __all__ = ["slurm_duration", "Partition", "SitePartitions", "Placed", "read_part
 #: the prefix of the node features that stand for sets of partitions (``partition:a,b``)
 PARTITION_PREFIX = "partition:"
 #: where a job of several partitions may run (:attr:`SitePartitions.multi`)
-MULTI = ("union", "first")
+MULTI = ("each", "union", "first")
 #: a partition's states (``State=``): UP (default), DOWN, DRAIN, INACTIVE
 PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 _U16 = 65535
@@ -277,20 +283,25 @@ class Placed:
     #: each job's PriorityTier (table order; the highest of its partitions'), where the partitions' tiers
     #: differ: the queue runs a higher tier first (None: one tier)
     job_tiers: np.ndarray | None = None
+    #: with ``multi="each"``, each job of several partitions (table order; None: one partition): its
+    #: partitions in test order, as (the partition's node feature, None where it covers every node; the
+    #: partition's bit in ``job_parts``)
+    job_records: tuple | None = None
 
 
 @dataclass(frozen=True)
 class SitePartitions:
     """Every partition of a ``slurm.conf`` (:func:`from_conf`), and how the jobs of a trace are placed in
     them (:meth:`place`). ``def_mem_per_cpu`` / ``def_mem_per_node``: the file's own (MB, 0: none).
-    ``multi``: where a job of several partitions may run: ``union`` (default: on the nodes of all the
-    partitions whose limits it passes, at once) or ``first`` (in the first of them alone); Slurm tests it
-    in each partition apart and runs it inside one, between the two."""
+    ``multi``: where a job of several partitions may run: ``each`` (default, as Slurm: tested in each
+    partition whose limits it passes, apart, in their PriorityTier order then the file's, at its place
+    in the queue, and run inside the first that can start it), ``union`` (on the nodes of all of them at
+    once) or ``first`` (in the first of them alone)."""
     path: str
     partitions: tuple
     def_mem_per_cpu: int = 0
     def_mem_per_node: int = 0
-    multi: str = "union"
+    multi: str = "each"
 
     def __post_init__(self):
         if self.multi not in MULTI:
@@ -475,14 +486,18 @@ class SitePartitions:
             if not ok:
                 reasons[i] = first_fail
                 continue
-            sets[i] = tuple(ok) if self.multi == "union" else tuple(ok[:1])
+            sets[i] = tuple(ok) if self.multi != "first" else tuple(ok[:1])
             mins = [max(lo, p.min_nodes) for p in ok]
             lo_all[i] = min(mins)
             caps = [p.max_nodes for p in ok]
             if all(c is not None for c in caps):
                 cap = max(caps)
                 hi_all[i] = min(hi, cap) if hi else cap
-        placed = self._placed(cluster, base, sets, reasons, lo_all, hi_all)
+        every = frozenset(nd.name for nd in cluster.nodes)
+        ordered = [None if s is None or len(s) < 2 or self.multi != "each"
+                   else sorted(s, key=lambda p: (-p.priority_tier, self.partitions.index(p))) for s in sets]
+        alone = {p.name: p for o in ordered if o for p in o if frozenset(p.nodes) != every}
+        placed = self._placed(cluster, base, sets, reasons, lo_all, hi_all, [(p,) for p in alone.values()])
         if 1 < len(self.partitions) <= 64:
             bit = {p.name: 1 << k for k, p in enumerate(self.partitions)}
             members = [(bit[p.name], frozenset(p.nodes)) for p in self.partitions]
@@ -490,6 +505,11 @@ class SitePartitions:
                 [sum(bit[p.name] for p in s) if s is not None else 0 for s in sets], dtype=np.uint64),
                 node_parts=np.array([sum(b for b, m in members if nd.name in m) for nd in placed.cluster.nodes],
                                     dtype=np.uint64))
+        if any(o for o in ordered) and 1 < len(self.partitions) <= 64:
+            index = {p.name: k for k, p in enumerate(self.partitions)}
+            placed = replace(placed, job_records=tuple(
+                None if not o else tuple((PARTITION_PREFIX + p.name if p.name in alone else None, index[p.name])
+                                         for p in o) for o in ordered))
         if len({p.priority_tier for p in self.partitions}) > 1:
             placed = replace(placed, job_tiers=np.array(
                 [max(p.priority_tier for p in s) if s is not None else 0 for s in sets], dtype=np.int64))
@@ -503,10 +523,11 @@ class SitePartitions:
         placed.summary["not_checked"] = unchecked
         return placed
 
-    def _placed(self, cluster, base, sets, reasons, lo_all, hi_all):
+    def _placed(self, cluster, base, sets, reasons, lo_all, hi_all, alone=()):
+        # (alone: partitions of jobs of several partitions, each a feature of its own: the records')
         every = frozenset(nd.name for nd in cluster.nodes)
         feature_of, node_sets = {}, {}
-        for s in dict.fromkeys(s for s in sets if s is not None):
+        for s in dict.fromkeys([s for s in sets if s is not None] + list(alone)):
             members = frozenset(x for p in s for x in p.nodes)
             if members != every:
                 name = PARTITION_PREFIX + ",".join(p.name for p in sorted(s, key=self.partitions.index))

@@ -232,7 +232,7 @@ def test_a_job_of_several_partitions_in_the_first_alone(tmp_path):
     assert first.place(table, cluster).requests.features == (("partition:b",), ("partition:b",), ("partition:c",))
     assert site.place(table, cluster).requests.features == (("partition:b",), ("partition:b,c",),
                                                             ("partition:b,c",))
-    with pytest.raises(ConfigError, match="multi must be one of union, first"):
+    with pytest.raises(ConfigError, match="multi must be one of each, union, first"):
         dataclasses.replace(site, multi="any")
 
 
@@ -313,13 +313,15 @@ def _site_of(tmp_path, nodes, parts):
     return partition_cluster(read_slurm_conf(path))
 
 
+@pytest.mark.parametrize("multi", ["each", "union"])
 @pytest.mark.parametrize("search", ["exact", "slurm"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(case=_sites())
-def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path, search, case):
+def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path, search, multi, case):
     nodes, parts, jobs, reservations = case
     cluster, site = _site_of(tmp_path, nodes, parts)
+    site = dataclasses.replace(site, multi=multi)
     labels = list(dict.fromkeys(j["label"] for j in jobs))
     col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
     table = _table([labels.index(j["label"]) + 1 for j in jobs], legend=labels, req=col("est"), cores=col("cores"),
@@ -331,13 +333,23 @@ def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path,
     members = {p: {nodes[i].name for i in m} for p, m in parts}
     for k, job in enumerate(jobs):
         if got.jobs["start"][k] >= 0:
-            allowed = set().union(*(members[p] for p in job["label"].split(",")))
-            assert set(got.jobs["nodes"][k].split(",")) <= allowed, (job["label"], got.jobs["nodes"][k])
+            used = set(got.jobs["nodes"][k].split(","))
+            inside = [p for p in job["label"].split(",") if used <= members[p]]
+            if multi == "each":            # (as Slurm: inside one of its partitions)
+                assert inside, (job["label"], got.jobs["nodes"][k])
+            else:
+                assert used <= set().union(*(members[p] for p in job["label"].split(",")))
     placed = site.place(table, cluster)
-    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"],
-                req=NodeRequest(j["cores"], int(placed.requests.mem_core_mb[k]), 0, 0, 1, j["nmax"],
-                                frozenset(placed.requests.features[k])))
+
+    def request(k, j, features):
+        return NodeRequest(j["cores"], int(placed.requests.mem_core_mb[k]), 0, 0, 1, j["nmax"], frozenset(features))
+    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"], req=request(k, j, placed.requests.features[k]))
            for k, j in enumerate(jobs)]
+    for k, j in enumerate(jobs):
+        records = placed.job_records[k] if placed.job_records is not None else None
+        if records:
+            own = [f for f in placed.requests.features[k] if not f.startswith(PARTITION_PREFIX)]
+            ref[k]["records"] = [request(k, j, own + ([f] if f else [])) for f, _ in records]
     if search == "slurm":
         want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0)
     else:
@@ -365,7 +377,7 @@ def test_replay_with_every_partition_of_the_file(tmp_path, capsys):
     assert s["slurm_conf"]["partition"] == "a,b" and s["units"] == 16
     assert s["slurm_conf"]["mapped"]["partitions"].startswith("2 partitions: a (2 nodes), b (3 nodes)")
     assert s["partitions"]["jobs_by_partitions"] == {"a": 1, "b": 1, "a,b": 1, "(rejected)": 1}
-    assert s["jobs"]["rejected"] == 1 and s["config"]["partitions"] == {"names": ["a", "b"], "multi": "union"}
+    assert s["jobs"]["rejected"] == 1 and s["config"]["partitions"] == {"names": ["a", "b"], "multi": "each"}
     jobs = (out / "jobs.csv").read_text().splitlines()
     header = jobs[0].split(",")
     nodes = [dict(zip(header, line.split(","))) for line in jobs[1:]]

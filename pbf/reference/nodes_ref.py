@@ -340,7 +340,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
                 first_fit: bool = False, run_pass: Callable | None = None,
                 licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
                 windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
-    """Replay ``jobs`` (dicts: submit, run, est, and a ``req`` :class:`NodeRequest`) on ``nodes``
+    """Replay ``jobs`` (dicts: submit, run, est, a ``req`` :class:`NodeRequest`, and for a job of several
+    partitions ``records``: a request a partition, tested in turn until one starts it) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
     its start, end and allocation ``{node: (cores, memory, GPUs)}``; a job no node set can ever hold is
@@ -360,7 +361,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     for j, job in enumerate(jobs):
         if never_for_limits(licenses, qos_limits, job):
             reason[j] = never_for_limits(licenses, qos_limits, job)
-        elif full.place(job["req"], 0, 1, first_fit) is None:
+        elif all(full.place(req, 0, 1, first_fit) is None for req in job.get("records") or (job["req"],)):
             reason[j] = _why(nodes, job["req"])
     order = sorted(range(n), key=lambda j: (jobs[j]["submit"], j))
     running = {}                                 # job -> actual end
@@ -424,25 +425,26 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     for j in queue:
         if holds.passed_over(j):
             continue
-        req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
-        got = plan.place(req, now, now + est, first_fit)
-        if got is not None:
-            started[j] = got
-            holds.take(j)
-            plan.hold(now, now + est, got)
-            continue
-        if left is not None and left <= 0:
-            continue
-        ends = sorted({e for s, e, *_ in plan.holds if e > now})
-        for t in ends:
-            if t + est >= PLAN_REACH:     # a start whose end lies beyond the plan's reach is none
-                break
-            got = plan.place(req, t, t + est, first_fit)
+        est = max(jobs[j]["est"], 1)
+        for req in jobs[j].get("records") or (jobs[j]["req"],):
+            got = plan.place(req, now, now + est, first_fit)
             if got is not None:
-                plan.hold(t, t + est, got)
+                started[j] = got
+                holds.take(j)
+                plan.hold(now, now + est, got)
                 break
-        if left is not None:
-            left -= 1
+            if left is not None and left <= 0:
+                continue
+            ends = sorted({e for s, e, *_ in plan.holds if e > now})
+            for t in ends:
+                if t + est >= PLAN_REACH:     # a start whose end lies beyond the plan's reach is none
+                    break
+                got = plan.place(req, t, t + est, first_fit)
+                if got is not None:
+                    plan.hold(t, t + est, got)
+                    break
+            if left is not None:
+                left -= 1
     return started
 
 

@@ -398,24 +398,25 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             break
         if said == "skip" or holds.passed_over(j):
             continue
-        req, est = jobs[j]["req"], max(jobs[j]["est"], 1)
-        if not blocked:
-            # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
-            # job that cannot start, reset the weights as select_nodes does)
-            main_test_weights(nodes, weights, free, req)
-        kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
-                                       reserve=(left is None or left > 0) and said != "now", first_fit=first_fit,
-                                       weights=weights)
-        if kind == "start":
-            got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
-            started[j] = got
-            holds.take(j)
-            run.append(RunningJob(now + est, got))
-            for i, (c, m, g) in got.items():
-                free[i][0] -= c
-                free[i][1] -= m
-                free[i][2] -= g
-        else:
+        est = max(jobs[j]["est"], 1)
+        for req in jobs[j].get("records") or (jobs[j]["req"],):
+            if not blocked:
+                # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
+                # job that cannot start, reset the weights as select_nodes does)
+                main_test_weights(nodes, weights, free, req)
+            kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
+                                           reserve=(left is None or left > 0) and said != "now",
+                                           first_fit=first_fit, weights=weights)
+            if kind == "start":
+                got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
+                started[j] = got
+                holds.take(j)
+                run.append(RunningJob(now + est, got))
+                for i, (c, m, g) in got.items():
+                    free[i][0] -= c
+                    free[i][1] -= m
+                    free[i][2] -= g
+                break
             blocked = True
             if kind == "reserve" and left is not None:
                 left -= 1
