@@ -1,20 +1,28 @@
 """Start-up: the whole ``pbf replay TRACE --quiet`` process against its floor, interleaved.
 
-    python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--phases]
+    python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--no-installed] [--phases]
 
-Each round runs, as fresh processes and in turn: ``python -c pass``, ``python -c "import numpy"``
-(one OpenBLAS thread, as the command line sets it: numpy's import is the floor of any replay),
-``pbf replay TRACE --quiet`` and the same with ``--out DIR``; with ``--other NAME=CHECKOUT`` the two
-replays again with ``PYTHONPATH=CHECKOUT`` (another checkout built in place, e.g. an earlier commit),
-in the same rounds. Prints the median wall and CPU (user + system) time of each, the core count and
-the load average: on a busy machine the wall times grow, the CPU times much less. ``--phases``
-instead times the steps of one replay in one process (as the command line runs them).
+Each round runs, as fresh processes and in turn: the floor -- ``python -S -c pass`` (the interpreter
+alone), ``python -c pass`` (with ``site``), ``python -c "import numpy"`` (one OpenBLAS thread, as the
+command line sets it: every replay imports numpy) and ``python -c "import pbf._core"`` (the compiled
+core, which loads numpy) -- then ``pbf replay TRACE --quiet`` and the same with ``--out DIR``; with
+``--other NAME=CHECKOUT`` the two replays again with ``PYTHONPATH=CHECKOUT`` (another checkout built
+in place, e.g. an earlier commit), in the same rounds. Prints the median wall and CPU (user + system)
+time of each, the core count and the load average: on a busy machine the wall times grow, the CPU
+times much less. A first round, not counted, lets Python write each checkout's bytecode (the
+variable PYTHONDONTWRITEBYTECODE is dropped for the processes timed, as a user's Python writes it).
+
+``--phases`` instead times the steps of one replay in one process, as the command line runs them
+(``--runs`` processes for each pbf, interleaved; medians): the imports, reading and cleaning, the
+settings, the replay's event loop (compiled), what it does around the loop (the arrays in, the
+summary out) and writing. ``--no-installed``: time only the ``--other`` checkouts.
 Run it from outside a checkout (the installed pbf is the one timed). Default TRACE:
 SDSC-SP2-1998-4.2-cln.swf.gz in ``$PBF_TRACES`` or ``../shared/traces``.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -24,7 +32,7 @@ import tempfile
 import time
 
 PHASES = r"""
-import os, sys, time
+import json, os, sys, time
 t = [time.perf_counter()]
 names = []
 def mark(name):
@@ -34,17 +42,20 @@ from pbf.cli.commands import _command_named, build_parser
 argv = ["replay", sys.argv[1], "--quiet"] + sys.argv[2:]
 args = build_parser(_command_named(argv)).parse_args(argv); mark("replay's options (pbf.cli.replay, options)")
 import numpy; mark("import numpy")
-from pbf.cli.replay_settings import replay_config; mark("import the settings, the replayer, the engine")
+from pbf.cli.replay_settings import replay_config; mark("import the settings (plugins, the core's module)")
 from pbf.cli.options import read_trace
 table = read_trace(args); mark("read and clean the trace")
-config = replay_config(args, "event")
-from pbf.replayer import replay
-result = replay(table, config); mark("replay (compiled core) and its summary")
+config = replay_config(args, "event"); mark("the settings from the flags")
+from pbf.replayer import replay; mark("import the replayer")
+result = replay(table, config); mark("replay")
+loop = result.summary["wall_s"]["replay"]
 if args.out:
     result.write(args.out); mark("write summary.json, jobs.csv, passes.csv")
-for name, a, b in zip(names, t, t[1:]):
-    print(f"  {name:50s} {1e3 * (b - a):6.1f} ms")
-print(f"  {'total (after Python and site start)':50s} {1e3 * (t[-1] - t[0]):6.1f} ms")
+steps = dict(zip(names, (b - a for a, b in zip(t, t[1:]))))
+steps["replay: the event loop (compiled)"] = loop
+steps["replay: the arrays in, the summary out"] = steps.pop("replay") - loop
+steps["total (after Python and site start)"] = t[-1] - t[0]
+print(json.dumps(steps))
 """
 
 
@@ -58,17 +69,48 @@ def _trace(name):
     return path
 
 
-def _run(argv, pythonpath):
+def _env(pythonpath):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # (a user's Python keeps the bytecode it compiles)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
+    return env
+
+
+def _run(argv, pythonpath):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=_env(pythonpath))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def _pbfs(args):
+    return ([] if args.no_installed else [("installed", None)]) + [tuple(o.split("=", 1)) for o in args.other]
+
+
+def _phases(args, trace, out):
+    py = sys.executable
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    pbfs = _pbfs(args)
+    for flags in ([], ["--out", None]):
+        steps = {name: {} for name, _ in pbfs}
+        for k in range(args.runs + 1):        # (the first round writes the bytecode: not counted)
+            for name, root in pbfs:
+                extra = flags if not flags else ["--out", os.path.join(out, f"phases-{name}")]
+                r = subprocess.run([py, "-c", PHASES, trace, *extra], check=True, capture_output=True, text=True,
+                                   env=_env(root))
+                if k:
+                    for step, secs in json.loads(r.stdout.strip().splitlines()[-1]).items():
+                        steps[name].setdefault(step, []).append(secs)
+        print(f"pbf replay {os.path.basename(trace)} --quiet {' '.join(flags[:1])}: medians of {args.runs} "
+              f"processes, interleaved, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
+        print(f"  {'step':50s}" + "".join(f" {name:>12s}" for name, _ in pbfs))
+        for step in steps[pbfs[0][0]]:
+            print(f"  {step:50s}" + "".join(f" {1e3 * statistics.median(steps[name][step]):9.1f} ms"
+                                           for name, _ in pbfs))
 
 
 def main():
@@ -76,29 +118,34 @@ def main():
     ap.add_argument("trace", nargs="?")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--other", action="append", default=[], metavar="NAME=CHECKOUT")
+    ap.add_argument("--no-installed", action="store_true", help="time only the --other checkouts")
     ap.add_argument("--phases", action="store_true")
     args = ap.parse_args()
+    if args.no_installed and not args.other:
+        ap.error("--no-installed needs at least one --other NAME=CHECKOUT")
     trace = _trace(args.trace)
     py = sys.executable
     out = tempfile.mkdtemp(prefix="pbf-startup-")
     if args.phases:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        for flags in ([], ["--out", os.path.join(out, "phases")]):
-            print(f"pbf replay {os.path.basename(trace)} --quiet {' '.join(flags[:1])}")
-            subprocess.run([py, "-c", PHASES, trace, *flags], check=True)
+        _phases(args, trace, out)
         return
     pbf = [py, "-m", "pbf"]
-    cases = {"python -c pass": ([py, "-c", "pass"], None),
-             "python -c 'import numpy' (1 BLAS thread)":
-                 ([py, "-c", "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; import numpy"], None)}
-    for name, root in [("installed", None)] + [tuple(o.split("=", 1)) for o in args.other]:
+    blas = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "
+    pbfs = _pbfs(args)
+    cases = {"python -S -c pass": ([py, "-S", "-c", "pass"], None),
+             "python -c pass": ([py, "-c", "pass"], None),
+             "python -c 'import numpy' (1 BLAS thread)": ([py, "-c", blas + "import numpy"], None),
+             f"[{pbfs[0][0]}] python -c 'import pbf._core'": ([py, "-c", blas + "import pbf._core"], pbfs[0][1])}
+    for name, root in pbfs:
         cases[f"[{name}] pbf replay TRACE --quiet"] = ([*pbf, "replay", trace, "--quiet"], root)
         cases[f"[{name}] pbf replay TRACE --quiet --out DIR"] = (
             [*pbf, "replay", trace, "--quiet", "--out", os.path.join(out, name)], root)
     times = {k: [] for k in cases}
-    for _ in range(args.runs):
-        for k, (argv, root) in cases.items():
-            times[k].append(_run(argv, root))
+    for k in range(args.runs + 1):              # (the first round writes the bytecode: not counted)
+        for case, (argv, root) in cases.items():
+            timed = _run(argv, root)
+            if k:
+                times[case].append(timed)
     print(f"{os.path.basename(trace)}: {args.runs} interleaved rounds, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f} at the end")
     for k, v in times.items():
