@@ -34,7 +34,7 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
-from .engine_batch import BatchDecisions, BatchPath
+from .engine_batch import BatchDecisions, BatchPath, EngineLock
 from .engine_checks import CallChecks
 from .engine_events import (
     INT64_MAX,
@@ -186,7 +186,7 @@ class Engine(BatchPath, CallChecks):
         self._int_ids = True    # every job id so far is an int of 64 bits (decision arrays are int64)
         self._pass_ns = 0       # CPU time inside the passes (benchmarks: the cost of a call beside the pass)
         # one call at a time: calls from several threads are serialised, never interleaved
-        self._lock = threading.RLock()
+        self._lock = threading.RLock() if EngineLock is None else EngineLock()
 
     def _enable_coalloc(self, co, scoring):
         from .coalloc import CoAllocation
@@ -381,7 +381,7 @@ class Engine(BatchPath, CallChecks):
         if undo is None:
             return
         cp, njobs, users, counts, now, last_event, timed, self._int_ids = undo
-        self._timed = timed
+        self._timed[:] = timed          # (the same objects: the batch buffers hold them)
         rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
             self._index.pop(job_id, None)       # (a job the core rejected is not in the index)
@@ -393,7 +393,8 @@ class Engine(BatchPath, CallChecks):
             for user in set(self._users) - users:
                 del self._users[user]
             self._scoring.attach_users(self._core, len(self._users), lambda: [str(u) for u in self._users])
-        self._counts, self._now, self._last_event = counts, now, last_event
+        self._counts.update(counts)
+        self._now, self._last_event = now, last_event
 
     def _view(self, jobs, **kw):
         # only the rows asked for (the engine's columns grow with every job it has seen)
@@ -497,7 +498,13 @@ class Engine(BatchPath, CallChecks):
         """Counters: submitted, started, finished, passes, requeued, killed, pending, running, free
         and down units."""
         with self._lock:
-            return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
+            counts = dict(self._counts)
+            if self._buffers is not None:     # (the compiled batch call counts for itself)
+                b = self._buffers
+                for k, v in (("submitted", b.submitted), ("rejected", b.nrejected_all), ("finished", b.finished),
+                             ("passes", b.passes), ("started", b.nstarted_all)):
+                    counts[k] += v
+            return dict(counts, pending=len(self._core.pending()), running=len(self._core.running()),
                         free_units=int(self._core.free_count),
                         down_units=int(self._outages.figures()["units_down"]), now=self._now)
 
@@ -508,6 +515,8 @@ class Engine(BatchPath, CallChecks):
             if not self._closed:
                 self._core.stop_pool()
             self._closed = True
+            if self._buffers is not None:
+                self._buffers.closed = True
 
     def __del__(self):
         core = getattr(self, "_core", None)

@@ -38,7 +38,12 @@ from .engine_events import (
     check_time,
 )
 
-__all__ = ["BatchDecisions", "BatchPath"]
+try:
+    from ._engine_batch import BatchCore, Column, EngineLock
+except ImportError:         # (an extension built before the compiled call: batch_buffers says so)
+    BatchCore = Column = EngineLock = None
+
+__all__ = ["BatchBuffers", "BatchDecisions", "BatchPath"]
 
 _I64 = np.dtype(np.int64)
 _EMPTY = np.empty(0, dtype=np.int64)
@@ -155,6 +160,135 @@ def _id_list(name, ids):
     return list(ids), False
 
 
+class BatchBuffers(BatchCore or object):
+    """:meth:`pbf.Engine.advance_arrays` on preallocated arrays, in one compiled call
+    (:meth:`pbf.Engine.batch_buffers`).
+
+        b = eng.batch_buffers()
+        b.finish_ids[:2] = (7, 9); b.finish_times[:2] = now
+        b.submit_ids[0], b.submit_times[0], b.units[0], b.requested[0] = 12, now, 4, 3600
+        n = b.call(now, 2, 1)           # the finishes and submissions in [0, 2) and [0, 1)
+        b.started                       # array([12]): the n jobs started now
+        b.units_of(0)                   # their unit indices
+
+    ``call(now, nf=0, ns=0, f0=0, s0=0, quick=False)`` is ``advance_arrays`` with the finishes
+    ``finish_ids[f0:f0 + nf]``, ``finish_times[f0:f0 + nf]`` and the submissions
+    ``submit_ids[s0:s0 + ns]``, ... of the input arrays, and returns how many jobs it started; the
+    decisions are then in :attr:`started`, :attr:`offsets`, :attr:`units`, :attr:`rejected` (with
+    :attr:`reasons`), :attr:`reserved`, :attr:`reserved_at` -- views valid until the next call. The
+    input arrays are the object's own (int64, ``capacity`` values each; ``run`` and ``user`` absent
+    until bound) or arrays the host binds (:meth:`bind`: whole columns it owns, each call naming a
+    range of them). Ids are 64-bit ints. Same checks, decisions and refusals as ``advance_arrays``
+    (which serves a call the compiled path does not take: a misuse to explain, a user not seen yet,
+    Python plugins, nodes with memory, ...): no Python object is made per call, only one per new job
+    (its id in the engine's index)."""
+
+    def __init__(self, engine, capacity: int = 1024) -> None:
+        self._engine = engine
+        self.capacity = capacity
+        self.bind(**{name: np.zeros(capacity, dtype=np.int64) for name in
+                     ("finish_ids", "finish_times", "submit_ids", "submit_times", "units", "requested")})
+
+    def __new__(cls, engine, capacity: int = 1024):
+        fast = engine._batch_fast and engine._est_is_req and not engine._multifactor
+        return BatchCore.__new__(cls, engine._core, engine, engine._timing.every_call, fast,
+                                 engine.report_reservations)
+
+    _COLUMNS = {"finish_ids": "fid", "finish_times": "ft", "submit_ids": "sid", "submit_times": "st",
+                "units": "su", "requested": "sr", "run": "srun", "user": "suser"}
+
+    def bind(self, **columns) -> None:
+        """Use the host's arrays as input columns (``finish_ids``, ``finish_times``, ``submit_ids``,
+        ``submit_times``, ``units``, ``requested``, ``run``, ``user``): each a 1-d C-contiguous int64
+        array, read at every call (the host writes into it; None unbinds ``run`` or ``user``)."""
+        for name, a in columns.items():
+            if name not in self._COLUMNS:
+                raise ProtocolError(f"bind: no column {name!r}; expected one of {', '.join(self._COLUMNS)}")
+            if a is None and name in ("run", "user"):
+                setattr(self, self._COLUMNS[name], None)
+                continue
+            if not (isinstance(a, np.ndarray) and a.dtype == np.int64 and a.ndim == 1 and a.flags.c_contiguous):
+                raise ProtocolError(f"bind: {name} must be a 1-d C-contiguous int64 array (the host writes into "
+                                    f"it), got {type(a).__name__} {getattr(a, 'dtype', '')}")
+            setattr(self, self._COLUMNS[name], Column(a))
+
+    finish_ids = property(lambda self: self.fid.array, doc="input: the ids of the jobs that ended")
+    finish_times = property(lambda self: self.ft.array, doc="input: when they ended")
+    submit_ids = property(lambda self: self.sid.array, doc="input: the ids of the jobs that arrived")
+    submit_times = property(lambda self: self.st.array, doc="input: when they arrived")
+    units = property(lambda self: self.su.array, doc="input: the units each asks for")
+    requested = property(lambda self: self.sr.array, doc="input: the time each requested")
+    run = property(lambda self: None if self.srun is None else self.srun.array, doc="input: run times (or None)")
+    user = property(lambda self: None if self.suser is None else self.suser.array, doc="input: users (or None)")
+
+    @property
+    def started(self) -> np.ndarray:
+        """The jobs the last call started."""
+        return self.o_started.array[:self.nstarted]
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Their units are ``start_units[offsets[k]:offsets[k + 1]]``."""
+        return self.o_offsets.array[:self.nstarted + 1]
+
+    @property
+    def start_units(self) -> np.ndarray:
+        """The unit indices of the started jobs, one after the other."""
+        return self.o_units.array[:self.o_offsets.array[self.nstarted]]
+
+    def units_of(self, k: int) -> np.ndarray:
+        """The unit indices of the ``k``-th started job."""
+        off = self.o_offsets.array
+        return self.o_units.array[off[k]:off[k + 1]]
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """The submitted jobs of the last call that can never run."""
+        return self.o_rejected.array[:self.nrejected]
+
+    @property
+    def reasons(self) -> list:
+        """Why (one per :attr:`rejected` job)."""
+        return [self._engine._rejected[x] for x in self.rejected.tolist()]
+
+    @property
+    def reserved(self) -> np.ndarray:
+        """With ``report_reservations``: the jobs the last pass reserved."""
+        return self.o_reserved.array[:self.nreserved]
+
+    @property
+    def reserved_at(self) -> np.ndarray:
+        """Their planned starts."""
+        return self.o_reserved_at.array[:self.nreserved]
+
+    def decisions(self) -> BatchDecisions:
+        """The last call's decisions as a :class:`BatchDecisions` (copies)."""
+        return BatchDecisions(self._engine._now, self.started.copy(), self.offsets.copy(), self.start_units.copy(),
+                              self.rejected.copy(), tuple(self.reasons), self.reserved.copy(),
+                              self.reserved_at.copy())
+
+    def _slow_call(self, now, nf, ns, f0, s0, quick):
+        # a call the compiled path does not take: advance_arrays, its decisions copied into the arrays
+        fs, ss = slice(f0, f0 + nf), slice(s0, s0 + ns)
+        d = self._engine.advance_arrays(
+            now, finish_ids=self.finish_ids[fs], finish_times=self.finish_times[fs], submit_ids=self.submit_ids[ss],
+            submit_times=self.submit_times[ss], units=self.units[ss], requested=self.requested[ss],
+            run=None if self.srun is None else self.run[ss], user=None if self.suser is None else self.user[ss],
+            quick=quick)
+        if d.started.dtype != np.int64 or d.rejected.dtype != np.int64:
+            raise ProtocolError("batch_buffers: the engine holds job ids that are not 64-bit ints; use advance_arrays")
+        n, nrej, nres = len(d.started), len(d.rejected), len(d.reserved)
+        self.out_room(n, len(d.units), nrej, nres)
+        self.o_started.array[:n] = d.started
+        self.o_offsets.array[:n + 1] = d.offsets
+        self.o_units.array[:len(d.units)] = d.units
+        self.o_rejected.array[:nrej] = d.rejected
+        self.o_reserved.array[:nres] = d.reserved
+        self.o_reserved_at.array[:nres] = d.reserved_at
+        self.set_counts(n, nrej, nres)
+        return n
+
+
 class BatchPath:
     """The batch path of :class:`pbf.Engine` (a mixin: it works on the engine's state)."""
 
@@ -168,6 +302,31 @@ class BatchPath:
         self._clairvoyant = sc.predictor.name == "clairvoyant"
         self._est_is_req = type(sc.predictor) is Requested
         self._multifactor = isinstance(sc.priority, Multifactor)
+        self._buffers = None
+
+    def batch_buffers(self, capacity: int = 1024) -> BatchBuffers:
+        """The engine's :class:`BatchBuffers`: preallocated arrays and one compiled call per
+        :meth:`advance_arrays` call, for a host that drives the engine event by event at its own
+        speed (one object per engine; ``capacity``: the room of its own input arrays)."""
+        from .bounded import check_int
+        check_int("capacity", capacity, 1, 1 << 30)
+        if BatchCore is None:
+            raise ProtocolError("batch_buffers: this build of pbf has no compiled batch call (pbf._engine_batch); "
+                                "rebuild it (pip install -e .)")
+        with self._lock:
+            if self._buffers is None or self._buffers.capacity < capacity:
+                self._buffers = BatchBuffers(self, capacity)
+            return self._buffers
+
+    def _batch_rejected(self, codes, ids, units, requested, out):
+        # the compiled call's rejected jobs: their reasons (Rejected), their ids in ``out``
+        k = 0
+        for x, code, u, r in zip(ids.tolist(), codes.tolist(), units.tolist(), requested.tolist()):
+            if code:
+                self._rejected[x] = (f"larger than the cluster: asks {u:,} units of {self.cluster.units:,}"
+                                     if code == 1 else f"no requested time (requested {r})")
+                out[k] = x
+                k += 1
 
     def advance_arrays(self, now: int, *, finish_ids=(), finish_times=(), submit_ids=(), submit_times=(),
                        units=(), requested=(), run=None, user=None, partition=None, queue=None,
