@@ -1,6 +1,7 @@
 """Start-up: the whole ``pbf replay TRACE --quiet`` process against its floor, interleaved.
 
-    python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--no-installed] [--phases]
+    python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--no-installed]
+        [--rlscheduler CHECKOUT] [--phases]
 
 Each round runs, as fresh processes and in turn: the floor -- ``python -S -c pass`` (the interpreter
 alone), ``python -c pass`` (with ``site``), ``python -c "import numpy"`` (one OpenBLAS thread, as the
@@ -11,6 +12,14 @@ in place, e.g. an earlier commit), in the same rounds. Prints the median wall an
 time of each, the core count and the load average: on a busy machine the wall times grow, the CPU
 times much less. A first round, not counted, lets Python write each checkout's bytecode (the
 variable PYTHONDONTWRITEBYTECODE is dropped for the processes timed, as a user's Python writes it).
+
+``--rlscheduler CHECKOUT`` adds RLScheduler's simulator on the same log to the rounds: ``python
+CHECKOUT/HPCSimPickJobs.py --workload LOG`` (its own entry: the environment starts and loads the log,
+RLScheduler's Workloads and Cluster) from a clone of DIR-LAB/deep-batch-scheduler (commit cd433e3), the
+log decompressed first (it reads plain text), and prints how many times longer it takes than each pbf
+replay. RLScheduler imports TensorFlow 1.x and the old gym at its top; where they are not installed
+(TensorFlow 1.x does not install on current Pythons) an empty ``tensorflow`` and a ``gym`` made of
+gymnasium's Env, spaces and seeding stand in: its start-up is then the lighter, and the ratio smaller.
 
 ``--phases`` instead times the steps of one replay in one process, as the command line runs them
 (``--runs`` processes for each pbf, interleaved; medians): the imports, reading and cleaning, the
@@ -87,6 +96,38 @@ def _run(argv, pythonpath):
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+_SHIMS = {"gym/__init__.py": "from gymnasium import Env, spaces  # noqa: F401\n",
+          "gym/spaces.py": "from gymnasium.spaces import Box, Discrete, Space  # noqa: F401\n",
+          "gym/utils/__init__.py": "",
+          "gym/utils/seeding.py": "from gymnasium.utils.seeding import np_random  # noqa: F401\n",
+          "tensorflow/__init__.py": "# RLScheduler's training code uses TensorFlow 1.x; its simulator does not\n"}
+
+
+def _rlscheduler(checkout, trace, out):
+    """The argv and PYTHONPATH of RLScheduler's simulator on ``trace`` (the stand-ins it needs written to ``out``)."""
+    import gzip
+    import importlib.util
+    import shutil
+    script = os.path.join(checkout, "HPCSimPickJobs.py")
+    if not os.path.exists(script):
+        sys.exit(f"{script} not found: give a clone of https://github.com/DIR-LAB/deep-batch-scheduler")
+    log = os.path.join(out, os.path.basename(trace).removesuffix(".gz"))
+    with (gzip.open(trace, "rb") if trace.endswith(".gz") else open(trace, "rb")) as src, open(log, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    shims = os.path.join(out, "rlscheduler-shims")
+    missing = [m for m in ("tensorflow", "gym") if importlib.util.find_spec(m) is None]
+    if "gym" in missing and importlib.util.find_spec("gymnasium") is None:
+        sys.exit("RLScheduler's simulator needs gym or gymnasium (pip install gymnasium)")
+    for path, text in _SHIMS.items():
+        if path.split("/")[0] in missing:
+            os.makedirs(os.path.dirname(os.path.join(shims, path)), exist_ok=True)
+            with open(os.path.join(shims, path), "w") as fh:
+                fh.write(text)
+    if missing:
+        print(f"RLScheduler's simulator runs with stand-ins for {' and '.join(missing)} (not installed)")
+    return [sys.executable, script, "--workload", log], shims if missing else None
+
+
 def _pbfs(args):
     return ([] if args.no_installed else [("installed", None)]) + [tuple(o.split("=", 1)) for o in args.other]
 
@@ -119,6 +160,7 @@ def main():
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--other", action="append", default=[], metavar="NAME=CHECKOUT")
     ap.add_argument("--no-installed", action="store_true", help="time only the --other checkouts")
+    ap.add_argument("--rlscheduler", metavar="CHECKOUT", help="a clone of DIR-LAB/deep-batch-scheduler")
     ap.add_argument("--phases", action="store_true")
     args = ap.parse_args()
     if args.no_installed and not args.other:
@@ -140,6 +182,9 @@ def main():
         cases[f"[{name}] pbf replay TRACE --quiet"] = ([*pbf, "replay", trace, "--quiet"], root)
         cases[f"[{name}] pbf replay TRACE --quiet --out DIR"] = (
             [*pbf, "replay", trace, "--quiet", "--out", os.path.join(out, name)], root)
+    rls = "RLScheduler's simulator, the same log"
+    if args.rlscheduler:
+        cases[rls] = _rlscheduler(args.rlscheduler, trace, out)
     times = {k: [] for k in cases}
     for k in range(args.runs + 1):              # (the first round writes the bytecode: not counted)
         for case, (argv, root) in cases.items():
@@ -152,6 +197,12 @@ def main():
         wall, cpu = [w for w, _ in v], [c for _, c in v]
         print(f"  {k:50s} wall median {statistics.median(wall):.3f} s (best {min(wall):.3f})"
               f"  CPU median {statistics.median(cpu):.3f} s")
+    if args.rlscheduler:
+        r_wall, r_cpu = (statistics.median(x[i] for x in times[rls]) for i in (0, 1))
+        for k, v in times.items():
+            if "pbf replay" in k:
+                wall, cpu = statistics.median(w for w, _ in v), statistics.median(c for _, c in v)
+                print(f"  RLScheduler's simulator / {k}: {r_wall / wall:.1f}x wall, {r_cpu / cpu:.1f}x CPU")
 
 
 if __name__ == "__main__":
