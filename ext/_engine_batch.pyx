@@ -229,27 +229,46 @@ cdef class BatchCore:
             raise ProtocolError(f"submissions {s0}..{s0 + ns - 1} are past the submission columns' values")
         self.lock.enter()
         try:
-            if self.fast and self.compiled(now, nf, ns, f0, s0, quick):
+            if self.fast and self.compiled(
+                    now, nf, ns, self.fid.p + f0, self.ft.p + f0, self.sid.p + s0, self.st.p + s0, self.su.p + s0,
+                    self.sr.p + s0, self.srun.p + s0 if self.srun is not None else NULL,
+                    self.suser.p + s0 if self.suser is not None else NULL, quick):
                 return self.nstarted
             return self._slow_call(now, nf, ns, f0, s0, quick)
         finally:
             self.lock.leave()
 
-    cdef bint compiled(self, int64_t now, int64_t nf, int64_t n, int64_t f0, int64_t s0, bint quick) except -1:
+    def arrays(self, int64_t now, const int64_t[::1] fid, const int64_t[::1] fin_t, const int64_t[::1] sid,
+               const int64_t[::1] sub_t, const int64_t[::1] sub_units, const int64_t[::1] sub_req,
+               const int64_t[::1] sub_run, const int64_t[::1] sub_user, bint quick):
+        """:meth:`pbf.Engine.advance_arrays`' own columns (``sub_run``, ``sub_user``: None when not
+        given) through the compiled call: the jobs started, or -1 when the call must go the long way
+        (nothing changed)."""
+        cdef int64_t nf = fid.shape[0], n = sid.shape[0]
+        if not self.fast or fin_t.shape[0] != nf or sub_t.shape[0] != n or sub_units.shape[0] != n or \
+                sub_req.shape[0] != n or (sub_run is not None and sub_run.shape[0] != n) or \
+                (sub_user is not None and sub_user.shape[0] != n):
+            return -1
+        self.lock.enter()
+        try:
+            if not self.compiled(now, nf, n, &fid[0] if nf else NULL, &fin_t[0] if nf else NULL,
+                                 &sid[0] if n else NULL, &sub_t[0] if n else NULL, &sub_units[0] if n else NULL,
+                                 &sub_req[0] if n else NULL, &sub_run[0] if n and sub_run is not None else NULL,
+                                 &sub_user[0] if n and sub_user is not None else NULL, quick):
+                return -1
+            return self.nstarted
+        finally:
+            self.lock.leave()
+
+    cdef bint compiled(self, int64_t now, int64_t nf, int64_t n, const int64_t* fid, const int64_t* fin_t,
+                       const int64_t* sid, const int64_t* sub_t, const int64_t* sub_units, const int64_t* sub_req,
+                       const int64_t* sub_run, const int64_t* sub_user, bint quick) except -1:
         # the call in full, or False (nothing changed) when it must go through advance_arrays
         cdef State* S = &self.core.s
         cdef object d = self.d
         cdef PyObject* p
         cdef object index = self.index, rejected = self.rejected, users = self.users, x
         cdef int64_t last, prev, t, i, j, k, m = 0, nrej = 0, top = -1, first = S.jobs.n
-        cdef const int64_t* fid = self.fid.p + f0
-        cdef const int64_t* fin_t = self.ft.p + f0
-        cdef const int64_t* sid = self.sid.p + s0
-        cdef const int64_t* sub_t = self.st.p + s0
-        cdef const int64_t* sub_units = self.su.p + s0
-        cdef const int64_t* sub_req = self.sr.p + s0
-        cdef const int64_t* sub_run = self.srun.p + s0 if self.srun is not None else NULL
-        cdef const int64_t* sub_user = self.suser.p + s0 if self.suser is not None else NULL
         cdef int64_t* rows
         cdef int64_t* dense
         cdef int64_t run_k, W = S.W, ran, u = 0
@@ -391,8 +410,9 @@ cdef class BatchCore:
         # ---- the engine's counts and times
         if nrej:
             self.o_rejected.room(nrej)
-            self.engine._batch_rejected(self.reject_arr[:n], self.sid.array[s0:s0 + n], self.su.array[s0:s0 + n],
-                                        self.sr.array[s0:s0 + n], self.o_rejected.array)
+            self.engine._batch_rejected(self.reject_arr[:n], np.array(<int64_t[:n]><int64_t*>sid),
+                                        np.array(<int64_t[:n]><int64_t*>sub_units),
+                                        np.array(<int64_t[:n]><int64_t*>sub_req), self.o_rejected.array)
         self.submitted += n
         self.nrejected_all += nrej
         self.finished += nf

@@ -500,9 +500,7 @@ class Engine(BatchPath, CallChecks):
         with self._lock:
             counts = dict(self._counts)
             if self._buffers is not None:     # (the compiled batch call counts for itself)
-                b = self._buffers
-                for k, v in (("submitted", b.submitted), ("rejected", b.nrejected_all), ("finished", b.finished),
-                             ("passes", b.passes), ("started", b.nstarted_all)):
+                for k, v in self._buffers.counts().items():
                     counts[k] += v
             return dict(counts, pending=len(self._core.pending()), running=len(self._core.running()),
                         free_units=int(self._core.free_count),

@@ -47,6 +47,8 @@ __all__ = ["BatchBuffers", "BatchDecisions", "BatchPath"]
 
 _I64 = np.dtype(np.int64)
 _EMPTY = np.empty(0, dtype=np.int64)
+_NO_OFFSETS = np.zeros(1, dtype=np.int64)        # (shared: no job started)
+_NO_OFFSETS.flags.writeable = False
 _EMPTY_F = np.empty(0, dtype=np.float64)
 _NO_REJECT = np.empty(0, dtype=np.int8)
 _RUNNING = int(JobState.JS_RUNNING)
@@ -148,6 +150,33 @@ def _ints(name, value, n, required=False):
     if n is not None and len(a) != n:
         raise ProtocolError(f"{name} has {len(a)} values, expected {n} (one per submitted job)")
     return a
+
+
+def _column(value):
+    # an int64 buffer of the values, when that costs no conversion of a NumPy array (None: not so)
+    if type(value) is np.ndarray:
+        return value if value.dtype is _I64 and value.ndim == 1 and value.flags.c_contiguous else None
+    if type(value) is list or type(value) is tuple:
+        if not value:
+            return _EMPTY
+        if bool in map(type, value):
+            return None
+        try:
+            return array("q", value)
+        except (TypeError, OverflowError, ValueError):
+            return None
+    return None
+
+
+def _columns(*values):
+    # the call's columns as int64 buffers (run and user, the last two, may be None), or None
+    out = []
+    for k, v in enumerate(values):
+        c = None if v is None and k >= 6 else _column(v)
+        if c is None and (v is not None or k < 6):
+            return None
+        out.append(c)
+    return out
 
 
 def _id_list(name, ids):
@@ -263,9 +292,20 @@ class BatchBuffers(BatchCore or object):
 
     def decisions(self) -> BatchDecisions:
         """The last call's decisions as a :class:`BatchDecisions` (copies)."""
-        return BatchDecisions(self._engine._now, self.started.copy(), self.offsets.copy(), self.start_units.copy(),
-                              self.rejected.copy(), tuple(self.reasons), self.reserved.copy(),
-                              self.reserved_at.copy())
+        n = self.nstarted
+        if n:
+            off = self.o_offsets.array[:n + 1].copy()
+            started, units = self.o_started.array[:n].copy(), self.o_units.array[:off[n]].copy()
+        else:
+            started, off, units = _EMPTY, _NO_OFFSETS, _EMPTY
+        rejected, reasons = (self.rejected.copy(), tuple(self.reasons)) if self.nrejected else (_EMPTY, ())
+        reserved, at = (self.reserved.copy(), self.reserved_at.copy()) if self.nreserved else (_EMPTY, _EMPTY)
+        return BatchDecisions(self._engine._now, started, off, units, rejected, reasons, reserved, at)
+
+    def counts(self) -> dict:
+        """What the compiled call has counted (the engine's ``stats()`` adds them)."""
+        return {"submitted": self.submitted, "rejected": self.nrejected_all, "finished": self.finished,
+                "passes": self.passes, "started": self.nstarted_all}
 
     def _slow_call(self, now, nf, ns, f0, s0, quick):
         # a call the compiled path does not take: advance_arrays, its decisions copied into the arrays
@@ -314,8 +354,12 @@ class BatchPath:
             raise ProtocolError("batch_buffers: this build of pbf has no compiled batch call (pbf._engine_batch); "
                                 "rebuild it (pip install -e .)")
         with self._lock:
-            if self._buffers is None or self._buffers.capacity < capacity:
+            old = self._buffers
+            if old is None or old.capacity < capacity:
                 self._buffers = BatchBuffers(self, capacity)
+                if old is not None:         # (its counts, folded into the engine's)
+                    for k, v in old.counts().items():
+                        self._counts[k] += v
             return self._buffers
 
     def _batch_rejected(self, codes, ids, units, requested, out):
@@ -341,6 +385,28 @@ class BatchPath:
         as with :meth:`advance`, none may be later than ``now`` or earlier than the last call's now,
         the whole call is checked first, and a refused call (:class:`pbf.ProtocolError`) changes
         nothing. Ids are the host's (any hashable kind; an integer array is the fast case)."""
+        b = self._buffers
+        if b is None and BatchCore is not None:
+            b = self.batch_buffers()
+        if (b is not None and partition is None and queue is None and type(now) is int
+                and -MAX_TIME <= now <= MAX_TIME):
+            # the compiled call, when the columns are int64 buffers already (or lists of ints) and the
+            # call is one it takes; else (nothing changed) the long way below
+            nd = np.ndarray
+            if (type(finish_ids) is nd and type(finish_times) is nd and type(submit_ids) is nd
+                    and type(submit_times) is nd and type(units) is nd and type(requested) is nd
+                    and (run is None or type(run) is nd) and (user is None or type(user) is nd)):
+                cols = (finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
+            else:
+                cols = _columns(finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
+            if cols is not None:
+                with self._lock:        # (the decisions are read before another thread's call)
+                    try:
+                        ran = b.arrays(now, *cols, quick)
+                    except (TypeError, ValueError, BufferError):      # (not int64 buffers: the long way)
+                        ran = -1
+                    if ran >= 0:
+                        return b.decisions()
         with self._lock:
             if self._closed:
                 raise ProtocolError("the engine is closed")
