@@ -103,6 +103,17 @@ def _print_summary(s, out):
                      f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of jobs under "
                      f"{tm['end_lag_below_s']} s seen a second late (pbf: --end-lag-below "
                      f"{s['pbf_config'].get('slurm_sim', {}).get('end_lag_below', '?')})")
+    by = s.get("pbf_started_by_scheduler")
+    if by and s.get("slurm_started_by"):
+        sb = s["slurm_started_by"]
+        lines.append(f"started by   Slurm run 1: main scheduler {sb.get('main', 0)}, backfill {sb.get('backfill', 0)}; "
+                     f"pbf: main scheduler {by['main']}, backfill {by['backfill']}")
+    parts = s.get("partitions")
+    if parts:
+        out_p = parts["outside_one_partition"]
+        lines.append(f"partitions   {','.join(parts['names'])}: jobs " + ", ".join(
+            f"{k} {v}" for k, v in parts["jobs_by_partitions"].items()) + f"; on nodes of no single one of their "
+            f"partitions: pbf {out_p['pbf']}, Slurm {', '.join(map(str, out_p['slurm']))}")
     w = s["awt_s"]
     if w["slurm"] is not None:
         rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"
