@@ -22,7 +22,8 @@ replay. RLScheduler imports TensorFlow 1.x and the old gym at its top; where the
 gymnasium's Env, spaces and seeding stand in: its start-up is then the lighter, and the ratio smaller.
 
 ``--phases`` instead times the steps of one replay in one process, as the command line runs them
-(``--runs`` processes for each pbf, interleaved; medians): the imports, reading and cleaning, the
+(``--runs`` processes for each pbf, interleaved; medians of the process's CPU time and of the wall
+time): the imports, reading and cleaning, the
 settings, the replay's event loop (compiled), what it does around the loop (the arrays in, the
 summary out) and writing. ``--no-installed``: time only the ``--other`` checkouts.
 Run it from outside a checkout (the installed pbf is the one timed). Default TRACE:
@@ -42,10 +43,10 @@ import time
 
 PHASES = r"""
 import json, os, sys, time
-t = [time.perf_counter()]
+t = [(time.perf_counter(), time.process_time())]
 names = []
 def mark(name):
-    t.append(time.perf_counter()); names.append(name)
+    t.append((time.perf_counter(), time.process_time())); names.append(name)
 import pbf.cli; mark("import pbf.cli (argparse, the command table)")
 from pbf.cli.commands import _command_named, build_parser
 argv = ["replay", sys.argv[1], "--quiet"] + sys.argv[2:]
@@ -55,15 +56,26 @@ from pbf.cli.replay_settings import replay_config; mark("import the settings (pl
 from pbf.cli.options import read_trace
 table = read_trace(args); mark("read and clean the trace")
 config = replay_config(args, "event"); mark("the settings from the flags")
-from pbf.replayer import replay; mark("import the replayer")
-result = replay(table, config); mark("replay")
-loop = result.summary["wall_s"]["replay"]
+import pbf.replayer; mark("import the replayer")
+# (the replayer times its event loop with time.perf_counter: given the process's CPU clock as well, it
+# reports the loop's CPU time; the main thread runs the loop, the other threads are idle then)
+loop = {}
+class Clock:
+    def __getattr__(self, name):
+        return getattr(time, name)
+    def perf_counter(self):
+        loop.setdefault("t", []).append((time.perf_counter(), time.process_time()))
+        return time.perf_counter()
+pbf.replayer.time = Clock()
+result = pbf.replayer.replay(table, config); mark("replay")
 if args.out:
     result.write(args.out); mark("write summary.json, jobs.csv, passes.csv")
-steps = dict(zip(names, (b - a for a, b in zip(t, t[1:]))))
-steps["replay: the event loop (compiled)"] = loop
-steps["replay: the arrays in, the summary out"] = steps.pop("replay") - loop
-steps["total (after Python and site start)"] = t[-1] - t[0]
+steps = {name: [b[0] - a[0], b[1] - a[1]] for name, a, b in zip(names, t, t[1:])}
+(w0, c0), (w1, c1) = loop["t"][0], loop["t"][-1]
+steps["replay: the event loop (compiled)"] = [w1 - w0, c1 - c0]
+whole = steps.pop("replay")
+steps["replay: the arrays in, the summary out"] = [whole[0] - (w1 - w0), whole[1] - (c1 - c0)]
+steps["total (after Python and site start)"] = [t[-1][0] - t[0][0], t[-1][1] - t[0][1]]
 print(json.dumps(steps))
 """
 
@@ -148,10 +160,10 @@ def _phases(args, trace, out):
                         steps[name].setdefault(step, []).append(secs)
         print(f"pbf replay {os.path.basename(trace)} --quiet {' '.join(flags[:1])}: medians of {args.runs} "
               f"processes, interleaved, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
-        print(f"  {'step':50s}" + "".join(f" {name:>12s}" for name, _ in pbfs))
+        print(f"  {'step: CPU ms (wall ms)':50s}" + "".join(f" {name:>16s}" for name, _ in pbfs))
         for step in steps[pbfs[0][0]]:
-            print(f"  {step:50s}" + "".join(f" {1e3 * statistics.median(steps[name][step]):9.1f} ms"
-                                           for name, _ in pbfs))
+            cells = [[1e3 * statistics.median(x[i] for x in steps[name][step]) for i in (1, 0)] for name, _ in pbfs]
+            print(f"  {step:50s}" + "".join(f" {cpu:6.1f} ({wall:6.1f})" for cpu, wall in cells))
 
 
 def main():
