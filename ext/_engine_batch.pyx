@@ -17,18 +17,18 @@ from libc.stdint cimport uint64_t, int64_t, int8_t
 from libc.stdlib cimport qsort
 from libc.string cimport memset
 
-from memory cimport grow
+from memory cimport grow, INF
 from state cimport State
 from jobs cimport jobs_reserve, jobs_clear, users_ensure
 from lifecycle cimport job_submit, job_finish
-from passes cimport quick_pass
+from passes cimport quick_pass, main_pass
 from cycle cimport full_pass
 from costate cimport coalloc_grow
 from node_model cimport nm_reserve_jobs
 from licenses cimport lic_reserve_jobs
 from qos_limits cimport ql_reserve_jobs
 from words cimport __builtin_popcountll, __builtin_ctzll
-from pbf._core cimport Core, raise_status
+from pbf._core cimport Core, raise_status, int64_array
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_RUNNING
 
 from .engine_events import MAX_TIME as _PY_MAX_TIME, ProtocolError
@@ -461,3 +461,19 @@ cdef class BatchCore:
                 started[k] = <int64_t><object>PyList_GET_ITEM(ids, S.decided.reserved[k])
                 u[k] = S.jobs.resv[S.decided.reserved[k]]
             self.nreserved = ns
+
+
+def main_pass_at(Core core not None, int64_t now, int64_t depth):
+    """Slurm's main scheduler at ``now`` on ``core`` (passes.pxd main_pass: jobs in priority order
+    while they fit, stopping at the first that does not, after ``depth`` jobs (-1: no limit)), taking
+    no simulated time: the slurm-sim clock's main pass in :class:`pbf.Engine`. Returns the indices of
+    the jobs it started."""
+    cdef State* S = &core.s
+    cdef int64_t cost = 0
+    cdef int rc
+    S.replay.now = now
+    with nogil:
+        rc = main_pass(S, now * 1000000, depth, INF, 0, &cost)
+    if rc != RC_OK:
+        raise_status(rc, "a pass")
+    return int64_array(S.decided.started, S.decided.nstarted)

@@ -34,7 +34,8 @@ from .cluster import Cluster
 from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
-from .engine_batch import BatchDecisions, BatchPath, EngineLock
+from .engine_batch import BatchDecisions, BatchPath
+from .engine_buffers import EngineLock, main_pass_at
 from .engine_checks import CallChecks
 from .engine_events import (
     INT64_MAX,
@@ -115,7 +116,8 @@ class Engine(BatchPath, CallChecks):
                  node_search: str = "exact", trigger: str = "event", bf_interval: int = 30, clock: str = "free",
                  bf_max_time: int | None = None, cost_per_test_us: float | None = None,
                  cost_per_slot_us: int | None = None, unit_names: object = None,
-                 checkpoints: str = "when-needed") -> None:
+                 checkpoints: str = "when-needed", sched_interval: int | None = None,
+                 batch_sched_delay: int | None = None, default_queue_depth: int | None = None) -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -133,7 +135,11 @@ class Engine(BatchPath, CallChecks):
         if checkpoints not in ("when-needed", "every-call"):
             raise ConfigError(f"checkpoints must be 'when-needed' or 'every-call', got {checkpoints!r}")
         self.checkpoints = checkpoints
-        self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us)
+        self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us,
+                                    sched_interval, batch_sched_delay, default_queue_depth)
+        if clock == "slurm-sim" and main_pass_at is None:
+            raise ConfigError("clock='slurm-sim' needs the compiled module pbf._engine_batch: rebuild pbf "
+                              "(pip install -e .)")
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
@@ -159,6 +165,8 @@ class Engine(BatchPath, CallChecks):
         if getattr(backfill, "limited", False) and node_search != "slurm":
             raise ConfigError("Slurm's backfill limits (pbf.SlurmBackfill: max_job_user, max_job_start, ...) apply "
                               "to Slurm's backfill on nodes: they need node_search='slurm' and a cluster of nodes")
+        if coalloc is not None and clock == "slurm-sim":
+            raise ConfigError("coalloc with clock='slurm-sim' is not modelled in the engine (a replay has it)")
         if coalloc is not None and cluster.has_resources:
             raise ConfigError("coalloc lends cores of interchangeable units; it does not run on a cluster of "
                               "nodes with memory, GPUs or features")
@@ -231,22 +239,30 @@ class Engine(BatchPath, CallChecks):
             self._scoring = scoring
             core = self._core
             timing = self._timing
-            kind = ("quick" if quick else "full") if timing.every_call else \
-                timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
             self._rejected.update(rejected)
             out = [Rejected(ev.job.id, rejected[ev.job.id]) for ev in events
                    if isinstance(ev, Submit) and ev.job.id in rejected] if rejected else []
             out += stopped
-            if kind is None:
-                return out
-            charged = timing.clock == "model" and kind == "full" and not timing.every_call
-            before = core.pass_totals()["charged_us_full"] if charged else 0
-            t0 = thread_time_ns()
-            started, reserved = core.run_pass(now, kind == "quick")
-            self._pass_ns += thread_time_ns() - t0
-            if kind == "full" and not timing.every_call:
-                timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
-            self._counts["passes"] += 1
+            if timing.clock == "slurm-sim":
+                changes = self._resumed - resumed + sum(not isinstance(ev, Submit) or ev.job.id not in rejected
+                                                        for ev in events)
+                started, reserved, ran = self._sim_passes(now, changes)
+                if not ran:
+                    return out
+            else:
+                kind = ("quick" if quick else "full") if timing.every_call else \
+                    timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
+                if kind is None:
+                    return out
+                charged = timing.clock == "model" and kind == "full" and not timing.every_call
+                before = core.pass_totals()["charged_us_full"] if charged else 0
+                t0 = thread_time_ns()
+                started, reserved = core.run_pass(now, kind == "quick")
+                self._pass_ns += thread_time_ns() - t0
+                if kind == "full" and not timing.every_call:
+                    timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
+                ran = 1
+            self._counts["passes"] += ran
             self._counts["started"] += len(started)
             out += [self._start(j, now) for j in started]
             if self.coalloc is not None:
@@ -275,6 +291,22 @@ class Engine(BatchPath, CallChecks):
             if due is not None:
                 times.append(due)
             return min(times) if times else None
+
+    def _sim_passes(self, now, changes):
+        # the slurm-sim clock's timers: the main scheduler, then a backfill pass (cycle.pxd sim_schedule)
+        timing, core = self._timing, self._core
+        started, reserved, ran = [], [], 0
+        depth = timing.sim_main(now, changes, len(core.pending()) > 0)
+        if depth is not None:
+            s = main_pass_at(core, now, depth).tolist()
+            timing.sim_started(len(s))
+            started += s
+            ran += 1
+        if timing.sim_backfill(now, len(core.pending()) > 0):
+            s, reserved = core.run_pass(now, False)
+            started += list(s)
+            ran += 1
+        return started, reserved, ran
 
     def _start(self, j, now):
         units = _unit_indices(self._core.units_of(j), self.cluster.units)

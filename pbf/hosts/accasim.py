@@ -43,7 +43,7 @@ from accasim.base.scheduler_class import DispatcherError, JobVerification, Sched
 
 from ..cluster import Cluster, Node  # noqa: E402
 from ..engine import Engine  # noqa: E402
-from ..engine_batch import BatchCore  # noqa: E402
+from ..engine_buffers import BatchCore  # noqa: E402
 from ..engine_events import Finish, Job, Rejected, Start, Submit  # noqa: E402
 from . import backfill_of  # noqa: E402
 
