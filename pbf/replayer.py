@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._coalloc import Coalloc  # (a compiled module of a few hundred µs: here, where tests replace it)
 from .core_config import build_core
 from .errors import ConfigError
 from .node import MAX_UNITS
@@ -144,7 +145,6 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         StartEstimates(core).record(config.estimate_every)
     from_trace = None
     if config.coalloc is not None:
-        from ._coalloc import Coalloc
         from .coalloc import cpu_use
         from .outages import NodeLayout
         co = config.coalloc

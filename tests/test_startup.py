@@ -63,7 +63,7 @@ def test_a_sacct_dump_is_still_recognised_by_read_swf(tmp_path):
 
 
 #: what a plain replay (units, no --out) does not use, and so does not load
-_UNUSED = {"pbf.cluster", "pbf.slurm_conf", "pbf.licenses", "pbf.resources", "pbf.coalloc", "pbf._coalloc",
+_UNUSED = {"pbf.cluster", "pbf.slurm_conf", "pbf.licenses", "pbf.resources", "pbf.coalloc",
            "pbf.outages", "pbf.slurm_partitions", "pbf.bf_limits", "pbf._nodes", "pbf._estimates",
            "pbf.start_estimates", "pbf._pass_cost", "pbf.csv_out", "pbf._csvout", "json", "csv", "logging",
            "concurrent.futures", "tempfile", "shutil"}
