@@ -52,7 +52,9 @@ def _add_schedulers(parser):
     s.add_argument("--repeat", type=_count, default=1, metavar="N",
                    help="run Slurm N times; N >= 2 also reports Slurm against itself (the noise floor)")
     s.add_argument("--partition", default=None, metavar="P",
-                   help="the partition to submit to (default: CONF's Default=YES partition, else its only one)")
+                   help="submit every job to partition P (default: on a CONF of several partitions, each job to "
+                        "its own -- the workload's Partition column, a,b for several -- and pbf replays them "
+                        "all; else CONF's only partition)")
     s.add_argument("--timeout", type=positive_number, default=None, metavar="SEC",
                    help="wait at most SEC seconds per run after the first submission (default: an estimate "
                         "from the workload)")

@@ -332,7 +332,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    slurm_runs: str | os.PathLike | None = None) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
-    (module docstring) and return the summary. ``slurm_runs``: the ``out`` folder of an earlier run of
+    (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
+    several partitions: each job to its own (the workload's ``Partition``, ``a,b`` for several) on both
+    sides, pbf replaying every partition. ``slurm_runs``: the ``out`` folder of an earlier run of
     the same workload and scale, whose recorded Slurm runs are compared again instead of running Slurm
     (pbf's side is replayed anew). Raises :class:`pbf.validate.SlurmUnavailable` when this machine
     cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
