@@ -239,12 +239,14 @@ def print_trace(name: str, builds: dict, trials: int) -> None:
     print(f"{os.path.basename(name)}: {first['jobs']:,} jobs on {first['units']} units, "
           f"{first['paths']['object']['calls']:,} calls (one per instant); cores {os.cpu_count()}, load average "
           f"{os.getloadavg()[0]:.2f}; CPU time of the calling thread, medians of {trials} interleaved rounds")
+    # (pbf.replay's figures pooled over every build's rounds: the replayer is the same in each build
+    # compared here, and a round's replay runs after its paths, in a process they have used)
+    replay_wall = statistics.median(w for rounds in builds.values() for r in rounds for w, _ in r["replay"])
+    replay_cpu = statistics.median(c for rounds in builds.values() for r in rounds for _, c in r["replay"])
     for build, rounds in builds.items():
         if build:
             print(f"build {build}:")
         paths = rounds[0]["paths"]
-        replay_wall = statistics.median(w for r in rounds for w, _ in r["replay"])
-        replay_cpu = statistics.median(c for r in rounds for _, c in r["replay"])
         pass_s = paths["object"]["pass_s"]
         for path in paths:
             cpu = statistics.median(c for r in rounds for c in r["paths"][path]["cpu_s"])
@@ -254,9 +256,9 @@ def print_trace(name: str, builds: dict, trials: int) -> None:
                   f"replay loop's share); {cpu / replay_wall:5.1f}x the replay loop, "
                   f"{cpu / replay_cpu:5.1f}x the whole pbf.replay call; starts as the replay's: "
                   f"{paths[path]['same']:,} of {rounds[0]['replayed']:,}")
-        print(f"  pbf.replay: {replay_wall:.3f} s in its replay loop (wall_s.replay: the same passes and events), "
-              f"{replay_cpu:.3f} s of CPU for the whole call; the passes measured inside advance (with the clock "
-              f"read around each): {pass_s:.3f} s")
+        print(f"  the passes measured inside advance (with the clock read around each): {pass_s:.3f} s")
+    print(f"pbf.replay (every round): {replay_wall:.3f} s in its replay loop (wall_s.replay: the same passes and "
+          f"events), {replay_cpu:.3f} s of CPU for the whole call")
 
 
 def seen_rounds(args) -> dict:

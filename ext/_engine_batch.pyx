@@ -419,12 +419,13 @@ cdef class BatchCore:
         if ran:
             self.passes += 1
             self.nstarted_all += self.nstarted
-        if n:
-            t = sub_t[n - 1]
-            d["_last_event"] = fin_t[nf - 1] if nf and fin_t[nf - 1] > t else t
-        elif nf:
-            d["_last_event"] = fin_t[nf - 1]
-        d["_now"] = now
+        x = now
+        d["_now"] = x
+        if n or nf:
+            t = sub_t[n - 1] if n else fin_t[nf - 1]
+            if nf and fin_t[nf - 1] > t:
+                t = fin_t[nf - 1]
+            d["_last_event"] = x if t == now else t         # (one int object when the same)
         return True
 
     cdef decisions(self, State* S):
