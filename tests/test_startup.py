@@ -90,3 +90,20 @@ def test_a_replay_of_what_it_uses_loads_it(tmp_path):
     argv = [str(path), "--quiet", "--coalloc", "fixed:0.5", "--mtbf", "100", "--start-estimates"]
     loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', *{argv!r}]) == 0", tmp_path)
     assert {"pbf.coalloc", "pbf._coalloc", "pbf.outages", "pbf.start_estimates", "pbf._estimates"} <= loaded
+
+
+def test_only_the_command_line_freezes_what_is_left(tmp_path, capsys):
+    """``main()`` run as the process (no argv) freezes the objects left out of the garbage collector, so
+    that the exit does not collect them; ``main(argv)`` called by a program leaves its collector alone."""
+    import gc
+
+    from pbf.cli import main
+    before = gc.get_freeze_count()
+    assert main(["list"]) == 0
+    capsys.readouterr()
+    assert gc.get_freeze_count() == before
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    probe = ("import gc, sys\nfrom pbf.cli import main\nsys.argv = ['pbf', 'list']\nstatus = main()\n"
+             "print('frozen', gc.get_freeze_count() > 0, status, file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0 and "frozen True 0" in r.stderr, r.stderr
