@@ -1,20 +1,38 @@
 """Start-up: the whole ``pbf replay TRACE --quiet`` process against its floor, interleaved.
 
-    python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--phases]
+    python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--no-installed]
+        [--rlscheduler CHECKOUT] [--phases]
 
-Each round runs, as fresh processes and in turn: ``python -c pass``, ``python -c "import numpy"``
-(one OpenBLAS thread, as the command line sets it: numpy's import is the floor of any replay),
-``pbf replay TRACE --quiet`` and the same with ``--out DIR``; with ``--other NAME=CHECKOUT`` the two
-replays again with ``PYTHONPATH=CHECKOUT`` (another checkout built in place, e.g. an earlier commit),
-in the same rounds. Prints the median wall and CPU (user + system) time of each, the core count and
-the load average: on a busy machine the wall times grow, the CPU times much less. ``--phases``
-instead times the steps of one replay in one process (as the command line runs them).
+Each round runs, as fresh processes and in turn: the floor -- ``python -S -c pass`` (the interpreter
+alone), ``python -c pass`` (with ``site``), ``python -c "import numpy"`` (one OpenBLAS thread, as the
+command line sets it: every replay imports numpy) and ``python -c "import pbf._core"`` (the compiled
+core, which loads numpy) -- then ``pbf replay TRACE --quiet`` and the same with ``--out DIR``; with
+``--other NAME=CHECKOUT`` the two replays again with ``PYTHONPATH=CHECKOUT`` (another checkout built
+in place, e.g. an earlier commit), in the same rounds. Prints the median wall and CPU (user + system)
+time of each, the core count and the load average: on a busy machine the wall times grow, the CPU
+times much less. A first round, not counted, lets Python write each checkout's bytecode (the
+variable PYTHONDONTWRITEBYTECODE is dropped for the processes timed, as a user's Python writes it).
+
+``--rlscheduler CHECKOUT`` adds RLScheduler's simulator on the same log to the rounds: ``python
+CHECKOUT/HPCSimPickJobs.py --workload LOG`` (its own entry: the environment starts and loads the log,
+RLScheduler's Workloads and Cluster) from a clone of DIR-LAB/deep-batch-scheduler (commit cd433e3), the
+log decompressed first (it reads plain text), and prints how many times longer it takes than each pbf
+replay. RLScheduler imports TensorFlow 1.x and the old gym at its top; where they are not installed
+(TensorFlow 1.x does not install on current Pythons) an empty ``tensorflow`` and a ``gym`` made of
+gymnasium's Env, spaces and seeding stand in: its start-up is then the lighter, and the ratio smaller.
+
+``--phases`` instead times the steps of one replay in one process, as the command line runs them
+(``--runs`` processes for each pbf, interleaved; medians of the process's CPU time and of the wall
+time): the imports, reading and cleaning, the
+settings, the replay's event loop (compiled), what it does around the loop (the arrays in, the
+summary out) and writing. ``--no-installed``: time only the ``--other`` checkouts.
 Run it from outside a checkout (the installed pbf is the one timed). Default TRACE:
 SDSC-SP2-1998-4.2-cln.swf.gz in ``$PBF_TRACES`` or ``../shared/traces``.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -24,27 +42,41 @@ import tempfile
 import time
 
 PHASES = r"""
-import os, sys, time
-t = [time.perf_counter()]
+import json, os, sys, time
+t = [(time.perf_counter(), time.process_time())]
 names = []
 def mark(name):
-    t.append(time.perf_counter()); names.append(name)
+    t.append((time.perf_counter(), time.process_time())); names.append(name)
 import pbf.cli; mark("import pbf.cli (argparse, the command table)")
 from pbf.cli.commands import _command_named, build_parser
 argv = ["replay", sys.argv[1], "--quiet"] + sys.argv[2:]
 args = build_parser(_command_named(argv)).parse_args(argv); mark("replay's options (pbf.cli.replay, options)")
 import numpy; mark("import numpy")
-from pbf.cli.replay_settings import replay_config; mark("import the settings, the replayer, the engine")
+from pbf.cli.replay_settings import replay_config; mark("import the settings (plugins, the core's module)")
 from pbf.cli.options import read_trace
 table = read_trace(args); mark("read and clean the trace")
-config = replay_config(args, "event")
-from pbf.replayer import replay
-result = replay(table, config); mark("replay (compiled core) and its summary")
+config = replay_config(args, "event"); mark("the settings from the flags")
+import pbf.replayer; mark("import the replayer")
+# (the replayer times its event loop with time.perf_counter: given the process's CPU clock as well, it
+# reports the loop's CPU time; the main thread runs the loop, the other threads are idle then)
+loop = {}
+class Clock:
+    def __getattr__(self, name):
+        return getattr(time, name)
+    def perf_counter(self):
+        loop.setdefault("t", []).append((time.perf_counter(), time.process_time()))
+        return time.perf_counter()
+pbf.replayer.time = Clock()
+result = pbf.replayer.replay(table, config); mark("replay")
 if args.out:
     result.write(args.out); mark("write summary.json, jobs.csv, passes.csv")
-for name, a, b in zip(names, t, t[1:]):
-    print(f"  {name:50s} {1e3 * (b - a):6.1f} ms")
-print(f"  {'total (after Python and site start)':50s} {1e3 * (t[-1] - t[0]):6.1f} ms")
+steps = {name: [b[0] - a[0], b[1] - a[1]] for name, a, b in zip(names, t, t[1:])}
+(w0, c0), (w1, c1) = loop["t"][0], loop["t"][-1]
+steps["replay: the event loop (compiled)"] = [w1 - w0, c1 - c0]
+whole = steps.pop("replay")
+steps["replay: the arrays in, the summary out"] = [whole[0] - (w1 - w0), whole[1] - (c1 - c0)]
+steps["total (after Python and site start)"] = [t[-1][0] - t[0][0], t[-1][1] - t[0][1]]
+print(json.dumps(steps))
 """
 
 
@@ -58,17 +90,80 @@ def _trace(name):
     return path
 
 
-def _run(argv, pythonpath):
+def _env(pythonpath):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # (a user's Python keeps the bytecode it compiles)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
+    return env
+
+
+def _run(argv, pythonpath):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=_env(pythonpath))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+_SHIMS = {"gym/__init__.py": "from gymnasium import Env, spaces  # noqa: F401\n",
+          "gym/spaces.py": "from gymnasium.spaces import Box, Discrete, Space  # noqa: F401\n",
+          "gym/utils/__init__.py": "",
+          "gym/utils/seeding.py": "from gymnasium.utils.seeding import np_random  # noqa: F401\n",
+          "tensorflow/__init__.py": "# RLScheduler's training code uses TensorFlow 1.x; its simulator does not\n"}
+
+
+def _rlscheduler(checkout, trace, out):
+    """The argv and PYTHONPATH of RLScheduler's simulator on ``trace`` (the stand-ins it needs written to ``out``)."""
+    import gzip
+    import importlib.util
+    import shutil
+    script = os.path.join(checkout, "HPCSimPickJobs.py")
+    if not os.path.exists(script):
+        sys.exit(f"{script} not found: give a clone of https://github.com/DIR-LAB/deep-batch-scheduler")
+    log = os.path.join(out, os.path.basename(trace).removesuffix(".gz"))
+    with (gzip.open(trace, "rb") if trace.endswith(".gz") else open(trace, "rb")) as src, open(log, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    shims = os.path.join(out, "rlscheduler-shims")
+    missing = [m for m in ("tensorflow", "gym") if importlib.util.find_spec(m) is None]
+    if "gym" in missing and importlib.util.find_spec("gymnasium") is None:
+        sys.exit("RLScheduler's simulator needs gym or gymnasium (pip install gymnasium)")
+    for path, text in _SHIMS.items():
+        if path.split("/")[0] in missing:
+            os.makedirs(os.path.dirname(os.path.join(shims, path)), exist_ok=True)
+            with open(os.path.join(shims, path), "w") as fh:
+                fh.write(text)
+    if missing:
+        print(f"RLScheduler's simulator runs with stand-ins for {' and '.join(missing)} (not installed)")
+    return [sys.executable, script, "--workload", log], shims if missing else None
+
+
+def _pbfs(args):
+    return ([] if args.no_installed else [("installed", None)]) + [tuple(o.split("=", 1)) for o in args.other]
+
+
+def _phases(args, trace, out):
+    py = sys.executable
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    pbfs = _pbfs(args)
+    for flags in ([], ["--out", None]):
+        steps = {name: {} for name, _ in pbfs}
+        for k in range(args.runs + 1):        # (the first round writes the bytecode: not counted)
+            for name, root in pbfs:
+                extra = flags if not flags else ["--out", os.path.join(out, f"phases-{name}")]
+                r = subprocess.run([py, "-c", PHASES, trace, *extra], check=True, capture_output=True, text=True,
+                                   env=_env(root))
+                if k:
+                    for step, secs in json.loads(r.stdout.strip().splitlines()[-1]).items():
+                        steps[name].setdefault(step, []).append(secs)
+        print(f"pbf replay {os.path.basename(trace)} --quiet {' '.join(flags[:1])}: medians of {args.runs} "
+              f"processes, interleaved, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
+        print(f"  {'step: CPU ms (wall ms)':50s}" + "".join(f" {name:>16s}" for name, _ in pbfs))
+        for step in steps[pbfs[0][0]]:
+            cells = [[1e3 * statistics.median(x[i] for x in steps[name][step]) for i in (1, 0)] for name, _ in pbfs]
+            print(f"  {step:50s}" + "".join(f" {cpu:6.1f} ({wall:6.1f})" for cpu, wall in cells))
 
 
 def main():
@@ -76,35 +171,50 @@ def main():
     ap.add_argument("trace", nargs="?")
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--other", action="append", default=[], metavar="NAME=CHECKOUT")
+    ap.add_argument("--no-installed", action="store_true", help="time only the --other checkouts")
+    ap.add_argument("--rlscheduler", metavar="CHECKOUT", help="a clone of DIR-LAB/deep-batch-scheduler")
     ap.add_argument("--phases", action="store_true")
     args = ap.parse_args()
+    if args.no_installed and not args.other:
+        ap.error("--no-installed needs at least one --other NAME=CHECKOUT")
     trace = _trace(args.trace)
     py = sys.executable
     out = tempfile.mkdtemp(prefix="pbf-startup-")
     if args.phases:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        for flags in ([], ["--out", os.path.join(out, "phases")]):
-            print(f"pbf replay {os.path.basename(trace)} --quiet {' '.join(flags[:1])}")
-            subprocess.run([py, "-c", PHASES, trace, *flags], check=True)
+        _phases(args, trace, out)
         return
     pbf = [py, "-m", "pbf"]
-    cases = {"python -c pass": ([py, "-c", "pass"], None),
-             "python -c 'import numpy' (1 BLAS thread)":
-                 ([py, "-c", "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; import numpy"], None)}
-    for name, root in [("installed", None)] + [tuple(o.split("=", 1)) for o in args.other]:
+    blas = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "
+    pbfs = _pbfs(args)
+    cases = {"python -S -c pass": ([py, "-S", "-c", "pass"], None),
+             "python -c pass": ([py, "-c", "pass"], None),
+             "python -c 'import numpy' (1 BLAS thread)": ([py, "-c", blas + "import numpy"], None),
+             f"[{pbfs[0][0]}] python -c 'import pbf._core'": ([py, "-c", blas + "import pbf._core"], pbfs[0][1])}
+    for name, root in pbfs:
         cases[f"[{name}] pbf replay TRACE --quiet"] = ([*pbf, "replay", trace, "--quiet"], root)
         cases[f"[{name}] pbf replay TRACE --quiet --out DIR"] = (
             [*pbf, "replay", trace, "--quiet", "--out", os.path.join(out, name)], root)
+    rls = "RLScheduler's simulator, the same log"
+    if args.rlscheduler:
+        cases[rls] = _rlscheduler(args.rlscheduler, trace, out)
     times = {k: [] for k in cases}
-    for _ in range(args.runs):
-        for k, (argv, root) in cases.items():
-            times[k].append(_run(argv, root))
+    for k in range(args.runs + 1):              # (the first round writes the bytecode: not counted)
+        for case, (argv, root) in cases.items():
+            timed = _run(argv, root)
+            if k:
+                times[case].append(timed)
     print(f"{os.path.basename(trace)}: {args.runs} interleaved rounds, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f} at the end")
     for k, v in times.items():
         wall, cpu = [w for w, _ in v], [c for _, c in v]
         print(f"  {k:50s} wall median {statistics.median(wall):.3f} s (best {min(wall):.3f})"
               f"  CPU median {statistics.median(cpu):.3f} s")
+    if args.rlscheduler:
+        r_wall, r_cpu = (statistics.median(x[i] for x in times[rls]) for i in (0, 1))
+        for k, v in times.items():
+            if "pbf replay" in k:
+                wall, cpu = statistics.median(w for w, _ in v), statistics.median(c for _, c in v)
+                print(f"  RLScheduler's simulator / {k}: {r_wall / wall:.1f}x wall, {r_cpu / cpu:.1f}x CPU")
 
 
 if __name__ == "__main__":

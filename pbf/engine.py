@@ -35,6 +35,7 @@ from .codes import JobState, OutageKind
 from .config import Backfill
 from .core_config import build_core, check_run_options
 from .engine_batch import BatchDecisions, BatchPath
+from .engine_buffers import EngineLock, main_pass_at
 from .engine_checks import CallChecks
 from .engine_events import (
     INT64_MAX,
@@ -115,7 +116,8 @@ class Engine(BatchPath, CallChecks):
                  node_search: str = "exact", trigger: str = "event", bf_interval: int = 30, clock: str = "free",
                  bf_max_time: int | None = None, cost_per_test_us: float | None = None,
                  cost_per_slot_us: int | None = None, unit_names: object = None,
-                 checkpoints: str = "when-needed") -> None:
+                 checkpoints: str = "when-needed", sched_interval: int | None = None,
+                 batch_sched_delay: int | None = None, default_queue_depth: int | None = None) -> None:
         if isinstance(cluster, int) and not isinstance(cluster, bool):
             cluster = Cluster(units=cluster)
         if not isinstance(cluster, Cluster):
@@ -133,7 +135,11 @@ class Engine(BatchPath, CallChecks):
         if checkpoints not in ("when-needed", "every-call"):
             raise ConfigError(f"checkpoints must be 'when-needed' or 'every-call', got {checkpoints!r}")
         self.checkpoints = checkpoints
-        self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us)
+        self._timing = EngineTiming(trigger, bf_interval, clock, bf_max_time, cost_per_test_us, cost_per_slot_us,
+                                    sched_interval, batch_sched_delay, default_queue_depth)
+        if clock == "slurm-sim" and main_pass_at is None:
+            raise ConfigError("clock='slurm-sim' needs the compiled module pbf._engine_batch: rebuild pbf "
+                              "(pip install -e .)")
         self.cluster, self.priority, self.predictor, self.backfill = cluster, priority, predictor, backfill
         self.report_reservations = report_reservations
         # nothing here reads per-pass records: keep only the totals, so that a long-lived engine's
@@ -159,6 +165,8 @@ class Engine(BatchPath, CallChecks):
         if getattr(backfill, "limited", False) and node_search != "slurm":
             raise ConfigError("Slurm's backfill limits (pbf.SlurmBackfill: max_job_user, max_job_start, ...) apply "
                               "to Slurm's backfill on nodes: they need node_search='slurm' and a cluster of nodes")
+        if coalloc is not None and clock == "slurm-sim":
+            raise ConfigError("coalloc with clock='slurm-sim' is not modelled in the engine (a replay has it)")
         if coalloc is not None and cluster.has_resources:
             raise ConfigError("coalloc lends cores of interchangeable units; it does not run on a cluster of "
                               "nodes with memory, GPUs or features")
@@ -186,7 +194,7 @@ class Engine(BatchPath, CallChecks):
         self._int_ids = True    # every job id so far is an int of 64 bits (decision arrays are int64)
         self._pass_ns = 0       # CPU time inside the passes (benchmarks: the cost of a call beside the pass)
         # one call at a time: calls from several threads are serialised, never interleaved
-        self._lock = threading.RLock()
+        self._lock = threading.RLock() if EngineLock is None else EngineLock()
 
     def _enable_coalloc(self, co, scoring):
         from .coalloc import CoAllocation
@@ -231,22 +239,30 @@ class Engine(BatchPath, CallChecks):
             self._scoring = scoring
             core = self._core
             timing = self._timing
-            kind = ("quick" if quick else "full") if timing.every_call else \
-                timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
             self._rejected.update(rejected)
             out = [Rejected(ev.job.id, rejected[ev.job.id]) for ev in events
                    if isinstance(ev, Submit) and ev.job.id in rejected] if rejected else []
             out += stopped
-            if kind is None:
-                return out
-            charged = timing.clock == "model" and kind == "full" and not timing.every_call
-            before = core.pass_totals()["charged_us_full"] if charged else 0
-            t0 = thread_time_ns()
-            started, reserved = core.run_pass(now, kind == "quick")
-            self._pass_ns += thread_time_ns() - t0
-            if kind == "full" and not timing.every_call:
-                timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
-            self._counts["passes"] += 1
+            if timing.clock == "slurm-sim":
+                changes = self._resumed - resumed + sum(not isinstance(ev, Submit) or ev.job.id not in rejected
+                                                        for ev in events)
+                started, reserved, ran = self._sim_passes(now, changes)
+                if not ran:
+                    return out
+            else:
+                kind = ("quick" if quick else "full") if timing.every_call else \
+                    timing.choose(now, bool(events) or self._resumed > resumed, len(core.pending()) > 0)
+                if kind is None:
+                    return out
+                charged = timing.clock == "model" and kind == "full" and not timing.every_call
+                before = core.pass_totals()["charged_us_full"] if charged else 0
+                t0 = thread_time_ns()
+                started, reserved = core.run_pass(now, kind == "quick")
+                self._pass_ns += thread_time_ns() - t0
+                if kind == "full" and not timing.every_call:
+                    timing.full_done(now, core.pass_totals()["charged_us_full"] - before if charged else 0)
+                ran = 1
+            self._counts["passes"] += ran
             self._counts["started"] += len(started)
             out += [self._start(j, now) for j in started]
             if self.coalloc is not None:
@@ -275,6 +291,22 @@ class Engine(BatchPath, CallChecks):
             if due is not None:
                 times.append(due)
             return min(times) if times else None
+
+    def _sim_passes(self, now, changes):
+        # the slurm-sim clock's timers: the main scheduler, then a backfill pass (cycle.pxd sim_schedule)
+        timing, core = self._timing, self._core
+        started, reserved, ran = [], [], 0
+        depth = timing.sim_main(now, changes, len(core.pending()) > 0)
+        if depth is not None:
+            s = main_pass_at(core, now, depth).tolist()
+            timing.sim_started(len(s))
+            started += s
+            ran += 1
+        if timing.sim_backfill(now, len(core.pending()) > 0):
+            s, reserved = core.run_pass(now, False)
+            started += list(s)
+            ran += 1
+        return started, reserved, ran
 
     def _start(self, j, now):
         units = _unit_indices(self._core.units_of(j), self.cluster.units)
@@ -381,7 +413,7 @@ class Engine(BatchPath, CallChecks):
         if undo is None:
             return
         cp, njobs, users, counts, now, last_event, timed, self._int_ids = undo
-        self._timed = timed
+        self._timed[:] = timed          # (the same objects: the batch buffers hold them)
         rollback(self._core, cp)
         for job_id in self._ids[njobs:]:
             self._index.pop(job_id, None)       # (a job the core rejected is not in the index)
@@ -393,7 +425,8 @@ class Engine(BatchPath, CallChecks):
             for user in set(self._users) - users:
                 del self._users[user]
             self._scoring.attach_users(self._core, len(self._users), lambda: [str(u) for u in self._users])
-        self._counts, self._now, self._last_event = counts, now, last_event
+        self._counts.update(counts)
+        self._now, self._last_event = now, last_event
 
     def _view(self, jobs, **kw):
         # only the rows asked for (the engine's columns grow with every job it has seen)
@@ -497,7 +530,11 @@ class Engine(BatchPath, CallChecks):
         """Counters: submitted, started, finished, passes, requeued, killed, pending, running, free
         and down units."""
         with self._lock:
-            return dict(self._counts, pending=len(self._core.pending()), running=len(self._core.running()),
+            counts = dict(self._counts)
+            if self._buffers is not None:     # (the compiled batch call counts for itself)
+                for k, v in self._buffers.counts().items():
+                    counts[k] += v
+            return dict(counts, pending=len(self._core.pending()), running=len(self._core.running()),
                         free_units=int(self._core.free_count),
                         down_units=int(self._outages.figures()["units_down"]), now=self._now)
 
@@ -508,6 +545,8 @@ class Engine(BatchPath, CallChecks):
             if not self._closed:
                 self._core.stop_pool()
             self._closed = True
+            if self._buffers is not None:
+                self._buffers.closed = True
 
     def __del__(self):
         core = getattr(self, "_core", None)

@@ -18,11 +18,17 @@ the object path's cost.
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from .codes import JobState
+from .engine_buffers import (
+    _EMPTY,
+    BatchBuffers,
+    BatchCore,
+    BatchDecisions,
+    _columns,
+)
 from .engine_events import (
     INT64_MAX,
     INT64_MIN,
@@ -41,7 +47,6 @@ from .engine_events import (
 __all__ = ["BatchDecisions", "BatchPath"]
 
 _I64 = np.dtype(np.int64)
-_EMPTY = np.empty(0, dtype=np.int64)
 _EMPTY_F = np.empty(0, dtype=np.float64)
 _NO_REJECT = np.empty(0, dtype=np.int8)
 _RUNNING = int(JobState.JS_RUNNING)
@@ -54,37 +59,6 @@ _PROBLEMS = {
     10: f"job {{id!r}} has requested time {{req}}; expected an int up to {MAX_TIME:,} s",
     11: f"job {{id!r}} has run time {{run}}; expected -1 (unknown) or an int from 0 to {MAX_TIME:,} s",
 }
-
-
-@dataclass(eq=False, slots=True)
-class BatchDecisions:
-    """The decisions of one :meth:`~pbf.Engine.advance_arrays` call, as arrays.
-
-    ``at``: the call's now. ``started``: the ids of the jobs to start now (an int64 array when every
-    job id the engine holds is a 64-bit int, else an object array), in the order ``advance`` gives
-    them; ``units`` and ``offsets``: their unit indices, those of ``started[k]`` being
-    ``units[offsets[k]:offsets[k + 1]]`` (:meth:`units_of`). ``rejected`` and ``reasons``: the
-    submitted jobs that can never run and why (``Rejected``). ``reserved`` and ``reserved_at``: with
-    ``report_reservations``, the jobs the pass reserved and their planned starts."""
-    at: int
-    started: np.ndarray
-    offsets: np.ndarray
-    units: np.ndarray
-    rejected: np.ndarray = field(default_factory=lambda: _EMPTY)
-    reasons: tuple = ()
-    reserved: np.ndarray = field(default_factory=lambda: _EMPTY)
-    reserved_at: np.ndarray = field(default_factory=lambda: _EMPTY)
-
-    def units_of(self, k: int) -> np.ndarray:
-        """The unit indices of the ``k``-th started job."""
-        return self.units[self.offsets[k]:self.offsets[k + 1]]
-
-    def objects(self) -> list:
-        """The same decisions as ``advance`` returns them (Rejected, Start, Reserve objects)."""
-        out = [Rejected(i, why) for i, why in zip(self.rejected.tolist(), self.reasons)]
-        out += [Start(i, self.units_of(k), self.at) for k, i in enumerate(self.started.tolist())]
-        out += [Reserve(i, t) for i, t in zip(self.reserved.tolist(), self.reserved_at.tolist())]
-        return out
 
 
 _FILLED = {}
@@ -164,10 +138,39 @@ class BatchPath:
         from .plugins.predictors import Requested
         sc = self._scoring
         self._batch_fast = (not sc.needs_hooks and self.coalloc is None and not self._nodes.modelled
-                            and self.checkpoints != "every-call")
+                            and self.checkpoints != "every-call" and self._timing.clock != "slurm-sim")
         self._clairvoyant = sc.predictor.name == "clairvoyant"
         self._est_is_req = type(sc.predictor) is Requested
         self._multifactor = isinstance(sc.priority, Multifactor)
+        self._buffers = None
+
+    def batch_buffers(self, capacity: int = 1024) -> BatchBuffers:
+        """The engine's :class:`BatchBuffers`: preallocated arrays and one compiled call per
+        :meth:`advance_arrays` call, for a host that drives the engine event by event at its own
+        speed (one object per engine; ``capacity``: the room of its own input arrays)."""
+        from .bounded import check_int
+        check_int("capacity", capacity, 1, 1 << 30)
+        if BatchCore is None:
+            raise ProtocolError("batch_buffers: this build of pbf has no compiled batch call (pbf._engine_batch); "
+                                "rebuild it (pip install -e .)")
+        with self._lock:
+            old = self._buffers
+            if old is None or old.capacity < capacity:
+                self._buffers = BatchBuffers(self, capacity)
+                if old is not None:         # (its counts, folded into the engine's)
+                    for k, v in old.counts().items():
+                        self._counts[k] += v
+            return self._buffers
+
+    def _batch_rejected(self, codes, ids, units, requested, out):
+        # the compiled call's rejected jobs: their reasons (Rejected), their ids in ``out``
+        k = 0
+        for x, code, u, r in zip(ids.tolist(), codes.tolist(), units.tolist(), requested.tolist()):
+            if code:
+                self._rejected[x] = (f"larger than the cluster: asks {u:,} units of {self.cluster.units:,}"
+                                     if code == 1 else f"no requested time (requested {r})")
+                out[k] = x
+                k += 1
 
     def advance_arrays(self, now: int, *, finish_ids=(), finish_times=(), submit_ids=(), submit_times=(),
                        units=(), requested=(), run=None, user=None, partition=None, queue=None,
@@ -182,6 +185,28 @@ class BatchPath:
         as with :meth:`advance`, none may be later than ``now`` or earlier than the last call's now,
         the whole call is checked first, and a refused call (:class:`pbf.ProtocolError`) changes
         nothing. Ids are the host's (any hashable kind; an integer array is the fast case)."""
+        b = self._buffers
+        if b is None and BatchCore is not None:
+            b = self.batch_buffers()
+        if (b is not None and partition is None and queue is None and type(now) is int
+                and -MAX_TIME <= now <= MAX_TIME):
+            # the compiled call, when the columns are int64 buffers already (or lists of ints) and the
+            # call is one it takes; else (nothing changed) the long way below
+            nd = np.ndarray
+            if (type(finish_ids) is nd and type(finish_times) is nd and type(submit_ids) is nd
+                    and type(submit_times) is nd and type(units) is nd and type(requested) is nd
+                    and (run is None or type(run) is nd) and (user is None or type(user) is nd)):
+                cols = (finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
+            else:
+                cols = _columns(finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
+            if cols is not None:
+                with self._lock:        # (the decisions are read before another thread's call)
+                    try:
+                        ran = b.arrays(now, *cols, quick)
+                    except (TypeError, ValueError, BufferError):      # (not int64 buffers: the long way)
+                        ran = -1
+                    if ran >= 0:
+                        return b.decisions()
         with self._lock:
             if self._closed:
                 raise ProtocolError("the engine is closed")

@@ -2,26 +2,27 @@
 setting checked when the config is made."""
 from __future__ import annotations
 
+import importlib
 import math
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .bf_limits import SlurmBackfill
 from .bounded import INT64_MAX, MAX_SECONDS
-from .cluster import Cluster
-from .coalloc import CoAllocation
 from .codes import CLOCKS, TRIGGERS
 from .config import MAX_COUNT, Backfill, _check_choice
 from .core_config import check_run_options
 from .errors import ConfigError
 from .node import MAX_UNITS
-from .outages import Failures
-from .plugins.presets import BACKFILL_KEYS, preset
 from .plugins.scoring import Scoring
-from .resources import MEM_FROM
 from .scheduler_time import MAX_COST_US, SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
-from .slurm_partitions import SitePartitions
-from .slurm_reservations import SiteReservations
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+    from .coalloc import CoAllocation
+    from .outages import Failures
+    from .slurm_partitions import SitePartitions
+    from .slurm_reservations import SiteReservations
 
 __all__ = ["ReplayConfig", "NODE_CHOICES", "NODE_SEARCHES"]
 
@@ -29,6 +30,15 @@ __all__ = ["ReplayConfig", "NODE_CHOICES", "NODE_SEARCHES"]
 NODE_CHOICES = ("best-fit", "first-fit")
 #: how a pass plans on nodes: pbf's exact plan, or Slurm's will-run test and whole-node reservations
 NODE_SEARCHES = ("exact", "slurm")
+#: where an SWF trace's memory comes from: pbf.resources.MEM_FROM (repeated here so that a replay without
+#: nodes does not load the node code; tests/test_startup.py holds the two equal)
+_MEM_FROM = ("requested", "used", "none")
+
+
+def _pbf(module: str, name: str) -> type:
+    """``pbf.<module>.<name>``, loaded when a setting given is checked against it (co-allocation, failures,
+    clusters, partitions: a replay that does not use them does not load their modules)."""
+    return getattr(importlib.import_module(f".{module}", __package__), name)
 
 
 def _is_int(value: object) -> bool:
@@ -49,7 +59,7 @@ def _is_number(value: object) -> bool:
 
 
 #: settings with a fixed set of values, in the order checked
-_CHOICES = (("trigger", TRIGGERS), ("clock", CLOCKS), ("mem_from", MEM_FROM), ("node_choice", NODE_CHOICES),
+_CHOICES = (("trigger", TRIGGERS), ("clock", CLOCKS), ("mem_from", _MEM_FROM), ("node_choice", NODE_CHOICES),
             ("node_search", NODE_SEARCHES))
 
 #: every other setting checked on its own: (name, test, what it must be), in the order checked; a value that
@@ -70,19 +80,20 @@ _SETTINGS = (
     ("bsld_bound", lambda v: _is_number(v) and 0 < v <= MAX_SECONDS,
      f"a finite number in (0, {MAX_SECONDS:,}] (seconds)"),
     ("kill_at_request", lambda v: isinstance(v, bool), "True or False"),
-    ("failures", lambda v: v is None or isinstance(v, Failures), "a pbf.Failures or None"),
+    ("failures", lambda v: v is None or isinstance(v, _pbf("outages", "Failures")), "a pbf.Failures or None"),
     ("qos_limits", lambda v: v is None or isinstance(v, (str, os.PathLike)), "a sacctmgr show qos dump's path or None"),
     ("assoc_limits", lambda v: v is None or isinstance(v, (str, os.PathLike)), "a sacctmgr dump file's path or None"),
     ("start_estimates", lambda v: isinstance(v, bool), "True or False"),
     ("estimate_every", lambda v: _int_in(v, 0, MAX_COUNT), f"an int from 0 to {MAX_COUNT:,} (instants with a pass)"),
-    ("coalloc", lambda v: v is None or isinstance(v, CoAllocation), "a pbf.CoAllocation or None"),
+    ("coalloc", lambda v: v is None or isinstance(v, _pbf("coalloc", "CoAllocation")), "a pbf.CoAllocation or None"),
     ("pass_records", lambda v: isinstance(v, bool), "True or False"),
     ("record_nodes", lambda v: isinstance(v, bool), "True or False"),
-    ("cluster", lambda v: v is None or isinstance(v, (Cluster, str, os.PathLike)), "a pbf.Cluster, a name or a file"),
+    ("cluster", lambda v: v is None or isinstance(v, (str, os.PathLike)) or isinstance(v, _pbf("cluster", "Cluster")),
+     "a pbf.Cluster, a name or a file"),
     ("units", lambda v: v is None or (_is_int(v) and 1 <= v <= MAX_UNITS), f"an int from 1 to {MAX_UNITS:,}"),
-    ("partitions", lambda v: v is None or isinstance(v, SitePartitions),
+    ("partitions", lambda v: v is None or isinstance(v, _pbf("slurm_partitions", "SitePartitions")),
      "a pbf.slurm_partitions.SitePartitions or None"),
-    ("reservations", lambda v: v is None or isinstance(v, SiteReservations),
+    ("reservations", lambda v: v is None or isinstance(v, _pbf("slurm_reservations", "SiteReservations")),
      "a pbf.slurm_reservations.SiteReservations or None"),
     ("max_passes", lambda v: v is None or _int_in(v, 1, INT64_MAX),
      "None (automatic: 2,000,000 + 200 a job) or an int >= 1"),
@@ -239,7 +250,7 @@ class ReplayConfig:
         if self.node_search == "slurm" and (self.backfill.order == "sjbf" or self.backfill.stop_at_reservation_limit):
             raise ConfigError("node_search='slurm' is Slurm's backfill: it tests jobs in queue order and makes a "
                               "reservation for each (no sjbf order, no stop_at_reservation_limit)")
-        if isinstance(self.backfill, SlurmBackfill) and self.backfill.limited:
+        if getattr(self.backfill, "limited", False) and isinstance(self.backfill, _pbf("bf_limits", "SlurmBackfill")):
             self._check_bf_limits()
         if self.clock == "slurm-sim":
             if self.trigger != "interval":
@@ -266,6 +277,7 @@ class ReplayConfig:
         """A config from a preset (``easy``, ``easy++``, ``easy-clairvoyant``,
         ``easy-sjbf-clairvoyant``, ``gaussier``, ``slurm``), with ``overrides``; ``backfill``
         replaces the preset's backfill settings."""
+        from .plugins.presets import BACKFILL_KEYS, preset
         settings = preset(name)
         order = settings.pop("order")
         in_backfill = {k: settings.pop(k) for k in BACKFILL_KEYS if k in settings}
@@ -299,7 +311,8 @@ class ReplayConfig:
         """The cluster of nodes (a :class:`pbf.Cluster`), or None for a cluster of units."""
         if self.cluster is None:
             return None
-        return self.cluster if isinstance(self.cluster, Cluster) else Cluster.load(self.cluster)
+        cluster = _pbf("cluster", "Cluster")
+        return self.cluster if isinstance(self.cluster, cluster) else cluster.load(self.cluster)
 
     def as_dict(self) -> dict:
         """The settings as JSON-ready values (plugins and clusters by name; the clock's test costs filled in)."""

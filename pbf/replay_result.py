@@ -6,30 +6,20 @@ the CSV files.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
-import shutil
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._coalloc import Coalloc
-from ._estimates import StartEstimates
-from ._nodes import NodeCluster
 from ._outages import Outages
-from ._pass_cost import PassCostPredictor
-from .coalloc import hedge_regret_bound
 from .codes import LABELS, How, JobState, RejectReason
-from .csv_out import write_csv
 from .errors import ConfigError
 from .metrics import schedule_metrics
-from .outages import down_unit_seconds
-from .resources import reject_detail
-from .start_estimates import estimate_accuracy
+
+# (what only some replays use -- co-allocation, nodes, outages, start estimates, threads, the files --
+# is imported where it is used: a replay's process loads only what it needs)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -65,8 +55,11 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     if getattr(config.backfill, "limited", False):
         result.summary["passes"]["bf_limits"] = core.bf_limit_figures()   # (Slurm's own backfill limits)
     # full passes that ran on the pool's threads (measured by the pass-cost predictor; 0 with one worker)
-    result.summary["passes"]["threaded_passes"] = (PassCostPredictor(core).figures()["par_passes"]
-                                                  if config.workers > 1 else 0)
+    if config.workers > 1:
+        from ._pass_cost import PassCostPredictor
+        result.summary["passes"]["threaded_passes"] = PassCostPredictor(core).figures()["par_passes"]
+    else:
+        result.summary["passes"]["threaded_passes"] = 0
     shared, helped, backoffs, trials, trials_shared = core.search_helper_stats()
     result.summary["passes"]["searches_shared"] = shared
     result.summary["passes"]["searches_helped"] = helped
@@ -74,6 +67,7 @@ def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, conf
     result.summary["passes"]["search_sharing_trials"] = trials
     result.summary["passes"]["search_sharing_trials_won"] = trials_shared
     if cluster is not None:
+        from ._nodes import NodeCluster
         result.summary["nodes"] = _nodes_summary(result, cluster, requests, size, NodeCluster(core).stats())
     return result
 
@@ -103,18 +97,19 @@ class ReplayResult:
         ``estimates.csv`` (periodic start-time estimates, if recorded) into
         ``out_dir`` (created). The files are written into a temporary folder beside it and moved
         into place only once all are complete: on any error nothing new is left behind."""
+        import json
         check_output_dir(out_dir)
         out_dir = os.fspath(out_dir)
         parent = os.path.dirname(os.path.abspath(out_dir))
         try:
             os.makedirs(parent, exist_ok=True)
-            tmp = tempfile.mkdtemp(prefix=".pbf-", dir=parent)
+            tmp = _temp_dir(parent)
         except OSError as exc:      # (named by the folder asked for, not the temporary one beside it)
             raise OSError(exc.errno, exc.strerror, out_dir) from None
         try:
             with open(os.path.join(tmp, "summary.json"), "w") as fh:
-                json.dump(_finite(self.summary), fh, indent=2, allow_nan=False)
-                fh.write("\n")
+                # (one write of the whole text: json.dump writes it a token at a time)
+                fh.write(json.dumps(_finite(self.summary), indent=2, allow_nan=False) + "\n")
             files = [(os.path.join(tmp, "jobs.csv"), self.jobs)]
             if self.summary["config"]["pass_records"]:
                 files.append((os.path.join(tmp, "passes.csv"), self.passes))
@@ -133,11 +128,24 @@ class ReplayResult:
                     os.remove(dst)     # an earlier run's records must not pass for this run's
         finally:
             if tmp is not None:
+                import shutil
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
 #: the files :meth:`ReplayResult.write` writes
 OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv", "estimates.csv")
+
+
+def _temp_dir(parent: str) -> str:
+    """A new folder ``.pbf-XXXXXXXXXXXX`` in ``parent``, private to the user (as ``tempfile.mkdtemp``
+    makes it, without loading tempfile, shutil and random for every replay that writes)."""
+    while True:
+        path = os.path.join(parent, ".pbf-" + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:     # (48 random bits: another name)
+            continue
 
 
 def check_output_dir(out_dir: str | os.PathLike) -> None:
@@ -183,6 +191,7 @@ def job_nodes(units: np.ndarray, cluster: Cluster) -> np.ndarray:
 
 
 def _write_csv(path, columns):
+    from .csv_out import write_csv
     write_csv(path, columns, _LABELS)
 
 
@@ -193,6 +202,7 @@ def _write_csvs(files, threads):
         for path, columns in files:
             _write_csv(path, columns)
         return
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=min(threads, len(files))) as pool:
         for done in [pool.submit(_write_csv, path, columns) for path, columns in files]:
             done.result()
@@ -216,6 +226,7 @@ def _nodes_summary(result, cluster, requests, size, stats):
     state, reason = result.jobs["state"], result.jobs["reject_reason"]
     never = np.flatnonzero((state == JobState.JS_REJECTED) & (reason == RejectReason.RJ_NO_NODES))
     details = {}
+    from .resources import reject_detail
     for i in never:
         text = reject_detail(cluster, requests, int(i), int(size[i]))
         details[text] = details.get(text, 0) + 1
@@ -298,6 +309,8 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
 def _add_estimates(result, core, order, table):
     """Each job's estimated start at arrival (jobs.csv ``estimated_start``), their accuracy
     (summary ``start_estimates``) and the periodic records (``estimates``, estimates.csv)."""
+    from ._estimates import StartEstimates
+    from .start_estimates import estimate_accuracy
     at_submit, (log_t, log_job, log_est) = StartEstimates(core).recorded()
     jobs = result.jobs
     jobs["estimated_start"] = at_submit
@@ -318,6 +331,8 @@ def _add_estimates(result, core, order, table):
 def _coalloc_summary(result, core, config, units, from_trace, solo):
     """What co-allocation did: who ran where, how fast, how full the cluster was, what the learner
     chose (the decisions are in docs/coalloc.md)."""
+    from ._coalloc import Coalloc
+    from .coalloc import hedge_regret_bound
     f = Coalloc(core).figures()
     j = result.jobs
     done = j["state"] == JobState.JS_DONE
@@ -362,6 +377,7 @@ def _failures(core, config, outages, events, units, end):
     """What the outages did (None without failures); down time counts up to the last job's end."""
     if config.failures is None:
         return None
+    from .outages import down_unit_seconds
     f = Outages(core).figures()
     by_kind = {k: sum(1 for o in outages if o.kind == k) for k in ("fail", "drain", "resume")}
     down_s = down_unit_seconds(events, units, end)

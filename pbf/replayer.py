@@ -12,15 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._coalloc import Coalloc
-from ._estimates import StartEstimates
-from ._nodes import NodeCluster
-from ._outages import Outages
-from .cluster import MAX_UNITS
-from .coalloc import cpu_use
+from ._coalloc import Coalloc  # (a compiled module of a few hundred µs: here, where tests replace it)
 from .core_config import build_core
 from .errors import ConfigError
-from .outages import NodeLayout, core_events
+from .node import MAX_UNITS
 from .replay_config import ReplayConfig
 from .replay_result import OUTPUT_FILES, ReplayResult, assemble, check_output_dir
 from .workload.jobs import JobTable, user_names
@@ -48,6 +43,20 @@ def _cluster_units(table, config):
         return widest
     raise ConfigError(f"{table.source}: no job is left to replay and no MaxProcs or MaxNodes header gives "
                       "the cluster size (give --units N to replay an empty trace)")
+
+
+def _dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` (the distinct values in order, and each value's index
+    among them), by marking the values present when they span a range not much longer than the array
+    (a trace's user numbers): no sort."""
+    if len(values) and values.dtype == np.int64:
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo < 4 * len(values) + 4096:
+            shifted = values - lo
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[shifted] = True
+            return (np.flatnonzero(present) + lo).astype(values.dtype), (np.cumsum(present) - 1)[shifted]
+    return np.unique(values, return_inverse=True)
 
 
 def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
@@ -84,7 +93,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         held = run + lag if below <= 0 else np.where(run < below, run + lag, run)
     else:
         held = run
-    user_ids, user = np.unique(table.user[order], return_inverse=True)
+    user_ids, user = _dense_ids(table.user[order])
     part, qos = scoring.job_factors(table.partition[order], table.queue[order])
     core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,
                       record_passes=config.pass_records, trigger=config.trigger,
@@ -107,6 +116,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         return [named.get(int(u), str(int(u))) for u in user_ids]
     scoring.attach_users(core, len(user_ids), names)
     if cluster is not None:
+        from ._nodes import NodeCluster
         NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,
                                        job_feature_bits(bits, requests.features))
@@ -130,14 +140,19 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         assoc_read = set_assoc_limits(core, config.assoc_limits, config.qos_limits, table, order)
     outages = events = None
     if config.failures is not None:
+        from ._outages import Outages
+        from .outages import core_events
         span = (int(submit[0]), int(submit[-1]) + 1) if len(submit) else (0, 1)
         outages = config.failures.outages(units, *span, cluster=cluster)
         events = core_events(outages, units)
         Outages(core).load(*events, config.failures.on_failure == "requeue")
     if config.start_estimates:
+        from ._estimates import StartEstimates
         StartEstimates(core).record(config.estimate_every)
     from_trace = None
     if config.coalloc is not None:
+        from .coalloc import cpu_use
+        from .outages import NodeLayout
         co = config.coalloc
         use, from_trace = cpu_use(table, order, co.cpu, co.seed)
         cores = np.asarray(NodeLayout.of(co.node_cores, units).cores, dtype=np.int32)

@@ -8,9 +8,12 @@ import pytest
 
 import pbf
 from pbf.engine import Engine, Finish, Job, ProtocolError, Submit
+from pbf.engine_buffers import BatchCore
 from pbf.plugins.multifactor import Multifactor
 
 from helpers import busy_engine, snapshot
+
+COMPILED = BatchCore is not None
 
 
 def trace(n=600, units=32, seed=3):
@@ -73,6 +76,8 @@ CONFIGS = {
     "interval trigger": dict(trigger="interval", bf_interval=300),
     "interval trigger, model clock": dict(trigger="interval", bf_interval=60, clock="model", cost_per_test_us=100_000),
 }
+if COMPILED:        # (a build before ext/_engine_batch.pyx has no slurm-sim clock in the engine)
+    CONFIGS["slurm-sim timers"] = dict(trigger="interval", bf_interval=60, clock="slurm-sim", default_queue_depth=3)
 
 
 class LastRun:

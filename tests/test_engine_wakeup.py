@@ -1,6 +1,6 @@
 """Engine.next_wakeup: a host that calls at each event and at each wake-up the engine asks for gets
-pbf replay's schedule under the interval trigger (free and model clocks) and with outages that end
-by themselves."""
+pbf replay's schedule under the interval trigger (free and model clocks), under the slurm-sim clock's
+timers (scheduling that takes no simulated time) and with outages that end by themselves."""
 import heapq
 
 import numpy as np
@@ -8,8 +8,12 @@ import pytest
 
 import pbf
 from pbf.engine import Engine, Fail, Finish, Job, ProtocolError, Submit
+from pbf.engine_buffers import BatchCore
 
 from helpers import write_small_swf
+
+needs_compiled = pytest.mark.skipif(BatchCore is None, reason="pbf was built before ext/_engine_batch.pyx (the "
+                                    "slurm-sim clock's main pass): rebuild it (pip install -e .)")
 
 
 def host_loop(eng, table, outages=()):
@@ -94,15 +98,21 @@ def test_next_wakeup_at_the_end_of_an_outage():
     assert eng.next_wakeup() is None
 
 
-@pytest.mark.parametrize("trigger", ["event", "interval"])
+@pytest.mark.parametrize("trigger", ["event", "interval", pytest.param("slurm-sim", marks=needs_compiled)])
 def test_outages_ending_by_themselves(table, trigger):
     failures = pbf.Failures(mtbf_hours=20, repair_hours=1, seed=2, node_cores=8)
     start, end = int(table.submit.min()), int(table.submit.max())
     fails = [Fail(units=o.units, at=o.time, until=o.until) for o in failures.outages(64, start, end)
              if o.kind == "fail"]
     assert fails and all(f.until is not None for f in fails)
-    want = replay_starts(table, trigger=trigger, failures=failures)
-    got, _ = host_loop(Engine(64, trigger=trigger), table, fails)
+    if trigger == "slurm-sim":
+        zero = dict(cost_per_test_us=0, cost_per_slot_us=0, slurm_sim=pbf.SlurmSim(cost_main_test_us=0))
+        want = replay_starts(table, trigger="interval", clock="slurm-sim", failures=failures, **zero)
+        eng = Engine(64, trigger="interval", clock="slurm-sim")
+    else:
+        want = replay_starts(table, trigger=trigger, failures=failures)
+        eng = Engine(64, trigger=trigger)
+    got, _ = host_loop(eng, table, fails)
     assert got == want
 
 
@@ -113,6 +123,55 @@ def test_bad_timing_settings():
         Engine(8, trigger="interval", bf_interval=0)
     with pytest.raises(pbf.ConfigError, match="need clock='model'"):
         Engine(8, bf_max_time=5)
-    with pytest.raises(pbf.ConfigError, match="clock must be 'free' or 'model'"):
+    with pytest.raises(pbf.ConfigError, match="clock must be 'free', 'model' or 'slurm-sim'"):
+        Engine(8, clock="wall")
+    with pytest.raises(pbf.ConfigError, match="clock='slurm-sim' runs Slurm's timers: it needs trigger='interval'"):
         Engine(8, clock="slurm-sim")
+    with pytest.raises(pbf.ConfigError, match="a pass takes no simulated time"):
+        Engine(8, trigger="interval", clock="slurm-sim", cost_per_test_us=62)
+    with pytest.raises(pbf.ConfigError, match="they need clock='slurm-sim'"):
+        Engine(8, trigger="interval", sched_interval=60)
+    with pytest.raises(pbf.ConfigError, match="default_queue_depth must be an int from 1"):
+        Engine(8, trigger="interval", clock="slurm-sim", default_queue_depth=0)
+
+
+def slurm_sim_replay(table, bf_interval, **timers):
+    """pbf replay under the slurm-sim clock with scheduling that costs nothing: its timers alone."""
+    return replay_starts(table, trigger="interval", clock="slurm-sim", bf_interval=bf_interval, cost_per_test_us=0,
+                         cost_per_slot_us=0, slurm_sim=pbf.SlurmSim(cost_main_test_us=0, **timers))
+
+
+@needs_compiled
+@pytest.mark.parametrize("bf_interval, timers", [
+    (30, {}),
+    (600, dict(default_queue_depth=2)),
+    (60, dict(sched_interval=300, batch_sched_delay=20, default_queue_depth=5)),
+    (5, dict(sched_interval=10, batch_sched_delay=0, default_queue_depth=1)),
+])
+def test_slurm_sim_timers_driven_by_next_wakeup_are_the_replay(table, bf_interval, timers):
+    want = slurm_sim_replay(table, bf_interval, **timers)
+    assert want != replay_starts(table, trigger="interval", bf_interval=bf_interval)     # (the timers matter)
+    got, calls = host_loop(Engine(64, trigger="interval", clock="slurm-sim", bf_interval=bf_interval, **timers), table)
+    assert got == want
+    assert calls > len(table)
+
+
+@needs_compiled
+def test_slurm_sim_next_wakeup_values():
+    eng = Engine(8, trigger="interval", clock="slurm-sim", bf_interval=30, sched_interval=60, batch_sched_delay=3)
+    assert eng.next_wakeup() is None
+    assert [x.job_id for x in eng.advance(0, [Submit(Job(1, 0, 8, 100))])] == [1]   # the main scheduler
+    assert eng.next_wakeup() is None                     # nothing waits
+    assert eng.advance(5, [Submit(Job(2, 5, 4, 100))]) == []
+    assert eng.stats()["passes"] == 3                    # a main pass (job 2 does not fit) and a backfill pass
+    assert eng.next_wakeup() == 60                       # the next full-depth main pass (backfill: nothing changed)
+    assert eng.advance(6, [Submit(Job(3, 6, 4, 100))]) == []
+    assert eng.stats()["passes"] == 3                    # within batch_sched_delay of the last main pass; no backfill
+    assert eng.next_wakeup() == 8                        # the main pass the arrival asked for
+    assert eng.advance(8) == [] and eng.stats()["passes"] == 4
+    assert eng.next_wakeup() == 35                       # the backfill pass (a job arrived since the last)
+    assert eng.advance(35) == [] and eng.stats()["passes"] == 5
+    assert eng.next_wakeup() == 60
+    assert [x.job_id for x in eng.advance(100, [Finish(1, 100)])] == [2, 3]
+    assert eng.next_wakeup() is None
 

@@ -1,5 +1,7 @@
 """What a process loads: ``import pbf`` only the compiled core's two probes; a replay of an SWF log
-neither the sacct reader nor gzip, and its log read by the compiled tokenizer end to end.
+neither the sacct reader nor gzip, and its log read by the compiled tokenizer end to end; a replay
+only the modules of what it uses (no nodes, co-allocation, failures, partitions, threads, json or the
+CSV writer unless asked for).
 (How long start-up takes is measured in docs/benchmarks.md, never asserted here.)"""
 import json
 import os
@@ -58,3 +60,50 @@ def test_a_sacct_dump_is_still_recognised_by_read_swf(tmp_path):
     assert len(read_swf(dump)) > 0
     loaded = _loaded(f"from pbf.workload import read_swf\nread_swf({str(dump)!r})", tmp_path)
     assert "pbf.workload.sacct" in loaded
+
+
+#: what a plain replay (units, no --out) does not use, and so does not load
+_UNUSED = {"pbf.cluster", "pbf.slurm_conf", "pbf.licenses", "pbf.resources", "pbf.coalloc",
+           "pbf.outages", "pbf.slurm_partitions", "pbf.bf_limits", "pbf._nodes", "pbf._estimates",
+           "pbf.start_estimates", "pbf._pass_cost", "pbf.csv_out", "pbf._csvout", "json", "csv", "logging",
+           "concurrent.futures", "tempfile", "shutil"}
+
+
+def test_a_plain_replay_loads_only_what_it_uses(tmp_path):
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 4\n" + RECORD + RECORD.replace("1 0 0", "2 5 0", 1))
+    loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', {str(path)!r}, '--quiet']) == 0", tmp_path)
+    # (the stdlib modules only where the interpreter's own start has not loaded them: a .pth may)
+    base = _loaded("", tmp_path)
+    assert not (_UNUSED - base) & loaded, sorted((_UNUSED - base) & loaded)
+    # writing loads the writer, and nothing of nodes, co-allocation or failures either
+    loaded = _loaded(f"from pbf.cli import main\n"
+                     f"assert main(['replay', {str(path)!r}, '--quiet', '--out', {str(tmp_path / 'o')!r}]) == 0",
+                     tmp_path)
+    assert {"pbf.csv_out", "json"} <= loaded
+    assert not {m for m in _UNUSED if m.startswith("pbf.") and "csv" not in m} & loaded
+
+
+def test_a_replay_of_what_it_uses_loads_it(tmp_path):
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 4\n" + RECORD + RECORD.replace("1 0 0", "2 5 0", 1))
+    argv = [str(path), "--quiet", "--coalloc", "fixed:0.5", "--mtbf", "100", "--start-estimates"]
+    loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', *{argv!r}]) == 0", tmp_path)
+    assert {"pbf.coalloc", "pbf._coalloc", "pbf.outages", "pbf.start_estimates", "pbf._estimates"} <= loaded
+
+
+def test_only_the_command_line_freezes_what_is_left(tmp_path, capsys):
+    """``main()`` run as the process (no argv) freezes the objects left out of the garbage collector, so
+    that the exit does not collect them; ``main(argv)`` called by a program leaves its collector alone."""
+    import gc
+
+    from pbf.cli import main
+    before = gc.get_freeze_count()
+    assert main(["list"]) == 0
+    capsys.readouterr()
+    assert gc.get_freeze_count() == before
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    probe = ("import gc, sys\nfrom pbf.cli import main\nsys.argv = ['pbf', 'list']\nstatus = main()\n"
+             "print('frozen', gc.get_freeze_count() > 0, status, file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0 and "frozen True 0" in r.stderr, r.stderr

@@ -7,6 +7,7 @@ whole parser is built), so that ``pbf --help`` and each command load no other co
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -97,8 +98,19 @@ def _check_output_names(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``pbf`` with ``argv`` (default: the process's arguments); returns the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run ``pbf`` with ``argv``; returns the exit status. Without ``argv`` (the ``pbf`` command,
+    ``python -m pbf``) the process's arguments are run and the process is taken to end with them: the
+    objects left are then frozen out of the garbage collector (``gc.freeze``), so that Python's exit
+    does not make full collections over every loaded module's objects (about 12 ms of a small replay's
+    0.2 s); exit handlers still run, and every file pbf writes is closed before."""
+    if argv is not None:
+        return _main(list(argv))
+    status = _main(sys.argv[1:])
+    gc.freeze()
+    return status
+
+
+def _main(argv: list[str]) -> int:
     args = build_parser(_command_named(argv)).parse_args(argv)
     try:
         _check_output_names(args)

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..bounded import INT64_MAX, MAX_SECONDS, parse_real, parse_whole
-from ..cluster import MAX_UNITS
 from ..config import MAX_COUNT
 from ..errors import ConfigError
+from ..node import MAX_UNITS
 from ..scheduler_time import MAX_COST_US
 
 if TYPE_CHECKING:

@@ -4,17 +4,18 @@ co-allocation. (``--slurm-conf``: :mod:`.replay_slurm_conf`.)"""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..coalloc import CoAllocation
 from ..config import Backfill
 from ..errors import ConfigError
-from ..outages import Failures
-from ..plugins import Multifactor, Regression, preset
-from ..replayer import ReplayConfig
+from ..replay_config import ReplayConfig
 from ..scheduler_time import SlurmSim
 from ..workload.timeparse import parse_duration
 from .options import cost_settings, key_values, swf_number
+
+if TYPE_CHECKING:
+    from ..coalloc import CoAllocation
+    from ..outages import Failures
 
 __all__ = ["replay_config", "scoring", "multifactor", "common_settings", "SLURM_SIM_FLAGS", "SCORING", "LOSS",
            "MULTIFACTOR"]
@@ -66,6 +67,7 @@ def multifactor(args: argparse.Namespace) -> dict[str, Any]:
 def scoring(args: argparse.Namespace) -> dict[str, Any]:
     """priority, predictor, correction and order from --preset and the explicit flags (a run preset
     adds its backfill and run options: :func:`_preset_run_options` takes them out)."""
+    from ..plugins import Multifactor, Regression, preset
     chosen = preset(args.preset) if args.preset else dict(priority="fcfs", predictor="requested",
                                                           correction="incremental", order="queue")
     for name in SCORING:
@@ -115,6 +117,7 @@ def _slurm_sim(args: argparse.Namespace, clock: str) -> SlurmSim:
 def _coalloc(text: str | None) -> CoAllocation | None:
     if text is None:
         return None
+    from ..coalloc import CoAllocation
     return CoAllocation.parse(text)
 
 
@@ -130,6 +133,7 @@ def _failures(args: argparse.Namespace, builtin: bool) -> Failures | None:
     if args.failures is not None and args.mtbf is not None:
         raise ConfigError("give --failures FILE or --mtbf HOURS, not both")
     cores = args.node_cores if args.node_cores is not None else ("beocat" if builtin else 1)
+    from ..outages import Failures
     return Failures(path=args.failures, mtbf_hours=args.mtbf, repair_hours=args.repair_hours,
                     seed=args.failure_seed, node_cores=cores, on_failure=args.on_failure)
 

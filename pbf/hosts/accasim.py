@@ -33,6 +33,8 @@ import heapq
 import time
 from collections import Counter
 
+import numpy as np
+
 if not hasattr(collections, "Mapping"):     # AccaSim 1.1.3 on Python >= 3.10 (see the docstring)
     collections.Mapping = collections.abc.Mapping
 
@@ -41,6 +43,7 @@ from accasim.base.scheduler_class import DispatcherError, JobVerification, Sched
 
 from ..cluster import Cluster, Node  # noqa: E402
 from ..engine import Engine  # noqa: E402
+from ..engine_buffers import BatchCore  # noqa: E402
 from ..engine_events import Finish, Job, Rejected, Start, Submit  # noqa: E402
 from . import backfill_of  # noqa: E402
 
@@ -106,6 +109,15 @@ class PbfDispatcher(SchedulerBase):
         self.engine = Engine(self.cluster, backfill=self.backfill, **self.engine_options)
         self._clairvoyant = self.engine.predictor == "clairvoyant"       # (the only one that reads run times)
         self._names = self.engine.unit_names.tolist()                     # unit index -> AccaSim node name
+        # the columns' path: the engine's batch buffers, AccaSim's string ids numbered here
+        self._buffers = None if self._objects or BatchCore is None else self._grown(64)
+        self._number, self._ids = {}, []
+
+    def _grown(self, need):
+        b = self.engine.batch_buffers(max(need, 64))
+        if b.user is None or len(b.user) < b.capacity:
+            b.bind(user=np.zeros(b.capacity, dtype=np.int64), run=np.full(b.capacity, -1, dtype=np.int64))
+        return b
 
     def _job(self, e):
         slot = e.requested_resources
@@ -244,18 +256,39 @@ class PbfDispatcher(SchedulerBase):
             out = self.engine.advance(now, events)
             return ([(x.job_id, x.units.tolist()) for x in out if isinstance(x, Start)],
                     [x.job_id for x in out if isinstance(x, Rejected)])
-        if new:
-            cols = list(zip(*[self._row(e) for e in new]))
-            d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
-                                           submit_times=cols[1], units=cols[2], requested=cols[3],
-                                           run=cols[4] if self._clairvoyant else None, user=cols[5])
-        else:
-            d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t)
-        started = d.started.tolist()
-        if started:
-            units, cut = d.units.tolist(), d.offsets.tolist()
-            started = [(job_id, units[cut[k]:cut[k + 1]]) for k, job_id in enumerate(started)]
-        return started, d.rejected.tolist() if d.reasons else []
+        if self._buffers is None:           # (a build without the compiled batch call)
+            return self._decide_arrays(now, fin_ids, fin_t, new)
+        b, number, ids = self._buffers, self._number, self._ids
+        nf, ns = len(fin_ids), len(new)
+        if nf > b.capacity or ns > b.capacity:
+            self._buffers = b = self._grown(2 * max(nf, ns))
+        if nf:
+            fid, ft = b.finish_ids, b.finish_times
+            for k, (x, t) in enumerate(zip(fin_ids, fin_t)):
+                fid[k], ft[k] = number[x], t
+        if ns:
+            sid, st, su, sr, srun, suser = b.submit_ids, b.submit_times, b.units, b.requested, b.run, b.user
+            for k, e in enumerate(new):
+                x, st[k], su[k], sr[k], run, suser[k] = self._row(e)
+                srun[k] = run if self._clairvoyant else -1
+                sid[k] = number.setdefault(x, len(ids))
+                if sid[k] == len(ids):
+                    ids.append(x)
+        if not b.call(now, nf, ns):
+            return [], ([ids[j] for j in b.rejected.tolist()] if b.nrejected else [])
+        units, cut = b.start_units.tolist(), b.offsets.tolist()
+        started = [(ids[j], units[cut[k]:cut[k + 1]]) for k, j in enumerate(b.started.tolist())]
+        return started, ([ids[j] for j in b.rejected.tolist()] if b.nrejected else [])
+
+    def _decide_arrays(self, now, fin_ids, fin_t, new):
+        cols = list(zip(*[self._row(e) for e in new])) if new else [[]] * 6
+        d = self.engine.advance_arrays(now, finish_ids=fin_ids, finish_times=fin_t, submit_ids=cols[0],
+                                       submit_times=cols[1], units=cols[2], requested=cols[3],
+                                       run=cols[4] if self._clairvoyant and new else None,
+                                       user=cols[5] if new else None)
+        units, cut = d.units.tolist(), d.offsets.tolist()
+        return ([(job_id, units[cut[k]:cut[k + 1]]) for k, job_id in enumerate(d.started.tolist())],
+                d.rejected.tolist() if d.reasons else [])
 
     def close(self):
         """Close the engine (its worker threads)."""

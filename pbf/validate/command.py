@@ -52,7 +52,9 @@ def _add_schedulers(parser):
     s.add_argument("--repeat", type=_count, default=1, metavar="N",
                    help="run Slurm N times; N >= 2 also reports Slurm against itself (the noise floor)")
     s.add_argument("--partition", default=None, metavar="P",
-                   help="the partition to submit to (default: CONF's Default=YES partition, else its only one)")
+                   help="submit every job to partition P (default: on a CONF of several partitions, each job to "
+                        "its own -- the workload's Partition column, a,b for several -- and pbf replays them "
+                        "all; else CONF's only partition)")
     s.add_argument("--timeout", type=positive_number, default=None, metavar="SEC",
                    help="wait at most SEC seconds per run after the first submission (default: an estimate "
                         "from the workload)")
@@ -103,6 +105,17 @@ def _print_summary(s, out):
                      f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of jobs under "
                      f"{tm['end_lag_below_s']} s seen a second late (pbf: --end-lag-below "
                      f"{s['pbf_config'].get('slurm_sim', {}).get('end_lag_below', '?')})")
+    by = s.get("pbf_started_by_scheduler")
+    if by and s.get("slurm_started_by"):
+        sb = s["slurm_started_by"]
+        lines.append(f"started by   Slurm run 1: main scheduler {sb.get('main', 0)}, backfill {sb.get('backfill', 0)}; "
+                     f"pbf: main scheduler {by['main']}, backfill {by['backfill']}")
+    parts = s.get("partitions")
+    if parts:
+        out_p = parts["outside_one_partition"]
+        lines.append(f"partitions   {','.join(parts['names'])}: jobs " + ", ".join(
+            f"{k} {v}" for k, v in parts["jobs_by_partitions"].items()) + f"; on nodes of no single one of their "
+            f"partitions: pbf {out_p['pbf']}, Slurm {', '.join(map(str, out_p['slurm']))}")
     w = s["awt_s"]
     if w["slurm"] is not None:
         rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"

@@ -42,6 +42,7 @@ import numpy as np
 from ..cluster import Cluster
 from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
+from ..slurm_conf import read_slurm_conf
 from ..slurm_settings import slurm_settings
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .records import read_sdiag, sdiag_figures
@@ -272,6 +273,39 @@ def default_timeout(jobs: Sequence[HarnessJob], cluster: Cluster) -> float:
     return float(last + work / max(cluster.units, 1) + 2 * longest + 120)
 
 
+def _by_scheduler(pbf: dict, sched_time: dict | None) -> dict | None:
+    """pbf's starts by the scheduler that made them, as slurmctld's log names Slurm's: the main scheduler's
+    passes (``scheduler_time.main_started``) and the backfill cycles (the rest). (pbf's ``how`` says
+    ``main`` for a job started in queue order ahead of the first blocked one, whichever pass started it.)"""
+    if not sched_time or sched_time.get("main_started") is None:
+        return None
+    started = sum(1 for r in pbf.values() if r.get("start") is not None)
+    return {"main": int(sched_time["main_started"]), "backfill": started - int(sched_time["main_started"])}
+
+
+def _partition_counts(jobs: Sequence[HarnessJob], runs: list, pbf: dict, settings) -> dict:
+    """On a site of several partitions: the jobs by the partitions they name, and the jobs each side ran
+    on nodes that no single one of their partitions holds (Slurm runs a job inside one of them)."""
+    site = settings.config.partitions
+    nodes_of = {p.name: set(p.nodes) for p in site.partitions}
+    default = site.default.name if site.default is not None else ""
+
+    def outside(records):
+        n = 0
+        for j in jobs:
+            got = set(records.get(j.id, {}).get("nodes") or [])
+            names = [x for x in (j.partition or default).split(",") if x]
+            if got and names and not any(got <= nodes_of.get(x, set()) for x in names):
+                n += 1
+        return n
+    by = {}
+    for j in jobs:
+        by[j.partition or "(default)"] = by.get(j.partition or "(default)", 0) + 1
+    return {"names": [p.name for p in site.partitions], "jobs_by_partitions": by,
+            "multi": site.multi, "outside_one_partition": {"pbf": outside(pbf),
+                                                           "slurm": [outside(r) for r in runs]}}
+
+
 def _say(verbose, text):
     if verbose:
         print(text, file=sys.stderr, flush=True)
@@ -298,7 +332,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    slurm_runs: str | os.PathLike | None = None) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
-    (module docstring) and return the summary. ``slurm_runs``: the ``out`` folder of an earlier run of
+    (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
+    several partitions: each job to its own (the workload's ``Partition``, ``a,b`` for several) on both
+    sides, pbf replaying every partition. ``slurm_runs``: the ``out`` folder of an earlier run of
     the same workload and scale, whose recorded Slurm runs are compared again instead of running Slurm
     (pbf's side is replayed anew). Raises :class:`pbf.validate.SlurmUnavailable` when this machine
     cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
@@ -313,14 +349,21 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if not os.path.exists(conf):
         raise ConfigError(f"slurm.conf {conf!r}: no such file")
     table, requests = load_workload(workload)
-    settings = slurm_settings(conf, partition, requests=requests)     # as pbf replay --slurm-conf reads it
-    jobs, notes = scale_jobs(table, requests, time_scale)
+    # several partitions and none chosen: every partition, each job in its own (as pbf replay --slurm-conf
+    # FILE reads them), and each job submitted to Slurm with its own --partition
+    every = partition is None and len(read_slurm_conf(conf).partitions) > 1
+    settings = slurm_settings(conf, partition, requests=requests, all_partitions=every)
+    jobs, notes = scale_jobs(table, requests, time_scale, partitions=every)
+    if every:
+        settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
     if recorded is None:
         check_requirements()
     t_begin = time.time()
-    _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, partition "
-                  f"{settings.partition or '(all nodes)'}, {len(settings.cluster.nodes)} nodes")
+    _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, "
+                  + (f"partitions {settings.partition} (each job in its own)" if every
+                     else f"partition {settings.partition or '(all nodes)'}")
+                  + f", {len(settings.cluster.nodes)} nodes")
     # pbf first: a setting it refuses shows before Slurm runs for minutes
     config = replace(settings.config, record_nodes=True)
     pbf_result = replay(pbf_table(jobs), config)
@@ -332,7 +375,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     stuck = max(15.0, 2.0 * settings.config.bf_interval + 5.0)
     for k in range(1, repeat + 1 if recorded is None else 0):
         scratch = new_scratch()
-        private = write_private_conf(conf, scratch, settings.partition)
+        private = write_private_conf(conf, scratch, None if every else settings.partition, all_partitions=every)
         _say(verbose, f"Slurm run {k}/{repeat} in {scratch} (timeout {timeout:.0f} s)")
         try:
             run = run_slurm(private, jobs, timeout=timeout, keep=os.path.join(out, "slurm", f"run{k}"),
@@ -361,13 +404,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     ps = pbf_result.summary
     summary.update({
         "slurm_version": run.version if runs else slurm_version(), "conf": os.path.abspath(conf),
-        "workload": os.path.abspath(os.fspath(workload)), "partition": settings.partition, "time_scale": time_scale,
+        "workload": os.path.abspath(os.fspath(workload)), "partition": settings.partition,
+        "partitions": _partition_counts(jobs, runs, pbf, settings) if every else None, "time_scale": time_scale,
         "time_scale_notes": notes, "repeat": len(runs), "timeout_s": timeout,
         "unmodelled": settings.unmodelled, "read_past": settings.read_past,
         "not_carried_to_private_slurm": run_meta[0]["not_carried"],
         "pbf_settings": settings.mapped, "pbf_config": ps["config"],
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
+        "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
         "runs": run_meta, "wall_s": time.time() - t_begin})
     pbf_result.write(os.path.join(out, "pbf"))
     summary["figure"] = draw_starts(out, rows, summary)

@@ -13,7 +13,8 @@ workload's seconds.
 
 What a job asks (pbf's :func:`pbf.resources.requests_of` of the trace) becomes: ``--ntasks`` its cores,
 ``--mem-per-cpu`` or ``--mem`` (per node) in MB, ``--gres=gpu:N`` (per node), ``-N min[-max]`` when the
-trace names node counts, ``--constraint=a&b``.
+trace names node counts, ``--constraint=a&b``; on a site of several partitions, ``--partition`` the job's
+own (the trace's ``Partition``, ``a,b`` for a job of several), as pbf replays it.
 """
 from __future__ import annotations
 
@@ -25,10 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
-from ..resources import Requests, requests_of
+from ..resources import Requests, constraint_legend, requests_of
 from ..workload import JobTable, read_swf
+from ..workload.jobs import SwfHeader
 
-__all__ = ["HarnessJob", "load_workload", "scale_jobs", "pbf_table"]
+__all__ = ["HarnessJob", "load_workload", "job_partitions", "scale_jobs", "pbf_table"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,9 @@ class HarnessJob:
     """One job on Slurm's clock: ``id`` (the workload's job id), ``submit`` and ``run`` (whole seconds
     of the run), ``limit_min`` (the time limit, whole minutes), ``cores``, ``mem_core_mb`` /
     ``mem_node_mb`` (0: none asked), ``gpus`` (per node), ``nodes_min`` / ``nodes_max`` (0: any),
-    ``features``, the workload's own ``orig_submit``, ``orig_run`` and ``orig_req`` (seconds), and its
-    ``user`` (the trace's user number)."""
+    ``features``, the workload's own ``orig_submit``, ``orig_run`` and ``orig_req`` (seconds), its
+    ``user`` (the trace's user number) and ``partition`` (the trace's partitions, ``a`` or ``a,b``; ""
+    when the job goes where the harness sends every job)."""
     id: int
     submit: int
     run: int
@@ -53,6 +56,7 @@ class HarnessJob:
     orig_run: int = 0
     orig_req: int = 0
     user: int = 1
+    partition: str = ""
 
     @property
     def account(self) -> str:
@@ -61,10 +65,12 @@ class HarnessJob:
         return f"a{self.user}" if self.user >= 0 else "anone"
 
     def sbatch_args(self, partition: str | None, workdir: str, with_account: bool = False) -> list:
-        """``sbatch`` arguments that submit this job (a ``sleep`` of its run time); ``with_account``: to
+        """``sbatch`` arguments that submit this job (a ``sleep`` of its run time) to its own
+        :attr:`partition`, else to ``partition`` (None: Slurm's default partition); ``with_account``: to
         the trace user's own account (:attr:`account`)."""
         args = ["--parsable", f"--job-name=pbf{self.id}", "--output=/dev/null", f"--chdir={workdir}",
                 f"--time={self.limit_min}", f"--ntasks={self.cores}"]
+        partition = self.partition or partition
         if partition:
             args.append(f"--partition={partition}")
         if with_account:
@@ -100,10 +106,22 @@ def load_workload(path: str | os.PathLike) -> tuple[JobTable, Requests]:
     return table, requests_of(table, "requested", 0)
 
 
-def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> tuple[list[HarnessJob], list[str]]:
+def job_partitions(table: JobTable) -> list[str]:
+    """Each job's partitions as the trace names them (``a``, ``a,b``; "" for none): a sacct dump's
+    ``Partition`` column, an SWF trace's field 16 through its ``; Partition: N name`` header lines."""
+    legend = constraint_legend(table.header, "Partition")
+    if not legend:
+        return [""] * len(table)
+    names = {k: ("" if v == "(none)" else v) for k, v in legend.items()}
+    return [names.get(int(p), "") for p in table.partition]
+
+
+def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
+               partitions: bool = False) -> tuple[list[HarnessJob], list[str]]:
     """``(jobs, notes)``: the :class:`HarnessJob` of every job of ``table`` (in submission order) on
     Slurm's clock at ``time_scale`` (module docstring), and notes on what the scale changed (jobs whose
-    sleep was cut below their limit, runs rounded up to 1 s)."""
+    sleep was cut below their limit, runs rounded up to 1 s). ``partitions``: each job keeps the trace's
+    partitions (:func:`job_partitions`; else none: the harness sends every job to one)."""
     if not isinstance(time_scale, (int, float)) or isinstance(time_scale, bool) or not math.isfinite(time_scale) \
             or time_scale <= 0:
         raise ConfigError(f"time scale must be a number > 0 (workload seconds per second of the run), "
@@ -111,6 +129,7 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> 
     order = np.lexsort((table.job_id, table.submit))
     first = int(table.submit[order[0]]) if len(order) else 0
     lines = table.columns.get("line")
+    labels = job_partitions(table) if partitions else [""] * len(table)
     jobs, cut, rounded_up = [], 0, 0
     for i in order:
         i = int(i)
@@ -132,7 +151,7 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> 
             mem_node_mb=int(requests.mem_node_mb[i]), gpus=int(requests.gpus[i]),
             nodes_min=int(requests.nodes_min[i]), nodes_max=int(requests.nodes_max[i]),
             features=tuple(requests.features[i]), orig_submit=int(table.submit[i]), orig_run=run0, orig_req=req,
-            user=int(table.user[i])))
+            user=int(table.user[i]), partition=labels[i]))
     if len({j.id for j in jobs}) != len(jobs):
         raise ConfigError(f"{table.source}: job ids repeat; the harness names Slurm jobs by them")
     notes = []
@@ -145,8 +164,9 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0) -> 
 
 def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
     """A :class:`pbf.JobTable` of the scaled jobs for pbf's replay (submit, run and requested time in
-    seconds of the run, memory, GPUs, nodes, features, user). ``runs`` (job id -> seconds) replaces run times,
-    e.g. by those Slurm measured."""
+    seconds of the run, memory, GPUs, nodes, features, user, and the jobs' own partitions as ``;
+    Partition: N name`` header lines when some job names any). ``runs`` (job id -> seconds) replaces run
+    times, e.g. by those Slurm measured."""
     n = len(jobs)
     col = lambda f, dtype=np.int64: np.array([f(j) for j in jobs], dtype=dtype)  # noqa: E731
     run = col(lambda j: runs.get(j.id, j.run) if runs else j.run)
@@ -157,5 +177,13 @@ def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
         mem_core_mb=col(lambda j: j.mem_core_mb), mem_node_mb=col(lambda j: j.mem_node_mb),
         gpus=col(lambda j: j.gpus), nodes_min=col(lambda j: j.nodes_min), nodes_max=col(lambda j: j.nodes_max))
     table.features = ["&".join(j.features) for j in jobs]
+    names = list(dict.fromkeys(j.partition for j in jobs if j.partition))
+    if names:
+        header = SwfHeader()
+        for k, name in enumerate(names, 1):
+            header.add_line(f" Partition: {k} {name}")
+        table.header = header
+        number = {name: k for k, name in enumerate(names, 1)}
+        table.partition[:] = np.array([number.get(j.partition, 0) for j in jobs], dtype=table.partition.dtype)
     table.source = "the harness's scaled workload"
     return table

@@ -98,7 +98,7 @@ _NODE_REPLACED = ("nodename", "nodehostname", "nodeaddr", "port", "gres")
 class PrivateConf:
     """A private Slurm configuration written into ``scratch``: ``path`` (slurm.conf), ``gres_path``
     (gres.conf, or None without GPUs), ``nodes`` (name, port, GPUs) in file order, the ``partition``
-    jobs are submitted to, and what the site file has that the private one does not carry
+    jobs are submitted to ("": each to its own), and what the site file has that the private one does not carry
     (``not_carried``: one sentence each)."""
     path: str
     gres_path: str | None
@@ -133,16 +133,19 @@ def _nodes_of(conf):
 
 
 def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, partition: str | None = None,
-                       *, debug_flags: str = "Backfill") -> PrivateConf:
+                       *, debug_flags: str = "Backfill", all_partitions: bool = False) -> PrivateConf:
     """Write ``slurm.conf`` (and ``gres.conf`` with placeholder GPU files when a node has GPUs) into
     ``scratch`` from the site's ``site`` file, for daemons in the harness's private network namespace;
     returns a :class:`PrivateConf`. Nothing of the site's host names, addresses, ports or paths is
-    kept."""
+    kept. Every ``PartitionName`` line is carried; jobs go to ``partition`` (else the ``Default=YES``
+    one, else the only one), or with ``all_partitions`` each to its own (:attr:`PrivateConf.partition`
+    is then "")."""
     site, scratch = os.fspath(site), os.path.abspath(os.fspath(scratch))
     if re.search(r"\s", scratch):
         raise ConfigError(f"scratch folder {scratch!r}: Slurm's files cannot have white space in their paths")
     conf = _site(site)
-    chosen = choose_partition(site, partition)
+    every = all_partitions and partition is None and bool(conf.partitions)
+    chosen = None if every else choose_partition(site, partition)
     not_carried = []
     lines = [f"# private Slurm configuration written by pbf validate from {os.path.basename(site)}",
              "ClusterName=pbfvalidate", f"SlurmctldHost={CTL_HOST}({CTL_ADDR})", f"SlurmctldPort={CTL_PORT}",
@@ -220,7 +223,9 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
                                       "NodeName line")
         words.append("State=UP")
         lines.append(" ".join(words))
-    if chosen is None:
+    if every:
+        part_name = ""
+    elif chosen is None:
         part_name = "pbf"
         lines.append("PartitionName=pbf Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
         not_carried.append("no PartitionName line: the harness runs every node as partition 'pbf'")

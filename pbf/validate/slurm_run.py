@@ -32,7 +32,7 @@ from .records import JobRecord, read_jobcomp, read_starts_log, read_timing
 from .slurm_config import DBD_PORT, MYSQL_PORT, PrivateConf
 
 __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
-           "job_outcomes", "new_scratch"]
+           "job_outcomes", "new_scratch", "compact_run"]
 
 #: the daemons the harness needs: found on PATH, else in these folders
 _DAEMONS = ("slurmctld", "slurmd")
@@ -358,6 +358,48 @@ def _keep(scratch, dest):
             fh.write(sdiag)
     except (OSError, ValueError):
         pass
+
+
+#: slurmctld's log lines a compact recording keeps: submissions, starts (backfill and main scheduler),
+#: ends, backfill cycles' beginnings (the timing), the main scheduler's first pass
+_KEPT_LOG = ("_slurm_rpc_submit_batch_job: JobId=", "_start_job: Started JobId=", "sched: Allocate JobId=",
+             "_job_complete: JobId=", "_attempt_backfill: beginning", "SchedulerParameters=default_queue_depth")
+
+
+def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = "", *,
+                cycles: bool = True) -> list[str]:
+    """Keep the run in ``folder`` (``OUT/slurm/runK`` of ``pbf validate slurm``) in the compact form the
+    repository ships (:func:`is_recording`) in ``dest``: ``submitted.json`` (t0, its local time, the Slurm
+    version, what was submitted when, ``note``), ``jobcomp.txt``, ``sdiag.txt`` and
+    ``slurmctld_starts.log`` (slurmctld's log lines of submissions, starts, ends and, with ``cycles``,
+    the backfill cycles' beginnings, from which the run's timing is read). Returns the paths written."""
+    folder, dest = os.fspath(folder), os.fspath(dest)
+    try:
+        with open(os.path.join(folder, "result.json")) as fh:
+            result = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise SlurmRunError(f"{folder}: no readable result.json ({exc}): expected the slurm/runK folder of an "
+                            "earlier 'pbf validate slurm --out'") from None
+    if "t0" not in result:
+        raise SlurmRunError(f"{folder}/result.json: no t0 (the run failed before any job was submitted)")
+    os.makedirs(dest, exist_ok=True)
+    sub = {"note": note, "t0": result["t0"],
+           "t0_local": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(result["t0"])),
+           "version": result.get("version", ""), "submitted": result["submitted"]}
+    if result.get("never_started"):
+        sub["never_started"] = result["never_started"]
+    paths = [os.path.join(dest, n) for n in ("submitted.json", "jobcomp.txt", "sdiag.txt", "slurmctld_starts.log")]
+    with open(paths[0], "w") as fh:
+        json.dump(sub, fh, indent=1)
+        fh.write("\n")
+    shutil.copyfile(os.path.join(folder, "jobcomp.txt"), paths[1])
+    with open(paths[2], "w") as fh:
+        fh.write(result.get("sdiag", ""))
+    with open(os.path.join(folder, "log", "slurmctld.log"), errors="replace") as src, open(paths[3], "w") as fh:
+        fh.writelines(line for line in src if any(k in line for k in _KEPT_LOG)
+                      and ("_job_complete:" not in line or line.rstrip().endswith(" done"))
+                      and (cycles or "_attempt_backfill: beginning" not in line))
+    return paths
 
 
 def new_scratch() -> str:

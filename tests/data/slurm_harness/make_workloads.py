@@ -5,8 +5,11 @@
   to 2 h, limits in whole hours (1-4 h); replayed at --time-scale 60 (4 real minutes of submissions).
 * small4_jobs.sacct -- 20 jobs for small4.conf (24 cores, 2 GPUs), submitted over 15 s, 2-9 s runs and
   1-minute limits (--time-scale 1): the real-Slurm test's workload.
+* part2_jobs.sacct -- 60 jobs for part2.conf (two overlapping partitions with priority tiers on 24
+  cores): 26 to ``cpu``, 20 to ``small``, 14 to both (``cpu,small``), submitted over about 2 minutes,
+  10-100 s runs and 2-minute limits (--time-scale 1).
 
-Deterministic: python make_workloads.py rewrites both files byte for byte.
+Deterministic: python make_workloads.py rewrites every file byte for byte.
 """
 import math
 import os
@@ -95,6 +98,20 @@ def small4(seed=4):
     return lines
 
 
+def part2(seed=2):
+    rng = np.random.default_rng(seed)
+    parts = ["cpu"] * 26 + ["small"] * 20 + ["cpu,small"] * 14
+    rng.shuffle(parts)
+    cores_of = {"cpu": [1, 2, 4, 4, 4, 8, 8], "small": [1, 2, 2, 2, 3, 4], "cpu,small": [1, 2, 4, 4, 8]}
+    lines, t = [], 1
+    for i, part in enumerate(parts, 1):
+        run = int(rng.integers(10, 101))
+        cores = int(rng.choice(cores_of[part]))
+        lines.append(job_line(i, t, run, 2, cores, mem="1000Mc", part=part))
+        t += int(rng.choice([0, 0, 1, 2, 3, 5, 8]))
+    return lines
+
+
 def write(name, lines):
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "w") as fh:
         fh.write(HEADER + "\n" + "\n".join(lines) + "\n")
@@ -107,3 +124,5 @@ if __name__ == "__main__":
           f"{gpu_h:.0f} GPU-hours (4 GPUs x 4 h = 16)")
     write("small4_jobs.sacct", small4())
     print("small4_jobs.sacct: 20 jobs")
+    write("part2_jobs.sacct", part2())
+    print("part2_jobs.sacct: 60 jobs")
