@@ -222,6 +222,7 @@ def _set_part_records(core, bits, requests, records):
         for feature, index in recs or ():
             names.append(own + ((feature,) if feature else ()))
             parts.append(1 << index)
+    from ._nodes import NodeCluster
     NodeCluster(core).set_part_records(np.array(counts, dtype=np.int64), job_feature_bits(bits, names),
                                        np.array(parts, dtype=np.uint64))
 
