@@ -194,6 +194,7 @@ ctypedef struct NodeModel:
     # requests that found no start in this pass (the plan only loses resources within a pass, so a
     # job asking the same per node, at least as many cores and at least as long, finds none either)
     int64_t mf_job[MISFITS_MAX]    # a job with that request ...
+    uint64_t mf_feat[MISFITS_MAX]  # ... its features then (a job of several partitions: a record's) ...
     int64_t mf_cores[MISFITS_MAX]  # ... its cores ...
     int64_t mf_d[MISFITS_MAX]      # ... and duration
     bint mf_now[MISFITS_MAX]       # ... found no start now (else: none within the window)
@@ -203,6 +204,7 @@ ctypedef struct NodeModel:
     # one node at least), no fewer cores and no shorter, starts no earlier (there it fits exactly when the nodes'
     # cores for it add up to its own, and the plan only loses resources within a pass)
     int64_t fs_job[STARTS_MAX]
+    uint64_t fs_feat[STARTS_MAX]
     int64_t fs_cores[STARTS_MAX]
     int64_t fs_d[STARTS_MAX]
     int64_t fs_t[STARTS_MAX]
@@ -1064,15 +1066,17 @@ cdef inline int nm_add_time(NodeModel* M, int64_t t) noexcept nogil:
     return RC_OK
 
 
-cdef inline bint nm_same_ask(const NodeModel* M, int64_t a, int64_t b) noexcept nogil:
+cdef inline bint nm_same_ask(const NodeModel* M, int64_t a, int64_t b, uint64_t bfeat) noexcept nogil:
+    # jobs a and b (b with the features bfeat it had then) ask the same of each node
     return (M.mpc[a] == M.mpc[b] and M.mpn[a] == M.mpn[b] and M.gpn[a] == M.gpn[b] and M.minn[a] == M.minn[b]
-            and M.maxn[a] == M.maxn[b] and M.jfeat[a] == M.jfeat[b])
+            and M.maxn[a] == M.maxn[b] and M.jfeat[a] == bfeat)
 
 
-cdef inline bint nm_asks_more(const NodeModel* M, int64_t b, int64_t a) noexcept nogil:
-    # job b asks at least what job a asks of every node it uses (so no node gives b more cores)
+cdef inline bint nm_asks_more(const NodeModel* M, int64_t b, int64_t a, uint64_t afeat) noexcept nogil:
+    # job b asks at least what job a (with the features afeat it had then) asks of every node it uses (so
+    # no node gives b more cores)
     return (M.mpc[b] >= M.mpc[a] and M.mpn[b] >= M.mpn[a] and M.gpn[b] >= M.gpn[a]
-            and (M.jfeat[a] & ~M.jfeat[b]) == 0)
+            and (afeat & ~M.jfeat[b]) == 0)
 
 
 cdef inline bint nm_known_misfit(const NodeModel* M, int64_t j, int64_t cores, int64_t d, bint now_only) noexcept nogil:
@@ -1081,7 +1085,7 @@ cdef inline bint nm_known_misfit(const NodeModel* M, int64_t j, int64_t cores, i
     cdef int64_t x
     for x in range(M.nmf):
         if (cores >= M.mf_cores[x] and d >= M.mf_d[x] and (now_only or not M.mf_now[x])
-                and nm_same_ask(M, j, M.mf_job[x])):
+                and nm_same_ask(M, j, M.mf_job[x], M.mf_feat[x])):
             return True
     return False
 
@@ -1093,6 +1097,7 @@ cdef inline void nm_note_misfit(NodeModel* M, int64_t j, int64_t cores, int64_t 
     else:
         M.mf_next = (M.mf_next + 1) % MISFITS_MAX
     M.mf_job[x] = j
+    M.mf_feat[x] = M.jfeat[j]
     M.mf_cores[x] = cores
     M.mf_d[x] = d
     M.mf_now[x] = now_only
@@ -1111,7 +1116,7 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
     if M.minn[j] <= 1 and M.maxn[j] == 0:
         for x in range(M.nfs):
             if (cores >= M.fs_cores[x] and d >= M.fs_d[x] and M.fs_t[x] > bound
-                    and nm_asks_more(M, j, M.fs_job[x])):
+                    and nm_asks_more(M, j, M.fs_job[x], M.fs_feat[x])):
                 bound = M.fs_t[x]
     if bound > t_from:
         if now_only:
@@ -1129,6 +1134,7 @@ cdef inline int64_t nm_find_start(NodeModel* M, int64_t j, int64_t cores, int64_
             else:
                 M.fs_next = (M.fs_next + 1) % STARTS_MAX
             M.fs_job[x] = j
+            M.fs_feat[x] = M.jfeat[j]
             M.fs_cores[x] = cores
             M.fs_d[x] = d
             M.fs_t[x] = t

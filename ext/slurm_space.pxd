@@ -76,6 +76,7 @@ ctypedef struct SlurmSpace:
     int64_t fnow_version
     int64_t* pcnow                 # the cores each node could give job pcnow_job now (for Nodes.version
     int64_t pcnow_job              # pcnow_version): the start of each of the job's will-run tests
+    uint64_t pcnow_feat            # (with the features it had then: a job of several partitions changes them)
     int64_t pcnow_version
     int64_t* hist                  # ... and how many offered nodes give each count (1 .. vmax), so that
     int64_t vmax                   # the most any maxn of them give together is known (vmax: the most
@@ -571,11 +572,12 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         for i in range(M.nn):
             X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
         X.fnow_version = N.version
-    if skip_hopeless and (X.pcnow_version != N.version or X.pcnow_job != j):
+    if skip_hopeless and (X.pcnow_version != N.version or X.pcnow_job != j or X.pcnow_feat != M.jfeat[j]):
         for i in range(M.nn):          # (the same for each of this job's tests: the TRY_LATER loop)
             X.pcnow[i] = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
         X.pcnow_version = N.version
         X.pcnow_job = j
+        X.pcnow_feat = M.jfeat[j]
     # (fc and pc are read only for offered nodes)
     for x in range(X.NW):
         bits = X.offer[x]

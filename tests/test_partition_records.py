@@ -1,7 +1,7 @@
 """Jobs of several partitions as Slurm schedules them (ext/part_records.pxd, SitePartitions.multi="each"):
 a test in each partition apart, the job run inside one; the main scheduler failing each partition a
-record could not start in; a job no single partition can hold rejected. The oracle comparison over
-random sites is in tests/test_partitions.py."""
+record could not start in. The oracle comparison over random sites (each job inside one of its
+partitions) is in tests/test_partitions.py."""
 import dataclasses
 
 import numpy as np
@@ -30,19 +30,6 @@ def _replay(tmp_path, conf, parts, legend, submit, run, req, cores, search, mult
                               node_search=search, record_nodes=True, **kw)
     got = pbf.replay(table, config)
     return got.jobs["start"].tolist(), list(got.jobs["nodes"]), got
-
-
-@pytest.mark.parametrize("search", ["exact", "slurm"])
-def test_a_job_of_two_partitions_runs_inside_one(tmp_path, search):
-    # a = n1, b = n2. The 8-core job of a,b fits neither alone: rejected (Slurm refuses it); under the
-    # union rule it would take both nodes
-    conf = "PartitionName=a Nodes=n1\nPartitionName=b Nodes=n2\n"
-    starts, nodes, got = _replay(tmp_path, conf, [1, 3], ("a", "b", "a,b"), [0, 1], [100, 100], [200, 200],
-                                 [4, 8], search)
-    assert starts == [0, -1] and "no set of nodes" in got.jobs["reject_reason"][1]
-    starts, nodes, _ = _replay(tmp_path, conf, [1, 3], ("a", "b", "a,b"), [0, 1], [100, 100], [200, 200],
-                               [4, 8], search, multi="union")
-    assert starts == [0, 100] and sorted(nodes[1].split(",")) == ["n1", "n2"]
 
 
 @pytest.mark.parametrize("search", ["exact", "slurm"])
