@@ -283,8 +283,8 @@ def _sched_params(conf, mapped, unmodelled, version):
     out["limits"] = {key: _whole(conf, number, f"{sp} {spelled[key]}", opts[key], *_BF_RANGES[key])
                      for key in _BF_RANGES if key in opts}
     if "bf_one_resv_per_job" in found.flags:
-        mapped["SchedulerParameters bf_one_resv_per_job"] = ("(site) no effect, as in Slurm for a job of one "
-                                                             "partition: pbf tests each job once a cycle")
+        mapped["SchedulerParameters bf_one_resv_per_job"] = ("(site) not modelled: a job of several partitions "
+                                                             "may reserve in each (Slurm's rule without it)")
     return out
 
 
