@@ -206,3 +206,16 @@ def test_a_call_waits_for_another_threads_call():
     assert done == [0] and eng.stats()["finished"] == 1
     with pytest.raises(RuntimeError, match="un-acquired"):
         eng._lock.release()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_long_queues_and_worker_threads(workers):
+    """Queues of hundreds of jobs (the compiled call's pass then runs without the GIL) and passes on
+    worker threads: advance's decisions still."""
+    jobs = [dict(j, partition=-1, submit=j["submit"] // 20) for j in trace(900, units=16, seed=7)]
+    want = drive(Engine(16, report_reservations=True, backfill=pbf.Backfill(reservations=None)), jobs, batch=False)
+    eng = Engine(16, report_reservations=True, backfill=pbf.Backfill(reservations=None), workers=workers)
+    got, b = drive_buffers(eng, jobs)
+    assert got == want
+    assert max(len(call) for call in got) > 256          # (a pass with that many reservations: a long queue)
+    eng.close()
