@@ -147,19 +147,18 @@ class BatchPath:
     def batch_buffers(self, capacity: int = 1024) -> BatchBuffers:
         """The engine's :class:`BatchBuffers`: preallocated arrays and one compiled call per
         :meth:`advance_arrays` call, for a host that drives the engine event by event at its own
-        speed (one object per engine; ``capacity``: the room of its own input arrays)."""
+        speed (one object per engine; ``capacity``: the least room of its own input arrays, grown
+        when more is asked)."""
         from .bounded import check_int
         check_int("capacity", capacity, 1, 1 << 30)
         if BatchCore is None:
             raise ProtocolError("batch_buffers: this build of pbf has no compiled batch call (pbf._engine_batch); "
                                 "rebuild it (pip install -e .)")
         with self._lock:
-            old = self._buffers
-            if old is None or old.capacity < capacity:
+            if self._buffers is None:
                 self._buffers = BatchBuffers(self, capacity)
-                if old is not None:         # (its counts, folded into the engine's)
-                    for k, v in old.counts().items():
-                        self._counts[k] += v
+            else:
+                self._buffers.grow(capacity)
             return self._buffers
 
     def _batch_rejected(self, codes, ids, units, requested, out):

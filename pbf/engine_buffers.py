@@ -96,20 +96,30 @@ class BatchBuffers(BatchCore or object):
     ``call(now, nf=0, ns=0, f0=0, s0=0, quick=False)`` is ``advance_arrays`` with the finishes
     ``finish_ids[f0:f0 + nf]``, ``finish_times[f0:f0 + nf]`` and the submissions
     ``submit_ids[s0:s0 + ns]``, ... of the input arrays, and returns how many jobs it started; the
-    decisions are then in :attr:`started`, :attr:`offsets`, :attr:`units`, :attr:`rejected` (with
-    :attr:`reasons`), :attr:`reserved`, :attr:`reserved_at` -- views valid until the next call. The
-    input arrays are the object's own (int64, ``capacity`` values each; ``run`` and ``user`` absent
-    until bound) or arrays the host binds (:meth:`bind`: whole columns it owns, each call naming a
-    range of them). Ids are 64-bit ints. Same checks, decisions and refusals as ``advance_arrays``
-    (which serves a call the compiled path does not take: a misuse to explain, a user not seen yet,
-    Python plugins, nodes with memory, ...): no Python object is made per call, only one per new job
-    (its id in the engine's index)."""
+    decisions are then in :attr:`started`, :attr:`offsets`, :attr:`start_units`, :attr:`rejected`
+    (with :attr:`reasons`), :attr:`reserved`, :attr:`reserved_at` -- views valid until the engine's
+    next batch call. The input arrays are the object's own (int64, ``capacity`` values each,
+    :meth:`grow`; ``run`` and ``user`` absent until bound) or arrays the host binds (:meth:`bind`:
+    whole columns it owns, each call naming a range of them). Ids are 64-bit ints. Same checks,
+    decisions and refusals as ``advance_arrays``, which serves a call the compiled path does not take
+    (a misuse to explain, a user not seen yet, Python plugins, nodes with memory, ...). No Python
+    object is made per call, only one per new job (its id in the engine's index)."""
+
+    _OWN = ("finish_ids", "finish_times", "submit_ids", "submit_times", "units", "requested")
 
     def __init__(self, engine, capacity: int = 1024) -> None:
         self._engine = engine
-        self.capacity = capacity
-        self.bind(**{name: np.zeros(capacity, dtype=np.int64) for name in
-                     ("finish_ids", "finish_times", "submit_ids", "submit_times", "units", "requested")})
+        self.capacity = 0
+        self._own = set(self._OWN)          # the input columns that are the object's own arrays
+        self.grow(capacity)
+
+    def grow(self, capacity: int) -> None:
+        """Give its own input arrays room for ``capacity`` values (new arrays, zeros: read them again
+        after this; the host's bound columns stay)."""
+        if capacity > self.capacity:
+            for name in self._own:
+                setattr(self, self._COLUMNS[name], Column(np.zeros(capacity, dtype=np.int64)))
+            self.capacity = capacity
 
     def __new__(cls, engine, capacity: int = 1024):
         fast = engine._batch_fast and engine._est_is_req and not engine._multifactor
@@ -133,6 +143,7 @@ class BatchBuffers(BatchCore or object):
                 raise ProtocolError(f"bind: {name} must be a 1-d C-contiguous int64 array (the host writes into "
                                     f"it), got {type(a).__name__} {getattr(a, 'dtype', '')}")
             setattr(self, self._COLUMNS[name], Column(a))
+            self._own.discard(name)
 
     finish_ids = property(lambda self: self.fid.array, doc="input: the ids of the jobs that ended")
     finish_times = property(lambda self: self.ft.array, doc="input: when they ended")

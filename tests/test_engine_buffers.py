@@ -176,7 +176,10 @@ def test_buffer_misuse():
         b.bind(size=np.zeros(4, dtype=np.int64))
     with pytest.raises(pbf.ConfigError, match="capacity"):
         eng.batch_buffers(0)
-    assert eng.batch_buffers(2) is b and eng.batch_buffers(8) is not b
+    b.bind(units=np.arange(3, dtype=np.int64))
+    assert eng.batch_buffers(2) is b and b.capacity == 4 and len(b.finish_ids) == 4
+    assert eng.batch_buffers(8) is b and b.capacity == 8 and len(b.finish_ids) == 8
+    assert b.units.tolist() == [0, 1, 2]                # (a bound column stays)
     eng.close()
     with pytest.raises(ProtocolError, match="the engine is closed"):
         eng.batch_buffers().call(20)
