@@ -20,7 +20,7 @@ from pbf.errors import ConfigError
 from pbf.validate import compare as cmp
 from pbf.validate.jobs import job_partitions, load_workload, pbf_table, scale_jobs
 from pbf.validate.slurm_config import write_private_conf
-from pbf.validate.slurm_run import SlurmUnavailable, check_requirements, compact_run, is_recording
+from pbf.validate.slurm_run import SlurmUnavailable, check_requirements, compact_run, is_recording, read_run
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "part2.conf"
@@ -118,8 +118,10 @@ def test_a_run_kept_in_full_is_made_compact(tmp_path):
     (full / "log").mkdir(parents=True)
     rec = REC / "slurm" / "run1"
     sub = json.loads((rec / "submitted.json").read_text())
+    pending = {"jobs": {"Priority": 30, "Resources": 12}, "job_polls": {"Priority": 900, "Resources": 200}}
     (full / "result.json").write_text(json.dumps({"t0": sub["t0"], "version": sub["version"],
-                                                  "submitted": sub["submitted"], "sdiag": "Jobs started: 60\n"}))
+                                                  "submitted": sub["submitted"], "sdiag": "Jobs started: 60\n",
+                                                  "pending_reasons": pending}))
     (full / "jobcomp.txt").write_text((rec / "jobcomp.txt").read_text())
     noise = "[2026-11-28T09:00:08.001] sched/backfill: _dump_job_sched: JobId=6 to start at ...\n"
     (full / "log" / "slurmctld.log").write_text(noise + (rec / "slurmctld_starts.log").read_text())
@@ -129,6 +131,10 @@ def test_a_run_kept_in_full_is_made_compact(tmp_path):
     assert "_dump_job_sched" not in log and "_attempt_backfill" not in log and "_start_job: Started" in log
     kept = json.loads((tmp_path / "kept" / "submitted.json").read_text())
     assert kept["note"] == "a note" and kept["t0"] == sub["t0"] and kept["submitted"] == sub["submitted"]
+    # Slurm's pending reasons (squeue polls) kept and read back with the run
+    table, req = load_workload(WORKLOAD)
+    jobs = scale_jobs(table, req, 1, partitions=True)[0]
+    assert read_run(tmp_path / "kept", jobs).pending_reasons == pending == read_run(full, jobs).pending_reasons
     with pytest.raises(Exception, match="no readable result.json"):
         compact_run(tmp_path / "none", tmp_path / "x")
 
@@ -150,7 +156,7 @@ def test_real_slurm_runs_each_job_in_its_partitions(tmp_path):
     s = cmp.validate_slurm(CONF, work, out=tmp_path / "out", verbose=False)
     assert not s["runs"][0]["errors"] and s["runs"][0]["finished"]
     assert s["partitions"]["outside_one_partition"]["slurm"] == [0]
-    assert s["pbf_vs_slurm"]["jobs"] == 6
+    assert s["pbf_vs_slurm"]["jobs"] == 6 and "pending_reasons" in s["runs"][0]
     log = (tmp_path / "out" / "slurm" / "run1" / "log" / "slurmctld.log").read_text()
     ran = {int(i): p for i, p in re.findall(r"Started JobId=(\d+) in (\S+) on", log)}
     ran.update({int(i): p for i, p in re.findall(r"Allocate JobId=(\d+) .*Partition=(\S+)", log)})
