@@ -18,7 +18,6 @@ except ImportError:         # (an extension built before the compiled call: batc
 
 __all__ = ["BatchBuffers", "BatchDecisions", "EngineLock"]
 
-_I64 = np.dtype(np.int64)
 _EMPTY = np.empty(0, dtype=np.int64)
 _NO_OFFSETS = np.zeros(1, dtype=np.int64)        # (shared: no job started)
 _NO_OFFSETS.flags.writeable = False
@@ -56,30 +55,30 @@ class BatchDecisions:
 
 
 def _column(value):
-    # an int64 buffer of the values, when that costs no conversion of a NumPy array (None: not so)
-    if type(value) is np.ndarray:
-        return value if value.dtype is _I64 and value.ndim == 1 and value.flags.c_contiguous else None
-    if type(value) is list or type(value) is tuple:
-        if not value:
-            return _EMPTY
-        if bool in map(type, value):
-            return None
-        try:
-            return array("q", value)
-        except (TypeError, OverflowError, ValueError):
-            return None
-    return None
+    # a list or tuple of ints as an int64 buffer (None: not so)
+    if not value:
+        return _EMPTY
+    if bool in map(type, value):
+        return None
+    try:
+        return array("q", value)
+    except (TypeError, OverflowError, ValueError):
+        return None
 
 
-def _columns(*values):
-    # the call's columns as int64 buffers (run and user, the last two, may be None), or None
+def _columns(cols):
+    # the call's columns with its lists and tuples as int64 buffers (arrays as they are: the compiled
+    # call checks them; run and user, the last two, may be None), or None
     out = []
-    for k, v in enumerate(values):
-        c = None if v is None and k >= 6 else _column(v)
-        if c is None and (v is not None or k < 6):
-            return None
-        out.append(c)
-    return out
+    for k, v in enumerate(cols):
+        if type(v) is not np.ndarray and not (v is None and k >= 6):
+            if type(v) is not list and type(v) is not tuple:
+                return None
+            v = _column(v)
+            if v is None:
+                return None
+        out.append(v)
+    return tuple(out)
 
 
 class BatchBuffers(BatchCore or object):
@@ -205,6 +204,10 @@ class BatchBuffers(BatchCore or object):
         rejected, reasons = (self.rejected.copy(), tuple(self.reasons)) if self.nrejected else (_EMPTY, ())
         reserved, at = (self.reserved.copy(), self.reserved_at.copy()) if self.nreserved else (_EMPTY, _EMPTY)
         return BatchDecisions(self._engine._now, started, off, units, rejected, reasons, reserved, at)
+
+    def decisions_of_call(self) -> BatchDecisions:
+        # (advance_arrays: the compiled call's decisions, read under the engine's lock)
+        return self.decisions()
 
     def counts(self) -> dict:
         """What the compiled call has counted (the engine's ``stats()`` adds them)."""

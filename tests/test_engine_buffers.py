@@ -222,3 +222,35 @@ def test_long_queues_and_worker_threads(workers):
     assert got == want
     assert max(len(call) for call in got) > 256          # (a pass with that many reservations: a long queue)
     eng.close()
+
+
+@pytest.mark.parametrize("kind", ["int64", "int32", "read-only", "strided", "big-endian", "list", "tuple", "mixed"])
+def test_advance_arrays_takes_every_kind_of_column(kind):
+    """advance_arrays goes through the compiled call for int64 columns and lists of ints, the long way
+    for the rest: the same decisions whatever the columns' kind."""
+    def col(values):
+        a = np.array(values, dtype=np.int64)
+        if kind == "int32":
+            return a.astype(np.int32)
+        if kind == "read-only":
+            a.flags.writeable = False
+            return a
+        if kind == "strided":
+            return np.repeat(a, 2)[::2]
+        if kind == "big-endian":
+            return a.astype(">i8")
+        if kind in ("list", "tuple"):
+            return list(values) if kind == "list" else tuple(values)
+        return a if kind == "int64" else list(values)      # (mixed: arrays of ids, lists of the rest)
+    ids = (lambda v: np.array(v, dtype=np.int64)) if kind == "mixed" else col
+    eng = busy_engine()
+    d = eng.advance_arrays(30, finish_ids=ids([3]), finish_times=col([30]), submit_ids=ids([7, 8, 9]),
+                           submit_times=col([30, 30, 30]), units=col([2, 9, 1]), requested=col([10, 10, 0]),
+                           run=col([5, 5, 5]), user=col([-1, -1, -1]))
+    ref = busy_engine()
+    want = ref.advance(30, [Finish(3, 30)] + [pbf.Submit(pbf.Job(i, 30, u, r, run=5)) for i, u, r in
+                                              ((7, 2, 10), (8, 9, 10), (9, 1, 0))])
+    assert norm(d.objects()) == norm(want)
+    assert eng.stats() == ref.stats() and eng.stats()["rejected"] == 2
+    with pytest.raises(ProtocolError, match="duplicate job id 7"):
+        eng.advance_arrays(40, submit_ids=ids([7]), submit_times=col([40]), units=col([1]), requested=col([1]))
