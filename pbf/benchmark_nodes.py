@@ -198,15 +198,16 @@ def _full_pass_ms(path: str) -> float:
 
 def node_replay_row(r: dict[str, Any]) -> dict[str, Any]:
     """A ``large`` slice row of :func:`node_replay`'s figures (printed as its note)."""
-    per_job = r["wall_s"] / r["jobs"] * 1e6
+    per_job, cpu_per_job = r["wall_s"] / r["jobs"] * 1e6, r["cpu_s"] / r["jobs"] * 1e6
     per_full = r["full_pass_s"] / r["full_passes"] * 1e3 if r["full_passes"] else 0.0
     days = f"{r['window_days']:,.0f}" if r["window_days"] >= 10 else f"{r['window_days']:.2g}"
     note = (f"node replay, {r['search']} search: {r['jobs']:,} jobs in {days} days on 5,860 nodes "
             f"x 128 cores (pbf gen archer2, --slurm-conf); wall {r['wall_s']:,.1f} s, CPU {r['cpu_s']:,.1f} s, "
-            f"peak RSS {r['peak_rss_mb']:,.0f} MB; {per_job:,.0f} us a job; {r['passes']:,} passes "
+            f"peak RSS {r['peak_rss_mb']:,.0f} MB; {per_job:,.0f} us a job ({cpu_per_job:,.0f} us of CPU); "
+            f"{r['passes']:,} passes "
             f"({r['full_passes']:,} full, {per_full:.2f} ms each, {r['mean_depth_full']:,.0f} jobs deep)")
     return {"slice": "large", "name": "node replay", "note": note, **r, "us_per_job": per_job,
-            "ms_per_full_pass": per_full}
+            "cpu_us_per_job": cpu_per_job, "ms_per_full_pass": per_full}
 
 
 def archer2_replay_row(trials: int) -> dict[str, Any]:
