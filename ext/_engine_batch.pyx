@@ -11,6 +11,7 @@ import numpy as np
 from cpython.dict cimport PyDict_GetItem, PyDict_SetItem, PyDict_Contains
 from cpython.list cimport PyList_Append, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_ND, PyBUF_FORMAT
 from cpython.pythread cimport (PyThread_type_lock, PyThread_allocate_lock, PyThread_free_lock, PyThread_acquire_lock,
                                PyThread_release_lock, PyThread_get_thread_ident, WAIT_LOCK, NOWAIT_LOCK)
 from libc.stdint cimport uint64_t, int64_t, int8_t
@@ -56,6 +57,18 @@ cdef inline int grow_job_tables(State* S) noexcept nogil:
 cdef int cmp_i64(const void* a, const void* b) noexcept nogil:
     cdef int64_t x = (<const int64_t*>a)[0], y = (<const int64_t*>b)[0]
     return (x > y) - (x < y)
+
+
+cdef bint one_int64_column(Py_buffer* v) noexcept:
+    # a 1-d C-contiguous buffer of 64-bit signed ints (NumPy's int64: 'l' or 'q'; array.array('q'))
+    cdef const char* f = v.format
+    if v.ndim != 1 or v.itemsize != 8 or f == NULL:
+        return False
+    if f[0] == b'<' or f[0] == b'=' or f[0] == b'@':
+        f += 1
+    if (f[0] != b'l' and f[0] != b'q') or f[1] != 0:
+        return False
+    return v.strides == NULL or v.shape[0] <= 1 or v.strides[0] == 8
 
 
 cdef bint has_duplicate(const int64_t* v, int64_t n, int64_t* scratch) noexcept nogil:
@@ -238,27 +251,50 @@ cdef class BatchCore:
         finally:
             self.lock.leave()
 
-    def arrays(self, int64_t now, const int64_t[::1] fid, const int64_t[::1] fin_t, const int64_t[::1] sid,
-               const int64_t[::1] sub_t, const int64_t[::1] sub_units, const int64_t[::1] sub_req,
-               const int64_t[::1] sub_run, const int64_t[::1] sub_user, bint quick):
-        """:meth:`pbf.Engine.advance_arrays`' own columns (``sub_run``, ``sub_user``: None when not
-        given) through the compiled call: the jobs started, or -1 when the call must go the long way
-        (nothing changed)."""
-        cdef int64_t nf = fid.shape[0], n = sid.shape[0]
-        if not self.fast or fin_t.shape[0] != nf or sub_t.shape[0] != n or sub_units.shape[0] != n or \
-                sub_req.shape[0] != n or (sub_run is not None and sub_run.shape[0] != n) or \
-                (sub_user is not None and sub_user.shape[0] != n):
-            return -1
-        self.lock.enter()
+    def arrays(self, int64_t now, tuple columns, bint quick):
+        """:meth:`pbf.Engine.advance_arrays`' own columns (finish ids and times, submission ids, times,
+        units, requested, run, user; the last two None when not given) through the compiled call:
+        its decisions (a :class:`pbf.BatchDecisions`), or None when the call must go the long way
+        (nothing changed): a column that is not a 1-d C-contiguous int64 buffer, columns of unequal
+        lengths, or a call the compiled path does not take."""
+        cdef Py_buffer views[8]
+        cdef const int64_t* p[8]
+        cdef Py_ssize_t lens[8]
+        cdef int k, got = 0
+        cdef object col
+        if not self.fast or len(columns) != 8:
+            return None
         try:
-            if not self.compiled(now, nf, n, &fid[0] if nf else NULL, &fin_t[0] if nf else NULL,
-                                 &sid[0] if n else NULL, &sub_t[0] if n else NULL, &sub_units[0] if n else NULL,
-                                 &sub_req[0] if n else NULL, &sub_run[0] if n and sub_run is not None else NULL,
-                                 &sub_user[0] if n and sub_user is not None else NULL, quick):
-                return -1
-            return self.nstarted
+            for k in range(8):
+                col = columns[k]
+                p[k] = NULL
+                lens[k] = -1
+                if col is None:
+                    if k < 6:
+                        return None
+                    continue
+                if PyObject_GetBuffer(col, &views[got], PyBUF_ND | PyBUF_FORMAT) < 0:
+                    return None                 # (not a buffer: the long way says what is wrong)
+                got += 1
+                if not one_int64_column(&views[got - 1]):
+                    return None
+                p[k] = <const int64_t*>views[got - 1].buf
+                lens[k] = views[got - 1].shape[0]
+            if (lens[1] != lens[0] or lens[3] != lens[2] or lens[4] != lens[2] or lens[5] != lens[2]
+                    or (lens[6] >= 0 and lens[6] != lens[2]) or (lens[7] >= 0 and lens[7] != lens[2])):
+                return None
+            self.lock.enter()
+            try:
+                if not self.compiled(now, lens[0], lens[2], p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], quick):
+                    return None
+                return self.decisions_of_call()
+            finally:
+                self.lock.leave()
+        except (TypeError, ValueError, BufferError):
+            return None
         finally:
-            self.lock.leave()
+            for k in range(got):
+                PyBuffer_Release(&views[k])
 
     cdef bint compiled(self, int64_t now, int64_t nf, int64_t n, const int64_t* fid, const int64_t* fin_t,
                        const int64_t* sid, const int64_t* sub_t, const int64_t* sub_units, const int64_t* sub_req,

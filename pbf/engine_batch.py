@@ -147,19 +147,18 @@ class BatchPath:
     def batch_buffers(self, capacity: int = 1024) -> BatchBuffers:
         """The engine's :class:`BatchBuffers`: preallocated arrays and one compiled call per
         :meth:`advance_arrays` call, for a host that drives the engine event by event at its own
-        speed (one object per engine; ``capacity``: the room of its own input arrays)."""
+        speed (one object per engine; ``capacity``: the least room of its own input arrays, grown
+        when more is asked)."""
         from .bounded import check_int
         check_int("capacity", capacity, 1, 1 << 30)
         if BatchCore is None:
             raise ProtocolError("batch_buffers: this build of pbf has no compiled batch call (pbf._engine_batch); "
                                 "rebuild it (pip install -e .)")
         with self._lock:
-            old = self._buffers
-            if old is None or old.capacity < capacity:
+            if self._buffers is None:
                 self._buffers = BatchBuffers(self, capacity)
-                if old is not None:         # (its counts, folded into the engine's)
-                    for k, v in old.counts().items():
-                        self._counts[k] += v
+            else:
+                self._buffers.grow(capacity)
             return self._buffers
 
     def _batch_rejected(self, codes, ids, units, requested, out):
@@ -192,21 +191,16 @@ class BatchPath:
                 and -MAX_TIME <= now <= MAX_TIME):
             # the compiled call, when the columns are int64 buffers already (or lists of ints) and the
             # call is one it takes; else (nothing changed) the long way below
+            cols = (finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
             nd = np.ndarray
-            if (type(finish_ids) is nd and type(finish_times) is nd and type(submit_ids) is nd
+            if not (type(finish_ids) is nd and type(finish_times) is nd and type(submit_ids) is nd
                     and type(submit_times) is nd and type(units) is nd and type(requested) is nd
                     and (run is None or type(run) is nd) and (user is None or type(user) is nd)):
-                cols = (finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
-            else:
-                cols = _columns(finish_ids, finish_times, submit_ids, submit_times, units, requested, run, user)
+                cols = _columns(cols)
             if cols is not None:
-                with self._lock:        # (the decisions are read before another thread's call)
-                    try:
-                        ran = b.arrays(now, *cols, quick)
-                    except (TypeError, ValueError, BufferError):      # (not int64 buffers: the long way)
-                        ran = -1
-                    if ran >= 0:
-                        return b.decisions()
+                d = b.arrays(now, cols, quick)
+                if d is not None:
+                    return d
         with self._lock:
             if self._closed:
                 raise ProtocolError("the engine is closed")

@@ -18,7 +18,6 @@ except ImportError:         # (an extension built before the compiled call: batc
 
 __all__ = ["BatchBuffers", "BatchDecisions", "EngineLock"]
 
-_I64 = np.dtype(np.int64)
 _EMPTY = np.empty(0, dtype=np.int64)
 _NO_OFFSETS = np.zeros(1, dtype=np.int64)        # (shared: no job started)
 _NO_OFFSETS.flags.writeable = False
@@ -56,30 +55,30 @@ class BatchDecisions:
 
 
 def _column(value):
-    # an int64 buffer of the values, when that costs no conversion of a NumPy array (None: not so)
-    if type(value) is np.ndarray:
-        return value if value.dtype is _I64 and value.ndim == 1 and value.flags.c_contiguous else None
-    if type(value) is list or type(value) is tuple:
-        if not value:
-            return _EMPTY
-        if bool in map(type, value):
-            return None
-        try:
-            return array("q", value)
-        except (TypeError, OverflowError, ValueError):
-            return None
-    return None
+    # a list or tuple of ints as an int64 buffer (None: not so)
+    if not value:
+        return _EMPTY
+    if bool in map(type, value):
+        return None
+    try:
+        return array("q", value)
+    except (TypeError, OverflowError, ValueError):
+        return None
 
 
-def _columns(*values):
-    # the call's columns as int64 buffers (run and user, the last two, may be None), or None
+def _columns(cols):
+    # the call's columns with its lists and tuples as int64 buffers (arrays as they are: the compiled
+    # call checks them; run and user, the last two, may be None), or None
     out = []
-    for k, v in enumerate(values):
-        c = None if v is None and k >= 6 else _column(v)
-        if c is None and (v is not None or k < 6):
-            return None
-        out.append(c)
-    return out
+    for k, v in enumerate(cols):
+        if type(v) is not np.ndarray and not (v is None and k >= 6):
+            if type(v) is not list and type(v) is not tuple:
+                return None
+            v = _column(v)
+            if v is None:
+                return None
+        out.append(v)
+    return tuple(out)
 
 
 class BatchBuffers(BatchCore or object):
@@ -96,20 +95,30 @@ class BatchBuffers(BatchCore or object):
     ``call(now, nf=0, ns=0, f0=0, s0=0, quick=False)`` is ``advance_arrays`` with the finishes
     ``finish_ids[f0:f0 + nf]``, ``finish_times[f0:f0 + nf]`` and the submissions
     ``submit_ids[s0:s0 + ns]``, ... of the input arrays, and returns how many jobs it started; the
-    decisions are then in :attr:`started`, :attr:`offsets`, :attr:`units`, :attr:`rejected` (with
-    :attr:`reasons`), :attr:`reserved`, :attr:`reserved_at` -- views valid until the next call. The
-    input arrays are the object's own (int64, ``capacity`` values each; ``run`` and ``user`` absent
-    until bound) or arrays the host binds (:meth:`bind`: whole columns it owns, each call naming a
-    range of them). Ids are 64-bit ints. Same checks, decisions and refusals as ``advance_arrays``
-    (which serves a call the compiled path does not take: a misuse to explain, a user not seen yet,
-    Python plugins, nodes with memory, ...): no Python object is made per call, only one per new job
-    (its id in the engine's index)."""
+    decisions are then in :attr:`started`, :attr:`offsets`, :attr:`start_units`, :attr:`rejected`
+    (with :attr:`reasons`), :attr:`reserved`, :attr:`reserved_at` -- views valid until the engine's
+    next batch call. The input arrays are the object's own (int64, ``capacity`` values each,
+    :meth:`grow`; ``run`` and ``user`` absent until bound) or arrays the host binds (:meth:`bind`:
+    whole columns it owns, each call naming a range of them). Ids are 64-bit ints. Same checks,
+    decisions and refusals as ``advance_arrays``, which serves a call the compiled path does not take
+    (a misuse to explain, a user not seen yet, Python plugins, nodes with memory, ...). No Python
+    object is made per call, only one per new job (its id in the engine's index)."""
+
+    _OWN = ("finish_ids", "finish_times", "submit_ids", "submit_times", "units", "requested")
 
     def __init__(self, engine, capacity: int = 1024) -> None:
         self._engine = engine
-        self.capacity = capacity
-        self.bind(**{name: np.zeros(capacity, dtype=np.int64) for name in
-                     ("finish_ids", "finish_times", "submit_ids", "submit_times", "units", "requested")})
+        self.capacity = 0
+        self._own = set(self._OWN)          # the input columns that are the object's own arrays
+        self.grow(capacity)
+
+    def grow(self, capacity: int) -> None:
+        """Give its own input arrays room for ``capacity`` values (new arrays, zeros: read them again
+        after this; the host's bound columns stay)."""
+        if capacity > self.capacity:
+            for name in self._own:
+                setattr(self, self._COLUMNS[name], Column(np.zeros(capacity, dtype=np.int64)))
+            self.capacity = capacity
 
     def __new__(cls, engine, capacity: int = 1024):
         fast = engine._batch_fast and engine._est_is_req and not engine._multifactor
@@ -133,6 +142,7 @@ class BatchBuffers(BatchCore or object):
                 raise ProtocolError(f"bind: {name} must be a 1-d C-contiguous int64 array (the host writes into "
                                     f"it), got {type(a).__name__} {getattr(a, 'dtype', '')}")
             setattr(self, self._COLUMNS[name], Column(a))
+            self._own.discard(name)
 
     finish_ids = property(lambda self: self.fid.array, doc="input: the ids of the jobs that ended")
     finish_times = property(lambda self: self.ft.array, doc="input: when they ended")
@@ -194,6 +204,10 @@ class BatchBuffers(BatchCore or object):
         rejected, reasons = (self.rejected.copy(), tuple(self.reasons)) if self.nrejected else (_EMPTY, ())
         reserved, at = (self.reserved.copy(), self.reserved_at.copy()) if self.nreserved else (_EMPTY, _EMPTY)
         return BatchDecisions(self._engine._now, started, off, units, rejected, reasons, reserved, at)
+
+    def decisions_of_call(self) -> BatchDecisions:
+        # (advance_arrays: the compiled call's decisions, read under the engine's lock)
+        return self.decisions()
 
     def counts(self) -> dict:
         """What the compiled call has counted (the engine's ``stats()`` adds them)."""

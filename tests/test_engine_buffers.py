@@ -176,7 +176,10 @@ def test_buffer_misuse():
         b.bind(size=np.zeros(4, dtype=np.int64))
     with pytest.raises(pbf.ConfigError, match="capacity"):
         eng.batch_buffers(0)
-    assert eng.batch_buffers(2) is b and eng.batch_buffers(8) is not b
+    b.bind(units=np.arange(3, dtype=np.int64))
+    assert eng.batch_buffers(2) is b and b.capacity == 4 and len(b.finish_ids) == 4
+    assert eng.batch_buffers(8) is b and b.capacity == 8 and len(b.finish_ids) == 8
+    assert b.units.tolist() == [0, 1, 2]                # (a bound column stays)
     eng.close()
     with pytest.raises(ProtocolError, match="the engine is closed"):
         eng.batch_buffers().call(20)
@@ -206,3 +209,48 @@ def test_a_call_waits_for_another_threads_call():
     assert done == [0] and eng.stats()["finished"] == 1
     with pytest.raises(RuntimeError, match="un-acquired"):
         eng._lock.release()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_long_queues_and_worker_threads(workers):
+    """Queues of hundreds of jobs (the compiled call's pass then runs without the GIL) and passes on
+    worker threads: advance's decisions still."""
+    jobs = [dict(j, partition=-1, submit=j["submit"] // 20) for j in trace(900, units=16, seed=7)]
+    want = drive(Engine(16, report_reservations=True, backfill=pbf.Backfill(reservations=None)), jobs, batch=False)
+    eng = Engine(16, report_reservations=True, backfill=pbf.Backfill(reservations=None), workers=workers)
+    got, b = drive_buffers(eng, jobs)
+    assert got == want
+    assert max(len(call) for call in got) > 256          # (a pass with that many reservations: a long queue)
+    eng.close()
+
+
+@pytest.mark.parametrize("kind", ["int64", "int32", "read-only", "strided", "big-endian", "list", "tuple", "mixed"])
+def test_advance_arrays_takes_every_kind_of_column(kind):
+    """advance_arrays goes through the compiled call for int64 columns and lists of ints, the long way
+    for the rest: the same decisions whatever the columns' kind."""
+    def col(values):
+        a = np.array(values, dtype=np.int64)
+        if kind == "int32":
+            return a.astype(np.int32)
+        if kind == "read-only":
+            a.flags.writeable = False
+            return a
+        if kind == "strided":
+            return np.repeat(a, 2)[::2]
+        if kind == "big-endian":
+            return a.astype(">i8")
+        if kind in ("list", "tuple"):
+            return list(values) if kind == "list" else tuple(values)
+        return a if kind == "int64" else list(values)      # (mixed: arrays of ids, lists of the rest)
+    ids = (lambda v: np.array(v, dtype=np.int64)) if kind == "mixed" else col
+    eng = busy_engine()
+    d = eng.advance_arrays(30, finish_ids=ids([3]), finish_times=col([30]), submit_ids=ids([7, 8, 9]),
+                           submit_times=col([30, 30, 30]), units=col([2, 9, 1]), requested=col([10, 10, 0]),
+                           run=col([5, 5, 5]), user=col([-1, -1, -1]))
+    ref = busy_engine()
+    want = ref.advance(30, [Finish(3, 30)] + [pbf.Submit(pbf.Job(i, 30, u, r, run=5)) for i, u, r in
+                                              ((7, 2, 10), (8, 9, 10), (9, 1, 0))])
+    assert norm(d.objects()) == norm(want)
+    assert eng.stats() == ref.stats() and eng.stats()["rejected"] == 2
+    with pytest.raises(ProtocolError, match="duplicate job id 7"):
+        eng.advance_arrays(40, submit_ids=ids([7]), submit_times=col([40]), units=col([1]), requested=col([1]))

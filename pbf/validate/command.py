@@ -110,6 +110,10 @@ def _print_summary(s, out):
         sb = s["slurm_started_by"]
         lines.append(f"started by   Slurm run 1: main scheduler {sb.get('main', 0)}, backfill {sb.get('backfill', 0)}; "
                      f"pbf: main scheduler {by['main']}, backfill {by['backfill']}")
+    pend = (s.get("runs") or [{}])[0].get("pending_reasons")
+    if pend and pend.get("jobs"):
+        lines.append("pending      Slurm run 1 (squeue from the last submission on): " + ", ".join(
+            f"{r} {n} jobs" for r, n in sorted(pend["jobs"].items(), key=lambda x: -x[1])))
     parts = s.get("partitions")
     if parts:
         out_p = parts["outside_one_partition"]

@@ -386,7 +386,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         run_meta.append({"run": k, "t0": run.t0, "wall_s": run.wall_s, "idle_after_s": run.idle_after_s,
                          "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": private.not_carried,
-                         "timing": run.timing})
+                         "timing": run.timing, "pending_reasons": run.pending_reasons})
         if run.errors:
             _say(verbose, f"Slurm run {k}: " + "; ".join(run.errors))
     for k, run in enumerate(recorded or [], 1):
@@ -394,7 +394,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         run_meta.append({"run": k, "t0": run.t0, "wall_s": run.wall_s, "idle_after_s": run.idle_after_s,
                          "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": [],
-                         "recorded_in": run.scratch, "timing": run.timing})
+                         "recorded_in": run.scratch, "timing": run.timing, "pending_reasons": run.pending_reasons})
     measured = {i: r["end"] - r["start"] for i, r in runs[0].items()
                 if r.get("start") is not None and r.get("end") is not None}
     pbf_m_result = replay(pbf_table(jobs, measured), config)

@@ -287,6 +287,7 @@ def run(scratch: str) -> int:
         _log("all jobs submitted; waiting for them to end")
         deadline = t0 + spec["timeout"]
         last, same_since, reasons = None, time.time(), {}
+        seen, polls = {}, {}           # pending reasons: the jobs that had each, and job-polls (about 1 s each)
         while True:
             daemons.check_running()
             queue = _squeue(env)
@@ -301,6 +302,10 @@ def run(scratch: str) -> int:
                 for sid, (state, reason) in queue.items():
                     if state == "PENDING":
                         reasons[sid] = reason
+                        seen.setdefault(reason, set()).add(sid)
+                        polls[reason] = polls.get(reason, 0) + 1
+                result["pending_reasons"] = {"jobs": {r: len(s) for r, s in sorted(seen.items())},
+                                             "job_polls": dict(sorted(polls.items()))}
                 if queue != last:
                     if last is None or len(queue) != len(last):
                         _log(f"{len(queue)} jobs queued or running")

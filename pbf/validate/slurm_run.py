@@ -118,7 +118,10 @@ class SlurmRun:
     text, Slurm's ``version``, ``t0`` (epoch of the origin), ``idle_after_s`` (daemons up to every node
     idle), ``wall_s``, ``finished`` (every job ended before the timeout), ``stopped`` (each daemon, how it
     was stopped and whether it is gone) and the ``scratch`` folder (removed unless kept); ``timing``:
-    Slurm's sub-second timing read from its log (:func:`pbf.validate.records.read_timing`)."""
+    Slurm's sub-second timing read from its log (:func:`pbf.validate.records.read_timing`);
+    ``pending_reasons``: squeue's pending reasons from the last submission to the end, polled about
+    every second (``jobs``: how many jobs had each reason at some poll; ``job_polls``: how many job-polls had it), or
+    None where the run did not record them."""
     jobs: dict
     sdiag: str
     version: str
@@ -131,6 +134,7 @@ class SlurmRun:
     jobcomp: str = ""
     errors: list = field(default_factory=list)
     timing: dict = field(default_factory=dict)
+    pending_reasons: dict | None = None
 
 
 def _pids_in_netns(ns):
@@ -283,7 +287,7 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
             jobcomp_text = fh.read()
     return SlurmRun(out, result.get("sdiag", ""), result.get("version", ""), t0, result.get("idle_after_s", 0.0),
                     result.get("wall_s", 0.0), bool(result.get("finished")), result.get("stopped", []), scratch,
-                    jobcomp_text, errors, timing)
+                    jobcomp_text, errors, timing, result.get("pending_reasons"))
 
 
 def is_recording(folder: str | os.PathLike) -> bool:
@@ -386,8 +390,9 @@ def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = 
     sub = {"note": note, "t0": result["t0"],
            "t0_local": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(result["t0"])),
            "version": result.get("version", ""), "submitted": result["submitted"]}
-    if result.get("never_started"):
-        sub["never_started"] = result["never_started"]
+    for key in ("never_started", "pending_reasons"):
+        if result.get(key):
+            sub[key] = result[key]
     paths = [os.path.join(dest, n) for n in ("submitted.json", "jobcomp.txt", "sdiag.txt", "slurmctld_starts.log")]
     with open(paths[0], "w") as fh:
         json.dump(sub, fh, indent=1)
