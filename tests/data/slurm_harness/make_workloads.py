@@ -8,6 +8,8 @@
 * part2_jobs.sacct -- 60 jobs for part2.conf (two overlapping partitions with priority tiers on 24
   cores): 26 to ``cpu``, 20 to ``small``, 14 to both (``cpu,small``), submitted over about 2 minutes,
   10-100 s runs and 2-minute limits (--time-scale 1).
+* part2_small_jobs.sacct -- the same jobs with each of the 14 two-partition jobs in ``small`` alone (its
+  higher tier): the control that tells the partitions' tiers and overlap from jobs of several partitions.
 
 Deterministic: python make_workloads.py rewrites every file byte for byte.
 """
@@ -126,3 +128,5 @@ if __name__ == "__main__":
     print("small4_jobs.sacct: 20 jobs")
     write("part2_jobs.sacct", part2())
     print("part2_jobs.sacct: 60 jobs")
+    write("part2_small_jobs.sacct", [line.replace("|cpu,small", "|small") for line in part2()])
+    print("part2_small_jobs.sacct: 60 jobs")
