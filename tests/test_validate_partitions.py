@@ -97,6 +97,7 @@ def test_the_recorded_two_partition_runs_are_compared_again(tmp_path, capsys):
     assert p["names"] == ["cpu", "small"] and p["jobs_by_partitions"] == {"small": 20, "cpu,small": 14, "cpu": 26}
     # Slurm runs every job inside one of its partitions
     assert p["outside_one_partition"]["slurm"] == [0, 0, 0]
+    assert p["outside_one_partition"]["pbf"] == 0       # (each partition tested apart, as Slurm)
     assert set(s["slurm_started_by"]) <= {"backfill", "main"} and sum(s["slurm_started_by"].values()) == 60
     assert all(r["sdiag"]["jobs_started"] == 60 for r in s["runs"])
     assert s["runs"][0]["timing"]["cycles"] > 100         # the first run keeps its backfill cycles
