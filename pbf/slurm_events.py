@@ -48,20 +48,26 @@ def _kind(state: str) -> str | None:
     return None
 
 
+def read_dump_lines(path: str, what: str, limit: int) -> list[str]:
+    """The lines of a site's dump at ``path`` (UTF-8, at most ``limit`` bytes); ``what`` names it in the
+    error."""
+    try:
+        size = os.path.getsize(path)
+        if size > limit:
+            raise ConfigError(f"{path}: {size:,} bytes: {what} of at most {limit:,}")
+        with open(path, encoding="utf-8") as f:
+            return f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read {what}: {exc}") from None
+
+
 def read_events(path: str | os.PathLike, origin: int, cluster_names: list, known: set) -> tuple[list, dict]:
     """The outages of the events at ``path`` (module docstring) on a cluster whose nodes are
     ``cluster_names`` (in the cluster's order; unit ranges follow the cores given by the caller), times
     from ``origin`` (epoch seconds): ``([(time, node indices, kind, until)], counts)``; ``known``: every
     node name of the site."""
     path = os.fspath(path)
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_EVENTS_BYTES:
-            raise ConfigError(f"{path}: {size:,} bytes: a sacctmgr events dump of at most {MAX_EVENTS_BYTES:,}")
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read a sacctmgr events dump: {exc}") from None
+    lines = read_dump_lines(path, "a sacctmgr events dump", MAX_EVENTS_BYTES)
     index = {n: i for i, n in enumerate(cluster_names)}
     counts = {"events": 0, "outages": 0, "cluster_events": 0, "other_partitions": 0, "not_modelled_states": {}}
     out = []

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from .errors import ConfigError
 from .node import expand_hostlist
+from .slurm_events import read_dump_lines
 from .workload.sacct import _timestamp
 
 __all__ = ["Reservation", "SiteReservations", "read_reservations", "REPEATS"]
@@ -149,14 +150,7 @@ def read_reservations(path: str | os.PathLike) -> tuple[list[Reservation], str]:
     """The reservations of the dump at ``path`` (module docstring), as read (node host lists not yet
     expanded), and its format (``"scontrol"`` or ``"sacctmgr"``)."""
     path = os.fspath(path)
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_RESERVATIONS_BYTES:
-            raise ConfigError(f"{path}: {size:,} bytes: a reservations dump of at most {MAX_RESERVATIONS_BYTES:,}")
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read a reservations dump: {exc}") from None
+    lines = read_dump_lines(path, "a reservations dump", MAX_RESERVATIONS_BYTES)
     first = next((s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")), "")
     try:
         if not first or first.startswith("ReservationName=") or first.lower().startswith("no reservations"):
