@@ -119,7 +119,7 @@ _CONFIG_KEYS = frozenset((
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
     "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",      # (bf_limits.pxd)
-    "ss_marks"))                                                                     # (slurm_space.pxd)
+    "bf_one_resv", "ss_marks"))                                                                     # (slurm_space.pxd)
 _BF_KEYS = frozenset(("bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
@@ -266,6 +266,7 @@ cdef class Core:
             elif name == "sim_cost_main_us": S.sim.cost_main_us = value
             elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
             elif name == "ss_marks": S.ss.marks = value
+            elif name == "bf_one_resv": S.ss.lim.one_resv = value
         if _BF_KEYS & set(settings):
             bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),
                     settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),

@@ -43,6 +43,8 @@ ctypedef struct BfLimits:
     double min_prio            # bf_min_prio_reserve (0: none)
     int64_t min_age            # bf_min_age_reserve, s (0: none)
     bint now_only              # the job being tested may only start now
+    bint one_resv              # bf_one_resv_per_job: a job of several partitions reserves in one (its first
+                               # record that reserves; the later ones only start now)
     int64_t* count             # a user's count ...
     int64_t* stamp             # ... and the cycle it was made in
     int64_t cap                # room in count and stamp (users)

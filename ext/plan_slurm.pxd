@@ -90,8 +90,9 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
     # The job test under Slurm's backfill (Planner.step): the SJBF phase's stop and the test's start
     # as on nodes, then slurm_step
     cdef PassCtx* c = &S.ctx
-    cdef int64_t j, k, d, t, n, r, q
+    cdef int64_t j, k, d, t, n, r, q, resv = c.resv
     cdef uint64_t own
+    cdef bint now_only
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
@@ -114,7 +115,11 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
             q = STEP_STOP
             break
         M.jfeat[j] = S.prec.mask[r]
+        now_only = S.ss.lim.now_only
+        if S.ss.lim.one_resv and c.resv > resv:
+            S.ss.lim.now_only = True   # (bf_one_resv_per_job: an earlier record has reserved)
         q = slurm_step(S, M, p, j, k, d)
+        S.ss.lim.now_only = now_only
         if q < 0 or S.queue.entries[p].job < 0:
             break
     M.jfeat[j] = own

@@ -20,6 +20,11 @@ oracle :mod:`pbf.reference.slurm_backfill_ref`):
 
 0 turns a limit off (Slurm's default for each).
 
+``one_resv_per_job`` (``bf_one_resv_per_job``): a job of several partitions, tested once in each (as
+Slurm queues a record a partition), makes at most one reservation a cycle: once a record has reserved,
+its later records may only start now (``_attempt_backfill``: ``job_ptr->start_time`` set, ``TEST_NOW_ONLY``).
+Without it (Slurm's default) each record may reserve.
+
 ``slurm_version`` (``20.11``, ``22.05``, ``23.11``) and ``select_type`` (``cons_tres``, ``cons_res``) say
 how a GPU job's tests mark the nodes' scheduling weights (:func:`pbf.slurm_versions.node_marks`).
 """
@@ -64,6 +69,7 @@ class SlurmBackfill(Backfill):
     max_job_start: int = 0
     min_prio_reserve: int = 0
     min_age_reserve: int = 0
+    one_resv_per_job: bool = False
     slurm_version: str = DEFAULT_SLURM_VERSION
     select_type: str = "cons_tres"
 
@@ -71,6 +77,8 @@ class SlurmBackfill(Backfill):
         super().__post_init__()
         for name, _, hi in LIMITS:
             check_int(name, getattr(self, name), 0, hi)
+        if not isinstance(self.one_resv_per_job, bool):
+            raise ConfigError(f"one_resv_per_job must be True or False, got {self.one_resv_per_job!r}")
         check_version(self.slurm_version)
         _check_choice("select_type", self.select_type, SELECT_TYPES)
         if self.select_type == "cons_res" and self.slurm_version == "23.11":
@@ -80,7 +88,7 @@ class SlurmBackfill(Backfill):
     @property
     def limited(self) -> bool:
         """Any limit set."""
-        return any(getattr(self, name) for name, _, _ in LIMITS)
+        return any(getattr(self, name) for name, _, _ in LIMITS) or self.one_resv_per_job
 
     def per_user(self) -> int:
         """The jobs of one user a cycle tests at most (0: no limit): the least of ``max_job_user_part``,
@@ -94,7 +102,8 @@ class SlurmBackfill(Backfill):
         """Backfill's core settings and the limits' (``ext/bf_limits.pxd``)."""
         return {**super().core_settings(), "bf_max_user": self.per_user(), "bf_max_part": self.max_job_part,
                 "bf_max_start": self.max_job_start, "bf_min_prio": float(self.min_prio_reserve),
-                "bf_min_age": self.min_age_reserve, "ss_marks": _MARKS[self.marks()]}
+                "bf_min_age": self.min_age_reserve, "bf_one_resv": int(self.one_resv_per_job),
+                "ss_marks": _MARKS[self.marks()]}
 
     def marks(self) -> str:
         """The node weights' rule (:func:`pbf.slurm_versions.node_marks`)."""
@@ -103,4 +112,5 @@ class SlurmBackfill(Backfill):
     def reference_limits(self) -> dict:
         """The oracle's limits (:func:`pbf.reference.slurm_backfill_ref.slurm_pass`)."""
         return {"per_user": self.per_user(), "per_part": self.max_job_part, "max_start": self.max_job_start,
-                "min_prio": self.min_prio_reserve, "min_age": self.min_age_reserve}
+                "min_prio": self.min_prio_reserve, "min_age": self.min_age_reserve,
+                "one_resv": self.one_resv_per_job}

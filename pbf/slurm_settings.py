@@ -283,8 +283,7 @@ def _sched_params(conf, mapped, unmodelled, version):
     out["limits"] = {key: _whole(conf, number, f"{sp} {spelled[key]}", opts[key], *_BF_RANGES[key])
                      for key in _BF_RANGES if key in opts}
     if "bf_one_resv_per_job" in found.flags:
-        mapped["SchedulerParameters bf_one_resv_per_job"] = ("(site) not modelled: a job of several partitions "
-                                                             "may reserve in each (Slurm's rule without it)")
+        out["limits"]["bf_one_resv_per_job"] = 1
     return out
 
 
@@ -295,7 +294,11 @@ def _bf_limits(given, priority, mapped, unmodelled):
     out = {}
     for key, value in given.items():
         said = f"SchedulerParameters {key}"
-        if key == "bf_job_part_count_reserve":
+        if key == "bf_one_resv_per_job":
+            out["one_resv_per_job"] = True
+            mapped[said] = ("(site) -> SlurmBackfill.one_resv_per_job (a job of several partitions reserves in "
+                            "one: its later partitions' tests only start it now)")
+        elif key == "bf_job_part_count_reserve":
             mapped[said] = (f"{value} (site) -> Backfill.reservations {value or 'None'} (pbf replays one "
                             "partition: its reservations a cycle)")
         elif key == "bf_min_prio_reserve" and priority == "fcfs":

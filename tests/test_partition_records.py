@@ -6,10 +6,14 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from test_partitions import _site_of, _sites, _table
 
 import pbf
+from pbf.reference.nodes_ref import NodeRequest
+from pbf.reference.slurm_backfill_ref import slurm_node_replay
 from pbf.slurm_conf import read_slurm_conf
-from pbf.slurm_partitions import partition_cluster
+from pbf.slurm_partitions import PARTITION_PREFIX, partition_cluster
 from pbf.workload.jobs import JobTable, SwfHeader
 
 NODES = "NodeName=n[1-3] CPUs=4 RealMemory=8000\n"
@@ -60,3 +64,34 @@ def test_the_main_scheduler_fails_each_record_and_goes_on(tmp_path, search):
                                [1000, 100, 100], [4, 8, 4], search, trigger="interval", bf_interval=30)
     assert starts[0] == 0 and starts[1] == 30 and nodes[1] == "n2,n3"
     assert starts[2] == 30 or starts[2] >= 40
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=_sites())
+def test_one_reservation_a_job_follows_the_oracle(tmp_path, case):
+    # bf_one_resv_per_job: once a record of a job of several partitions has reserved, its later records
+    # only start it now (Slurm's backfill, against its oracle)
+    nodes, parts, jobs, reservations = case
+    cluster, site = _site_of(tmp_path, nodes, parts)
+    labels = list(dict.fromkeys(j["label"] for j in jobs))
+    col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
+    table = _table([labels.index(j["label"]) + 1 for j in jobs], legend=labels, req=col("est"), cores=col("cores"),
+                   submit=col("submit"), run=col("run"), mem=col("mpc"), nodes_min=[1] * len(jobs),
+                   nodes_max=col("nmax"))
+    backfill = pbf.SlurmBackfill(reservations=reservations, resolution=0, window=0, one_resv_per_job=True)
+    got = pbf.replay(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search="slurm", backfill=backfill))
+    placed = site.place(table, cluster)
+
+    def request(k, j, features):
+        return NodeRequest(j["cores"], int(placed.requests.mem_core_mb[k]), 0, 0, 1, j["nmax"], frozenset(features))
+    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"], req=request(k, j, placed.requests.features[k]))
+           for k, j in enumerate(jobs)]
+    for k, j in enumerate(jobs):
+        records = placed.job_records[k] if placed.job_records is not None else None
+        if records:
+            own = [f for f in placed.requests.features[k] if not f.startswith(PARTITION_PREFIX)]
+            ref[k]["records"] = [request(k, j, own + ([f] if f else [])) for f, _ in records]
+    want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0,
+                             limits=backfill.reference_limits())
+    assert got.jobs["start"].tolist() == want["start"]

@@ -51,7 +51,8 @@ def test_limits_are_mapped_and_the_ones_pbf_leaves_out_say_why(tmp_path):
     assert "bf_max_job_user=2: ignored, as slurmctld ignores it when bf_max_job_assoc is set" in said
     assert "bf_min_prio_reserve=100: not modelled by pbf under priority/basic" in said
     assert "bf_busy_nodes (line 1): not modelled by pbf: Slurm's select plugin prefers nodes already in use" in said
-    assert "not modelled" in s.mapped["SchedulerParameters bf_one_resv_per_job"]
+    assert "one_resv_per_job" in s.mapped["SchedulerParameters bf_one_resv_per_job"]
+    assert s.config.backfill.one_resv_per_job
     assert s.mapped["SchedulerParameters bf_job_part_count_reserve"].startswith("3 (site) -> Backfill.reservations 3")
     mf = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\n"
                                         "SchedulerParameters=bf_min_prio_reserve=100\n" + NODES, "mf.conf"))

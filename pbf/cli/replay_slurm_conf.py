@@ -94,7 +94,7 @@ def slurm_conf_config(args: argparse.Namespace,
     backfill = replace(base.backfill, order=chosen.pop("order"), **bf)
     if args.node_search == "exact" and isinstance(backfill, SlurmBackfill) and backfill.limited:
         # (Slurm's own backfill limits are rules of Slurm's backfill: pbf's exact plan goes without them)
-        backfill = replace(backfill, **{name: 0 for name, _, _ in LIMITS})
+        backfill = replace(backfill, one_resv_per_job=False, **{name: 0 for name, _, _ in LIMITS})
         settings.unmodelled.append("Slurm's own backfill limits (bf_max_job_user, ...): not applied with "
                                    "--node-search exact")
     run = {}

@@ -399,13 +399,15 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         if said == "skip" or holds.passed_over(j):
             continue
         est = max(jobs[j]["est"], 1)
+        reserved = False
         for req in jobs[j].get("records") or (jobs[j]["req"],):
             if not blocked:
                 # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
                 # job that cannot start, reset the weights as select_nodes does)
                 main_test_weights(nodes, weights, free, req)
+            one = bool(limits and limits.get("one_resv")) and reserved
             kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
-                                           reserve=(left is None or left > 0) and said != "now",
+                                           reserve=(left is None or left > 0) and said != "now" and not one,
                                            first_fit=first_fit, weights=weights)
             if kind == "start":
                 got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
@@ -418,8 +420,10 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                     free[i][2] -= g
                 break
             blocked = True
-            if kind == "reserve" and left is not None:
-                left -= 1
+            if kind == "reserve":
+                reserved = True
+                if left is not None:
+                    left -= 1
     return started
 
 
