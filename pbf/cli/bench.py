@@ -20,9 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slice", choices=("pass", "matrix", "large", "bitmap", "growth", "replay", "rl", "all"),
                         default="pass", help="pass: headline passes vs the reference (default); matrix: "
                         "the whole pass matrix; large: passes on 160,000 nodes with 100,000 queued (Slurm-like) "
-                        "and 2,000 (conservative); bitmap: bitmap operations; growth: cost vs queue and "
-                        "units with log-log slopes; replay: trace replay throughput; rl: learned-policy environment "
-                        "steps and kernel decisions (needs gymnasium); all")
+                        "and 2,000 (conservative), ARCHER2-sized passes and a 100,000-job node replay "
+                        "(PBF_BENCH_NODE_REPLAY_JOBS=N another size, 0 none); bitmap: bitmap operations; "
+                        "growth: cost vs queue and units with log-log slopes; replay: trace replay throughput; "
+                        "rl: learned-policy environment steps and kernel decisions (needs gymnasium); all")
     parser.add_argument("--trials", type=int_in(1), default=5, help="interleaved trials per benchmark (default 5)")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     parser.add_argument("--no-reference", action="store_true", help="skip the pure-Python reference pass")
