@@ -61,6 +61,10 @@ def _add_schedulers(parser):
     s.add_argument("--slurm-runs", default=None, metavar="DIR",
                    help="compare again the Slurm runs recorded in DIR (the --out of an earlier run of the same "
                         "workload and scale) instead of running Slurm: pbf's side is replayed anew")
+    s.add_argument("--reservation", default=None, metavar="SPEC",
+                   help="an advance reservation for the case, made in Slurm before the first submission and held "
+                        "in pbf: 'Nodes=a1,a2 StartTime=+60 Duration=120 [Flags=MAINT,IGNORE_JOBS] [Name=N]', times "
+                        "in seconds of the workload's clock (with --slurm-runs and no SPEC: the recorded dump)")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     s.set_defaults(func=run)
     return s
@@ -120,6 +124,14 @@ def _print_summary(s, out):
         lines.append(f"partitions   {','.join(parts['names'])}: jobs " + ", ".join(
             f"{k} {v}" for k, v in parts["jobs_by_partitions"].items()) + f"; on nodes of no single one of their "
             f"partitions: pbf {out_p['pbf']}, Slurm {', '.join(map(str, out_p['slurm']))}")
+    rv = s.get("reservation")
+    if rv:
+        inside = rv["jobs_inside"]
+        for w in rv["windows_run_clock"]:
+            lines.append(f"reservation  {w['name']} on {','.join(w['nodes'])} from +{w['start_s']} s to "
+                         f"+{w['end_s']} s of the run ({rv['pbf_read_from']})")
+        lines.append(f"             jobs on its nodes inside it: pbf {len(inside['pbf'])}, Slurm "
+                     + ", ".join(str(len(x)) for x in inside["slurm"]))
     w = s["awt_s"]
     if w["slurm"] is not None:
         rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"
@@ -139,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = validate_slurm(args.conf, args.workload, time_scale=args.time_scale, out=args.out,
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
-                                 verbose=not args.quiet, slurm_runs=args.slurm_runs)
+                                 verbose=not args.quiet, slurm_runs=args.slurm_runs,
+                                 reservation=args.reservation)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

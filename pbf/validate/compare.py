@@ -42,10 +42,11 @@ import numpy as np
 from ..cluster import Cluster
 from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
-from ..slurm_conf import read_slurm_conf
+from ..slurm_conf import node_lines, read_slurm_conf
 from ..slurm_settings import slurm_settings
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .records import read_sdiag, sdiag_figures
+from .reservation import parse_reservation, pbf_reservation, reservation_summary
 from .slurm_config import write_private_conf
 from .slurm_run import check_requirements, is_recording, new_scratch, read_run, run_slurm, slurm_version
 
@@ -306,6 +307,13 @@ def _partition_counts(jobs: Sequence[HarnessJob], runs: list, pbf: dict, setting
                                                            "slurm": [outside(r) for r in runs]}}
 
 
+def _for_slurm(spec, time_scale):
+    if spec is None:
+        return None
+    start, end = spec.on_run_clock(time_scale)
+    return {"name": spec.name, "nodes": list(spec.nodes), "start": start, "end": end, "flags": list(spec.flags)}
+
+
 def _say(verbose, text):
     if verbose:
         print(text, file=sys.stderr, flush=True)
@@ -329,14 +337,18 @@ def _recorded_runs(folder: str, jobs: Sequence[HarnessJob]) -> list:
 def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time_scale: float = 1.0,
                    out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
                    timeout: float | None = None, verbose: bool = True,
-                   slurm_runs: str | os.PathLike | None = None) -> dict:
+                   slurm_runs: str | os.PathLike | None = None, reservation: str | None = None) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
     several partitions: each job to its own (the workload's ``Partition``, ``a,b`` for several) on both
     sides, pbf replaying every partition. ``slurm_runs``: the ``out`` folder of an earlier run of
     the same workload and scale, whose recorded Slurm runs are compared again instead of running Slurm
-    (pbf's side is replayed anew). Raises :class:`pbf.validate.SlurmUnavailable` when this machine
+    (pbf's side is replayed anew). ``reservation``: an advance reservation for the case
+    (:mod:`pbf.validate.reservation`: ``"Nodes=a1,a2 StartTime=+60 Duration=120 Flags=MAINT,IGNORE_JOBS"``,
+    times on the workload's clock), made in each Slurm run before the first submission and held on pbf's
+    side; comparing recorded runs again without it, the first run's own dump is read.
+    Raises :class:`pbf.validate.SlurmUnavailable` when this machine
     cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
         raise ConfigError(f"repeat must be a whole number >= 1, got {repeat!r}")
@@ -348,6 +360,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     conf = os.fspath(conf)
     if not os.path.exists(conf):
         raise ConfigError(f"slurm.conf {conf!r}: no such file")
+    known = tuple(n for _, _, names in node_lines(read_slurm_conf(conf)) for n in names)
+    resv_spec = parse_reservation(reservation, known) if reservation is not None else None
     table, requests = load_workload(workload)
     # several partitions and none chosen: every partition, each job in its own (as pbf replay --slurm-conf
     # FILE reads them), and each job submitted to Slurm with its own --partition
@@ -366,6 +380,10 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                   + f", {len(settings.cluster.nodes)} nodes")
     # pbf first: a setting it refuses shows before Slurm runs for minutes
     config = replace(settings.config, record_nodes=True)
+    os.makedirs(out, exist_ok=True)
+    resv, resv_source = pbf_reservation(resv_spec, recorded[0].scratch if recorded else None, out, known, time_scale)
+    if resv is not None:
+        config = replace(config, reservations=resv)
     pbf_result = replay(pbf_table(jobs), config)
     pbf = pbf_starts(pbf_result)
     if timeout is None:
@@ -379,7 +397,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         _say(verbose, f"Slurm run {k}/{repeat} in {scratch} (timeout {timeout:.0f} s)")
         try:
             run = run_slurm(private, jobs, timeout=timeout, keep=os.path.join(out, "slurm", f"run{k}"),
-                            verbose=verbose, stuck_after=stuck)
+                            verbose=verbose, stuck_after=stuck, reservation=_for_slurm(resv_spec, time_scale))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         runs.append(run.jobs)
@@ -414,6 +432,10 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
         "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
         "runs": run_meta, "wall_s": time.time() - t_begin})
+    if resv is not None:
+        folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
+                   else [r.scratch for r in recorded])
+        summary["reservation"] = reservation_summary(resv_spec, resv, resv_source, folders, runs, pbf, time_scale)
     pbf_result.write(os.path.join(out, "pbf"))
     summary["figure"] = draw_starts(out, rows, summary)
     write_outputs(out, rows, summary)

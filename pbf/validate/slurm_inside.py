@@ -4,10 +4,11 @@ never by hand on a host's network).
 
 It names the host ``pbfctl``, brings up loopback and a veth pair with the private address 10.253.0.1
 (with loopback alone Slurm's name lookups fail), starts ``slurmctld -D`` and one ``slurmd -D -N NAME``
-per node as its own children, waits until every node is idle, submits the jobs of ``SCRATCH/spec.json``
-with ``sbatch`` at their times, waits until none is left (or the timeout), takes ``sdiag``, cancels what
-is left, stops every daemon by its pid (SIGTERM, then SIGKILL) and checks that each is gone, ends any
-process left in the namespace (job steps, sleeps) by pid, and writes ``SCRATCH/result.json``. The
+per node as its own children, waits until every node is idle, creates the case's reservation (when
+``spec.json`` has one; its dump kept as ``SCRATCH/reservation.txt``), submits the jobs of
+``SCRATCH/spec.json`` with ``sbatch`` at their times, waits until none is left (or the timeout), takes
+``sdiag``, cancels what is left, stops every daemon by its pid (SIGTERM, then SIGKILL) and checks that
+each is gone, ends any process left in the namespace (job steps, sleeps) by pid, and writes ``SCRATCH/result.json``. The
 daemons are stopped on every way out: normal end, error, SIGTERM/SIGINT/SIGHUP, and ``atexit``.
 """
 from __future__ import annotations
@@ -210,6 +211,21 @@ def _start_accounting(daemons, acc, scratch, env):
     return dump.stdout
 
 
+def _reserve(resv, t0, scratch, env):
+    """Create the case's reservation (``resv``: name, nodes, start and end in seconds from ``t0``, flags) for
+    user root, and keep ``scontrol show reservation`` in ``SCRATCH/reservation.txt``; returns that text."""
+    def at(s):
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0 + s))
+    _run(["scontrol", "create", "reservation", f"ReservationName={resv['name']}", "Users=root",
+          f"StartTime={at(resv['start'])}", f"EndTime={at(resv['end'])}", f"Nodes={','.join(resv['nodes'])}",
+          f"Flags={','.join(resv['flags'])}"], env, timeout=30)
+    text = _run(["scontrol", "show", "reservation"], env, timeout=30).stdout
+    with open(os.path.join(scratch, "reservation.txt"), "w") as fh:
+        fh.write(text)
+    _log(f"reservation {resv['name']} on {','.join(resv['nodes'])} from +{resv['start']} s to +{resv['end']} s")
+    return text
+
+
 def _squeue(env):
     """{job id: (state, reason)} of the queue, or None when squeue fails."""
     r = _run(["squeue", "-h", "-o", "%i %T %r"], env, check=False, timeout=30)
@@ -266,8 +282,11 @@ def run(scratch: str) -> int:
         result["idle_after_s"] = _wait_idle(daemons, names, env, spec.get("idle_timeout", 90))
         result["nodes_text"] = _run(["scontrol", "show", "nodes"], env).stdout
         _log(f"{len(names)} nodes idle after {result['idle_after_s']:.1f} s; submitting {len(spec['jobs'])} jobs")
-        t0 = math_ceil(time.time()) + 1
+        t0 = math_ceil(time.time()) + (2 if spec.get("reservation") else 1)
+        if spec.get("reservation"):
+            result["reservation_text"] = _reserve(spec["reservation"], t0, scratch, env)
         result["t0"] = t0
+        result["t0_local"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0))
         for job in spec["jobs"]:
             due = t0 + job["submit"]
             while True:
@@ -286,6 +305,8 @@ def run(scratch: str) -> int:
             result["submitted"][str(job["id"])] = entry
         _log("all jobs submitted; waiting for them to end")
         deadline = t0 + spec["timeout"]
+        # jobs waiting for the reservation's end are not stuck
+        held_until = t0 + (spec["reservation"]["end"] + 1 if spec.get("reservation") else 0)
         last, same_since, reasons = None, time.time(), {}
         seen, polls = {}, {}           # pending reasons: the jobs that had each, and job-polls (about 1 s each)
         while True:
@@ -311,7 +332,7 @@ def run(scratch: str) -> int:
                         _log(f"{len(queue)} jobs queued or running")
                     last, same_since = queue, time.time()
                 elif (all(state == "PENDING" for state, _ in queue.values())
-                      and time.time() - same_since > spec.get("stuck_after", 15)):
+                      and time.time() - same_since > spec.get("stuck_after", 15) and time.time() > held_until):
                     # nothing runs and nothing has changed: what is left can never start
                     never = sorted(queue, key=int)
                     result["never_started"] = {sid: reasons.get(sid, "") for sid in never}

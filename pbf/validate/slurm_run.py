@@ -180,14 +180,16 @@ class _Inner:
 
 
 def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: float, keep: str | None = None,
-              verbose: bool = True, stuck_after: float = 15.0) -> SlurmRun:
+              verbose: bool = True, stuck_after: float = 15.0, reservation: dict | None = None) -> SlurmRun:
     """Run ``jobs`` (:class:`pbf.validate.jobs.HarnessJob`) through a real Slurm configured by
     ``private`` (a :class:`pbf.validate.slurm_config.PrivateConf`, whose scratch folder the run uses),
     inside a private network namespace; wait at most ``timeout`` seconds after the first submission.
     ``keep``: a folder to copy the run's records into (slurm.conf, gres.conf, jobcomp.txt, sdiag.txt, the
     logs, submitted.json). Progress goes to stderr when ``verbose``. Jobs still pending, with nothing
     running and nothing changing for ``stuck_after`` seconds, can never start: they are cancelled and
-    reported (state ``NEVER_STARTED``, with Slurm's pending reason)."""
+    reported (state ``NEVER_STARTED``, with Slurm's pending reason). ``reservation``: a reservation to
+    create before the first submission (name, nodes, start and end in seconds of the run's clock, flags;
+    :mod:`pbf.validate.reservation`), its dump kept as ``reservation.txt``."""
     found = check_requirements(private.accounting)
     scratch = private.scratch
     spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"],
@@ -197,6 +199,8 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
                                                                               os.path.join(scratch, "work"),
                                                                               with_account=private.accounting)}
                      for j in jobs]}
+    if reservation:
+        spec["reservation"] = reservation
     if private.accounting:
         spec["accounting"] = {"accounts": sorted({j.account for j in jobs}), "cluster": "pbfvalidate",
                               "slurmdbd": found["slurmdbd"], "mariadbd": found["mariadbd"],
@@ -348,7 +352,8 @@ def _tail(path, lines=30):
 
 def _keep(scratch, dest):
     os.makedirs(dest, exist_ok=True)
-    for name in ("slurm.conf", "gres.conf", "slurmdbd.conf", "jobcomp.txt", "spec.json", "result.json", "inside.log"):
+    for name in ("slurm.conf", "gres.conf", "slurmdbd.conf", "jobcomp.txt", "spec.json", "result.json", "inside.log",
+                 "reservation.txt"):
         src = os.path.join(scratch, name)
         if os.path.exists(src):
             shutil.copy2(src, os.path.join(dest, name))
@@ -390,7 +395,7 @@ def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = 
     sub = {"note": note, "t0": result["t0"],
            "t0_local": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(result["t0"])),
            "version": result.get("version", ""), "submitted": result["submitted"]}
-    for key in ("never_started", "pending_reasons"):
+    for key in ("never_started", "pending_reasons", "reservation_text"):
         if result.get(key):
             sub[key] = result[key]
     paths = [os.path.join(dest, n) for n in ("submitted.json", "jobcomp.txt", "sdiag.txt", "slurmctld_starts.log")]

@@ -114,6 +114,21 @@ def part2(seed=2):
     return lines
 
 
+def resv4(seed=5):
+    """small4's site with a maintenance reservation on a[1-2] from +50 s to +170 s (docs/slurm-harness.md):
+    45 jobs over two minutes, runs of 10-60 s, limits of 1-2 minutes: no job fits on a[1-2] before the
+    window, so jobs go to b1 and g1 (4 cores each) or wait for its end."""
+    rng = np.random.default_rng(seed)
+    lines, t = [], 0
+    for i in range(1, 46):
+        run = int(rng.integers(10, 61))
+        limit = 1 if run < 40 and rng.random() < 0.5 else 2
+        cores = int(rng.choice([1, 1, 2, 2, 2, 3, 4, 4, 8]))
+        lines.append(job_line(i, t, run, limit, cores, mem="1000Mc"))
+        t += int(rng.choice([0, 1, 2, 3, 4, 5]))
+    return lines
+
+
 def write(name, lines):
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "w") as fh:
         fh.write(HEADER + "\n" + "\n".join(lines) + "\n")
@@ -130,3 +145,5 @@ if __name__ == "__main__":
     print("part2_jobs.sacct: 60 jobs")
     write("part2_small_jobs.sacct", [line.replace("|cpu,small", "|small") for line in part2()])
     print("part2_small_jobs.sacct: 60 jobs")
+    write("resv4_jobs.sacct", resv4())
+    print("resv4_jobs.sacct: 45 jobs")
