@@ -61,6 +61,26 @@ def read_dump_lines(path: str, what: str, limit: int) -> list[str]:
         raise ConfigError(f"{path}: cannot read {what}: {exc}") from None
 
 
+def dump_nodes(names: str, where: str, index: dict, known, lenient: bool = False) -> tuple[list[int], int]:
+    """The replayed cluster's indices (``index``: name -> index) of the nodes of a Slurm host list read from
+    a site's dump, and how many name nodes of the site outside it (``known``: every node name of the
+    site); ``where`` (file, line, key) names the list in an error. A node the site does not name is an
+    error, unless ``lenient`` and ``known`` is empty (no slurm.conf to tell)."""
+    try:
+        expanded = expand_hostlist(names)
+    except (ValueError, ConfigError) as exc:
+        raise ConfigError(f"{where} {names[:60]!r}: {exc}") from None
+    nodes, other = [], 0
+    for name in expanded:
+        if name in index:
+            nodes.append(index[name])
+        elif name in known or (lenient and not known):
+            other += 1
+        else:
+            raise ConfigError(f"{where} {name!r}: a node the slurm.conf does not name")
+    return nodes, other
+
+
 def read_events(path: str | os.PathLike, origin: int, cluster_names: list, known: set) -> tuple[list, dict]:
     """The outages of the events at ``path`` (module docstring) on a cluster whose nodes are
     ``cluster_names`` (in the cluster's order; unit ranges follow the cores given by the caller), times
@@ -106,18 +126,8 @@ def read_events(path: str | os.PathLike, origin: int, cluster_names: list, known
         if end is not None and end < start:
             raise ConfigError(f"{path}, line {number}: TimeEnd {cols[head['timeend']]} is before TimeStart "
                               f"{cols[head['timestart']]}")
-        try:
-            expanded = expand_hostlist(names)
-        except (ValueError, ConfigError) as exc:
-            raise ConfigError(f"{path}, line {number}: NodeName {names[:60]!r}: {exc}") from None
-        nodes = []
-        for name in expanded:
-            if name in index:
-                nodes.append(index[name])
-            elif name in known:
-                counts["other_partitions"] += 1
-            else:
-                raise ConfigError(f"{path}, line {number}: NodeName {name!r}: a node the slurm.conf does not name")
+        nodes, other = dump_nodes(names, f"{path}, line {number}: NodeName", index, known)
+        counts["other_partitions"] += other
         if nodes and (end is None or end > start):
             out.append((start - origin, tuple(nodes), kind, None if end is None else end - origin))
             counts["outages"] += 1

@@ -37,8 +37,7 @@ import os
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
-from .node import expand_hostlist
-from .slurm_events import read_dump_lines
+from .slurm_events import dump_nodes, read_dump_lines
 from .workload.sacct import _timestamp
 
 __all__ = ["Reservation", "SiteReservations", "read_reservations", "REPEATS"]
@@ -210,18 +209,8 @@ class SiteReservations:
             if names.strip().lower() in _NULL:
                 counts["no_nodes"] += 1
                 continue
-            try:
-                expanded = expand_hostlist(names)
-            except (ValueError, ConfigError) as exc:
-                raise ConfigError(f"{where}: Nodes {names[:60]!r}: {exc}") from None
-            idx = []
-            for name in expanded:
-                if name in index:
-                    idx.append(index[name])
-                elif name in known or not known:
-                    counts["other_partitions_nodes"] += 1
-                else:
-                    raise ConfigError(f"{where}: Nodes {name!r}: a node the slurm.conf does not name")
+            idx, other = dump_nodes(names, f"{where}: Nodes", index, known, lenient=True)
+            counts["other_partitions_nodes"] += other
             for f in r.flags:
                 if f in _INSIDE_FLAGS:
                     flag_count[f] = flag_count.get(f, 0) + 1

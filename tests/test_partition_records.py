@@ -7,13 +7,12 @@ import dataclasses
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_partitions import _site_of, _sites, _table
+from test_partitions import _oracle_jobs, _site_of, _sites, _table
 
 import pbf
-from pbf.reference.nodes_ref import NodeRequest
 from pbf.reference.slurm_backfill_ref import slurm_node_replay
 from pbf.slurm_conf import read_slurm_conf
-from pbf.slurm_partitions import PARTITION_PREFIX, partition_cluster
+from pbf.slurm_partitions import partition_cluster
 from pbf.workload.jobs import JobTable, SwfHeader
 
 NODES = "NodeName=n[1-3] CPUs=4 RealMemory=8000\n"
@@ -82,16 +81,7 @@ def test_one_reservation_a_job_follows_the_oracle(tmp_path, case):
     backfill = pbf.SlurmBackfill(reservations=reservations, resolution=0, window=0, one_resv_per_job=True)
     got = pbf.replay(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search="slurm", backfill=backfill))
     placed = site.place(table, cluster)
-
-    def request(k, j, features):
-        return NodeRequest(j["cores"], int(placed.requests.mem_core_mb[k]), 0, 0, 1, j["nmax"], frozenset(features))
-    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"], req=request(k, j, placed.requests.features[k]))
-           for k, j in enumerate(jobs)]
-    for k, j in enumerate(jobs):
-        records = placed.job_records[k] if placed.job_records is not None else None
-        if records:
-            own = [f for f in placed.requests.features[k] if not f.startswith(PARTITION_PREFIX)]
-            ref[k]["records"] = [request(k, j, own + ([f] if f else [])) for f, _ in records]
+    ref = _oracle_jobs(jobs, placed)
     want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0,
                              limits=backfill.reference_limits())
     assert got.jobs["start"].tolist() == want["start"]

@@ -313,6 +313,20 @@ def _site_of(tmp_path, nodes, parts):
     return partition_cluster(read_slurm_conf(path))
 
 
+def _oracle_jobs(jobs, placed):
+    """_sites' jobs as the node oracles take them, each with its partitions' records where it has several."""
+    def request(k, j, features):
+        return NodeRequest(j["cores"], int(placed.requests.mem_core_mb[k]), 0, 0, 1, j["nmax"], frozenset(features))
+    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"], req=request(k, j, placed.requests.features[k]))
+           for k, j in enumerate(jobs)]
+    for k, j in enumerate(jobs):
+        records = placed.job_records[k] if placed.job_records is not None else None
+        if records:
+            own = [f for f in placed.requests.features[k] if not f.startswith(PARTITION_PREFIX)]
+            ref[k]["records"] = [request(k, j, own + ([f] if f else [])) for f, _ in records]
+    return ref
+
+
 @pytest.mark.parametrize("multi", ["each", "union"])
 @pytest.mark.parametrize("search", ["exact", "slurm"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -340,16 +354,7 @@ def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path,
             else:
                 assert used <= set().union(*(members[p] for p in job["label"].split(",")))
     placed = site.place(table, cluster)
-
-    def request(k, j, features):
-        return NodeRequest(j["cores"], int(placed.requests.mem_core_mb[k]), 0, 0, 1, j["nmax"], frozenset(features))
-    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"], req=request(k, j, placed.requests.features[k]))
-           for k, j in enumerate(jobs)]
-    for k, j in enumerate(jobs):
-        records = placed.job_records[k] if placed.job_records is not None else None
-        if records:
-            own = [f for f in placed.requests.features[k] if not f.startswith(PARTITION_PREFIX)]
-            ref[k]["records"] = [request(k, j, own + ([f] if f else [])) for f, _ in records]
+    ref = _oracle_jobs(jobs, placed)
     if search == "slurm":
         want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0)
     else:
