@@ -940,12 +940,15 @@ cdef class Core:
         return arr
 
     def pending(self):
-        """Queued job indices in priority order."""
+        """Queued job indices in priority order (a job queued once a partition tier, at its first)."""
         out = np.empty(self.s.queue.n, dtype=np.int64)
         cdef int64_t[::1] v = out
         cdef int64_t i
         for i in range(self.s.queue.n):
             v[i] = self.s.queue.entries[i].job
+        if self.s.prec.nsplit:
+            _, first = np.unique(out, return_index=True)
+            out = out[np.sort(first)]
         return out
 
     def running(self):

@@ -62,4 +62,7 @@ cdef class StartEstimates:
             rc = plan_starts(S, now, &vs[0], &vu[0, 0] if W else NULL)
         if rc != RC_OK:
             raise_status(rc, "a plan")
+        if S.prec.nsplit:               # (a job queued once a partition tier: planned at its first entry)
+            keep = starts != -2
+            starts, units = starts[keep], units[keep]
         return jobs, starts, units

@@ -13,7 +13,7 @@ from state cimport State
 from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs, nm_make_classes
 from slurm_space cimport ss_alloc
 from advance_resv cimport ar_alloc
-from part_records cimport pr_alloc
+from part_records cimport pr_alloc, pr_free, pr_set_tiers
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
 
@@ -171,10 +171,13 @@ cdef class NodeCluster:
                 for u in range(M.first[i], M.first[i + 1]):
                     S.ar.ubits[k * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
 
-    def set_part_records(self, counts, masks, parts):
+    def set_part_records(self, counts, masks, parts, tiers=None):
         """Jobs of several partitions (``ext/part_records.pxd``), after every job is added: job i (in the
         order added) has ``counts[i]`` records (0 or 1: tested as it is), the next ones of ``masks`` (its
-        features with its partition's, uint64) and ``parts`` (that partition's bit), in test order."""
+        features with its partition's, uint64) and ``parts`` (that partition's bit), in test order.
+        ``tiers``: each record's partition's PriorityTier (non-increasing within a job): a job whose
+        records' tiers differ is queued once a tier, each entry at its own tier (before any job is
+        submitted; None: every record at the job's place)."""
         cdef const int64_t[::1] vn = np.ascontiguousarray(counts, dtype=np.int64)
         cdef const uint64_t[::1] vm = np.ascontiguousarray(masks, dtype=np.uint64)
         cdef const uint64_t[::1] vp = np.ascontiguousarray(parts, dtype=np.uint64)
@@ -184,6 +187,12 @@ cdef class NodeCluster:
             raise RuntimeError("pbf core: set the nodes and their partitions first")
         if n != S.jobs.n or vm.shape[0] != vp.shape[0] or int(np.asarray(vn).sum()) != vm.shape[0]:
             raise ValueError("partition records: one count a job, and as many masks and parts as the counts say")
+        if tiers is not None:
+            vt = np.ascontiguousarray(tiers, dtype=np.int64)
+            if vt.shape[0] != vm.shape[0] or (vt.shape[0] and (vt.min() < 0 or vt.max() > 2**31 - 1)):
+                raise ValueError("partition records: one tier a record, each in 0 .. 2**31 - 1")
+            if S.queue.n or S.nodes.nrun:
+                raise RuntimeError("pbf core: partition tiers are set before any job is submitted")
         if pr_alloc(&S.prec, n, vm.shape[0]) != RC_OK:
             raise MemoryError("pbf core: out of memory (partition records)")
         for i in range(vm.shape[0]):
@@ -193,6 +202,22 @@ cdef class NodeCluster:
             S.prec.n[i] = <int32_t>vn[i]
             S.prec.at[i] = at
             at += vn[i]
+        if tiers is None:
+            return
+        S.prec.tier = <int32_t*>malloc((vm.shape[0] + 1) * sizeof(int32_t))
+        if S.prec.tier == NULL:
+            pr_free(&S.prec)
+            raise MemoryError("pbf core: out of memory (partition records)")
+        for i in range(vm.shape[0]):
+            S.prec.tier[i] = <int32_t>vt[i]
+        for i in range(n):
+            for at in range(S.prec.at[i] + 1, S.prec.at[i] + S.prec.n[i]):
+                if S.prec.tier[at] > S.prec.tier[at - 1]:
+                    pr_free(&S.prec)
+                    raise ValueError(f"partition records: job {i}'s records are not in PriorityTier order")
+        if pr_set_tiers(&S.prec) != RC_OK:
+            pr_free(&S.prec)
+            raise MemoryError("pbf core: out of memory (partition records)")
 
     def free(self):
         """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""

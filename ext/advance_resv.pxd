@@ -5,7 +5,8 @@
 # that asks no reservation: a full-node reservation's nodes are taken out of the job's nodes). So the
 # plans see each window as its nodes' resources held from its start (or now) to its end: pbf's exact
 # plan as nothing free on those nodes then, Slurm's backfill as a record of its node_space holding
-# them, and the tests of a start now (the main scheduler, a pass's first tests) leave out the nodes of
+# them and, at each of its tests, the nodes of every window over the job's [start, end) left out of
+# its offer (job_test_resv, even past the cycle's bf_window), and the tests of a start now (the main scheduler, a pass's first tests) leave out the nodes of
 # every window that starts before the job would end. A window's end is an event: a pass may start
 # jobs on its nodes then (Slurm's _more_work counts last_resv_update).
 
@@ -125,9 +126,14 @@ cdef inline int ar_hold_lines(AdvResv* R, NodeModel* M, int64_t now) noexcept no
 
 
 cdef inline int ar_seed_space(AdvResv* R, SlurmSpace* X, int64_t now) noexcept nogil:
-    # Slurm's backfill: the windows not over as records of the cycle's node_space holding their nodes
-    cdef int64_t k
-    for k in range(ar_live(R, now), R.n):
+    # Slurm's backfill: the windows not over as records of the cycle's node_space holding their nodes,
+    # and each test's job_test_resv (ss_job_test) told of them, for the windows beyond the records' reach
+    cdef int64_t k, first = ar_live(R, now)
+    X.xn = R.n - first
+    X.xs = R.start + first
+    X.xe = R.end + first
+    X.xbits = R.nbits + first * R.NW
+    for k in range(first, R.n):
         memcpy(X.tbits, R.nbits + k * R.NW, R.NW * sizeof(uint64_t))
         if ss_reserve(X, R.start[k] if R.start[k] > now else now, R.end[k]) != RC_OK:
             return RC_NO_MEMORY

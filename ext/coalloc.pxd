@@ -671,7 +671,7 @@ cdef inline int co_pass(State* S, int64_t t) noexcept nogil:
         started += 1
         C.idle = False
     if started:
-        queue_compact(&S.queue, 0)
+        queue_compact(&S.queue, &S.jobs, 0)
         S.resume_st.valid = False
     return RC_OK
 

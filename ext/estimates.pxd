@@ -15,6 +15,7 @@ from pass_steps cimport ensure_scratch
 from plan_units cimport build_profile, search_from
 from plan_nodes cimport build_node_plan
 from node_model cimport NodeModel, nm_find_start, nm_hold
+from part_records cimport pr_count
 from profile cimport prof_round_up
 from state cimport State
 from pbf._codes cimport JS_PENDING
@@ -60,32 +61,68 @@ cdef inline int plan_starts_units(State* S, int64_t now, int64_t* out, uint64_t*
     return RC_OK
 
 
+cdef enum:
+    SAME_JOB = -2              # plan_starts: a second queue entry of a split job (planned at its first)
+
+
+cdef inline int64_t nodes_hold_start(State* S, NodeModel* M, int64_t j, int64_t k, int64_t d, int64_t now,
+                                     int64_t after, int* rc) noexcept nogil:
+    # job j's earliest start from `after` on, held in the plan (-1: none; rc: RC_*). A
+    # job of several partitions starts in whichever of them can start it first (part_records.pxd).
+    cdef int64_t t, r, best = -1, best_r = -1, n = pr_count(&S.prec, j)
+    cdef uint64_t own = M.jfeat[j]
+    if n <= 1:
+        t = nm_find_start(M, j, k, d, now, after, False, 0, S.cfg.bf_resolution)
+    else:
+        for r in range(S.prec.at[j], S.prec.at[j] + n):
+            M.jfeat[j] = S.prec.mask[r]
+            t = nm_find_start(M, j, k, d, now, after, False, 0, S.cfg.bf_resolution)
+            if M.failed:
+                break
+            if t >= 0 and (best < 0 or t < best):
+                best = t
+                best_r = r
+        t = best
+        if best_r >= 0 and best_r != S.prec.at[j] + n - 1 and not M.failed:
+            M.jfeat[j] = S.prec.mask[best_r]      # (the search again, for its nodes)
+            t = nm_find_start(M, j, k, d, now, after, False, 0, S.cfg.bf_resolution)
+    rc[0] = RC_NO_MEMORY if M.failed else RC_OK
+    M.failed = False
+    if t >= 0 and rc[0] == RC_OK:
+        rc[0] = nm_hold(M, j, t, prof_round_up(&S.prof, t + d))
+    M.jfeat[j] = own
+    return t
+
+
 cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
     # plan_starts on a node cluster: the same two phases on the per-node plan; a job's planned units
-    # are the lowest units of the nodes it is planned on
+    # are the lowest units of the nodes it is planned on. A split job is planned once, at its first
+    # entry (its other entries: SAME_JOB).
     cdef NodeModel* M = &S.nm
     cdef int64_t i, j, k, d, t, u, n, W = S.W, phase
-    cdef int rc
+    cdef int rc = RC_OK
     if build_node_plan(S, now) != RC_OK:
         return RC_NO_MEMORY
+    S.prec.epoch += 1
     for phase in range(2):
         for i in range(S.queue.n):
             j = S.queue.entries[i].job
             if (S.jobs.resv[j] >= 0) != (phase == 0):
                 continue
+            if S.queue.entries[i].rec >= 0:
+                if S.prec.seen[j] == S.prec.epoch:
+                    out[i] = SAME_JOB
+                    continue
+                S.prec.seen[j] = S.prec.epoch
             k = S.queue.entries[i].units
             d = S.queue.entries[i].est
-            t = nm_find_start(M, j, k, d, now, S.jobs.resv[j] if phase == 0 and S.jobs.resv[j] > now else now,
-                              False, 0, S.cfg.bf_resolution)
-            if M.failed:
-                M.failed = False
-                return RC_NO_MEMORY
+            t = nodes_hold_start(S, M, j, k, d, now,
+                                 S.jobs.resv[j] if phase == 0 and S.jobs.resv[j] > now else now, &rc)
+            if rc != RC_OK:
+                return rc
             out[i] = t
             if t < 0:
                 continue
-            rc = nm_hold(M, j, t, prof_round_up(&S.prof, t + d))
-            if rc != RC_OK:
-                return rc
             if units_out != NULL:
                 for u in range(W):
                     units_out[i * W + u] = 0
@@ -118,7 +155,7 @@ cdef inline int record_estimates(State* S, int64_t now, int64_t first) noexcept 
         return RC_NO_MEMORY
     for i in range(S.queue.n):
         j = S.queue.entries[i].job
-        if first <= j < last:
+        if first <= j < last and S.est.plan[i] != SAME_JOB:
             S.est.at_submit[j] = S.est.plan[i]
     if periodic:
         # three columns of one capacity (each grown from the same old capacity to the same new one)
@@ -133,6 +170,8 @@ cdef inline int record_estimates(State* S, int64_t now, int64_t first) noexcept 
             return RC_NO_MEMORY
         S.est.log_cap = c
         for i in range(S.queue.n):
+            if S.est.plan[i] == SAME_JOB:
+                continue
             S.est.log_t[S.est.nlog] = now
             S.est.log_job[S.est.nlog] = S.queue.entries[i].job
             S.est.log_est[S.est.nlog] = S.est.plan[i]

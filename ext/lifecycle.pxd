@@ -10,7 +10,8 @@ from memory cimport INF, grow, append
 from words cimport w_copy
 from jobs cimport UserHist
 from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_end_find, nodes_by_end_put, nodes_by_end_remove
-from queue cimport SortRec, sortrec_cmp, queue_insert
+from queue cimport SortRec, sortrec_cmp, queue_job
+from part_records cimport pr_split
 from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
 from licenses cimport lic_never, lic_hold
@@ -73,7 +74,7 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
     S.jobs.pred0[j] = S.jobs.est[j]
     S.jobs.seq[j] = S.queue.nseq
     S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, S.jobs.submit[j])
-    pos = queue_insert(&S.queue, &S.jobs, j)
+    pos = queue_job(&S.queue, &S.jobs, &S.prec, j)
     if pos < 0:
         return RC_NO_MEMORY
     S.jobs.state[j] = JS_PENDING
@@ -102,6 +103,8 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
         ql_count(&S.qos_lim, j, S.jobs.user[j], S.jobs.units[j], 1)
     S.jobs.row[j] = r
     S.jobs.state[j] = JS_RUNNING
+    if pr_split(&S.prec, j):
+        S.queue.siblings = True        # (its other entries leave the queue at the next compaction)
     S.jobs.start[j] = now
     S.jobs.resv[j] = -1
     S.jobs.runpos[j] = S.nodes.nrun
@@ -247,9 +250,10 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
         if S.policy.prio != PR_KEYED:
             S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, now)
         rec[i].key = S.jobs.key[j]
-        rec[i].tier = S.jobs.tier[j] if S.jobs.tier != NULL else 0
+        rec[i].tier = S.queue.entries[i].tier
         rec[i].submit = S.jobs.submit[j]
         rec[i].seq = S.jobs.seq[j]
+        rec[i].rec = S.queue.entries[i].rec
         rec[i].job = j
         rec[i].units = S.queue.entries[i].units
         rec[i].est = S.queue.entries[i].est
@@ -258,6 +262,8 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
         S.queue.entries[i].job = rec[i].job
         S.queue.entries[i].units = rec[i].units
         S.queue.entries[i].est = rec[i].est
+        S.queue.entries[i].tier = <int32_t>rec[i].tier
+        S.queue.entries[i].rec = rec[i].rec
     free(rec)
     return RC_OK
 

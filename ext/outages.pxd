@@ -10,7 +10,7 @@ from libc.stdlib cimport malloc, calloc, free
 
 from memory cimport INF
 from nodes cimport Nodes, nodes_by_end_remove, nodes_release
-from queue cimport queue_insert, queue_compact
+from queue cimport queue_job, queue_compact
 from lifecycle cimport user_unlink, heap_remove, job_leave_nodes
 from qos_limits cimport ql_submitted
 from coalloc cimport co_stop
@@ -67,7 +67,7 @@ cdef inline int job_kill(State* S, int64_t j, int64_t now, bint requeue) noexcep
         S.jobs.est[j] = S.jobs.pred0[j]
         S.jobs.ncorr[j] = 0
         S.jobs.resv[j] = -1
-        if queue_insert(&S.queue, &S.jobs, j) < 0:
+        if queue_job(&S.queue, &S.jobs, &S.prec, j) < 0:
             return RC_NO_MEMORY
     else:
         S.outages.killed += 1
@@ -187,7 +187,7 @@ cdef inline void reject_unrunnable(State* S) noexcept nogil:
             S.queue.entries[i].job = -1
             n += 1
     if n:
-        queue_compact(&S.queue, 0)
+        queue_compact(&S.queue, &S.jobs, 0)
         S.resume_st.valid = False
 
 

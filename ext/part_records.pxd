@@ -1,13 +1,20 @@
 # Jobs of several partitions (header only), as Slurm 22.05 schedules them: a job submitted to
 # partitions a,b is a queue record per partition (build_job_queue in src/slurmctld/job_scheduler.c);
 # each record is tested on its own partition's nodes only (select_nodes with job_ptr->part_ptr set
-# to the record's), and the job runs inside one partition. Here the records of a job are tested one
-# after the other at the job's place in the queue, in its partitions' order (PriorityTier first, as
-# priority_sort_part_tier orders them): a record is the job's own features with its partition's
-# feature (a feature set on that partition's nodes), swapped into NodeModel.jfeat for its test, so
-# every node search, cache and oracle works as for a job of one partition.
+# to the record's), and the job runs inside one partition. A record is the job's own features with
+# its partition's feature (a feature set on that partition's nodes), swapped into NodeModel.jfeat for
+# its test, so every node search, cache and oracle works as for a job of one partition.
+#
+# Where the job's records are all of one PriorityTier they are tested one after the other at the
+# job's place in the queue, in the partitions' order (PriorityTier first, as priority_sort_part_tier
+# orders them): Slurm's records of one job and one tier sort next to each other. Where their tiers
+# differ the job is *split*: it has a queue entry per tier (PendEntry.rec, queue.pxd), each at its
+# tier's place (sort_job_queue2 sorts records by their partition's tier first), testing the records of
+# that tier; an entry whose job has started (through another entry) is passed over without a test
+# (_attempt_backfill's and _schedule's "started in other partition") and leaves the queue at the
+# pass's end (queue_compact).
 
-from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport malloc, free
 
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -19,17 +26,29 @@ ctypedef struct PartRecords:
     int64_t* at                # per job: its first record
     uint64_t* mask             # each record: the job's features with its partition's ...
     uint64_t* part             # ... and that partition's bit (NodeModel.jpart / npart)
+    int32_t* tier              # each record: its partition's PriorityTier (NULL: records of one tier)
+    int8_t* split              # per job: it has a queue entry per tier (NULL: no job is split)
+    int64_t* seen              # per job: the last plan_starts that gave it a start (estimates.pxd)
+    int64_t* resv_in           # per split job: the pass (its number) in which an entry of it reserved
+    int64_t epoch              # ... counted here
     int64_t nrec
+    int64_t nsplit             # jobs split
 
 
 cdef inline void pr_free(PartRecords* R) noexcept nogil:
-    free(R.n); free(R.at); free(R.mask); free(R.part)
+    free(R.n); free(R.at); free(R.mask); free(R.part); free(R.tier); free(R.split); free(R.seen); free(R.resv_in)
     R.n = NULL
     R.at = NULL
     R.mask = NULL
     R.part = NULL
+    R.tier = NULL
+    R.split = NULL
+    R.seen = NULL
+    R.resv_in = NULL
     R.cap = 0
     R.nrec = 0
+    R.nsplit = 0
+    R.epoch = 0
 
 
 cdef inline int pr_alloc(PartRecords* R, int64_t jobs, int64_t records) noexcept nogil:
@@ -53,3 +72,53 @@ cdef inline int pr_alloc(PartRecords* R, int64_t jobs, int64_t records) noexcept
 cdef inline int32_t pr_count(const PartRecords* R, int64_t j) noexcept nogil:
     # job j's records (more than one: it is tested once a partition)
     return R.n[j] if j < R.cap else 0
+
+
+cdef inline bint pr_split(const PartRecords* R, int64_t j) noexcept nogil:
+    # job j has a queue entry per tier of its records
+    return R.split != NULL and j < R.cap and R.split[j] != 0
+
+
+cdef inline void pr_range(const PartRecords* R, int64_t j, int32_t rec, int64_t* lo, int64_t* hi) noexcept nogil:
+    # the records a queue entry of job j tests: rec < 0, all of them; else rec and the records after
+    # it of its tier (records are in tier order)
+    cdef int64_t end = R.at[j] + R.n[j], r
+    if rec < 0:
+        lo[0] = R.at[j]
+        hi[0] = end
+        return
+    r = rec + 1
+    while r < end and R.tier[r] == R.tier[rec]:
+        r += 1
+    lo[0] = rec
+    hi[0] = r
+
+
+cdef inline uint64_t pr_parts(const PartRecords* R, int64_t lo, int64_t hi) noexcept nogil:
+    # the partitions of records lo .. hi - 1
+    cdef uint64_t parts = 0
+    cdef int64_t r
+    for r in range(lo, hi):
+        parts |= R.part[r]
+    return parts
+
+
+cdef inline int pr_set_tiers(PartRecords* R) noexcept nogil:
+    # after R.tier is filled: which jobs are split (records of more than one tier)
+    cdef int64_t j, r
+    R.split = <int8_t*>malloc((R.cap + 1) * sizeof(int8_t))
+    R.seen = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
+    R.resv_in = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
+    if R.split == NULL or R.seen == NULL or R.resv_in == NULL:
+        return RC_NO_MEMORY
+    R.nsplit = 0
+    for j in range(R.cap):
+        R.split[j] = 0
+        R.seen[j] = -1
+        R.resv_in[j] = -1
+        for r in range(R.at[j] + 1, R.at[j] + R.n[j]):
+            if R.tier[r] != R.tier[R.at[j]]:
+                R.split[j] = 1
+                R.nsplit += 1
+                break
+    return RC_OK

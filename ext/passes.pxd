@@ -21,7 +21,7 @@ from bf_limits cimport bfl_main_passes_over
 from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
                          EX_QUICK_BLOCKED, EX_BUDGET)
-from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_PENDING, prio_time_dependent
 
 
 cdef inline int build_plan(State* S, int64_t now) noexcept nogil:
@@ -159,7 +159,7 @@ cdef inline void end_full_pass(State* S, Prof* P) noexcept nogil:
     cdef PassCtx* c = &S.ctx
     cdef int64_t i, n = S.cfg.workers
     if c.started:
-        queue_compact(&S.queue, c.first_start)
+        queue_compact(&S.queue, &S.jobs, c.first_start)
     S.last.charged_us = clock_duration_us(&S.clock, n) if S.clock.kind != CK_FREE else 0
     S.last.reeval = c.reeval
     S.last.conflicts = c.conflicts
@@ -259,6 +259,9 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
             break
         j = S.queue.entries[p].job
         k = S.queue.entries[p].units
+        S.main.rec = S.queue.entries[p].rec
+        if S.main.rec >= 0 and S.jobs.state[j] != JS_PENDING:
+            continue                  # (a split job started in another partition: not tried, not counted)
         depth += 1
         cost += cost_test_us
         if passed_over(S, j):
@@ -287,9 +290,10 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         started += 1
         if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != RC_OK:
             return RC_NO_MEMORY
+    S.main.rec = -1
     if started:
         # (the started entries: the first `started` ones, but for jobs passed over for licenses)
-        queue_compact(&S.queue, first)
+        queue_compact(&S.queue, &S.jobs, first)
         S.resume_st.valid = False
     S.last.charged_us = cost
     cost_out[0] = cost

@@ -16,11 +16,11 @@ from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_ev_append, nm_never_fits, nm_use,
                          EV_T_MAX)
 from advance_resv cimport ar_free_units, ar_hold_lines
-from part_records cimport pr_count
+from part_records cimport pr_count, pr_range, pr_parts
 from pass_steps cimport (CM_EAGER, CM_ORDERED, STEP_STOP, STEP_ERROR, planned_end, release_time, log_append,
                          commit_start, note_reservation, begin_test, passed_over)
 from pbf._codes cimport EX_RESV_TABLE
-from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, NO_START, JS_PENDING
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
@@ -139,6 +139,10 @@ cdef inline int64_t nodes_size(State* S) noexcept nogil:
 cdef inline bint nodes_main_skips(State* S, int64_t j) noexcept nogil:
     # the main scheduler does not try job j: every partition of it has failed in this pass (S.main)
     cdef uint64_t parts = S.nm.jpart[j] if S.nm.npart != NULL else 0
+    cdef int64_t lo, hi
+    if S.main.rec >= 0:               # (an entry of a split job: its tier's partitions)
+        pr_range(&S.prec, j, S.main.rec, &lo, &hi)
+        parts = pr_parts(&S.prec, lo, hi)
     S.main.job_parts = parts
     S.main.all_parts = S.nm.pall
     S.main.skip = parts != 0 and (parts & ~S.main.failed) == 0
@@ -166,14 +170,15 @@ cdef inline bint nodes_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
     # fails its partition.
     cdef NodeModel* M = &S.nm
     cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0, own
-    cdef int64_t r, n = pr_count(&S.prec, j)
+    cdef int64_t r, lo, hi, n = pr_count(&S.prec, j)
     cdef bint ok = False
     if nodes_main_skips(S, j):
         return False
     if n <= 1:
         return nodes_fits_now(S, j, k, parts)
     own = M.jfeat[j]
-    for r in range(S.prec.at[j], S.prec.at[j] + n):
+    pr_range(&S.prec, j, S.main.rec, &lo, &hi)
+    for r in range(lo, hi):
         if S.prec.part[r] & S.main.failed:
             continue
         M.jfeat[j] = S.prec.mask[r]
@@ -337,11 +342,14 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
     # every placement joins and the commit log carries to the other copies). A job of several
     # partitions: a test a partition (part_records.pxd) until one starts it.
     cdef PassCtx* c = &S.ctx
-    cdef int64_t j, k, d, r, n, q
+    cdef int64_t j, k, d, r, n, q, lo, hi
+    cdef int32_t rec = S.queue.entries[p].rec
     cdef uint64_t own
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
+    if rec >= 0 and S.jobs.state[S.queue.entries[p].job] != JS_PENDING:
+        return p + 1                   # (a split job started in another partition: no test)
     if passed_over(S, S.queue.entries[p].job):
         return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
     if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
@@ -351,8 +359,9 @@ cdef inline int64_t nodes_step(State* S, Prof* P, NodeModel* M, int64_t p, int m
         return nodes_test(S, M, p, j, k, d, spec, mode)
     own = M.jfeat[j]
     q = p + 1
-    for r in range(S.prec.at[j], S.prec.at[j] + n):
-        if r > S.prec.at[j] and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+    pr_range(&S.prec, j, rec, &lo, &hi)
+    for r in range(lo, hi):
+        if r > lo and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
             q = STEP_STOP              # (each record is a test: the limit may fall between them)
             break
         M.jfeat[j] = S.prec.mask[r]

@@ -3,7 +3,7 @@
 # (slurm_space.pxd), with Slurm's node weights (its main scheduler's and submission tests reset
 # them). Its table of operations is filled in planner.pxd.
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, int32_t, uint64_t
 
 from parallel cimport Spec
 from state cimport State, PassCtx
@@ -12,13 +12,13 @@ from advance_resv cimport ar_seed_space
 from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_fits_now, nodes_main_skips
-from part_records cimport pr_count
+from part_records cimport pr_count, pr_range
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
                          passed_over)
 from bf_step cimport bfl_step
 from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR
 from pbf._codes cimport TR_EVENT
-from pbf._codes cimport RC_OK, RC_NO_MEMORY
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_PENDING
 
 
 cdef inline int slurm_begin(State* S, int64_t now) noexcept nogil:
@@ -34,7 +34,7 @@ cdef inline bint slurm_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
     # nodes_take_now: failed partitions, a job of several partitions tried in each)
     cdef NodeModel* M = &S.nm
     cdef uint64_t parts = M.jpart[j] if M.npart != NULL else 0, own
-    cdef int64_t r, n = pr_count(&S.prec, j)
+    cdef int64_t r, lo, hi, n = pr_count(&S.prec, j)
     cdef bint ok = False
     if nodes_main_skips(S, j):
         return False                   # (not tried: no select_nodes, no weights reset)
@@ -42,7 +42,8 @@ cdef inline bint slurm_take_now(State* S, int64_t j, int64_t k) noexcept nogil:
         ss_main_test(&S.ss, M, &S.nodes, j, k)
         return nodes_fits_now(S, j, k, parts)
     own = M.jfeat[j]
-    for r in range(S.prec.at[j], S.prec.at[j] + n):
+    pr_range(&S.prec, j, S.main.rec, &lo, &hi)
+    for r in range(lo, hi):
         if S.prec.part[r] & S.main.failed:
             continue
         M.jfeat[j] = S.prec.mask[r]
@@ -90,12 +91,15 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
     # The job test under Slurm's backfill (Planner.step): the SJBF phase's stop and the test's start
     # as on nodes, then slurm_step
     cdef PassCtx* c = &S.ctx
-    cdef int64_t j, k, d, t, n, r, q, resv = c.resv
+    cdef int64_t j, k, d, t, n, r, q, lo, hi, resv = c.resv
+    cdef int32_t rec = S.queue.entries[p].rec
     cdef uint64_t own
     cdef bint now_only
     if mode != CM_EAGER and not c.in_phase2 and S.cfg.sjbf and c.resv_left == 0:
         c.phase2 = p
         return STEP_STOP
+    if rec >= 0 and S.jobs.state[S.queue.entries[p].job] != JS_PENDING:
+        return p + 1                   # (a split job started in another partition: no test, no limit counted)
     if S.ss.lim.on:                    # Slurm's own backfill limits (bf_limits.pxd)
         t = bfl_step(S, p)
         if t != BFL_TEST:
@@ -110,16 +114,19 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
     # a job of several partitions: a test a partition until one starts it (part_records.pxd)
     own = M.jfeat[j]
     q = p + 1
-    for r in range(S.prec.at[j], S.prec.at[j] + n):
-        if r > S.prec.at[j] and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+    pr_range(&S.prec, j, rec, &lo, &hi)
+    for r in range(lo, hi):
+        if r > lo and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
             q = STEP_STOP
             break
         M.jfeat[j] = S.prec.mask[r]
         now_only = S.ss.lim.now_only
-        if S.ss.lim.one_resv and c.resv > resv:
+        if S.ss.lim.one_resv and (c.resv > resv or (rec >= 0 and S.prec.resv_in[j] == S.totals.count)):
             S.ss.lim.now_only = True   # (bf_one_resv_per_job: an earlier record has reserved)
         q = slurm_step(S, M, p, j, k, d)
         S.ss.lim.now_only = now_only
+        if rec >= 0 and c.resv > resv:
+            S.prec.resv_in[j] = S.totals.count
         if q < 0 or S.queue.entries[p].job < 0:
             break
     M.jfeat[j] = own

@@ -1,19 +1,23 @@
-# The pending queue (header only): pending jobs in priority order, ascending (key, submit, arrival),
-# with what a pass reads of each job kept contiguous.
+# The pending queue (header only): pending jobs in priority order — a higher PriorityTier first, then
+# ascending (key, submit, arrival) — with what a pass reads of each job kept contiguous. A job has one
+# entry, but a job of several partitions of different tiers one per tier (part_records.pxd).
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, int32_t
 from libc.stdlib cimport free
 from libc.string cimport memset, memmove
 
 from memory cimport grow
 from jobs cimport Jobs
-from pbf._codes cimport RC_OK, RC_NO_MEMORY
+from part_records cimport PartRecords, pr_split, pr_range
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_PENDING
 
 
 ctypedef struct PendEntry:     # a pending job with what the pass reads of it
     int64_t job                # the job index (-1: started by the pass under way; compacted after it)
     int64_t units              # its units ...
     int64_t est                # ... and estimate
+    int32_t tier               # the PriorityTier it is queued at
+    int32_t rec                # its first partition record (part_records.pxd; -1: all the job's records)
 
 
 ctypedef struct Queue:
@@ -21,13 +25,15 @@ ctypedef struct Queue:
     int64_t n                  # pending jobs
     int64_t cap                # room in entries
     int64_t nseq               # arrivals so far: the next job's arrival sequence
+    bint siblings              # a split job started: its other entries leave at the next compaction
 
 
 ctypedef struct SortRec:       # a queue entry being re-sorted by a new key
     int64_t tier               # its partition's PriorityTier (higher first) ...
     double key                 # ... the priority key ...
     int64_t submit             # ... then submit time ...
-    int64_t seq                # ... then arrival order
+    int64_t seq                # ... then arrival order ...
+    int32_t rec                # ... then its first record (the entries of a split job)
     int64_t job                # the entry's job ...
     int64_t units              # ... its units ...
     int64_t est                # ... and estimate
@@ -44,31 +50,37 @@ cdef inline int sortrec_cmp(const void* a, const void* b) noexcept nogil:
         return -1 if x.submit < y.submit else 1
     if x.seq != y.seq:
         return -1 if x.seq < y.seq else 1
+    if x.rec != y.rec:
+        return -1 if x.rec < y.rec else 1
     return 0
 
 
-cdef inline bint queue_before(const Jobs* J, int64_t a, int64_t b) noexcept nogil:
-    # priority order: does job a come before job b?
-    if J.tier != NULL and J.tier[a] != J.tier[b]:
-        return J.tier[a] > J.tier[b]
+cdef inline bint queue_before(const Jobs* J, int64_t a, int32_t ta, int32_t ra, const PendEntry* e) noexcept nogil:
+    # priority order: does job a, queued at tier ta with first record ra, come before entry e?
+    cdef int64_t b = e.job
+    if ta != e.tier:
+        return ta > e.tier
     if J.key[a] != J.key[b]:
         return J.key[a] < J.key[b]
     if J.submit[a] != J.submit[b]:
         return J.submit[a] < J.submit[b]
-    return J.seq[a] < J.seq[b]
+    if J.seq[a] != J.seq[b]:
+        return J.seq[a] < J.seq[b]
+    return ra < e.rec
 
 
-cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, int64_t j) noexcept nogil:
-    # insert pending job j in priority order; returns its position, or RC_NO_MEMORY. Searched
-    # from the back: arrivals are mostly latest in FCFS order, so this is usually an append.
+cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, int64_t j, int32_t rec, int32_t tier) noexcept nogil:
+    # insert an entry of pending job j (its records from rec, at tier) in priority order; returns its
+    # position, or RC_NO_MEMORY. Searched from the back: arrivals are mostly latest in FCFS order, so
+    # this is usually an append.
     cdef int64_t lo = 0, hi = Q.n, mid
     if grow(<void**>&Q.entries, &Q.cap, Q.n + 1, sizeof(PendEntry)) != RC_OK:
         return RC_NO_MEMORY
-    if hi == 0 or not queue_before(J, j, Q.entries[hi - 1].job):
+    if hi == 0 or not queue_before(J, j, tier, rec, &Q.entries[hi - 1]):
         lo = hi
     while lo < hi:
         mid = (lo + hi) // 2
-        if queue_before(J, j, Q.entries[mid].job):
+        if queue_before(J, j, tier, rec, &Q.entries[mid]):
             hi = mid
         else:
             lo = mid + 1
@@ -76,13 +88,44 @@ cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, int64_t j) noexcept no
     Q.entries[lo].job = j
     Q.entries[lo].units = J.units[j]
     Q.entries[lo].est = J.est[j]
+    Q.entries[lo].tier = tier
+    Q.entries[lo].rec = rec
     Q.n += 1
     return lo
 
 
-cdef inline void queue_compact(Queue* Q, int64_t first) noexcept nogil:
-    # drop the entries a pass marked started (job = -1); nothing before `first` was marked
-    cdef int64_t i, n = first
+cdef inline int64_t queue_job(Queue* Q, const Jobs* J, const PartRecords* R, int64_t j) noexcept nogil:
+    # queue pending job j: an entry, or a split job's entry per tier (part_records.pxd); returns the
+    # last position taken by an entry that is not behind every other (else Q.n - 1), or RC_NO_MEMORY
+    cdef int64_t pos, r, lo, hi, worst = -1
+    if not pr_split(R, j):
+        return queue_insert(Q, J, j, -1, <int32_t>J.tier[j] if J.tier != NULL else 0)
+    r = R.at[j]
+    while r < R.at[j] + R.n[j]:
+        pr_range(R, j, <int32_t>r, &lo, &hi)
+        pos = queue_insert(Q, J, j, <int32_t>r, R.tier[r])
+        if pos < 0:
+            return pos
+        if pos < Q.n - 1:
+            worst = pos
+        r = hi
+    return worst if worst >= 0 else Q.n - 1
+
+
+cdef inline void queue_compact(Queue* Q, const Jobs* J, int64_t first) noexcept nogil:
+    # drop the entries a pass marked started (job = -1); nothing before `first` was marked. After a
+    # split job started, its other entries (anywhere) go too.
+    cdef int64_t i, n
+    if Q.siblings:
+        Q.siblings = False
+        n = 0
+        for i in range(Q.n):
+            if Q.entries[i].job >= 0 and J.state[Q.entries[i].job] == JS_PENDING:
+                Q.entries[n] = Q.entries[i]
+                n += 1
+        Q.n = n
+        return
+    n = first
     for i in range(first, Q.n):
         if Q.entries[i].job >= 0:
             Q.entries[n] = Q.entries[i]

@@ -105,7 +105,7 @@ cdef inline bint rlc_start(State* S, int64_t c, int64_t now) noexcept nogil:
     for p in range(S.queue.n):
         if S.queue.entries[p].job == c:
             S.queue.entries[p].job = -1
-            queue_compact(&S.queue, p)
+            queue_compact(&S.queue, &S.jobs, p)
             break
     return True
 
@@ -127,4 +127,6 @@ cdef inline int rlc_backfill(State* S, int64_t now, const int64_t* order, int64_
         S.queue.entries[i].job = c
         S.queue.entries[i].units = S.jobs.units[c]
         S.queue.entries[i].est = S.jobs.est[c]
+        S.queue.entries[i].tier = 0
+        S.queue.entries[i].rec = -1
     return full_pass(S, 2 * now)

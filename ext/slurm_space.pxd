@@ -51,6 +51,13 @@ ctypedef struct SlurmSpace:
                                    # 0xff, less the GPUs a GPU job's test would use there, until a start
                                    # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
     BfLimits lim                   # Slurm's own backfill limits (bf_limits.pxd)
+    # the advance reservations (advance_resv.pxd; set at each cycle's start, xn 0: none): window k holds
+    # the nodes xbits[k * NW ...] from xs[k] to xe[k]; job_test_resv leaves them out of a job's nodes
+    # where they overlap its [start, end), whether or not the cycle's records reach that far
+    int64_t xn
+    const int64_t* xs
+    const int64_t* xe
+    const uint64_t* xbits
     int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
     int64_t marked                 # nodes whose weight is not 0xff (none: a reset changes nothing)
     # what the will-run test gives back, the running jobs in end order: the same for every test of a
@@ -157,6 +164,7 @@ cdef inline int ss_reset(SlurmSpace* X, int64_t now, int64_t window, int64_t res
     # a new cycle at now: one record, every node free, to the end of the window (0: unlimited)
     cdef int64_t w
     X.resolution = resolution if resolution > 1 else 1
+    X.xn = 0                           # (the advance reservations: ar_seed_space, after this)
     X.gb_version = -1                  # (a rollback may bring back an older Nodes.version)
     X.fnow_version = -1
     X.pcnow_version = -1
@@ -676,6 +684,10 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if X.nn & 63:
             X.base[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
         later = ss_offer(X, start_res, end_time)
+        for i in range(X.xn):          # (job_test_resv: the windows over [start_res, end_time))
+            if X.xs[i] < end_time and X.xe[i] > start_res:
+                for w in range(X.NW):
+                    X.offer[w] &= ~X.xbits[i * X.NW + w]
         if not reserve and start_res > now:
             return SS_SKIP
         cnt = 0

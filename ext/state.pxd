@@ -1,7 +1,7 @@
 # The whole state of one engine (header only): the named parts below, one struct. Core (in _core.pyx)
 # owns one State and is only the Python entry points; every compiled function takes a State*.
 
-from libc.stdint cimport uint64_t, int64_t, int8_t
+from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport free
 from libc.string cimport memset
 
@@ -98,6 +98,7 @@ ctypedef struct MainParts:     # Slurm's main scheduler and partitions (job_sche
     uint64_t job_parts         # the partitions of the job just found not to fit (0: none, or no partitions)
     uint64_t all_parts         # every partition with a node
     bint skip                  # the job was not tried: every partition of it had failed
+    int32_t rec                # the queue entry's first partition record (-1: all; part_records.pxd)
 
 
 ctypedef struct PassCtx:       # the full pass under way; written by whoever commits (one at a time)
@@ -251,6 +252,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
         return RC_NO_MEMORY
     S.cfg.resv_max = 1
     S.cfg.max_job_test = -1
+    S.main.rec = -1
     S.cfg.trigger = TR_EVENT
     S.cfg.bf_interval = 30
     S.cfg.record_passes = 1

@@ -125,7 +125,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         if placed is not None and placed.job_tiers is not None:
             core.set_tiers(0, placed.job_tiers[order])
         if placed is not None and placed.job_records is not None:
-            _set_part_records(core, bits, requests, [placed.job_records[i] for i in order])
+            _set_part_records(core, bits, requests, [placed.job_records[i] for i in order],
+                              None if placed.record_tiers is None else [placed.record_tiers[i] for i in order])
         if config.reservations is not None:
             # (a repeating reservation: its windows to a month past the last submission)
             NodeCluster(core).set_reservations(*config.reservations.windows(
@@ -210,9 +211,10 @@ def _check_pass_limit(core, limit, jobs, config):
             "limit with --max-passes N (ReplayConfig(max_passes=N)) if that is what you want")
 
 
-def _set_part_records(core, bits, requests, records):
+def _set_part_records(core, bits, requests, records, tiers=None):
     """Jobs of several partitions tested a partition at a time (``ext/part_records.pxd``): each record's
-    features (the job's own, but for its set of partitions, with its partition's) and partition bit."""
+    features (the job's own, but for its set of partitions, with its partition's), partition bit and,
+    where partitions differ in tier, PriorityTier (a job queued once a tier)."""
     from .resources import job_feature_bits
     from .slurm_partitions import PARTITION_PREFIX
     counts, names, parts = [], [], []
@@ -223,8 +225,9 @@ def _set_part_records(core, bits, requests, records):
             names.append(own + ((feature,) if feature else ()))
             parts.append(1 << index)
     from ._nodes import NodeCluster
+    flat = None if tiers is None else np.array([t for ts in tiers for t in (ts or ())], dtype=np.int64)
     NodeCluster(core).set_part_records(np.array(counts, dtype=np.int64), job_feature_bits(bits, names),
-                                       np.array(parts, dtype=np.uint64))
+                                       np.array(parts, dtype=np.uint64), flat)
 
 
 def _set_licenses(core, cluster, table, order):

@@ -12,13 +12,15 @@ name`` header lines), a job that names none to the ``Default=YES`` partition, as
   (``partition:a`` / ``partition:a,b``) set on the nodes of the union of those partitions, and the job
   requires it, so the node planners, their oracles and Slurm's node search need nothing new. A job of
   several partitions is tested in each apart, as Slurm tests its queue record of each partition
-  (``build_job_queue`` in ``job_scheduler.c``), in their ``PriorityTier`` order (then the file's), one
-  after the other at the job's place in the queue, and runs inside the first that can start it
-  (``multi="each"``; each such partition gets a feature of its own, ``partition:a``). Slurm places
-  each record by its own partition's tier and priority, so where a job's partitions differ in
-  ``PriorityTier`` or ``PriorityJobFactor`` its later records may come later in Slurm's queue than
-  here (at the job's highest tier and priority). More than 64 partitions: the union of a job's
-  partitions instead.
+  (``build_job_queue`` in ``job_scheduler.c``), in their ``PriorityTier`` order (then the file's), and
+  runs inside the first that can start it (``multi="each"``; each such partition gets a feature of
+  its own, ``partition:a``). Its records of one tier are tested one after the other at the job's
+  place in the queue; where its partitions' tiers differ it is queued once a tier, each entry at its
+  own tier's place (Slurm's ``sort_job_queue2`` sorts the records by tier first), and an entry of a
+  job that has started in another partition is passed over untested. Where its partitions differ in
+  ``PriorityJobFactor`` alone, all its records take the job's one priority (the largest factor; Slurm
+  gives each record its partition's). More than 64 partitions: the union of a job's partitions
+  instead.
 * **Limits** checked as slurmctld checks them before it schedules a job (``job_limits_check`` /
   ``_part_access_check`` in ``job_mgr.c``, ``get_node_cnts`` in ``node_scheduler.c``): ``MaxTime``
   against the job's time limit (``PartitionTimeLimit``), ``MaxNodes`` / ``MinNodes`` and the
@@ -287,6 +289,9 @@ class Placed:
     #: partitions in test order, as (the partition's node feature, None where it covers every node; the
     #: partition's bit in ``job_parts``)
     job_records: tuple | None = None
+    #: with ``job_records`` and partitions of several tiers: each such job's records' PriorityTier
+    #: (aligned with its ``job_records``; None: one partition): a job queued once a tier
+    record_tiers: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -513,6 +518,9 @@ class SitePartitions:
         if len({p.priority_tier for p in self.partitions}) > 1:
             placed = replace(placed, job_tiers=np.array(
                 [max(p.priority_tier for p in s) if s is not None else 0 for s in sets], dtype=np.int64))
+            if placed.job_records is not None:
+                placed = replace(placed, record_tiers=tuple(
+                    None if not o else tuple(p.priority_tier for p in o) for o in ordered))
         unchecked = []
         for p in self.partitions:
             if (p.allow_qos or p.deny_qos) and not qos_legend:

@@ -290,15 +290,15 @@ def test_priority_job_factor_is_the_partition_factor(tmp_path):
 def _sites(draw):
     nn = draw(st.integers(2, 6))
     nodes = [Node(f"n{i}", draw(st.integers(2, 6)), draw(st.sampled_from([4000, 8000]))) for i in range(nn)]
-    parts = []
+    parts, tiered = [], draw(st.booleans())
     for k in range(draw(st.integers(2, 4))):
         members = sorted(draw(st.sets(st.integers(0, nn - 1), min_size=1, max_size=nn)))
-        parts.append((f"p{k}", members))
+        parts.append((f"p{k}", members, draw(st.integers(1, 3)) if tiered else 1))
     jobs, t = [], 0
     for _ in range(draw(st.integers(4, 30))):
         t += draw(st.integers(0, 30))
         est = draw(st.integers(1, 20)) * 30
-        names = draw(st.sets(st.sampled_from([p for p, _ in parts]), min_size=1, max_size=2))
+        names = draw(st.sets(st.sampled_from([p for p, *_ in parts]), min_size=1, max_size=2))
         jobs.append(dict(submit=t, est=est, run=draw(st.integers(1, est)), cores=draw(st.integers(1, 8)),
                          mpc=draw(st.sampled_from([0, 500])), nmax=draw(st.sampled_from([0, 1, 2])),
                          label=",".join(sorted(names))))
@@ -307,7 +307,8 @@ def _sites(draw):
 
 def _site_of(tmp_path, nodes, parts):
     text = "".join(f"NodeName={n.name} CPUs={n.cores} RealMemory={n.memory_mb}\n" for n in nodes)
-    text += "".join(f"PartitionName={p} Nodes={','.join(nodes[i].name for i in m)}\n" for p, m in parts)
+    text += "".join(f"PartitionName={p} Nodes={','.join(nodes[i].name for i in m)} PriorityTier={t}\n"
+                    for p, m, t in parts)
     path = tmp_path / "gen.conf"
     path.write_text(text)
     return partition_cluster(read_slurm_conf(path))
@@ -324,6 +325,10 @@ def _oracle_jobs(jobs, placed):
         if records:
             own = [f for f in placed.requests.features[k] if not f.startswith(PARTITION_PREFIX)]
             ref[k]["records"] = [request(k, j, own + ([f] if f else [])) for f, _ in records]
+            if placed.record_tiers is not None:
+                ref[k]["tiers"] = list(placed.record_tiers[k])
+        if placed.job_tiers is not None:
+            ref[k]["tier"] = int(placed.job_tiers[k])
     return ref
 
 
@@ -344,7 +349,7 @@ def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path,
     config = pbf.ReplayConfig(cluster=cluster, partitions=site, node_search=search,
                               backfill=pbf.Backfill(reservations=reservations, resolution=0, window=0))
     got = replay_checked(table, config)
-    members = {p: {nodes[i].name for i in m} for p, m in parts}
+    members = {p: {nodes[i].name for i in m} for p, m, _ in parts}
     for k, job in enumerate(jobs):
         if got.jobs["start"][k] >= 0:
             used = set(got.jobs["nodes"][k].split(","))

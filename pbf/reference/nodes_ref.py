@@ -341,7 +341,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
                 licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
                 windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, a ``req`` :class:`NodeRequest`, and for a job of several
-    partitions ``records``: a request a partition, tested in turn until one starts it) on ``nodes``
+    partitions ``records``: a request a partition, tested in turn until one starts it, and ``tiers``:
+    their partitions' PriorityTier, a job ``tier``: :func:`queue_entries`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
     its start, end and allocation ``{node: (cores, memory, GPUs)}``; a job no node set can ever hold is
@@ -422,11 +423,12 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         plan.hold(s, max(s + jobs[j]["est"], now + 1), a)
     left = reservations
     started = {}
-    for j in queue:
-        if holds.passed_over(j):
+    for entry in queue_entries(jobs, queue):
+        j, requests = entry_requests(jobs, entry)
+        if j in started or holds.passed_over(j):
             continue
         est = max(jobs[j]["est"], 1)
-        for req in jobs[j].get("records") or (jobs[j]["req"],):
+        for req in requests:
             got = plan.place(req, now, now + est, first_fit)
             if got is not None:
                 started[j] = got
@@ -446,6 +448,36 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             if left is not None:
                 left -= 1
     return started
+
+
+def queue_entries(jobs: Sequence[Mapping[str, Any]], queue: Sequence[int]) -> list:
+    """The queue a pass walks: each job (in ``queue``'s order) at its ``tier`` (0 if absent), but a job
+    whose ``records`` have ``tiers`` that differ (non-increasing, one a record) once a tier, as ``(job,
+    lo, hi)``: its records ``lo .. hi - 1``. Higher tiers first, then ``queue``'s order (Slurm's
+    ``sort_job_queue2``: a queue record per partition, sorted by its partition's tier first)."""
+    keyed = []
+    for pos, j in enumerate(queue):
+        tiers = jobs[j].get("tiers")
+        if tiers and len(set(tiers)) > 1:
+            lo = 0
+            while lo < len(tiers):
+                hi = lo + 1
+                while hi < len(tiers) and tiers[hi] == tiers[lo]:
+                    hi += 1
+                keyed.append((-tiers[lo], pos, lo, (j, lo, hi)))
+                lo = hi
+        else:
+            keyed.append((-jobs[j].get("tier", 0), pos, -1, j))
+    keyed.sort(key=lambda x: x[:3])
+    return [e for *_, e in keyed]
+
+
+def entry_requests(jobs: Sequence[Mapping[str, Any]], entry) -> tuple[int, Sequence[NodeRequest]]:
+    """A :func:`queue_entries` entry's job and the requests it tests, in turn."""
+    if isinstance(entry, tuple):
+        j, lo, hi = entry
+        return j, jobs[j]["records"][lo:hi]
+    return entry, jobs[entry].get("records") or (jobs[entry]["req"],)
 
 
 def hold_windows(plan: NodePlan, windows: Sequence[tuple[int, int, Sequence[int]]], now: int) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .nodes_ref import Holds, eval_nodes, node_cpus, node_replay
+from .nodes_ref import Holds, entry_requests, eval_nodes, node_cpus, node_replay, queue_entries
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -283,12 +283,15 @@ def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], runnin
 def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[int, int, int]],
                  running: Sequence[RunningJob], req: NodeRequest, limit: int, now: int, window: int,
                  reserve: bool = True, first_fit: bool = False,
-                 weights: list[int] | None = None) -> tuple[str, int, dict[int, int] | None]:
+                 weights: list[int] | None = None,
+                 windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> tuple[str, int, dict[int, int] | None]:
     """One job's backfill test (``_attempt_backfill``): ("start", now, nodes), ("reserve", start,
     nodes) (held in ``space``), or ("skip", -1, None). ``reserve`` False: only a start now counts (no
     reservation is left). A start is Slurm's ``_start_job``: the offered nodes' weights reset, then
     the choice made again on the nodes as they are. ``weights``: as :func:`will_run`'s (kept by the
-    caller across tests and cycles)."""
+    caller across tests and cycles). ``windows``: advance reservations, (start, end, node indices): at each
+    start tried, the nodes of those over [start, end) are not offered (``job_test_resv``), whether or not
+    ``space`` reaches them."""
     weights = weights if weights is not None else [0xff] * len(nodes)
     usable = set(range(len(nodes)))
     res = space.resolution
@@ -297,6 +300,7 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
         start_res, later = later, None
         end_time = max(start_res, now) + limit
         offered, later = space.offer(usable, start_res, end_time)
+        offered -= {i for s, e, idx in windows if s < end_time and e > start_res for i in idx}
         if not reserve and start_res > now:
             return "skip", -1, None
         if len(offered) < max(req.min_nodes, 1):
@@ -392,15 +396,19 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     started = {}
     blocked = False
     counts, part = {}, [0]
-    for j in queue:
+    reserved_jobs = set()
+    for entry in queue_entries(jobs, queue):
+        j, requests = entry_requests(jobs, entry)
+        if j in started:
+            continue                     # (started in another partition: _job_runnable_now)
         said = bf_limit(limits, jobs[j], now, len(started), counts, part)
         if said == "stop":
             break
         if said == "skip" or holds.passed_over(j):
             continue
         est = max(jobs[j]["est"], 1)
-        reserved = False
-        for req in jobs[j].get("records") or (jobs[j]["req"],):
+        reserved = j in reserved_jobs
+        for req in requests:
             if not blocked:
                 # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
                 # job that cannot start, reset the weights as select_nodes does)
@@ -408,7 +416,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             one = bool(limits and limits.get("one_resv")) and reserved
             kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
                                            reserve=(left is None or left > 0) and said != "now" and not one,
-                                           first_fit=first_fit, weights=weights)
+                                           first_fit=first_fit, weights=weights, windows=windows)
             if kind == "start":
                 got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
                 started[j] = got
@@ -422,6 +430,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             blocked = True
             if kind == "reserve":
                 reserved = True
+                reserved_jobs.add(j)
                 if left is not None:
                     left -= 1
     return started
