@@ -15,7 +15,7 @@ from pass_steps cimport ensure_scratch
 from plan_units cimport build_profile, search_from
 from plan_nodes cimport build_node_plan
 from node_model cimport NodeModel, nm_find_start, nm_hold
-from part_records cimport pr_count
+from part_records cimport pr_count, pr_range
 from profile cimport prof_round_up
 from state cimport State
 from pbf._codes cimport JS_PENDING
@@ -62,19 +62,21 @@ cdef inline int plan_starts_units(State* S, int64_t now, int64_t* out, uint64_t*
 
 
 cdef enum:
-    SAME_JOB = -2              # plan_starts: a second queue entry of a split job (planned at its first)
+    SAME_JOB = -2              # plan_starts: a later queue entry of a split job (its start: at its first)
 
 
-cdef inline int64_t nodes_hold_start(State* S, NodeModel* M, int64_t j, int64_t k, int64_t d, int64_t now,
-                                     int64_t after, int* rc) noexcept nogil:
-    # job j's earliest start from `after` on, held in the plan (-1: none; rc: RC_*). A
-    # job of several partitions starts in whichever of them can start it first (part_records.pxd).
-    cdef int64_t t, r, best = -1, best_r = -1, n = pr_count(&S.prec, j)
+cdef inline int64_t nodes_hold_start(State* S, NodeModel* M, int64_t j, int32_t rec, int64_t k, int64_t d,
+                                     int64_t now, int64_t after, int* rc) noexcept nogil:
+    # job j's earliest start from `after` on, held in the plan (-1: none; rc: RC_*). A queue entry of a
+    # job of several partitions (part_records.pxd) starts in whichever of its partitions can start it
+    # first, and holds it there.
+    cdef int64_t t, r, lo, hi, best = -1, best_r = -1, n = pr_count(&S.prec, j)
     cdef uint64_t own = M.jfeat[j]
     if n <= 1:
         t = nm_find_start(M, j, k, d, now, after, False, 0, S.cfg.bf_resolution)
     else:
-        for r in range(S.prec.at[j], S.prec.at[j] + n):
+        pr_range(&S.prec, j, rec, &lo, &hi)
+        for r in range(lo, hi):
             M.jfeat[j] = S.prec.mask[r]
             t = nm_find_start(M, j, k, d, now, after, False, 0, S.cfg.bf_resolution)
             if M.failed:
@@ -83,7 +85,7 @@ cdef inline int64_t nodes_hold_start(State* S, NodeModel* M, int64_t j, int64_t 
                 best = t
                 best_r = r
         t = best
-        if best_r >= 0 and best_r != S.prec.at[j] + n - 1 and not M.failed:
+        if best_r >= 0 and best_r != hi - 1 and not M.failed:
             M.jfeat[j] = S.prec.mask[best_r]      # (the search again, for its nodes)
             t = nm_find_start(M, j, k, d, now, after, False, 0, S.cfg.bf_resolution)
     rc[0] = RC_NO_MEMORY if M.failed else RC_OK
@@ -94,29 +96,43 @@ cdef inline int64_t nodes_hold_start(State* S, NodeModel* M, int64_t j, int64_t 
     return t
 
 
+cdef inline void merge_split_entries(State* S, int64_t* out, uint64_t* units_out) noexcept nogil:
+    # a split job's start: the earliest of its entries', at its first entry (the others SAME_JOB)
+    cdef int64_t i, f, j, W = S.W
+    S.prec.epoch += 1
+    for i in range(S.queue.n):
+        if S.queue.entries[i].rec < 0:
+            continue
+        j = S.queue.entries[i].job
+        if S.prec.seen[j] != S.prec.epoch:
+            S.prec.seen[j] = S.prec.epoch
+            S.prec.first_entry[j] = i
+            continue
+        f = S.prec.first_entry[j]
+        if out[i] >= 0 and (out[f] < 0 or out[i] < out[f]):
+            out[f] = out[i]
+            if units_out != NULL:
+                w_copy(units_out + f * W, units_out + i * W, W)
+        out[i] = SAME_JOB
+
+
 cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t* units_out) noexcept nogil:
     # plan_starts on a node cluster: the same two phases on the per-node plan; a job's planned units
-    # are the lowest units of the nodes it is planned on. A split job is planned once, at its first
-    # entry (its other entries: SAME_JOB).
+    # are the lowest units of the nodes it is planned on. Each entry of a split job is planned at its
+    # place, as Slurm's backfill reserves for each record of a job; the job's start is the earliest.
     cdef NodeModel* M = &S.nm
     cdef int64_t i, j, k, d, t, u, n, W = S.W, phase
     cdef int rc = RC_OK
     if build_node_plan(S, now) != RC_OK:
         return RC_NO_MEMORY
-    S.prec.epoch += 1
     for phase in range(2):
         for i in range(S.queue.n):
             j = S.queue.entries[i].job
             if (S.jobs.resv[j] >= 0) != (phase == 0):
                 continue
-            if S.queue.entries[i].rec >= 0:
-                if S.prec.seen[j] == S.prec.epoch:
-                    out[i] = SAME_JOB
-                    continue
-                S.prec.seen[j] = S.prec.epoch
             k = S.queue.entries[i].units
             d = S.queue.entries[i].est
-            t = nodes_hold_start(S, M, j, k, d, now,
+            t = nodes_hold_start(S, M, j, S.queue.entries[i].rec, k, d, now,
                                  S.jobs.resv[j] if phase == 0 and S.jobs.resv[j] > now else now, &rc)
             if rc != RC_OK:
                 return rc
@@ -129,6 +145,8 @@ cdef inline int plan_starts_nodes(State* S, int64_t now, int64_t* out, uint64_t*
                 for n in range(M.nn):
                     for u in range(M.first[n], M.first[n] + M.take[n]):
                         units_out[i * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
+    if S.prec.nsplit:
+        merge_split_entries(S, out, units_out)
     return RC_OK
 
 

@@ -28,7 +28,8 @@ ctypedef struct PartRecords:
     uint64_t* part             # ... and that partition's bit (NodeModel.jpart / npart)
     int32_t* tier              # each record: its partition's PriorityTier (NULL: records of one tier)
     int8_t* split              # per job: it has a queue entry per tier (NULL: no job is split)
-    int64_t* seen              # per job: the last plan_starts that gave it a start (estimates.pxd)
+    int64_t* seen              # per split job: the last plan_starts that met an entry of it ...
+    int64_t* first_entry       # ... and where its first entry was then (estimates.pxd)
     int64_t* resv_in           # per split job: the pass (its number) in which an entry of it reserved
     int64_t epoch              # ... counted here
     int64_t nrec
@@ -36,7 +37,7 @@ ctypedef struct PartRecords:
 
 
 cdef inline void pr_free(PartRecords* R) noexcept nogil:
-    free(R.n); free(R.at); free(R.mask); free(R.part); free(R.tier); free(R.split); free(R.seen); free(R.resv_in)
+    free(R.n); free(R.at); free(R.mask); free(R.part); free(R.tier); free(R.split); free(R.seen); free(R.first_entry); free(R.resv_in)
     R.n = NULL
     R.at = NULL
     R.mask = NULL
@@ -44,6 +45,7 @@ cdef inline void pr_free(PartRecords* R) noexcept nogil:
     R.tier = NULL
     R.split = NULL
     R.seen = NULL
+    R.first_entry = NULL
     R.resv_in = NULL
     R.cap = 0
     R.nrec = 0
@@ -109,13 +111,15 @@ cdef inline int pr_set_tiers(PartRecords* R) noexcept nogil:
     R.split = <int8_t*>malloc((R.cap + 1) * sizeof(int8_t))
     R.seen = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
     R.resv_in = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
-    if R.split == NULL or R.seen == NULL or R.resv_in == NULL:
+    R.first_entry = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
+    if R.split == NULL or R.seen == NULL or R.resv_in == NULL or R.first_entry == NULL:
         return RC_NO_MEMORY
     R.nsplit = 0
     for j in range(R.cap):
         R.split[j] = 0
         R.seen[j] = -1
         R.resv_in[j] = -1
+        R.first_entry[j] = -1
         for r in range(R.at[j] + 1, R.at[j] + R.n[j]):
             if R.tier[r] != R.tier[R.at[j]]:
                 R.split[j] = 1

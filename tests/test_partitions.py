@@ -418,3 +418,62 @@ def test_read_partitions_is_usable_alone(tmp_path):
     conf = read_slurm_conf(_conf(tmp_path, TWO))
     parts = read_partitions(conf, ["n1", "n2", "n3", "n4"])
     assert [p.name for p in parts] == ["a", "b"] and PARTITION_PREFIX == "partition:"
+
+
+# ---------------------------------------------------------------- a job of partitions of different tiers
+
+TIERED = ("JobID|Submit|Start|ElapsedRaw|TimelimitRaw|ReqCPUS|ReqNodes|State|User|Partition|QOS\n"
+          "1|2024-01-01T00:00:00|2024-01-01T00:00:00|100|2|4|1|COMPLETED|u1|cpu|normal\n"
+          "2|2024-01-01T00:00:00|2024-01-01T00:00:00|200|4|4|1|COMPLETED|u1|small|normal\n"
+          "3|2024-01-01T00:00:02|2024-01-01T00:00:02|50|1|4|1|COMPLETED|u1|cpu|normal\n"
+          "4|2024-01-01T00:00:03|2024-01-01T00:00:03|50|1|4|1|COMPLETED|u1|cpu,small|normal\n")
+
+
+@pytest.mark.parametrize("search", ["exact", "slurm"])
+def test_a_job_of_two_tiers_is_queued_at_each_tier(tmp_path, search):
+    # cpu (n1) at tier 1, small (n2) at tier 2. Job 4 asks both: Slurm queues its small record at
+    # tier 2, ahead of everything, and its cpu record at tier 1, behind job 3 (submitted first). When
+    # n1 frees at 100, job 3 takes it; job 4 follows at 150 on n1, before small frees at 200. With
+    # every record at the job's highest tier, job 4 would take n1 at 100 ahead of job 3.
+    conf = _conf(tmp_path, "NodeName=n[1-2] CPUs=4 RealMemory=8000\n"
+                           "PartitionName=cpu Nodes=n1 Default=YES PriorityTier=1\n"
+                           "PartitionName=small Nodes=n2 PriorityTier=2\n")
+    dump = tmp_path / "jobs.sacct"
+    dump.write_text(TIERED)
+    settings_ = slurm_settings(conf, all_partitions=True)
+    table = read_sacct(dump)
+    placed = settings_.config.partitions.place(table, settings_.config.cluster)
+    assert placed.record_tiers[3] == (2, 1) and placed.record_tiers[2] is None
+    cfg = dataclasses.replace(settings_.config, node_search=search)
+    got = replay_checked(table, cfg)
+    assert got.jobs["start"].tolist() == [0, 0, 100, 150]
+    assert got.jobs["nodes"].tolist()[2:] == ["n1", "n1"]
+    ref = [dict(submit=int(s), run=int(r), est=int(e),
+                req=NodeRequest(4, int(placed.requests.mem_core_mb[k]), 0, 0, 1, 0,
+                                frozenset(placed.requests.features[k])), tier=int(placed.job_tiers[k]))
+           for k, (s, r, e) in enumerate(zip(table.submit, table.run, table.req_time))]
+    own = [f for f in placed.requests.features[3] if not f.startswith(PARTITION_PREFIX)]
+    ref[3]["records"] = [NodeRequest(4, int(placed.requests.mem_core_mb[3]), 0, 0, 1, 0, frozenset(own + [f]))
+                         for f, _ in placed.job_records[3]]
+    ref[3]["tiers"] = list(placed.record_tiers[3])
+    want = (slurm_node_replay(placed.cluster.nodes, ref, cfg.backfill.reservations, window=cfg.backfill.window,
+                              resolution=cfg.backfill.resolution) if search == "slurm"
+            else node_replay(placed.cluster.nodes, ref, cfg.backfill.reservations))
+    assert want["start"] == [0, 0, 100, 150]
+
+
+def test_core_lists_a_job_of_two_tiers_once(tmp_path):
+    conf = _conf(tmp_path, "NodeName=n[1-2] CPUs=4 RealMemory=8000\n"
+                           "PartitionName=cpu Nodes=n1 Default=YES PriorityTier=1\n"
+                           "PartitionName=small Nodes=n2 PriorityTier=2\n")
+    dump = tmp_path / "jobs.sacct"
+    dump.write_text(TIERED)
+    settings_ = slurm_settings(conf, all_partitions=True)
+    got = replay_checked(read_sacct(dump), dataclasses.replace(settings_.config, start_estimates=True))
+    # job 4 at its arrival, by the limits (2, 4, 1, 1 minutes): planned on n2 at 240 (its tier-2 entry)
+    # and on n1 at 180, after job 3 (its tier-1 entry): the earlier of the two, once
+    assert got.jobs["start"].tolist() == [0, 0, 100, 150]
+    assert got.jobs["estimated_start"].tolist() == [0, 0, 120, 180]
+    core_estimates = dataclasses.replace(settings_.config, start_estimates=True, estimate_every=1)
+    got = replay_checked(read_sacct(dump), core_estimates)
+    assert got.jobs["estimated_start"].tolist() == [0, 0, 120, 180]
