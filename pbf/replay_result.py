@@ -87,6 +87,10 @@ class ReplayResult:
     metrics: object
     estimates: dict | None = None
 
+    def __getstate__(self):
+        # (a copy or a pickle holds the columns, not the core they may still be read from)
+        return {**self.__dict__, "_passes": self.passes}
+
     @staticmethod
     def label(column: str, codes: ArrayLike) -> np.ndarray:
         """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
@@ -130,6 +134,35 @@ class ReplayResult:
             if tmp is not None:
                 import shutil
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _PassesOf:
+    """The per-pass columns of a finished replay's core, read out when first used: a replay whose
+    passes nobody reads (a summary printed, a sweep's figures) does not build 15 columns of them."""
+    __slots__ = ("core",)
+
+    def __init__(self, core):
+        self.core = core
+
+    def columns(self) -> dict:
+        passes = self.core.pass_arrays()
+        passes["wall_us"] = passes.pop("wall_ns") / 1000.0
+        passes["charged_us"] = passes.pop("model_us")
+        return passes
+
+
+def _passes(self) -> dict:
+    passes = self.__dict__["_passes"]
+    if isinstance(passes, _PassesOf):
+        passes = self.__dict__["_passes"] = passes.columns()
+    return passes
+
+
+def _set_passes(self, passes) -> None:
+    self.__dict__["_passes"] = passes
+
+
+ReplayResult.passes = property(_passes, _set_passes, doc="The per-pass columns (a dict of numpy arrays).")
 
 
 #: the files :meth:`ReplayResult.write` writes
@@ -256,9 +289,11 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
             "requeues": requeues, "lost_unit_s": lost}
     err = (predicted[done] - run[done]).astype(np.float64)
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
-    passes = core.pass_arrays()
-    passes["wall_us"] = passes.pop("wall_ns") / 1000.0
-    passes["charged_us"] = passes.pop("model_us")
+    # (one worker on a cluster of units: the core holds little but its pass records, which take less
+    # room than their columns; threads and node plans may hold much more: read out now)
+    passes = _PassesOf(core)
+    if config.workers > 1 or config.cluster is not None or not config.pass_records:
+        passes = passes.columns()
     n_reason = np.bincount(reason[state == JobState.JS_REJECTED], minlength=len(RejectReason))
     n_how = np.bincount(how, minlength=3)
     # the pass summary comes from the core's totals, kept whether or not every pass is recorded

@@ -320,7 +320,8 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
         order = np.argsort(table.submit, kind="stable")
         report.sorted_by_submit = bool((order != np.arange(len(order))).any())
         table = table.take(order)
-    table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
+    # (the blocks are this reader's alone: cleaning keeps their rows in place)
+    table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report, _reuse=True)
     return table
 
 

@@ -1,0 +1,163 @@
+"""What a replay's process makes and reads only when used: the cleaned columns of a log kept in the
+reader's own arrays, the per-pass columns read from the core on first use, the garbage collector held
+off while the ``pbf`` process starts, the plugins imported by name. The results are the same.
+(How long start-up takes is measured in docs/benchmarks.md, never asserted here.)"""
+import copy
+import gc
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pbf
+from pbf.workload import Cleaning, JobTable, clean
+from pbf.workload.jobs import FLOAT_FIELDS, SWF_FIELDS
+
+ROOT = str(Path(pbf.__file__).resolve().parents[1])
+
+
+def _raw_table(n, seed):
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for name in SWF_FIELDS:
+        if name in FLOAT_FIELDS:
+            cols[name] = rng.normal(0, 1e6, n)
+        else:
+            cols[name] = rng.integers(-3, 500, n)
+    cols["submit"] = np.sort(rng.integers(-1, 10_000, n))
+    cols["line"] = np.arange(1, n + 1)
+    return JobTable(cols)
+
+
+def _same(a, b):
+    assert list(a.columns) == list(b.columns)
+    for name in a.columns:
+        x, y = a.columns[name], b.columns[name]
+        assert x.dtype == y.dtype and np.array_equal(x.view(np.int64), y.view(np.int64)), name
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cleaning", [Cleaning(), Cleaning(oversize="drop", cluster_units=300),
+                                      Cleaning(fill_missing_request=True, units_from="requested"),
+                                      Cleaning.none()])
+def test_cleaning_in_place_keeps_the_same_rows(seed, cleaning):
+    """A reader's own table is compacted in place: the same columns, bit for bit, as the copies."""
+    n = [0, 1, 7, 1000, 4096, 20_000][seed]
+    raw = _raw_table(n, seed)
+    copied, report = clean(raw, cleaning)
+    kept = {k: v.copy() for k, v in raw.columns.items()}
+    again = JobTable(kept)
+    reused, report2 = clean(again, cleaning, _reuse=True)
+    _same(copied, reused)
+    assert report.as_dict() == report2.as_dict()
+    # without _reuse the input is left as it was
+    _same(raw, _raw_table(n, seed))
+
+
+def test_cleaning_in_place_copies_columns_it_does_not_own_alone():
+    raw = _raw_table(500, 1)
+    shared = dict(raw.columns)
+    shared["queue"] = shared["partition"]       # (two names for one array)
+    table = JobTable(shared)
+    want, _ = clean(JobTable(dict(shared)), Cleaning())
+    before = shared["partition"].copy()
+    got, _ = clean(table, Cleaning(), _reuse=True)
+    _same(want, got)
+    assert np.array_equal(shared["partition"], before)
+
+
+def test_read_swf_cleans_the_same_rows_as_a_copy(tmp_path):
+    from pbf.workload.swf import SwfReader, read_swf
+    rng = np.random.default_rng(5)
+    lines = ["; MaxProcs: 64"]
+    for i in range(3000):
+        run = int(rng.integers(-1, 400))
+        units = int(rng.integers(-1, 80))
+        lines.append(f"{i + 1} {i * 3} 5 {run} {units} -1 -1 {units} {int(rng.integers(-1, 900))} -1 1 "
+                     f"{int(rng.integers(1, 9))} 1 -1 1 -1 -1 -1")
+    path = tmp_path / "t.swf"
+    path.write_text("\n".join(lines) + "\n")
+    got = read_swf(path)
+    reader = SwfReader(path)
+    (block,) = list(reader)
+    want, _ = clean(block, Cleaning())
+    _same(want, got)
+    assert 0 < len(got) < 3000
+
+
+def test_the_passes_are_read_from_the_core_when_first_used():
+    from pbf.workload.lublin import generate_lublin
+    table = generate_lublin(300, seed=3)
+    a = pbf.replay(table)
+    assert "_passes" in a.__dict__ and not isinstance(a.__dict__["_passes"], dict)
+    passes = a.passes
+    assert isinstance(a.__dict__["_passes"], dict) and a.passes is passes
+    assert len(passes["time"]) == a.summary["passes"]["count"]
+    assert int((passes["kind"] == 0).sum()) == a.summary["passes"]["full"]
+    assert {"wall_us", "charged_us"} <= set(passes) and not {"wall_ns", "model_us"} & set(passes)
+    # a copy and a pickle hold the columns, whether read already or not
+    b = pbf.replay(table)
+    for c in (pickle.loads(pickle.dumps(b)), copy.deepcopy(b), copy.copy(pbf.replay(table))):
+        assert set(c.passes) == set(passes)
+        for k in passes:
+            if k != "wall_us":
+                assert np.array_equal(c.passes[k], passes[k]), k
+    # settable, as a dataclass field
+    b.passes = {"x": np.zeros(1)}
+    assert list(b.passes) == ["x"]
+    # no per-pass records: the empty columns, at once
+    c = pbf.replay(table, pbf.ReplayConfig(pass_records=False))
+    assert isinstance(c.__dict__["_passes"], dict) and len(c.passes["depth"]) == 0
+
+
+def test_the_collector_is_held_off_only_while_the_command_starts():
+    from pbf.cli import process
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    process.hold_collector()
+    try:
+        assert not gc.isenabled()
+    finally:
+        process.release_collector()
+    assert gc.isenabled() and gc.get_freeze_count() >= frozen
+    process.release_collector()                  # (twice: nothing more)
+    gc.disable()                                 # a program that turned it off keeps it off
+    try:
+        process.hold_collector()
+        process.release_collector()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_command_replays_with_the_collector_on(tmp_path):
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 4\n1 0 0 100 2 -1 -1 2 200 -1 1 1 1 -1 1 -1 -1 -1\n")
+    probe = ("import gc, sys\nimport pbf.replayer as r\nseen = []\nreplay = r.replay\n"
+             "def spy(*a, **k):\n    seen.append(gc.isenabled())\n    return replay(*a, **k)\n"
+             "r.replay = spy\nfrom pbf.cli import main\n"
+             f"sys.argv = ['pbf', 'replay', {str(path)!r}, '--quiet']\nstatus = main()\n"
+             "print('seen', seen, gc.isenabled(), status, file=sys.stderr)")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0 and "seen [True] True 0" in r.stderr, r.stderr
+
+
+def test_the_plugins_load_by_name(tmp_path):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    probe = "import sys, pbf.plugins\nprint(sorted(m for m in sys.modules if m.startswith('pbf.plugins.')))"
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+    import importlib
+
+    import pbf.plugins as plugins
+    for name in plugins.__all__:
+        home = importlib.import_module(f"pbf.plugins.{plugins._HOME[name]}")
+        assert getattr(plugins, name) is getattr(home, name)
+    assert set(plugins.__all__) <= set(dir(plugins))
+    with pytest.raises(AttributeError):
+        plugins.nothing_of_that_name  # noqa: B018
