@@ -3,7 +3,6 @@ reader's own arrays, the per-pass columns read from the core on first use, the g
 off while the ``pbf`` process starts, the plugins imported by name. The results are the same.
 (How long start-up takes is measured in docs/benchmarks.md, never asserted here.)"""
 import copy
-import gc
 import os
 import pickle
 import subprocess
@@ -114,24 +113,24 @@ def test_the_passes_are_read_from_the_core_when_first_used():
     assert isinstance(c.__dict__["_passes"], dict) and len(c.passes["depth"]) == 0
 
 
-def test_the_collector_is_held_off_only_while_the_command_starts():
-    from pbf.cli import process
-    assert gc.isenabled()
-    frozen = gc.get_freeze_count()
-    process.hold_collector()
-    try:
-        assert not gc.isenabled()
-    finally:
-        process.release_collector()
-    assert gc.isenabled() and gc.get_freeze_count() >= frozen
-    process.release_collector()                  # (twice: nothing more)
-    gc.disable()                                 # a program that turned it off keeps it off
-    try:
-        process.hold_collector()
-        process.release_collector()
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+def _probe(code, cwd):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stderr
+
+
+def test_the_collector_is_held_off_only_while_the_command_starts(tmp_path):
+    """(In a process of its own: releasing the collector freezes what the process holds.)"""
+    code = ("import gc, sys\nfrom pbf.cli import process\nout = []\n"
+            "process.hold_collector(); out.append(gc.isenabled())\n"
+            "process.release_collector(); out.append((gc.isenabled(), gc.get_freeze_count() > 0))\n"
+            "gc.unfreeze(); process.release_collector(); out.append(gc.get_freeze_count())\n"
+            "gc.disable(); process.hold_collector(); process.release_collector(); out.append(gc.isenabled())\n"
+            "print(out, file=sys.stderr)")
+    # held: off; released: on, the start-up frozen; a second release: nothing; a program that turned
+    # the collector off keeps it off
+    assert "[False, (True, True), 0, False]" in _probe(code, tmp_path)
 
 
 def test_the_command_replays_with_the_collector_on(tmp_path):
@@ -142,16 +141,13 @@ def test_the_command_replays_with_the_collector_on(tmp_path):
              "r.replay = spy\nfrom pbf.cli import main\n"
              f"sys.argv = ['pbf', 'replay', {str(path)!r}, '--quiet']\nstatus = main()\n"
              "print('seen', seen, gc.isenabled(), status, file=sys.stderr)")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert r.returncode == 0 and "seen [True] True 0" in r.stderr, r.stderr
+    assert "seen [True] True 0" in _probe(probe, tmp_path)
 
 
 def test_the_plugins_load_by_name(tmp_path):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
-    probe = "import sys, pbf.plugins\nprint(sorted(m for m in sys.modules if m.startswith('pbf.plugins.')))"
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
+    probe = ("import sys, pbf.plugins\n"
+             "print(sorted(m for m in sys.modules if m.startswith('pbf.plugins.')), file=sys.stderr)")
+    assert _probe(probe, tmp_path).strip() == "[]"
     import importlib
 
     import pbf.plugins as plugins
