@@ -157,3 +157,38 @@ def test_the_plugins_load_by_name(tmp_path):
     assert set(plugins.__all__) <= set(dir(plugins))
     with pytest.raises(AttributeError):
         plugins.nothing_of_that_name  # noqa: B018
+
+
+def _mo(pairs):
+    """A gettext catalog (.mo) of ``pairs`` (message, translation)."""
+    import struct
+    keys = [k.encode() for k, _ in sorted(pairs)]
+    values = [v.encode() for _, v in sorted(pairs)]
+    n = len(keys)
+    data = 7 * 4 + 16 * n                   # (the header, then the two tables, then the strings)
+    tables, offset = [], data
+    for texts in (keys, values):
+        for text in texts:
+            tables += [len(text), offset]
+            offset += len(text) + 1
+    head = struct.pack("7I", 0x950412DE, 0, n, 7 * 4, 7 * 4 + 8 * n, 0, 0)
+    return head + struct.pack(f"{4 * n}I", *tables) + b"".join(t + b"\0" for t in keys + values)
+
+
+def test_argparse_is_left_to_a_catalog_that_translates_it(tmp_path):
+    """The ``pbf`` process gives argparse its messages untranslated only when no catalog would
+    translate them; with one (LANGUAGE=fr and a catalog for it), argparse still looks them up."""
+    plain = _probe("import argparse, sys\nfrom pbf.cli import process\nprocess.untranslated_argparse()\n"
+                   "print(argparse._ is str, argparse.ngettext('a', 'b', 2), file=sys.stderr)", tmp_path)
+    folder = tmp_path / "locale" / "fr" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / "messages.mo").write_bytes(_mo([("usage: ", "utilisation : ")]))
+    code = (f"import argparse, gettext, os, sys\nos.environ['LANGUAGE'] = 'fr'\n"
+            f"gettext.bindtextdomain('messages', {str(tmp_path / 'locale')!r})\n"
+            "from pbf.cli import process\nprocess.untranslated_argparse()\n"
+            "print(argparse._ is gettext.gettext, argparse._('usage: '), file=sys.stderr)")
+    translated = _probe(code, tmp_path)
+    if "True b" in plain:
+        assert "True utilisation :" in translated, translated
+    else:       # (this machine's own locale has a catalog: argparse is left alone there too)
+        assert "False" in plain

@@ -107,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is not None:
         return _main(list(argv))
     process.hold_collector()        # (until the command's work begins: process.release_collector)
+    process.untranslated_argparse()
     try:
         status = _main(sys.argv[1:])
     finally:

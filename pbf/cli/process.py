@@ -5,7 +5,7 @@ import gc
 import os
 import time
 
-__all__ = ["STARTED", "hold_collector", "release_collector"]
+__all__ = ["STARTED", "hold_collector", "release_collector", "untranslated_argparse"]
 
 #: ``time.perf_counter()`` when the command line was first imported
 STARTED = time.perf_counter()
@@ -38,3 +38,20 @@ def release_collector() -> None:
         _held = False
         gc.freeze()
         gc.enable()
+
+
+def untranslated_argparse() -> None:
+    """When no gettext catalog translates this process's messages (the usual case), give argparse
+    its messages as they are: it looks each one up (dozens for ``pbf replay``'s options), and every
+    lookup that finds no catalog searches the locale folders again. With a catalog, nothing changes.
+    For the ``pbf`` process only (``main()`` without argv): the lookup is the process's own."""
+    import argparse
+    import gettext
+    domain = gettext.textdomain()
+    if argparse._ is gettext.gettext and gettext.find(domain, gettext.bindtextdomain(domain)) is None:
+        argparse._ = str
+        argparse.ngettext = _ngettext
+
+
+def _ngettext(singular: str, plural: str, n: int) -> str:
+    return singular if n == 1 else plural
