@@ -61,11 +61,19 @@ def _chunks(path):
             yield from _inflated(fh, size)
 
 
-def _cores():
+def _cores() -> float:
+    """The cores free for the reading (more than one: a helper thread inflates): those the process may
+    run on less the other work of the last minute (the load average). On a busy host the hand-off
+    between the two threads costs more than the inflating they share."""
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):       # (not every system has it)
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        busy = 0.0
+    return cores - busy
 
 
 def _inflated(fh, size):
