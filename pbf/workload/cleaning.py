@@ -183,7 +183,8 @@ def _kept(cols: dict, keep: np.ndarray, raw: dict) -> dict:
     """``{k: v[keep]}``, the raw table's own columns (each a distinct array) compacted in place: a fresh
     process pays a page fault for every 4 KiB of new memory, and the kept rows of 19 columns of a
     large log are megabytes. The rows go through one scratch array, used again for every column."""
-    n = int(np.count_nonzero(keep))
+    rows = np.flatnonzero(keep)
+    n = len(rows)
     own = {id(v) for v in raw.values()}
     if len(own) != len(raw):            # (two names for one array: copies, as for any table)
         return {k: v[keep] for k, v in cols.items()}
@@ -194,7 +195,7 @@ def _kept(cols: dict, keep: np.ndarray, raw: dict) -> dict:
             out[k] = v[keep]             # (a view of something else's: not ours to overwrite)
             continue
         w = v.view(np.int64) if v.dtype == np.float64 else v
-        np.compress(keep, w, out=scratch)
+        np.take(w, rows, out=scratch, mode="clip")    # (the rows are in range: "clip" needs no buffer)
         w[:n] = scratch
         out[k] = v[:n]
     return out
