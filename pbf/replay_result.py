@@ -280,7 +280,7 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
         # jobs ran for their elapsed time, stretched by sharing their nodes
         run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)
     requeues, lost = Outages(core).failure_arrays()
-    predicted, final_est, corrections, _ = core.estimates()
+    predicted, corrections = core.columns("pred0", "ncorr")    # (Core.estimates' first and third)
     done = state == JobState.JS_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
