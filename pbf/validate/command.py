@@ -125,7 +125,8 @@ def _print_summary(s, out):
                      f"pbf: main scheduler {by['main']}, backfill {by['backfill']}")
     pend = (s.get("runs") or [{}])[0].get("pending_reasons")
     if pend and pend.get("jobs"):
-        lines.append("pending      Slurm run 1 (squeue from the last submission on): " + ", ".join(
+        since = pend.get("from", "the last submission")
+        lines.append(f"pending      Slurm run 1 (squeue from {since} on): " + ", ".join(
             f"{r} {n} jobs" for r, n in sorted(pend["jobs"].items(), key=lambda x: -x[1])))
     parts = s.get("partitions")
     if parts:

@@ -170,7 +170,9 @@ def pbf_drain(spec: DrainSpec | None, recorded: str | None, out: str, known, tim
     events dump kept in the run folder ``recorded`` when there is one (copied to ``OUT/events.txt``, on
     that run's clock), else from ``spec`` (written there). ``recorded`` None and a ``spec``: the spec."""
     path = os.path.join(out, "events.txt")
-    got = recorded_events(recorded) if recorded else None
+    # (a run without a drain keeps its events too, when slurmdbd ran: only a drained run's are the case's)
+    drained = recorded and any(a["what"].startswith("drain ") for a in recorded_actions(recorded))
+    got = recorded_events(recorded) if drained else None
     if got is not None:
         text, t0, t0_local = got
         with open(path, "w") as fh:
