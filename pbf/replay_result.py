@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._outages import Outages
 from .codes import LABELS, How, JobState, RejectReason
 from .errors import ConfigError
 from .metrics import schedule_metrics
@@ -279,7 +278,7 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
     if config.coalloc is not None:
         # jobs ran for their elapsed time, stretched by sharing their nodes
         run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)
-    requeues, lost = Outages(core).failure_arrays()
+    requeues, lost = core.columns("requeues", "lost")   # (Outages.failure_arrays: zeros without failures)
     predicted, corrections = core.columns("pred0", "ncorr")    # (Core.estimates' first and third)
     done = state == JobState.JS_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
@@ -412,6 +411,7 @@ def _failures(core, config, outages, events, units, end):
     """What the outages did (None without failures); down time counts up to the last job's end."""
     if config.failures is None:
         return None
+    from ._outages import Outages
     from .outages import down_unit_seconds
     f = Outages(core).figures()
     by_kind = {k: sum(1 for o in outages if o.kind == k) for k in ("fail", "drain", "resume")}
