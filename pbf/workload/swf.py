@@ -25,8 +25,11 @@ SIZE_KEYS = ("MaxProcs", "MaxNodes")
 __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 
 _CHUNK_BYTES = 4 << 20
-#: compressed bytes of a gzip file inflated at a time
+#: compressed bytes of a gzip file inflated at a time (by the helper thread; on one thread at most
+#: _ONE_THREAD_BYTES: their text, about 80 KiB, stays below the allocator's threshold for fresh
+#: memory, so each piece reuses the last one's instead of costing page faults)
 _INFLATE_BYTES = 128 << 10
+_ONE_THREAD_BYTES = 16 << 10
 _SHOW_BAD = 5
 #: which of the 18 fields are fractional (float64 columns); the others are int64
 _IS_FLOAT = np.array([name in FLOAT_FIELDS for name in SWF_FIELDS], dtype=np.uint8)
@@ -58,7 +61,7 @@ def _chunks(path):
         if os.fstat(fh.fileno()).st_size > 2 * size and _cores() > 1:
             yield from _inflated_aside(fh, size)
         else:
-            yield from _inflated(fh, size)
+            yield from _inflated(fh, min(size, _ONE_THREAD_BYTES))
 
 
 def _cores() -> float:
