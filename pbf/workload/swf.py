@@ -25,6 +25,9 @@ SIZE_KEYS = ("MaxProcs", "MaxNodes")
 __all__ = ["SwfReader", "read_swf", "write_swf", "open_trace"]
 
 _CHUNK_BYTES = 4 << 20
+#: bytes of a plain file read at a time (below the allocator's threshold for fresh memory, as
+#: _ONE_THREAD_BYTES's text: a fresh process reads SDSC-SP2 in 17 ms against 20 with 4 MiB pieces)
+_PLAIN_BYTES = 64 << 10
 #: compressed bytes of a gzip file inflated at a time (by the helper thread; on one thread at most
 #: _ONE_THREAD_BYTES: their text, about 80 KiB, stays below the allocator's threshold for fresh
 #: memory, so each piece reuses the last one's instead of costing page faults)
@@ -52,10 +55,11 @@ def _chunks(path):
         gzipped = fh.read(2) == b"\x1f\x8b"
         fh.seek(0)
         if not gzipped:
-            raw = fh.read(_CHUNK_BYTES)
+            size = min(_CHUNK_BYTES, _PLAIN_BYTES)
+            raw = fh.read(size)
             while raw:
                 yield raw
-                raw = fh.read(_CHUNK_BYTES)
+                raw = fh.read(size)
             return
         size = min(_CHUNK_BYTES, _INFLATE_BYTES)
         if os.fstat(fh.fileno()).st_size > 2 * size and _cores() > 1:
