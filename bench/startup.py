@@ -48,6 +48,11 @@ names = []
 def mark(name):
     t.append((time.perf_counter(), time.process_time())); names.append(name)
 import pbf.cli; mark("import pbf.cli (argparse, the command table)")
+from pbf.cli import process
+# (as main() run as the process does, where the checkout has it: the collector held off until the
+# replay, argparse's messages untranslated when no catalog translates them)
+getattr(process, "hold_collector", lambda: None)()
+getattr(process, "untranslated_argparse", lambda: None)()
 from pbf.cli.commands import _command_named, build_parser
 argv = ["replay", sys.argv[1], "--quiet"] + sys.argv[2:]
 args = build_parser(_command_named(argv)).parse_args(argv); mark("replay's options (pbf.cli.replay, options)")
@@ -67,6 +72,7 @@ class Clock:
         loop.setdefault("t", []).append((time.perf_counter(), time.process_time()))
         return time.perf_counter()
 pbf.replayer.time = Clock()
+getattr(process, "release_collector", lambda: None)()
 result = pbf.replayer.replay(table, config); mark("replay")
 if args.out:
     result.write(args.out); mark("write summary.json, jobs.csv, passes.csv")

@@ -41,13 +41,61 @@ ctypedef struct Policy:
     int64_t max_age            # PriorityMaxAge (s)
     int64_t half_life          # PriorityDecayHalfLife (s)
     bint favor_small           # PriorityFavorSmall
+    bint js_relative           # PriorityFlags=SMALL_RELATIVE_TO_TIME: job size over its time limit
+    int64_t js_nodes           # the job-size factor's cluster nodes and CPUs: Slurm counts every node
+    int64_t js_cpus            # of slurm.conf (0: the replayed cluster's)
     double fs_damp             # FairShareDampeningFactor (classic fair share)
     Reg* reg                   # the regression model (PD_REGRESSION), or NULL
     FairTree* ft               # multifactor: Fair Tree over this association tree, or NULL (classic)
 
 
+cdef inline double policy_job_size(const Policy* pol, const Jobs* J, int64_t units, int64_t nodes,
+                                   const int64_t* minn, int64_t j) noexcept nogil:
+    # Slurm's job-size factor in [0, 1] (priority_multifactor.c, set_priority_factors; the same in
+    # 20.11, 22.05 and 23.11): (min nodes / N + CPUs / C) / 2, favor_small ((N - min nodes) / N +
+    # (C - CPUs) / C) / 2, SMALL_RELATIVE_TO_TIME max(min nodes x C / N, CPUs) / time limit (min) / C
+    # (favor_small: 1 minus that). N and C: the cluster's nodes and CPUs (nodes = 0: a cluster of
+    # units, each a node of one CPU, and the job's min nodes are its units). Python twin:
+    # pbf.plugins.multifactor.job_size_factor, the same operations in the same order.
+    cdef int64_t cpus = J.units[j], mn = cpus, n_all = units, c_all = units, limit
+    cdef double js
+    if nodes > 0:
+        mn = minn[j]
+        n_all = nodes
+    if pol.js_nodes > 0:
+        n_all = pol.js_nodes
+    if pol.js_cpus > 0:
+        c_all = pol.js_cpus
+    if pol.js_relative:
+        js = <double>mn * <double>c_all / <double>n_all
+        if <double>cpus > js:
+            js = <double>cpus
+        limit = (J.req[j] + 59) // 60      # Slurm keeps time limits in whole minutes, rounded up
+        if limit <= 0:
+            return 0.0 if pol.favor_small else 1.0      # Slurm divides by 0: inf, clamped
+        js /= <double>limit
+        js /= <double>c_all
+        if pol.favor_small:
+            js = 1.0 - js
+    elif pol.favor_small:
+        js = <double>(n_all - mn) / <double>n_all
+        if cpus != 0:
+            js += <double>(c_all - cpus) / <double>c_all
+            js /= 2.0
+    else:
+        js = <double>mn / <double>n_all
+        if cpus != 0:
+            js += <double>cpus / <double>c_all
+            js /= 2.0
+    if js < 0.0:
+        return 0.0
+    if js > 1.0:
+        return 1.0
+    return js
+
+
 cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Users* U, int64_t units,
-                                      int64_t j, int64_t now) noexcept nogil:
+                                      int64_t nodes, const int64_t* minn, int64_t j, int64_t now) noexcept nogil:
     # Slurm's priority/multifactor: an integer, the weighted sum of factors in [0, 1]
     cdef double age, fs, js, total = U.total, usage_norm, shares_norm
     age = 1.0
@@ -61,17 +109,16 @@ cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Us
         usage_norm = U.usage[J.user[j]] / total if total > 0.0 else 0.0
         shares_norm = 1.0 / <double>(U.n if U.n > 0 else 1)
         fs = pow(2.0, -((usage_norm / shares_norm) / pol.fs_damp))
-    js = <double>J.units[j] / <double>units
-    if pol.favor_small:
-        js = <double>(units - J.units[j]) / <double>units
+    js = policy_job_size(pol, J, units, nodes, minn, j)
     return floor(pol.w_age * age + pol.w_fs * fs + pol.w_js * js
                  + pol.w_part * J.part[j] + pol.w_qos * J.qos[j])
 
 
-cdef inline double policy_key(const Policy* pol, const Jobs* J, const Users* U, int64_t units, int64_t j,
-                              int64_t now) noexcept nogil:
+cdef inline double policy_key_nodes(const Policy* pol, const Jobs* J, const Users* U, int64_t units, int64_t nodes,
+                                    const int64_t* minn, int64_t j, int64_t now) noexcept nogil:
     # the priority key of pending job j at time now (ascending: lowest runs first); the formulas
-    # are RLScheduler's (reference §6.1) and Slurm's multifactor (§1.8)
+    # are RLScheduler's (reference §6.1) and Slurm's multifactor (§1.8). units: the cluster's;
+    # nodes: its nodes and minn the jobs' min nodes (nodes = 0: a cluster of units)
     cdef double r = <double>J.est[j], n = <double>J.units[j]
     cdef double s = <double>J.submit[j], w = <double>(now - J.submit[j])
     cdef int pr = pol.prio
@@ -95,7 +142,13 @@ cdef inline double policy_key(const Policy* pol, const Jobs* J, const Users* U, 
         return -pow(w / r, 3.0) * n
     if pr == PR_UNICEP:
         return -(w + 1e-15) / (log2(n + 1e-15) * r)
-    return -policy_multifactor(pol, J, U, units, j, now)
+    return -policy_multifactor(pol, J, U, units, nodes, minn, j, now)
+
+
+cdef inline double policy_key(const Policy* pol, const Jobs* J, const Users* U, int64_t units, int64_t j,
+                              int64_t now) noexcept nogil:
+    # the priority key of pending job j at time now on a cluster of units (policy_key_nodes)
+    return policy_key_nodes(pol, J, U, units, 0, NULL, j, now)
 
 
 cdef inline void policy_charge_usage(const Policy* pol, Jobs* J, Users* U, const Nodes* N, int64_t now) noexcept nogil:

@@ -118,7 +118,11 @@ def _mean_bsld(submit: np.ndarray, start: np.ndarray, run: np.ndarray, response:
 
 def _max_queue(submit: np.ndarray, start: np.ndarray) -> int:
     """The maximum of :func:`queue_length_profile`'s lengths: the queue grows only at submit instants,
-    where it holds the jobs submitted at or before that instant less those started at or before it."""
+    where it holds the jobs submitted at or before that instant less those started at or before it.
+    With the submits sorted, a start counts from the first submit instant at or after it on: the
+    starts are counted by where they fall among the submits (no sort of the starts)."""
     subs = submit if (submit[1:] >= submit[:-1]).all() else np.sort(submit)
-    starts = np.sort(start)
-    return int((np.searchsorted(subs, subs, "right") - np.searchsorted(starts, subs, "right")).max())
+    n = len(subs)
+    started = np.cumsum(np.bincount(np.searchsorted(subs, start, "left"), minlength=n + 1)[:n])
+    last = np.append(np.flatnonzero(subs[1:] != subs[:-1]), n - 1)     # each instant's last submit
+    return int((last + 1 - started[last]).max())

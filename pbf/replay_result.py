@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._outages import Outages
 from .codes import LABELS, How, JobState, RejectReason
 from .errors import ConfigError
 from .metrics import schedule_metrics
@@ -87,6 +86,10 @@ class ReplayResult:
     metrics: object
     estimates: dict | None = None
 
+    def __getstate__(self):
+        # (a copy or a pickle holds the columns, not the core they may still be read from)
+        return {**self.__dict__, "_passes": self.passes}
+
     @staticmethod
     def label(column: str, codes: ArrayLike) -> np.ndarray:
         """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
@@ -130,6 +133,35 @@ class ReplayResult:
             if tmp is not None:
                 import shutil
                 shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _PassesOf:
+    """The per-pass columns of a finished replay's core, read out when first used: a replay whose
+    passes nobody reads (a summary printed, a sweep's figures) does not build 15 columns of them."""
+    __slots__ = ("core",)
+
+    def __init__(self, core):
+        self.core = core
+
+    def columns(self) -> dict:
+        passes = self.core.pass_arrays()
+        passes["wall_us"] = passes.pop("wall_ns") / 1000.0
+        passes["charged_us"] = passes.pop("model_us")
+        return passes
+
+
+def _passes(self) -> dict:
+    passes = self.__dict__["_passes"]
+    if isinstance(passes, _PassesOf):
+        passes = self.__dict__["_passes"] = passes.columns()
+    return passes
+
+
+def _set_passes(self, passes) -> None:
+    self.__dict__["_passes"] = passes
+
+
+ReplayResult.passes = property(_passes, _set_passes, doc="The per-pass columns (a dict of numpy arrays).")
 
 
 #: the files :meth:`ReplayResult.write` writes
@@ -246,8 +278,8 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
     if config.coalloc is not None:
         # jobs ran for their elapsed time, stretched by sharing their nodes
         run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)
-    requeues, lost = Outages(core).failure_arrays()
-    predicted, final_est, corrections, _ = core.estimates()
+    requeues, lost = core.columns("requeues", "lost")   # (Outages.failure_arrays: zeros without failures)
+    predicted, corrections = core.columns("pred0", "ncorr")    # (Core.estimates' first and third)
     done = state == JobState.JS_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
@@ -256,9 +288,11 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
             "requeues": requeues, "lost_unit_s": lost}
     err = (predicted[done] - run[done]).astype(np.float64)
     m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
-    passes = core.pass_arrays()
-    passes["wall_us"] = passes.pop("wall_ns") / 1000.0
-    passes["charged_us"] = passes.pop("model_us")
+    # (one worker on a cluster of units: the core holds little but its pass records, which take less
+    # room than their columns; threads and node plans may hold much more: read out now)
+    passes = _PassesOf(core)
+    if config.workers > 1 or config.cluster is not None or not config.pass_records:
+        passes = passes.columns()
     n_reason = np.bincount(reason[state == JobState.JS_REJECTED], minlength=len(RejectReason))
     n_how = np.bincount(how, minlength=3)
     # the pass summary comes from the core's totals, kept whether or not every pass is recorded
@@ -377,6 +411,7 @@ def _failures(core, config, outages, events, units, end):
     """What the outages did (None without failures); down time counts up to the last job's end."""
     if config.failures is None:
         return None
+    from ._outages import Outages
     from .outages import down_unit_seconds
     f = Outages(core).figures()
     by_kind = {k: sum(1 for o in outages if o.kind == k) for k in ("fail", "drain", "resume")}

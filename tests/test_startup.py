@@ -64,7 +64,7 @@ def test_a_sacct_dump_is_still_recognised_by_read_swf(tmp_path):
 
 #: what a plain replay (units, no --out) does not use, and so does not load
 _UNUSED = {"pbf.cluster", "pbf.slurm_conf", "pbf.licenses", "pbf.resources", "pbf.coalloc",
-           "pbf.outages", "pbf.slurm_partitions", "pbf.bf_limits", "pbf._nodes", "pbf._estimates",
+           "pbf.outages", "pbf._outages", "pbf.slurm_partitions", "pbf.bf_limits", "pbf._nodes", "pbf._estimates",
            "pbf.start_estimates", "pbf._pass_cost", "pbf.csv_out", "pbf._csvout", "json", "csv", "logging",
            "concurrent.futures", "tempfile", "shutil"}
 
@@ -89,7 +89,8 @@ def test_a_replay_of_what_it_uses_loads_it(tmp_path):
     path.write_text("; MaxProcs: 4\n" + RECORD + RECORD.replace("1 0 0", "2 5 0", 1))
     argv = [str(path), "--quiet", "--coalloc", "fixed:0.5", "--mtbf", "100", "--start-estimates"]
     loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', *{argv!r}]) == 0", tmp_path)
-    assert {"pbf.coalloc", "pbf._coalloc", "pbf.outages", "pbf.start_estimates", "pbf._estimates"} <= loaded
+    assert {"pbf.coalloc", "pbf._coalloc", "pbf.outages", "pbf._outages", "pbf.start_estimates",
+            "pbf._estimates"} <= loaded
 
 
 def test_only_the_command_line_freezes_what_is_left(tmp_path, capsys):

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from .. import __version__
 from ..errors import ConfigError, PbfError
+from . import process
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -105,13 +106,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     0.2 s); exit handlers still run, and every file pbf writes is closed before."""
     if argv is not None:
         return _main(list(argv))
-    status = _main(sys.argv[1:])
+    process.hold_collector()        # (until the command's work begins: process.release_collector)
+    process.untranslated_argparse()
+    try:
+        status = _main(sys.argv[1:])
+    finally:
+        process.release_collector()
     gc.freeze()
     return status
 
 
+#: the commands that hand the collector back themselves, when their long work begins
+_RELEASE_LATE = {"replay"}
+
+
 def _main(argv: list[str]) -> int:
     args = build_parser(_command_named(argv)).parse_args(argv)
+    if getattr(args, "command", None) not in _RELEASE_LATE:
+        process.release_collector()
     try:
         _check_output_names(args)
         status = args.func(args)

@@ -22,7 +22,7 @@ from .options import (
     seconds_from_1,
 )
 from .output import note, show
-from .process import STARTED
+from .process import STARTED, release_collector
 from .replay_text import format_replay, format_slurm_conf
 
 if TYPE_CHECKING:
@@ -298,6 +298,7 @@ def run(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace, table: JobTable, config: ReplayConfig, parsed: float,
             slurm_conf: dict[str, Any] | None = None) -> int:
     from ..replayer import replay
+    release_collector()          # (held off while the process started: the replay runs with it)
     result = replay(table, config, progress=None if args.quiet else True)
     result.summary["wall_s"]["load"] = parsed
     result.summary["wall_s"]["process"] = time.perf_counter() - STARTED

@@ -67,7 +67,10 @@ def multifactor(args: argparse.Namespace) -> dict[str, Any]:
 def scoring(args: argparse.Namespace) -> dict[str, Any]:
     """priority, predictor, correction and order from --preset and the explicit flags (a run preset
     adds its backfill and run options: :func:`_preset_run_options` takes them out)."""
-    from ..plugins import Multifactor, Regression, preset
+    from ..plugins.multifactor import Multifactor
+    from ..plugins.predictors import Regression
+    if args.preset:
+        from ..plugins.presets import preset
     chosen = preset(args.preset) if args.preset else dict(priority="fcfs", predictor="requested",
                                                           correction="incremental", order="queue")
     for name in SCORING:

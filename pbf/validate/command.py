@@ -65,6 +65,15 @@ def _add_schedulers(parser):
                    help="an advance reservation for the case, made in Slurm before the first submission and held "
                         "in pbf: 'Nodes=a1,a2 StartTime=+60 Duration=120 [Flags=MAINT,IGNORE_JOBS] [Name=N]', times "
                         "in seconds of the workload's clock (with --slurm-runs and no SPEC: the recorded dump)")
+    s.add_argument("--drain", default=None, metavar="SPEC",
+                   help="a drained node for the case, drained and resumed in Slurm at its times (slurmdbd runs; pbf "
+                        "reads the run's own sacctmgr show events): 'Nodes=a2 StartTime=+60 Duration=300 "
+                        "[State=DRAIN] [Reason=maint]', times in seconds of the workload's clock; 'none' with "
+                        "--slurm-runs: pbf without the recorded drain (a what-if)")
+    s.add_argument("--limits", default=None, metavar="FILE",
+                   help="QOS and association limits for the case: a file of sacctmgr commands ('modify qos normal "
+                        "set GrpTRES=cpu=16', 'modify account a1 set GrpJobs=2') run in Slurm before it starts "
+                        "(slurmdbd runs); pbf reads the run's own sacctmgr show qos and sacctmgr dump")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     s.set_defaults(func=run)
     return s
@@ -116,7 +125,8 @@ def _print_summary(s, out):
                      f"pbf: main scheduler {by['main']}, backfill {by['backfill']}")
     pend = (s.get("runs") or [{}])[0].get("pending_reasons")
     if pend and pend.get("jobs"):
-        lines.append("pending      Slurm run 1 (squeue from the last submission on): " + ", ".join(
+        since = pend.get("from", "the last submission")
+        lines.append(f"pending      Slurm run 1 (squeue from {since} on): " + ", ".join(
             f"{r} {n} jobs" for r, n in sorted(pend["jobs"].items(), key=lambda x: -x[1])))
     parts = s.get("partitions")
     if parts:
@@ -132,6 +142,29 @@ def _print_summary(s, out):
                          f"+{w['end_s']} s of the run ({rv['pbf_read_from']})")
         lines.append(f"             jobs on its nodes inside it: pbf {len(inside['pbf'])}, Slurm "
                      + ", ".join(str(len(x)) for x in inside["slurm"]))
+    dr = s.get("drain")
+    if dr:
+        inside = dr["started_inside"]
+        for w in dr["windows_run_clock"]:
+            end = f"+{w['end_s']} s" if w["end_s"] is not None else "the end"
+            lines.append(f"drain        {','.join(w['nodes'])} {w['kind']} from +{w['start_s']} s to {end} of the run "
+                         f"({dr['pbf_read_from']})")
+        for a in (dr.get("asked_run_clock") or [])[:1]:
+            if a:
+                end = f"+{a['end_s']:.0f} s" if a["end_s"] is not None else "the end"
+                lines.append(f"             asked of Slurm run 1: from +{a['start_s']:.0f} s to {end} (scontrol)")
+        asked = dr.get("pbf_started_inside_asked")
+        lines.append(f"             jobs started on them while drained: pbf {len(inside['pbf'])}"
+                     + (f" ({len(asked)} inside the drain as asked)" if asked is not None else "") + ", Slurm "
+                     + ", ".join(str(len(x)) for x in inside["slurm"]))
+    lim = s.get("limits")
+    if lim:
+        for reason, r in lim["by_reason"].items():
+            rel = f" ({r['relative_difference']:+.0%})" if r["relative_difference"] is not None else ""
+            last = (f"; as the last limit: Slurm {', '.join(map(str, r['slurm_last']))}, pbf {r['pbf']}"
+                    if r["slurm_last"] else "")
+            lines.append(f"limits       {reason}: jobs held, Slurm {', '.join(map(str, r['slurm']))}"
+                         f" (mean {r['slurm_mean']:.1f}), pbf {r['pbf']}{rel}{last}")
     w = s["awt_s"]
     if w["slurm"] is not None:
         rel = f"{w['relative_difference']:+.1%}" if w["relative_difference"] is not None else "n/a"
@@ -152,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         summary = validate_slurm(args.conf, args.workload, time_scale=args.time_scale, out=args.out,
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
                                  verbose=not args.quiet, slurm_runs=args.slurm_runs,
-                                 reservation=args.reservation)
+                                 reservation=args.reservation, drain=args.drain, limits=args.limits)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

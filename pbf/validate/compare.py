@@ -44,7 +44,10 @@ from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
 from ..slurm_conf import node_lines, read_slurm_conf
 from ..slurm_settings import slurm_settings
+from .drain import NONE as DRAIN_NONE
+from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
+from .limits import QOS_NAME, limits_config, limits_summary, read_limits_case
 from .records import read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, reservation_summary
 from .slurm_config import write_private_conf
@@ -314,6 +317,11 @@ def _for_slurm(spec, time_scale):
     return {"name": spec.name, "nodes": list(spec.nodes), "start": start, "end": end, "flags": list(spec.flags)}
 
 
+def _folders(out, recorded, n):
+    return ([os.path.join(out, "slurm", f"run{k}") for k in range(1, n + 1)] if recorded is None
+            else [r.scratch for r in recorded])
+
+
 def _say(verbose, text):
     if verbose:
         print(text, file=sys.stderr, flush=True)
@@ -337,7 +345,8 @@ def _recorded_runs(folder: str, jobs: Sequence[HarnessJob]) -> list:
 def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time_scale: float = 1.0,
                    out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
                    timeout: float | None = None, verbose: bool = True,
-                   slurm_runs: str | os.PathLike | None = None, reservation: str | None = None) -> dict:
+                   slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
+                   drain: str | None = None, limits: str | None = None) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -347,7 +356,10 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     (pbf's side is replayed anew). ``reservation``: an advance reservation for the case
     (:mod:`pbf.validate.reservation`: ``"Nodes=a1,a2 StartTime=+60 Duration=120 Flags=MAINT,IGNORE_JOBS"``,
     times on the workload's clock), made in each Slurm run before the first submission and held on pbf's
-    side; comparing recorded runs again without it, the first run's own dump is read.
+    side; comparing recorded runs again without it, the first run's own dump is read. ``drain``: a
+    drained node (:mod:`pbf.validate.drain`: ``"Nodes=a2 StartTime=+60 Duration=300"``), drained and resumed
+    in each Slurm run (with slurmdbd, whose ``sacctmgr show events`` pbf's side reads); ``"none"``: pbf
+    without a recorded drain. ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`).
     Raises :class:`pbf.validate.SlurmUnavailable` when this machine
     cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
@@ -362,6 +374,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         raise ConfigError(f"slurm.conf {conf!r}: no such file")
     known = tuple(n for _, _, names in node_lines(read_slurm_conf(conf)) for n in names)
     resv_spec = parse_reservation(reservation, known) if reservation is not None else None
+    drain_spec = parse_drain(drain, known) if drain not in (None, DRAIN_NONE) else None
+    limits_case = read_limits_case(limits) if limits is not None else None
+    qos = QOS_NAME if limits_case is not None else None
     table, requests = load_workload(workload)
     # several partitions and none chosen: every partition, each job in its own (as pbf replay --slurm-conf
     # FILE reads them), and each job submitted to Slurm with its own --partition
@@ -371,8 +386,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    accounting = drain_spec is not None or limits_case is not None
     if recorded is None:
-        check_requirements()
+        check_requirements(accounting)
     t_begin = time.time()
     _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, "
                   + (f"partitions {settings.partition} (each job in its own)" if every
@@ -384,7 +400,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     resv, resv_source = pbf_reservation(resv_spec, recorded[0].scratch if recorded else None, out, known, time_scale)
     if resv is not None:
         config = replace(config, reservations=resv)
-    pbf_result = replay(pbf_table(jobs), config)
+    config_base = config
+    # comparing recorded runs again: a spec given wins, else the first run's own events dump
+    events, events_source = (None, None) if drain == DRAIN_NONE else pbf_drain(
+        drain_spec, recorded[0].scratch if recorded and drain_spec is None else None, out, known, time_scale)
+    if events is not None:
+        config = replace(config, failures=events)
+    if limits_case is not None:
+        config = limits_config(config, limits_case, recorded[0].scratch if recorded else None, out)
+    pbf_result = replay(pbf_table(jobs, qos=qos), config)
     pbf = pbf_starts(pbf_result)
     if timeout is None:
         timeout = default_timeout(jobs, settings.cluster)
@@ -393,11 +417,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     stuck = max(15.0, 2.0 * settings.config.bf_interval + 5.0)
     for k in range(1, repeat + 1 if recorded is None else 0):
         scratch = new_scratch()
-        private = write_private_conf(conf, scratch, None if every else settings.partition, all_partitions=every)
+        private = write_private_conf(conf, scratch, None if every else settings.partition, all_partitions=every,
+                                     accounting=accounting, enforce=("associations,limits,qos" if limits_case
+                                                                     else "associations"))
         _say(verbose, f"Slurm run {k}/{repeat} in {scratch} (timeout {timeout:.0f} s)")
         try:
             run = run_slurm(private, jobs, timeout=timeout, keep=os.path.join(out, "slurm", f"run{k}"),
-                            verbose=verbose, stuck_after=stuck, reservation=_for_slurm(resv_spec, time_scale))
+                            verbose=verbose, stuck_after=stuck, reservation=_for_slurm(resv_spec, time_scale),
+                            actions=drain_actions(drain_spec, time_scale),
+                            setup=limits_case.setup if limits_case else None)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         runs.append(run.jobs)
@@ -413,9 +441,19 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                          "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": [],
                          "recorded_in": run.scratch, "timing": run.timing, "pending_reasons": run.pending_reasons})
+    if recorded is None and runs and (drain_spec is not None or limits_case is not None):
+        # pbf's side again from the first run's own dumps (events; QOS and associations), as a site gives them
+        first = os.path.join(out, "slurm", "run1")
+        if drain_spec is not None:
+            events, events_source = pbf_drain(drain_spec, first, out, known, time_scale)
+        config = replace(config_base, failures=events) if events is not None else config_base
+        if limits_case is not None:
+            config = limits_config(config, limits_case, first, out)
+        pbf_result = replay(pbf_table(jobs, qos=qos), config)
+        pbf = pbf_starts(pbf_result)
     measured = {i: r["end"] - r["start"] for i, r in runs[0].items()
                 if r.get("start") is not None and r.get("end") is not None}
-    pbf_m_result = replay(pbf_table(jobs, measured), config)
+    pbf_m_result = replay(pbf_table(jobs, measured, qos=qos), config)
     pbf_measured = pbf_starts(pbf_m_result)
     rows = comparison_rows(jobs, runs, pbf, pbf_measured)
     summary = summarise(jobs, runs, pbf, pbf_measured=pbf_measured, time_scale=time_scale)
@@ -436,6 +474,11 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
                    else [r.scratch for r in recorded])
         summary["reservation"] = reservation_summary(resv_spec, resv, resv_source, folders, runs, pbf, time_scale)
+    if events is not None:
+        summary["drain"] = drain_summary(drain_spec, events, events_source, _folders(out, recorded, len(runs)), runs,
+                                         pbf, known, time_scale)
+    if limits_case is not None:
+        summary["limits"] = limits_summary(limits_case, pbf_result, run_meta)
     pbf_result.write(os.path.join(out, "pbf"))
     summary["figure"] = draw_starts(out, rows, summary)
     write_outputs(out, rows, summary)

@@ -162,11 +162,12 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
     return jobs, notes
 
 
-def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
+def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None, qos: str | None = None) -> JobTable:
     """A :class:`pbf.JobTable` of the scaled jobs for pbf's replay (submit, run and requested time in
     seconds of the run, memory, GPUs, nodes, features, user, and the jobs' own partitions as ``;
     Partition: N name`` header lines when some job names any). ``runs`` (job id -> seconds) replaces run
-    times, e.g. by those Slurm measured."""
+    times, e.g. by those Slurm measured. ``qos``: every job's QOS (a ``; Queue: 1 NAME`` header line), as a
+    limits case submits them (:mod:`pbf.validate.limits`)."""
     n = len(jobs)
     col = lambda f, dtype=np.int64: np.array([f(j) for j in jobs], dtype=dtype)  # noqa: E731
     run = col(lambda j: runs.get(j.id, j.run) if runs else j.run)
@@ -178,11 +179,15 @@ def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None) -> JobTable:
         gpus=col(lambda j: j.gpus), nodes_min=col(lambda j: j.nodes_min), nodes_max=col(lambda j: j.nodes_max))
     table.features = ["&".join(j.features) for j in jobs]
     names = list(dict.fromkeys(j.partition for j in jobs if j.partition))
-    if names:
+    if names or qos:
         header = SwfHeader()
         for k, name in enumerate(names, 1):
             header.add_line(f" Partition: {k} {name}")
+        if qos:
+            header.add_line(f" Queue: 1 {qos}")
+            table.queue[:] = 1
         table.header = header
+    if names:
         number = {name: k for k, name in enumerate(names, 1)}
         table.partition[:] = np.array([number.get(j.partition, 0) for j in jobs], dtype=table.partition.dtype)
     table.source = "the harness's scaled workload"

@@ -133,13 +133,15 @@ def _nodes_of(conf):
 
 
 def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, partition: str | None = None,
-                       *, debug_flags: str = "Backfill", all_partitions: bool = False) -> PrivateConf:
+                       *, debug_flags: str = "Backfill", all_partitions: bool = False,
+                       accounting: bool = False, enforce: str = "associations") -> PrivateConf:
     """Write ``slurm.conf`` (and ``gres.conf`` with placeholder GPU files when a node has GPUs) into
     ``scratch`` from the site's ``site`` file, for daemons in the harness's private network namespace;
     returns a :class:`PrivateConf`. Nothing of the site's host names, addresses, ports or paths is
     kept. Every ``PartitionName`` line is carried; jobs go to ``partition`` (else the ``Default=YES``
     one, else the only one), or with ``all_partitions`` each to its own (:attr:`PrivateConf.partition`
-    is then "")."""
+    is then ""). ``accounting``: run slurmdbd even without fair share (a drain's node events, a case's
+    limits), ``AccountingStorageEnforce=ENFORCE`` (``associations,limits,qos`` for limits)."""
     site, scratch = os.fspath(site), os.path.abspath(os.fspath(scratch))
     if re.search(r"\s", scratch):
         raise ConfigError(f"scratch folder {scratch!r}: Slurm's files cannot have white space in their paths")
@@ -161,12 +163,12 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
              "InactiveLimit=0", "MinJobAge=300", "MaxJobCount=100000"]
     weight_fs = conf.settings.get("priorityweightfairshare", (None, "0"))[1]
     multifactor = conf.settings.get("prioritytype", (None, ""))[1] == "priority/multifactor"
-    accounting = multifactor and weight_fs.strip() not in ("0", "")
+    accounting = bool(accounting) or (multifactor and weight_fs.strip() not in ("0", ""))
     if accounting:
         # fair share needs associations and their usage: slurmdbd with a private MariaDB
         lines = [x for x in lines if x != "AccountingStorageType=accounting_storage/none"]
         lines += ["AccountingStorageType=accounting_storage/slurmdbd", f"AccountingStorageHost={CTL_ADDR}",
-                  f"AccountingStoragePort={DBD_PORT}", "AccountingStorageEnforce=associations"]
+                  f"AccountingStoragePort={DBD_PORT}", f"AccountingStorageEnforce={enforce}"]
     lines = [x for x in lines if x]
     for key, (number, value) in conf.settings.items():
         if key in _KEEP or key.startswith(_KEEP_PREFIX):

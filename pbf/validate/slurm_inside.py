@@ -25,6 +25,8 @@ import time
 __all__ = ["main"]
 
 HOST, ADDR = "pbfctl", "10.253.0.1"
+#: the columns kept of ``sacctmgr show events`` (as pbf.validate.drain asks them)
+EVENTS_FORMAT = "NodeName,TimeStart,TimeEnd,State,Reason"
 
 
 def _log(msg):
@@ -207,6 +209,14 @@ def _start_accounting(daemons, acc, scratch, env):
         _run([*sac, "add", "account", ",".join(accounts[k:k + 50]), "fairshare=1"], env, timeout=60)
         _run([*sac, "add", "user", "root", f"account={','.join(accounts[k:k + 50])}", "fairshare=1"], env,
              timeout=60)
+    for cmd in acc.get("setup", []):          # the case's limits (pbf.validate.limits), before slurmctld starts
+        _run([*sac, *cmd], env, timeout=60)
+        _log("sacctmgr " + " ".join(cmd))
+    if acc.get("setup"):
+        qos = _run(["sacctmgr", "-P", "show", "qos"], env, timeout=60).stdout
+        with open(os.path.join(scratch, "qos.txt"), "w") as fh:
+            fh.write(qos)
+        _run(["sacctmgr", "-i", "dump", acc["cluster"], f"file={scratch}/assoc.cfg"], env, timeout=60)
     dump = _run(["sacctmgr", "-n", "-P", "show", "assoc", "format=account,user,fairshare"], env, timeout=60)
     return dump.stdout
 
@@ -224,6 +234,47 @@ def _reserve(resv, t0, scratch, env):
         fh.write(text)
     _log(f"reservation {resv['name']} on {','.join(resv['nodes'])} from +{resv['start']} s to +{resv['end']} s")
     return text
+
+
+def _note_reasons(queue, reasons, seen, polls, result):
+    """Count one squeue poll's pending reasons (``queue``: :func:`_squeue`) into ``result``."""
+    if queue is None:
+        return
+    for sid, (state, reason) in queue.items():
+        if state == "PENDING":
+            reasons[sid] = reason
+            seen.setdefault(reason, set()).add(sid)
+            polls[reason] = polls.get(reason, 0) + 1
+            if reason.startswith(("QOS", "Assoc")):
+                last_limit = result.setdefault("last_limit_reason", {})
+                last_limit[sid] = reason
+    counts = {}
+    for reason in result.get("last_limit_reason", {}).values():
+        counts[reason] = counts.get(reason, 0) + 1
+    result["pending_reasons"] = {"jobs": {r: len(s) for r, s in sorted(seen.items())},
+                                 "last_limit": dict(sorted(counts.items())),
+                                 "job_polls": dict(sorted(polls.items())),
+                                 "from": "the first submission" if result.get("reasons_from_start")
+                                 else "the last submission"}
+
+
+def _next_action(actions, t0):
+    """The epoch second of the next timed action (far ahead when none is left)."""
+    return t0 + actions[0]["at"] if actions else time.time() + 3600
+
+
+def _due_actions(actions, t0, env, result):
+    """Run (and drop from ``actions``) the timed ``scontrol`` commands whose time has come; each is kept in
+    ``result["actions"]`` with the second of the run it ran at and its outcome."""
+    while actions and time.time() >= t0 + actions[0]["at"]:
+        a = actions.pop(0)
+        at = time.time() - t0
+        r = _run(a["args"], env, check=False, timeout=30)
+        done = {"what": a["what"], "planned": a["at"], "at": at, "exit": r.returncode, "stderr": r.stderr.strip()[:300]}
+        result["actions"].append(done)
+        if r.returncode != 0:
+            result["errors"].append(f"{a['what']} at +{at:.1f} s failed: {done['stderr']}")
+        _log(f"{a['what']} at +{at:.1f} s" + ("" if r.returncode == 0 else f" failed: {done['stderr']}"))
 
 
 def _squeue(env):
@@ -286,14 +337,23 @@ def run(scratch: str) -> int:
         if spec.get("reservation"):
             result["reservation_text"] = _reserve(spec["reservation"], t0, scratch, env)
         result["t0"] = t0
+        result["reasons_from_start"] = bool(spec.get("reasons_from_start"))
         result["t0_local"] = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0))
+        actions = sorted(spec.get("actions", []), key=lambda a: a["at"])
+        result["actions"] = []
+        reasons, seen, polls = {}, {}, {}     # pending reasons: each job's last, the jobs that had each, job-polls
+        early, last_poll = spec.get("reasons_from_start"), 0.0
         for job in spec["jobs"]:
             due = t0 + job["submit"]
             while True:
+                _due_actions(actions, t0, env, result)
+                if early and due - time.time() > 0.3 and time.time() - last_poll >= 1.0:
+                    last_poll = time.time()      # a limits case: squeue's reasons while jobs are submitted too
+                    _note_reasons(_squeue(env), reasons, seen, polls, result)
                 left = due - time.time()
                 if left <= 0:
                     break
-                time.sleep(min(left, 1.0))
+                time.sleep(max(0.0, min(left, 1.0, _next_action(actions, t0) - time.time())))
                 daemons.check_running()
             at = time.time()
             r = _run(["sbatch", *job["args"]], env, check=False, timeout=60)
@@ -306,13 +366,14 @@ def run(scratch: str) -> int:
         _log("all jobs submitted; waiting for them to end")
         deadline = t0 + spec["timeout"]
         # jobs waiting for the reservation's end are not stuck
-        held_until = t0 + (spec["reservation"]["end"] + 1 if spec.get("reservation") else 0)
-        last, same_since, reasons = None, time.time(), {}
-        seen, polls = {}, {}           # pending reasons: the jobs that had each, and job-polls (about 1 s each)
+        held_until = t0 + max([spec["reservation"]["end"] + 1 if spec.get("reservation") else 0]
+                              + [a["at"] + 1 for a in actions])
+        last, same_since = None, time.time()
         while True:
             daemons.check_running()
+            _due_actions(actions, t0, env, result)
             queue = _squeue(env)
-            if queue == {}:
+            if queue == {} and not actions:
                 result["finished"] = True
                 break
             if time.time() > deadline:
@@ -320,13 +381,7 @@ def run(scratch: str) -> int:
                 _log(f"timeout: {len(queue or {})} jobs still queued or running")
                 break
             if queue is not None:
-                for sid, (state, reason) in queue.items():
-                    if state == "PENDING":
-                        reasons[sid] = reason
-                        seen.setdefault(reason, set()).add(sid)
-                        polls[reason] = polls.get(reason, 0) + 1
-                result["pending_reasons"] = {"jobs": {r: len(s) for r, s in sorted(seen.items())},
-                                             "job_polls": dict(sorted(polls.items()))}
+                _note_reasons(queue, reasons, seen, polls, result)
                 if queue != last:
                     if last is None or len(queue) != len(last):
                         _log(f"{len(queue)} jobs queued or running")
@@ -340,8 +395,15 @@ def run(scratch: str) -> int:
                     _log(f"{len(never)} jobs can never start here ({why}); cancelling them")
                     _run(["scancel", *never], env, check=False)
                     same_since = time.time()
-            time.sleep(1.0)
+            time.sleep(max(0.0, min(1.0, _next_action(actions, t0) - time.time())))
         result["sdiag"] = _run(["sdiag"], env, check=False).stdout
+        if spec.get("accounting"):
+            time.sleep(2)          # slurmctld hands node events to slurmdbd through its agent queue
+            result["events_text"] = _run(["sacctmgr", "-P", "show", "events", f"format={EVENTS_FORMAT}",
+                                          f"start={time.strftime('%Y-%m-%dT%H:%M:%S', time.localtime(t_start - 60))}",
+                                          "end=now"], env, check=False, timeout=60).stdout
+            with open(os.path.join(scratch, "events.txt"), "w") as fh:
+                fh.write(result["events_text"])
     except BaseException as exc:       # recorded, then the daemons are stopped below
         result["errors"].append(f"{type(exc).__name__}: {exc}")
         _log(f"error: {type(exc).__name__}: {exc}")

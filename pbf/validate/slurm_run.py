@@ -180,7 +180,8 @@ class _Inner:
 
 
 def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: float, keep: str | None = None,
-              verbose: bool = True, stuck_after: float = 15.0, reservation: dict | None = None) -> SlurmRun:
+              verbose: bool = True, stuck_after: float = 15.0, reservation: dict | None = None,
+              actions: list | None = None, setup: list | None = None) -> SlurmRun:
     """Run ``jobs`` (:class:`pbf.validate.jobs.HarnessJob`) through a real Slurm configured by
     ``private`` (a :class:`pbf.validate.slurm_config.PrivateConf`, whose scratch folder the run uses),
     inside a private network namespace; wait at most ``timeout`` seconds after the first submission.
@@ -189,7 +190,11 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
     running and nothing changing for ``stuck_after`` seconds, can never start: they are cancelled and
     reported (state ``NEVER_STARTED``, with Slurm's pending reason). ``reservation``: a reservation to
     create before the first submission (name, nodes, start and end in seconds of the run's clock, flags;
-    :mod:`pbf.validate.reservation`), its dump kept as ``reservation.txt``."""
+    :mod:`pbf.validate.reservation`), its dump kept as ``reservation.txt``. ``actions``: timed ``scontrol``
+    commands (``at``: seconds of the run's clock; :func:`pbf.validate.drain.drain_actions`); with accounting
+    the run keeps ``sacctmgr show events`` as ``events.txt``. ``setup``: ``sacctmgr -i`` commands run
+    before slurmctld starts (a case's limits, :mod:`pbf.validate.limits`), the QOS and association
+    dumps kept as ``qos.txt`` and ``assoc.cfg``."""
     found = check_requirements(private.accounting)
     scratch = private.scratch
     spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"],
@@ -201,11 +206,15 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
                      for j in jobs]}
     if reservation:
         spec["reservation"] = reservation
+    if actions:
+        spec["actions"] = list(actions)
+    if setup:
+        spec["reasons_from_start"] = True        # a limits case: squeue's reasons from the first submission on
     if private.accounting:
         spec["accounting"] = {"accounts": sorted({j.account for j in jobs}), "cluster": "pbfvalidate",
                               "slurmdbd": found["slurmdbd"], "mariadbd": found["mariadbd"],
                               "install_db": found["mariadb-install-db"],
-                              "mysql_port": MYSQL_PORT, "dbd_port": DBD_PORT}
+                              "mysql_port": MYSQL_PORT, "dbd_port": DBD_PORT, "setup": list(setup or [])}
     with open(os.path.join(scratch, "spec.json"), "w") as fh:
         json.dump(spec, fh)
     pbf_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -353,7 +362,7 @@ def _tail(path, lines=30):
 def _keep(scratch, dest):
     os.makedirs(dest, exist_ok=True)
     for name in ("slurm.conf", "gres.conf", "slurmdbd.conf", "jobcomp.txt", "spec.json", "result.json", "inside.log",
-                 "reservation.txt"):
+                 "reservation.txt", "events.txt", "qos.txt", "assoc.cfg"):
         src = os.path.join(scratch, name)
         if os.path.exists(src):
             shutil.copy2(src, os.path.join(dest, name))
@@ -395,7 +404,7 @@ def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = 
     sub = {"note": note, "t0": result["t0"],
            "t0_local": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(result["t0"])),
            "version": result.get("version", ""), "submitted": result["submitted"]}
-    for key in ("never_started", "pending_reasons", "reservation_text"):
+    for key in ("never_started", "pending_reasons", "reservation_text", "events_text", "actions"):
         if result.get(key):
             sub[key] = result[key]
     paths = [os.path.join(dest, n) for n in ("submitted.json", "jobcomp.txt", "sdiag.txt", "slurmctld_starts.log")]
@@ -403,6 +412,10 @@ def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = 
         json.dump(sub, fh, indent=1)
         fh.write("\n")
     shutil.copyfile(os.path.join(folder, "jobcomp.txt"), paths[1])
+    for name in ("qos.txt", "assoc.cfg"):            # a limits case's dumps (pbf.validate.limits)
+        if os.path.isfile(os.path.join(folder, name)):
+            shutil.copyfile(os.path.join(folder, name), os.path.join(dest, name))
+            paths.append(os.path.join(dest, name))
     with open(paths[2], "w") as fh:
         fh.write(result.get("sdiag", ""))
     with open(os.path.join(folder, "log", "slurmctld.log"), errors="replace") as src, open(paths[3], "w") as fh:
