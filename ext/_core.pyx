@@ -116,6 +116,7 @@ _CONFIG_KEYS = frozenset((
     "trigger", "bf_interval", "record_passes", "commit_eager", "hooks", "clock", "bf_max_time_us",
     "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "cost_pref_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
+    "mf_js_relative", "mf_js_nodes", "mf_js_cpus",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
     "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",      # (bf_limits.pxd)
@@ -257,6 +258,9 @@ cdef class Core:
             elif name == "mf_half_life": S.policy.half_life = value
             elif name == "mf_favor_small": S.policy.favor_small = value
             elif name == "mf_fs_damp": S.policy.fs_damp = value
+            elif name == "mf_js_relative": S.policy.js_relative = value
+            elif name == "mf_js_nodes": S.policy.js_nodes = value
+            elif name == "mf_js_cpus": S.policy.js_cpus = value
             elif name == "sim_yield_us": S.sim.yield_us = value
             elif name == "sim_step_us": S.sim.step_us = value
             elif name == "sim_sched_delay": S.sim.sched_delay = value

@@ -12,7 +12,7 @@ from jobs cimport UserHist
 from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_end_find, nodes_by_end_put, nodes_by_end_remove
 from queue cimport SortRec, sortrec_cmp, queue_job
 from part_records cimport pr_split
-from policy cimport policy_key, policy_predict, policy_learn, policy_correct, policy_charge_usage
+from policy cimport policy_key_nodes, policy_predict, policy_learn, policy_correct, policy_charge_usage
 from state cimport State
 from licenses cimport lic_never, lic_hold
 from qos_limits cimport ql_never, ql_count, ql_submit_refused, ql_submitted
@@ -73,7 +73,8 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
         ql_submitted(&S.qos_lim, j, S.jobs.user[j], 1)
     S.jobs.pred0[j] = S.jobs.est[j]
     S.jobs.seq[j] = S.queue.nseq
-    S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, S.jobs.submit[j])
+    S.jobs.key[j] = policy_key_nodes(&S.policy, &S.jobs, &S.users, S.units, S.nm.nn if S.nm.on else 0, S.nm.minn,
+                                    j, S.jobs.submit[j])
     pos = queue_job(&S.queue, &S.jobs, &S.prec, j)
     if pos < 0:
         return RC_NO_MEMORY
@@ -248,7 +249,8 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
     for i in range(S.queue.n):
         j = S.queue.entries[i].job
         if S.policy.prio != PR_KEYED:
-            S.jobs.key[j] = policy_key(&S.policy, &S.jobs, &S.users, S.units, j, now)
+            S.jobs.key[j] = policy_key_nodes(&S.policy, &S.jobs, &S.users, S.units, S.nm.nn if S.nm.on else 0,
+                                             S.nm.minn, j, now)
         rec[i].key = S.jobs.key[j]
         rec[i].tier = S.queue.entries[i].tier
         rec[i].submit = S.jobs.submit[j]

@@ -44,6 +44,7 @@ line, the key, the value and what was expected. Settings that do not decide when
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -58,7 +59,7 @@ from .plugins.multifactor import Multifactor
 from .replay_config import ReplayConfig
 from .resources import Requests
 from .scheduler_time import SlurmSim
-from .slurm_conf import SlurmConf, node_lines, read_partition, read_slurm_conf, slurm_node_key
+from .slurm_conf import SlurmConf, _node_records, node_lines, read_partition, read_slurm_conf, slurm_node_key
 from .slurm_partitions import _partitions, choose_partition, partition_cluster, slurm_duration  # noqa: F401
 from .slurm_sched_params import BF_LIMITS_WHY, find_options
 from .slurm_versions import DEFAULT_SLURM_VERSION, bf_max_job_test_default, check_version
@@ -370,10 +371,6 @@ def _priority(conf, mapped, unmodelled, version):
                                 "YES or NO"))
     kw["favor_small"] = value.upper() == "YES"
     mapped["priorityfavorsmall"] = f"favor_small {kw['favor_small']}" + (" (Slurm default)" if line is None else "")
-    if kw["weight_job_size"]:
-        unmodelled.append("PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores; Slurm's (20.11 to "
-                          "23.11) is (nodes asked / nodes + CPUs / cluster CPUs) / 2 (priority_multifactor.c, "
-                          "set_priority_factors)")
     dline, damp = get("fairsharedampeningfactor", "1")
     kw["dampening"] = _whole(conf, dline, _spelled(conf, "fairsharedampeningfactor"), damp, *_DAMPENING)
     if dline is not None:
@@ -384,7 +381,10 @@ def _priority(conf, mapped, unmodelled, version):
     mapped["priorityflags"] = (f"fairshare {kw['fairshare']}"
                                + (f" (Slurm {version} default: Fair Tree)" if "NO_FAIR_TREE" not in flag_set
                                   else ""))
-    for flag in sorted(flag_set - {"NO_FAIR_TREE"})[:50]:
+    kw["size_relative"] = "SMALL_RELATIVE_TO_TIME" in flag_set
+    if kw["size_relative"]:
+        mapped["priorityflags"] += "; size_relative (the job-size factor over the time limit)"
+    for flag in sorted(flag_set - {"NO_FAIR_TREE", "SMALL_RELATIVE_TO_TIME"})[:50]:
         unmodelled.append(f"PriorityFlags {_short(flag)} ({_line(conf, line)}): not modelled by pbf")
     if kw["weight_fairshare"]:
         if kw["fairshare"] == "fair-tree":
@@ -551,6 +551,13 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
     mapped["SchedulerType"] = f"{sched} -> " + ("backfill" if backfilling else "no backfill") + (
         " (Slurm default)" if sched_line is None else "")
     priority = _priority(conf, mapped, unmodelled, version)
+    if isinstance(priority, Multifactor) and priority.weight_job_size:
+        # Slurm's job-size factor counts every node of the file and their CPUs, whatever the partition
+        every = _node_records(conf)
+        n_all, c_all = len(every), sum(n.cores for n in every)
+        if (n_all, c_all) != (len(cluster.nodes), cluster.units):
+            priority = dataclasses.replace(priority, size_nodes=n_all, size_cpus=c_all)
+            mapped["priorityweightjobsize"] += f" (the job-size factor over the file's {n_all} nodes, {c_all} CPUs)"
     mem_from, select_type = _select(conf, mapped, unmodelled, version)
     for key in (() if site else ("defmempernode",)) + ("maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu",
                 "enforcepartlimits", "schedulertimeslice", "killwait"):

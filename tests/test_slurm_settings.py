@@ -97,10 +97,15 @@ def test_multifactor_priority_maps_weights_and_ages(tmp_path):
     assert (mf.max_age, mf.half_life, mf.calc_period, mf.favor_small) == (86400, 7200, 120, True)
     said = " | ".join(s.unmodelled)
     assert mf.fairshare == "fair-tree"
-    for needle in ("priorityweighttres=CPU=100 (line 9)", "PriorityFlags SMALL_RELATIVE_TO_TIME (line 10)",
-                   "PriorityWeightFairshare: Fair Tree over the trace's users",
-                   "PriorityWeightJobSize: pbf's job-size factor is cores / cluster cores"):
+    for needle in ("priorityweighttres=CPU=100 (line 9)", "PriorityWeightFairshare: Fair Tree over the trace's users"):
         assert needle in said, needle
+    assert "SMALL_RELATIVE_TO_TIME" not in said and "PriorityWeightJobSize" not in said
+    assert mf.size_relative and (mf.size_nodes, mf.size_cpus) == (0, 0)
+    # the job-size factor counts every node of the file, not only the partition's
+    part = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nPriorityWeightJobSize=10\n"
+                                          "NodeName=a[1-3] CPUs=4\nNodeName=b1 CPUs=16\n"
+                                          "PartitionName=p Nodes=a[1-3] Default=YES\n", "p.conf"))
+    assert (part.config.priority.size_nodes, part.config.priority.size_cpus) == (4, 28)
     classic = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\nPriorityFlags=NO_FAIR_TREE\n"
                                           "PriorityWeightFairshare=10\nFairShareDampeningFactor=4\n"
                                           "NodeName=n1 CPUs=4\n", "c.conf"))

@@ -159,7 +159,8 @@ class ReferenceCore:
             if self.priority.fairshare == "fair-tree":
                 fs = self.fsf[job.user] if job.user < len(self.fsf) else 1.0
             return -float(self.priority.priority(job.units, job.submit, self.users[job.user].usage, total,
-                                                 len(self.users), job.part, job.qos, self.units, now, fs_factor=fs))
+                                                 len(self.users), job.part, job.qos, self.units, now, fs_factor=fs,
+                                                 req=job.req))
         return self.priority.key(job.est, job.units, job.submit, now)
 
     def _predict(self, j):
