@@ -117,7 +117,7 @@ _CONFIG_KEYS = frozenset((
     "cost_test_us", "cost_slot_us", "cost_node_us", "cost_resv_us", "cost_power", "cost_pref_us", "prio", "prio_period", "predictor", "correction", "mf_w_age",
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
     "mf_js_relative", "mf_js_nodes", "mf_js_cpus",
-    "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth",
+    "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth", "sim_phase_us",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
     "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",      # (bf_limits.pxd)
     "bf_one_resv", "ss_marks"))                                                                     # (slurm_space.pxd)
@@ -269,6 +269,7 @@ cdef class Core:
             elif name == "sim_max_sched_us": S.sim.max_sched_us = value
             elif name == "sim_cost_main_us": S.sim.cost_main_us = value
             elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
+            elif name == "sim_phase_us": S.sim.phase_us = value
             elif name == "ss_marks": S.ss.marks = value
             elif name == "bf_one_resv": S.ss.lim.one_resv = value
         if _BF_KEYS & set(settings):

@@ -227,8 +227,8 @@ cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
         t = S.jobs.submit[0]
         S.sim.now_us = t * 1000000
         S.sim.last_sched = t - S.sim.sched_delay
-        S.sim.last_full = t - S.sim.sched_interval
-        S.sim.next_bf_us = S.sim.now_us
+        S.sim.last_full = t - S.sim.sched_interval + S.sim.phase_us // 1000000
+        S.sim.next_bf_us = S.sim.now_us + S.sim.phase_us
         S.sim.iterations += 1
     elif not S.sim.in_yield:
         S.sim.now_us += S.sim.step_us

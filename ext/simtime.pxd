@@ -15,6 +15,8 @@ ctypedef struct SimTime:
     int64_t max_sched_us       # max_sched_time: a main pass stops once it has cost this much
     int64_t cost_main_us       # charged per job a main pass tests
     int64_t cost_queue_us      # charged per queued job when a cycle builds and sorts its queue
+    int64_t phase_us           # the timers' phase: the first backfill cycle and full main pass this much
+                               # after the first submission (a site's phase is not in its files)
     # state
     int64_t now_us             # simulated time
     int64_t next_bf_us         # the next cycle may start from here (bf_interval after the last)
@@ -46,3 +48,4 @@ cdef inline void simtime_defaults(SimTime* T) noexcept nogil:
     T.max_sched_us = 2_000_000
     T.cost_main_us = 62
     T.cost_queue_us = 0
+    T.phase_us = 0

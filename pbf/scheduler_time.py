@@ -72,7 +72,10 @@ class SlurmSim:
     queue (0 us); ``end_lag``: whole seconds a job holds its resources after start + run time
     before the scheduler sees its end (0; a real Slurm: 1, docs/slurm-harness.md "When a job's end is
     seen"), for jobs that run less than ``end_lag_below`` seconds (0: every job). The reported end
-    stays start + run time."""
+    stays start + run time. ``timer_phase``: the first backfill cycle and the first full-depth main
+    pass this many seconds after the first submission (0): where a cycle falls within its
+    ``bf_interval`` is not in a site's files, so replays at phases 0, 1, 2 ... s show how far that
+    alone moves each job (docs/validation.md, "The noise floor of a replay")."""
 
     bf_yield_interval: float = 2.0
     time_step: float = 1.0
@@ -84,6 +87,7 @@ class SlurmSim:
     cost_queue_us: int = 0
     end_lag: int = 0
     end_lag_below: int = 0
+    timer_phase: float = 0.0
 
     def __post_init__(self):
         _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
@@ -97,6 +101,7 @@ class SlurmSim:
         _number("cost_queue_us", self.cost_queue_us, 0, MAX_COST_US, integer=True, unit="us")
         _number("end_lag", self.end_lag, 0, integer=True)
         _number("end_lag_below", self.end_lag_below, 0, integer=True)
+        _number("timer_phase", self.timer_phase, 0, 86_400)
 
     def check_budget(self, budget_s: int | None) -> None:
         """A yield interval longer than the cycle's budget would never yield: refuse it."""
@@ -110,7 +115,8 @@ class SlurmSim:
         return dict(sim_yield_us=round(self.bf_yield_interval * 1e6), sim_step_us=round(self.time_step * 1e6),
                     sim_sched_delay=self.batch_sched_delay, sim_sched_interval=self.sched_interval,
                     sim_queue_depth=self.default_queue_depth, sim_max_sched_us=round(self.max_sched_time * 1e6),
-                    sim_cost_main_us=self.cost_main_test_us, sim_cost_queue_us=self.cost_queue_us)
+                    sim_cost_main_us=self.cost_main_test_us, sim_cost_queue_us=self.cost_queue_us,
+                    sim_phase_us=round(self.timer_phase * 1e6))
 
     def as_dict(self) -> dict:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
