@@ -62,20 +62,24 @@ from .errors import InternalError
 #: Tsafrir et al.'s correction increments (s), from the compiled table
 INCREMENTS = tuple(C_INCREMENTS[i] for i in range(12))
 
-# Pass wall times are read in CPU ticks and converted with this ratio, measured once per process
+# Pass wall times are read in CPU ticks and converted with this ratio, measured once per process:
+# against the monotonic clock from the module's import on, so that a replay that needs the ratio
+# only to read its passes out (one worker, no wall-clock budget) does not wait for it -- by then
+# at least 2 ms have passed, and the longer the span the closer the figure
 cdef double _NS_PER_TICK = 0.0
+cdef int64_t _SINCE_NS = clock_ns()
+cdef int64_t _SINCE_TICKS = now_ticks()
 
 
 def calibrate():
-    """Measure the CPU time-stamp counter against the monotonic clock (once per process is enough)."""
+    """Measure the CPU time-stamp counter against the monotonic clock (once per process is enough;
+    it waits only for what is left of 2 ms since the module's import)."""
     global _NS_PER_TICK
-    cdef int64_t c0, c1, n0, n1
+    cdef int64_t c0 = _SINCE_TICKS, c1, n0 = _SINCE_NS, n1
     if not PBF_HAVE_TSC:
         _NS_PER_TICK = 1.0
         return _NS_PER_TICK
-    n0 = clock_ns()
-    c0 = now_ticks()
-    n1 = n0
+    n1 = clock_ns()
     while n1 - n0 < 2000000:
         n1 = clock_ns()
     c1 = now_ticks()
@@ -687,7 +691,8 @@ cdef class Core:
         cdef State* S = &self.s
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
-        S.clock.ns_per_tick = ns_per_tick()
+        if workers > 1:         # (one worker reads the ratio only in its passes' read-out: see calibrate)
+            S.clock.ns_per_tick = ns_per_tick()
         self.stop_pool()
         pool_free_copies(&S.pool)
         S.cfg.workers = workers
