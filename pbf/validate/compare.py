@@ -47,7 +47,7 @@ from ..slurm_settings import slurm_settings
 from .drain import NONE as DRAIN_NONE
 from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
-from .limits import QOS_NAME, limits_config, limits_summary, read_limits_case
+from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
 from .records import read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, reservation_summary
 from .slurm_config import write_private_conf
@@ -386,6 +386,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    if limits_case is None and recorded and recorded_limits(recorded[0].scratch):
+        limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
     if recorded is None:
         check_requirements(accounting)
