@@ -157,6 +157,17 @@ def test_the_recorded_limits_runs_are_compared_again(tmp_path, capsys):
     again = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "again", verbose=False)
     assert {r: v["pbf"] for r, v in again["limits"]["by_reason"].items()} == {r: v["pbf"] for r, v in by.items()}
     assert again["pbf_vs_slurm"] == s["pbf_vs_slurm"]
+    none = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "none", verbose=False, limits="none")
+    assert "limits" not in none and none["awt_s"]["pbf"] < s["awt_s"]["pbf"]
+
+
+def test_end_lag_below_is_a_what_if_on_pbfs_side(tmp_path):
+    if not (REC / "slurm" / "run1").is_dir():
+        pytest.skip(f"{REC} is not in this checkout")
+    s = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "lag", verbose=False, end_lag_below=66)
+    assert s["pbf_config"]["slurm_sim"]["end_lag_below"] == 66
+    with pytest.raises(ConfigError, match="end_lag_below"):
+        cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "bad", verbose=False, end_lag_below=-1)
 
 
 # ---------------------------------------------------------------- (b) with a real Slurm and slurmdbd

@@ -36,8 +36,10 @@ from dataclasses import dataclass, replace
 from ..errors import ConfigError
 
 __all__ = ["LimitsCase", "read_limits_case", "pbf_dumps", "recorded_limits", "limits_config", "limits_summary",
-           "QOS_NAME"]
+           "QOS_NAME", "NONE"]
 
+#: ``--limits none``: pbf's side without the limits a recorded limits case kept (a what-if)
+NONE = "none"
 #: the QOS every job of a limits case runs in (Slurm's default)
 QOS_NAME = "normal"
 _VERBS = ("add", "modify")
