@@ -423,6 +423,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     pbf = pbf_starts(pbf_result)
     if timeout is None:
         timeout = default_timeout(jobs, settings.cluster)
+        if drain_spec is not None:          # the run waits for the resume
+            timeout = max(timeout, drain_spec.on_run_clock(time_scale)[1] + 120.0)
     os.makedirs(out, exist_ok=True)
     runs, run_meta = [], []
     stuck = max(15.0, 2.0 * settings.config.bf_interval + 5.0)
