@@ -136,11 +136,38 @@ def test_the_recorded_limits_runs_are_compared_again(tmp_path, capsys):
                  "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "limits       QOSGrpCpuLimit: jobs held, Slurm " in text
+    assert "pending      Slurm run 1 (squeue from the first submission on): " in text
     s = json.loads((out / "summary.json").read_text())
-    assert s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 50
+    assert s["repeat"] == 3 and s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 50
     by = s["limits"]["by_reason"]
-    assert by["QOSGrpCpuLimit"]["pbf"] > 0 and all(n > 0 for n in by["QOSGrpCpuLimit"]["slurm"])
+    # squeue's jobs held by each limit in the three runs, as recorded
+    assert {r: v["slurm"] for r, v in by.items()} == {"AssocGrpJobsLimit": [11, 11, 11],
+                                                       "AssocMaxJobsLimit": [13, 13, 13],
+                                                       "QOSGrpCpuLimit": [19, 17, 17]}
+    assert {r: v["slurm_last"] for r, v in by.items()} == {"AssocGrpJobsLimit": [11, 11, 11],
+                                                            "AssocMaxJobsLimit": [12, 13, 13],
+                                                            "QOSGrpCpuLimit": [17, 16, 15]}
+    assert all(v["pbf"] > 0 for v in by.values())
     assert s["limits"]["pbf_assoc_limits"]["jobs_of_unknown_associations"] == 0
+    assert s["limits"]["pbf_assoc_limits"]["limits"] == {
+        "a1": {"max_jobs": 0, "grp_jobs": 2, "grp_cpus": 0, "max_submit_jobs": 0, "grp_submit_jobs": 0},
+        "2@a2": {"max_jobs": 2, "grp_jobs": 0, "grp_cpus": 0, "max_submit_jobs": 0, "grp_submit_jobs": 0}}
+    assert s["limits"]["pbf_qos_limits"]["limits"]["normal"]["grp_cpus"] == 16
+    # without --limits the recorded dumps are read all the same; without them pbf holds no job
+    again = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "again", verbose=False)
+    assert {r: v["pbf"] for r, v in again["limits"]["by_reason"].items()} == {r: v["pbf"] for r, v in by.items()}
+    assert again["pbf_vs_slurm"] == s["pbf_vs_slurm"]
+    none = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "none", verbose=False, limits="none")
+    assert "limits" not in none and none["awt_s"]["pbf"] < s["awt_s"]["pbf"]
+
+
+def test_end_lag_below_is_a_what_if_on_pbfs_side(tmp_path):
+    if not (REC / "slurm" / "run1").is_dir():
+        pytest.skip(f"{REC} is not in this checkout")
+    s = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "lag", verbose=False, end_lag_below=66)
+    assert s["pbf_config"]["slurm_sim"]["end_lag_below"] == 66
+    with pytest.raises(ConfigError, match="end_lag_below"):
+        cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "bad", verbose=False, end_lag_below=-1)
 
 
 # ---------------------------------------------------------------- (b) with a real Slurm and slurmdbd

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli.options import positive_number
+from ..cli.options import positive_number, seconds_from_0
 
 __all__ = ["add_parser", "add_arguments", "build_parser", "run", "main"]
 
@@ -73,7 +73,12 @@ def _add_schedulers(parser):
     s.add_argument("--limits", default=None, metavar="FILE",
                    help="QOS and association limits for the case: a file of sacctmgr commands ('modify qos normal "
                         "set GrpTRES=cpu=16', 'modify account a1 set GrpJobs=2') run in Slurm before it starts "
-                        "(slurmdbd runs); pbf reads the run's own sacctmgr show qos and sacctmgr dump")
+                        "(slurmdbd runs); pbf reads the run's own sacctmgr show qos and sacctmgr dump (with "
+                        "--slurm-runs, a recorded limits case's dumps without it; 'none': pbf without them, a what-if)")
+    s.add_argument("--end-lag-below", type=seconds_from_0, default=None, metavar="S",
+                   help="pbf's side sees a job's end a second late when it ran less than S seconds (default: the "
+                        "--slurm-conf setting, 13; the 'timing' line gives the threshold of a run's own log): "
+                        "a what-if on Slurm's launch time and cycle drift")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     s.set_defaults(func=run)
     return s
@@ -185,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
         summary = validate_slurm(args.conf, args.workload, time_scale=args.time_scale, out=args.out,
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
                                  verbose=not args.quiet, slurm_runs=args.slurm_runs,
-                                 reservation=args.reservation, drain=args.drain, limits=args.limits)
+                                 reservation=args.reservation, drain=args.drain, limits=args.limits,
+                                 end_lag_below=args.end_lag_below)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

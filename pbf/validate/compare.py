@@ -39,6 +39,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..bounded import MAX_TIME, check_int
 from ..cluster import Cluster
 from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
@@ -47,7 +48,8 @@ from ..slurm_settings import slurm_settings
 from .drain import NONE as DRAIN_NONE
 from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
-from .limits import QOS_NAME, limits_config, limits_summary, read_limits_case
+from .limits import NONE as LIMITS_NONE
+from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
 from .records import read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, reservation_summary
 from .slurm_config import write_private_conf
@@ -346,7 +348,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
                    timeout: float | None = None, verbose: bool = True,
                    slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
-                   drain: str | None = None, limits: str | None = None) -> dict:
+                   drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -359,9 +361,12 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     side; comparing recorded runs again without it, the first run's own dump is read. ``drain``: a
     drained node (:mod:`pbf.validate.drain`: ``"Nodes=a2 StartTime=+60 Duration=300"``), drained and resumed
     in each Slurm run (with slurmdbd, whose ``sacctmgr show events`` pbf's side reads); ``"none"``: pbf
-    without a recorded drain. ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`).
-    Raises :class:`pbf.validate.SlurmUnavailable` when this machine
-    cannot run Slurm (before anything is written), :class:`pbf.ConfigError` on bad input."""
+    without a recorded drain. ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
+    comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
+    pbf without them. ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
+    settings'), a what-if on Slurm's timing (the ``timing`` a run's log gives).
+    Raises :class:`pbf.validate.SlurmUnavailable` when this machine cannot run Slurm (before anything is
+    written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
         raise ConfigError(f"repeat must be a whole number >= 1, got {repeat!r}")
     if timeout is not None and (not isinstance(timeout, (int, float)) or not timeout > 0):
@@ -375,17 +380,23 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     known = tuple(n for _, _, names in node_lines(read_slurm_conf(conf)) for n in names)
     resv_spec = parse_reservation(reservation, known) if reservation is not None else None
     drain_spec = parse_drain(drain, known) if drain not in (None, DRAIN_NONE) else None
-    limits_case = read_limits_case(limits) if limits is not None else None
+    limits_case = read_limits_case(limits) if limits not in (None, LIMITS_NONE) else None
     qos = QOS_NAME if limits_case is not None else None
     table, requests = load_workload(workload)
     # several partitions and none chosen: every partition, each job in its own (as pbf replay --slurm-conf
     # FILE reads them), and each job submitted to Slurm with its own --partition
     every = partition is None and len(read_slurm_conf(conf).partitions) > 1
     settings = slurm_settings(conf, partition, requests=requests, all_partitions=every)
+    if end_lag_below is not None:
+        check_int("end_lag_below", end_lag_below, 0, MAX_TIME)
+        lag = int(end_lag_below)
+        settings.config = replace(settings.config, slurm_sim=replace(settings.config.slurm_sim, end_lag_below=lag))
     jobs, notes = scale_jobs(table, requests, time_scale, partitions=every)
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    if limits is None and recorded and recorded_limits(recorded[0].scratch):
+        limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
     if recorded is None:
         check_requirements(accounting)
@@ -412,6 +423,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     pbf = pbf_starts(pbf_result)
     if timeout is None:
         timeout = default_timeout(jobs, settings.cluster)
+        if drain_spec is not None:          # the run waits for the resume
+            timeout = max(timeout, drain_spec.on_run_clock(time_scale)[1] + 120.0)
     os.makedirs(out, exist_ok=True)
     runs, run_meta = [], []
     stuck = max(15.0, 2.0 * settings.config.bf_interval + 5.0)

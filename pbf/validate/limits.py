@@ -15,10 +15,11 @@ QOS ``normal``.
 
 pbf's side reads the run's own dumps, as ``pbf replay --qos-limits qos.txt --assoc-limits assoc.cfg``
 reads a site's: the first run's, after it ran (comparing recorded runs again: the first recorded
-run's). One translation: where the dump says user ``root`` in account ``a<N>``, pbf's dump says user
-``N`` (the trace's user whom root stood for), its default account ``a<N>``. A limit of one user counts
-root's jobs in Slurm -- every job -- so per-user QOS limits (``MaxJobsPU``, ``MaxTRESPU``) would not be
-the trace users' there: a case sets per-account and group limits.
+run's, with or without ``--limits``). One translation: where the dump says user ``root`` in account
+``a<N>``, pbf's dump says user ``N`` (the trace's user whom root stood for), its default account
+``a<N>``. A limit of one user counts root's jobs in Slurm -- every job -- so per-user QOS limits
+(``MaxJobsPU``, ``MaxTRESPU``) would not be the trace users' there: a case sets per-account and group
+limits.
 
 The summary's ``limits`` compares the pending reasons: for each limit reason (``QOS...``, ``Assoc...``)
 the jobs that squeue showed held by it at some poll in each Slurm run (``slurm``; squeue is polled about
@@ -34,8 +35,11 @@ from dataclasses import dataclass, replace
 
 from ..errors import ConfigError
 
-__all__ = ["LimitsCase", "read_limits_case", "pbf_dumps", "limits_config", "limits_summary", "QOS_NAME"]
+__all__ = ["LimitsCase", "read_limits_case", "pbf_dumps", "recorded_limits", "limits_config", "limits_summary",
+           "QOS_NAME", "NONE"]
 
+#: ``--limits none``: pbf's side without the limits a recorded limits case kept (a what-if)
+NONE = "none"
 #: the QOS every job of a limits case runs in (Slurm's default)
 QOS_NAME = "normal"
 _VERBS = ("add", "modify")
@@ -113,6 +117,12 @@ def pbf_dumps(folder: str | os.PathLike | None, out: str) -> tuple[str, str] | N
     with open(a_out, "w") as fh:
         fh.write(text)
     return q_out, a_out
+
+
+def recorded_limits(folder: str | os.PathLike | None) -> bool:
+    """Whether the run kept in ``folder`` was a limits case (it kept ``qos.txt`` and ``assoc.cfg``)."""
+    return folder is not None and all(os.path.isfile(os.path.join(os.fspath(folder), n))
+                                      for n in ("qos.txt", "assoc.cfg"))
 
 
 def limits_config(config, case: LimitsCase, folder: str | None, out: str):

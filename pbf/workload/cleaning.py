@@ -117,7 +117,8 @@ def clean(table: JobTable, cleaning: Cleaning = Cleaning(),
     cols = dict(table.columns)
 
     if cleaning.units_from == "max":
-        cols["units"] = np.maximum(cols["req_procs"], cols["alloc_procs"])
+        if not _reuse:              # (a reader's block has them already: JobTable made them so)
+            cols["units"] = np.maximum(cols["req_procs"], cols["alloc_procs"])
     elif cleaning.units_from == "requested":
         cols["units"] = cols["req_procs"].copy()
     else:
