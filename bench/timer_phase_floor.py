@@ -7,7 +7,7 @@ slurm-sim clock) and reports how far each job's start moves against phase 0: the
 60 s, the median, 90th percentile and worst difference, and each phase's average wait. Agreement with a
 real Slurm run is to be read beside these figures.
 
-    python bench/timer_phase_floor.py TRACE --slurm-conf CONF [--phases 0,1,2,5] [-- more pbf replay flags]
+    python bench/timer_phase_floor.py TRACE --slurm-conf CONF [--phases 0,1,2,5] [more pbf replay flags]
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from pbf import cli
 
 def _starts(out: Path) -> dict[str, tuple[int, int]]:
     with open(out / "jobs.csv", newline="") as f:
-        return {r["job_id"]: (int(r["submit"]), int(r["start"])) for r in csv.DictReader(f)}
+        return {r["id"]: (int(r["submit"]), int(r["start"])) for r in csv.DictReader(f)}
 
 
 def _spread(base: dict, other: dict) -> dict:
@@ -45,10 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("trace")
     ap.add_argument("--slurm-conf", required=True)
     ap.add_argument("--phases", default="0,1,2", help="timer phases in seconds, the first the baseline (0,1,2)")
-    ap.add_argument("rest", nargs=argparse.REMAINDER, help="after --: more pbf replay flags")
-    args = ap.parse_args(argv)
+    args, extra = ap.parse_known_args(argv)       # (the rest: more pbf replay flags)
     phases = [float(x) for x in args.phases.split(",")]
-    extra = [a for a in args.rest if a != "--"]
+    extra = [a for a in extra if a != "--"]
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for ph in phases:

@@ -108,6 +108,8 @@ def _print_summary(s, out):
     if s.get("slurm_vs_slurm"):
         for k, b in enumerate(s["slurm_vs_slurm"], 2):
             lines.append(f"slurm run {k}  {agree(b)} (against run 1)")
+    if s.get("pbf_vs_pbf_timers_shifted"):
+        lines.append(f"pbf vs pbf   {agree(s['pbf_vs_pbf_timers_shifted'])} (its timers 1 s later)")
     def nodes(n):
         if not n or not n["jobs"]:
             return "no job started on both sides"
