@@ -228,7 +228,8 @@ cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
         S.sim.now_us = t * 1000000
         S.sim.last_sched = t - S.sim.sched_delay
         S.sim.last_full = t - S.sim.sched_interval + S.sim.phase_us // 1000000
-        S.sim.next_bf_us = S.sim.now_us + S.sim.phase_us
+        S.sim.next_bf_us = S.sim.now_us
+        S.sim.phased = S.sim.phase_us == 0
         S.sim.iterations += 1
     elif not S.sim.in_yield:
         S.sim.now_us += S.sim.step_us
@@ -302,6 +303,12 @@ cdef inline int sim_schedule(State* S) noexcept nogil:
         if S.sim.now_us < S.sim.resume_us:
             S.sim.now_us = S.sim.resume_us
         S.sim.next_bf_us = S.sim.now_us + S.cfg.bf_interval * 1000000
+    elif (S.queue.n > 0 and S.sim.changes > 0 and S.sim.now_us >= S.sim.next_bf_us
+            and not S.cfg.no_backfill and not S.sim.phased):
+        # the first cycle comes phase_us later than it would: the cycles after it follow it, a backfill
+        # interval apart while work goes on (the chain a site's cycles are on is not in its files)
+        S.sim.phased = True
+        S.sim.next_bf_us = S.sim.now_us + S.sim.phase_us
     elif (S.queue.n > 0 and S.sim.changes > 0 and S.sim.now_us >= S.sim.next_bf_us
             and not S.cfg.no_backfill):
         S.sim.changes = 0

@@ -15,8 +15,9 @@ ctypedef struct SimTime:
     int64_t max_sched_us       # max_sched_time: a main pass stops once it has cost this much
     int64_t cost_main_us       # charged per job a main pass tests
     int64_t cost_queue_us      # charged per queued job when a cycle builds and sorts its queue
-    int64_t phase_us           # the timers' phase: the first backfill cycle and full main pass this much
-                               # after the first submission (a site's phase is not in its files)
+    int64_t phase_us           # the timers' phase: the first backfill cycle this much after it would
+                               # come, the first full main pass this much after the first submission
+                               # (a site's cycle phase is not in its files)
     # state
     int64_t now_us             # simulated time
     int64_t next_bf_us         # the next cycle may start from here (bf_interval after the last)
@@ -25,6 +26,7 @@ ctypedef struct SimTime:
     bint event                 # arrivals or completions since the last main pass
     int64_t changes            # arrivals, completions and main-pass starts since the last cycle
     bint started               # the loop has begun (now_us is set)
+    bint phased                # the first cycle has been put off by phase_us
     bint in_yield              # a cycle yielded with work due: the loop's next instant is the yield's
     int64_t resume_us          # ... after which time goes on from the cycle's end
     # figures

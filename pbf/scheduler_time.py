@@ -72,10 +72,11 @@ class SlurmSim:
     queue (0 us); ``end_lag``: whole seconds a job holds its resources after start + run time
     before the scheduler sees its end (0; a real Slurm: 1, docs/slurm-harness.md "When a job's end is
     seen"), for jobs that run less than ``end_lag_below`` seconds (0: every job). The reported end
-    stays start + run time. ``timer_phase``: the first backfill cycle and the first full-depth main
-    pass this many seconds after the first submission (0): where a cycle falls within its
-    ``bf_interval`` is not in a site's files, so replays at phases 0, 1, 2 ... s show how far that
-    alone moves each job (docs/validation.md, "The noise floor of a replay")."""
+    stays start + run time. ``timer_phase``: the first backfill cycle this many seconds later than it
+    would come (the cycles after it follow it, a ``bf_interval`` apart while work goes on), and the
+    first full-depth main pass this many seconds after the first submission (0): where a site's
+    cycles fall is not in its files, so replays at phases 0, 1, 2 ... s show how far that alone moves
+    each job (docs/validation.md, "The noise floor of a replay")."""
 
     bf_yield_interval: float = 2.0
     time_step: float = 1.0

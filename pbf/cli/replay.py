@@ -252,8 +252,8 @@ def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
     g.add_argument("--end-lag-below", type=seconds_from_0, metavar="S",
                    help="--end-lag only for jobs that run less than S seconds (0: every job; 13 with --slurm-conf)")
     g.add_argument("--timer-phase", type=float_in(0, 86_400, "a number of seconds"), metavar="S",
-                   help="the first backfill cycle and full main-scheduler pass S seconds after the first "
-                        "submission (0): a site's cycle phase is not in its files; compare replays at 0, 1, 2 ... "
+                   help="the first backfill cycle S seconds later than it would come, the cycles after it "
+                        "following it (0): a site's cycle phase is not in its files; compare replays at 0, 1, 2 ... "
                         "to see how far it alone moves each job")
     g.add_argument("--batch-sched-delay", type=seconds_from_0, metavar="S",
                    help="an event-triggered main-scheduler pass at most this often (3)")
