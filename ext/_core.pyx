@@ -123,9 +123,9 @@ _CONFIG_KEYS = frozenset((
     "mf_js_relative", "mf_js_nodes", "mf_js_cpus",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth", "sim_phase_us",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
-    "bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",      # (bf_limits.pxd)
+    "bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",  # (bf_limits.pxd)
     "bf_one_resv", "ss_marks"))                                                                     # (slurm_space.pxd)
-_BF_KEYS = frozenset(("bf_max_user", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
+_BF_KEYS = frozenset(("bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
                            "split_wait", "split_trial_us", "keep_windows"))
@@ -278,6 +278,7 @@ cdef class Core:
             elif name == "bf_one_resv": S.ss.lim.one_resv = value
         if _BF_KEYS & set(settings):
             bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),
+                    settings.get("bf_max_user_part", S.ss.lim.per_user_part),
                     settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),
                     settings.get("bf_min_prio", S.ss.lim.min_prio), settings.get("bf_min_age", S.ss.lim.min_age))
 

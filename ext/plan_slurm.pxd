@@ -100,23 +100,34 @@ cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, 
         return STEP_STOP
     if rec >= 0 and S.jobs.state[S.queue.entries[p].job] != JS_PENDING:
         return p + 1                   # (a split job started in another partition: no test, no limit counted)
-    if S.ss.lim.on:                    # Slurm's own backfill limits (bf_limits.pxd)
-        t = bfl_step(S, p)
-        if t != BFL_TEST:
-            return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
-    if passed_over(S, S.queue.entries[p].job):
-        return p + 1                   # (before the test: not counted, as Slurm counts only will-run tests)
-    if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
-        return STEP_STOP
+    j = S.queue.entries[p].job
     n = pr_count(&S.prec, j)
     if n <= 1:
+        if S.ss.lim.on:                # Slurm's own backfill limits (bf_limits.pxd)
+            t = bfl_step(S, p, M.jpart[j] if M.npart != NULL else 0)
+            if t != BFL_TEST:
+                return p + 1 if t == BFL_SKIP else (STEP_ERROR if t == BFL_ERROR else STEP_STOP)
+        if passed_over(S, j):
+            return p + 1               # (before the test: not counted, as Slurm counts only will-run tests)
+        if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+            return STEP_STOP
         return slurm_step(S, M, p, j, k, d)
-    # a job of several partitions: a test a partition until one starts it (part_records.pxd)
+    # a job of several partitions: a test a partition until one starts it (part_records.pxd), each
+    # record through the backfill limits in its own partition, as Slurm's queue record of it
     own = M.jfeat[j]
     q = p + 1
     pr_range(&S.prec, j, rec, &lo, &hi)
     for r in range(lo, hi):
-        if r > lo and not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
+        if S.ss.lim.on:
+            t = bfl_step(S, p, S.prec.part[r])
+            if t == BFL_SKIP:
+                continue
+            if t != BFL_TEST:
+                q = STEP_ERROR if t == BFL_ERROR else STEP_STOP
+                break
+        if passed_over(S, j):
+            break                      # (licenses or a QOS limit: no record of it is tested)
+        if not begin_test(S, p, M.ntimes if c.built else 1, M, &j, &k, &d):
             q = STEP_STOP
             break
         M.jfeat[j] = S.prec.mask[r]

@@ -6,12 +6,16 @@ sets) and follow Slurm 22.05's ``src/plugins/sched/backfill/backfill.c`` (``_att
 ``_job_exceeds_max_bf_param``, ``_check_bf_usage``; the compiled rules are ``ext/bf_limits.pxd``, the
 oracle :mod:`pbf.reference.slurm_backfill_ref`):
 
-* ``max_job_user``, ``max_job_user_part``, ``max_job_assoc`` (``bf_max_job_user``, ...): a cycle tests
-  at most this many jobs of one user; the user's later jobs are passed over in that cycle (not tested,
-  not counted toward ``max_job_test``). pbf replays one partition and gives each user one association,
-  so the three are one count a user, capped by the least of those set; as in Slurm, ``max_job_user`` is
-  ignored when ``max_job_assoc`` is set.
-* ``max_job_part`` (``bf_max_job_part``): a cycle tests at most this many jobs of the partition.
+* ``max_job_user``, ``max_job_assoc`` (``bf_max_job_user``, ``bf_max_job_assoc``): a cycle tests at most
+  this many jobs of one user; the user's later jobs are passed over in that cycle (not tested, not
+  counted toward ``max_job_test``). pbf gives each user one association, so the two are one count a
+  user, capped by the least of those set; as in Slurm, ``max_job_user`` is ignored when
+  ``max_job_assoc`` is set. ``max_job_user_part`` (``bf_max_job_user_part``): the same in each
+  partition apart.
+* ``max_job_part`` (``bf_max_job_part``): a cycle tests at most this many jobs of each partition.
+
+A job of several partitions passes these checks once a partition (its record of each, as Slurm queues
+it), counted in that partition and for its user each time.
 * ``max_job_start`` (``bf_max_job_start``): a cycle ends once it has started this many jobs.
 * ``min_prio_reserve`` (``bf_min_prio_reserve``): a job of lower (multifactor) priority may only start
   now; it makes no reservation.
@@ -91,16 +95,18 @@ class SlurmBackfill(Backfill):
         return any(getattr(self, name) for name, _, _ in LIMITS) or self.one_resv_per_job
 
     def per_user(self) -> int:
-        """The jobs of one user a cycle tests at most (0: no limit): the least of ``max_job_user_part``,
+        """The jobs of one user a cycle tests at most over every partition (0: no limit): the least of
         ``max_job_assoc`` and ``max_job_user`` set (``max_job_user`` ignored when ``max_job_assoc`` is set,
-        as Slurm's ``_load_config`` does)."""
+        as Slurm's ``_load_config`` does; pbf gives each user one association). ``max_job_user_part``
+        counts in each partition apart."""
         user = 0 if self.max_job_assoc else self.max_job_user
-        set_ = [v for v in (self.max_job_user_part, self.max_job_assoc, user) if v]
+        set_ = [v for v in (self.max_job_assoc, user) if v]
         return min(set_) if set_ else 0
 
     def core_settings(self) -> dict:
         """Backfill's core settings and the limits' (``ext/bf_limits.pxd``)."""
-        return {**super().core_settings(), "bf_max_user": self.per_user(), "bf_max_part": self.max_job_part,
+        return {**super().core_settings(), "bf_max_user": self.per_user(),
+                "bf_max_user_part": self.max_job_user_part, "bf_max_part": self.max_job_part,
                 "bf_max_start": self.max_job_start, "bf_min_prio": float(self.min_prio_reserve),
                 "bf_min_age": self.min_age_reserve, "bf_one_resv": int(self.one_resv_per_job),
                 "ss_marks": _MARKS[self.marks()]}
@@ -111,6 +117,7 @@ class SlurmBackfill(Backfill):
 
     def reference_limits(self) -> dict:
         """The oracle's limits (:func:`pbf.reference.slurm_backfill_ref.slurm_pass`)."""
-        return {"per_user": self.per_user(), "per_part": self.max_job_part, "max_start": self.max_job_start,
+        return {"per_user": self.per_user(), "per_user_part": self.max_job_user_part,
+                "per_part": self.max_job_part, "max_start": self.max_job_start,
                 "min_prio": self.min_prio_reserve, "min_age": self.min_age_reserve,
                 "one_resv": self.one_resv_per_job}

@@ -596,8 +596,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
                                                             "yields in either)")
         yield_s = float(budget)
     limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled)
-    per_part = [k for k in ("bf_max_job_part", "bf_max_job_user_part", "bf_job_part_count_reserve")
-                if s["limits"].get(k)]
+    per_part = [k for k in ("bf_job_part_count_reserve",) if s["limits"].get(k)]
     if site and len(site.partitions) > 1 and per_part:
         unmodelled.append(f"SchedulerParameters {', '.join(per_part)}: Slurm counts them in each partition; pbf counts "
                           f"them over the {len(site.partitions)} partitions as one")

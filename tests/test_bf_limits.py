@@ -92,10 +92,10 @@ def test_max_job_user_passes_over_a_users_later_jobs_in_a_cycle():
     jobs = [dict(submit=0, run=600, est=600, cores=4, mpc=0, mpn=0, gpus=0, nmin=1, nmax=1, feat=(), user=1)]
     jobs += _one_node_jobs(6, lambda i: 2, submit=1) + _one_node_jobs(1, lambda i: 3, submit=1)
     ref = _ref_jobs(jobs)
-    counts, part = {}, [0]
+    counts, part = {}, {}
     said = [bf_limit({"per_user": 2}, ref[j], 1, 0, counts, part) for j in range(1, 8)]
     assert said == ["test", "test", "skip", "skip", "skip", "skip", "test"]
-    assert counts == {2: 2, 3: 1}
+    assert {u: n for u, n in counts.items() if not isinstance(u, tuple)} == {2: 2, 3: 1}
     # whole replays: at t=600 the node frees; every job starts then or later, the compiled core as the oracle
     got = _compiled(nodes, jobs, SlurmBackfill(reservations=None, max_job_user=2))
     want = slurm_node_replay(nodes, ref, None, limits={"per_user": 2})
@@ -140,14 +140,16 @@ def test_max_job_start_ends_a_cycle_after_that_many_starts():
 
 def test_min_age_reserve_tests_young_jobs_for_a_start_now_only():
     ref = _ref_jobs(_one_node_jobs(2, lambda i: 1, submit=100))
-    assert bf_limit({"min_age": 60}, ref[0], 150, 0, {}, [0]) == "now"
-    assert bf_limit({"min_age": 60}, ref[0], 160, 0, {}, [0]) == "test"
-    assert bf_limit({"min_prio": 1000}, {**ref[0], "prio": 999}, 500, 0, {}, [0]) == "now"
+    assert bf_limit({"min_age": 60}, ref[0], 150, 0, {}, {}) == "now"
+    assert bf_limit({"min_age": 60}, ref[0], 160, 0, {}, {}) == "test"
+    assert bf_limit({"min_prio": 1000}, {**ref[0], "prio": 999}, 500, 0, {}, {}) == "now"
 
 
 def test_max_job_assoc_takes_precedence_over_max_job_user():
     assert SlurmBackfill(max_job_user=2, max_job_assoc=5).per_user() == 5
-    assert SlurmBackfill(max_job_user=2, max_job_user_part=1).per_user() == 1
+    # (bf_max_job_user_part counts in each partition apart)
+    assert SlurmBackfill(max_job_user=2, max_job_user_part=1).per_user() == 2
+    assert SlurmBackfill(max_job_user=2, max_job_user_part=1).core_settings()["bf_max_user_part"] == 1
     assert SlurmBackfill(max_job_part=3).per_user() == 0
 
 

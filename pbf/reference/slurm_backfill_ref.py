@@ -336,13 +336,14 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
 
 
 def bf_limit(limits: Mapping[str, int] | None, job: Mapping[str, Any], now: int, started: int,
-             counts: dict, part: list) -> str:
+             counts: dict, part: dict, partition: int = 0) -> str:
     """Slurm's own backfill limits at a job the cycle reaches (``_attempt_backfill``,
     ``_job_exceeds_max_bf_param``; :mod:`pbf.bf_limits`): "stop" (``max_start`` jobs started: the cycle
-    ends), "skip" (its user has had ``per_user`` jobs pass these checks this cycle, or the partition
-    ``per_part``: not tested), "now" (priority below ``min_prio`` or waited less than ``min_age`` since
-    its submission: a start now only) or "test". ``counts`` {user: jobs} and ``part`` [jobs] are the
-    cycle's counts, updated for a job that passes."""
+    ends), "skip" (its user has had ``per_user`` jobs pass these checks this cycle, or ``per_user_part``
+    in ``partition``, or the partition ``per_part``: not tested), "now" (priority below ``min_prio`` or
+    waited less than ``min_age`` since its submission: a start now only) or "test". ``counts`` ({user:
+    jobs}, {(user, partition): jobs}) and ``part`` ({partition: jobs}) are the cycle's counts, updated
+    for a job that passes."""
     if not limits:
         return "test"
     if limits.get("max_start") and started >= limits["max_start"]:
@@ -350,10 +351,13 @@ def bf_limit(limits: Mapping[str, int] | None, job: Mapping[str, Any], now: int,
     user = job.get("user", 0)
     if limits.get("per_user") and counts.get(user, 0) >= limits["per_user"]:
         return "skip"
-    if limits.get("per_part") and part[0] >= limits["per_part"]:
+    if limits.get("per_user_part") and counts.get((user, partition), 0) >= limits["per_user_part"]:
+        return "skip"
+    if limits.get("per_part") and part.get(partition, 0) >= limits["per_part"]:
         return "skip"
     counts[user] = counts.get(user, 0) + 1
-    part[0] += 1
+    counts[(user, partition)] = counts.get((user, partition), 0) + 1
+    part[partition] = part.get(partition, 0) + 1
     if limits.get("min_prio") and job.get("prio", 0) < limits["min_prio"]:
         return "now"
     if limits.get("min_age") and now - job["submit"] < limits["min_age"]:
@@ -395,20 +399,34 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     left = reservations
     started = {}
     blocked = False
-    counts, part = {}, [0]
+    counts, part = {}, {}
     reserved_jobs = set()
+    stop = False
     for entry in queue_entries(jobs, queue):
         j, requests = entry_requests(jobs, entry)
         if j in started:
             continue                     # (started in another partition: _job_runnable_now)
-        said = bf_limit(limits, jobs[j], now, len(started), counts, part)
-        if said == "stop":
-            break
-        if said == "skip" or holds.passed_over(j):
-            continue
+        parts = entry_partitions(jobs, entry)
+        several = len(jobs[j].get("records") or ()) > 1
+        said = "test"
+        if not several:
+            said = bf_limit(limits, jobs[j], now, len(started), counts, part, parts[0])
+            if said == "stop":
+                break
+            if said == "skip" or holds.passed_over(j):
+                continue
         est = max(jobs[j]["est"], 1)
         reserved = j in reserved_jobs
-        for req in requests:
+        for req, partition in zip(requests, parts):
+            if several:                  # (each record through the limits in its own partition)
+                said = bf_limit(limits, jobs[j], now, len(started), counts, part, partition)
+                if said == "stop":
+                    stop = True
+                    break
+                if said == "skip":
+                    continue
+                if holds.passed_over(j):
+                    break
             if not blocked:
                 # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
                 # job that cannot start, reset the weights as select_nodes does)
@@ -433,7 +451,21 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                 reserved_jobs.add(j)
                 if left is not None:
                     left -= 1
+        if stop:
+            break
     return started
+
+
+def entry_partitions(jobs: Sequence[Mapping[str, Any]], entry) -> list[int]:
+    """The partition (index, 0 if none) each request of a :func:`queue_entries` entry counts in for the
+    backfill limits: a job's ``partition``, or its records' ``record_parts``."""
+    if isinstance(entry, tuple):
+        j, lo, hi = entry
+        return list(jobs[j].get("record_parts") or [0] * len(jobs[j]["records"]))[lo:hi]
+    job = jobs[entry]
+    if job.get("records"):
+        return list(job.get("record_parts") or [0] * len(job["records"]))
+    return [job.get("partition", 0)]
 
 
 def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = None,
