@@ -126,7 +126,7 @@ _CONFIG_KEYS = frozenset((
     "bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",  # (bf_limits.pxd)
     "bf_one_resv", "ss_marks"))                                                                     # (slurm_space.pxd)
 _BF_KEYS = frozenset(("bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
-_TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "parallel_min_queue",
+_TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "repeat", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
                            "split_wait", "split_trial_us", "keep_windows"))
 #: ns per byte of a large memcpy, measured by the first pool started in this process
@@ -302,7 +302,8 @@ cdef class Core:
         started job's units; set before adding jobs), ``stale_speculation`` (parallel workers
         speculate on a snapshot of the profile taken at the pass start, so that nearly every commit
         reconciles, with counts that do not depend on thread timing; set before ``start_pool``),
-        ``resume`` (0: never continue the last pass), ``parallel_min_queue`` (passes with fewer
+        ``resume`` (0: never continue the last pass), ``repeat`` (0: a replay's interval trigger
+        runs every full pass due, never taking one as a repeat of the last), ``parallel_min_queue`` (passes with fewer
         queued jobs run sequentially), ``parallel`` (with a pool: 1 every full pass on it, -1 none,
         0 the default: those whose predicted cost says the threads save time, see
         :meth:`pbf._pass_cost.PassCostPredictor.predict`),
@@ -324,6 +325,7 @@ cdef class Core:
             if name == "record_units": S.testing.record_units = value
             elif name == "stale_speculation": S.testing.stale_speculation = value
             elif name == "resume": S.testing.resume = value
+            elif name == "repeat": S.testing.repeat = value
             elif name == "parallel_min_queue": S.testing.parallel_min_queue = value
             elif name == "parallel":
                 if value not in (-1, 0, 1):
@@ -995,6 +997,12 @@ cdef class Core:
     def resumed_passes(self):
         """Full passes that continued the last pass instead of running again."""
         return self.s.resume_st.count
+
+    @property
+    def repeated_passes(self):
+        """Full passes of a replay's interval trigger taken as repeats of the last, which started
+        nothing, when nothing had changed since (no search ran; counted and recorded all the same)."""
+        return self.s.rep.count
 
     @property
     def free_count(self):

@@ -23,13 +23,14 @@ from outages cimport outages_apply_due
 from advance_resv cimport ar_next_end, ar_ends_due
 from estimates cimport record_estimates
 from coalloc cimport co_after_pass, co_tick, co_job_ended
-from passes cimport quick_pass, full_pass_sequential, pass_prologue
+from passes cimport quick_pass, full_pass_sequential, pass_prologue, record_pass, pass_slots
 from parallel_pass cimport full_pass_parallel, split_arm, split_disarm, split_trial_share, split_trial_note
 from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
-from state cimport State
+from state cimport State, RepeatState, PL_UNITS, PL_SLURM
 from pass_cost cimport (CHOICE_NEVER, CHOICE_ALWAYS, pc_tests, pc_overhead_ns, pc_parallel_pays, pc_update,
                         pc_ensure_copy_rate, pc_copy_rate_covers)
-from pbf._codes cimport TR_EVENT, CK_SLURM_SIM, JS_PENDING
+from pbf._codes cimport TR_EVENT, CK_FREE, CK_SLURM_SIM, JS_PENDING, PK_FULL, EX_END, EX_MAX_JOB_TEST
+from pbf._codes cimport prio_time_dependent
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef enum:
@@ -271,14 +272,66 @@ cdef inline int after_pass(State* S, int64_t t) noexcept nogil:
     return RC_OK
 
 
+cdef inline bint repeats_last(State* S, int64_t now) noexcept nogil:
+    # Whether the full pass due at now (the interval trigger's timer, nothing else at this instant)
+    # would repeat the last full pass decision for decision: that pass started nothing and ended at
+    # the queue's end or at max_job_test; since then no job arrived, started or ended, no estimate
+    # changed and no unit went down or came back (Nodes.version), and no running job has reached
+    # its planned end (no correction due). The plan of every node (or the units' profile) is then
+    # the one that pass saw from its time t1 on, constant until the first planned end e1 > now. A
+    # job that could not start at t1 cannot at any s in [t1, e1) either (a later start needs the
+    # same free resources over a window reaching further past e1; rounding by bf_resolution only
+    # moves its end later), so each job's earliest start, in queue order, is the same time >= e1
+    # on the same reservations, and nothing starts. Only where nothing else depends on now or on
+    # the pass having run: static priority, the free clock, no window (it moves with now), no SJBF
+    # phase, no Slurm backfill limits, QOS or association limits (their counters), advance
+    # reservations, start-time estimates, co-allocation or Python hooks, and pbf's own planners
+    # (Slurm's will-run search is another algorithm). On units, no slot boundary of the profile
+    # may have been reached (as for resuming a pass).
+    return (S.testing.repeat and S.rep.valid and S.rep.version == S.nodes.version
+            and S.rep.next_sub == S.replay.next_sub and S.rep.queue == S.queue.n
+            and S.clock.kind == CK_FREE and S.cfg.bf_window == 0 and not S.cfg.sjbf and not S.cfg.hooks
+            and not S.cfg.no_backfill and not prio_time_dependent(S.policy.prio)
+            and S.plan.kind != PL_SLURM and not S.ss.lim.on and not S.qos_lim.on and S.ar.n == 0
+            and not S.est.on and not S.co.on
+            and (S.nodes.nrun == 0 or S.nodes.by_end[0].end > now)
+            and (S.plan.kind != PL_UNITS or S.prof.s_next[0] == -1 or S.prof.s_begin[S.prof.s_next[0]] > now))
+
+
+cdef inline void note_full(State* S) noexcept nogil:
+    # after a full pass of the replay: whether the next one due may repeat it (repeats_last)
+    cdef RepeatState* R = &S.rep
+    R.valid = S.ctx.started == 0 and (S.ctx.ex == EX_END or S.ctx.ex == EX_MAX_JOB_TEST)
+    R.version = S.nodes.version
+    R.next_sub = S.replay.next_sub
+    R.queue = S.queue.n
+    R.depth = S.ctx.depth
+    R.resv = S.ctx.resv
+    R.ex = S.ctx.ex
+    R.slots = pass_slots(S)
+
+
+cdef inline int repeat_full(State* S, int64_t now) noexcept nogil:
+    # the full pass due at now, taken as a repeat of the last (repeats_last): no search runs; its
+    # reservations stand; it is counted and recorded with the last one's figures (no wall time)
+    S.rep.count += 1
+    return record_pass(S, now, PK_FULL, S.rep.queue, S.rep.depth, 0, S.rep.resv, S.rep.ex, 0, S.rep.slots)
+
+
 cdef inline int event_schedule(State* S, int64_t t, bint events) noexcept nogil:
-    # TR_EVENT: a full pass; TR_INTERVAL: a full pass when due, else the quick pass after events
+    # TR_EVENT: a full pass; TR_INTERVAL: a full pass when due (a repeat of the last one when
+    # nothing could change: repeats_last), else the quick pass after events
     cdef int rc = 0
     S.decided.nstarted = 0
     if S.cfg.trigger == TR_EVENT:
         rc = full_pass(S, t)
     elif t >= S.replay.next_bf:
-        rc = full_pass(S, t)
+        if not events and repeats_last(S, t):
+            rc = repeat_full(S, t)
+        else:
+            rc = full_pass(S, t)
+            if rc == RC_OK:
+                note_full(S)
         if rc != RC_OK:
             return rc
         # the period runs from the end of the previous pass: its charged duration (0 with the

@@ -48,6 +48,7 @@ ctypedef struct Testing:       # switches for tests and benchmarks (Core.set_tes
     bint record_units          # keep a copy of each started job's units (Jobs.bits)
     bint stale_speculation     # parallel: speculate on snapshots taken at the pass start (WorkerPool.snap)
     bint resume                # 0: never resume the last pass (to measure fresh passes)
+    bint repeat                # 0: never take a due full pass as a repeat of the last (cycle.pxd)
     int64_t parallel_min_queue     # passes with fewer queued jobs run sequentially
     int parallel                   # CHOICE_*: full passes on the pool when predicted to pay, always, never
     int64_t split_min_nodes        # a sequential pass on nodes shares the searches over at least this
@@ -66,6 +67,18 @@ ctypedef struct ResumeState:   # the last full pass, when it can be continued in
     int64_t resv_left          # ... and had left
     int64_t time               # when it ran
     int64_t count              # passes resumed so far
+
+
+ctypedef struct RepeatState:   # the replay's last full pass, when the next one due may repeat it (cycle.pxd)
+    bint valid                 # it started nothing and ended at the queue's end or max_job_test
+    int64_t version            # Nodes.version ...
+    int64_t next_sub           # ... the next job to submit ...
+    int64_t queue              # ... and the queue's length when it ended
+    int64_t depth              # its figures: jobs tested, reservations, exit, plan size
+    int64_t resv
+    int ex
+    int64_t slots
+    int64_t count              # full passes taken as repeats so far
 
 
 ctypedef struct Decisions:     # the last pass's decisions (the embedding API reads them)
@@ -215,6 +228,7 @@ cdef struct State:
     PassTotals totals          # sums over every pass
     PassRecords records        # one record a pass, when kept
     ResumeState resume_st      # the last pass, if it can be continued
+    RepeatState rep            # the replay's last full pass, if the next may repeat it
     Decisions decided          # the last pass's starts and reservations
     ReplayState replay         # the event loop
     OutageEvents outages       # the replay's drains, failures and resumes (outages.pxd)
@@ -268,6 +282,7 @@ cdef inline int state_init(State* S, int64_t units) noexcept nogil:
     S.replay.next_bf = -INF
     S.replay.now = -INF
     S.testing.resume = 1
+    S.testing.repeat = 1
     S.outages.requeue = 1
     S.testing.parallel_min_queue = 64
     # Threads pay only when a pass has work to share: cheap passes (most, on this engine: job tests
