@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import pbf
@@ -332,11 +332,22 @@ def _oracle_jobs(jobs, placed):
     return ref
 
 
+def _never_in_first_record():
+    # a job of p0 (tier 1, n0-n3) and p1 (tier 2, n0-n2) asking 6 cores on one node: its p1 record, tested
+    # first, can never start (no p1 node has 6 cores) and so spends no reservation; its p0 record reserves n3
+    nodes = [Node(f"n{i}", 6 if i == 3 else 2, 4000) for i in range(6)]
+    job = dict(submit=0, est=30, run=1, cores=1, mpc=0, nmax=0, label="p0")
+    jobs = [dict(job, cores=3), dict(job), dict(job, cores=6, nmax=1, label="p0,p1")] + [dict(job)] * 6
+    jobs.append(dict(job, est=60))
+    return nodes, [("p0", [0, 1, 2, 3], 1), ("p1", [0, 1, 2], 2)], jobs, 1
+
+
 @pytest.mark.parametrize("multi", ["each", "union"])
 @pytest.mark.parametrize("search", ["exact", "slurm"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(case=_sites())
+@example(case=_never_in_first_record())
 def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path, search, multi, case):
     nodes, parts, jobs, reservations = case
     cluster, site = _site_of(tmp_path, nodes, parts)

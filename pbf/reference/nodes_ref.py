@@ -444,9 +444,9 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                 got = plan.place(req, t, t + est, first_fit)
                 if got is not None:
                     plan.hold(t, t + est, got)
-                    break
-            if left is not None:
-                left -= 1
+                    if left is not None:
+                        left -= 1      # (a test that finds no start, e.g. a record whose partition can
+                    break              # never hold the job, makes no reservation and spends none)
     return started
 
 
