@@ -23,11 +23,9 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..bounded import parse_whole
-from ..errors import ConfigError
-from ..node import expand_hostlist
 from ..slurm_events import SlurmEvents, read_events
 from .reservation import local_origin
+from .window_spec import bad_value, read_window_spec
 
 __all__ = ["DrainSpec", "parse_drain", "write_events", "drain_actions", "recorded_events", "recorded_actions",
            "pbf_drain", "started_inside", "drain_summary", "EVENTS_FORMAT", "NONE"]
@@ -62,17 +60,7 @@ class DrainSpec:
 
 
 def _bad(text, key, value, expected):
-    return ConfigError(f"--drain {text!r}: {key}={value!r}: expected {expected}")
-
-
-def _seconds(text, key, value, plus):
-    if plus and not value.startswith("+"):
-        raise _bad(text, key, value, "+SECONDS from the workload's time 0 (e.g. +60)")
-    try:
-        return parse_whole(value[1:] if plus else value, 0 if plus else 1, 10 ** 9)
-    except ValueError:
-        raise _bad(text, key, value, ("+SECONDS, a whole number from 0 to 1000000000" if plus else
-                                      "SECONDS, a whole number from 1 to 1000000000")) from None
+    return bad_value("--drain", text, key, value, expected)
 
 
 def parse_drain(text: str, known: tuple | list | None = None) -> DrainSpec:
@@ -80,45 +68,10 @@ def parse_drain(text: str, known: tuple | list | None = None) -> DrainSpec:
     outside them is an error). Raises :class:`pbf.ConfigError` naming the key, the value and what was
     expected."""
     usage = "'Nodes=LIST StartTime=+SECONDS Duration=SECONDS [State=DRAIN] [Reason=WORD]'"
-    if not isinstance(text, str) or not text.strip():
-        raise ConfigError(f"--drain {text!r}: expected {usage}")
-    got = {}
-    for tok in text.split():
-        key, eq, value = tok.partition("=")
-        match = next((k for k in _KEYS if k.lower() == key.lower()), None)
-        if not eq or match is None:
-            raise ConfigError(f"--drain {text!r}: {tok!r}: expected KEY=VALUE with KEY one of " + ", ".join(_KEYS))
-        if match in got:
-            raise _bad(text, match, value, "each key once")
-        if not value:
-            raise _bad(text, match, value, "a value")
-        got[match] = value
-    for key in ("Nodes", "StartTime"):
-        if key not in got:
-            raise ConfigError(f"--drain {text!r}: no {key}= (expected {usage})")
-    if ("Duration" in got) == ("EndTime" in got):
-        raise ConfigError(f"--drain {text!r}: expected one of Duration=SECONDS and EndTime=+SECONDS (the harness "
-                          "resumes the nodes then)")
+    got, nodes, start, end = read_window_spec("--drain", text, _KEYS, usage, known,
+                                              " (the harness resumes the nodes then)")
     if got.get("State", "DRAIN").upper() != "DRAIN":
         raise _bad(text, "State", got["State"], "DRAIN (a drained node finishes its jobs and takes no new one)")
-    try:
-        nodes = tuple(expand_hostlist(got["Nodes"]))
-    except (ValueError, ConfigError) as exc:
-        raise _bad(text, "Nodes", got["Nodes"], f"a host list such as a1,a2 or a[1-2] ({exc})") from None
-    if not nodes or len(set(nodes)) != len(nodes):
-        raise _bad(text, "Nodes", got["Nodes"], "distinct node names")
-    if known is not None:
-        unknown = [n for n in nodes if n not in set(known)]
-        if unknown:
-            raise _bad(text, "Nodes", got["Nodes"], f"nodes of the site's slurm.conf ({', '.join(known)}); "
-                                                    f"not there: {', '.join(unknown)}")
-    start = _seconds(text, "StartTime", got["StartTime"], True)
-    if "Duration" in got:
-        end = start + _seconds(text, "Duration", got["Duration"], False)
-    else:
-        end = _seconds(text, "EndTime", got["EndTime"], True)
-        if end <= start:
-            raise _bad(text, "EndTime", got["EndTime"], f"a time after StartTime (+{start})")
     reason = got.get("Reason", "maint")
     if not reason.replace("_", "").replace("-", "").isalnum():
         raise _bad(text, "Reason", reason, "letters, digits, '-' and '_'")

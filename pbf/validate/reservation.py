@@ -19,11 +19,10 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..bounded import parse_whole
-from ..errors import ConfigError
 from ..node import expand_hostlist
 from ..slurm_reservations import SiteReservations, read_reservations
 from ..workload.sacct import _timestamp
+from .window_spec import bad_value, read_window_spec
 
 __all__ = ["ReservationSpec", "parse_reservation", "write_dump", "reservation_for_pbf", "local_origin",
            "dumped_window", "jobs_inside", "recorded_reservation", "pbf_reservation", "reservation_summary",
@@ -60,63 +59,16 @@ class ReservationSpec:
 
 
 def _bad(text, key, value, expected):
-    return ConfigError(f"--reservation {text!r}: {key}={value!r}: expected {expected}")
-
-
-def _seconds(text, key, value, plus):
-    body = value[1:] if plus and value.startswith("+") else value
-    if plus and not value.startswith("+"):
-        raise _bad(text, key, value, "+SECONDS from the workload's time 0 (e.g. +60)")
-    try:
-        return parse_whole(body, 0 if plus else 1, 10 ** 9)
-    except ValueError:
-        raise _bad(text, key, value, ("+SECONDS, a whole number from 0 to 1000000000" if plus else
-                                      "SECONDS, a whole number from 1 to 1000000000")) from None
+    return bad_value("--reservation", text, key, value, expected)
 
 
 def parse_reservation(text: str, known: tuple | list | None = None) -> ReservationSpec:
     """The :class:`ReservationSpec` of ``text`` (module docstring); ``known``: the site's node names
     (a node outside them is an error). Raises :class:`pbf.ConfigError` naming the key, the value and
     what was expected."""
-    if not isinstance(text, str) or not text.strip():
-        raise ConfigError(f"--reservation {text!r}: expected 'Nodes=LIST StartTime=+SECONDS Duration=SECONDS "
-                          "[Flags=MAINT,...] [Name=NAME]'")
-    got = {}
-    for tok in text.split():
-        key, eq, value = tok.partition("=")
-        match = next((k for k in _KEYS if k.lower() == key.lower()), None)
-        if not eq or match is None:
-            raise ConfigError(f"--reservation {text!r}: {tok!r}: expected KEY=VALUE with KEY one of "
-                              + ", ".join(_KEYS))
-        if match in got:
-            raise _bad(text, match, value, "each key once")
-        if not value:
-            raise _bad(text, match, value, "a value")
-        got[match] = value
-    for key in ("Nodes", "StartTime"):
-        if key not in got:
-            raise ConfigError(f"--reservation {text!r}: no {key}= (expected 'Nodes=LIST StartTime=+SECONDS "
-                              "Duration=SECONDS')")
-    if ("Duration" in got) == ("EndTime" in got):
-        raise ConfigError(f"--reservation {text!r}: expected one of Duration=SECONDS and EndTime=+SECONDS")
-    try:
-        nodes = tuple(expand_hostlist(got["Nodes"]))
-    except (ValueError, ConfigError) as exc:
-        raise _bad(text, "Nodes", got["Nodes"], f"a host list such as a1,a2 or a[1-2] ({exc})") from None
-    if not nodes or len(set(nodes)) != len(nodes):
-        raise _bad(text, "Nodes", got["Nodes"], "distinct node names")
-    if known is not None:
-        unknown = [n for n in nodes if n not in set(known)]
-        if unknown:
-            raise _bad(text, "Nodes", got["Nodes"], f"nodes of the site's slurm.conf ({', '.join(known)}); "
-                                                    f"not there: {', '.join(unknown)}")
-    start = _seconds(text, "StartTime", got["StartTime"], True)
-    if "Duration" in got:
-        end = start + _seconds(text, "Duration", got["Duration"], False)
-    else:
-        end = _seconds(text, "EndTime", got["EndTime"], True)
-        if end <= start:
-            raise _bad(text, "EndTime", got["EndTime"], f"a time after StartTime (+{start})")
+    got, nodes, start, end = read_window_spec(
+        "--reservation", text, _KEYS, "'Nodes=LIST StartTime=+SECONDS Duration=SECONDS [Flags=MAINT,...] [Name=NAME]'",
+        known)
     flags = ("MAINT", "IGNORE_JOBS")
     if "Flags" in got:
         flags = tuple(f.strip().upper() for f in got["Flags"].split(","))
