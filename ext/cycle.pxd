@@ -44,9 +44,9 @@ cdef inline double copy_bytes(State* S) noexcept nogil:
 
 cdef inline bint split_pays(State* S) noexcept nogil:
     # whether a sequential pass on nodes shares its searches with a helper thread: with threads, a
-    # CPU for the helper, pbf's own node search (Slurm's is another) and the switch on. Each search
-    # offers its set-up and takes it back itself when the helper is not there, so a pass never
-    # waits for a helper that is not running: nothing to predict.
+    # CPU for the helper and the switch on (pbf's node search shares each search's set-up, Slurm's
+    # tests a job's next later start ahead). Each offers its part and takes it back itself when the
+    # helper is not there, so a pass never waits for a helper that is not running: nothing to predict.
     return (S.plan.split_search and S.cfg.workers > 1 and S.pool.threads > 0 and S.cost.cores > 1
             and S.testing.split_min_nodes > 0)
 

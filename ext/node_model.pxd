@@ -63,7 +63,9 @@ ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helpe
     bint wait                  # (tests) every shared part waits for the helper, never taken back
     void (*start)(void* arg) noexcept nogil    # asks the pool for a helper
     void* start_arg
-    void* M                    # the task: the plan (NodeModel*) ...
+    void (*work)(void* X) noexcept nogil  # the task (its argument: this NodeSplit), when not a node search's set-up (NULL) ...
+    void* task                 # ... and what it works on (slurm_try_later.pxd: a later start's test)
+    void* M                    # the set-up's task: the plan (NodeModel*) ...
     int64_t j, t, stop         # ... the job and its first candidate window ...
     int64_t lo, hi             # ... the helper's part of the eligible nodes, elig[lo:hi] ...
     int64_t total, used        # ... and the helper's answer: its nodes' cores for the job over the
@@ -1349,6 +1351,7 @@ cdef inline void nm_windows_split(NodeModel* M, NodeSplit* X, int64_t j, int64_t
     if X.share <= 0 or X.share >= SPLIT_SCALE:
         X.share = SPLIT_SCALE >> 1
     cut = ne - (ne * X.share >> SPLIT_SHIFT)
+    X.work = NULL
     X.M = M
     X.j = j
     X.t = t
@@ -1392,11 +1395,14 @@ cdef inline void nm_split_helper(NodeSplit* X) noexcept nogil:
     while not pbf_load(&X.leave):
         s = pbf_load(&X.posted)
         if s != pbf_load(&X.claimed) and pbf_cas(&X.claimed, s - 1, s):
-            total = 0
-            used = 0
-            nm_windows(<NodeModel*>X.M, X.j, X.t, X.stop, X.lo, X.hi, True, &total, &used)
-            X.total = total
-            X.used = used
+            if X.work != NULL:
+                X.work(<void*>X)
+            else:
+                total = 0
+                used = 0
+                nm_windows(<NodeModel*>X.M, X.j, X.t, X.stop, X.lo, X.hi, True, &total, &used)
+                X.total = total
+                X.used = used
             pbf_store(&X.finished, s)
             since = now_ticks()
         else:

@@ -9,7 +9,8 @@ from parallel cimport Spec
 from state cimport State, PassCtx
 from profile cimport Prof
 from advance_resv cimport ar_seed_space
-from slurm_space cimport ss_reset, ss_job_test, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
+from slurm_space cimport ss_reset, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
+from slurm_try_later cimport ss_job_test
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_fits_now, nodes_main_skips
 from part_records cimport pr_count, pr_range
@@ -69,7 +70,7 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
         # that cannot start, reset the weights as select_nodes does)
         ss_main_test(&S.ss, M, &S.nodes, j, k)
     t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window,
-                    c.resv_left != 0 and not S.ss.lim.now_only)
+                    c.resv_left != 0 and not S.ss.lim.now_only, M.split, &S.ssh)
     if t == SS_ERROR:
         return STEP_ERROR
     if t == c.now:

@@ -72,11 +72,12 @@ cdef inline void planner_nodes(Planner* T, int64_t nn) noexcept nogil:
 
 cdef inline void planner_slurm(Planner* T, int64_t nn) noexcept nogil:
     # the nodes planner's plan with Slurm's test; passes stay on one thread (the job-parallel pass
-    # does not implement Slurm's per-cycle node reservations)
+    # does not implement Slurm's per-cycle node reservations), a job's later starts tested ahead on a
+    # helper thread (slurm_try_later.pxd)
     planner_nodes(T, nn)
     T.kind = PL_SLURM
     T.job_parallel = False
-    T.split_search = False
+    T.split_search = True
     T.begin = slurm_begin
     T.step = slurm_node_step
     T.take_now = slurm_take_now

@@ -563,6 +563,23 @@ cdef inline bint _ss_hopeless(const SlurmSpace* X, int64_t total, int64_t used, 
     return got < cores
 
 
+cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j,
+                              bint per_job) noexcept nogil:
+    # X.fnow: each node's free cores as the nodes are now (the same for every test until a start);
+    # per_job: also X.pcnow, the cores each could give job j now (the same for each of its tests)
+    cdef int64_t i
+    if X.fnow_version != N.version:
+        for i in range(M.nn):
+            X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+        X.fnow_version = N.version
+    if per_job and (X.pcnow_version != N.version or X.pcnow_job != j or X.pcnow_feat != M.jfeat[j]):
+        for i in range(M.nn):
+            X.pcnow[i] = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+        X.pcnow_version = N.version
+        X.pcnow_job = j
+        X.pcnow_feat = M.jfeat[j]
+
+
 cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
                                 int64_t j, int64_t cores, int64_t now, bint now_only) noexcept nogil:
     # _will_run_test on the offered nodes: the start (M.take: where), -1, or SS_ERROR. rows_of: each
@@ -576,16 +593,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     cdef uint64_t bits
     if skip_hopeless and _ss_hist_ready(X, M) != RC_OK:
         return SS_ERROR
-    if X.fnow_version != N.version:    # (the nodes as they are now: the same for every test until a start)
-        for i in range(M.nn):
-            X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
-        X.fnow_version = N.version
-    if skip_hopeless and (X.pcnow_version != N.version or X.pcnow_job != j or X.pcnow_feat != M.jfeat[j]):
-        for i in range(M.nn):          # (the same for each of this job's tests: the TRY_LATER loop)
-            X.pcnow[i] = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
-        X.pcnow_version = N.version
-        X.pcnow_job = j
-        X.pcnow_feat = M.jfeat[j]
+    ss_now_ready(X, M, N, j, skip_hopeless)
     # (fc and pc are read only for offered nodes)
     for x in range(X.NW):
         bits = X.offer[x]
@@ -669,64 +677,36 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     return -1
 
 
-cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t j,
-                                int64_t cores, int64_t d, int64_t now, int64_t window, bint reserve) noexcept nogil:
-    # One job's backfill test (_attempt_backfill): now (start it now on M.take), a later start (its
-    # nodes are reserved in X), SS_SKIP, or SS_ERROR. d: its limit; window: bf_window (0: unlimited);
-    # reserve False: only a start now counts.
-    cdef int64_t start_res, later = now, end_time, start, s, e, cnt, i, w
+cdef inline int64_t ss_offer_at(SlurmSpace* X, int64_t d, int64_t now, int64_t start_res) noexcept nogil:
+    # A later start's first half in _attempt_backfill: X.offer = the nodes no reservation of the
+    # cycle, and no advance reservation (job_test_resv), holds over the job's time from start_res
+    # (d: its limit); returns the next later start to try (-1: none)
+    cdef int64_t end_time = (start_res if start_res > now else now) + d, later, i, w
+    for w in range(X.NW):
+        X.base[w] = ~(<uint64_t>0)
+    if X.nn & 63:
+        X.base[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
+    later = ss_offer(X, start_res, end_time)
+    for i in range(X.xn):              # (job_test_resv: the windows over [start_res, end_time))
+        if X.xs[i] < end_time and X.xe[i] > start_res:
+            for w in range(X.NW):
+                X.offer[w] &= ~X.xbits[i * X.NW + w]
+    return later
+
+
+cdef inline int64_t ss_test_at(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t j,
+                               int64_t cores, int64_t now, int64_t start_res, bint reserve) noexcept nogil:
+    # ... and its second half, on X.offer: the will-run test's start (M.take: where), -1 (none: too
+    # few nodes offered, no fit, or only a start now counts and start_res is later), or SS_ERROR
+    cdef int64_t cnt = 0, w
     cdef int64_t minn = M.minn[j] if M.minn[j] > 1 else 1
-    while True:
-        start_res = later
-        end_time = (start_res if start_res > now else now) + d
-        for w in range(X.NW):
-            X.base[w] = ~(<uint64_t>0)
-        if X.nn & 63:
-            X.base[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
-        later = ss_offer(X, start_res, end_time)
-        for i in range(X.xn):          # (job_test_resv: the windows over [start_res, end_time))
-            if X.xs[i] < end_time and X.xe[i] > start_res:
-                for w in range(X.NW):
-                    X.offer[w] &= ~X.xbits[i * X.NW + w]
-        if not reserve and start_res > now:
-            return SS_SKIP
-        cnt = 0
-        for w in range(X.NW):
-            cnt += __builtin_popcountll(X.offer[w])
-        if cnt < minn:
-            if later >= 0 and reserve:
-                continue
-            return SS_SKIP
-        ss_usable_bits(X, M, j)
-        for w in range(X.NW):
-            X.offer[w] &= X.ubits[w]
-        start = ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)
-        if start == SS_ERROR:
-            return SS_ERROR
-        if start < 0:
-            if later >= 0 and reserve:
-                continue
-            return SS_SKIP
-        if start < start_res:
-            start = start_res
-        if start <= now:
-            # _start_job: select_nodes on the offered nodes, their weights reset, as they are now
-            ss_reset_weights(X, M, j, True)
-            return now if _ss_choose(X, M, j, cores, False) else SS_SKIP
-        if not reserve:
-            return SS_SKIP
-        if later >= 0 and start > later:
-            continue
-        s = start // X.resolution * X.resolution
-        e = (start + d) // X.resolution * X.resolution
-        if window > 0 and start > now + window:
-            return SS_SKIP
-        ss_take_bits(X, M.take)
-        if ss_overlaps(X, s, e):
-            if start <= start_res:
-                return SS_SKIP
-            later = start
-            continue
-        if ss_reserve(X, s, e) != RC_OK:
-            return SS_ERROR
-        return start
+    if not reserve and start_res > now:
+        return -1
+    for w in range(X.NW):
+        cnt += __builtin_popcountll(X.offer[w])
+    if cnt < minn:
+        return -1
+    ss_usable_bits(X, M, j)
+    for w in range(X.NW):
+        X.offer[w] &= X.ubits[w]
+    return ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)

@@ -16,6 +16,7 @@ from simtime cimport SimTime, simtime_defaults
 from costate cimport CoAlloc, coalloc_free
 from node_model cimport NodeModel, NodeSplit, nm_free
 from slurm_space cimport SlurmSpace, ss_free
+from slurm_try_later cimport SlurmShadow, sh_free
 from licenses cimport Licenses, lic_free
 from qos_limits cimport QosLimits, ql_free
 from advance_resv cimport AdvResv, ar_free
@@ -236,6 +237,7 @@ cdef struct State:
     CoAlloc co                 # co-allocation (coalloc.pxd)
     NodeModel nm               # nodes with memory, GPUs and features (node_model.pxd; off: units)
     SlurmSpace ss              # Slurm's backfill on those nodes, when chosen (slurm_space.pxd)
+    SlurmShadow ssh            # ... a helper thread's scratch for its tests of later starts (slurm_try_later.pxd)
     EndKey* ends               # scratch: corrected jobs, the SJBF order
     int64_t ends_cap           # room in ends
     WorkerPool pool            # the parallel pass's threads and profile copies
@@ -317,6 +319,7 @@ cdef inline void state_free(State* S) noexcept nogil:
     nodes_free(&S.nodes)
     nm_free(&S.nm)
     ss_free(&S.ss)
+    sh_free(&S.ssh)
     lic_free(&S.lic)
     ql_free(&S.qos_lim)
     ar_free(&S.ar)

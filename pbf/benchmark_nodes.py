@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -40,11 +41,13 @@ REPLAY_JOBS_ENV = "PBF_BENCH_NODE_REPLAY_JOBS"
 
 
 def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_test: int = 1000,
-                   seed: int = 0, report: Callable[[str], None] | None = None) -> dict[str, Any]:
+                   seed: int = 0, report: Callable[[str], None] | None = None, workers: int = 1,
+                   trials: bool = True) -> dict[str, Any]:
     """Fill the empty ARCHER2-like machine, submit ``queued`` jobs at once and time that call's pass and
     ``passes`` more, each after the running job that ends first has ended (a reservation for every job
     tested, up to ``max_job_test``). Returns the pass times (s; the first includes the submits), and the
-    jobs started and reserved in each."""
+    jobs started and reserved in each. ``workers`` > 1: a helper thread may share each pass's searches
+    (docs/engine.md, "Threads on nodes"), where trials find it faster (``trials`` False: in every pass)."""
     from .config import Backfill
     from .engine import Engine
     from .engine_events import Finish, Job, Reserve, Start, Submit
@@ -61,16 +64,20 @@ def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_
 
     run_of = {int(j): int(r) for j, r in zip(c["job_id"], c["run"])}
     engine = Engine(archer2_cluster(), node_search=search, report_reservations=True,
-                    backfill=Backfill(reservations=None, max_job_test=max_job_test))
+                    backfill=Backfill(reservations=None, max_job_test=max_job_test), workers=workers)
+    if not trials:
+        engine._core.set_testing(split_trial_us=0)
     ends = {d.job_id: run_of[d.job_id] for d in engine.advance(0, submits(0, FILL_JOBS, 0)) if isinstance(d, Start)}
     if report:
         report(f"{search}: {len(ends):,} of {FILL_JOBS:,} jobs started on the empty machine; {queued:,} submitted next")
     walls, started, reserved = [], [], []
+    digest = hashlib.sha256()            # (of every decision: the same for any workers)
     now, events = 1, submits(FILL_JOBS, FILL_JOBS + queued, 1)
     for k in range(passes + 1):
         t0 = time.perf_counter()
         decisions = engine.advance(now, events)
         walls.append(time.perf_counter() - t0)
+        digest.update(repr(decisions).encode())
         starts = [d for d in decisions if isinstance(d, Start)]
         started.append(len(starts))
         reserved.append(sum(isinstance(d, Reserve) for d in decisions))
@@ -83,7 +90,7 @@ def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_
         del ends[job]
         now = max(now + 1, end)
         events = [Finish(job, now)]
-    return {"walls": walls, "started": started, "reserved": reserved}
+    return {"walls": walls, "started": started, "reserved": reserved, "decisions": digest.hexdigest()[:16]}
 
 
 def _child(search: str, queued: int, passes: int, max_job_test: int) -> None:

@@ -170,3 +170,21 @@ def test_cli_modules_are_small_and_annotated():
                 params = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
                 assert node.returns is not None and all(a.annotation is not None for a in params), \
                     f"{path.name}: {node.name}"
+
+
+def test_no_help_or_description_shows_a_doubled_percent_sign():
+    # argparse %-formats help strings but not descriptions (unless they name %(prog)s): a "%%"
+    # written into a description is printed as is
+    import argparse
+
+    from pbf.cli.commands import build_parser
+
+    def walk(parser):
+        yield parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from walk(sub)
+
+    for parser in walk(build_parser()):
+        assert "%%" not in parser.format_help(), parser.prog

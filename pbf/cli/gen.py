@@ -63,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     ar = gen.add_parser("archer2", help="an ARCHER2-sized synthetic workload (5,860 nodes of 128 cores) as a sacct "
                                         "dump, and its slurm.conf",
-                        description="A synthetic workload of ARCHER2's shape (5,860 nodes of 128 cores; 90%% "
-                                    "node-exclusive jobs of 1 to 1,024 nodes, 10%% shared jobs of 1 to 32 cores; "
+                        description="A synthetic workload of ARCHER2's shape (5,860 nodes of 128 cores; 90% "
+                                    "node-exclusive jobs of 1 to 1,024 nodes, 10% shared jobs of 1 to 32 cores; "
                                     "limits of 24 or 48 hours), for benchmarks at that scale: not ARCHER2's own "
                                     "workload (pbf/workload/archer2.py says what is drawn).")
     ar.add_argument("--jobs", type=int_in(1, MAX_GENERATED_JOBS), default=20_000, help="number of jobs (20000)")

@@ -17,6 +17,14 @@ def format_slurm_conf(sc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _shared_what(config: dict[str, Any]) -> str:
+    # what a helper thread shares: pbf's node search shares a search's set-up, Slurm's tests a job's
+    # next later start ahead (docs/engine.md, "Threads on nodes")
+    if config.get("node_search") == "slurm":
+        return "later starts tested ahead on a helper thread"
+    return "node searches shared with a helper thread"
+
+
 def format_replay(s: dict[str, Any], out: str | None) -> str:
     """The summary of a replay (``ReplayResult.summary``), a line per topic; ``out``: where its files went."""
     m, j, p = s["metrics"], s["jobs"], s["passes"]
@@ -41,7 +49,7 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         + (f"; {p['wall_ms_total']:.1f} ms in passes" if p["wall_ms_total"] is not None else "")
         + (f"; clock {p['clock']}, budget {p['budget_s']} s, charged {p['charged_s_mean_full']:.2f} s "
            f"a full pass" if p["clock"] != "free" else "")
-        + (f"; {p['searches_helped']:,} of {p['searches_shared']:,} node searches shared with a helper thread"
+        + (f"; {p['searches_helped']:,} of {p['searches_shared']:,} {_shared_what(c)}"
            + (f" (backed off {p['search_helper_backoffs']:,} times: no CPU to spare)"
               if p.get("search_helper_backoffs") else "")
            + (f"; sharing faster in {p['search_sharing_trials_won']:,} of {p['search_sharing_trials']:,} trials"
@@ -186,11 +194,13 @@ def workers_line(s: dict[str, Any]) -> str | None:
         second = (f"{threaded:,} of {full:,} full passes" if threaded > 0 else "full passes") + " ran on threads"
         if any(tests):
             second += " (jobs tested per thread: " + ", ".join(f"{t:,}" for t in tests) + ")"
-    elif c.get("node_search") == "slurm":
-        second = f"0 of {full:,} full passes ran on threads (Slurm's node search runs on one)"
     elif p.get("searches_shared"):
         second = (f"0 of {full:,} full passes ran on threads; {p['searches_helped']:,} of "
-                  f"{p['searches_shared']:,} node searches shared with a helper thread")
+                  f"{p['searches_shared']:,} {_shared_what(c)}")
+    elif c.get("node_search") == "slurm":
+        second = (f"0 of {full:,} full passes ran on threads (Slurm's node search runs a pass on one), and no "
+                  "later start was tested ahead on a helper thread (trials found it no faster, jobs needed "
+                  "few later starts, or no CPU to spare)")
     else:
         second = (f"0 of {full:,} full passes ran on threads (each predicted no faster there: too short, "
                   "or no CPU to spare)")
