@@ -70,6 +70,10 @@ def _add_schedulers(parser):
                         "reads the run's own sacctmgr show events): 'Nodes=a2 StartTime=+60 Duration=300 "
                         "[State=DRAIN] [Reason=maint]', times in seconds of the workload's clock; 'none' with "
                         "--slurm-runs: pbf without the recorded drain (a what-if)")
+    s.add_argument("--drain-start", default="inferred", choices=("inferred", "recorded"),
+                   help="pbf's drain from a run's sacctmgr show events: 'inferred' (default) from the second after "
+                        "the last job start on the node before the event (the first run's jobs say where they "
+                        "ran; the dump starts a drain when the node became empty), 'recorded': the dump's time")
     s.add_argument("--limits", default=None, metavar="FILE",
                    help="QOS and association limits for the case: a file of sacctmgr commands ('modify qos normal "
                         "set GrpTRES=cpu=16', 'modify account a1 set GrpJobs=2') run in Slurm before it starts "
@@ -156,6 +160,10 @@ def _print_summary(s, out):
             end = f"+{w['end_s']} s" if w["end_s"] is not None else "the end"
             lines.append(f"drain        {','.join(w['nodes'])} {w['kind']} from +{w['start_s']} s to {end} of the run "
                          f"({dr['pbf_read_from']})")
+        for m in dr.get("drains_moved") or []:
+            lines.append(f"             {m['node']}: moved {m['by_s']} s earlier than the dump's +{m['recorded_s']} s, "
+                         f"to the second after its last job start (+{m['last_start_s']} s, Slurm run 1; "
+                         "--drain-start recorded keeps the dump's time)")
         for a in (dr.get("asked_run_clock") or [])[:1]:
             if a:
                 end = f"+{a['end_s']:.0f} s" if a["end_s"] is not None else "the end"
@@ -193,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
                                  verbose=not args.quiet, slurm_runs=args.slurm_runs,
                                  reservation=args.reservation, drain=args.drain, limits=args.limits,
-                                 end_lag_below=args.end_lag_below)
+                                 end_lag_below=args.end_lag_below, drain_start=args.drain_start)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

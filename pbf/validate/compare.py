@@ -44,6 +44,7 @@ from ..cluster import Cluster
 from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
 from ..slurm_conf import node_lines, read_slurm_conf
+from ..slurm_events import DRAIN_STARTS
 from ..slurm_settings import slurm_settings
 from .drain import NONE as DRAIN_NONE
 from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
@@ -348,7 +349,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
                    timeout: float | None = None, verbose: bool = True,
                    slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
-                   drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None) -> dict:
+                   drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None,
+                   drain_start: str = "inferred") -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -361,7 +363,10 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     side; comparing recorded runs again without it, the first run's own dump is read. ``drain``: a
     drained node (:mod:`pbf.validate.drain`: ``"Nodes=a2 StartTime=+60 Duration=300"``), drained and resumed
     in each Slurm run (with slurmdbd, whose ``sacctmgr show events`` pbf's side reads); ``"none"``: pbf
-    without a recorded drain. ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
+    without a recorded drain; ``drain_start``: ``"inferred"`` moves the drain of a run's dump back to when
+    it was asked as the first run's jobs tell (where and when they ran, as a site's sacct dump gives it:
+    :mod:`pbf.slurm_events`), ``"recorded"`` keeps the dump's times.
+    ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
     comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
     pbf without them. ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
     settings'), a what-if on Slurm's timing (the ``timing`` a run's log gives).
@@ -380,6 +385,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     known = tuple(n for _, _, names in node_lines(read_slurm_conf(conf)) for n in names)
     resv_spec = parse_reservation(reservation, known) if reservation is not None else None
     drain_spec = parse_drain(drain, known) if drain not in (None, DRAIN_NONE) else None
+    if drain_start not in DRAIN_STARTS:
+        raise ConfigError(f"--drain-start {drain_start!r}: expected one of {', '.join(DRAIN_STARTS)}")
     limits_case = read_limits_case(limits) if limits not in (None, LIMITS_NONE) else None
     qos = QOS_NAME if limits_case is not None else None
     table, requests = load_workload(workload)
@@ -414,7 +421,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     config_base = config
     # comparing recorded runs again: a spec given wins, else the first run's own events dump
     events, events_source = (None, None) if drain == DRAIN_NONE else pbf_drain(
-        drain_spec, recorded[0].scratch if recorded and drain_spec is None else None, out, known, time_scale)
+        drain_spec, recorded[0].scratch if recorded and drain_spec is None else None, out, known, time_scale,
+        records=recorded[0].jobs if recorded else None, drain_start=drain_start)
     if events is not None:
         config = replace(config, failures=events)
     if limits_case is not None:
@@ -458,7 +466,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         # pbf's side again from the first run's own dumps (events; QOS and associations), as a site gives them
         first = os.path.join(out, "slurm", "run1")
         if drain_spec is not None:
-            events, events_source = pbf_drain(drain_spec, first, out, known, time_scale)
+            events, events_source = pbf_drain(drain_spec, first, out, known, time_scale, records=runs[0],
+                                              drain_start=drain_start)
         config = replace(config_base, failures=events) if events is not None else config_base
         if limits_case is not None:
             config = limits_config(config, limits_case, first, out)
