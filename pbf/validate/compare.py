@@ -51,7 +51,7 @@ from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .limits import NONE as LIMITS_NONE
 from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
-from .records import read_sdiag, sdiag_figures
+from .records import end_lag_threshold, read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, reservation_summary
 from .slurm_config import write_private_conf
 from .slurm_run import check_requirements, is_recording, new_scratch, read_run, run_slurm, slurm_version
@@ -325,6 +325,18 @@ def _folders(out, recorded, n):
             else [r.scratch for r in recorded])
 
 
+def _end_lag(given, timings, default):
+    """pbf's ``end_lag_below`` and where it came from (summary.json ``pbf_end_lag_below``): ``given``
+    (``--end-lag-below``), else the median of the compared runs' own timing lines
+    (:func:`pbf.validate.records.end_lag_threshold`), else ``default`` (the settings')."""
+    value, each = end_lag_threshold(timings)
+    if given is not None:
+        return {"s": int(given), "from": "given", "runs_s": each}
+    if value is not None:
+        return {"s": value, "from": "runs", "runs_s": each}
+    return {"s": default, "from": "settings", "runs_s": each}
+
+
 def _say(verbose, text):
     if verbose:
         print(text, file=sys.stderr, flush=True)
@@ -369,7 +381,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
     comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
     pbf without them. ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
-    settings'), a what-if on Slurm's timing (the ``timing`` a run's log gives).
+    median of the compared runs' own timing, read from their logs, else the settings'; summary.json
+    ``pbf_end_lag_below`` says which).
     Raises :class:`pbf.validate.SlurmUnavailable` when this machine cannot run Slurm (before anything is
     written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
@@ -396,12 +409,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     settings = slurm_settings(conf, partition, requests=requests, all_partitions=every)
     if end_lag_below is not None:
         check_int("end_lag_below", end_lag_below, 0, MAX_TIME)
-        lag = int(end_lag_below)
-        settings.config = replace(settings.config, slurm_sim=replace(settings.config.slurm_sim, end_lag_below=lag))
     jobs, notes = scale_jobs(table, requests, time_scale, partitions=every)
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    # pbf's end_lag_below: given, else the compared runs' own timing (recorded: now; live: after they ran)
+    end_lag = _end_lag(end_lag_below, [r.timing for r in recorded] if recorded else [],
+                       settings.config.slurm_sim.end_lag_below)
+    settings.config = replace(settings.config, slurm_sim=replace(settings.config.slurm_sim,
+                                                                 end_lag_below=end_lag["s"]))
     if limits is None and recorded and recorded_limits(recorded[0].scratch):
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
@@ -462,6 +478,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                          "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": [],
                          "recorded_in": run.scratch, "timing": run.timing, "pending_reasons": run.pending_reasons})
+    if recorded is None and runs:
+        end_lag = _end_lag(end_lag_below, [r["timing"] for r in run_meta], end_lag["s"])
+    if recorded is None and runs and end_lag["s"] != config.slurm_sim.end_lag_below:
+        # pbf's side again with the runs' own timing
+        config_base, config = (replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=end_lag["s"]))
+                               for c in (config_base, config))
+        if drain_spec is None and limits_case is None:
+            pbf_result = replay(pbf_table(jobs, qos=qos), config)
+            pbf = pbf_starts(pbf_result)
     if recorded is None and runs and (drain_spec is not None or limits_case is not None):
         # pbf's side again from the first run's own dumps (events; QOS and associations), as a site gives them
         first = os.path.join(out, "slurm", "run1")
@@ -498,7 +523,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
         "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
-        "runs": run_meta, "wall_s": time.time() - t_begin})
+        "runs": run_meta, "pbf_end_lag_below": end_lag, "wall_s": time.time() - t_begin})
     if resv is not None:
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
                    else [r.scratch for r in recorded])
