@@ -157,12 +157,14 @@ def read_events(path: str | os.PathLike, origin: int, cluster_names: list, known
     return out, counts
 
 
-def read_node_jobs(path: str | os.PathLike, origin: int, wanted: set) -> tuple[dict, int]:
+def read_node_jobs(path: str | os.PathLike, origin: int, wanted: set,
+                   required: bool = True) -> tuple[dict | None, int]:
     """Where and when the jobs of the sacct dump at ``path`` ran, on the nodes named in ``wanted``:
     ``({node name: [(start, end or None)]}, jobs read)``, times in seconds from ``origin`` (epoch). Needs
     the ``NodeList``, ``Start`` and ``End`` columns; job steps (``JobID`` with a dot), jobs that never
     started (``Start`` ``Unknown``/``None``, ``NodeList`` ``None assigned``) are passed over. A bad time
-    or host list is an error naming the file, line, field and value."""
+    or host list is an error naming the file, line, field and value; a dump without those columns an
+    error too, or ``(None, 0)`` when not ``required``."""
     path = os.fspath(path)
     out: dict = {}
     head = None
@@ -173,6 +175,8 @@ def read_node_jobs(path: str | os.PathLike, origin: int, wanted: set) -> tuple[d
             if head is None:
                 head = {c.lower(): k for k, c in reversed(list(enumerate(cols)))}
                 missing = [c for c in _TRACE_NEEDED if c not in head]
+                if missing and not required:
+                    return None, 0
                 if missing:
                     raise ConfigError(f"{path}, line {number}: the header has no {', '.join(missing)} column: "
                                       "a drain's request time is inferred from where and when jobs ran (sacct "
@@ -270,10 +274,13 @@ class SlurmEvents(Failures):
         counts["drain_start"] = "recorded"
         if self.drain_start == "inferred" and self.trace is not None:
             drained = {names[i] for _t, nodes, kind, _u in events if kind == "drain" for i in nodes}
-            jobs, read = read_node_jobs(self.trace, self.origin, drained) if drained else ({}, 0)
-            events, moved = infer_drain_starts(events, jobs, names)
-            counts.update(drain_start="inferred", trace=os.fspath(self.trace), trace_jobs=read,
-                          drains_moved=moved)
+            jobs, read = read_node_jobs(self.trace, self.origin, drained, required=False) if drained else ({}, 0)
+            if jobs is None:
+                counts["drain_start"] = "recorded (the trace has no NodeList, Start and End columns)"
+            else:
+                events, moved = infer_drain_starts(events, jobs, names)
+                counts.update(drain_start="inferred", trace=os.fspath(self.trace), trace_jobs=read,
+                              drains_moved=moved)
         elif self.drain_start == "inferred":
             counts["drain_start"] = "recorded (no trace with node lists)"
         return events, counts

@@ -460,7 +460,7 @@ def test_the_end_lag_used_is_said_with_where_it_came_from(tmp_path, capsys):
     # given, it wins
     assert main(["validate", "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"), "--slurm-runs",
                  str(DATA / "recorded_small4"), "--out", str(tmp_path / "b"), "--end-lag-below", "0"]) == 0
-    assert ("end lag      pbf: ends of every job seen a second late: --end-lag-below 0 (as given)"
+    assert ("end lag      pbf: ends of all jobs seen a second late: --end-lag-below 0 (as given)"
             in capsys.readouterr().out)
     s = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert s["pbf_end_lag_below"]["from"] == "given" and s["pbf_config"]["slurm_sim"]["end_lag_below"] == 0
