@@ -204,3 +204,27 @@ def test_real_slurm_drains_and_resumes_a_node(tmp_path):
     assert d["started_inside"]["slurm"] == [[]] and d["started_inside"]["pbf"] == []
     result = json.loads((tmp_path / "out" / "slurm" / "run1" / "result.json").read_text())
     assert [a["what"] for a in result["actions"]] == ["drain a1", "resume a1"]
+
+
+def test_a_live_run_is_compared_with_its_own_timing_and_moved_drain(tmp_path, monkeypatch):
+    # the live path without Slurm: each "run" hands back a recorded run (its folder kept as run K), and pbf's
+    # side is replayed again with that run's dump, its jobs as the trace and the runs' own timing
+    import shutil
+    recorded = [read_run(REC / "slurm" / f"run{k}", scale_jobs(*load_workload(WORKLOAD), 1.0)[0]) for k in (1, 2, 3)]
+    calls = []
+
+    def fake_run(private, jobs, *, keep=None, **kw):
+        run = recorded[len(calls)]
+        calls.append(kw.get("actions"))
+        shutil.copytree(REC / "slurm" / f"run{len(calls)}", keep)
+        return run
+    monkeypatch.setattr(cmp, "check_requirements", lambda accounting=False: {})
+    monkeypatch.setattr(cmp, "run_slurm", fake_run)
+    s = cmp.validate_slurm(CONF, WORKLOAD, out=tmp_path / "live", verbose=False, drain=SPEC, repeat=3)
+    assert [a["what"] for a in calls[0]] == ["drain a2", "resume a2"]
+    assert s["pbf_end_lag_below"] == {"s": 69, "from": "runs", "runs_s": [66, 69, 75]}
+    assert s["pbf_config"]["slurm_sim"]["end_lag_below"] == 69
+    d = s["drain"]
+    assert d["pbf_read_from"] == "the run's sacctmgr show events" and d["drains_moved"][0]["inferred_s"] == 40
+    again = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "again", verbose=False)
+    assert s["pbf_vs_slurm"] == again["pbf_vs_slurm"] and s["awt_s"]["pbf"] == again["awt_s"]["pbf"]

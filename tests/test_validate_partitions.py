@@ -173,3 +173,25 @@ def test_real_slurm_runs_each_job_in_its_partitions(tmp_path):
     assert sorted(ran) == [1, 2, 3, 4, 5, 6] and all(ran[i] in part.split(",") for i, _, _, _, part in rows)
     assert "--partition=cpu,small" in json.dumps(json.loads(
         (tmp_path / "out" / "slurm" / "run1" / "spec.json").read_text())["jobs"])
+
+
+def test_a_live_run_is_replayed_again_with_its_own_timing(tmp_path, monkeypatch):
+    # the live path without Slurm: the "runs" hand back the recorded ones; pbf's first replay (before Slurm
+    # runs, at the --slurm-conf 13 s) is replayed again with the runs' own threshold, 55 s
+    import shutil
+    jobs = scale_jobs(*load_workload(WORKLOAD), 1.0, partitions=True)[0]
+    recorded = [read_run(REC / "slurm" / f"run{k}", jobs) for k in (1, 2, 3)]
+    calls = []
+
+    def fake_run(private, jobs, *, keep=None, **kw):
+        calls.append(keep)
+        shutil.copytree(REC / "slurm" / f"run{len(calls)}", keep)
+        return recorded[len(calls) - 1]
+    monkeypatch.setattr(cmp, "check_requirements", lambda accounting=False: {})
+    monkeypatch.setattr(cmp, "run_slurm", fake_run)
+    s = cmp.validate_slurm(CONF, WORKLOAD, out=tmp_path / "live", verbose=False, repeat=3)
+    assert len(calls) == 3 and s["pbf_end_lag_below"] == {"s": 55, "from": "runs", "runs_s": [55, None, None]}
+    again = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "again", verbose=False)
+    assert s["pbf_vs_slurm"] == again["pbf_vs_slurm"] and s["awt_s"]["pbf"] == again["awt_s"]["pbf"]
+    given = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "13", verbose=False, end_lag_below=13)
+    assert given["pbf_vs_slurm"] != s["pbf_vs_slurm"]        # (61.7 % against 85.0 % within 2 s of run 1)
