@@ -76,3 +76,82 @@ def test_events_go_with_slurm_conf(tmp_path, capsys):
     assert cli.main(["replay", str(jobs), "--slurm-conf", str(conf), "--slurm-events", str(ev), "--mtbf", "10",
                      "--quiet"]) != 0
     assert "not with --failures or --mtbf" in capsys.readouterr().err
+
+
+# ------------------------------------------------- a drain's request time, from where the trace's jobs ran
+
+NODES4 = ["n1", "n2", "n3", "n4"]
+
+
+def test_a_busy_nodes_drain_moves_to_the_second_after_its_last_start():
+    from pbf.slurm_events import infer_drain_starts
+    events = [(100, (0, 1, 2, 3), "drain", 200), (100, (2,), "fail", 150)]
+    jobs = {"n1": [(10, 40), (60, 100)],          # busy to the event: its last start 60, so asked from 61
+            "n2": [(10, 50)],                      # empty from 50: the event (100) is the request itself
+            "n4": [(30, 101), (99, 100)]}          # busy; last start 99 -> 100 (no earlier than the event)
+    out, moved = infer_drain_starts(events, jobs, NODES4)
+    assert out == [(61, (0,), "drain", 200), (100, (1, 2, 3), "drain", 200), (100, (2,), "fail", 150)]
+    assert moved == [{"node": "n1", "recorded_s": 100, "inferred_s": 61, "by_s": 39, "last_start_s": 60}]
+
+
+def test_a_drain_is_not_moved_across_an_earlier_outage_of_its_node():
+    from pbf.slurm_events import infer_drain_starts
+    events = [(10, (0,), "fail", 50), (100, (0,), "drain", None), (100, (1,), "drain", None)]
+    # n1: its only start is before the failure ended (50): the trace says nothing since; n2: ends at 99
+    # (within a second of the event: busy), starts at 70 and 80
+    jobs = {"n1": [(5, 100)], "n2": [(70, 90), (80, 99)]}
+    out, moved = infer_drain_starts(events, jobs, NODES4)
+    assert out == [(10, (0,), "fail", 50), (100, (0,), "drain", None), (81, (1,), "drain", None)]
+    assert [m["node"] for m in moved] == ["n2"]
+
+
+def _trace(tmp_path, rows, head="JobID|Start|End|NodeList|State"):
+    path = tmp_path / "trace.sacct"
+    path.write_text(head + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_the_trace_of_node_lists_is_read_on_the_events_clock(tmp_path):
+    from pbf.slurm_events import read_node_jobs
+    path = _trace(tmp_path, ["1|2024-01-01T00:01:00|2024-01-01T00:02:00|n[1-2]|COMPLETED",
+                             "1.batch|2024-01-01T00:01:00|2024-01-01T00:02:00|n1|COMPLETED",      # a step
+                             "2|Unknown|Unknown|None assigned|PENDING",                           # never ran
+                             "3|2024-01-01T00:03:00|Unknown|n2,x1|RUNNING"])
+    jobs, read = read_node_jobs(path, 1704067200, {"n1", "n2"})
+    assert jobs == {"n1": [(60, 120)], "n2": [(60, 120), (180, None)]} and read == 2
+
+
+@pytest.mark.parametrize("rows, head, said", [
+    (["1|yesterday|2024-01-01T00:02:00|n1|X"], None, "line 2: Start 'yesterday': expected a time"),
+    (["1|2024-01-01T00:01:00|2024-01-01T25:00:00|n1|X"], None, "line 2: End '2024-01-01T25:00:00': expected"),
+    (["1|2024-01-01T00:01:00|2024-01-01T00:02:00|n[1-|X"], None, "line 2: NodeList 'n[1-'"),
+    (["1|2024-01-01T00:01:00"], None, "line 2: 2 columns where the header names 5"),
+    (["1|2024-01-01T00:01:00|x"], "JobID|Start|End", "line 1: the header has no nodelist column"),
+])
+def test_a_bad_trace_line_is_refused_naming_file_line_field_and_value(tmp_path, rows, head, said):
+    from pbf.slurm_events import read_node_jobs
+    path = _trace(tmp_path, rows, *([head] if head else []))
+    with pytest.raises(ConfigError) as err:
+        read_node_jobs(path, 0, {"n1"})
+    assert said in str(err.value) and str(path) in str(err.value)
+
+
+def test_slurm_events_with_a_trace_replay_the_drain_from_its_inferred_request(tmp_path):
+    from pbf.cluster import Cluster
+    from pbf.slurm_events import SlurmEvents
+    _, _, ev = _files(tmp_path)                    # n1 drained from 00:10 to 01:00 (x1, n2: not drains)
+    trace = _trace(tmp_path, ["7|2024-01-01T00:04:00|2024-01-01T00:10:00|n1|COMPLETED",
+                              "8|2024-01-01T00:06:30|2024-01-01T00:09:00|n1|COMPLETED"])
+    cluster = Cluster(8, (("n1", 4), ("n2", 4)))
+    inferred = SlurmEvents(path=str(ev), origin=1704067200, known=("n1", "n2", "x1"), trace=str(trace))
+    got = inferred.outages(8, 0, 0, cluster=cluster)
+    assert [(o.time, o.kind, o.until) for o in got] == [(391, "drain", 3600)]
+    assert inferred.counts["drains_moved"] == [{"node": "n1", "recorded_s": 600, "inferred_s": 391, "by_s": 209,
+                                                "last_start_s": 390}]
+    assert inferred.as_dict()["drain_start"] == "inferred" and inferred.as_dict()["read"]["trace_jobs"] == 2
+    kept = SlurmEvents(path=str(ev), origin=1704067200, known=("n1", "n2", "x1"), trace=str(trace),
+                       drain_start="recorded")
+    assert [o.time for o in kept.outages(8, 0, 0, cluster=cluster)] == [600]
+    assert kept.counts["drain_start"] == "recorded"
+    with pytest.raises(ConfigError, match="drain_start 'asked': expected one of inferred, recorded"):
+        SlurmEvents(path=str(ev), drain_start="asked")

@@ -136,19 +136,35 @@ def test_the_recorded_drain_runs_are_compared_again(tmp_path, capsys):
     out = tmp_path / "drain-again"
     assert main(["validate", "slurm", str(CONF), str(WORKLOAD), "--slurm-runs", str(REC), "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    # run 1's dump: a2 drained from when its last job ended (+52 s) to the resume
-    assert "3 run(s)" in text and "drain        a2 drain from +52 s to +160 s of the run" in text
+    # run 1's dump drains a2 from when its last job ended (+52 s); run 1's jobs say its last start there
+    # before that was at +39 s (job 13, which ended at +52 s): pbf drains it from +40 s, when it was asked
+    assert "3 run(s)" in text and "drain        a2 drain from +40 s to +160 s of the run" in text
+    assert ("a2: moved 12 s earlier than the dump's +52 s, to the second after its last job start (+39 s, "
+            "Slurm run 1; --drain-start recorded keeps the dump's time)") in text
     assert "asked of Slurm run 1: from +40 s to +160 s (scontrol)" in text
     s = json.loads((out / "summary.json").read_text())
     assert s["repeat"] == 3 and s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 48
     d = s["drain"]
     assert d["pbf_read_from"] == "the run's sacctmgr show events" and d["spec"] is None
     assert [(w["nodes"], w["kind"], w["start_s"], w["end_s"]) for w in d["windows_run_clock"]] == [
-        (["a2"], "drain", 52, 160)]
+        (["a2"], "drain", 40, 160)]
+    assert d["drain_start"] == "inferred" and d["drains_moved"] == [
+        {"node": "a2", "recorded_s": 52, "inferred_s": 40, "by_s": 12, "last_start_s": 39}]
     assert [(a["start_s"], a["end_s"]) for a in d["asked_run_clock"]] == [(40, 160)] * 3
+    # the runs' own timing: jobs under 66, 69 and 75 s ended after the cycle of their last second
+    assert s["pbf_end_lag_below"] == {"s": 69, "from": "runs", "runs_s": [66, 69, 75]}
+    assert s["pbf_config"]["slurm_sim"]["end_lag_below"] == 69
+    assert ("end lag      pbf: ends of jobs under 69 s seen a second late: --end-lag-below 69 (the median of the "
+            "runs' own timing: 66 s, 69 s, 75 s; --end-lag-below S to choose)") in text
+    assert d["pbf_started_inside_asked"] == []          # moved to the drain as asked: none inside it
     # neither side started a job on a2 while it was drained (each in the drain it knew of)
     assert d["started_inside"] == {"pbf": [], "slurm": [[], [], []]}
-    assert isinstance(d["pbf_started_inside_asked"], list)
+    # with the dump's own time (--drain-start recorded) pbf starts jobs on a2 from +40 s to +52 s
+    main(["validate", "slurm", str(CONF), str(WORKLOAD), "--slurm-runs", str(REC), "--out", str(tmp_path / "rec"),
+          "--drain-start", "recorded", "--quiet"])
+    assert "drain        a2 drain from +52 s to +160 s of the run" in capsys.readouterr().out
+    rec = json.loads((tmp_path / "rec" / "summary.json").read_text())["drain"]
+    assert rec["drain_start"] == "recorded" and rec["drains_moved"] == [] and rec["pbf_started_inside_asked"]
     # from the spec pbf's drain is the one asked: no job starts on a2 from +40 s to +160 s
     spec = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "spec", verbose=False, drain=SPEC)
     assert spec["drain"]["pbf_read_from"] == "spec" and spec["drain"]["pbf_started_inside_asked"] == []
@@ -188,3 +204,27 @@ def test_real_slurm_drains_and_resumes_a_node(tmp_path):
     assert d["started_inside"]["slurm"] == [[]] and d["started_inside"]["pbf"] == []
     result = json.loads((tmp_path / "out" / "slurm" / "run1" / "result.json").read_text())
     assert [a["what"] for a in result["actions"]] == ["drain a1", "resume a1"]
+
+
+def test_a_live_run_is_compared_with_its_own_timing_and_moved_drain(tmp_path, monkeypatch):
+    # the live path without Slurm: each "run" hands back a recorded run (its folder kept as run K), and pbf's
+    # side is replayed again with that run's dump, its jobs as the trace and the runs' own timing
+    import shutil
+    recorded = [read_run(REC / "slurm" / f"run{k}", scale_jobs(*load_workload(WORKLOAD), 1.0)[0]) for k in (1, 2, 3)]
+    calls = []
+
+    def fake_run(private, jobs, *, keep=None, **kw):
+        run = recorded[len(calls)]
+        calls.append(kw.get("actions"))
+        shutil.copytree(REC / "slurm" / f"run{len(calls)}", keep)
+        return run
+    monkeypatch.setattr(cmp, "check_requirements", lambda accounting=False: {})
+    monkeypatch.setattr(cmp, "run_slurm", fake_run)
+    s = cmp.validate_slurm(CONF, WORKLOAD, out=tmp_path / "live", verbose=False, drain=SPEC, repeat=3)
+    assert [a["what"] for a in calls[0]] == ["drain a2", "resume a2"]
+    assert s["pbf_end_lag_below"] == {"s": 69, "from": "runs", "runs_s": [66, 69, 75]}
+    assert s["pbf_config"]["slurm_sim"]["end_lag_below"] == 69
+    d = s["drain"]
+    assert d["pbf_read_from"] == "the run's sacctmgr show events" and d["drains_moved"][0]["inferred_s"] == 40
+    again = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "again", verbose=False)
+    assert s["pbf_vs_slurm"] == again["pbf_vs_slurm"] and s["awt_s"]["pbf"] == again["awt_s"]["pbf"]

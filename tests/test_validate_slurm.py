@@ -432,6 +432,40 @@ def test_slurms_timing_is_read_from_its_log():
     assert read_timing("", {})["end_lag_below_s"] is None
 
 
+def test_pbfs_end_lag_comes_from_the_runs_own_timing():
+    from pbf.validate.records import end_lag_threshold
+
+    def tm(eps, drift):
+        return {"launch_completion_s": eps, "cycle_drift_s": drift}
+    # each run's launch and completion over its cycles' drift; their median
+    assert end_lag_threshold([tm(0.066, 0.001), tm(0.069, 0.001), tm(0.075, 0.001)]) == (69, [66, 69, 75])
+    # cycles that did not drift: every job's end is seen late (pbf's 0), above any threshold in the median
+    assert end_lag_threshold([tm(0.071, 0.0)] * 3) == (0, [0, 0, 0])
+    assert end_lag_threshold([tm(0.055, 0.001), tm(0.05, 0.0)]) == (55, [55, 0])
+    assert end_lag_threshold([tm(0.055, 0.001), {}, None]) == (55, [55, None, None])
+    # no log with the timing: None (the settings' threshold then)
+    assert end_lag_threshold([tm(None, None), {}]) == (None, [None, None])
+    assert end_lag_threshold([]) == (None, [])
+
+
+def test_the_end_lag_used_is_said_with_where_it_came_from(tmp_path, capsys):
+    from pbf.cli import main
+    # the recorded small4 run keeps no log with the timing: the --slurm-conf default, said
+    assert main(["validate", "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"), "--slurm-runs",
+                 str(DATA / "recorded_small4"), "--out", str(tmp_path / "a")]) == 0
+    assert ("end lag      pbf: ends of jobs under 13 s seen a second late: --end-lag-below 13 (the --slurm-conf "
+            "default: no run's log gives Slurm's timing)") in capsys.readouterr().out
+    s = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert s["pbf_end_lag_below"] == {"s": 13, "from": "settings", "runs_s": [None]}
+    # given, it wins
+    assert main(["validate", "slurm", str(DATA / "small4.conf"), str(DATA / "small4_jobs.sacct"), "--slurm-runs",
+                 str(DATA / "recorded_small4"), "--out", str(tmp_path / "b"), "--end-lag-below", "0"]) == 0
+    assert ("end lag      pbf: ends of all jobs seen a second late: --end-lag-below 0 (as given)"
+            in capsys.readouterr().out)
+    s = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert s["pbf_end_lag_below"]["from"] == "given" and s["pbf_config"]["slurm_sim"]["end_lag_below"] == 0
+
+
 def test_recorded_runs_must_be_there(tmp_path):
     with pytest.raises(ConfigError, match=r"no recorded run .*slurm/run1"):
         cmp.validate_slurm(DATA / "small4.conf", DATA / "small4_jobs.sacct", out=tmp_path / "o", verbose=False,

@@ -70,15 +70,20 @@ def _add_schedulers(parser):
                         "reads the run's own sacctmgr show events): 'Nodes=a2 StartTime=+60 Duration=300 "
                         "[State=DRAIN] [Reason=maint]', times in seconds of the workload's clock; 'none' with "
                         "--slurm-runs: pbf without the recorded drain (a what-if)")
+    s.add_argument("--drain-start", default="inferred", choices=("inferred", "recorded"),
+                   help="pbf's drain from a run's sacctmgr show events: 'inferred' (default) from the second after "
+                        "the last job start on the node before the event (the first run's jobs say where they "
+                        "ran; the dump starts a drain when the node became empty), 'recorded': the dump's time")
     s.add_argument("--limits", default=None, metavar="FILE",
                    help="QOS and association limits for the case: a file of sacctmgr commands ('modify qos normal "
                         "set GrpTRES=cpu=16', 'modify account a1 set GrpJobs=2') run in Slurm before it starts "
                         "(slurmdbd runs); pbf reads the run's own sacctmgr show qos and sacctmgr dump (with "
                         "--slurm-runs, a recorded limits case's dumps without it; 'none': pbf without them, a what-if)")
     s.add_argument("--end-lag-below", type=seconds_from_0, default=None, metavar="S",
-                   help="pbf's side sees a job's end a second late when it ran less than S seconds (default: the "
-                        "--slurm-conf setting, 13; the 'timing' line gives the threshold of a run's own log): "
-                        "a what-if on Slurm's launch time and cycle drift")
+                   help="pbf's side sees a job's end a second late when it ran less than S seconds (0: every "
+                        "job; default: the median of the compared runs' own timing, their launch and completion "
+                        "time over their backfill cycles' drift, read from slurmctld's log; where no log gives "
+                        "it, the --slurm-conf setting, 13)")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     s.set_defaults(func=run)
     return s
@@ -91,6 +96,31 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "(docs/slurm-harness.md).")
     _add_schedulers(parser)
     return parser
+
+
+def _under(v):
+    return "all jobs" if v == 0 else f"jobs under {v} s"
+
+
+def _timing_lines(s):
+    # Slurm's timing (run 1's log) and the threshold pbf used, with where it came from
+    tm = (s.get("runs") or [{}])[0].get("timing") or {}
+    lag = s.get("pbf_end_lag_below") or {}
+    out = []
+    if tm.get("launch_completion_s") is not None and tm.get("cycle_drift_s") is not None:
+        each = lag.get("runs_s") or [None]
+        late = _under(each[0]) if each[0] is not None else "?"
+        out.append(f"timing       Slurm run 1: launch and completion {1000 * tm['launch_completion_s']:.0f} ms, "
+                   f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of {late} seen a "
+                   "second late")
+    if lag:
+        runs = ", ".join("none" if v is None else ("all jobs" if v == 0 else f"{v} s") for v in lag["runs_s"])
+        said = {"given": "as given",
+                "runs": f"the median of the runs' own timing: {runs}; --end-lag-below S to choose",
+                "settings": "the --slurm-conf default: no run's log gives Slurm's timing"}[lag["from"]]
+        out.append(f"end lag      pbf: ends of {_under(lag['s'])} seen a second late: --end-lag-below {lag['s']} "
+                   f"({said})")
+    return out
 
 
 def _print_summary(s, out):
@@ -119,12 +149,7 @@ def _print_summary(s, out):
     lines.append(f"nodes        pbf: {nodes(s.get('nodes_pbf_vs_slurm'))}")
     for k, n in enumerate(s.get("nodes_slurm_vs_slurm") or [], 2):
         lines.append(f"             slurm run {k}: {nodes(n)}")
-    tm = (s.get("runs") or [{}])[0].get("timing") or {}
-    if tm.get("end_lag_below_s") is not None:
-        lines.append(f"timing       Slurm run 1: launch and completion {1000 * tm['launch_completion_s']:.0f} ms, "
-                     f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of jobs under "
-                     f"{tm['end_lag_below_s']} s seen a second late (pbf: --end-lag-below "
-                     f"{s['pbf_config'].get('slurm_sim', {}).get('end_lag_below', '?')})")
+    lines += _timing_lines(s)
     by = s.get("pbf_started_by_scheduler")
     if by and s.get("slurm_started_by"):
         sb = s["slurm_started_by"]
@@ -156,6 +181,10 @@ def _print_summary(s, out):
             end = f"+{w['end_s']} s" if w["end_s"] is not None else "the end"
             lines.append(f"drain        {','.join(w['nodes'])} {w['kind']} from +{w['start_s']} s to {end} of the run "
                          f"({dr['pbf_read_from']})")
+        for m in dr.get("drains_moved") or []:
+            lines.append(f"             {m['node']}: moved {m['by_s']} s earlier than the dump's +{m['recorded_s']} s, "
+                         f"to the second after its last job start (+{m['last_start_s']} s, Slurm run 1; "
+                         "--drain-start recorded keeps the dump's time)")
         for a in (dr.get("asked_run_clock") or [])[:1]:
             if a:
                 end = f"+{a['end_s']:.0f} s" if a["end_s"] is not None else "the end"
@@ -193,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
                                  verbose=not args.quiet, slurm_runs=args.slurm_runs,
                                  reservation=args.reservation, drain=args.drain, limits=args.limits,
-                                 end_lag_below=args.end_lag_below)
+                                 end_lag_below=args.end_lag_below, drain_start=args.drain_start)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

@@ -44,13 +44,14 @@ from ..cluster import Cluster
 from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
 from ..slurm_conf import node_lines, read_slurm_conf
+from ..slurm_events import DRAIN_STARTS
 from ..slurm_settings import slurm_settings
 from .drain import NONE as DRAIN_NONE
 from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .limits import NONE as LIMITS_NONE
 from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
-from .records import read_sdiag, sdiag_figures
+from .records import end_lag_threshold, read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, reservation_summary
 from .slurm_config import write_private_conf
 from .slurm_run import check_requirements, is_recording, new_scratch, read_run, run_slurm, slurm_version
@@ -324,6 +325,18 @@ def _folders(out, recorded, n):
             else [r.scratch for r in recorded])
 
 
+def _end_lag(given, timings, default):
+    """pbf's ``end_lag_below`` and where it came from (summary.json ``pbf_end_lag_below``): ``given``
+    (``--end-lag-below``), else the median of the compared runs' own timing lines
+    (:func:`pbf.validate.records.end_lag_threshold`), else ``default`` (the settings')."""
+    value, each = end_lag_threshold(timings)
+    if given is not None:
+        return {"s": int(given), "from": "given", "runs_s": each}
+    if value is not None:
+        return {"s": value, "from": "runs", "runs_s": each}
+    return {"s": default, "from": "settings", "runs_s": each}
+
+
 def _say(verbose, text):
     if verbose:
         print(text, file=sys.stderr, flush=True)
@@ -348,7 +361,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    out: str | os.PathLike = "validate-slurm", repeat: int = 1, partition: str | None = None,
                    timeout: float | None = None, verbose: bool = True,
                    slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
-                   drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None) -> dict:
+                   drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None,
+                   drain_start: str = "inferred") -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -361,10 +375,14 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     side; comparing recorded runs again without it, the first run's own dump is read. ``drain``: a
     drained node (:mod:`pbf.validate.drain`: ``"Nodes=a2 StartTime=+60 Duration=300"``), drained and resumed
     in each Slurm run (with slurmdbd, whose ``sacctmgr show events`` pbf's side reads); ``"none"``: pbf
-    without a recorded drain. ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
+    without a recorded drain; ``drain_start``: ``"inferred"`` moves the drain of a run's dump back to when
+    it was asked as the first run's jobs tell (where and when they ran, as a site's sacct dump gives it:
+    :mod:`pbf.slurm_events`), ``"recorded"`` keeps the dump's times.
+    ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
     comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
     pbf without them. ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
-    settings'), a what-if on Slurm's timing (the ``timing`` a run's log gives).
+    median of the compared runs' own timing, read from their logs, else the settings'; summary.json
+    ``pbf_end_lag_below`` says which).
     Raises :class:`pbf.validate.SlurmUnavailable` when this machine cannot run Slurm (before anything is
     written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
@@ -380,6 +398,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     known = tuple(n for _, _, names in node_lines(read_slurm_conf(conf)) for n in names)
     resv_spec = parse_reservation(reservation, known) if reservation is not None else None
     drain_spec = parse_drain(drain, known) if drain not in (None, DRAIN_NONE) else None
+    if drain_start not in DRAIN_STARTS:
+        raise ConfigError(f"--drain-start {drain_start!r}: expected one of {', '.join(DRAIN_STARTS)}")
     limits_case = read_limits_case(limits) if limits not in (None, LIMITS_NONE) else None
     qos = QOS_NAME if limits_case is not None else None
     table, requests = load_workload(workload)
@@ -389,12 +409,15 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     settings = slurm_settings(conf, partition, requests=requests, all_partitions=every)
     if end_lag_below is not None:
         check_int("end_lag_below", end_lag_below, 0, MAX_TIME)
-        lag = int(end_lag_below)
-        settings.config = replace(settings.config, slurm_sim=replace(settings.config.slurm_sim, end_lag_below=lag))
     jobs, notes = scale_jobs(table, requests, time_scale, partitions=every)
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    # pbf's end_lag_below: given, else the compared runs' own timing (recorded: now; live: after they ran)
+    end_lag = _end_lag(end_lag_below, [r.timing for r in recorded] if recorded else [],
+                       settings.config.slurm_sim.end_lag_below)
+    settings.config = replace(settings.config, slurm_sim=replace(settings.config.slurm_sim,
+                                                                 end_lag_below=end_lag["s"]))
     if limits is None and recorded and recorded_limits(recorded[0].scratch):
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
@@ -414,7 +437,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     config_base = config
     # comparing recorded runs again: a spec given wins, else the first run's own events dump
     events, events_source = (None, None) if drain == DRAIN_NONE else pbf_drain(
-        drain_spec, recorded[0].scratch if recorded and drain_spec is None else None, out, known, time_scale)
+        drain_spec, recorded[0].scratch if recorded and drain_spec is None else None, out, known, time_scale,
+        records=recorded[0].jobs if recorded else None, drain_start=drain_start)
     if events is not None:
         config = replace(config, failures=events)
     if limits_case is not None:
@@ -454,11 +478,21 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                          "finished": run.finished, "errors": run.errors, "daemons_stopped": run.stopped,
                          "sdiag": sdiag_figures(read_sdiag(run.sdiag)), "not_carried": [],
                          "recorded_in": run.scratch, "timing": run.timing, "pending_reasons": run.pending_reasons})
+    if recorded is None and runs:
+        end_lag = _end_lag(end_lag_below, [r["timing"] for r in run_meta], end_lag["s"])
+    if recorded is None and runs and end_lag["s"] != config.slurm_sim.end_lag_below:
+        # pbf's side again with the runs' own timing
+        config_base, config = (replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=end_lag["s"]))
+                               for c in (config_base, config))
+        if drain_spec is None and limits_case is None:
+            pbf_result = replay(pbf_table(jobs, qos=qos), config)
+            pbf = pbf_starts(pbf_result)
     if recorded is None and runs and (drain_spec is not None or limits_case is not None):
         # pbf's side again from the first run's own dumps (events; QOS and associations), as a site gives them
         first = os.path.join(out, "slurm", "run1")
         if drain_spec is not None:
-            events, events_source = pbf_drain(drain_spec, first, out, known, time_scale)
+            events, events_source = pbf_drain(drain_spec, first, out, known, time_scale, records=runs[0],
+                                              drain_start=drain_start)
         config = replace(config_base, failures=events) if events is not None else config_base
         if limits_case is not None:
             config = limits_config(config, limits_case, first, out)
@@ -489,7 +523,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
         "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
-        "runs": run_meta, "wall_s": time.time() - t_begin})
+        "runs": run_meta, "pbf_end_lag_below": end_lag, "wall_s": time.time() - t_begin})
     if resv is not None:
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
                    else [r.scratch for r in recorded])

@@ -14,6 +14,12 @@ site gives its node history. pbf's side reads the same outage through
 :class:`pbf.slurm_events.SlurmEvents`, as ``pbf replay --slurm-events`` reads a site's dump: from the
 first run's own dump when there is one, else from a dump written from the spec (``OUT/events.txt``).
 ``--drain none`` with ``--slurm-runs`` replays pbf without the drain (a what-if).
+
+A run's dump starts the drain when the node became empty, not at the ``scontrol`` command
+(:mod:`pbf.slurm_events`). As a site's sacct dump says where its jobs ran, the first run's jobs (when
+and where each started and ended, ``OUT/run1-nodes.sacct``) are pbf's trace of node lists, from which the
+drain's request time is inferred (``drain_start="inferred"``, the default; ``"recorded"``: the dump's
+times). A drain from the spec is the request itself and is never moved.
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ from .reservation import local_origin
 from .window_spec import bad_value, read_window_spec
 
 __all__ = ["DrainSpec", "parse_drain", "write_events", "drain_actions", "recorded_events", "recorded_actions",
-           "pbf_drain", "started_inside", "drain_summary", "EVENTS_FORMAT", "NONE"]
+           "pbf_drain", "write_node_trace", "started_inside", "drain_summary", "EVENTS_FORMAT", "NONE"]
 
 #: the columns the harness asks ``sacctmgr show events`` for
 EVENTS_FORMAT = "NodeName,TimeStart,TimeEnd,State,Reason"
@@ -117,11 +123,25 @@ def recorded_events(folder: str | os.PathLike) -> tuple[str, int, str | None] | 
     return None
 
 
+def write_node_trace(records: dict, origin: int, path: str | os.PathLike) -> None:
+    """Write a run's jobs (``{id: {start, end, nodes}}``, seconds of its clock) as a sacct dump of where
+    and when they ran (``JobID|Start|End|NodeList``, times ``origin`` + seconds) at ``path``."""
+    with open(path, "w") as fh:
+        fh.write("JobID|Start|End|NodeList\n")
+        for i, r in sorted(records.items()):
+            if r.get("start") is None or not r.get("nodes"):
+                continue
+            end = _stamp(origin + int(r["end"])) if r.get("end") is not None else "Unknown"
+            fh.write(f"{i}|{_stamp(origin + int(r['start']))}|{end}|{','.join(r['nodes'])}\n")
+
+
 def pbf_drain(spec: DrainSpec | None, recorded: str | None, out: str, known, time_scale: float,
-              on_failure: str = "requeue"):
+              on_failure: str = "requeue", records: dict | None = None, drain_start: str = "inferred"):
     """pbf's side of the case's drain: (:class:`SlurmEvents` or None, where it was read from). From the
     events dump kept in the run folder ``recorded`` when there is one (copied to ``OUT/events.txt``, on
-    that run's clock), else from ``spec`` (written there). ``recorded`` None and a ``spec``: the spec."""
+    that run's clock), else from ``spec`` (written there). ``recorded`` None and a ``spec``: the spec.
+    ``records``: that run's jobs (``{id: {start, end, nodes}}``), written as the trace of node lists from
+    which the dump's drains are moved to their inferred request (``drain_start``, module docstring)."""
     path = os.path.join(out, "events.txt")
     # (a run without a drain keeps its events too, when slurmdbd ran: only a drained run's are the case's)
     drained = recorded and any(a["what"].startswith("drain ") for a in recorded_actions(recorded))
@@ -130,12 +150,18 @@ def pbf_drain(spec: DrainSpec | None, recorded: str | None, out: str, known, tim
         text, t0, t0_local = got
         with open(path, "w") as fh:
             fh.write(text)
-        return SlurmEvents(path=path, on_failure=on_failure, origin=local_origin(t0, t0_local),
-                           known=tuple(known)), "the run's sacctmgr show events"
+        origin = local_origin(t0, t0_local)
+        trace = None
+        if records is not None:
+            trace = os.path.join(out, "run1-nodes.sacct")
+            write_node_trace(records, origin, trace)
+        return SlurmEvents(path=path, on_failure=on_failure, origin=origin, known=tuple(known), trace=trace,
+                           drain_start=drain_start), "the run's sacctmgr show events"
     if spec is None:
         return None, None
     origin = write_events(spec, path, time_scale)
-    return SlurmEvents(path=path, on_failure=on_failure, origin=origin, known=tuple(known)), "spec"
+    return SlurmEvents(path=path, on_failure=on_failure, origin=origin, known=tuple(known),
+                       drain_start="recorded"), "spec"
 
 
 def started_inside(records: dict, nodes, start: float, end: float) -> list:
@@ -146,9 +172,10 @@ def started_inside(records: dict, nodes, start: float, end: float) -> list:
             and held & set(r.get("nodes") or [])]
 
 
-def _windows(path, origin, known):
-    events, _counts = read_events(path, origin, list(known), set(known))
+def _windows(path, origin, known, events_of=None):
+    # (events_of: pbf's SlurmEvents, whose drains may be moved to their inferred request)
     names = list(known)
+    events = events_of.events(names)[0] if events_of is not None else read_events(path, origin, names, set(known))[0]
     return [{"nodes": [names[i] for i in nodes], "start_s": t, "end_s": until, "kind": kind}
             for t, nodes, kind, until in events]
 
@@ -182,7 +209,7 @@ def drain_summary(spec: DrainSpec | None, events: SlurmEvents, source: str, run_
     the drain it asked, pbf in the drain it read; ``pbf_started_inside_asked``: pbf in the first run's
     asked drain). A dump's drain starts when the node has no job left (slurmctld records the event
     then), which can be later than the ``scontrol`` command."""
-    windows = _windows(events.path, events.origin, known)
+    windows = _windows(events.path, events.origin, known, events)
     asked = []
     for folder in run_folders:
         acts = recorded_actions(folder) if folder else []
@@ -220,4 +247,5 @@ def drain_summary(spec: DrainSpec | None, events: SlurmEvents, source: str, run_
             "started_inside": {"pbf": inside(pbf, windows),
                                "slurm": [inside(r, w) for r, w in zip(runs, slurm_windows)]},
             "pbf_started_inside_asked": inside(pbf, [asked[0]]) if asked and asked[0] else None,
+            "drain_start": events.counts.get("drain_start"), "drains_moved": events.counts.get("drains_moved", []),
             "pbf_counts": dict(events.counts)}

@@ -6,6 +6,7 @@ line when a job ends (or is refused after submission), with times in whole secon
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -15,7 +16,7 @@ from ..errors import TraceFormatError
 from ..node import expand_hostlist
 
 __all__ = ["JobRecord", "read_jobcomp", "parse_jobcomp_line", "read_sdiag", "sdiag_figures", "local_epoch",
-           "read_starts_log", "read_timing"]
+           "read_starts_log", "read_timing", "end_lag_threshold"]
 
 _KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9]*)=")
 _NEEDED = ("JobId", "JobState", "StartTime", "EndTime", "NodeList")
@@ -204,3 +205,23 @@ def read_timing(text: str, runs: dict) -> dict:
     below = int(round(eps / dr)) if eps is not None and dr is not None and dr > 0 and eps > 0 else None
     return {"launch_completion_s": eps, "cycle_drift_s": dr, "end_lag_below_s": below,
             "jobs": len(over), "cycles": len(cycles)}
+
+
+def end_lag_threshold(timings: list) -> tuple[int | None, list]:
+    """pbf's ``end_lag_below`` (s) from the ``timings`` (:func:`read_timing`) of the runs compared: each
+    run's threshold -- its launch and completion time over its cycles' drift, rounded (at least 1); 0,
+    pbf's "every job", where its cycles did not drift (every job ends after the cycle of its last second);
+    None where its log has too little -- and their median (the lower of two; 0 counts as above any), or
+    None when no run gives one. Returns (the threshold, each run's)."""
+    each = []
+    for tm in timings:
+        eps, drift = (tm or {}).get("launch_completion_s"), (tm or {}).get("cycle_drift_s")
+        if eps is None or drift is None or eps <= 0:
+            each.append(None)
+        else:
+            each.append(0 if drift <= 0 else max(1, int(round(eps / drift))))
+    given = sorted(math.inf if v == 0 else v for v in each if v is not None)
+    if not given:
+        return None, each
+    mid = given[(len(given) - 1) // 2]
+    return (0 if mid == math.inf else int(mid)), each
