@@ -155,3 +155,29 @@ def test_slurm_events_with_a_trace_replay_the_drain_from_its_inferred_request(tm
     assert kept.counts["drain_start"] == "recorded"
     with pytest.raises(ConfigError, match="drain_start 'asked': expected one of inferred, recorded"):
         SlurmEvents(path=str(ev), drain_start="asked")
+
+
+def test_pbf_replay_moves_a_drain_as_its_sacct_trace_tells(tmp_path, capsys):
+    conf, jobs, ev = _files(tmp_path)
+    # the trace again with where and when each job ran: job 6 (00:05-00:10) on n1 up to the drain's event
+    head = HEADER.rstrip("\n") + "|NodeList|End\n"
+    rows = [line + "|n2|2024-01-01T00:05:00" for line in jobs.read_text().splitlines()[1:]]
+    rows[5] = rows[5].replace("|2024-01-01T00:00:00|300|", "|2024-01-01T00:05:00|300|").replace(
+        "|n2|2024-01-01T00:05:00", "|n1|2024-01-01T00:10:00")
+    (tmp_path / "where.sacct").write_text(head + "\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    assert cli.main(["replay", str(tmp_path / "where.sacct"), "--slurm-conf", str(conf), "--slurm-events", str(ev),
+                     "--record-nodes", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert ("drains       1 moved earlier than the events dump says, to the second after the node's last job "
+            "start in the trace (--drain-start recorded: the dump's times): n1 by 299 s") in text
+    f = json.loads((out / "summary.json").read_text())["config"]["failures"]
+    assert f["drain_start"] == "inferred" and f["read"]["drains_moved"][0]["inferred_s"] == 301
+    assert cli.main(["replay", str(tmp_path / "where.sacct"), "--slurm-conf", str(conf), "--slurm-events", str(ev),
+                     "--drain-start", "recorded", "--out", str(tmp_path / "rec")]) == 0
+    assert "drains       " not in capsys.readouterr().out
+    # a trace without node lists: the dump's times, said in summary.json
+    assert cli.main(["replay", str(jobs), "--slurm-conf", str(conf), "--slurm-events", str(ev), "--quiet",
+                     "--out", str(tmp_path / "plain")]) == 0
+    plain = json.loads((tmp_path / "plain" / "summary.json").read_text())["config"]["failures"]["read"]
+    assert plain["drain_start"].startswith("recorded (the trace has no NodeList")

@@ -151,6 +151,11 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="with --slurm-conf: the site's node drains and downs, a 'sacctmgr -P show events "
                          "format=NodeName,TimeStart,TimeEnd,State,Reason' dump, replayed as outages on the trace's "
                          "clock (docs/inputs.md)")
+    nd.add_argument("--drain-start", choices=("inferred", "recorded"), default="inferred",
+                    help="with --slurm-events: a drain of a busy node starts at the second after its last job "
+                         "start in the trace before the event (inferred, the default, from a sacct trace's "
+                         "NodeList, Start and End: the dump's time is when the node became empty), or at the "
+                         "dump's time (recorded)")
     nd.add_argument("--slurm-reservations", default=None, metavar="FILE",
                     help="with --slurm-conf: the site's advance reservations (maintenance windows), a 'scontrol "
                          "show reservation' or 'sacctmgr -P show reservation format=Name,NodeNames,TimeStart,"

@@ -16,6 +16,7 @@ from ..slurm_events import SlurmEvents
 from ..slurm_settings import SlurmSettings, slurm_settings
 from ..slurm_versions import DEFAULT_SLURM_VERSION
 from ..workload import JobTable
+from ..workload.sacct import is_sacct
 from ..workload.timeparse import parse_duration
 from .replay_settings import LOSS, MULTIFACTOR, SCORING, SLURM_SIM_FLAGS, common_settings, multifactor, scoring
 
@@ -130,8 +131,11 @@ def slurm_conf_config(args: argparse.Namespace,
         if not os.path.isfile(args.slurm_events):
             raise ConfigError(f"--slurm-events {args.slurm_events!r}: no such file")
         known = tuple(n for _, _, names in node_lines(read_slurm_conf(path)) for n in names)
+        # a sacct trace says where its jobs ran: the drains' request times are inferred from it (--drain-start)
+        trace = args.trace if args.trace is not None and is_sacct(args.trace) else None
         config = replace(config, failures=SlurmEvents(path=args.slurm_events, on_failure=args.on_failure,
-                                                      origin=table.header.unix_start_time or 0, known=known))
+                                                      origin=table.header.unix_start_time or 0, known=known,
+                                                      trace=trace, drain_start=args.drain_start))
     if getattr(args, "slurm_reservations", None) is not None:
         from ..slurm_reservations import SiteReservations
         if not os.path.isfile(args.slurm_reservations):

@@ -74,6 +74,13 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
         lines.insert(-1, f"failures     {ev['fail']:,} failures, {ev['drain']:,} drains, {ev['resume']:,} resumes "
                          f"({f['down_core_hours']:,.0f} core-hours down); {f['requeued']:,} jobs requeued, "
                          f"{f['killed']:,} killed, {f['lost_core_hours']:,.1f} core-hours of work lost")
+    read = (s.get("config", {}).get("failures") or {}).get("read") or {}
+    if read.get("drains_moved"):
+        moved = read["drains_moved"]
+        lines.insert(-1, f"drains       {len(moved):,} moved earlier than the events dump says, to the second after "
+                         "the node's last job start in the trace (--drain-start recorded: the dump's times): "
+                         + ", ".join(f"{m['node']} by {m['by_s']:,} s" for m in moved[:4])
+                         + (", ..." if len(moved) > 4 else ""))
     pa = s.get("partitions")
     if pa:
         shown = list(pa["jobs_by_partitions"].items())[:4]
