@@ -171,13 +171,16 @@ cdef class NodeCluster:
                 for u in range(M.first[i], M.first[i + 1]):
                     S.ar.ubits[k * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
 
-    def set_part_records(self, counts, masks, parts, tiers=None):
+    def set_part_records(self, counts, masks, parts, tiers=None, factors=None):
         """Jobs of several partitions (``ext/part_records.pxd``), after every job is added: job i (in the
         order added) has ``counts[i]`` records (0 or 1: tested as it is), the next ones of ``masks`` (its
         features with its partition's, uint64) and ``parts`` (that partition's bit), in test order.
         ``tiers``: each record's partition's PriorityTier (non-increasing within a job): a job whose
         records' tiers differ is queued once a tier, each entry at its own tier (before any job is
-        submitted; None: every record at the job's place)."""
+        submitted; None: every record at the job's place). ``factors``: each record's partition's
+        multifactor partition factor (0 .. 2**32 - 1): a job whose records' factors differ is queued once
+        a run of records of one tier and one factor, each entry at the priority of its partition (Slurm's
+        ``priority_array``; the job's key under a priority other than multifactor; None: the job's)."""
         cdef const int64_t[::1] vn = np.ascontiguousarray(counts, dtype=np.int64)
         cdef const uint64_t[::1] vm = np.ascontiguousarray(masks, dtype=np.uint64)
         cdef const uint64_t[::1] vp = np.ascontiguousarray(parts, dtype=np.uint64)
@@ -187,12 +190,20 @@ cdef class NodeCluster:
             raise RuntimeError("pbf core: set the nodes and their partitions first")
         if n != S.jobs.n or vm.shape[0] != vp.shape[0] or int(np.asarray(vn).sum()) != vm.shape[0]:
             raise ValueError("partition records: one count a job, and as many masks and parts as the counts say")
+        vt = vf = None
         if tiers is not None:
             vt = np.ascontiguousarray(tiers, dtype=np.int64)
             if vt.shape[0] != vm.shape[0] or (vt.shape[0] and (vt.min() < 0 or vt.max() > 2**31 - 1)):
                 raise ValueError("partition records: one tier a record, each in 0 .. 2**31 - 1")
             if S.queue.n or S.nodes.nrun:
                 raise RuntimeError("pbf core: partition tiers are set before any job is submitted")
+        if factors is not None:
+            vf = np.ascontiguousarray(factors, dtype=np.float64)
+            if vf.shape[0] != vm.shape[0] or (vf.shape[0] and not (np.isfinite(vf).all() and vf.min() >= 0
+                                                                   and vf.max() <= 2.0**32 - 1)):
+                raise ValueError("partition records: one factor a record, each a number in 0 .. 2**32 - 1")
+            if S.queue.n or S.nodes.nrun:
+                raise RuntimeError("pbf core: partition factors are set before any job is submitted")
         if pr_alloc(&S.prec, n, vm.shape[0]) != RC_OK:
             raise MemoryError("pbf core: out of memory (partition records)")
         for i in range(vm.shape[0]):
@@ -202,14 +213,18 @@ cdef class NodeCluster:
             S.prec.n[i] = <int32_t>vn[i]
             S.prec.at[i] = at
             at += vn[i]
-        if tiers is None:
+        if tiers is None and factors is None:
             return
         S.prec.tier = <int32_t*>malloc((vm.shape[0] + 1) * sizeof(int32_t))
-        if S.prec.tier == NULL:
+        if factors is not None:
+            S.prec.pf = <double*>malloc((vm.shape[0] + 1) * sizeof(double))
+        if S.prec.tier == NULL or (factors is not None and S.prec.pf == NULL):
             pr_free(&S.prec)
             raise MemoryError("pbf core: out of memory (partition records)")
         for i in range(vm.shape[0]):
-            S.prec.tier[i] = <int32_t>vt[i]
+            S.prec.tier[i] = <int32_t>vt[i] if tiers is not None else 0
+            if factors is not None:
+                S.prec.pf[i] = vf[i]
         for i in range(n):
             for at in range(S.prec.at[i] + 1, S.prec.at[i] + S.prec.n[i]):
                 if S.prec.tier[at] > S.prec.tier[at - 1]:

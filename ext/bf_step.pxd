@@ -5,6 +5,7 @@ from libc.stdint cimport int64_t, uint64_t
 
 from state cimport State, PassCtx
 from bf_limits cimport bfl_check, BFL_STOP
+from queue cimport entry_key
 from pbf._codes cimport EX_MAX_JOB_TEST
 
 
@@ -22,7 +23,7 @@ cdef inline int bfl_step(State* S, int64_t p, uint64_t parts) noexcept nogil:
     cdef int64_t j = S.queue.entries[p].job
     cdef int64_t now = c.now if c.start_us0 < 0 else (c.start_us0 + S.clock.last_us) // 1000000
     cdef int rc = bfl_check(&S.ss.lim, S.jobs.user[j], S.users.n, __builtin_ctzll(parts) if parts else 0,
-                            S.jobs.submit[j], -S.jobs.key[j],
+                            S.jobs.submit[j], -entry_key(&S.prec, &S.jobs, j, S.queue.entries[p].rec),
                             S.totals.count, now, c.depth, S.cfg.max_job_test, c.started)
     if rc == BFL_STOP:
         c.ex = EX_MAX_JOB_TEST

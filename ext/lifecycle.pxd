@@ -10,15 +10,30 @@ from memory cimport INF, grow, append
 from words cimport w_copy
 from jobs cimport UserHist
 from nodes cimport EndKey, endkey_less, nodes_occupy, nodes_release, nodes_by_end_find, nodes_by_end_put, nodes_by_end_remove
-from queue cimport SortRec, sortrec_cmp, queue_job
-from part_records cimport pr_split
-from policy cimport policy_key_nodes, policy_predict, policy_learn, policy_correct, policy_charge_usage
+from queue cimport SortRec, sortrec_cmp, queue_job, entry_key
+from part_records cimport pr_split, pr_split_factor
+from policy cimport (policy_key_nodes, policy_multifactor_part, policy_predict, policy_learn, policy_correct,
+                    policy_charge_usage)
 from state cimport State
 from licenses cimport lic_never, lic_hold
 from qos_limits cimport ql_never, ql_count, ql_submit_refused, ql_submitted
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_LICENSES, RJ_QOS_LIMIT,
                          RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
+
+
+cdef inline void set_record_keys(State* S, int64_t j, int64_t now) noexcept nogil:
+    # after job j's key: the keys of its records where they differ in partition factor (Slurm's
+    # priority_array: each record its partition's priority under multifactor; else the job's key)
+    cdef int64_t r
+    if not pr_split_factor(&S.prec, j):
+        return
+    for r in range(S.prec.at[j], S.prec.at[j] + S.prec.n[j]):
+        if S.policy.prio == PR_MULTIFACTOR:
+            S.prec.rkey[r] = -policy_multifactor_part(&S.policy, &S.jobs, &S.users, S.units,
+                                                      S.nm.nn if S.nm.on else 0, S.nm.minn, j, now, S.prec.pf[r])
+        else:
+            S.prec.rkey[r] = S.jobs.key[j]
 
 
 cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
@@ -75,6 +90,7 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
     S.jobs.seq[j] = S.queue.nseq
     S.jobs.key[j] = policy_key_nodes(&S.policy, &S.jobs, &S.users, S.units, S.nm.nn if S.nm.on else 0, S.nm.minn,
                                     j, S.jobs.submit[j])
+    set_record_keys(S, j, S.jobs.submit[j])
     pos = queue_job(&S.queue, &S.jobs, &S.prec, j)
     if pos < 0:
         return RC_NO_MEMORY
@@ -251,7 +267,8 @@ cdef inline int refresh_priorities(State* S, int64_t now) noexcept nogil:
         if S.policy.prio != PR_KEYED:
             S.jobs.key[j] = policy_key_nodes(&S.policy, &S.jobs, &S.users, S.units, S.nm.nn if S.nm.on else 0,
                                              S.nm.minn, j, now)
-        rec[i].key = S.jobs.key[j]
+        set_record_keys(S, j, now)
+        rec[i].key = entry_key(&S.prec, &S.jobs, j, S.queue.entries[i].rec)
         rec[i].tier = S.queue.entries[i].tier
         rec[i].submit = S.jobs.submit[j]
         rec[i].seq = S.jobs.seq[j]

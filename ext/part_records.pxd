@@ -13,11 +13,22 @@
 # that tier; an entry whose job has started (through another entry) is passed over without a test
 # (_attempt_backfill's and _schedule's "started in other partition") and leaves the queue at the
 # pass's end (queue_compact).
+#
+# Under multifactor priority Slurm gives each record its own partition's priority (priority_array,
+# made by _get_priority_internal in priority_multifactor.c with the job's other factors and that
+# partition's PriorityJobFactor; build_job_queue queues each record with it, and sort_job_queue2
+# orders records of one tier by it). Where a job's records differ in that factor (R.pf) the job is
+# split too: a queue entry per run of records of one tier and one factor, each entry at its own key
+# (R.rkey, set with the job's key by lifecycle.pxd's set_record_keys; queue.pxd's entry_key).
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t
 from libc.stdlib cimport malloc, free
 
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
+
+cdef enum:
+    SPLIT_TIER = 1             # PartRecords.split: the job's records differ in PriorityTier ...
+    SPLIT_FACTOR = 2           # ... in the partition factor (their priorities differ)
 
 
 ctypedef struct PartRecords:
@@ -27,7 +38,10 @@ ctypedef struct PartRecords:
     uint64_t* mask             # each record: the job's features with its partition's ...
     uint64_t* part             # ... and that partition's bit (NodeModel.jpart / npart)
     int32_t* tier              # each record: its partition's PriorityTier (NULL: records of one tier)
-    int8_t* split              # per job: it has a queue entry per tier (NULL: no job is split)
+    double* pf                 # each record: its partition's multifactor factor (NULL: one a job)
+    double* rkey               # each record of a job split by factor: its priority key (pf set)
+    int8_t* split              # per job: it has a queue entry per tier (SPLIT_TIER) or per tier and
+                               # factor (| SPLIT_FACTOR) (NULL: no job is split)
     int64_t* seen              # per split job: the last plan_starts that met an entry of it ...
     int64_t* first_entry       # ... and where its first entry was then (estimates.pxd)
     int64_t* resv_in           # per split job: the pass (its number) in which an entry of it reserved
@@ -37,12 +51,14 @@ ctypedef struct PartRecords:
 
 
 cdef inline void pr_free(PartRecords* R) noexcept nogil:
-    free(R.n); free(R.at); free(R.mask); free(R.part); free(R.tier); free(R.split); free(R.seen); free(R.first_entry); free(R.resv_in)
+    free(R.n); free(R.at); free(R.mask); free(R.part); free(R.tier); free(R.pf); free(R.rkey); free(R.split); free(R.seen); free(R.first_entry); free(R.resv_in)
     R.n = NULL
     R.at = NULL
     R.mask = NULL
     R.part = NULL
     R.tier = NULL
+    R.pf = NULL
+    R.rkey = NULL
     R.split = NULL
     R.seen = NULL
     R.first_entry = NULL
@@ -77,20 +93,25 @@ cdef inline int32_t pr_count(const PartRecords* R, int64_t j) noexcept nogil:
 
 
 cdef inline bint pr_split(const PartRecords* R, int64_t j) noexcept nogil:
-    # job j has a queue entry per tier of its records
+    # job j has a queue entry per tier (and factor) of its records
     return R.split != NULL and j < R.cap and R.split[j] != 0
+
+
+cdef inline bint pr_split_factor(const PartRecords* R, int64_t j) noexcept nogil:
+    # job j's records differ in their partition factor: each entry has its own key (R.rkey)
+    return R.split != NULL and j < R.cap and (R.split[j] & SPLIT_FACTOR) != 0
 
 
 cdef inline void pr_range(const PartRecords* R, int64_t j, int32_t rec, int64_t* lo, int64_t* hi) noexcept nogil:
     # the records a queue entry of job j tests: rec < 0, all of them; else rec and the records after
-    # it of its tier (records are in tier order)
+    # it of its tier (records are in tier order) and, where factors are set, of its factor
     cdef int64_t end = R.at[j] + R.n[j], r
     if rec < 0:
         lo[0] = R.at[j]
         hi[0] = end
         return
     r = rec + 1
-    while r < end and R.tier[r] == R.tier[rec]:
+    while r < end and R.tier[r] == R.tier[rec] and (R.pf == NULL or R.pf[r] == R.pf[rec]):
         r += 1
     lo[0] = rec
     hi[0] = r
@@ -106,7 +127,8 @@ cdef inline uint64_t pr_parts(const PartRecords* R, int64_t lo, int64_t hi) noex
 
 
 cdef inline int pr_set_tiers(PartRecords* R) noexcept nogil:
-    # after R.tier is filled: which jobs are split (records of more than one tier)
+    # after R.tier (and R.pf, if any) is filled: which jobs are split (records of more than one tier,
+    # or of more than one factor)
     cdef int64_t j, r
     R.split = <int8_t*>malloc((R.cap + 1) * sizeof(int8_t))
     R.seen = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
@@ -114,6 +136,12 @@ cdef inline int pr_set_tiers(PartRecords* R) noexcept nogil:
     R.first_entry = <int64_t*>malloc((R.cap + 1) * sizeof(int64_t))
     if R.split == NULL or R.seen == NULL or R.resv_in == NULL or R.first_entry == NULL:
         return RC_NO_MEMORY
+    if R.pf != NULL:
+        R.rkey = <double*>malloc((R.nrec + 1) * sizeof(double))
+        if R.rkey == NULL:
+            return RC_NO_MEMORY
+        for r in range(R.nrec):
+            R.rkey[r] = 0.0
     R.nsplit = 0
     for j in range(R.cap):
         R.split[j] = 0
@@ -122,7 +150,9 @@ cdef inline int pr_set_tiers(PartRecords* R) noexcept nogil:
         R.first_entry[j] = -1
         for r in range(R.at[j] + 1, R.at[j] + R.n[j]):
             if R.tier[r] != R.tier[R.at[j]]:
-                R.split[j] = 1
-                R.nsplit += 1
-                break
+                R.split[j] |= SPLIT_TIER
+            if R.pf != NULL and R.pf[r] != R.pf[R.at[j]]:
+                R.split[j] |= SPLIT_FACTOR
+        if R.split[j]:
+            R.nsplit += 1
     return RC_OK

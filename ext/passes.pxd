@@ -9,7 +9,7 @@ from libc.stdlib cimport qsort
 
 from memory cimport INF, grow, append
 from nodes cimport EndKey, endkey_cmp
-from queue cimport PendEntry, queue_compact
+from queue cimport PendEntry, queue_compact, entry_key
 from profile cimport Prof, prof_start_pass
 from clock cimport clock_start, clock_duration_us
 from records cimport records_add
@@ -271,7 +271,7 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         if not S.plan.take_now(S, j, k):
             if S.main.skip:
                 continue              # (every partition of the job failed in this pass: not tried)
-            if bfl_main_passes_over(&S.ss.lim, S.jobs.submit[j], -S.jobs.key[j], now):
+            if bfl_main_passes_over(&S.ss.lim, S.jobs.submit[j], -entry_key(&S.prec, &S.jobs, j, S.main.rec), now):
                 continue              # (bf_min_age_reserve / bf_min_prio_reserve: it blocks nothing)
             if S.main.job_parts:
                 # Slurm's _schedule: its partitions fail for the rest of the pass (their jobs are not

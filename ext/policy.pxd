@@ -94,24 +94,44 @@ cdef inline double policy_job_size(const Policy* pol, const Jobs* J, int64_t uni
     return js
 
 
-cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Users* U, int64_t units,
-                                      int64_t nodes, const int64_t* minn, int64_t j, int64_t now) noexcept nogil:
-    # Slurm's priority/multifactor: an integer, the weighted sum of factors in [0, 1]
-    cdef double age, fs, js, total = U.total, usage_norm, shares_norm
+cdef inline double policy_age_fs(const Policy* pol, const Jobs* J, const Users* U, int64_t j, int64_t now,
+                                 double* fs) noexcept nogil:
+    # the multifactor age factor of job j at time now; its fair-share factor in fs
+    cdef double age, total = U.total, usage_norm, shares_norm
     age = 1.0
     if pol.max_age > 0:
         age = <double>(now - J.submit[j]) / <double>pol.max_age
         if age > 1.0:
             age = 1.0
     if pol.ft != NULL:
-        fs = U.fsf[J.user[j]]
+        fs[0] = U.fsf[J.user[j]]
     else:
         usage_norm = U.usage[J.user[j]] / total if total > 0.0 else 0.0
         shares_norm = 1.0 / <double>(U.n if U.n > 0 else 1)
-        fs = pow(2.0, -((usage_norm / shares_norm) / pol.fs_damp))
+        fs[0] = pow(2.0, -((usage_norm / shares_norm) / pol.fs_damp))
+    return age
+
+
+cdef inline double policy_multifactor(const Policy* pol, const Jobs* J, const Users* U, int64_t units,
+                                      int64_t nodes, const int64_t* minn, int64_t j, int64_t now) noexcept nogil:
+    # Slurm's priority/multifactor: an integer, the weighted sum of factors in [0, 1]
+    cdef double age, fs, js
+    age = policy_age_fs(pol, J, U, j, now, &fs)
     js = policy_job_size(pol, J, units, nodes, minn, j)
     return floor(pol.w_age * age + pol.w_fs * fs + pol.w_js * js
                  + pol.w_part * J.part[j] + pol.w_qos * J.qos[j])
+
+
+cdef inline double policy_multifactor_part(const Policy* pol, const Jobs* J, const Users* U, int64_t units,
+                                           int64_t nodes, const int64_t* minn, int64_t j, int64_t now,
+                                           double part) noexcept nogil:
+    # the priority of job j in a partition of factor `part` (Slurm's priority_array, made by
+    # _get_priority_internal in priority_multifactor.c: the partition's weighted factor plus the sum
+    # of the job's other weighted factors, in that order)
+    cdef double age, fs, js
+    age = policy_age_fs(pol, J, U, j, now, &fs)
+    js = policy_job_size(pol, J, units, nodes, minn, j)
+    return floor(pol.w_part * part + (pol.w_age * age + pol.w_fs * fs + pol.w_js * js + pol.w_qos * J.qos[j]))
 
 
 cdef inline double policy_key_nodes(const Policy* pol, const Jobs* J, const Users* U, int64_t units, int64_t nodes,

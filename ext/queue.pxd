@@ -1,6 +1,8 @@
 # The pending queue (header only): pending jobs in priority order — a higher PriorityTier first, then
 # ascending (key, submit, arrival) — with what a pass reads of each job kept contiguous. A job has one
-# entry, but a job of several partitions of different tiers one per tier (part_records.pxd).
+# entry, but a job of several partitions of different tiers one per tier, and under multifactor
+# priority a job of partitions of different factors one per factor, each at its own key
+# (part_records.pxd).
 
 from libc.stdint cimport int64_t, int32_t
 from libc.stdlib cimport free
@@ -8,7 +10,7 @@ from libc.string cimport memset, memmove
 
 from memory cimport grow
 from jobs cimport Jobs
-from part_records cimport PartRecords, pr_split, pr_range
+from part_records cimport PartRecords, pr_split, pr_split_factor, pr_range
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_PENDING
 
 
@@ -55,13 +57,25 @@ cdef inline int sortrec_cmp(const void* a, const void* b) noexcept nogil:
     return 0
 
 
-cdef inline bint queue_before(const Jobs* J, int64_t a, int32_t ta, int32_t ra, const PendEntry* e) noexcept nogil:
+cdef inline double entry_key(const PartRecords* R, const Jobs* J, int64_t j, int32_t rec) noexcept nogil:
+    # the priority key of an entry of job j with first record rec: its record's (Slurm's
+    # priority_array) where the job's records differ in factor, else the job's
+    if rec >= 0 and pr_split_factor(R, j):
+        return R.rkey[rec]
+    return J.key[j]
+
+
+cdef inline bint queue_before(const Jobs* J, const PartRecords* R, int64_t a, int32_t ta, int32_t ra,
+                              const PendEntry* e) noexcept nogil:
     # priority order: does job a, queued at tier ta with first record ra, come before entry e?
     cdef int64_t b = e.job
+    cdef double ka, kb
     if ta != e.tier:
         return ta > e.tier
-    if J.key[a] != J.key[b]:
-        return J.key[a] < J.key[b]
+    ka = entry_key(R, J, a, ra)
+    kb = entry_key(R, J, b, e.rec)
+    if ka != kb:
+        return ka < kb
     if J.submit[a] != J.submit[b]:
         return J.submit[a] < J.submit[b]
     if J.seq[a] != J.seq[b]:
@@ -69,18 +83,19 @@ cdef inline bint queue_before(const Jobs* J, int64_t a, int32_t ta, int32_t ra, 
     return ra < e.rec
 
 
-cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, int64_t j, int32_t rec, int32_t tier) noexcept nogil:
+cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, const PartRecords* R, int64_t j, int32_t rec,
+                                 int32_t tier) noexcept nogil:
     # insert an entry of pending job j (its records from rec, at tier) in priority order; returns its
     # position, or RC_NO_MEMORY. Searched from the back: arrivals are mostly latest in FCFS order, so
     # this is usually an append.
     cdef int64_t lo = 0, hi = Q.n, mid
     if grow(<void**>&Q.entries, &Q.cap, Q.n + 1, sizeof(PendEntry)) != RC_OK:
         return RC_NO_MEMORY
-    if hi == 0 or not queue_before(J, j, tier, rec, &Q.entries[hi - 1]):
+    if hi == 0 or not queue_before(J, R, j, tier, rec, &Q.entries[hi - 1]):
         lo = hi
     while lo < hi:
         mid = (lo + hi) // 2
-        if queue_before(J, j, tier, rec, &Q.entries[mid]):
+        if queue_before(J, R, j, tier, rec, &Q.entries[mid]):
             hi = mid
         else:
             lo = mid + 1
@@ -95,15 +110,16 @@ cdef inline int64_t queue_insert(Queue* Q, const Jobs* J, int64_t j, int32_t rec
 
 
 cdef inline int64_t queue_job(Queue* Q, const Jobs* J, const PartRecords* R, int64_t j) noexcept nogil:
-    # queue pending job j: an entry, or a split job's entry per tier (part_records.pxd); returns the
+    # queue pending job j: an entry, or a split job's entry per tier (and factor: part_records.pxd;
+    # its records' keys set first, lifecycle.pxd's set_record_keys); returns the
     # last position taken by an entry that is not behind every other (else Q.n - 1), or RC_NO_MEMORY
     cdef int64_t pos, r, lo, hi, worst = -1
     if not pr_split(R, j):
-        return queue_insert(Q, J, j, -1, <int32_t>J.tier[j] if J.tier != NULL else 0)
+        return queue_insert(Q, J, R, j, -1, <int32_t>J.tier[j] if J.tier != NULL else 0)
     r = R.at[j]
     while r < R.at[j] + R.n[j]:
         pr_range(R, j, <int32_t>r, &lo, &hi)
-        pos = queue_insert(Q, J, j, <int32_t>r, R.tier[r])
+        pos = queue_insert(Q, J, R, j, <int32_t>r, R.tier[r])
         if pos < 0:
             return pos
         if pos < Q.n - 1:

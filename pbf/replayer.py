@@ -125,8 +125,10 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         if placed is not None and placed.job_tiers is not None:
             core.set_tiers(0, placed.job_tiers[order])
         if placed is not None and placed.job_records is not None:
-            _set_part_records(core, bits, requests, [placed.job_records[i] for i in order],
-                              None if placed.record_tiers is None else [placed.record_tiers[i] for i in order])
+            records = [placed.job_records[i] for i in order]
+            _set_part_records(core, bits, requests, records,
+                              None if placed.record_tiers is None else [placed.record_tiers[i] for i in order],
+                              record_factors(scoring.priority, config.partitions, table, records))
         if config.reservations is not None:
             # (a repeating reservation: its windows to a month past the last submission)
             NodeCluster(core).set_reservations(*config.reservations.windows(
@@ -211,10 +213,30 @@ def _check_pass_limit(core, limit, jobs, config):
             "limit with --max-passes N (ReplayConfig(max_passes=N)) if that is what you want")
 
 
-def _set_part_records(core, bits, requests, records, tiers=None):
+def record_factors(priority, site, table, records) -> list | None:
+    """Each record's multifactor partition factor (``records``: :attr:`pbf.slurm_partitions.Placed.job_records`
+    in arrival order), as :meth:`pbf.plugins.Multifactor.factors` divides it, where some job's partitions
+    differ in ``PriorityJobFactor`` under multifactor priority with a partition weight: Slurm gives each
+    record its partition's priority (``priority_array``, ``priority_multifactor.c``). None otherwise, and
+    where the partition factors are not the file's (``--mf-partition``): every record the job's."""
+    from .plugins.multifactor import Multifactor
+    if not isinstance(priority, Multifactor) or priority.weight_partition <= 0 or site is None:
+        return None
+    pjf = [p.priority_job_factor for p in site.partitions]
+    if not any(recs and len({pjf[i] for _, i in recs}) > 1 for recs in records):
+        return None
+    if priority.partition_factors != site.partition_factors(table):
+        return None
+    top = max(pjf) or 1
+    pmax = max([*priority.partition_factors.values(), 1.0])
+    return [pjf[i] / top / pmax for recs in records for _, i in (recs or ())]
+
+
+def _set_part_records(core, bits, requests, records, tiers=None, factors=None):
     """Jobs of several partitions tested a partition at a time (``ext/part_records.pxd``): each record's
     features (the job's own, but for its set of partitions, with its partition's), partition bit and,
-    where partitions differ in tier, PriorityTier (a job queued once a tier)."""
+    where partitions differ in tier, PriorityTier (a job queued once a tier); ``factors``
+    (:func:`record_factors`): each record's partition factor (a job queued once a tier and factor)."""
     from .resources import job_feature_bits
     from .slurm_partitions import PARTITION_PREFIX
     counts, names, parts = [], [], []
@@ -227,7 +249,8 @@ def _set_part_records(core, bits, requests, records, tiers=None):
     from ._nodes import NodeCluster
     flat = None if tiers is None else np.array([t for ts in tiers for t in (ts or ())], dtype=np.int64)
     NodeCluster(core).set_part_records(np.array(counts, dtype=np.int64), job_feature_bits(bits, names),
-                                       np.array(parts, dtype=np.uint64), flat)
+                                       np.array(parts, dtype=np.uint64), flat,
+                                       None if factors is None else np.array(factors, dtype=np.float64))
 
 
 def _set_licenses(core, cluster, table, order):

@@ -17,10 +17,10 @@ name`` header lines), a job that names none to the ``Default=YES`` partition, as
   its own, ``partition:a``). Its records of one tier are tested one after the other at the job's
   place in the queue; where its partitions' tiers differ it is queued once a tier, each entry at its
   own tier's place (Slurm's ``sort_job_queue2`` sorts the records by tier first), and an entry of a
-  job that has started in another partition is passed over untested. Where its partitions differ in
-  ``PriorityJobFactor`` alone, all its records take the job's one priority (the largest factor; Slurm
-  gives each record its partition's). More than 64 partitions: the union of a job's partitions
-  instead.
+  job that has started in another partition is passed over untested. Under multifactor priority,
+  where its partitions differ in ``PriorityJobFactor``, each record takes its own partition's priority
+  (Slurm's ``priority_array``): the job is queued once a run of records of one tier and one factor,
+  each entry at its priority. More than 64 partitions: the union of a job's partitions instead.
 * **Limits** checked as slurmctld checks them before it schedules a job (``job_limits_check`` /
   ``_part_access_check`` in ``job_mgr.c``, ``get_node_cnts`` in ``node_scheduler.c``): ``MaxTime``
   against the job's time limit (``PartitionTimeLimit``), ``MaxNodes`` / ``MinNodes`` and the
@@ -37,7 +37,7 @@ name`` header lines), a job that names none to the ``Default=YES`` partition, as
   the file's (``_validate_job_desc`` in ``job_mgr.c``).
 * **MaxNodes / MinNodes** bound the nodes a job is given (``get_node_cnts``).
 * **PriorityJobFactor** is the multifactor partition factor (the job's factor / the largest of the
-  file; a job of several partitions takes its largest).
+  file; a job of several partitions: each record its partition's, the job itself its largest).
 
 Keys read and not modelled are listed (:meth:`SitePartitions.unmodelled`), never dropped.
 """

@@ -1,9 +1,11 @@
 """Every partition of a site's slurm.conf (pbf.slurm_partitions): the PartitionName lines read (overlaps,
 DEFAULT lines, ALL, errors naming file, line, key and value), each job kept on its own partitions' nodes
 (both node searches, against their oracles), the partitions' limits rejecting with Slurm's pending
-reason, their default memory, PriorityJobFactor as the partition factor, and --slurm-conf FILE."""
+reason, their default memory, PriorityJobFactor as the partition factor (each record of a job of several
+partitions at its own partition's priority, against the oracles), and --slurm-conf FILE."""
 import dataclasses
 import json
+import math
 
 import numpy as np
 import pytest
@@ -290,10 +292,11 @@ def test_priority_job_factor_is_the_partition_factor(tmp_path):
 def _sites(draw):
     nn = draw(st.integers(2, 6))
     nodes = [Node(f"n{i}", draw(st.integers(2, 6)), draw(st.sampled_from([4000, 8000]))) for i in range(nn)]
-    parts, tiered = [], draw(st.booleans())
+    parts, tiered, factored = [], draw(st.booleans()), draw(st.booleans())
     for k in range(draw(st.integers(2, 4))):
         members = sorted(draw(st.sets(st.integers(0, nn - 1), min_size=1, max_size=nn)))
-        parts.append((f"p{k}", members, draw(st.integers(1, 3)) if tiered else 1))
+        parts.append((f"p{k}", members, draw(st.integers(1, 3)) if tiered else 1,
+                      draw(st.integers(1, 3)) if factored else 1))
     jobs, t = [], 0
     for _ in range(draw(st.integers(4, 30))):
         t += draw(st.integers(0, 30))
@@ -307,8 +310,8 @@ def _sites(draw):
 
 def _site_of(tmp_path, nodes, parts):
     text = "".join(f"NodeName={n.name} CPUs={n.cores} RealMemory={n.memory_mb}\n" for n in nodes)
-    text += "".join(f"PartitionName={p} Nodes={','.join(nodes[i].name for i in m)} PriorityTier={t}\n"
-                    for p, m, t in parts)
+    text += "".join(f"PartitionName={p} Nodes={','.join(nodes[i].name for i in m)} PriorityTier={t} "
+                    f"PriorityJobFactor={f}\n" for p, m, t, f in parts)
     path = tmp_path / "gen.conf"
     path.write_text(text)
     return partition_cluster(read_slurm_conf(path))
@@ -339,7 +342,7 @@ def _never_in_first_record():
     job = dict(submit=0, est=30, run=1, cores=1, mpc=0, nmax=0, label="p0")
     jobs = [dict(job, cores=3), dict(job), dict(job, cores=6, nmax=1, label="p0,p1")] + [dict(job)] * 6
     jobs.append(dict(job, est=60))
-    return nodes, [("p0", [0, 1, 2, 3], 1), ("p1", [0, 1, 2], 2)], jobs, 1
+    return nodes, [("p0", [0, 1, 2, 3], 1, 1), ("p1", [0, 1, 2], 2, 1)], jobs, 1
 
 
 @pytest.mark.parametrize("multi", ["each", "union"])
@@ -360,7 +363,7 @@ def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path,
     config = pbf.ReplayConfig(cluster=cluster, partitions=site, node_search=search,
                               backfill=pbf.Backfill(reservations=reservations, resolution=0, window=0))
     got = replay_checked(table, config)
-    members = {p: {nodes[i].name for i in m} for p, m, _ in parts}
+    members = {p: {nodes[i].name for i in m} for p, m, *_ in parts}
     for k, job in enumerate(jobs):
         if got.jobs["start"][k] >= 0:
             used = set(got.jobs["nodes"][k].split(","))
@@ -518,3 +521,126 @@ def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, p
     want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0,
                              limits=backfill.reference_limits())
     assert got.jobs["start"].tolist() == want["start"]
+
+
+# ---------------------------------------------------------------- a job of partitions of different factors
+
+def _factor_priority(site, table):
+    """Multifactor with the partition factor alone (PriorityWeightPartition 1000): each job's priority is
+    floor(1000 x its partition's PriorityJobFactor / the file's largest)."""
+    return pbf.plugins.Multifactor(weight_age=0.0, weight_fairshare=0.0, weight_job_size=0.0, weight_qos=0.0,
+                                   weight_partition=1000.0, partition_factors=site.partition_factors(table))
+
+
+def _oracle_priorities(ref, site, table, placed):
+    """The oracles' ``prio`` a job (its own: the largest factor of its partitions) and ``prios`` a record
+    (its partition's: Slurm's priority_array), under :func:`_factor_priority`."""
+    factors = site.partition_factors(table)
+    top = max(p.priority_job_factor for p in site.partitions)
+    for k, r in enumerate(ref):
+        r["prio"] = math.floor(1000.0 * factors.get(int(table.partition[k]), 1.0))
+        records = placed.job_records[k] if placed.job_records is not None else None
+        if records:
+            r["prios"] = [math.floor(1000.0 * (site.partitions[i].priority_job_factor / top)) for _, i in records]
+    return ref
+
+
+@pytest.mark.parametrize("search", ["exact", "slurm"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=_sites())
+def test_each_record_at_its_partitions_priority_as_the_oracle(tmp_path, search, case):
+    # under multifactor a job of partitions of different PriorityJobFactor has a queue entry per run of
+    # records of one tier and one factor, each at its partition's priority; a job whose partitions share
+    # both is queued once at its own
+    nodes, parts, jobs, reservations = case
+    cluster, site = _site_of(tmp_path, nodes, parts)
+    labels = list(dict.fromkeys(j["label"] for j in jobs))
+    col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
+    table = _table([labels.index(j["label"]) + 1 for j in jobs], legend=labels, req=col("est"), cores=col("cores"),
+                   submit=col("submit"), run=col("run"), mem=col("mpc"), nodes_min=[1] * len(jobs),
+                   nodes_max=col("nmax"))
+    config = pbf.ReplayConfig(cluster=cluster, partitions=site, node_search=search,
+                              priority=_factor_priority(site, table),
+                              backfill=pbf.Backfill(reservations=reservations, resolution=0, window=0))
+    got = replay_checked(table, config)
+    placed = site.place(table, cluster)
+    ref = _oracle_priorities(_oracle_jobs(jobs, placed), site, table, placed)
+    if search == "slurm":
+        want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0)
+    else:
+        want = node_replay(placed.cluster.nodes, ref, reservations)
+    assert got.jobs["start"].tolist() == want["start"]
+
+
+FACTORED = ("PriorityType=priority/multifactor\nPriorityWeightPartition=1000\nPriorityWeightAge=0\n"
+            "PriorityWeightFairshare=0\nPriorityWeightJobSize=0\nPriorityWeightQOS=0\n"
+            "NodeName=n[1-2] CPUs=4 RealMemory=8000\n"
+            "PartitionName=cpu Nodes=n1 Default=YES PriorityJobFactor=1\n"
+            "PartitionName=small Nodes=n2 PriorityJobFactor=2\n")
+
+
+@pytest.mark.parametrize("search", ["exact", "slurm"])
+def test_a_job_of_two_factors_is_queued_at_each_partitions_priority(tmp_path, search):
+    # cpu (n1) of factor 1, small (n2) of factor 2, one tier: cpu jobs have priority 500, small jobs
+    # 1000. Job 4 asks both: Slurm queues its small record at 1000, ahead of job 3 (cpu, 500), and its
+    # cpu record at 500, behind job 3 (submitted first). When n1 frees at 100 job 3 takes it; job 4
+    # follows at 150 on n1, before small frees at 200. With the job's one priority (1000) on every
+    # record, job 4 would take n1 at 100 ahead of job 3.
+    conf = _conf(tmp_path, FACTORED)
+    dump = tmp_path / "jobs.sacct"
+    dump.write_text(TIERED)
+    settings_ = slurm_settings(conf, all_partitions=True)
+    table = read_sacct(dump)
+    site = settings_.config.partitions
+    placed = site.place(table, settings_.config.cluster)
+    assert placed.job_tiers is None and [site.partitions[i].name for _, i in placed.job_records[3]] == ["cpu", "small"]
+    # (the partition factors as pbf replay --slurm-conf gives them: PriorityJobFactor / the largest)
+    cfg = dataclasses.replace(settings_.config, node_search=search, priority=dataclasses.replace(
+        settings_.config.priority, partition_factors=site.partition_factors(table)))
+    assert cfg.priority.weight_partition == 1000 and cfg.priority.weight_age == 0
+    got = replay_checked(table, cfg)
+    assert got.jobs["start"].tolist() == [0, 0, 100, 150]
+    assert got.jobs["nodes"].tolist()[2:] == ["n1", "n1"]
+    own = [f for f in placed.requests.features[3] if not f.startswith(PARTITION_PREFIX)]
+    ref = [dict(submit=int(s), run=int(r), est=int(e),
+                req=NodeRequest(4, int(placed.requests.mem_core_mb[k]), 0, 0, 1, 0,
+                                frozenset(placed.requests.features[k])))
+           for k, (s, r, e) in enumerate(zip(table.submit, table.run, table.req_time))]
+    ref[3]["records"] = [NodeRequest(4, int(placed.requests.mem_core_mb[3]), 0, 0, 1, 0, frozenset(own + [f]))
+                         for f, _ in placed.job_records[3]]
+    _oracle_priorities(ref, site, table, placed)
+    assert [r["prio"] for r in ref] == [500, 1000, 500, 1000] and ref[3]["prios"] == [500, 1000]
+    want = (slurm_node_replay(placed.cluster.nodes, ref, cfg.backfill.reservations, window=cfg.backfill.window,
+                              resolution=cfg.backfill.resolution) if search == "slurm"
+            else node_replay(placed.cluster.nodes, ref, cfg.backfill.reservations))
+    assert want["start"] == [0, 0, 100, 150]
+    # the job's one priority on every record (what pbf did before): job 4 first at 100
+    del ref[3]["prios"]
+    assert node_replay(placed.cluster.nodes, ref, cfg.backfill.reservations)["start"] == [0, 0, 150, 100]
+    # the partition factors replaced (--mf-partition) or FCFS: every record at the job's priority
+    from pbf.replayer import record_factors
+    records = list(placed.job_records)
+    assert record_factors(cfg.priority, site, table, records) == [0.5, 1.0]
+    assert record_factors(dataclasses.replace(cfg.priority, partition_factors={1: 1.0}), site, table, records) is None
+    assert record_factors(dataclasses.replace(cfg.priority, weight_partition=0.0), site, table, records) is None
+    assert record_factors(pbf.ReplayConfig().scoring().priority, site, table, records) is None
+    # the same through pbf replay --slurm-conf
+    out = tmp_path / "out"
+    assert cli.main(["replay", str(dump), "--quiet", "--out", str(out), "--slurm-conf", str(conf),
+                     "--node-search", search]) == 0
+    lines = (out / "jobs.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    assert [int(line.split(",")[header.index("start")]) for line in lines[1:]] == [0, 0, 100, 150]
+
+
+@pytest.mark.parametrize("bad", [[-1.0, 1.0], [float("nan"), 1.0], [1.0]])
+def test_record_factors_the_core_cannot_take_are_refused(tmp_path, bad):
+    from unittest import mock
+    conf = _conf(tmp_path, FACTORED)
+    dump = tmp_path / "jobs.sacct"
+    dump.write_text(TIERED)
+    settings_ = slurm_settings(conf, all_partitions=True)
+    with mock.patch("pbf.replayer.record_factors", return_value=bad), \
+            pytest.raises(ValueError, match="partition records: one factor a record, each a number in 0 .. 2"):
+        pbf.replay(read_sacct(dump), settings_.config)

@@ -342,7 +342,8 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
                 windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, a ``req`` :class:`NodeRequest`, and for a job of several
     partitions ``records``: a request a partition, tested in turn until one starts it, and ``tiers``:
-    their partitions' PriorityTier, a job ``tier``: :func:`queue_entries`) on ``nodes``
+    their partitions' PriorityTier, ``prios`` their priorities, a job ``tier`` and ``prio``:
+    :func:`queue_entries`) on ``nodes``
     (:class:`pbf.Node` records) with FCFS and backfilling on nodes (``reservations`` per pass; None:
     every waiting job, i.e. conservative). A pass runs at every arrival and completion. Returns per job
     its start, end and allocation ``{node: (cores, memory, GPUs)}``; a job no node set can ever hold is
@@ -451,24 +452,30 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
 
 
 def queue_entries(jobs: Sequence[Mapping[str, Any]], queue: Sequence[int]) -> list:
-    """The queue a pass walks: each job (in ``queue``'s order) at its ``tier`` (0 if absent), but a job
-    whose ``records`` have ``tiers`` that differ (non-increasing, one a record) once a tier, as ``(job,
-    lo, hi)``: its records ``lo .. hi - 1``. Higher tiers first, then ``queue``'s order (Slurm's
-    ``sort_job_queue2``: a queue record per partition, sorted by its partition's tier first)."""
+    """The queue a pass walks: each job (in ``queue``'s order) at its ``tier`` (0 if absent) and its
+    ``prio`` (0 if absent), but a job whose ``records`` have ``tiers`` that differ (non-increasing, one a
+    record) or ``prios`` that differ (one a record: each its partition's priority, Slurm's
+    ``priority_array`` under multifactor) once a run of records of one tier and one priority, as ``(job,
+    lo, hi)``: its records ``lo .. hi - 1``, at that tier and priority. Higher tiers first, then higher
+    priorities, then ``queue``'s order, then the records' order (Slurm's ``sort_job_queue2``: a queue
+    record per partition, sorted by its partition's tier, then by its priority)."""
     keyed = []
     for pos, j in enumerate(queue):
-        tiers = jobs[j].get("tiers")
-        if tiers and len(set(tiers)) > 1:
+        job = jobs[j]
+        n = len(job.get("records") or ())
+        tiers = job.get("tiers") or [job.get("tier", 0)] * n
+        prios = job.get("prios") or [job.get("prio", 0)] * n
+        if n and (len(set(tiers)) > 1 or len(set(prios)) > 1):
             lo = 0
-            while lo < len(tiers):
+            while lo < n:
                 hi = lo + 1
-                while hi < len(tiers) and tiers[hi] == tiers[lo]:
+                while hi < n and (tiers[hi], prios[hi]) == (tiers[lo], prios[lo]):
                     hi += 1
-                keyed.append((-tiers[lo], pos, lo, (j, lo, hi)))
+                keyed.append((-tiers[lo], -prios[lo], pos, lo, (j, lo, hi)))
                 lo = hi
         else:
-            keyed.append((-jobs[j].get("tier", 0), pos, -1, j))
-    keyed.sort(key=lambda x: x[:3])
+            keyed.append((-job.get("tier", 0), -job.get("prio", 0), pos, -1, j))
+    keyed.sort(key=lambda x: x[:4])
     return [e for *_, e in keyed]
 
 
