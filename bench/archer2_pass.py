@@ -52,7 +52,9 @@ def main():
                 if later:
                     medians[w].append(statistics.median(later))
                     print(f"  {search}, {w} worker(s), round {r + 1}: first pass {out['walls'][0]:.2f} s (with "
-                          f"{args.queued:,} submits); later passes median {medians[w][-1] * 1e3:.1f} ms",
+                          f"{args.queued:,} submits); later passes median {medians[w][-1] * 1e3:.1f} ms"
+                          + (f"; {out['helped']:,} of {out['shared']:,} later starts or searches shared with "
+                             "a helper thread" if w > 1 else ""),
                           flush=True)
         if len(counts) > 1 and all(medians.values()):
             base = statistics.median(medians[counts[0]])

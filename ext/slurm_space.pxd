@@ -11,6 +11,7 @@ from libc.stdint cimport uint64_t, uint8_t, int64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset, memcpy, memmove
 
+from sync cimport pbf_load
 from nodes cimport Nodes, nodes_by_end_find
 from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem, nm_job_nodes
 from bf_limits cimport BfLimits, bfl_free
@@ -60,6 +61,7 @@ ctypedef struct SlurmSpace:
     const uint64_t* xbits
     int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
     int64_t marked                 # nodes whose weight is not 0xff (none: a reset changes nothing)
+    int64_t* cancel                # (a helper thread's test: *cancel set, its answer is not needed; NULL: none)
     # what the will-run test gives back, the running jobs in end order: the same for every test of a
     # pass until a job starts, so read from their bitmaps once (made for Nodes.version gb_version of
     # this pass; -1: not made). Running job r (by_end order) has entries gb_off[r] .. gb_off[r + 1] - 1:
@@ -618,6 +620,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         X.fg[i] = M.free_gpu[i]
     X.stamp += 1
     while more:
+        if X.cancel != NULL and pbf_load(X.cancel):
+            return -1                  # (a test ahead whose answer is no longer needed)
         last = -1
         nxt = -1
         removed = 0

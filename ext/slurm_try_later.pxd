@@ -8,8 +8,9 @@
 # its own scratch: so the helper (NodeSplit, node_model.pxd) tests start k + 1 on a scratch of its
 # own (SlurmShadow) while this thread tests start k, and the answers are taken in order. An answer
 # is the same on either thread, the first start that holds the job wins: the decisions are those of
-# one thread. The first later start is never offered (most jobs need none), nor the tests of a GPU
-# job whose choice marks the node weights (cons_tres), whose tests depend on each other.
+# one thread. A test whose answer is no longer needed (the job started or reserved at the start
+# before) stops at its next batch of give-backs. The tests of a GPU job whose choice marks the node
+# weights (cons_tres) depend on each other and are not offered.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, free
@@ -53,6 +54,7 @@ ctypedef struct SlurmShadow:
     const int32_t* rows_of
     int64_t j, cores, d, now, start_res     # ... the job and the later start to test ...
     int64_t later, start       # ... and the answer (ss_offer_at's next later start; ss_test_at's start)
+    int64_t cancel             # 1: the answer is no longer needed (the test may stop)
 
 
 cdef inline void sh_free(SlurmShadow* H) noexcept nogil:
@@ -120,6 +122,8 @@ cdef inline void _sh_task(SlurmShadow* H, const SlurmSpace* X, const NodeModel* 
     H.X.hist = H.hist
     H.X.stamp = H.stamp
     H.X.tbits = NULL                   # (a test does not choose for a reservation)
+    H.X.cancel = &H.cancel
+    H.cancel = 0
     H.M = M[0]
     H.M.cpu = H.cpu
     H.M.take = H.take
@@ -169,9 +173,10 @@ cdef inline bint _sh_post(NodeSplit* P, SlurmShadow* H, SlurmSpace* X, NodeModel
     return True
 
 
-cdef inline bint _sh_claim(NodeSplit* P) noexcept nogil:
+cdef inline bint _sh_claim(NodeSplit* P, SlurmShadow* H, bint needed) noexcept nogil:
     # take the posted test back before the helper starts it (True), or wait for the helper's answer
-    # (False). In the tests' mode where every part is the helper's, always wait.
+    # (False; not needed: the helper is told it may stop). In the tests' mode where every part is the
+    # helper's, always wait.
     cdef int64_t s = P.posted, since
     if P.wait:
         while pbf_load(&P.claimed) != s:
@@ -181,6 +186,8 @@ cdef inline bint _sh_claim(NodeSplit* P) noexcept nogil:
     elif pbf_cas(&P.claimed, s - 1, s):
         return True
     P.helped += 1
+    if not needed:
+        pbf_store(&H.cancel, 1)
     if pbf_load(&P.finished) != s:
         since = now_ticks()
         while pbf_load(&P.finished) != s:
@@ -196,14 +203,14 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # One job's backfill test (_attempt_backfill): now (start it now on M.take), a later start (its
     # nodes are reserved in X), SS_SKIP, or SS_ERROR. d: its limit; window: bf_window (0: unlimited);
     # reserve False: only a start now counts. P: a helper thread to test later starts ahead (NULL: none).
-    cdef int64_t start_res, later = now, start, s, e, ahead = -1, tried = 0
+    cdef int64_t start_res, later = now, start, s, e, ahead = -1
     cdef bint share = (P != NULL and H != NULL and reserve and M.gpn[j] <= 0 and X.marks != SS_MARKS_PER_TEST
                        and M.nn >= P.min_nodes)
     while True:
         start_res = later
         # the start offered to the helper: its answer, unless this thread takes the test back (or
         # another start: the answer is not needed, and the test is taken back or waited for)
-        if ahead >= 0 and not _sh_claim(P) and ahead == start_res:
+        if ahead >= 0 and not _sh_claim(P, H, ahead == start_res) and ahead == start_res:
             later = H.later
             start = H.start
             if start >= 0:
@@ -214,11 +221,10 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         else:
             ahead = -1
             later = ss_offer_at(X, d, now, start_res)
-            if share and tried > 0 and later >= 0:
+            if share and later >= 0:
                 if _sh_post(P, H, X, M, N, rows_of, j, cores, d, now, later):
                     ahead = later
             start = ss_test_at(X, M, N, rows_of, j, cores, now, start_res, reserve)
-        tried += 1
         if start == SS_ERROR:
             break
         if start < 0:
@@ -251,11 +257,11 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             later = start
             continue
         if ahead >= 0:                 # (the helper reads the records this changes)
-            _sh_claim(P)
+            _sh_claim(P, H, False)
             ahead = -1
         if ss_reserve(X, s, e) != RC_OK:
             start = SS_ERROR
         break
     if ahead >= 0:
-        _sh_claim(P)
+        _sh_claim(P, H, False)
     return start

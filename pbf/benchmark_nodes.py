@@ -90,7 +90,9 @@ def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_
         del ends[job]
         now = max(now + 1, end)
         events = [Finish(job, now)]
-    return {"walls": walls, "started": started, "reserved": reserved, "decisions": digest.hexdigest()[:16]}
+    shared, helped = engine._core.search_helper_stats()[:2]
+    return {"walls": walls, "started": started, "reserved": reserved, "decisions": digest.hexdigest()[:16],
+            "shared": shared, "helped": helped}
 
 
 def _child(search: str, queued: int, passes: int, max_job_test: int) -> None:
