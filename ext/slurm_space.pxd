@@ -305,6 +305,31 @@ cdef inline int64_t ss_offer(SlurmSpace* X, int64_t start_res, int64_t end_time)
     return later
 
 
+cdef inline int64_t ss_later(SlurmSpace* X, int64_t start_res, int64_t end_time) noexcept nogil:
+    # ss_offer's later_start alone: the records' AND only as far as it is found (most often the first
+    # record or two), X.offer as scratch
+    cdef int64_t j = 0, k, w, W = X.NW
+    cdef const uint64_t* r
+    memcpy(X.offer, X.base, W * sizeof(uint64_t))
+    while True:
+        if X.e[j] > start_res and X.nxt[j] != 0:
+            k = X.nxt[j]
+            for w in range(W):
+                if (X.base[w] & X.avail[k * W + w]) & ~(X.offer[w] & X.avail[j * W + w]):
+                    return X.e[j]
+        if X.e[j] <= start_res:
+            pass
+        elif X.b[j] <= end_time:
+            r = X.avail + j * W
+            for w in range(W):
+                X.offer[w] &= r[w]
+        else:
+            return -1
+        j = X.nxt[j]
+        if j == 0:
+            return -1
+
+
 cdef inline bint _ss_offered(const SlurmSpace* X, int64_t i) noexcept nogil:
     return (X.offer[i >> 6] >> (i & 63)) & 1
 
@@ -608,6 +633,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                 _ss_setw(X, i, 0xff)   # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
             if skip_hopeless:
                 _ss_count(X, M, j, i, X.pcnow[i], &total, &used)
+    if X.cancel != NULL and pbf_load(X.cancel):
+        return -1                      # (a test ahead whose answer is no longer needed)
     if (not skip_hopeless or not _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j])) \
             and _ss_choose(X, M, j, cores, False):
         return now
@@ -681,15 +708,26 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     return -1
 
 
+cdef inline void _ss_all_nodes(SlurmSpace* X) noexcept nogil:
+    cdef int64_t w
+    for w in range(X.NW):
+        X.base[w] = ~(<uint64_t>0)
+    if X.nn & 63:
+        X.base[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
+
+
+cdef inline int64_t ss_later_at(SlurmSpace* X, int64_t d, int64_t now, int64_t start_res) noexcept nogil:
+    # what ss_offer_at returns, without the rest of its work (X.offer is left undefined)
+    _ss_all_nodes(X)
+    return ss_later(X, start_res, (start_res if start_res > now else now) + d)
+
+
 cdef inline int64_t ss_offer_at(SlurmSpace* X, int64_t d, int64_t now, int64_t start_res) noexcept nogil:
     # A later start's first half in _attempt_backfill: X.offer = the nodes no reservation of the
     # cycle, and no advance reservation (job_test_resv), holds over the job's time from start_res
     # (d: its limit); returns the next later start to try (-1: none)
     cdef int64_t end_time = (start_res if start_res > now else now) + d, later, i, w
-    for w in range(X.NW):
-        X.base[w] = ~(<uint64_t>0)
-    if X.nn & 63:
-        X.base[X.NW - 1] = ((<uint64_t>1) << (X.nn & 63)) - 1
+    _ss_all_nodes(X)
     later = ss_offer(X, start_res, end_time)
     for i in range(X.xn):              # (job_test_resv: the windows over [start_res, end_time))
         if X.xs[i] < end_time and X.xe[i] > start_res:

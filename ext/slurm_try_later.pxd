@@ -9,18 +9,19 @@
 # own (SlurmShadow) while this thread tests start k, and the answers are taken in order. An answer
 # is the same on either thread, the first start that holds the job wins: the decisions are those of
 # one thread. A test whose answer is no longer needed (the job started or reserved at the start
-# before) stops at its next batch of give-backs. The tests of a GPU job whose choice marks the node
-# weights (cons_tres) depend on each other and are not offered.
+# before) stops at its next batch of give-backs. The tests of a GPU job (whose choice may mark the
+# node weights, cons_tres) and those under Slurm 23.11's per-test weights are not offered: they
+# depend on each other.
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
-from ticks cimport now_ticks
 from sync cimport pbf_load, pbf_store, pbf_cas, pbf_pause
 from nodes cimport Nodes
 from node_model cimport NodeModel, NodeSplit
-from slurm_space cimport (SlurmSpace, SS_SKIP, SS_ERROR, SS_MARKS_PER_TEST, ss_offer_at, ss_test_at, ss_now_ready,
+from slurm_space cimport (SlurmSpace, SS_SKIP, SS_ERROR, SS_MARKS_PER_TEST, ss_later_at, ss_offer_at, ss_test_at,
+                          ss_now_ready,
                           ss_give_backs, ss_usable_bits, ss_take_bits, ss_overlaps, ss_reserve, ss_reset_weights,
                           _ss_choose, _ss_hist_ready)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -176,8 +177,9 @@ cdef inline bint _sh_post(NodeSplit* P, SlurmShadow* H, SlurmSpace* X, NodeModel
 cdef inline bint _sh_claim(NodeSplit* P, SlurmShadow* H, bint needed) noexcept nogil:
     # take the posted test back before the helper starts it (True), or wait for the helper's answer
     # (False; not needed: the helper is told it may stop). In the tests' mode where every part is the
-    # helper's, always wait.
-    cdef int64_t s = P.posted, since
+    # helper's, always wait. (A wait is not a stall here: a later start's test may well take longer
+    # than this thread's own; a helper without a CPU shows in the trials.)
+    cdef int64_t s = P.posted
     if P.wait:
         while pbf_load(&P.claimed) != s:
             if pbf_load(&P.slot) == -2:
@@ -188,12 +190,8 @@ cdef inline bint _sh_claim(NodeSplit* P, SlurmShadow* H, bint needed) noexcept n
     P.helped += 1
     if not needed:
         pbf_store(&H.cancel, 1)
-    if pbf_load(&P.finished) != s:
-        since = now_ticks()
-        while pbf_load(&P.finished) != s:
-            pbf_pause()
-        if now_ticks() - since > P.stall_ticks:
-            P.stalls += 1
+    while pbf_load(&P.finished) != s:
+        pbf_pause()
     return False
 
 
@@ -220,10 +218,11 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             ahead = -1
         else:
             ahead = -1
-            later = ss_offer_at(X, d, now, start_res)
-            if share and later >= 0:
-                if _sh_post(P, H, X, M, N, rows_of, j, cores, d, now, later):
+            if share:                  # (the next later start first, so that both threads test a whole start)
+                later = ss_later_at(X, d, now, start_res)
+                if later >= 0 and _sh_post(P, H, X, M, N, rows_of, j, cores, d, now, later):
                     ahead = later
+            later = ss_offer_at(X, d, now, start_res)
             start = ss_test_at(X, M, N, rows_of, j, cores, now, start_res, reserve)
         if start == SS_ERROR:
             break
@@ -235,6 +234,9 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if start < start_res:
             start = start_res
         if start <= now:
+            if ahead >= 0:             # (the helper's test reads the weights this resets)
+                _sh_claim(P, H, False)
+                ahead = -1
             # _start_job: select_nodes on the offered nodes, their weights reset, as they are now
             ss_reset_weights(X, M, j, True)
             start = now if _ss_choose(X, M, j, cores, False) else SS_SKIP
