@@ -202,6 +202,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # nodes are reserved in X), SS_SKIP, or SS_ERROR. d: its limit; window: bf_window (0: unlimited);
     # reserve False: only a start now counts. P: a helper thread to test later starts ahead (NULL: none).
     cdef int64_t start_res, later = now, start, s, e, ahead = -1
+    cdef const int64_t* took
     cdef bint share = (P != NULL and H != NULL and reserve and M.gpn[j] <= 0 and X.marks != SS_MARKS_PER_TEST
                        and M.nn >= P.min_nodes)
     while True:
@@ -211,12 +212,10 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if ahead >= 0 and not _sh_claim(P, H, ahead == start_res) and ahead == start_res:
             later = H.later
             start = H.start
-            if start >= 0:
-                memcpy(M.take, H.take, M.nn * sizeof(int64_t))
-                M.take_among = NULL
-                M.ntake_among = 0
+            took = H.take              # (read, not copied: most answers lead to the next later start)
             ahead = -1
         else:
+            took = M.take
             ahead = -1
             if share:                  # (the next later start first, so that both threads test a whole start)
                 later = ss_later_at(X, d, now, start_res)
@@ -251,6 +250,11 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if window > 0 and start > now + window:
             start = SS_SKIP
             break
+        if took != M.take:             # (the helper's choice becomes this thread's: the job's nodes)
+            memcpy(M.take, took, M.nn * sizeof(int64_t))
+            M.take_among = NULL
+            M.ntake_among = 0
+            took = M.take
         ss_take_bits(X, M.take)
         if ss_overlaps(X, s, e):
             if start <= start_res:
