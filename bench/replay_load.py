@@ -14,8 +14,11 @@ CPU (the log's last line says so): how far a replay whose queue grows without bo
 ``util`` reads a finished replay's ``jobs.csv`` and prints the share of the cluster's units the jobs
 held (units x (end - start), summed, over N units x the span) from the first submission to ``--until``
 seconds after it (default: the last submission, so that the drain after the last arrival, when
-nothing more is offered, does not count), then the same over each ``--days`` days (default 1), with
-the jobs queued at the end of each day: the achieved load to set against the offered one.
+nothing more is offered, does not count), then, for each ``--days`` days (default 1): the load the
+jobs submitted in it offered (units x run time over N units x the days), the load the cluster
+carried in it, the jobs queued at its end, the backlog at its end (the work submitted and not yet
+done, in hours of the whole cluster: bounded if the cluster keeps up, growing if it does not) and the
+mean wait of the jobs submitted in it.
 """
 import csv
 import os
@@ -89,15 +92,19 @@ def _util(argv):
 
     def held(a, b):
         return float((size * np.clip(np.minimum(end, b) - np.maximum(start, a), 0, None)).sum()) / (units * (b - a))
-    print(f"jobs {len(rows)}, units {units}, span {(until - t0) / 86400:.2f} days: load carried {held(t0, until):.4f}")
-    print("day  carried  queued_at_end  mean_wait_of_jobs_submitted_that_day_s")
+    run = end - start
+    print(f"jobs {len(rows)}, units {units}, span {(until - t0) / 86400:.2f} days: offered "
+          f"{float((size * run)[submit <= until].sum()) / (units * (until - t0)):.4f}, carried {held(t0, until):.4f}")
+    print("  day  offered  carried  queued  backlog_h  mean_wait_s")
     a, step = t0, days * 86400
     while a < until - 1:
         b = min(a + step, until)
-        queued = int(((submit <= b) & (start > b)).sum())
         sub = (submit >= a) & (submit < b)
+        queued = int(((submit <= b) & (start > b)).sum())
+        left = np.where(submit <= b, size * np.clip(end - np.maximum(start, b), 0, None), 0.0)
         wait = float((start[sub] - submit[sub]).mean()) if sub.any() else 0.0
-        print(f"{(b - t0) / 86400:5.1f} {held(a, b):.4f} {queued:8d} {wait:10.0f}")
+        print(f"{(b - t0) / 86400:5.1f} {float((size * run)[sub].sum()) / (units * (b - a)):8.4f} {held(a, b):8.4f} "
+              f"{queued:7d} {float(left.sum()) / units / 3600:9.2f} {wait:11.0f}")
         a = b
     return 0
 
