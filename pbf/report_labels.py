@@ -28,7 +28,8 @@ LABELS = {
     "tests_max_worker_mean_full": "jobs tested by the busiest worker, mean a full pass",
     "tests_min_worker_mean_full": "jobs tested by the idlest worker, mean a full pass",
     "thread_tests_per_worker": "jobs each worker thread tested (passes on threads)",
-    "searches_shared": "node searches (Slurm's search: later starts) shared with a helper thread", "searches_helped": "... of which it helped",
+    "searches_shared": "node searches (Slurm's search: later starts) shared with a helper thread",
+    "searches_helped": "... of which it helped",
     "search_helper_backoffs": "times the helper backed off (no CPU to spare)",
     "search_sharing_trials": "trials of sharing against not", "search_sharing_trials_won": "... won by sharing",
     # configuration

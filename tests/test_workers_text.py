@@ -40,3 +40,15 @@ def test_replay_prints_the_lines(capsys):
     assert main(["replay", os.path.join(TRACES, "lublin1-1000.swf.gz"), "--workers", "2"]) == 0
     out = capsys.readouterr().out
     assert "\nworkers      2: the schedule is the same for any N" in out and "\nthreads      " in out
+
+
+def test_slurms_search_names_its_later_starts():
+    # on the free clock: the later starts a helper tested; on the slurm-sim clock: why none was
+    free = _summary(threaded_passes=0, searches_shared=900, searches_helped=850)
+    free["config"]["node_search"] = "slurm"
+    assert "850 of 900 later starts tested ahead on a helper thread" in workers_line(free)
+    sim = _summary("slurm-sim", 2, threaded_passes=0)
+    sim["config"]["node_search"] = "slurm"
+    text = workers_line(sim)
+    assert "on the slurm-sim clock a cycle's tests run on one" in text and "--clock free --workers N" in text
+    assert all(len(line) <= 160 for line in text.splitlines())

@@ -204,6 +204,9 @@ def workers_line(s: dict[str, Any]) -> str | None:
     elif p.get("searches_shared"):
         second = (f"0 of {full:,} full passes ran on threads; {p['searches_helped']:,} of "
                   f"{p['searches_shared']:,} {_shared_what(c)}")
+    elif c.get("node_search") == "slurm" and clock in ("model", "slurm-sim"):
+        second = (f"0 of {full:,} full passes ran on threads: on the {clock} clock a cycle's tests run on one\n"
+                  "             (--clock free --workers N tests later starts ahead on a helper thread)")
     elif c.get("node_search") == "slurm":
         second = (f"0 of {full:,} full passes ran on threads (Slurm's node search runs a pass on one), and no "
                   "later start was tested ahead on a helper thread (trials found it no faster, jobs needed "
