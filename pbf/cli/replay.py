@@ -95,8 +95,9 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
     rp.add_argument("--workers", type=int_in(1, 256), default=1,
                     help="backfill workers. Free clock (default): threads for a full pass, taken only when the "
                          "pass is predicted faster on them (on a cluster of nodes, a helper thread shares each "
-                         "node search); the schedule is the same for any N (ordered commit). Model and "
-                         "slurm-sim clocks (--preset slurm): N modelled workers, a pass charged the time of "
+                         "node search, or under Slurm's node search tests each job's next later start ahead); "
+                         "the schedule is the same for any N (ordered commit). Model and slurm-sim clocks "
+                         "(--preset slurm, --slurm-conf): N modelled workers, a pass charged the time of "
                          "N workers testing side by side (a cycle tests up to Nx the jobs within its budget), "
                          "so the schedule changes with N. The output's workers and threads lines say which "
                          "applied and how many passes ran on threads (default 1)")
