@@ -317,6 +317,13 @@ def _site_of(tmp_path, nodes, parts):
     return partition_cluster(read_slurm_conf(path))
 
 
+def _oracle_starts(placed, ref, reservations, search):
+    # the oracle of the node search asked for: each job's start
+    if search == "slurm":
+        return slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0)["start"]
+    return node_replay(placed.cluster.nodes, ref, reservations)["start"]
+
+
 def _oracle_jobs(jobs, placed):
     """_sites' jobs as the node oracles take them, each with its partitions' records where it has several."""
     def request(k, j, features):
@@ -374,11 +381,7 @@ def test_a_job_runs_only_on_its_partitions_nodes_and_the_oracle_agrees(tmp_path,
                 assert used <= set().union(*(members[p] for p in job["label"].split(",")))
     placed = site.place(table, cluster)
     ref = _oracle_jobs(jobs, placed)
-    if search == "slurm":
-        want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0)
-    else:
-        want = node_replay(placed.cluster.nodes, ref, reservations)
-    assert got.jobs["start"].tolist() == want["start"]
+    assert got.jobs["start"].tolist() == _oracle_starts(placed, ref, reservations, search)
 
 
 # ---------------------------------------------------------------- pbf replay --slurm-conf FILE
@@ -566,11 +569,7 @@ def test_each_record_at_its_partitions_priority_as_the_oracle(tmp_path, search, 
     got = replay_checked(table, config)
     placed = site.place(table, cluster)
     ref = _oracle_priorities(_oracle_jobs(jobs, placed), site, table, placed)
-    if search == "slurm":
-        want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0)
-    else:
-        want = node_replay(placed.cluster.nodes, ref, reservations)
-    assert got.jobs["start"].tolist() == want["start"]
+    assert got.jobs["start"].tolist() == _oracle_starts(placed, ref, reservations, search)
 
 
 FACTORED = ("PriorityType=priority/multifactor\nPriorityWeightPartition=1000\nPriorityWeightAge=0\n"
