@@ -13,7 +13,7 @@ from libc.string cimport memset, memcpy, memmove
 
 from sync cimport pbf_load
 from nodes cimport Nodes, nodes_by_end_find
-from node_model cimport NodeModel, nm_node_cpus, nm_choose, nm_range_count, nm_job_mem, nm_job_nodes
+from node_model cimport NodeModel, nm_node_cpus, nm_choose_among, nm_range_count, nm_job_mem, nm_job_nodes
 from bf_limits cimport BfLimits, bfl_free
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -48,6 +48,7 @@ ctypedef struct SlurmSpace:
     int64_t* fc                    # ... and the will-run test's future free cores, memory, GPUs
     int64_t* fm
     int64_t* fg
+    int32_t* cand                  # (scratch) the offered nodes that give a choice's job a core, ascending
     int64_t* sw                    # each node's scheduling weight's low byte (NodeModel.wt points here):
                                    # 0xff, less the GPUs a GPU job's test would use there, until a start
                                    # attempt resets it (cons_tres can_job_run_on_node, _sync_node_weight)
@@ -107,6 +108,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.fc = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fm = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fg = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.cand = <int32_t*>malloc(nn * sizeof(int32_t))
     X.sw = <int64_t*>malloc(nn * sizeof(int64_t))
     X.pc = <int64_t*>malloc(nn * sizeof(int64_t))
     X.dstamp = <int64_t*>malloc(nn * sizeof(int64_t))
@@ -120,7 +122,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.fnow_version = -1
     X.pcnow_version = -1
     if (X.fnow == NULL or X.pcnow == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
-            or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
+            or X.cand == NULL or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
             or X.tbits == NULL):
         return RC_NO_MEMORY
     for i in range(nn):
@@ -131,7 +133,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
 
 cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
-    free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.sw)
+    free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.cand); free(X.sw)
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu)
     free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
     bfl_free(&X.lim)
@@ -525,21 +527,27 @@ cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N,
 
 
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
-    # the select plugin's choice among the offered nodes (M.take), now or after the removals so far
-    cdef int64_t i, w
+    # the select plugin's choice among the offered nodes (M.take), now or after the removals so far.
+    # The choice is handed only the offered nodes that give the job a core (X.cand, ascending: the
+    # same runs and the same answer as over every node with the others at 0), so that its scans read
+    # those rather than every node of the cluster (M.cpu is left stale elsewhere; nothing reads it there)
+    cdef int64_t i, w, c, n = 0
     cdef uint64_t x
     ss_gpu_weights(X, M, j, cores, X.fc, X.fg if future else M.free_gpu)
-    memset(M.cpu, 0, M.nn * sizeof(int64_t))
     for w in range(X.NW):              # (the offered nodes, a set bit at a time)
         x = X.offer[w]
         while x:
             i = (w << 6) + __builtin_ctzll(x)
             x &= x - 1
             if future:
-                M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
+                c = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
             else:
-                M.cpu[i] = nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i])
-    return nm_choose(M, cores, M.minn[j], M.maxn[j])
+                c = nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i])
+            M.cpu[i] = c
+            if c > 0:
+                X.cand[n] = <int32_t>i
+                n += 1
+    return nm_choose_among(M, cores, M.minn[j], M.maxn[j], X.cand, n)
 
 
 cdef inline void _ss_count(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t i, int64_t c, int64_t* total,
@@ -621,7 +629,6 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     if skip_hopeless and _ss_hist_ready(X, M) != RC_OK:
         return SS_ERROR
     ss_now_ready(X, M, N, j, skip_hopeless)
-    # (fc and pc are read only for offered nodes)
     for x in range(X.NW):
         bits = X.offer[x]
         while bits:
@@ -629,6 +636,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             bits &= bits - 1
             X.pc[i] = 0
             X.fc[i] = X.fnow[i]
+            X.fm[i] = M.free_mem[i]    # (fc, fm and fg are read only for offered nodes)
+            X.fg[i] = M.free_gpu[i]
             if X.marks == SS_MARKS_PER_TEST:
                 _ss_setw(X, i, 0xff)   # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
             if skip_hopeless:
@@ -642,9 +651,6 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         return -1
     if ss_give_backs(X, M, N, rows_of) != RC_OK:
         return SS_ERROR
-    for i in range(M.nn):
-        X.fm[i] = M.free_mem[i]
-        X.fg[i] = M.free_gpu[i]
     X.stamp += 1
     while more:
         if X.cancel != NULL and pbf_load(X.cancel):

@@ -37,6 +37,7 @@ ctypedef struct SlurmShadow:
     int64_t* fc
     int64_t* fm
     int64_t* fg
+    int32_t* cand
     int64_t* pc
     int64_t* dstamp
     int32_t* dirty
@@ -59,11 +60,11 @@ ctypedef struct SlurmShadow:
 
 
 cdef inline void sh_free(SlurmShadow* H) noexcept nogil:
-    free(H.offer); free(H.base); free(H.fc); free(H.fm); free(H.fg); free(H.pc); free(H.dstamp)
-    free(H.dirty); free(H.hist); free(H.cpu); free(H.take); free(H.avail); free(H.cut)
+    free(H.offer); free(H.base); free(H.fc); free(H.fm); free(H.fg); free(H.cand); free(H.pc)
+    free(H.dstamp); free(H.dirty); free(H.hist); free(H.cpu); free(H.take); free(H.avail); free(H.cut)
     free(H.r_cpus); free(H.r_nodes); free(H.r_first); free(H.r_last); free(H.r_w)
-    H.offer = NULL; H.base = NULL; H.fc = NULL; H.fm = NULL; H.fg = NULL; H.pc = NULL; H.dstamp = NULL
-    H.dirty = NULL; H.hist = NULL; H.cpu = NULL; H.take = NULL; H.avail = NULL; H.cut = NULL
+    H.offer = NULL; H.base = NULL; H.fc = NULL; H.fm = NULL; H.fg = NULL; H.cand = NULL; H.pc = NULL
+    H.dstamp = NULL; H.dirty = NULL; H.hist = NULL; H.cpu = NULL; H.take = NULL; H.avail = NULL; H.cut = NULL
     H.r_cpus = NULL; H.r_nodes = NULL; H.r_first = NULL; H.r_last = NULL; H.r_w = NULL
     H.nn = 0
 
@@ -79,6 +80,7 @@ cdef inline int _sh_ready(SlurmShadow* H, const SlurmSpace* X) noexcept nogil:
     H.fc = <int64_t*>malloc(nn * sizeof(int64_t))
     H.fm = <int64_t*>malloc(nn * sizeof(int64_t))
     H.fg = <int64_t*>malloc(nn * sizeof(int64_t))
+    H.cand = <int32_t*>malloc(nn * sizeof(int32_t))
     H.pc = <int64_t*>malloc(nn * sizeof(int64_t))
     H.dstamp = <int64_t*>malloc(nn * sizeof(int64_t))
     H.dirty = <int32_t*>malloc(nn * sizeof(int32_t))
@@ -93,9 +95,9 @@ cdef inline int _sh_ready(SlurmShadow* H, const SlurmSpace* X) noexcept nogil:
     H.r_last = <int64_t*>malloc(nn * sizeof(int64_t))
     H.r_w = <int64_t*>malloc(nn * sizeof(int64_t))
     if (H.offer == NULL or H.base == NULL or H.fc == NULL or H.fm == NULL or H.fg == NULL or H.pc == NULL
-            or H.dstamp == NULL or H.dirty == NULL or H.hist == NULL or H.cpu == NULL or H.take == NULL
-            or H.avail == NULL or H.cut == NULL or H.r_cpus == NULL or H.r_nodes == NULL or H.r_first == NULL
-            or H.r_last == NULL or H.r_w == NULL):
+            or H.cand == NULL or H.dstamp == NULL or H.dirty == NULL or H.hist == NULL or H.cpu == NULL
+            or H.take == NULL or H.avail == NULL or H.cut == NULL or H.r_cpus == NULL or H.r_nodes == NULL
+            or H.r_first == NULL or H.r_last == NULL or H.r_w == NULL):
         sh_free(H)
         return RC_NO_MEMORY
     for i in range(nn):
@@ -117,6 +119,7 @@ cdef inline void _sh_task(SlurmShadow* H, const SlurmSpace* X, const NodeModel* 
     H.X.fc = H.fc
     H.X.fm = H.fm
     H.X.fg = H.fg
+    H.X.cand = H.cand
     H.X.pc = H.pc
     H.X.dstamp = H.dstamp
     H.X.dirty = H.dirty
