@@ -91,6 +91,10 @@ def _translate_assoc(text: str) -> str:
         m = re.match(r"^\s*Parent\s*-\s*'([^']*)'", line)
         if m:
             parent = m.group(1)
+        m = re.match(r"^(\s*User\s*-\s*)'pbfu(\d+)'(.*)$", line)
+        if m:                 # a trace user's own Unix user (--as-users): user N
+            out.append(f"{m.group(1)}'{m.group(2)}'{m.group(3)}")
+            continue
         m = re.match(r"^(\s*User\s*-\s*)'root'(.*)$", line)
         if m and parent and re.fullmatch(r"a\d+", parent):
             rest = re.sub(r"DefaultAccount='[^']*'", f"DefaultAccount='{parent}'", m.group(2))
