@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PbfError
 from .jobs import HarnessJob
-from .records import JobRecord, read_jobcomp, read_starts_log, read_timing
+from .records import JobRecord, parse_jobcomp_line, read_jobcomp, read_starts_log, read_timing
 from .slurm_config import DBD_PORT, MYSQL_PORT, PrivateConf
 
 __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
@@ -405,13 +405,25 @@ _KEPT_LOG = ("_slurm_rpc_submit_batch_job: JobId=", "_start_job: Started JobId="
              "_job_complete: JobId=", "_attempt_backfill: beginning", "SchedulerParameters=default_queue_depth")
 
 
+#: the jobcomp/filetxt keys the comparison reads (pbf.validate.records.read_jobcomp)
+_JOBCOMP_READ = ("JobId", "UserId", "Name", "JobState", "TimeLimit", "StartTime", "EndTime", "NodeList", "ProcCnt",
+                 "SubmitTime")
+
+
+def _jobcomp_read_only(line: str) -> str:
+    """A jobcomp/filetxt ``line`` with only the keys the comparison reads (:data:`_JOBCOMP_READ`)."""
+    f = parse_jobcomp_line(line)
+    return " ".join(f"{k}={f[k]}" for k in _JOBCOMP_READ if k in f) + "\n"
+
+
 def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = "", *,
-                cycles: bool = True) -> list[str]:
+                cycles: bool = True, read_only: bool = False) -> list[str]:
     """Keep the run in ``folder`` (``OUT/slurm/runK`` of ``pbf validate slurm``) in the compact form the
     repository ships (:func:`is_recording`) in ``dest``: ``submitted.json`` (t0, its local time, the Slurm
     version, what was submitted when, ``note``), ``jobcomp.txt``, ``sdiag.txt`` and
     ``slurmctld_starts.log`` (slurmctld's log lines of submissions, starts, ends and, with ``cycles``,
-    the backfill cycles' beginnings, from which the run's timing is read). Returns the paths written."""
+    the backfill cycles' beginnings, from which the run's timing is read). ``read_only``: each jobcomp
+    line keeps only the keys the comparison reads (a large run's recording). Returns the paths written."""
     folder, dest = os.fspath(folder), os.fspath(dest)
     try:
         with open(os.path.join(folder, "result.json")) as fh:
@@ -432,7 +444,11 @@ def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = 
     with open(paths[0], "w") as fh:
         json.dump(sub, fh, indent=1)
         fh.write("\n")
-    shutil.copyfile(os.path.join(folder, "jobcomp.txt"), paths[1])
+    if read_only:
+        with open(os.path.join(folder, "jobcomp.txt"), errors="replace") as src, open(paths[1], "w") as fh:
+            fh.writelines(_jobcomp_read_only(line) for line in src if line.strip())
+    else:
+        shutil.copyfile(os.path.join(folder, "jobcomp.txt"), paths[1])
     for name in ("qos.txt", "assoc.cfg"):            # a limits case's dumps (pbf.validate.limits)
         if os.path.isfile(os.path.join(folder, name)):
             shutil.copyfile(os.path.join(folder, name), os.path.join(dest, name))
