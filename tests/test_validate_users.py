@@ -108,6 +108,21 @@ def test_the_recorded_per_user_limits_runs_are_compared_again(tmp_path, capsys):
     assert s["limits"]["pbf_assoc_limits"]["jobs_of_unknown_associations"] == 0
     q = s["limits"]["pbf_qos_limits"]["limits"]["normal"]
     assert q["max_jobs_pu"] == 3 and q["max_cpus_pu"] == 8
+    # squeue's jobs held by each per-user limit in the three runs (at some poll, and as their last limit)
+    assert {r: v["slurm"] for r, v in by.items()} == {"QOSMaxCpuPerUserLimit": [29, 29, 29],
+                                                       "QOSMaxJobsPerUserLimit": [31, 31, 31]}
+    assert {r: v["slurm_last"] for r, v in by.items()} == {"QOSMaxCpuPerUserLimit": [24, 24, 24],
+                                                            "QOSMaxJobsPerUserLimit": [11, 11, 11]}
+    # pbf names the limit that last held a job: within 10 % of Slurm's last reasons for each limit
+    assert all(abs(v["relative_difference_last"]) <= 0.1 for v in by.values())
+    # the runs' own timing (slurmctld's launch and completion over the cycles' drift); AWT within 5 % of
+    # the three runs' mean; per-job agreement with run 1
+    assert s["pbf_end_lag_below"] == {"s": 69, "from": "runs", "runs_s": [69, 67, 75]}
+    mean = (s["awt_s"]["slurm"] + s["awt_s"]["slurm_run2"] + s["awt_s"]["slurm_run3"]) / 3
+    assert abs(s["awt_s"]["pbf"] / mean - 1) <= 0.05
+    assert s["pbf_vs_slurm"]["within_share"] >= 0.9 and all(a["within_share"] == 1 for a in s["slurm_vs_slurm"])
+    none = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "none", verbose=False, limits="none")
+    assert "limits" not in none and none["pbf_vs_slurm"]["within_share"] < 0.5
 
 
 # ---------------------------------------------------------------- (b) with a real Slurm and slurmdbd
