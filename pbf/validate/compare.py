@@ -424,7 +424,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
     if recorded is None:
-        check_requirements(accounting, as_users)
+        check_requirements(accounting, **({"as_users": True} if as_users else {}))
     t_begin = time.time()
     _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, "
                   + (f"partitions {settings.partition} (each job in its own)" if every
