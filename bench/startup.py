@@ -1,14 +1,15 @@
 """Start-up: the whole ``pbf replay TRACE --quiet`` process against its floor, interleaved.
 
     python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--no-installed]
-        [--rlscheduler CHECKOUT] [--phases]
+        [--rlscheduler CHECKOUT] [--phases | --imports]
 
 Each round runs, as fresh processes and in turn: the floor -- ``python -S -c pass`` (the interpreter
 alone), ``python -c pass`` (with ``site``), ``python -c "import numpy"`` (one OpenBLAS thread, as the
-command line sets it: every replay imports numpy) and ``python -c "import pbf._core"`` (the compiled
-core, which loads numpy) -- then ``pbf replay TRACE --quiet`` and the same with ``--out DIR``; with
-``--other NAME=CHECKOUT`` the two replays again with ``PYTHONPATH=CHECKOUT`` (another checkout built
-in place, e.g. an earlier commit), in the same rounds. Prints the median wall and CPU (user + system)
+command line sets it: a replay's tables are numpy arrays) -- then, for each pbf, ``python -c "import
+pbf._core"`` (the compiled core alone), ``pbf replay TRACE --quiet`` and the same with ``--out DIR``;
+with ``--other NAME=CHECKOUT`` these again with ``PYTHONPATH=CHECKOUT`` (another checkout built in
+place, e.g. an earlier commit), in the same rounds. It also says, for each pbf, whether the compiled
+core and a plain replay load numpy. Prints the median wall and CPU (user + system)
 time of each, the core count and the load average: on a busy machine the wall times grow, the CPU
 times much less. A first round, not counted, lets Python write each checkout's bytecode (the
 variable PYTHONDONTWRITEBYTECODE is dropped for the processes timed, as a user's Python writes it).
@@ -25,7 +26,11 @@ gymnasium's Env, spaces and seeding stand in: its start-up is then the lighter, 
 (``--runs`` processes for each pbf, interleaved; medians of the process's CPU time and of the wall
 time): the imports, reading and cleaning, the
 settings, the replay's event loop (compiled), what it does around the loop (the arrays in, the
-summary out) and writing. ``--no-installed``: time only the ``--other`` checkouts.
+summary out) and writing. ``--imports`` instead sums ``python -X importtime`` over what a plain
+replay imports (``--runs`` processes for each pbf, medians of each module's own time): Python's
+``site`` with what its ``.pth`` files import, numpy with what it imports, pbf's compiled modules, its
+Python modules, and the standard library modules pbf imports itself; the slowest modules of each.
+``--no-installed``: time only the ``--other`` checkouts.
 Run it from outside a checkout (the installed pbf is the one timed). Default TRACE:
 SDSC-SP2-1998-4.2-cln.swf.gz in ``$PBF_TRACES`` or ``../shared/traces``.
 """
@@ -172,6 +177,82 @@ def _phases(args, trace, out):
             print(f"  {step:50s}" + "".join(f" {cpu:6.1f} ({wall:6.1f})" for cpu, wall in cells))
 
 
+GROUPS = ("Python's own start (before site)", "site and what its .pth files import", "numpy and what it imports",
+          "pbf's compiled modules", "pbf's Python modules", "the standard library, imported by pbf")
+
+
+def _group(name, ancestors):
+    """The group of one module of ``-X importtime``'s tree: its own package, or else its nearest ancestor's."""
+    for m in (name, *reversed(ancestors)):
+        if m == "numpy" or m.startswith("numpy."):
+            return GROUPS[2]
+        if m.startswith("pbf._"):
+            return GROUPS[3] if m == name else GROUPS[5]
+        if m == "pbf" or m.startswith("pbf."):
+            return GROUPS[4] if m == name else GROUPS[5]
+    return GROUPS[1] if (ancestors[:1] or [name])[0] == "site" else GROUPS[0]
+
+
+def _import_times(stderr):
+    """{module: (group, own microseconds)} from one ``python -X importtime`` run."""
+    rows = []
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and not line.rstrip().endswith("imported package"):
+            own, _, name = line.split(":", 1)[1].split("|")
+            level = (len(name) - len(name.lstrip()) - 1) // 2       # (one space, then two a level)
+            rows.append((level, name.strip(), int(own)))
+    out, chain = {}, []
+    for level, name, own in reversed(rows):         # (post-order reversed: each parent before its children)
+        del chain[level:]
+        out[name] = (_group(name, chain), own)
+        chain.append(name)
+    return out
+
+
+def _imports(args, trace):
+    py = sys.executable
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    pbfs = _pbfs(args)
+    runs = {name: [] for name, _ in pbfs}
+    for k in range(args.runs + 1):        # (the first round writes the bytecode: not counted)
+        for name, root in pbfs:
+            r = subprocess.run([py, "-X", "importtime", "-m", "pbf", "replay", trace, "--quiet"], check=True,
+                               capture_output=True, text=True, env=_env(root))
+            if k:
+                runs[name].append(_import_times(r.stderr))
+    print(f"python -X importtime -m pbf replay {os.path.basename(trace)} --quiet: medians of {args.runs} processes, "
+          f"interleaved, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end (wall time)")
+    print(f"  {'own import time, ms (modules)':50s}" + "".join(f" {name:>16s}" for name, _ in pbfs))
+    for group in (*GROUPS, None):
+        cells = []
+        for name, _ in pbfs:
+            totals = [sum(own for g, own in run.values() if group in (None, g)) for run in runs[name]]
+            count = statistics.median(sum(group in (None, g) for g, _ in run.values()) for run in runs[name])
+            cells.append(f" {statistics.median(totals) / 1e3:7.1f} ({count:5.0f})")
+        print(f"  {group or 'all imports':50s}" + "".join(cells))
+    for name, _ in pbfs:
+        print(f"  [{name}] the slowest modules of each group (own time, median ms):")
+        for group in GROUPS:
+            mods = {m for run in runs[name] for m, (g, _) in run.items() if g == group}
+            own = {m: statistics.median(run[m][1] if m in run else 0 for run in runs[name]) / 1e3 for m in mods}
+            top = sorted(own.items(), key=lambda kv: -kv[1])[:6]
+            print(f"    {group}: " + ", ".join(f"{m} {t:.1f}" for m, t in top))
+
+
+def _numpy_loaded(pbfs, trace):
+    """Whether ``import pbf._core`` and a plain replay load numpy, for each pbf."""
+    probe = "import sys\n{}\nprint('numpy' in sys.modules)"
+    cases = {"import pbf._core": "import pbf._core",
+             "pbf replay TRACE --quiet": f"from pbf.cli import main\nmain(['replay', {trace!r}, '--quiet'])"}
+    for name, root in pbfs:
+        said = []
+        for case, code in cases.items():
+            r = subprocess.run([sys.executable, "-c", probe.format(code)], check=True, capture_output=True, text=True,
+                               env=_env(root))
+            said.append(f"{case}: {'yes' if r.stdout.split()[-1] == 'True' else 'no'}")
+        print(f"  [{name}] numpy loaded by " + "; ".join(said))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("trace", nargs="?")
@@ -180,6 +261,7 @@ def main():
     ap.add_argument("--no-installed", action="store_true", help="time only the --other checkouts")
     ap.add_argument("--rlscheduler", metavar="CHECKOUT", help="a clone of DIR-LAB/deep-batch-scheduler")
     ap.add_argument("--phases", action="store_true")
+    ap.add_argument("--imports", action="store_true", help="python -X importtime's figures, by group")
     args = ap.parse_args()
     if args.no_installed and not args.other:
         ap.error("--no-installed needs at least one --other NAME=CHECKOUT")
@@ -189,14 +271,17 @@ def main():
     if args.phases:
         _phases(args, trace, out)
         return
+    if args.imports:
+        _imports(args, trace)
+        return
     pbf = [py, "-m", "pbf"]
     blas = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "
     pbfs = _pbfs(args)
     cases = {"python -S -c pass": ([py, "-S", "-c", "pass"], None),
              "python -c pass": ([py, "-c", "pass"], None),
-             "python -c 'import numpy' (1 BLAS thread)": ([py, "-c", blas + "import numpy"], None),
-             f"[{pbfs[0][0]}] python -c 'import pbf._core'": ([py, "-c", blas + "import pbf._core"], pbfs[0][1])}
+             "python -c 'import numpy' (1 BLAS thread)": ([py, "-c", blas + "import numpy"], None)}
     for name, root in pbfs:
+        cases[f"[{name}] python -c 'import pbf._core'"] = ([py, "-c", blas + "import pbf._core"], root)
         cases[f"[{name}] pbf replay TRACE --quiet"] = ([*pbf, "replay", trace, "--quiet"], root)
         cases[f"[{name}] pbf replay TRACE --quiet --out DIR"] = (
             [*pbf, "replay", trace, "--quiet", "--out", os.path.join(out, name)], root)
@@ -215,6 +300,7 @@ def main():
         wall, cpu = [w for w, _ in v], [c for _, c in v]
         print(f"  {k:50s} wall median {statistics.median(wall):.3f} s (best {min(wall):.3f})"
               f"  CPU median {statistics.median(cpu):.3f} s")
+    _numpy_loaded(pbfs, trace)
     if args.rlscheduler:
         r_wall, r_cpu = (statistics.median(x[i] for x in times[rls]) for i in (0, 1))
         for k, v in times.items():

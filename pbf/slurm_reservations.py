@@ -36,6 +36,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .errors import ConfigError
 from .slurm_events import dump_nodes, read_dump_lines
 from .workload.sacct import _timestamp
@@ -227,9 +229,40 @@ class SiteReservations:
                 ends.append(e)
                 nodes.append(sorted(set(idx)))
                 counts["windows"] += 1
+        if "jobs_inside" in self.counts:
+            counts["jobs_inside"] = self.counts["jobs_inside"]
         self.counts.clear()
         self.counts.update(counts)
         return starts, ends, nodes
+
+    def jobs_inside(self, table) -> dict[str, int]:
+        """The jobs of ``table`` (read from a sacct dump: its ``reservation`` column, sacct's
+        ``Reservation``) by the reservation they name; counted in :meth:`as_dict` (``read.jobs_inside``).
+        A name the dump does not hold is an error naming the trace's file and line, the field and the
+        value."""
+        col = table.columns.get("reservation")
+        if col is None or not (col > 0).any():
+            return {}
+        lines = table.__dict__.get("reservation_lines") or {}
+        names = {number: (name, line) for name, (line, number) in lines.items()}
+        for text in table.header.lines:                     # (a table read back from pbf's SWF)
+            key, sep, value = text.strip().partition(":")
+            number, _, name = value.strip().partition(" ")
+            if sep and key.strip() == "Reservation" and number.isdigit():
+                names.setdefault(int(number), (name.strip(), None))
+        known = {r.name for r in read_reservations(self.path)[0]}
+        numbers, n = np.unique(col[col > 0], return_counts=True)
+        out = {}
+        for number, count in zip(numbers.tolist(), n.tolist()):
+            name, line = names.get(number, (str(number), None))
+            if name not in known:
+                where = f"{table.source}, line {line}" if line else f"{table.source}"
+                some = ", ".join(sorted(known)[:5]) + (", ..." if len(known) > 5 else "")
+                raise ConfigError(f"{where}: Reservation {name!r}: no reservation of that name in {self.path} "
+                                  f"(expected one of its reservations: {some or 'it holds none'})")
+            out[name] = count
+        self.counts["jobs_inside"] = dict(out)
+        return out
 
     def as_dict(self) -> dict:
         return {"path": self.path, "origin": self.origin, "read": dict(self.counts),

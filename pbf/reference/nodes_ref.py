@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .resv_ref import current, event_starts, name_of, never_started, usable_at
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
@@ -201,6 +203,13 @@ class NodePlan:
         self.nodes = nodes
         self.cap = [(n.cores, n.memory_mb, n.gpus) for n in nodes]
         self.holds = []                          # (start, end, node, cores, mem, gpus)
+        self.tags = {}                           # hold index -> the reservation whose window it is
+
+    def without(self, name: str) -> NodePlan:
+        """The plan as a job inside reservation ``name`` sees it: that reservation's windows not held."""
+        view = NodePlan(self.nodes)
+        view.holds = [h for k, h in enumerate(self.holds) if self.tags.get(k) != name]
+        return view
 
     def hold(self, start: int, end: int, alloc: Mapping[int, tuple[int, int, int]]) -> None:
         """Hold ``alloc`` ({node: (cores, memory, GPUs)}) over [start, end)."""
@@ -225,12 +234,12 @@ class NodePlan:
             out.append(tuple(worst))
         return out
 
-    def place(self, req: NodeRequest, t0: int, t1: int,
-              first_fit: bool = False) -> dict[int, tuple[int, int, int]] | None:
-        """Nodes for req over [t0, t1): {node: (cores, memory, GPUs)} or None."""
+    def place(self, req: NodeRequest, t0: int, t1: int, first_fit: bool = False,
+              only: set[int] | None = None) -> dict[int, tuple[int, int, int]] | None:
+        """Nodes for req over [t0, t1): {node: (cores, memory, GPUs)} or None (``only``: those nodes alone)."""
         free = self.free_over(t0, t1)
         cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req, self.nodes[i].gpu_type)
-               for i, (fc, fm, fg) in enumerate(free)]
+               if only is None or i in only else 0 for i, (fc, fm, fg) in enumerate(free)]
         got = eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit)
         if got is None:
             return None
@@ -369,7 +378,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     running = {}                                 # job -> actual end
     inside = {}                                  # jobs pending or running, by submission-limit counter
     queue = []
-    times = sorted({jobs[j]["submit"] for j in order} | {e for _, e, _ in windows})
+    times = sorted({jobs[j]["submit"] for j in order} | {w[1] for w in windows} | event_starts(windows, jobs))
     k = 0
     now = None
     while k < len(order) or running or queue:
@@ -403,6 +412,7 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
             start[j], alloc[j] = now, got
             running[j] = now + jobs[j]["run"]
             queue.remove(j)
+    never_started(jobs, start, reason)
     return {"start": start, "end": end, "alloc": alloc, "reject": reason}
 
 
@@ -429,8 +439,9 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         if j in started or holds.passed_over(j):
             continue
         est = max(jobs[j]["est"], 1)
+        inside = jobs[j].get("resv")
         for req in requests:
-            got = plan.place(req, now, now + est, first_fit)
+            got = _place(plan, req, now, est, first_fit, windows, inside, now)
             if got is not None:
                 started[j] = got
                 holds.take(j)
@@ -438,11 +449,14 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                 break
             if left is not None and left <= 0:
                 continue
-            ends = sorted({e for s, e, *_ in plan.holds if e > now})
-            for t in ends:
+            ends = {e for s, e, *_ in plan.holds if e > now}
+            w = current(windows, inside, now) if inside is not None else None
+            if w is not None and w[0] > now:   # (a job inside a reservation: its start too)
+                ends.add(w[0])
+            for t in sorted(ends):
                 if t + est >= PLAN_REACH:     # a start whose end lies beyond the plan's reach is none
                     break
-                got = plan.place(req, t, t + est, first_fit)
+                got = _place(plan, req, t, est, first_fit, windows, inside, now)
                 if got is not None:
                     plan.hold(t, t + est, got)
                     if left is not None:
@@ -489,10 +503,24 @@ def entry_requests(jobs: Sequence[Mapping[str, Any]], entry) -> tuple[int, Seque
 
 def hold_windows(plan: NodePlan, windows: Sequence[tuple[int, int, Sequence[int]]], now: int) -> None:
     """Advance reservations (Slurm's ``job_test_resv`` for a job that asks none): each window's nodes,
-    their whole cores, memory and GPUs, held from its start (or ``now``) to its end."""
-    for s, e, idx in windows:
+    their whole cores, memory and GPUs, held from its start (or ``now``) to its end (tagged with its
+    reservation's name, :meth:`NodePlan.without`)."""
+    for w in windows:
+        s, e, idx = w[0], w[1], w[2]
         if e > now:
+            first = len(plan.holds)
             plan.hold(max(s, now), e, {i: plan.cap[i] for i in idx})
+            if name_of(w) is not None:
+                plan.tags.update((k, name_of(w)) for k in range(first, len(plan.holds)))
+
+
+def _place(plan: NodePlan, req: NodeRequest, t: int, est: int, first_fit: bool, windows, inside, now: int):
+    # a start at t: a job inside a reservation (resv_ref) only inside its current window, on its nodes,
+    # that reservation's own hold not seen (the other reservations' are)
+    if inside is None:
+        return plan.place(req, t, t + est, first_fit)
+    only = usable_at(windows, inside, now, t)
+    return None if only is None else plan.without(inside).place(req, t, t + est, first_fit, only)
 
 
 def _why(nodes, req: NodeRequest):

@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .nodes_ref import Holds, entry_requests, eval_nodes, node_cpus, node_replay, queue_entries
+from .resv_ref import current, others
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -284,14 +285,17 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
                  running: Sequence[RunningJob], req: NodeRequest, limit: int, now: int, window: int,
                  reserve: bool = True, first_fit: bool = False,
                  weights: list[int] | None = None,
-                 windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> tuple[str, int, dict[int, int] | None]:
+                 windows: Sequence[tuple[int, int, Sequence[int]]] = (),
+                 inside: Sequence | None = None) -> tuple[str, int, dict[int, int] | None]:
     """One job's backfill test (``_attempt_backfill``): ("start", now, nodes), ("reserve", start,
     nodes) (held in ``space``), or ("skip", -1, None). ``reserve`` False: only a start now counts (no
     reservation is left). A start is Slurm's ``_start_job``: the offered nodes' weights reset, then
     the choice made again on the nodes as they are. ``weights``: as :func:`will_run`'s (kept by the
     caller across tests and cycles). ``windows``: advance reservations, (start, end, node indices): at each
     start tried, the nodes of those over [start, end) are not offered (``job_test_resv``), whether or not
-    ``space`` reaches them."""
+    ``space`` reaches them. ``inside``: the window of the reservation the job is inside of
+    (:mod:`pbf.reference.resv_ref`; ``windows`` then the others'): a start tried outside it is a skip
+    ("reservation defer"), and only its nodes are offered."""
     weights = weights if weights is not None else [0xff] * len(nodes)
     usable = set(range(len(nodes)))
     res = space.resolution
@@ -300,7 +304,11 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
         start_res, later = later, None
         end_time = max(start_res, now) + limit
         offered, later = space.offer(usable, start_res, end_time)
-        offered -= {i for s, e, idx in windows if s < end_time and e > start_res for i in idx}
+        offered -= {i for s, e, idx, *_ in windows if s < end_time and e > start_res for i in idx}
+        if inside is not None:
+            if not inside[0] <= start_res < inside[1]:
+                return "skip", -1, None
+            offered &= set(inside[2])
         if not reserve and start_res > now:
             return "skip", -1, None
         if len(offered) < max(req.min_nodes, 1):
@@ -384,10 +392,8 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
     win = window if window > 0 else 1 << 40
-    space = NodeSpace(len(nodes), now, win, res)
-    for s, e, idx in sorted(windows, key=lambda w: (w[1], w[0])):
-        if e > now:
-            space.reserve(max(s, now), e, idx)
+    space = _space(len(nodes), now, win, res, windows, None, [])
+    made = []                            # this cycle's reservations, in order (start, end, nodes)
     free = [[n.cores, n.memory_mb, n.gpus] for n in nodes]
     run = []
     for j, (s, a) in running.items():
@@ -427,14 +433,20 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                     continue
                 if holds.passed_over(j):
                     break
+            name = jobs[j].get("resv")
+            cur = current(windows, name, now) if name is not None else None
+            if name is not None and (cur is None or cur[0] > now):
+                break                    # (its reservation not begun or over: job_test_resv, "reservation defer")
             if not blocked:
                 # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first
                 # job that cannot start, reset the weights as select_nodes does)
                 main_test_weights(nodes, weights, free, req)
             one = bool(limits and limits.get("one_resv")) and reserved
-            kind, _, chosen = backfill_job(nodes, space, free, run, req, est, now, win,
-                                           reserve=(left is None or left > 0) and said != "now" and not one,
-                                           first_fit=first_fit, weights=weights, windows=windows)
+            view = space if name is None else _space(len(nodes), now, win, res, windows, name, made)
+            kind, start, chosen = backfill_job(nodes, view, free, run, req, est, now, win,
+                                               reserve=(left is None or left > 0) and said != "now" and not one,
+                                               first_fit=first_fit, weights=weights, windows=others(windows, name),
+                                               inside=cur)
             if kind == "start":
                 got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
                 started[j] = got
@@ -445,8 +457,11 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                     free[i][1] -= m
                     free[i][2] -= g
                 break
-            blocked = True
+            blocked = blocked or name is None  # (a job inside a reservation does not block: schedule()'s failed_resv)
             if kind == "reserve":
+                made.append((start // res * res, (start + est) // res * res, set(chosen)))
+                if view is not space:
+                    space.reserve(*made[-1])
                 reserved = True
                 reserved_jobs.add(j)
                 if left is not None:
@@ -454,6 +469,18 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
         if stop:
             break
     return started
+
+
+def _space(nn, now, win, res, windows, name, made) -> NodeSpace:
+    # the cycle's map: the windows of every reservation (but ``name``'s: a job inside it sees its nodes
+    # free), by end, then the cycle's reservations so far
+    space = NodeSpace(nn, now, win, res)
+    for s, e, idx, *_ in sorted(others(windows, name), key=lambda w: (w[1], w[0])):
+        if e > now:
+            space.reserve(max(s, now), e, idx)
+    for s, e, chosen in made:
+        space.reserve(s, e, chosen)
+    return space
 
 
 def entry_partitions(jobs: Sequence[Mapping[str, Any]], entry) -> list[int]:

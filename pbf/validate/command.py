@@ -79,6 +79,10 @@ def _add_schedulers(parser):
                         "set GrpTRES=cpu=16', 'modify account a1 set GrpJobs=2') run in Slurm before it starts "
                         "(slurmdbd runs); pbf reads the run's own sacctmgr show qos and sacctmgr dump (with "
                         "--slurm-runs, a recorded limits case's dumps without it; 'none': pbf without them, a what-if)")
+    s.add_argument("--as-users", action="store_true",
+                   help="submit each job as its trace user: a throwaway Unix user pbfu<N> for trace user N, made "
+                        "only inside the run's private mount namespace (per-user QOS limits such as MaxJobsPU, "
+                        "MaxTRESPU then count the trace's users; default: every job is root's)")
     s.add_argument("--end-lag-below", type=seconds_from_0, default=None, metavar="S",
                    help="pbf's side sees a job's end a second late when it ran less than S seconds (0: every "
                         "job; default: the median of the compared runs' own timing, their launch and completion "
@@ -222,7 +226,8 @@ def run(args: argparse.Namespace) -> int:
                                  repeat=args.repeat, partition=args.partition, timeout=args.timeout,
                                  verbose=not args.quiet, slurm_runs=args.slurm_runs,
                                  reservation=args.reservation, drain=args.drain, limits=args.limits,
-                                 end_lag_below=args.end_lag_below, drain_start=args.drain_start)
+                                 end_lag_below=args.end_lag_below, drain_start=args.drain_start,
+                                 as_users=args.as_users)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

@@ -362,7 +362,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    timeout: float | None = None, verbose: bool = True,
                    slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
                    drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None,
-                   drain_start: str = "inferred") -> dict:
+                   drain_start: str = "inferred", as_users: bool = False) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -382,7 +382,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
     pbf without them. ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
     median of the compared runs' own timing, read from their logs, else the settings'; summary.json
-    ``pbf_end_lag_below`` says which).
+    ``pbf_end_lag_below`` says which). ``as_users``: each job is submitted to Slurm by its trace user's own
+    throwaway Unix user (``pbfu<N>``, made inside the run's private mount namespace; per-user limits then
+    count the trace's users, as pbf's side does).
     Raises :class:`pbf.validate.SlurmUnavailable` when this machine cannot run Slurm (before anything is
     written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
@@ -422,7 +424,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
     if recorded is None:
-        check_requirements(accounting)
+        check_requirements(accounting, **({"as_users": True} if as_users else {}))
     t_begin = time.time()
     _say(verbose, f"pbf validate slurm: {len(jobs)} jobs, time scale {time_scale:g}, "
                   + (f"partitions {settings.partition} (each job in its own)" if every
@@ -462,7 +464,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
             run = run_slurm(private, jobs, timeout=timeout, keep=os.path.join(out, "slurm", f"run{k}"),
                             verbose=verbose, stuck_after=stuck, reservation=_for_slurm(resv_spec, time_scale),
                             actions=drain_actions(drain_spec, time_scale),
-                            setup=limits_case.setup if limits_case else None)
+                            setup=limits_case.setup if limits_case else None, as_users=as_users)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         runs.append(run.jobs)
@@ -523,7 +525,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
         "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
-        "runs": run_meta, "pbf_end_lag_below": end_lag, "wall_s": time.time() - t_begin})
+        "runs": run_meta, "pbf_end_lag_below": end_lag, "wall_s": time.time() - t_begin,
+        "submitted_as": "each job's trace user (pbfu<N>)" if as_users else "root"})
     if resv is not None:
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
                    else [r.scratch for r in recorded])

@@ -64,6 +64,12 @@ class HarnessJob:
         trace user (``a<user>``)."""
         return f"a{self.user}" if self.user >= 0 else "anone"
 
+    @property
+    def unix_user(self) -> str:
+        """The throwaway Unix user that submits this job when the harness submits as the trace's users
+        (``--as-users``): ``pbfu<user>``, made inside the run's private mount namespace only."""
+        return f"pbfu{self.user}" if self.user >= 0 else "pbfunone"
+
     def sbatch_args(self, partition: str | None, workdir: str, with_account: bool = False) -> list:
         """``sbatch`` arguments that submit this job (a ``sleep`` of its run time) to its own
         :attr:`partition`, else to ``partition`` (None: Slurm's default partition); ``with_account``: to

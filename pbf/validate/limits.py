@@ -18,8 +18,10 @@ reads a site's: the first run's, after it ran (comparing recorded runs again: th
 run's, with or without ``--limits``). One translation: where the dump says user ``root`` in account
 ``a<N>``, pbf's dump says user ``N`` (the trace's user whom root stood for), its default account
 ``a<N>``. A limit of one user counts root's jobs in Slurm -- every job -- so per-user QOS limits
-(``MaxJobsPU``, ``MaxTRESPU``) would not be the trace users' there: a case sets per-account and group
-limits.
+(``MaxJobsPU``, ``MaxTRESPU``) would not be the trace users' there. With ``--as-users`` each job is
+submitted by its trace user's own Unix user ``pbfu<N>`` (made inside the run's private mount namespace,
+its association in ``a<N>``, root in none of them): per-user limits then count the trace's users in
+Slurm as in pbf, and pbf's copy of the dump names user ``pbfu<N>`` ``N``.
 
 The summary's ``limits`` compares the pending reasons: for each limit reason (``QOS...``, ``Assoc...``)
 the jobs that squeue showed held by it at some poll in each Slurm run (``slurm``; squeue is polled about
@@ -91,6 +93,10 @@ def _translate_assoc(text: str) -> str:
         m = re.match(r"^\s*Parent\s*-\s*'([^']*)'", line)
         if m:
             parent = m.group(1)
+        m = re.match(r"^(\s*User\s*-\s*)'pbfu(\d+)'(.*)$", line)
+        if m:                 # a trace user's own Unix user (--as-users): user N
+            out.append(f"{m.group(1)}'{m.group(2)}'{m.group(3)}")
+            continue
         m = re.match(r"^(\s*User\s*-\s*)'root'(.*)$", line)
         if m and parent and re.fullmatch(r"a\d+", parent):
             rest = re.sub(r"DefaultAccount='[^']*'", f"DefaultAccount='{parent}'", m.group(2))

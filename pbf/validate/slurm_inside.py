@@ -37,8 +37,9 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def _run(args, env, timeout=60, check=True):
-    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout)
+def _run(args, env, timeout=60, check=True, uid=None):
+    who = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=timeout, **who)
     if check and r.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:3])} failed (exit {r.returncode}): {r.stderr.strip()[:500]}")
     return r
@@ -177,6 +178,32 @@ def _setup_network():
             raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
 
 
+def _private_users(scratch, users, host_mntns, env):
+    """Make the throwaway users ``users`` (name -> uid, each its own group of that number) visible to every
+    process of this run, and only to them: copies of /etc/passwd and /etc/group with the users added,
+    bound over the originals inside this process's private mount namespace (refused in the host's)."""
+    if os.readlink("/proc/self/ns/mnt") == host_mntns:
+        raise RuntimeError("refusing to add users: this process is not in a private mount namespace (the "
+                           "harness runs it through 'unshare -m')")
+    os.makedirs(os.path.join(scratch, "etc"), exist_ok=True)
+    for name in ("passwd", "group"):
+        with open(f"/etc/{name}") as fh:
+            lines = fh.read().splitlines()
+        taken = {line.split(":")[0] for line in lines} | {line.split(":")[2] for line in lines if line.count(":") >= 2}
+        for user, uid in users.items():
+            if user in taken or str(uid) in taken:
+                raise RuntimeError(f"/etc/{name} already has {user!r} or id {uid}: cannot make the harness's users")
+            lines.append(f"{user}:x:{uid}:{uid}:pbf harness:/nonexistent:/usr/sbin/nologin" if name == "passwd"
+                         else f"{user}:x:{uid}:")
+        path = os.path.join(scratch, "etc", name)
+        with open(path, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+        os.chmod(path, 0o644)
+        _run(["mount", "--bind", path, f"/etc/{name}"], env, timeout=30)
+    os.chmod(os.path.join(scratch, "work"), 0o1777)     # the jobs' --chdir
+    _log(f"{len(users)} users made in this run's mount namespace: {', '.join(sorted(users))}")
+
+
 def _wait_port(daemons, port, what, limit=60.0):
     t0 = time.monotonic()
     while time.monotonic() - t0 < limit:
@@ -205,9 +232,14 @@ def _start_accounting(daemons, acc, scratch, env):
     sac = ["sacctmgr", "-i"]
     _run([*sac, "add", "cluster", acc["cluster"]], env, timeout=60)
     accounts = acc["accounts"]
+    users = acc.get("users") or {}           # --as-users: the trace users' own, in their accounts, for root
     for k in range(0, len(accounts), 50):
         _run([*sac, "add", "account", ",".join(accounts[k:k + 50]), "fairshare=1"], env, timeout=60)
-        _run([*sac, "add", "user", "root", f"account={','.join(accounts[k:k + 50])}", "fairshare=1"], env,
+        if not users:
+            _run([*sac, "add", "user", "root", f"account={','.join(accounts[k:k + 50])}", "fairshare=1"], env,
+                 timeout=60)
+    for user, account in sorted(users.items()):
+        _run([*sac, "add", "user", user, f"account={account}", f"defaultaccount={account}", "fairshare=1"], env,
              timeout=60)
     for cmd in acc.get("setup", []):          # the case's limits (pbf.validate.limits), before slurmctld starts
         _run([*sac, *cmd], env, timeout=60)
@@ -321,6 +353,9 @@ def run(scratch: str) -> int:
     t_start = time.time()
     try:
         _setup_network()
+        uids = spec.get("users") or {}
+        if uids:
+            _private_users(scratch, uids, spec.get("host_mntns"), env)
         ctld, slurmd = spec.get("slurmctld", "/usr/sbin/slurmctld"), spec.get("slurmd", "/usr/sbin/slurmd")
         result["version"] = _run([ctld, "-V"], env).stdout.strip()
         if spec.get("accounting"):
@@ -356,7 +391,7 @@ def run(scratch: str) -> int:
                 time.sleep(max(0.0, min(left, 1.0, _next_action(actions, t0) - time.time())))
                 daemons.check_running()
             at = time.time()
-            r = _run(["sbatch", *job["args"]], env, check=False, timeout=60)
+            r = _run(["sbatch", *job["args"]], env, check=False, timeout=60, uid=uids.get(job.get("user")))
             entry = {"planned": job["submit"], "at": at - t0, "slurm_id": None, "error": None}
             if r.returncode == 0:
                 entry["slurm_id"] = int(r.stdout.strip().split(";")[0])
@@ -410,7 +445,12 @@ def run(scratch: str) -> int:
     finally:
         try:
             if daemons.procs and daemons.procs[0][1].poll() is None:
-                _run(["scancel", "--user=root"], env, check=False, timeout=30)
+                if spec.get("users"):
+                    left = _squeue_ids(env)
+                    if left:
+                        _run(["scancel", *left], env, check=False, timeout=30)
+                else:
+                    _run(["scancel", "--user=root"], env, check=False, timeout=30)
                 for _ in range(10):
                     if not _squeue_ids(env):
                         break

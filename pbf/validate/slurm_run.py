@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PbfError
 from .jobs import HarnessJob
-from .records import JobRecord, read_jobcomp, read_starts_log, read_timing
+from .records import JobRecord, parse_jobcomp_line, read_jobcomp, read_starts_log, read_timing
 from .slurm_config import DBD_PORT, MYSQL_PORT, PrivateConf
 
 __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements", "run_slurm", "slurm_version",
@@ -38,6 +38,8 @@ __all__ = ["SlurmUnavailable", "SlurmRunError", "SlurmRun", "check_requirements"
 _DAEMONS = ("slurmctld", "slurmd")
 _SBIN = ("/usr/sbin", "/usr/local/sbin", "/sbin")
 _CLIENTS = ("sbatch", "squeue", "sinfo", "scontrol", "scancel", "sdiag")
+#: the first uid of the throwaway users of ``--as-users`` (in the run's own copy of /etc/passwd only)
+USER_UID0 = 61000
 
 
 class SlurmUnavailable(PbfError, RuntimeError):
@@ -49,10 +51,10 @@ class SlurmRunError(PbfError, RuntimeError):
     """A real-Slurm run failed; the message says where and points to its logs."""
 
 
-def check_requirements(accounting: bool = False) -> dict:
-    """The paths of what the harness needs (with ``accounting``: slurmdbd, sacctmgr, MariaDB too);
-    :class:`SlurmUnavailable` naming everything that is missing (and how to get it) otherwise. Also
-    checks that a private network namespace can be made."""
+def check_requirements(accounting: bool = False, as_users: bool = False) -> dict:
+    """The paths of what the harness needs (with ``accounting``: slurmdbd, sacctmgr, MariaDB too; with
+    ``as_users``: ``mount`` and a private mount namespace); :class:`SlurmUnavailable` naming everything that
+    is missing (and how to get it) otherwise. Also checks that a private network namespace can be made."""
     missing = []
     if os.geteuid() != 0:
         missing.append("root (the daemons run as root and the harness makes network namespaces; run as root)")
@@ -78,10 +80,15 @@ def check_requirements(accounting: bool = False) -> dict:
         found["sacctmgr"] = shutil.which("sacctmgr")
         if not found["sacctmgr"]:
             missing.append("sacctmgr (apt-get install slurm-client)")
+    if as_users:
+        found["mount"] = shutil.which("mount")
+        if not found["mount"]:
+            missing.append("mount (util-linux; --as-users binds private copies of /etc/passwd and /etc/group)")
     if not missing:
-        r = subprocess.run([found["unshare"], "-n", "-u", "true"], capture_output=True, text=True)
+        flags = ["-n", "-u", *(["-m"] if as_users else [])]
+        r = subprocess.run([found["unshare"], *flags, "true"], capture_output=True, text=True)
         if r.returncode != 0:
-            missing.append(f"a private network namespace ('unshare -n -u true' failed: {r.stderr.strip()})")
+            missing.append(f"a private namespace ('unshare {' '.join(flags)} true' failed: {r.stderr.strip()})")
     if missing:
         raise SlurmUnavailable("the real-Slurm harness cannot run here; missing: " + "; ".join(missing))
     return found
@@ -181,7 +188,7 @@ class _Inner:
 
 def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: float, keep: str | None = None,
               verbose: bool = True, stuck_after: float = 15.0, reservation: dict | None = None,
-              actions: list | None = None, setup: list | None = None) -> SlurmRun:
+              actions: list | None = None, setup: list | None = None, as_users: bool = False) -> SlurmRun:
     """Run ``jobs`` (:class:`pbf.validate.jobs.HarnessJob`) through a real Slurm configured by
     ``private`` (a :class:`pbf.validate.slurm_config.PrivateConf`, whose scratch folder the run uses),
     inside a private network namespace; wait at most ``timeout`` seconds after the first submission.
@@ -194,8 +201,11 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
     commands (``at``: seconds of the run's clock; :func:`pbf.validate.drain.drain_actions`); with accounting
     the run keeps ``sacctmgr show events`` as ``events.txt``. ``setup``: ``sacctmgr -i`` commands run
     before slurmctld starts (a case's limits, :mod:`pbf.validate.limits`), the QOS and association
-    dumps kept as ``qos.txt`` and ``assoc.cfg``."""
-    found = check_requirements(private.accounting)
+    dumps kept as ``qos.txt`` and ``assoc.cfg``. ``as_users``: each job is submitted by its trace user's own
+    Unix user (:attr:`HarnessJob.unix_user`, ``pbfu<N>``), made in a private mount namespace (``unshare -m``:
+    copies of /etc/passwd and /etc/group bound over them there, never changed on the host) and, with
+    accounting, given the association in its account ``a<N>`` that root has otherwise."""
+    found = check_requirements(private.accounting, as_users)
     scratch = private.scratch
     spec = {"conf": private.path, "nodes": private.nodes, "slurmctld": found["slurmctld"], "slurmd": found["slurmd"],
             "timeout": float(timeout), "stuck_after": stuck_after,
@@ -204,6 +214,15 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
                                                                               os.path.join(scratch, "work"),
                                                                               with_account=private.accounting)}
                      for j in jobs]}
+    users = {}
+    if as_users:
+        names = sorted({j.unix_user for j in jobs})
+        users = {name: USER_UID0 + k for k, name in enumerate(names)}
+        for entry, j in zip(spec["jobs"], jobs):
+            entry["user"] = j.unix_user
+        spec["users"] = users
+        spec["host_mntns"] = os.readlink("/proc/self/ns/mnt")
+        os.chmod(scratch, 0o755)           # the users' sbatch reads slurm.conf there
     if reservation:
         spec["reservation"] = reservation
     if actions:
@@ -214,7 +233,8 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
         spec["accounting"] = {"accounts": sorted({j.account for j in jobs}), "cluster": "pbfvalidate",
                               "slurmdbd": found["slurmdbd"], "mariadbd": found["mariadbd"],
                               "install_db": found["mariadb-install-db"],
-                              "mysql_port": MYSQL_PORT, "dbd_port": DBD_PORT, "setup": list(setup or [])}
+                              "mysql_port": MYSQL_PORT, "dbd_port": DBD_PORT, "setup": list(setup or []),
+                              "users": {j.unix_user: j.account for j in jobs} if as_users else {}}
     with open(os.path.join(scratch, "spec.json"), "w") as fh:
         json.dump(spec, fh)
     pbf_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -222,7 +242,8 @@ def run_slurm(private: PrivateConf, jobs: Sequence[HarnessJob], *, timeout: floa
     env.pop("SLURM_CONF", None)
     log_path = os.path.join(scratch, "inside.log")
     log = open(log_path, "w")
-    cmd = [found["unshare"], "-n", "-u", sys.executable, "-m", "pbf.validate.slurm_inside", scratch]
+    cmd = [found["unshare"], "-n", "-u", *(["-m"] if as_users else []), sys.executable, "-m",
+           "pbf.validate.slurm_inside", scratch]
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, cwd=scratch)
     log.close()
@@ -384,13 +405,25 @@ _KEPT_LOG = ("_slurm_rpc_submit_batch_job: JobId=", "_start_job: Started JobId="
              "_job_complete: JobId=", "_attempt_backfill: beginning", "SchedulerParameters=default_queue_depth")
 
 
+#: the jobcomp/filetxt keys the comparison reads (pbf.validate.records.read_jobcomp)
+_JOBCOMP_READ = ("JobId", "UserId", "Name", "JobState", "TimeLimit", "StartTime", "EndTime", "NodeList", "ProcCnt",
+                 "SubmitTime")
+
+
+def _jobcomp_read_only(line: str) -> str:
+    """A jobcomp/filetxt ``line`` with only the keys the comparison reads (:data:`_JOBCOMP_READ`)."""
+    f = parse_jobcomp_line(line)
+    return " ".join(f"{k}={f[k]}" for k in _JOBCOMP_READ if k in f) + "\n"
+
+
 def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = "", *,
-                cycles: bool = True) -> list[str]:
+                cycles: bool = True, read_only: bool = False) -> list[str]:
     """Keep the run in ``folder`` (``OUT/slurm/runK`` of ``pbf validate slurm``) in the compact form the
     repository ships (:func:`is_recording`) in ``dest``: ``submitted.json`` (t0, its local time, the Slurm
     version, what was submitted when, ``note``), ``jobcomp.txt``, ``sdiag.txt`` and
     ``slurmctld_starts.log`` (slurmctld's log lines of submissions, starts, ends and, with ``cycles``,
-    the backfill cycles' beginnings, from which the run's timing is read). Returns the paths written."""
+    the backfill cycles' beginnings, from which the run's timing is read). ``read_only``: each jobcomp
+    line keeps only the keys the comparison reads (a large run's recording). Returns the paths written."""
     folder, dest = os.fspath(folder), os.fspath(dest)
     try:
         with open(os.path.join(folder, "result.json")) as fh:
@@ -411,7 +444,11 @@ def compact_run(folder: str | os.PathLike, dest: str | os.PathLike, note: str = 
     with open(paths[0], "w") as fh:
         json.dump(sub, fh, indent=1)
         fh.write("\n")
-    shutil.copyfile(os.path.join(folder, "jobcomp.txt"), paths[1])
+    if read_only:
+        with open(os.path.join(folder, "jobcomp.txt"), errors="replace") as src, open(paths[1], "w") as fh:
+            fh.writelines(_jobcomp_read_only(line) for line in src if line.strip())
+    else:
+        shutil.copyfile(os.path.join(folder, "jobcomp.txt"), paths[1])
     for name in ("qos.txt", "assoc.cfg"):            # a limits case's dumps (pbf.validate.limits)
         if os.path.isfile(os.path.join(folder, name)):
             shutil.copyfile(os.path.join(folder, name), os.path.join(dest, name))

@@ -73,7 +73,9 @@ The rules (those of the Parallel Backfill authors' trace generator, and of SWF, 
   so the multifactor priority's ``--mf-partition`` / ``--mf-qos`` can name them by number. A job
   submitted to several partitions keeps its list (``a,b``) as one name. ``Account`` -> column
   ``account`` (legend ``; Account: 1 physics``), which a partition's ``AllowAccounts`` /
-  ``DenyAccounts`` read (:mod:`pbf.slurm_partitions`).
+  ``DenyAccounts`` read (:mod:`pbf.slurm_partitions`). ``Reservation`` -> column ``reservation``
+  (legend ``; Reservation: 1 maint``; ``table.reservation_lines``: each name's first line and number),
+  checked against ``--slurm-reservations`` (:meth:`pbf.slurm_reservations.SiteReservations.jobs_inside`).
 * Jobs are sorted by submit time (stable) and numbered from 1; submit times count from the first
   (its epoch time is the header's ``UnixStartTime``); user and group names become numbers from 1
   in order of first appearance.
@@ -297,7 +299,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
     f_nodes, f_mem, f_state = opt("ReqNodes", "NNodes"), opt("ReqMem"), opt("State")
     f_anodes = opt("AllocNodes", "NNodes")
     f_user, f_group = opt("User", "UID"), opt("Group", "GID")
-    f_part, f_qos, f_acct = opt("Partition"), opt("QOS"), opt("Account")
+    f_part, f_qos, f_acct, f_resv = opt("Partition"), opt("QOS"), opt("Account"), opt("Reservation")
     f_tres, f_atres = opt("ReqTRES"), opt("AllocTRES")
     f_gres, f_agres = opt("ReqGRES"), opt("AllocGRES")
     f_cons, f_lic = opt("Constraints"), opt("Licenses")
@@ -317,7 +319,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
     spelled = {f: names[col[f]] for f in used}      # errors name a field as the header spells it
     i_line = col[f_line] if f_line else None
 
-    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts = (_Legend() for _ in range(7))
+    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts, resvs = (_Legend() for _ in range(8))
     dropped = {"job_steps": 0, "pending_array_records": 0, "other_partition": 0, "outside_dates": 0}
     info = {"records": 0, "steps": 0, "pipes_in_submit_line": 0, "zero_length": 0, "never_started": 0,
             "not_ended": 0, "array_elements": 0, "arrays": set(), "pending_array_elements": 0,
@@ -326,7 +328,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
             "flags": Counter(), "exclusive": 0, "exclusive_whole_nodes": 0, "exclusive_other": Counter(),
             "dependencies": 0, "dependency_kinds": Counter(), "options": Counter(), "submit_lines_other": 0,
             "tres": {"ReqTRES": Counter(), "AllocTRES": Counter()}, "gres_other": Counter()}
-    element_ids, tres_seen = {}, {}
+    element_ids, tres_seen, resv_at = {}, {}, {}     # (resv_at: a Reservation name's first line)
     depends = {}                    # record -> the dependency targets its submit line names
     empties = np.zeros(len(names), dtype=np.int64)
     pending_flags, in_buffer, seen_lines = bytearray(), 0, 0
@@ -580,6 +582,9 @@ def _read(path, lines, partition, lo, hi, pack_days):
         if dep_targets:
             depends[index] = dep_targets
         user, group, q = get(f_user), get(f_group), get(f_qos)
+        resv = "" if not f_resv or get(f_resv) in _EMPTY else get(f_resv)
+        if resv:
+            resv_at.setdefault(resv, number)
         recs.extend((submit, wait, run, cpus, mem, req, status, users.setdefault(user, len(users) + 1),
                      groups.setdefault(group, len(groups) + 1) if f_group else -1,
                      qoss.setdefault(q, len(qoss) + 1) if f_qos else -1,
@@ -588,7 +593,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
                      max(alloc, cpus) if exclusive else alloc, gpu_types.of(",".join(types)), licenses.of(lic_text),
                      reasons.of(reason), flag_sets.of(flags), exclusive, raw, int(job) if element is not None else 0,
                      int(job) if component is not None else 0, depend,
-                     accounts.of("" if not f_acct or get(f_acct) in _EMPTY else get(f_acct))))
+                     accounts.of("" if not f_acct or get(f_acct) in _EMPTY else get(f_acct)), resvs.of(resv)))
         info["records"] += 1
     if in_buffer:
         empties += _tally(pending_flags, in_buffer)
@@ -613,7 +618,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
         header.add_line(f" UnixStartTime: {origin}")
     for name, table in (("Partition", parts), ("Queue", qoss), ("Constraint", constraints), ("GpuType", gpu_types),
                         ("Licenses", licenses), ("Dependency", dep_kinds), ("Reason", reasons), ("Flags", flag_sets),
-                        ("Account", accounts)):
+                        ("Account", accounts), ("Reservation", resvs)):
         for label, number in table.items():
             if label or name in ("Partition", "Queue"):
                 header.add_line(f" {name}: {number} {label or '(none)'}")
@@ -623,7 +628,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
     j = {name: k for k, name in enumerate(_R)}
     as_int = lambda name: a[:, j[name]].astype(np.int64)  # noqa: E731
     extra = ("mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "gpu_type", "licenses",
-             "dependency", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "account")
+             "dependency", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "account",
+             "reservation")
     table = JobTable.from_arrays(
         header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int("wait"),
         run=as_int("run"), alloc_procs=as_int("alloc_procs"), req_procs=as_int("req_procs"),
@@ -632,6 +638,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
         **{name: as_int(name) for name in extra})
     table.source = path
     table.dropped = dropped
+    table.reservation_lines = {name: (resv_at[name], resvs[name]) for name in resvs}
     table.sacct = _summary(info, names, col, spelled, used, read_only, empties, seen_lines)
     return table
 

@@ -18,7 +18,8 @@ _EMPTY = frozenset(("", "(null)", "None", "Unknown", "N/A", "n/a"))
 #: the record of a job, in the order the reader packs it (all numbers, one float64 each)
 _R = ("submit", "wait", "run", "req_procs", "req_mem", "req_time", "status", "user", "group", "queue", "partition",
       "mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "alloc_procs", "gpu_type",
-      "licenses", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "dependency", "account")
+      "licenses", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "dependency", "account",
+      "reservation")
 #: columns another column gives the same information as (named as such in the report)
 _SAME_AS = {"elapsed": "ElapsedRaw", "timelimit": "TimelimitRaw", "uid": "User", "gid": "Group", "qosraw": "QOS",
             "ncpus": "AllocCPUS", "nnodes": "AllocNodes", "end": "Start + Elapsed", "cputime": "Elapsed x AllocCPUS",

@@ -1,0 +1,62 @@
+"""The heterogeneous harness cases recorded on a real Slurm 22.05.8 (docs/validation.md, "pbf against Slurm
+itself"; docs/slurm-harness.md, "Measured"): hetero8 (FIFO + backfill) and hetero8_fs (Fair Tree and age,
+with slurmdbd), 240 jobs at --time-scale 60, three runs each under tests/data/slurm_harness/recorded_hetero8
+and recorded_hetero8_fs (jobcomp lines kept with the keys the comparison reads), compared again with a new
+pbf replay that takes its end-lag threshold from the runs' own slurmctld logs. No Slurm is needed.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pbf.validate import compare as cmp
+
+DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
+WORKLOAD = DATA / "hetero8_jobs.sacct"
+
+
+def _again(tmp_path, conf, rec, **kw):
+    if not (rec / "slurm" / "run3").is_dir():
+        pytest.skip(f"{rec} is not in this checkout")
+    return cmp.validate_slurm(conf, WORKLOAD, time_scale=60, slurm_runs=rec, out=tmp_path / "again", verbose=False,
+                              **kw)
+
+
+def _awt_mean(s):
+    runs = [s["awt_s"]["slurm"]] + [s["awt_s"][f"slurm_run{k}"] for k in (2, 3)]
+    return sum(runs) / len(runs)
+
+
+def test_the_recorded_hetero8_runs_are_compared_again(tmp_path, capsys):
+    from pbf.cli import main
+    rec = DATA / "recorded_hetero8"
+    if not (rec / "slurm" / "run3").is_dir():
+        pytest.skip(f"{rec} is not in this checkout")
+    out = tmp_path / "h8"
+    assert main(["validate", "slurm", str(DATA / "hetero8.conf"), str(WORKLOAD), "--time-scale", "60",
+                 "--slurm-runs", str(rec), "--out", str(out)]) == 0
+    assert "end lag      pbf: ends of jobs under 25 s seen a second late" in capsys.readouterr().out
+    s = json.loads((out / "summary.json").read_text())
+    assert s["repeat"] == 3 and s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 240
+    # the threshold from the runs' own logs (launch and completion over the backfill cycles' drift)
+    assert s["pbf_end_lag_below"] == {"s": 25, "from": "runs", "runs_s": [25, 35, 25]}
+    # per-job agreement at least Slurm's own less 5 points (run 1 against runs 2 and 3: 30.4 %, 32.9 %)
+    own = min(a["within_share"] for a in s["slurm_vs_slurm"])
+    assert s["pbf_vs_slurm"]["within_share"] >= own - 0.05
+    # AWT within 5 % of the three runs' mean (measured: +0.4 %)
+    assert abs(s["awt_s"]["pbf"] / _awt_mean(s) - 1) <= 0.05
+
+
+def test_the_recorded_hetero8_fs_runs_are_compared_again(tmp_path):
+    s = _again(tmp_path, DATA / "hetero8_fs.conf", DATA / "recorded_hetero8_fs")
+    assert s["repeat"] == 3 and s["pbf_vs_slurm"]["jobs"] == 240
+    assert s["pbf_end_lag_below"] == {"s": 25, "from": "runs", "runs_s": [25, 24, 27]}
+    own = min(a["within_share"] for a in s["slurm_vs_slurm"])
+    assert s["pbf_vs_slurm"]["within_share"] >= own - 0.05
+    # AWT: -5.7 % of the three runs' mean, just outside the 5 % target (docs/validation.md says so); the
+    # fixed 13 s threshold gives -3.5 %
+    assert -0.07 <= s["awt_s"]["pbf"] / _awt_mean(s) - 1 <= 0.0
+    old = _again(tmp_path / "13", DATA / "hetero8_fs.conf", DATA / "recorded_hetero8_fs", end_lag_below=13)
+    assert abs(old["awt_s"]["pbf"] / _awt_mean(old) - 1) <= 0.05
