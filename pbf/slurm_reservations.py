@@ -22,8 +22,9 @@ node map), and the reservation's end is an event (backfill's ``_more_work`` coun
 maintenance practice: the site's own node events, ``--slurm-events``, say when nodes went down).
 
 Read and not modelled, said in the summary (``reservations.not_modelled``), never dropped:
-jobs that ran inside a reservation (sacct's ``Reservation`` column) run as other jobs, outside it;
-``Users``/``Accounts`` (the jobs they would let in); a reservation of part of its nodes' cores
+jobs that ran inside a reservation (sacct's ``Reservation`` column, read and checked by
+:meth:`SiteReservations.jobs_inside`) run as other jobs, outside it; ``Users``/``Accounts`` (the jobs
+they would let in); a reservation of part of its nodes' cores
 (``CoreCnt`` below the nodes' cores, ``FIRST_CORES``): held as whole nodes; ``FLEX``, ``MAGNETIC``,
 ``PURGE_COMP``, ``REPLACE``, ``REPLACE_DOWN``, ``OVERLAP``, ``TIME_FLOAT``, ``NO_HOLD_JOBS_AFTER``
 (they concern the jobs inside); license-only and burst-buffer reservations (no nodes). A node the
@@ -165,6 +166,27 @@ def read_reservations(path: str | os.PathLike) -> tuple[list[Reservation], str]:
                       "(ReservationName=...) nor a sacctmgr -P show reservation header")
 
 
+def _first_line(path, name: str) -> int | None:
+    # the first line of a sacct dump whose Reservation field is `name` (for an error about it)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            col = None
+            for number, text in enumerate(fh, 1):
+                if not text.strip():
+                    continue
+                cells = [c.strip() for c in text.rstrip("\r\n").split("|")]
+                if col is None:
+                    low = [c.lower() for c in cells]
+                    if "reservation" not in low:
+                        return None
+                    col = low.index("reservation")
+                elif len(cells) > col and cells[col] == name:
+                    return number
+    except (OSError, TypeError):
+        return None
+    return None
+
+
 def _occurrences(r: Reservation, until: int):
     # (start, end) of each occurrence of r up to `until` (its repeat flag, else once)
     rep = [f for f in r.flags if f in REPEATS]
@@ -195,13 +217,17 @@ class SiteReservations:
     def windows(self, cluster, span_end: int) -> tuple[list[int], list[int], list[list[int]]]:
         """(starts, ends, node indices) of every window on ``cluster`` (times on the trace's clock) that
         ends after time 0 and starts before ``span_end``."""
+        return self.named_windows(cluster, span_end)[:3]
+
+    def named_windows(self, cluster, span_end: int) -> tuple[list[int], list[int], list[list[int]], list[str]]:
+        """:meth:`windows`, and each window's reservation name."""
         records, fmt = read_reservations(self.path)
         index = {n.name: i for i, n in enumerate(cluster.nodes)}
         known = set(self.known)
         counts = {"format": f"{fmt} show reservation", "reservations": len(records), "windows": 0,
                   "other_partitions_nodes": 0, "no_nodes": 0, "not_modelled": {}}
         flag_count = counts["not_modelled"]
-        starts, ends, nodes = [], [], []
+        starts, ends, nodes, names_of = [], [], [], []
         for r in records:
             where = f"{self.path}, line {r.line}"
             if r.end <= r.start:
@@ -228,12 +254,48 @@ class SiteReservations:
                 starts.append(s)
                 ends.append(e)
                 nodes.append(sorted(set(idx)))
+                names_of.append(r.name)
                 counts["windows"] += 1
         if "jobs_inside" in self.counts:
             counts["jobs_inside"] = self.counts["jobs_inside"]
         self.counts.clear()
         self.counts.update(counts)
-        return starts, ends, nodes
+        return starts, ends, nodes, names_of
+
+    def groups(self, names: list[str], table, windows=None) -> tuple[list[int], np.ndarray | None]:
+        """The core's numbering of the reservations jobs are inside (``NodeCluster.set_reservations``'s
+        ``groups`` and ``jobs``): each window's (``names``: :meth:`named_windows`'), 0 where no job is
+        inside its reservation, and each job's of ``table`` (its rows' order; None: no job is inside
+        one). Checks the names (:meth:`jobs_inside`) and, given ``windows`` ((starts, ends) of
+        :meth:`named_windows`), that no two windows of a reservation some job is inside overlap."""
+        inside = self.jobs_inside(table)
+        if not inside:
+            return [0] * len(names), None
+        number = {name: k + 1 for k, name in enumerate(sorted(inside))}
+        if windows is not None:
+            spans = sorted((s, e, name) for s, e, name in zip(*windows, names) if name in number)
+            last = {}
+            for s, e, name in spans:
+                if name in last and s < last[name]:
+                    raise ConfigError(f"{self.path}: reservation {name!r}: two of its windows overlap (one ends at "
+                                      f"{last[name] + self.origin}, the next starts at {s + self.origin}): jobs "
+                                      "are inside it (the trace's Reservation column), and a job inside a "
+                                      "reservation needs one window of it at a time")
+                last[name] = max(e, last.get(name, e))
+        legend = {}
+        for name, (_, n) in (table.__dict__.get("reservation_lines") or {}).items():
+            legend[n] = name
+        for text in table.header.lines:
+            key, sep, value = text.strip().partition(":")
+            n, _, name = value.strip().partition(" ")
+            if sep and key.strip() == "Reservation" and n.isdigit():
+                legend.setdefault(int(n), name.strip())
+        col = table.columns["reservation"]
+        code = np.zeros(int(col.max()) + 1, dtype=np.int64)
+        for n, name in legend.items():
+            if 0 < n < len(code):
+                code[n] = number.get(name, 0)
+        return [number.get(n, 0) for n in names], code[np.maximum(col, 0)]
 
     def jobs_inside(self, table) -> dict[str, int]:
         """The jobs of ``table`` (read from a sacct dump: its ``reservation`` column, sacct's
@@ -256,6 +318,7 @@ class SiteReservations:
         for number, count in zip(numbers.tolist(), n.tolist()):
             name, line = names.get(number, (str(number), None))
             if name not in known:
+                line = line or _first_line(table.source, name)
                 where = f"{table.source}, line {line}" if line else f"{table.source}"
                 some = ", ".join(sorted(known)[:5]) + (", ..." if len(known) > 5 else "")
                 raise ConfigError(f"{where}: Reservation {name!r}: no reservation of that name in {self.path} "

@@ -84,7 +84,9 @@ def inside_scenarios(draw):
         s = draw(st.integers(0, horizon))
         e = s + draw(st.integers(1, 40)) * draw(st.sampled_from([5, 30, 60]))
         idx = sorted(set(draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=len(nodes)))))
-        windows.append((s, e, idx, draw(st.sampled_from(["A", "B", "C"]))))
+        name = draw(st.sampled_from(["A", "B", "C"]))
+        if not any(w[3] == name and w[0] < e and s < w[1] for w in windows):
+            windows.append((s, e, idx, name))   # (a reservation's windows never overlap)
     names = sorted({w[3] for w in windows})
     for job in jobs:
         if draw(st.integers(0, 2)) == 0:
