@@ -74,6 +74,7 @@ ctypedef struct SlurmSpace:
     int64_t* gb_up
     int64_t* gb_mem
     int64_t* gb_gpu
+    int32_t* gb_run                # entries e .. e + gb_run[e] - 1: the same job on consecutive nodes
     int64_t gb_cap
     # a test's cores each offered node could give the job after the give-backs so far (nm_node_cpus),
     # kept up to date at each batch for the nodes touched since (dirty: once each, dstamp == stamp),
@@ -134,7 +135,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
 cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.cand); free(X.sw)
-    free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu)
+    free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu); free(X.gb_run)
     free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
@@ -375,6 +376,9 @@ cdef inline int _ss_gb_room(SlurmSpace* X, int64_t need) noexcept nogil:
     p = realloc(X.gb_gpu, c * sizeof(int64_t))
     if p == NULL: return RC_NO_MEMORY
     X.gb_gpu = <int64_t*>p
+    p = realloc(X.gb_run, c * sizeof(int32_t))
+    if p == NULL: return RC_NO_MEMORY
+    X.gb_run = <int32_t*>p
     X.gb_cap = c
     return RC_OK
 
@@ -390,6 +394,14 @@ cdef inline int _ss_gb_off_room(SlurmSpace* X, int64_t need) noexcept nogil:
     X.gb_off = <int64_t*>p
     X.gb_off_cap = need * 2
     return RC_OK
+
+
+cdef inline void _ss_gb_runs(SlurmSpace* X, int64_t a, int64_t b) noexcept nogil:
+    # gb_run over one job's entries a .. b - 1 (its nodes ascending)
+    cdef int64_t e = b - 1
+    while e >= a:
+        X.gb_run[e] = X.gb_run[e + 1] + 1 if e + 1 < b and X.gb_node[e + 1] == X.gb_node[e] + 1 else 1
+        e -= 1
 
 
 cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of) noexcept nogil:
@@ -412,6 +424,7 @@ cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const
             X.gb_mem[at] = nm_job_mem(M, jj, M.jn_all[k])
             X.gb_gpu[at] = M.gpn[jj]
             at += 1
+        _ss_gb_runs(X, X.gb_off[r], at)
     X.gb_off[N.nrun] = at
     X.gb_version = N.version
     return RC_OK
@@ -439,11 +452,13 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
     memmove(X.gb_up + r + n, X.gb_up + r, (at - r) * sizeof(int64_t))
     memmove(X.gb_mem + r + n, X.gb_mem + r, (at - r) * sizeof(int64_t))
     memmove(X.gb_gpu + r + n, X.gb_gpu + r, (at - r) * sizeof(int64_t))
+    memmove(X.gb_run + r + n, X.gb_run + r, (at - r) * sizeof(int32_t))
     for at in range(n):
         X.gb_node[r + at] = <int32_t>M.jn_node[at]
         X.gb_up[r + at] = M.jn_up[at]
         X.gb_mem[r + at] = nm_job_mem(M, j, M.jn_all[at])
         X.gb_gpu[r + at] = M.gpn[j]
+    _ss_gb_runs(X, r, r + n)
     r = N.nrun
     while r > p:
         X.gb_off[r] = X.gb_off[r - 1] + n
@@ -620,7 +635,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # _will_run_test on the offered nodes: the start (M.take: where), -1, or SS_ERROR. rows_of: each
     # job's row; now_only: only the test on the nodes as they are (TEST_NOW_ONLY: no reservation is left)
     cdef int64_t i, r, e, x, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, nd = 0
-    cdef int64_t total = 0, used = 0
+    cdef int64_t total = 0, used = 0, i0, stop, span, n_i
     cdef bint more = True, test, touched
     # without the GPU marks a choice leaves on the nodes, a choice that cannot succeed (too few cores
     # or nodes in all: nm_choose's own first check) need not be made
@@ -665,18 +680,36 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                 break
             r = k
             k += 1
-            touched = False            # (running job r's resources return to the offered nodes)
-            for e in range(X.gb_off[r], X.gb_off[r + 1]):
-                i = X.gb_node[e]
-                if _ss_offered(X, i):
-                    X.fc[i] += X.gb_up[e]
-                    X.fm[i] += X.gb_mem[e]
-                    X.fg[i] += X.gb_gpu[e]
-                    touched = True
-                    if X.dstamp[i] != X.stamp:
-                        X.dstamp[i] = X.stamp
-                        X.dirty[nd] = <int32_t>i
-                        nd += 1
+            # running job r's resources return to the offered nodes: its entries a run of consecutive
+            # nodes at a time, whose offered ones are read from the offer's words (most of a deep
+            # queue's nodes are held by reservations: a word's nodes are passed over together)
+            touched = False
+            e = X.gb_off[r]
+            while e < X.gb_off[r + 1]:
+                i0 = X.gb_node[e]
+                i = i0
+                stop = i0 + X.gb_run[e]
+                while i < stop:
+                    span = 64 - (i & 63)
+                    if span > stop - i:
+                        span = stop - i
+                    bits = X.offer[i >> 6] >> (i & 63)
+                    if span < 64:
+                        bits &= ((<uint64_t>1) << span) - 1
+                    while bits:
+                        n_i = i + __builtin_ctzll(bits)
+                        bits &= bits - 1
+                        x = e + (n_i - i0)
+                        X.fc[n_i] += X.gb_up[x]
+                        X.fm[n_i] += X.gb_mem[x]
+                        X.fg[n_i] += X.gb_gpu[x]
+                        touched = True
+                        if X.dstamp[n_i] != X.stamp:
+                            X.dstamp[n_i] = X.stamp
+                            X.dirty[nd] = <int32_t>n_i
+                            nd += 1
+                    i += span
+                e += stop - i0
             if not touched:
                 continue
             if end_time < 0:
