@@ -687,21 +687,28 @@ cdef class Core:
         return self.s.prof.nslots, total
 
     # ------------------------------------------------------------------ the worker pool
-    def start_pool(self, int workers):
+    def start_pool(self, int workers, int threads=1):
         """Start ``workers - 1`` threads (the caller is worker 0); passes with at least
-        ``parallel_min_queue`` queued jobs then run in parallel, with the same decisions."""
-        cdef int64_t i
+        ``parallel_min_queue`` queued jobs then run in parallel, with the same decisions.
+        ``threads``: on the slurm-sim clock, whose ``workers`` are modelled, the real threads for a
+        backfill cycle's tests (2 or more: a helper thread tests Slurm's later starts ahead, with the
+        same decisions; a cycle uses one helper); the pool has ``max(workers, threads) - 1`` threads."""
+        cdef int64_t i, n
         cdef State* S = &self.s
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
-        if workers > 1:         # (one worker reads the ratio only in its passes' read-out: see calibrate)
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        n = max(workers, min(threads, 2))
+        if n > 1:               # (one worker reads the ratio only in its passes' read-out: see calibrate)
             S.clock.ns_per_tick = ns_per_tick()
         self.stop_pool()
         pool_free_copies(&S.pool)
         S.cfg.workers = workers
-        if workers == 1:
+        S.sim.threads = threads
+        if n == 1:
             return
-        if pool_alloc_copies(&S.pool, workers, S.W, S.testing.stale_speculation) != RC_OK:
+        if workers > 1 and pool_alloc_copies(&S.pool, workers, S.W, S.testing.stale_speculation) != RC_OK:
             S.cfg.workers = 1
             raise MemoryError("pbf core: out of memory (worker pool)")
         if not S.pool.sync_ready:
@@ -714,10 +721,10 @@ cdef class Core:
         S.pool.shutdown = 0
         self._threads = [threading.Thread(target=self._pool_thread, args=(wid, S.pool.gen),
                                           daemon=True, name=f"pbf-worker-{wid}")
-                         for wid in range(1, workers)]
+                         for wid in range(1, n)]
         for th in self._threads:
             th.start()
-        S.pool.threads = workers - 1
+        S.pool.threads = n - 1
         self._measure_parallel_overhead()
 
     def _measure_parallel_overhead(self):

@@ -346,8 +346,8 @@ cdef inline void pool_loop(State* S, int64_t wid, int64_t gen) noexcept nogil:
             if pbf_cas(&S.split.slot, gen, -1):
                 nm_split_helper(&S.split)
                 pbf_store(&S.split.slot, -2)
-        elif not S.pool.idle:
-            pass_worker(S, wid)
+        elif not S.pool.idle and wid < S.cfg.workers:
+            pass_worker(S, wid)        # (a thread beyond the workers is only a helper: slurm_loop.pxd)
         pthread_mutex_lock(&S.pool.mu)
         if S.pool.gen == gen:        # (a late finish of an older task does not count)
             S.pool.finished += 1

@@ -18,6 +18,8 @@ ctypedef struct SimTime:
     int64_t phase_us           # the timers' phase: the first backfill cycle this much after it would
                                # come, the first full main pass this much after the first submission
                                # (a site's cycle phase is not in its files)
+    int64_t threads            # real threads for a cycle's tests (not the modelled workers): 2 or more,
+                               # a helper tests Slurm's later starts ahead (slurm_loop.pxd; same decisions)
     # state
     int64_t now_us             # simulated time
     int64_t next_bf_us         # the next cycle may start from here (bf_interval after the last)
@@ -51,3 +53,4 @@ cdef inline void simtime_defaults(SimTime* T) noexcept nogil:
     T.cost_main_us = 62
     T.cost_queue_us = 0
     T.phase_us = 0
+    T.threads = 1

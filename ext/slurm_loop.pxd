@@ -6,13 +6,21 @@
 # by then, the cycle ends and the loop's next instant is the yield (those events applied, the main
 # scheduler run), after which time goes on from the cycle's end. The semantics, and each default's
 # source: docs/engine.md "Scheduler time"; the oracle: pbf/reference/slurm_sim_ref.py.
+#
+# The modelled workers are not threads: a cycle's tests run on this thread. With SimTime.threads 2 or
+# more (`pbf replay --threads`) a helper thread tests Slurm's later starts ahead as on the free clock
+# (slurm_try_later.pxd, NodeSplit): the answers are taken in order, so the decisions, the charged
+# time and the schedule are those of one thread; only the wall time changes. The free clock's
+# trials and back-offs decide whether a cycle shares, on the cycles' own wall time.
 
 from libc.stdint cimport int64_t
 
 from memory cimport INF
+from ticks cimport now_ticks
 from profile cimport prof_live_slots
 from clock cimport clock_elapsed_us, clock_charge_all
 from pass_steps cimport pass_clock, CM_SEARCH, STEP_STOP, STEP_ERROR
+from parallel_pass cimport split_arm, split_disarm, split_trial_share, split_trial_note
 from passes cimport pass_slots, begin_full_pass, end_full_pass, job_step, record_pass, main_pass, pass_prologue
 from lifecycle cimport heap_top_end
 from state cimport State, PassCtx
@@ -60,6 +68,13 @@ cdef inline int sim_main_scheduler(State* S) noexcept nogil:
     return RC_OK
 
 
+cdef inline bint sim_split_pays(State* S) noexcept nogil:
+    # whether a cycle's tests may share with a helper thread (cycle.pxd split_pays, with the real
+    # threads in place of the workers, which are modelled here)
+    return (S.plan.split_search and S.sim.threads > 1 and S.pool.threads > 0 and S.cost.cores > 1
+            and S.testing.split_min_nodes > 0)
+
+
 cdef inline int sim_cycle(State* S) noexcept nogil:
     # One backfill cycle from now_us (the sequential pass with yields; decisions are those of the
     # full pass with the model clock, jobs start when the cycle reaches them). Advances now_us by
@@ -67,10 +82,14 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
     cdef int64_t t0 = pass_clock(S), T0 = S.sim.now_us, now = T0 // 1000000, queue = S.queue.n
     cdef int64_t p = 0, elapsed = 0, next_yield, dur, W = S.cfg.workers, budget = S.clock.budget_us
     cdef PassCtx* c = &S.ctx
-    cdef bint yielded = False
+    cdef bint yielded = False, split = sim_split_pays(S), shared = False
+    cdef int64_t w0 = 0
     cdef int rc
     if pass_prologue(S, now) != RC_OK or begin_full_pass(S, now, False) != RC_OK:
         return RC_NO_MEMORY
+    if split:
+        shared = split_trial_share(S) and split_arm(S, S.testing.split_min_nodes)
+        w0 = now_ticks()
     c.start_us0 = T0
     # building and sorting the cycle's queue is serial work
     clock_charge_all(&S.clock, W, S.sim.cost_queue_us * queue)
@@ -85,10 +104,14 @@ cdef inline int sim_cycle(State* S) noexcept nogil:
                 break
             next_yield = elapsed + S.sim.yield_us
         p = job_step(S, &S.prof, &S.nm, p, CM_SEARCH, NULL)
-        if p == STEP_ERROR:
-            return RC_NO_MEMORY
-        if p == STEP_STOP:
+        if p == STEP_ERROR or p == STEP_STOP:
             break
+    if split:
+        if shared:
+            split_disarm(S)
+        split_trial_note(S, shared, now_ticks() - w0, c.depth)
+    if p == STEP_ERROR:
+        return RC_NO_MEMORY
     S.resume_st.valid = False
     end_full_pass(S, &S.prof)
     dur = S.last.charged_us

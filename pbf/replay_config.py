@@ -77,6 +77,7 @@ _SETTINGS = (
     ("cost_power", lambda v: _is_number(v) and 0 < v <= 4, "a number in (0, 4] (1: a constant cost per test)"),
     ("slurm_sim", lambda v: isinstance(v, SlurmSim), "a pbf.SlurmSim"),
     ("bf_interval", lambda v: _int_in(v, 1, MAX_SECONDS), f"an int from 1 to {MAX_SECONDS:,} seconds"),
+    ("threads", lambda v: v == "auto" or _int_in(v, 1, 256), "an int from 1 to 256 or 'auto'"),
     ("bsld_bound", lambda v: _is_number(v) and 0 < v <= MAX_SECONDS,
      f"a finite number in (0, {MAX_SECONDS:,}] (seconds)"),
     ("kill_at_request", lambda v: isinstance(v, bool), "True or False"),
@@ -106,7 +107,14 @@ class ReplayConfig:
     job). ``trigger``: ``event`` (a full pass at every instant with events) or ``interval`` (a quick
     start-now pass on events and a full pass every ``bf_interval`` seconds). ``bsld_bound``: tau of
     the bounded slowdown, seconds. ``workers``: threads per backfill pass (identical decisions for
-    any count with the free clock; see docs/engine.md).
+    any count with the free clock; see docs/engine.md); on the ``model`` and ``slurm-sim`` clocks,
+    modelled workers (a pass is charged the time of that many workers testing side by side, so the
+    schedule changes with the count). ``threads``: on the ``slurm-sim`` clock, real threads for a
+    cycle's tests, separate from the modelled workers: 1 (default), or 2 or more: a helper thread
+    tests Slurm's later starts ahead (one helper: more count as 2), with decisions identical to 1;
+    ``"auto"`` takes 2 on a cluster of at least 64 nodes when the process may run on 2 CPUs or more,
+    else 1 (whether a cycle then shares is measured, as on the free clock: docs/engine.md). Other
+    clocks take 1 (their threads are ``workers``).
 
     ``clock`` (DESIGN §4.6): ``free`` (passes cost nothing; only ``max_job_test`` limits them),
     ``model`` (each job test costs ``cost_per_test_us`` plus ``cost_per_slot_us`` per profile slot,
@@ -195,6 +203,7 @@ class ReplayConfig:
     bf_interval: int = 30
     bsld_bound: float = 10.0
     workers: int = 1
+    threads: int | str = 1
     clock: str = "free"
     bf_max_time: int | None = None
     cost_per_test_us: float | None = None
@@ -233,6 +242,9 @@ class ReplayConfig:
         self._check_combinations()
 
     def _check_combinations(self):
+        if self.threads not in ("auto", 1) and self.clock != "slurm-sim":
+            raise ConfigError(f"threads={self.threads} (--threads) applies to the slurm-sim clock (--preset slurm, "
+                              f"--slurm-conf), not to the {self.clock} clock: there, workers are the threads")
         if self.estimate_every and not self.start_estimates:
             raise ConfigError("estimate_every needs start_estimates=True")
         if self.cluster is not None and self.coalloc is not None:

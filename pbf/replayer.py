@@ -45,6 +45,29 @@ def _cluster_units(table, config):
                       "the cluster size (give --units N to replay an empty trace)")
 
 
+#: a cycle shares a test with a helper thread only over this many nodes or more (the core's
+#: SPLIT_MIN_NODES, ext/state.pxd): "auto" takes no helper on a smaller cluster
+_HELPER_MIN_NODES = 64
+
+
+def sim_threads(config: ReplayConfig, cluster) -> int:
+    """The real threads for a slurm-sim cycle's tests (``ReplayConfig.threads``; 1 on other clocks):
+    ``"auto"`` takes 2 on a node cluster of at least 64 nodes when this process may run on 2 CPUs or
+    more (whether a cycle then shares is measured by the core's trials, as on the free clock)."""
+    if config.clock != "slurm-sim":
+        return 1
+    if config.threads != "auto":
+        return int(config.threads)
+    if cluster is None or len(cluster.nodes) < _HELPER_MIN_NODES:
+        return 1
+    import psutil
+    try:
+        cpus = len(psutil.Process().cpu_affinity())
+    except (AttributeError, psutil.Error):     # (no affinity on every platform)
+        cpus = psutil.cpu_count() or 1
+    return 2 if cpus >= 2 else 1
+
+
 def _dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` (the distinct values in order, and each value's index
     among them), by marking the values present when they span a range not much longer than the array
@@ -165,7 +188,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     report = _progress_reporter(progress, len(submit))
     columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
                "user": table.user[order]}
-    core.start_pool(config.workers)
+    threads = sim_threads(config, cluster)
+    core.start_pool(config.workers, threads)
     t0 = time.perf_counter()
     limit = config.pass_limit(len(submit))
     try:
@@ -185,6 +209,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         report(len(submit), final=True)
     result = assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
                       from_trace=from_trace, cluster=cluster, requests=requests)
+    if config.clock == "slurm-sim":
+        result.summary["passes"]["sim_threads"] = threads
     if placed is not None:
         result.summary["partitions"] = placed.summary
     if qos_read is not None:

@@ -32,10 +32,12 @@ LABELS = {
     "searches_helped": "... of which it helped",
     "search_helper_backoffs": "times the helper backed off (no CPU to spare)",
     "search_sharing_trials": "trials of sharing against not", "search_sharing_trials_won": "... won by sharing",
+    "sim_threads": "real threads of a cycle's tests (--threads)",
     # configuration
     "units": "cluster units", "priority": "priority", "predictor": "run-time predictor",
     "correction": "correction of under-predictions", "trigger": "pass trigger", "bf_interval": "pass interval (s)",
-    "bsld_bound": "bounded slowdown's bound (s)", "workers": "backfill workers", "bf_max_time": "pass time limit (s)",
+    "bsld_bound": "bounded slowdown's bound (s)", "workers": "backfill workers",
+    "threads": "real threads (slurm-sim clock)", "bf_max_time": "pass time limit (s)",
     "cost_per_test_us": "modelled cost of a job test (µs)", "cost_per_slot_us": "modelled cost of a plan slot (µs)",
     "cost_per_node_us": "modelled cost per node tested (µs)",
     "cost_per_reservation_us": "modelled cost of a reservation (µs)", "cost_power": "power of the cost in tests",
@@ -110,6 +112,8 @@ def settings_that_apply(cfg: dict[str, Any]) -> list[tuple[str, Any]]:
         skip |= {"cost_per_test_us", "cost_per_slot_us", "cost_per_node_us", "cost_per_reservation_us", "cost_power"}
     if clock == "free":
         skip.add("bf_max_time")
+    if clock != "slurm-sim":
+        skip.add("threads")           # (the slurm-sim clock's real threads; elsewhere workers are)
     if int(cfg.get("workers", 1) or 1) <= 1:
         skip.add("commit")
     if not cfg.get("cluster"):

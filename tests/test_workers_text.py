@@ -50,5 +50,10 @@ def test_slurms_search_names_its_later_starts():
     sim = _summary("slurm-sim", 2, threaded_passes=0)
     sim["config"]["node_search"] = "slurm"
     text = workers_line(sim)
-    assert "on the slurm-sim clock a cycle's tests run on one" in text and "--clock free --workers N" in text
+    assert "a cycle's tests run on this thread (the workers are modelled" in text and "--threads 2" in text
     assert all(len(line) <= 160 for line in text.splitlines())
+    helped = _summary("slurm-sim", 1, sim_threads=2, searches_shared=900, searches_helped=850)
+    helped["config"]["node_search"] = "slurm"
+    text = workers_line(helped)
+    assert text.startswith("threads      2 (--threads; the schedule is the same for any T)")
+    assert "850 of 900 later starts tested ahead on a helper thread" in text

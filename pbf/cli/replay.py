@@ -32,6 +32,16 @@ if TYPE_CHECKING:
 __all__ = ["add_arguments"]
 
 
+def _threads(text: str) -> int | str:
+    """--threads: ``auto`` or a whole number from 1 to 256."""
+    if text == "auto":
+        return text
+    try:
+        return int_in(1, 256)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected auto or a whole number from 1 to 256, got {text!r}") from None
+
+
 def add_arguments(rp: argparse.ArgumentParser) -> None:
     """The ``replay`` command's options."""
     rp.description = ("Replay an SWF trace (default: the built-in Beocat-like high-traffic trace) and report AWT, "
@@ -92,15 +102,25 @@ def add_arguments(rp: argparse.ArgumentParser) -> None:
                     help="round planned ends up to this many seconds (default 0: exact)")
     rp.add_argument("--bsld-bound", type=positive_seconds, default=10.0,
                     help="tau of the bounded slowdown, s (default 10)")
-    rp.add_argument("--workers", type=int_in(1, 256), default=1,
-                    help="backfill workers. Free clock (default): threads for a full pass, taken only when the "
-                         "pass is predicted faster on them (on a cluster of nodes, a helper thread shares each "
-                         "node search, or under Slurm's node search tests each job's next later start ahead); "
-                         "the schedule is the same for any N (ordered commit). Model and slurm-sim clocks "
-                         "(--preset slurm, --slurm-conf): N modelled workers, a pass charged the time of "
-                         "N workers testing side by side (a cycle tests up to Nx the jobs within its budget), "
-                         "so the schedule changes with N. The output's workers and threads lines say which "
-                         "applied and how many passes ran on threads (default 1)")
+    rp.add_argument("--workers", type=int_in(1, 256), default=1, metavar="N",
+                    help="backfill workers; N means two things, by clock. Free clock (default): N real threads "
+                         "for a full pass, taken only when the pass is predicted faster on them (on a cluster of "
+                         "nodes, a helper thread shares each node search, or under Slurm's node search tests each "
+                         "job's next later start ahead); the schedule is the same for any N (ordered commit). "
+                         "Model and slurm-sim clocks (--preset slurm, --slurm-conf): N modelled workers: a pass "
+                         "is charged the time of N workers testing side by side (a cycle tests up to Nx the "
+                         "jobs within its budget), so the schedule changes with N. On the slurm-sim clock they "
+                         "are not threads: --threads sets the real threads there. The output's workers and "
+                         "threads lines say which applied (default 1)")
+    rp.add_argument("--threads", type=_threads, default=1, metavar="T",
+                    help="slurm-sim clock (--preset slurm, --slurm-conf) only: real threads for a backfill "
+                         "cycle's tests, separate from the modelled --workers. T >= 2: a helper thread tests "
+                         "Slurm's later starts ahead (one helper: more count as 2); the schedule is the same "
+                         "for any T, only the wall time changes (it pays on deep queues: docs/benchmarks.md). "
+                         "auto: 2 on a cluster of 64 nodes or more when this process may run on 2 CPUs, else 1; "
+                         "whether a cycle then shares is measured (trials, back-off when no CPU is spare). The "
+                         "threads line says how many later starts the helper tested. On the free clock "
+                         "--workers are the threads (default 1)")
     rp.add_argument("--max-passes", type=int_in(1), default=None, metavar="N",
                     help="stop with an error after N passes (default 2,000,000 + 200 a job: a trace whose jobs "
                          "hold the cluster for years of simulated time makes a pass every interval)")

@@ -143,7 +143,8 @@ def _failures(args: argparse.Namespace, builtin: bool) -> Failures | None:
 
 def common_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The settings that come from the same flags with or without ``--slurm-conf``."""
-    return dict(bsld_bound=args.bsld_bound, workers=args.workers, **cost_settings(args), commit=args.commit,
+    return dict(bsld_bound=args.bsld_bound, workers=args.workers, threads=args.threads, **cost_settings(args),
+                commit=args.commit,
                 pass_records=not args.no_pass_records, max_passes=args.max_passes,
                 kill_at_request=not args.no_clip_runtime,
                 failures=_failures(args, args.trace is None),

@@ -172,15 +172,20 @@ def _rejected_hint(s: dict[str, Any]) -> str:
 
 
 def workers_line(s: dict[str, Any]) -> str | None:
-    """What ``--workers N`` did in this replay, in two lines (None with one worker): on the model and
-    slurm-sim clocks, N modelled workers (a pass is charged the time of N workers testing side by side,
-    so the schedule changes with N); on every clock, how many full passes ran on threads, and if none,
-    why not."""
+    """What ``--workers N`` and ``--threads T`` did in this replay, in two lines (None with one worker and
+    no helper thread): on the model and slurm-sim clocks, N modelled workers (a pass is charged the time
+    of N workers testing side by side, so the schedule changes with N); on every clock, how many full
+    passes ran on threads, and if none, why not; on the slurm-sim clock, how many later-start tests ran
+    on the helper thread of ``--threads``."""
     c, p = s["config"], s["passes"]
     n = int(c.get("workers") or 1)
+    clock = p.get("clock", c.get("clock", "free"))
+    if clock == "slurm-sim":
+        threads = _sim_threads_line(c, p)
+        if n <= 1:
+            return threads
     if n <= 1:
         return None
-    clock = p.get("clock", c.get("clock", "free"))
     if clock in ("model", "slurm-sim"):
         gain = (f"so a cycle tests up to {n}x the jobs within its budget" if p.get("budget_s")
                 else "so a pass takes less simulated time")
@@ -190,6 +195,8 @@ def workers_line(s: dict[str, Any]) -> str | None:
         first = f"workers      {n}: the schedule is the same for any N (free clock, ordered commit)"
     else:
         first = f"workers      {n} ({clock} clock, {c.get('commit', 'ordered')} commit)"
+    if clock == "slurm-sim":
+        return first + ("\n" + threads if threads else "")
     full = p.get("full", 0)
     threaded = p.get("threaded_passes")
     tests = p.get("thread_tests_per_worker") or []
@@ -204,9 +211,6 @@ def workers_line(s: dict[str, Any]) -> str | None:
     elif p.get("searches_shared"):
         second = (f"0 of {full:,} full passes ran on threads; {p['searches_helped']:,} of "
                   f"{p['searches_shared']:,} {_shared_what(c)}")
-    elif c.get("node_search") == "slurm" and clock in ("model", "slurm-sim"):
-        second = (f"0 of {full:,} full passes ran on threads: on the {clock} clock a cycle's tests run on one\n"
-                  "             (--clock free --workers N tests later starts ahead on a helper thread)")
     elif c.get("node_search") == "slurm":
         second = (f"0 of {full:,} full passes ran on threads (Slurm's node search runs a pass on one), and no "
                   "later start was tested ahead on a helper thread (trials found it no faster, jobs needed "
@@ -215,3 +219,21 @@ def workers_line(s: dict[str, Any]) -> str | None:
         second = (f"0 of {full:,} full passes ran on threads (each predicted no faster there: too short, "
                   "or no CPU to spare)")
     return first + "\nthreads      " + second
+
+
+def _sim_threads_line(c: dict[str, Any], p: dict[str, Any]) -> str | None:
+    # the slurm-sim clock's real threads (--threads; the modelled workers are not threads): how many
+    # later-start tests (or node searches) ran on the helper, and if none, why not
+    t = int(p.get("sim_threads") or 1)
+    shared, helped = p.get("searches_shared") or 0, p.get("searches_helped") or 0
+    slurm = c.get("node_search") == "slurm"
+    if t <= 1:
+        if not slurm or int(c.get("workers") or 1) <= 1:
+            return None
+        return ("threads      1: a cycle's tests run on this thread (the workers are modelled; --threads 2 tests "
+                "Slurm's later starts\n             ahead on a helper thread, the schedule the same)")
+    head = f"threads      {t} (--threads; the schedule is the same for any T): "
+    if shared:
+        return head + f"{helped:,} of {shared:,} {_shared_what(c)}"
+    return head + ("no test was offered to the helper (trials found it no faster, jobs needed few later starts, "
+                   "\n             or no CPU to spare)" if slurm else "no node search was shared with the helper")
