@@ -7,12 +7,12 @@ sets the nodes, a replay or :class:`pbf.Engine` the jobs' requests. Internal.
 import numpy as np
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
-from libc.stdlib cimport malloc
+from libc.stdlib cimport malloc, calloc
 
 from state cimport State
 from node_model cimport NodeModel, nm_alloc, nm_reserve_jobs, nm_make_classes
 from slurm_space cimport ss_alloc
-from advance_resv cimport ar_alloc
+from advance_resv cimport ar_alloc, ResvLine
 from part_records cimport pr_alloc, pr_free, pr_set_tiers
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
@@ -138,13 +138,16 @@ cdef class NodeCluster:
         for i in range(n):
             M.jpart[first + i] = jp[i]
 
-    def set_reservations(self, starts, ends, nodes):
+    def set_reservations(self, starts, ends, nodes, groups=None, jobs=None):
         """Advance reservations (``ext/advance_resv.pxd``), before the replay or the first pass: window k
         holds the nodes ``nodes[k]`` (node indices) from ``starts[k]`` to ``ends[k]`` (seconds) against
-        every job. Replaces any set before; none: no window."""
+        every job. Replaces any set before; none: no window. Jobs inside a reservation
+        (``ext/resv_inside.pxd``): ``groups[k]`` names window k's reservation (1, 2, ...; 0: no job is
+        inside it) and ``jobs[i]`` the reservation job i (in the order added, all added) is inside (0:
+        none); such a job starts only inside its reservation's current window, on its nodes."""
         cdef const int64_t[::1] vs = np.ascontiguousarray(starts, dtype=np.int64)
         cdef const int64_t[::1] ve = np.ascontiguousarray(ends, dtype=np.int64)
-        cdef int64_t n = vs.shape[0], k, i, u, W
+        cdef int64_t n = vs.shape[0], k, i, u, W, NW, x
         cdef State* S = &self.core.s
         cdef NodeModel* M = &S.nm
         if not M.on:
@@ -158,18 +161,57 @@ cdef class NodeCluster:
             idx = np.ascontiguousarray(nodes[k], dtype=np.int64)
             if idx.size == 0 or idx.min() < 0 or idx.max() >= M.nn:
                 raise ConfigError(f"reservation {k}: node indices must be 0 .. {M.nn - 1} (and at least one)")
-            picked.append(idx)
+            picked.append(np.unique(idx))
+        grp = np.zeros(n, dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+        jg = None if jobs is None else np.asarray(jobs, dtype=np.int64)
+        if grp.shape[0] != n or (grp.size and (grp.min() < 0 or grp.max() >= 1 << 30)):
+            raise ValueError(f"reservations: {grp.shape[0]} groups for {n} windows, each 0 .. 2**30 - 1")
+        if jg is not None and (jg.shape[0] != S.jobs.n or (jg.size and (jg.min() < 0 or jg.max() >= 1 << 30))):
+            raise ValueError(f"reservations: {jg.shape[0]} jobs' groups for {S.jobs.n} jobs, each 0 .. 2**30 - 1")
+        if jg is not None and not jg.any():
+            jg = None
+        if jg is None:
+            grp = np.zeros(n, dtype=np.int64)
         W = S.W
-        if ar_alloc(&S.ar, n, W, (M.nn + 63) // 64) != RC_OK:
+        NW = (M.nn + 63) // 64
+        if ar_alloc(&S.ar, n, W, NW) != RC_OK:
             raise MemoryError("pbf core: out of memory (advance reservations)")
         order = sorted(range(n), key=lambda x: (int(ve[x]), int(vs[x])))
         for k in range(n):
             S.ar.start[k] = vs[order[k]]
             S.ar.end[k] = ve[order[k]]
+            S.ar.grp[k] = <int32_t>grp[order[k]]
             for i in picked[order[k]]:
                 S.ar.nbits[k * S.ar.NW + (i >> 6)] |= (<uint64_t>1) << (i & 63)
                 for u in range(M.first[i], M.first[i + 1]):
                     S.ar.ubits[k * W + (u >> 6)] |= (<uint64_t>1) << (u & 63)
+        # the times a pass is due: every end, and the start of each window some job is inside
+        ev = sorted([int(ve[x]) for x in range(n)] + [int(vs[x]) for x in range(n) if grp[x] > 0])
+        for x in range(len(ev)):
+            S.ar.ev[x] = ev[x]
+        S.ar.nev = len(ev)
+        if jg is None:
+            return
+        S.ar.jgrp = <int32_t*>malloc((jg.shape[0] + 1) * sizeof(int32_t))
+        S.ar.il_off = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        S.ar.vxs = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        S.ar.vxe = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        S.ar.vxbits = <uint64_t*>malloc((n * NW + 1) * sizeof(uint64_t))
+        if S.ar.jgrp == NULL or S.ar.il_off == NULL or S.ar.vxs == NULL or S.ar.vxe == NULL or S.ar.vxbits == NULL:
+            raise MemoryError("pbf core: out of memory (advance reservations)")
+        for x in range(jg.shape[0]):
+            S.ar.jgrp[x] = <int32_t>jg[x]
+        S.ar.njobs = jg.shape[0]
+        x = 0
+        for k in range(n):
+            S.ar.il_off[k] = x
+            if S.ar.grp[k] > 0:
+                x += len(picked[order[k]])
+        S.ar.il_off[n] = x
+        S.ar.il = <ResvLine*>calloc(x + 1, sizeof(ResvLine))
+        if S.ar.il == NULL:
+            raise MemoryError("pbf core: out of memory (advance reservations)")
+        S.ar.nil = x
 
     def set_part_records(self, counts, masks, parts, tiers=None, factors=None):
         """Jobs of several partitions (``ext/part_records.pxd``), after every job is added: job i (in the

@@ -9,10 +9,14 @@
 # its offer (job_test_resv, even past the cycle's bf_window), and the tests of a start now (the main scheduler, a pass's first tests) leave out the nodes of
 # every window that starts before the job would end. A window's end is an event: a pass may start
 # jobs on its nodes then (Slurm's _more_work counts last_resv_update).
+# Jobs inside a reservation (sbatch --reservation; resv_inside.pxd, pbf/reference/resv_ref.py): a
+# window's grp names its reservation among those some job is inside (0: none is), jgrp each job's;
+# the start of such a window is an event too, and the exact plan keeps each of its nodes' line over
+# it without the windows' holds (ResvLine: what the jobs inside see there).
 
-from libc.stdint cimport uint64_t, int64_t
-from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.stdint cimport uint64_t, int64_t, int32_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy, memmove
 
 from memory cimport INF
 from node_model cimport NodeModel, NodeLine, nl_point, nm_add_time
@@ -21,6 +25,15 @@ from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long x) nogil
+    int __builtin_popcountll(unsigned long long x) nogil
+
+
+ctypedef struct ResvLine:      # a node's free cores, memory and GPUs over a window, as a job inside it sees them
+    int64_t* t                 # value p holds from t[p] to t[p + 1] (the last: to the window's end)
+    int64_t* c
+    int64_t* m
+    int64_t* g
+    int64_t n, cap
 
 
 ctypedef struct AdvResv:
@@ -35,9 +48,59 @@ ctypedef struct AdvResv:
     uint64_t* scratch          # W words: the free units a test of a start now may use
     int64_t now, d             # the main scheduler's test under way: its time and the job's (set before
                                # Planner.take_now)
+    int32_t* grp               # each window's reservation, 1.. among those some job is inside (0: none is)
+    int32_t* jgrp              # each job's reservation (0: none; NULL: no job is inside one) ...
+    int64_t njobs              # ... for jobs 0 .. njobs - 1
+    int64_t* ev                # the times a pass is due: every window's end and the start of each window
+    int64_t nev                # some job is inside, sorted
+    int64_t* il_off            # (n + 1) window k's lines il[il_off[k] ...], one for each of its nodes in order
+    ResvLine* il               # (the windows some job is inside only)
+    int64_t nil
+    # Slurm's backfill: this cycle's reservations of jobs (start, end, nodes), replayed on the records
+    # a job inside a reservation sees (resv_inside.pxd), and those records
+    int64_t* lg_s
+    int64_t* lg_e
+    uint64_t* lg_bits
+    int64_t lg_n, lg_cap
+    int64_t* vb
+    int64_t* ve
+    int64_t* vnxt
+    uint64_t* vavail
+    int64_t vn, vcap
+    int64_t* vxs               # (n) the windows but those of the job's reservation
+    int64_t* vxe
+    uint64_t* vxbits
 
 
 cdef inline void ar_free(AdvResv* R) noexcept nogil:
+    cdef int64_t x
+    for x in range(R.nil):
+        free(R.il[x].t); free(R.il[x].c); free(R.il[x].m); free(R.il[x].g)
+    free(R.il); free(R.il_off); free(R.grp); free(R.jgrp); free(R.ev)
+    free(R.lg_s); free(R.lg_e); free(R.lg_bits); free(R.vb); free(R.ve); free(R.vnxt); free(R.vavail)
+    free(R.vxs); free(R.vxe); free(R.vxbits)
+    R.il = NULL
+    R.il_off = NULL
+    R.nil = 0
+    R.grp = NULL
+    R.jgrp = NULL
+    R.njobs = 0
+    R.ev = NULL
+    R.nev = 0
+    R.lg_s = NULL
+    R.lg_e = NULL
+    R.lg_bits = NULL
+    R.lg_n = 0
+    R.lg_cap = 0
+    R.vb = NULL
+    R.ve = NULL
+    R.vnxt = NULL
+    R.vavail = NULL
+    R.vn = 0
+    R.vcap = 0
+    R.vxs = NULL
+    R.vxe = NULL
+    R.vxbits = NULL
     free(R.start); free(R.end); free(R.ubits); free(R.nbits); free(R.scratch)
     R.start = NULL
     R.end = NULL
@@ -56,14 +119,18 @@ cdef inline int ar_alloc(AdvResv* R, int64_t n, int64_t W, int64_t NW) noexcept 
     R.ubits = <uint64_t*>malloc((n * W + 1) * sizeof(uint64_t))
     R.nbits = <uint64_t*>malloc((n * NW + 1) * sizeof(uint64_t))
     R.scratch = <uint64_t*>malloc((W + 1) * sizeof(uint64_t))
+    R.grp = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    R.ev = <int64_t*>malloc((2 * n + 1) * sizeof(int64_t))
     if (R.start == NULL or R.end == NULL or R.ubits == NULL or R.nbits == NULL
-            or R.scratch == NULL):
+            or R.scratch == NULL or R.grp == NULL or R.ev == NULL):
         ar_free(R)
         return RC_NO_MEMORY
     for i in range(n * W):
         R.ubits[i] = 0
     for i in range(n * NW):
         R.nbits[i] = 0
+    for i in range(n):
+        R.grp[i] = 0
     R.W = W
     R.NW = NW
     R.next_end = 0
@@ -96,9 +163,22 @@ cdef inline uint64_t* ar_free_units(AdvResv* R, uint64_t* free_units, int64_t no
 
 cdef inline int ar_hold_lines(AdvResv* R, NodeModel* M, int64_t now) noexcept nogil:
     # pbf's exact plan: nothing free on a window's nodes from its start (or now) to its end
-    cdef int64_t k, w, i, a, b, q, pa, pb
+    cdef int64_t k, w, i, a, b, q, pa, pb, x2
     cdef uint64_t x
     cdef NodeLine* L
+    for k in range(ar_live(R, now), R.n if R.jgrp != NULL else 0):
+        if R.grp[k] == 0:
+            continue
+        a = R.start[k] if R.start[k] > now else now
+        x2 = R.il_off[k]
+        for w in range(R.NW):          # (before any window's hold: what a job inside sees there)
+            x = R.nbits[k * R.NW + w]
+            while x:
+                i = w * 64 + __builtin_ctzll(x)
+                x &= x - 1
+                if rl_copy(&R.il[x2], &M.line[i], a, R.end[k]) != RC_OK:
+                    return RC_NO_MEMORY
+                x2 += 1
     for k in range(ar_live(R, now), R.n):
         a = R.start[k] if R.start[k] > now else now
         b = R.end[k]
@@ -141,14 +221,121 @@ cdef inline int ar_seed_space(AdvResv* R, SlurmSpace* X, int64_t now) noexcept n
 
 
 cdef inline int64_t ar_next_end(const AdvResv* R) noexcept nogil:
-    # the first window end the event loop has not reached (INF: none)
-    return R.end[R.next_end] if R.next_end < R.n else INF
+    # the first window end (or start of a window some job is inside) the event loop has not reached
+    # (INF: none)
+    return R.ev[R.next_end] if R.next_end < R.nev else INF
 
 
 cdef inline bint ar_ends_due(AdvResv* R, int64_t t) noexcept nogil:
-    # a window ends by t (each counted once): a pass may start jobs on its nodes
+    # a window ends by t, or one some job is inside starts (each counted once): a pass may start jobs
+    # on its nodes
     cdef bint due = False
-    while R.next_end < R.n and R.end[R.next_end] <= t:
+    while R.next_end < R.nev and R.ev[R.next_end] <= t:
         R.next_end += 1
         due = True
     return due
+
+
+# ---- a node's line over a window, as the jobs inside it see it (exact plan)
+
+cdef inline int rl_room(ResvLine* D, int64_t n) noexcept nogil:
+    cdef int64_t cap
+    cdef void* q
+    if n <= D.cap:
+        return RC_OK
+    cap = D.cap * 2 if D.cap else 8
+    while cap < n:
+        cap *= 2
+    q = realloc(D.t, cap * sizeof(int64_t))
+    if q == NULL: return RC_NO_MEMORY
+    D.t = <int64_t*>q
+    q = realloc(D.c, cap * sizeof(int64_t))
+    if q == NULL: return RC_NO_MEMORY
+    D.c = <int64_t*>q
+    q = realloc(D.m, cap * sizeof(int64_t))
+    if q == NULL: return RC_NO_MEMORY
+    D.m = <int64_t*>q
+    q = realloc(D.g, cap * sizeof(int64_t))
+    if q == NULL: return RC_NO_MEMORY
+    D.g = <int64_t*>q
+    D.cap = cap
+    return RC_OK
+
+
+cdef inline int rl_copy(ResvLine* D, const NodeLine* L, int64_t a, int64_t b) noexcept nogil:
+    # D = the line L over [a, b) (L.t[0] <= a)
+    cdef int64_t p = 0
+    while p + 1 < L.n and L.t[p + 1] <= a:
+        p += 1
+    D.n = 0
+    while True:
+        if rl_room(D, D.n + 1) != RC_OK:
+            return RC_NO_MEMORY
+        D.t[D.n] = a if D.n == 0 else L.t[p]
+        D.c[D.n] = L.c[p]
+        D.m[D.n] = L.m[p]
+        D.g[D.n] = L.g[p]
+        D.n += 1
+        p += 1
+        if p >= L.n or L.t[p] >= b:
+            return RC_OK
+
+
+cdef inline void rl_least(const ResvLine* D, int64_t x, int64_t y, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
+    # folds into c, m, g the least free over [x, y) (within D's window)
+    cdef int64_t p = 0
+    while p + 1 < D.n and D.t[p + 1] <= x:
+        p += 1
+    while p < D.n and D.t[p] < y:
+        if D.c[p] < c[0]: c[0] = D.c[p]
+        if D.m[p] < m[0]: m[0] = D.m[p]
+        if D.g[p] < g[0]: g[0] = D.g[p]
+        p += 1
+
+
+cdef inline int64_t rl_point(ResvLine* D, int64_t t) noexcept nogil:
+    # the index of a point at t (D.t[0] <= t), made by splitting the one before it; -1: out of memory
+    cdef int64_t p = 0
+    while p + 1 < D.n and D.t[p + 1] <= t:
+        p += 1
+    if D.t[p] == t:
+        return p
+    if rl_room(D, D.n + 1) != RC_OK:
+        return -1
+    p += 1
+    memmove(D.t + p + 1, D.t + p, (D.n - p) * sizeof(int64_t))
+    memmove(D.c + p + 1, D.c + p, (D.n - p) * sizeof(int64_t))
+    memmove(D.m + p + 1, D.m + p, (D.n - p) * sizeof(int64_t))
+    memmove(D.g + p + 1, D.g + p, (D.n - p) * sizeof(int64_t))
+    D.t[p] = t
+    D.c[p] = D.c[p - 1]
+    D.m[p] = D.m[p - 1]
+    D.g[p] = D.g[p - 1]
+    D.n += 1
+    return p
+
+
+cdef inline int rl_hold(ResvLine* D, int64_t x, int64_t y, int64_t b, int64_t dc, int64_t dm, int64_t dg) noexcept nogil:
+    # a job inside holds (dc, dm, dg) over [x, y) (y <= b, the window's end)
+    cdef int64_t pa = rl_point(D, x), pb, p
+    if pa < 0:
+        return RC_NO_MEMORY
+    pb = D.n
+    if y < b:
+        pb = rl_point(D, y)
+        if pb < 0:
+            return RC_NO_MEMORY
+    for p in range(pa, pb):
+        D.c[p] -= dc
+        D.m[p] -= dm
+        D.g[p] -= dg
+    return RC_OK
+
+
+cdef inline ResvLine* ar_line(AdvResv* R, int64_t k, int64_t i) noexcept nogil:
+    # window k's line of its node i
+    cdef int64_t w, r = 0
+    for w in range(i >> 6):
+        r += __builtin_popcountll(R.nbits[k * R.NW + w])
+    r += __builtin_popcountll(R.nbits[k * R.NW + (i >> 6)] & (((<uint64_t>1) << (i & 63)) - 1))
+    return &R.il[R.il_off[k] + r]

@@ -53,14 +53,16 @@ cdef inline bint split_pays(State* S) noexcept nogil:
 
 cdef inline bint choose_parallel(State* S) noexcept nogil:
     # whether the next full pass runs on the pool: with threads, enough queued jobs and no
-    # reservation-limit stop or Slurm's backfill on nodes (the parallel pass implements neither),
+    # reservation-limit stop, Slurm's backfill on nodes or job inside an advance reservation (the
+    # parallel pass implements none),
     # when the testing switch says so or the predicted costs say the threads save time
     # (pass_cost.pxd; the copy rate is measured the first time a pass could pay without copies, and
     # again when the copies have grown)
     cdef int64_t tests
     cdef double nbytes
     if (S.cfg.workers < 2 or S.pool.threads == 0 or S.queue.n < S.testing.parallel_min_queue
-            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER or not S.plan.job_parallel):
+            or S.cfg.resv_stop or S.testing.parallel == CHOICE_NEVER or not S.plan.job_parallel
+            or S.ar.jgrp != NULL):     # (nor jobs inside an advance reservation: resv_inside.pxd)
         return False
     if S.testing.parallel == CHOICE_ALWAYS:
         return True

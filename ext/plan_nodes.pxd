@@ -16,6 +16,7 @@ from node_model cimport (NodeModel, NodeLine, nl_room, nl_gain, nl_point, nm_add
                          nm_choose, nm_window_cpus, nm_monotone, nm_take_bits, nm_ev_append, nm_never_fits, nm_use,
                          EV_T_MAX)
 from advance_resv cimport ar_free_units, ar_hold_lines
+from resv_inside cimport ar_job_units, ri_group, ri_find, ri_hold
 from part_records cimport pr_count, pr_range, pr_parts
 from pass_steps cimport (CM_EAGER, CM_ORDERED, STEP_STOP, STEP_ERROR, planned_end, release_time, log_append,
                          commit_start, note_reservation, begin_test, passed_over)
@@ -153,8 +154,8 @@ cdef inline bint nodes_fits_now(State* S, int64_t j, int64_t k, uint64_t parts) 
     # the main scheduler's test of job j on the nodes as they are now, but for those of the failed
     # partitions (and of the advance reservations it would run into); M.take: where
     cdef NodeModel* M = &S.nm
-    if not nm_fits_live(M, j, k, ar_free_units(&S.ar, S.nodes.free, S.ar.now, S.ar.d) if S.ar.n else S.nodes.free,
-                        S.main.failed if parts else 0):
+    cdef uint64_t* free_units = ar_job_units(&S.ar, j, S.nodes.free, S.ar.now, S.ar.d) if S.ar.n else S.nodes.free
+    if free_units == NULL or not nm_fits_live(M, j, k, free_units, S.main.failed if parts else 0):
         nm_note_head(M, k, S.nodes.nfree)
         return False
     nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
@@ -288,9 +289,12 @@ cdef inline int64_t nodes_test(State* S, NodeModel* M, int64_t p, int64_t j, int
     # nodes_step's test of job j (its units k, its time d) at queue position p
     cdef PassCtx* c = &S.ctx
     cdef int64_t t, now = c.now
+    cdef bint inside = S.ar.n > 0 and ri_group(&S.ar, j) != 0
+    cdef uint64_t* free_units
     if not c.built:
         # until a job does not fit now there is no reservation: the nodes as they are decide
-        if nm_fits_live(M, j, k, ar_free_units(&S.ar, S.nodes.free, now, d) if S.ar.n else S.nodes.free, 0):
+        free_units = ar_job_units(&S.ar, j, S.nodes.free, now, d) if S.ar.n else S.nodes.free
+        if free_units != NULL and nm_fits_live(M, j, k, free_units, 0):
             nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
             if c.parallel:
                 # (the copies' plans were built at the pass start: the start joins them)
@@ -302,7 +306,10 @@ cdef inline int64_t nodes_test(State* S, NodeModel* M, int64_t p, int64_t j, int
         if not c.parallel and build_node_plan(S, now) != RC_OK:
             return STEP_ERROR
         c.built = True
-    if spec != NULL and mode == CM_ORDERED and nm_monotone(M, j):
+    if inside:                         # (a job inside a reservation: resv_inside.pxd)
+        t = ri_find(&S.ar, M, j, k, d, now, c.resv_left == 0 and not S.cfg.resv_stop, S.cfg.bf_window,
+                    S.cfg.bf_resolution)
+    elif spec != NULL and mode == CM_ORDERED and nm_monotone(M, j):
         t = node_confirm(S, M, j, k, d, spec, c.resv_left == 0)
     else:
         t = nm_find_start(M, j, k, d, now, now, c.resv_left == 0 and not S.cfg.resv_stop, S.cfg.bf_window,
@@ -319,13 +326,15 @@ cdef inline int64_t nodes_test(State* S, NodeModel* M, int64_t p, int64_t j, int
         return STEP_STOP
     if t == now:
         nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
-        if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != RC_OK:
+        if (ri_hold(&S.ar, M, j, now, prof_round_up(&S.prof, now + d), now) if inside
+                else nm_hold(M, j, now, prof_round_up(&S.prof, now + d))) != RC_OK:
             return STEP_ERROR
         if c.parallel:
             log_append(S, S.prof.chosen, j, k, now, d, False)
         return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
     if t > now and c.resv_left != 0:
-        if nm_hold(M, j, t, prof_round_up(&S.prof, t + d)) != RC_OK:
+        if (ri_hold(&S.ar, M, j, t, prof_round_up(&S.prof, t + d), now) if inside
+                else nm_hold(M, j, t, prof_round_up(&S.prof, t + d))) != RC_OK:
             return STEP_ERROR
         if c.parallel:
             nm_take_bits(M, S.prof.cand, S.W)

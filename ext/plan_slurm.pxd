@@ -9,7 +9,9 @@ from parallel cimport Spec
 from state cimport State, PassCtx
 from profile cimport Prof
 from advance_resv cimport ar_seed_space
-from slurm_space cimport ss_reset, ss_main_test, ss_submit_weights, ss_give_backs_started, SS_ERROR
+from slurm_space cimport (ss_reset, ss_main_test, ss_submit_weights, ss_give_backs_started, ss_reserve,
+                          SS_ERROR)
+from resv_inside cimport ri_group, ri_current, ri_view, ri_unview, ri_log
 from slurm_try_later cimport ss_job_test
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
 from plan_nodes cimport nodes_fits_now, nodes_main_skips
@@ -27,6 +29,7 @@ cdef inline int slurm_begin(State* S, int64_t now) noexcept nogil:
     # (and the advance reservations as records of it)
     if ss_reset(&S.ss, now, S.cfg.bf_window, S.cfg.bf_resolution) != RC_OK:
         return RC_NO_MEMORY
+    S.ar.lg_n = 0                      # (the cycle's reservations of jobs: none yet)
     return ar_seed_space(&S.ar, &S.ss, now) if S.ar.n else RC_OK
 
 
@@ -64,14 +67,34 @@ cdef inline void slurm_queued(State* S, int64_t j) noexcept nogil:
 cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int64_t k, int64_t d) noexcept nogil:
     # node_step under Slurm's backfill (slurm_space.pxd): start the job now, reserve its nodes, or skip it
     cdef PassCtx* c = &S.ctx
-    cdef int64_t t, v
+    cdef int64_t t, v, w = -1, res = S.ss.resolution
+    cdef int32_t g = ri_group(&S.ar, j)
+    cdef bint blocked = c.blocked
+    if g:
+        w = ri_current(&S.ar, g, c.now)
+        if w < 0 or S.ar.start[w] > c.now:
+            return p + 1               # (its reservation not begun, or over: job_test_resv, "reservation defer")
     if not c.blocked and S.cfg.trigger == TR_EVENT:
         # (a pass at every event stands for Slurm's main scheduler too: its tests, up to the first job
         # that cannot start, reset the weights as select_nodes does)
         ss_main_test(&S.ss, M, &S.nodes, j, k)
-    t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window,
-                    c.resv_left != 0 and not S.ss.lim.now_only, M.split, &S.ssh)
+    if g:
+        # (a job inside a reservation: the records without its reservation's windows, then the
+        # cycle's, and its reservation on the cycle's records too)
+        if ri_view(&S.ar, &S.ss, g, w, c.now, S.cfg.bf_window, S.cfg.bf_resolution) != RC_OK:
+            return STEP_ERROR
+        t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window,
+                        c.resv_left != 0 and not S.ss.lim.now_only, NULL, NULL)
+        ri_unview(&S.ar, &S.ss, c.now)
+        if t > c.now and ss_reserve(&S.ss, t // res * res, (t + d) // res * res) != RC_OK:
+            return STEP_ERROR
+    else:
+        t = ss_job_test(&S.ss, M, &S.nodes, S.jobs.row, j, k, d, c.now, S.cfg.bf_window,
+                        c.resv_left != 0 and not S.ss.lim.now_only, M.split, &S.ssh)
     if t == SS_ERROR:
+        return STEP_ERROR
+    if t > c.now and S.ar.jgrp != NULL and ri_log(&S.ar, t // res * res, (t + d) // res * res,
+                                                   S.ss.tbits) != RC_OK:
         return STEP_ERROR
     if t == c.now:
         nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
@@ -84,8 +107,13 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
     if not c.blocked:
         nm_note_head(M, k, S.nodes.nfree)
     if t > c.now:
-        return p + 1 if note_reservation(S, j, t) == RC_OK else STEP_ERROR
-    c.blocked = True
+        if note_reservation(S, j, t) != RC_OK:
+            return STEP_ERROR
+        if g:
+            c.blocked = blocked        # (a job inside a reservation blocks no other: schedule()'s failed_resv)
+        return p + 1
+    if not g:
+        c.blocked = True
     return p + 1
 
 cdef inline int64_t slurm_node_step(State* S, Prof* P, NodeModel* M, int64_t p, int mode, const Spec* spec) noexcept nogil:

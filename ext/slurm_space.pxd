@@ -60,6 +60,10 @@ ctypedef struct SlurmSpace:
     const int64_t* xs
     const int64_t* xe
     const uint64_t* xbits
+    # a job inside a reservation (resv_inside.pxd; in_bits NULL: none): a start tried outside
+    # [in_s, in_e) is none ("reservation defer"), and only the nodes in_bits are offered
+    int64_t in_s, in_e
+    const uint64_t* in_bits
     int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
     int64_t marked                 # nodes whose weight is not 0xff (none: a reset changes nothing)
     int64_t* cancel                # (a helper thread's test: *cancel set, its answer is not needed; NULL: none)
@@ -117,6 +121,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.ubits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
     X.tbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
     X.u_ok = False
+    X.in_bits = NULL
     X.gb_version = -1
     X.fnow = <int64_t*>malloc(nn * sizeof(int64_t))
     X.pcnow = <int64_t*>malloc(nn * sizeof(int64_t))
@@ -772,6 +777,12 @@ cdef inline int64_t ss_offer_at(SlurmSpace* X, int64_t d, int64_t now, int64_t s
         if X.xs[i] < end_time and X.xe[i] > start_res:
             for w in range(X.NW):
                 X.offer[w] &= ~X.xbits[i * X.NW + w]
+    if X.in_bits != NULL:              # (a job inside a reservation: its window's nodes, inside its time)
+        if not X.in_s <= start_res < X.in_e:
+            memset(X.offer, 0, X.NW * sizeof(uint64_t))
+            return -1
+        for w in range(X.NW):
+            X.offer[w] &= X.in_bits[w]
     return later
 
 

@@ -153,9 +153,12 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                               None if placed.record_tiers is None else [placed.record_tiers[i] for i in order],
                               record_factors(scoring.priority, config.partitions, table, records))
         if config.reservations is not None:
-            # (a repeating reservation: its windows to a month past the last submission)
-            NodeCluster(core).set_reservations(*config.reservations.windows(
-                cluster, (int(submit[-1]) if len(submit) else 0) + 30 * 86400))
+            # (a repeating reservation: its windows to a month past the last submission; the jobs inside
+            # a reservation, sacct's Reservation column)
+            starts, ends, nodes, names = config.reservations.named_windows(
+                cluster, (int(submit[-1]) if len(submit) else 0) + 30 * 86400)
+            groups, inside = config.reservations.groups(names, table, (starts, ends))
+            NodeCluster(core).set_reservations(starts, ends, nodes, groups, None if inside is None else inside[order])
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
     qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \

@@ -21,10 +21,14 @@ node map), and the reservation's end is an event (backfill's ``_more_work`` coun
 ``last_resv_update``). Running jobs are not stopped at the start (as ``IGNORE_JOBS`` and the
 maintenance practice: the site's own node events, ``--slurm-events``, say when nodes went down).
 
+Jobs inside a reservation (sacct's ``Reservation`` column, :meth:`SiteReservations.groups`) start only
+inside its current window, on its nodes less the other reservations' over their time, its own hold not
+applying to them; a job still pending at its end never starts (``ext/resv_inside.pxd``,
+:mod:`pbf.reference.resv_ref`).
+
 Read and not modelled, said in the summary (``reservations.not_modelled``), never dropped:
-jobs that ran inside a reservation (sacct's ``Reservation`` column, read and checked by
-:meth:`SiteReservations.jobs_inside`) run as other jobs, outside it; ``Users``/``Accounts`` (the jobs
-they would let in); a reservation of part of its nodes' cores
+``Users``/``Accounts`` (the jobs they would let in; the trace's ``Reservation`` column says which ran
+inside); a reservation of part of its nodes' cores
 (``CoreCnt`` below the nodes' cores, ``FIRST_CORES``): held as whole nodes; ``FLEX``, ``MAGNETIC``,
 ``PURGE_COMP``, ``REPLACE``, ``REPLACE_DOWN``, ``OVERLAP``, ``TIME_FLOAT``, ``NO_HOLD_JOBS_AFTER``
 (they concern the jobs inside); license-only and burst-buffer reservations (no nodes). A node the
@@ -329,6 +333,8 @@ class SiteReservations:
 
     def as_dict(self) -> dict:
         return {"path": self.path, "origin": self.origin, "read": dict(self.counts),
-                "modelled": "each reservation's nodes, whole, held from its start to its end against every job",
-                "not_modelled": ("jobs inside a reservation run outside it; Users/Accounts; partial-core "
-                                 "reservations held as whole nodes; flags of the jobs inside (counted)")}
+                "modelled": ("each reservation's nodes, whole, held from its start to its end against every job "
+                             "but those inside it (sacct's Reservation column), which start only inside its "
+                             "current window, on its nodes"),
+                "not_modelled": ("Users/Accounts; partial-core reservations held as whole nodes; MAINT of a "
+                                 "job's own reservation; flags of the jobs inside (counted)")}

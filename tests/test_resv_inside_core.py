@@ -1,0 +1,148 @@
+"""Jobs inside an advance reservation in the compiled core (ext/resv_inside.pxd): both node searches held
+to their oracles (pbf.reference.resv_ref) on random scenarios with jobs inside reservations, the worked
+example replayed, a job naming a reservation the dump does not hold refused, and a replay without jobs
+inside any reservation unchanged by the names."""
+import datetime
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pbf
+from pbf.cluster import Cluster, Node
+from pbf.errors import ConfigError
+from pbf.reference.nodes_ref import NodeRequest, node_replay
+from pbf.reference.slurm_backfill_ref import slurm_node_replay
+from pbf.slurm_reservations import SiteReservations
+
+from scheduling import busy_node_scenarios, node_table, replay_checked
+
+
+def _stamp(t):
+    return (datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _dump(path, windows, names):
+    out = []
+    for s, e, idx, name in windows:
+        out.append(f"ReservationName={name} StartTime={_stamp(s)} EndTime={_stamp(e)} Duration=1\n"
+                   f"   Nodes={','.join(names[i] for i in idx)} NodeCnt={len(idx)} Flags=IGNORE_JOBS\n")
+    path.write_text("\n".join(out))
+
+
+def _table(jobs):
+    table = node_table(jobs)
+    legend = {name: k + 1 for k, name in enumerate(sorted({j["resv"] for j in jobs if j.get("resv")}))}
+    table.columns["reservation"] = np.array([legend.get(j.get("resv"), 0) for j in jobs], dtype=np.int64)
+    for name, n in legend.items():
+        table.header.add_line(f" Reservation: {n} {name}")
+    return table
+
+
+def _config(nodes, dump, search, reservations, resolution, window, first_fit):
+    return pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search=search,
+                            backfill=pbf.Backfill(reservations=reservations, resolution=resolution, window=window),
+                            node_choice="first-fit" if first_fit else "best-fit",
+                            reservations=SiteReservations(str(dump), known=tuple(n.name for n in nodes)))
+
+
+@st.composite
+def inside_scenarios(draw):
+    nodes, jobs, reservations, first_fit, resolution, window = draw(busy_node_scenarios())
+    horizon = max(j["submit"] for j in jobs) + 300
+    windows = []
+    for _ in range(draw(st.integers(1, 3))):
+        s = draw(st.integers(0, horizon))
+        e = s + draw(st.integers(1, 40)) * draw(st.sampled_from([5, 30, 60]))
+        idx = sorted(set(draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=len(nodes)))))
+        name = draw(st.sampled_from(["A", "B", "C"]))
+        if not any(w[3] == name and w[0] < e and s < w[1] for w in windows):
+            windows.append((s, e, idx, name))   # (a reservation's windows never overlap)
+    names = sorted({w[3] for w in windows})
+    for job in jobs:
+        if draw(st.integers(0, 2)) == 0:
+            job["resv"] = draw(st.sampled_from(names))
+    return nodes, jobs, reservations, first_fit, resolution, window, windows
+
+
+@pytest.mark.parametrize("search", ["exact", "slurm"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(case=inside_scenarios())
+def test_jobs_inside_reservations_follow_the_oracle(search, case, tmp_path):
+    nodes, jobs, reservations, first_fit, resolution, window, windows = case
+    if search == "exact":
+        resolution = window = 0
+    dump = tmp_path / "resv.txt"
+    _dump(dump, windows, [n.name for n in nodes])
+    got = replay_checked(_table(jobs), _config(nodes, dump, search, reservations, resolution, window, first_fit))
+    ref = [dict(submit=j["submit"], run=j["run"], est=j["est"], resv=j.get("resv"),
+                req=NodeRequest(j["cores"], j["mpc"], j["mpn"], j["gpus"], j["nmin"], j["nmax"], frozenset(j["feat"])))
+           for j in jobs]
+    if search == "slurm":
+        want = slurm_node_replay(nodes, ref, reservations, window=window, resolution=resolution, first_fit=first_fit,
+                                 windows=windows)
+    else:
+        want = node_replay(nodes, ref, reservations, first_fit, windows=windows)
+    assert got.jobs["start"].tolist() == want["start"]
+
+
+@pytest.mark.parametrize("search", ["exact", "slurm"])
+@pytest.mark.parametrize("reservations", [1, None])
+def test_the_worked_example_replayed(search, reservations, tmp_path):
+    # two 4-core nodes; R holds n1 from 100 to 500 (tests/test_resv_inside.py, on the oracles)
+    nodes = [Node(f"n{i}", 4, 4000) for i in range(2)]
+    rows = [(0, 4, 1000, 1000, None), (10, 4, 200, 300, "R"), (20, 2, 50, 50, None), (30, 4, 100, 100, "R"),
+            (40, 2, 100, 100, "R"), (50, 4, 200, 200, "R"), (60, 4, 100, 100, None)]
+    jobs = [dict(submit=s, est=est, run=run, cores=c, mpc=0, mpn=0, gpus=0, nmin=1, nmax=0, feat=(), resv=r)
+            for s, c, run, est, r in rows]
+    dump = tmp_path / "resv.txt"
+    _dump(dump, [(100, 500, [1], "R")], ["n0", "n1"])
+    got = replay_checked(_table(jobs), _config(nodes, dump, search, reservations, 0, 0, False))
+    assert got.jobs["start"].tolist() == [0, 100, 20, 300, 400, -1, 500]
+    assert got.jobs["nodes"].tolist()[:5] == ["n0", "n1", "n1", "n1", "n1"]
+
+
+def test_a_job_naming_a_reservation_the_dump_does_not_hold_is_refused(tmp_path):
+    nodes = [Node("n0", 4, 4000)]
+    jobs = [dict(submit=0, est=10, run=10, cores=1, mpc=0, mpn=0, gpus=0, nmin=1, nmax=0, feat=(), resv="nope")]
+    dump = tmp_path / "resv.txt"
+    _dump(dump, [(100, 500, [0], "R")], ["n0"])
+    with pytest.raises(ConfigError, match="Reservation 'nope': no reservation of that name in .*resv.txt"):
+        pbf.replay(_table(jobs), _config(nodes, dump, "exact", 1, 0, 0, False))
+
+
+def test_the_cli_replays_jobs_inside_a_reservation(tmp_path):
+    # n1 reserved 00:10-01:00 for "proj": job 2 (inside) waits for it and runs on n1; job 3 (outside,
+    # 40 min on one node) would run into it on n1, so it waits for job 1's n0
+    import json
+    import subprocess
+    import sys
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("SelectType=select/cons_tres\nNodeName=n[0-1] CPUs=4 RealMemory=8000\n"
+                    "PartitionName=p Nodes=n[0-1] Default=YES MaxTime=UNLIMITED\n")
+    sacct = tmp_path / "jobs.sacct"
+    sacct.write_text("JobID|User|Partition|Submit|Start|ElapsedRaw|TimelimitRaw|ReqCPUS|ReqNodes|ReqMem|State|"
+                     "Reservation\n"
+                     "1|u|p|2023-01-01T00:00:00|2023-01-01T00:00:00|3000|60|4|1|1000M|COMPLETED|\n"
+                     "2|u|p|2023-01-01T00:00:10|2023-01-01T00:10:00|600|20|4|1|1000M|COMPLETED|proj\n"
+                     "3|u|p|2023-01-01T00:00:20|2023-01-01T00:50:00|600|40|4|1|1000M|COMPLETED|\n")
+    resv = tmp_path / "resv.txt"
+    resv.write_text("ReservationName=proj StartTime=2023-01-01T00:10:00 EndTime=2023-01-01T01:00:00 "
+                    "Nodes=n1 Flags=IGNORE_JOBS\n")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "pbf", "replay", str(sacct), "--slurm-conf", str(conf), "--slurm-reservations",
+           str(resv), "--quiet", "--out", str(out), "--record-nodes"]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config"]["reservations"]["read"]["jobs_inside"] == {"proj": 1}
+    rows = [r.split(",") for r in (out / "jobs.csv").read_text().splitlines()]
+    head = rows[0]
+    start = [int(float(r[head.index("start")])) for r in rows[1:]]
+    nodes = [r[head.index("nodes")] for r in rows[1:]]
+    assert start == [0, 600, 3000] and nodes == ["n0", "n1", "n0"]
+    bad = tmp_path / "bad.sacct"
+    bad.write_text(sacct.read_text().replace("|proj\n", "|other\n"))
+    got = subprocess.run([cmd[0], "-m", "pbf", "replay", str(bad)] + cmd[5:], capture_output=True, text=True)
+    assert got.returncode != 0 and "bad.sacct, line 3: Reservation 'other': no reservation of that name" in got.stderr
