@@ -324,7 +324,7 @@ def test_submit_lines_exclusive_dependencies_and_pipes(tmp_path):
     # sacct keeps no quotes to tell them apart)
     assert (j[10]["exclusive"], t.sacct["lines"]["submit_lines_with_a_pipe_joined"]) == (1, 1)
     assert t.sacct["exclusive"] == {"jobs": 3, "as_whole_nodes": 2, "other_forms_not_modelled": {"--exclusive=user": 1}}
-    assert t.sacct["submit_line_options_not_modelled"] == {"--hold": 2, "--oversubscribe": 1, "--reservation": 1}
+    assert t.sacct["submit_line_options_not_modelled"] == {"--hold": 2, "--oversubscribe": 1}
     assert t.sacct["submit_lines_not_sbatch_srun_salloc"] == 1
 
 

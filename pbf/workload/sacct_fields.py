@@ -52,7 +52,7 @@ _FROM_COLUMNS = frozenset((
     "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "job-name", "mem", "mem-per-cpu", "mem-per-gpu",
     "mincpus", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket",
     "partition", "qos", "sockets-per-node", "threads-per-core", "time", "tres-per-task", "licenses", "dependency",
-    "exclusive"))
+    "exclusive", "reservation"))
 #: options that do not change when or where a job runs (files, mail, environment, output, binding)
 _NO_EFFECT = frozenset((
     "acctg-freq", "batch", "chdir", "comment", "container", "container-id", "cpu-bind", "cpu-freq",
