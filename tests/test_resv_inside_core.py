@@ -7,7 +7,7 @@ import datetime
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from test_resv_inside import inside_scenarios
 
 import pbf
 from pbf.cluster import Cluster, Node
@@ -16,7 +16,7 @@ from pbf.reference.nodes_ref import NodeRequest, node_replay
 from pbf.reference.slurm_backfill_ref import slurm_node_replay
 from pbf.slurm_reservations import SiteReservations
 
-from scheduling import busy_node_scenarios, node_table, replay_checked
+from scheduling import node_table, replay_checked
 
 
 def _stamp(t):
@@ -47,23 +47,6 @@ def _config(nodes, dump, search, reservations, resolution, window, first_fit):
                             reservations=SiteReservations(str(dump), known=tuple(n.name for n in nodes)))
 
 
-@st.composite
-def inside_scenarios(draw):
-    nodes, jobs, reservations, first_fit, resolution, window = draw(busy_node_scenarios())
-    horizon = max(j["submit"] for j in jobs) + 300
-    windows = []
-    for _ in range(draw(st.integers(1, 3))):
-        s = draw(st.integers(0, horizon))
-        e = s + draw(st.integers(1, 40)) * draw(st.sampled_from([5, 30, 60]))
-        idx = sorted(set(draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=len(nodes)))))
-        name = draw(st.sampled_from(["A", "B", "C"]))
-        if not any(w[3] == name and w[0] < e and s < w[1] for w in windows):
-            windows.append((s, e, idx, name))   # (a reservation's windows never overlap)
-    names = sorted({w[3] for w in windows})
-    for job in jobs:
-        if draw(st.integers(0, 2)) == 0:
-            job["resv"] = draw(st.sampled_from(names))
-    return nodes, jobs, reservations, first_fit, resolution, window, windows
 
 
 @pytest.mark.parametrize("search", ["exact", "slurm"])

@@ -1,13 +1,13 @@
 """Real threads on the slurm-sim clock (``threads``, ``pbf replay --threads``), separate from its modelled
 workers: a helper thread tests Slurm's later starts ahead (ext/slurm_loop.pxd, ext/slurm_try_later.pxd),
 and whatever it does, the schedule is one thread's, for any number of modelled workers."""
-import contextlib
 import dataclasses
 from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_slurm_try_later import _later_starts_ahead
 
 import pbf
 from pbf import replayer
@@ -17,21 +17,6 @@ from pbf.errors import ConfigError
 from pbf.workload.archer2 import archer2_cluster, generate_archer2
 
 from scheduling import busy_node_scenarios, node_table
-
-
-@contextlib.contextmanager
-def _later_starts_ahead(wait):
-    # every cycle shares, on every cluster, with no trial (wait: each later start offered is tested
-    # by the helper, never taken back by the testing thread)
-    build = replayer.build_core
-
-    def switched(*args, **kwargs):
-        core = build(*args, **kwargs)
-        core.set_testing(split_min_nodes=1, split_wait=int(wait), split_trial_us=0)
-        return core
-
-    with mock.patch.object(replayer, "build_core", switched):
-        yield
 
 
 def _same_schedule(a, b):
