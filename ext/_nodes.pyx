@@ -27,10 +27,12 @@ cdef class NodeCluster:
     def __cinit__(self, Core core not None):
         self.core = core
 
-    def set(self, cores, memory_mb, gpus, features, bint first_fit=False):
+    def set(self, cores, memory_mb, gpus, features, bint first_fit=False, int count_lanes=1):
         """Make the cluster one of nodes (before any job is added): node i has ``cores[i]``
         consecutive units (they add up to the cluster's units), ``memory_mb[i]``, ``gpus[i]`` and the
-        feature bits ``features[i]`` (uint64). Validated by the caller (pbf.resources)."""
+        feature bits ``features[i]`` (uint64). With ``count_lanes`` R > 1, ``gpus[i]`` (and every job's
+        ``gpus_per_node``) is R counts packed as lanes of 64 // R bits, GPUs in the lowest
+        (``ext/counts.pxd``, :mod:`pbf.gres`). Validated by the caller (pbf.resources)."""
         cdef const int64_t[::1] vc = np.ascontiguousarray(cores, dtype=np.int64)
         cdef const int64_t[::1] vm = np.ascontiguousarray(memory_mb, dtype=np.int64)
         cdef const int64_t[::1] vg = np.ascontiguousarray(gpus, dtype=np.int64)
@@ -46,9 +48,17 @@ cdef class NodeCluster:
             raise ValueError(f"{nn} nodes: pbf holds at most 1,048,575 nodes")
         if total != S.units or nn == 0:
             raise ValueError(f"the nodes' cores add up to {total}, the cluster has {S.units} units")
+        if count_lanes < 1 or count_lanes > 32:
+            raise ValueError(f"count_lanes must be 1 to 32, got {count_lanes}")
         M.first_fit = first_fit
         if nm_alloc(M, nn, S.units) != RC_OK:
             raise MemoryError("pbf core: out of memory (the nodes)")
+        if count_lanes > 1:
+            M.cnt_w = 64 // count_lanes
+            M.cnt_hi = 0
+            for i in range(count_lanes):
+                M.cnt_hi |= (<uint64_t>1) << (i * M.cnt_w + M.cnt_w - 1)
+            M.cnt_g0 = ((<int64_t>1) << (M.cnt_w - 1)) - 1
         M.first[0] = 0
         for i in range(nn):
             M.first[i + 1] = M.first[i] + vc[i]
@@ -277,7 +287,8 @@ cdef class NodeCluster:
             raise MemoryError("pbf core: out of memory (partition records)")
 
     def free(self):
-        """Per node: (free cores, free memory MB, free GPUs) now (tests and reports)."""
+        """Per node: (free cores, free memory MB, free GPUs) now (tests and reports; GPUs alone where
+        other generic resources share their word)."""
         cdef State* S = &self.core.s
         cdef NodeModel* M = &S.nm
         cdef int64_t i, u, c
@@ -286,7 +297,7 @@ cdef class NodeCluster:
             c = 0
             for u in range(M.first[i], M.first[i + 1]):
                 c += (S.nodes.free[u >> 6] >> (u & 63)) & 1
-            out.append((c, M.free_mem[i], M.free_gpu[i]))
+            out.append((c, M.free_mem[i], M.free_gpu[i] & M.cnt_g0))
         return out
 
     def classes(self):

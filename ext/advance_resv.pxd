@@ -19,6 +19,7 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove
 
 from memory cimport INF
+from counts cimport cnt_min
 from node_model cimport NodeModel, NodeLine, nl_point, nm_add_time
 from slurm_space cimport SlurmSpace, ss_reserve
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -281,15 +282,16 @@ cdef inline int rl_copy(ResvLine* D, const NodeLine* L, int64_t a, int64_t b) no
             return RC_OK
 
 
-cdef inline void rl_least(const ResvLine* D, int64_t x, int64_t y, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
-    # folds into c, m, g the least free over [x, y) (within D's window)
+cdef inline void rl_least(const ResvLine* D, int64_t x, int64_t y, int64_t* c, int64_t* m, int64_t* g, uint64_t hi,
+                          int64_t w) noexcept nogil:
+    # folds into c, m, g the least free over [x, y) (within D's window; g: counts.pxd's lanes hi, w)
     cdef int64_t p = 0
     while p + 1 < D.n and D.t[p + 1] <= x:
         p += 1
     while p < D.n and D.t[p] < y:
         if D.c[p] < c[0]: c[0] = D.c[p]
         if D.m[p] < m[0]: m[0] = D.m[p]
-        if D.g[p] < g[0]: g[0] = D.g[p]
+        g[0] = cnt_min(g[0], D.g[p], hi, w)
         p += 1
 
 

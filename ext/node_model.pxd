@@ -10,6 +10,7 @@ from libc.stdlib cimport malloc, calloc, realloc, free, qsort
 from libc.string cimport memset, memmove, memcpy
 
 from memory cimport INF, grow
+from counts cimport cnt_fits, cnt_min
 from ticks cimport now_ticks
 from sync cimport pbf_load, pbf_store, pbf_cas, pbf_fetch_add, pbf_pause, sched_yield
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, RC_TIME_RANGE, NO_START
@@ -99,7 +100,10 @@ ctypedef struct NodeModel:
     int64_t* first             # node i's units: first[i] .. first[i + 1] - 1 (nn + 1 entries)
     int32_t* node_of           # the node of each unit
     int64_t* cap_mem           # memory (MB) and GPUs of each node ...
-    int64_t* cap_gpu
+    int64_t* cap_gpu           # (GPUs and any other generic resources: lanes of one word, counts.pxd) ...
+    uint64_t cnt_hi            # ... the lanes' guard bits (0: one plain count, GPUs) ...
+    int64_t cnt_w              # ... their width ...
+    int64_t cnt_g0             # ... and the GPUs' lane (all bits where there is one count)
     uint64_t* feat             # ... and its features (a bit each)
     int32_t* class_of          # each node's class: the nodes of identical cores, memory, GPUs and
     int64_t ncls               # features (nm_make_classes; NULL: not made) ...
@@ -250,6 +254,9 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.npos = 0
     M.givers = <uint64_t*>calloc((nn + 63) >> 6, sizeof(uint64_t))
     M.take_among = NULL
+    M.cnt_hi = 0                       # (one count, GPUs, until the cluster says otherwise)
+    M.cnt_w = 64
+    M.cnt_g0 = -1
     M.elig_ok = False
     M.w_ok = False
     M.nchg = 0
@@ -534,7 +541,7 @@ cdef inline void nm_windows_keep(NodeModel* M, int64_t j, int64_t t, int64_t sto
 cdef inline int64_t nm_node_cpus(const NodeModel* M, int64_t j, int64_t i, int64_t c, int64_t m, int64_t g) noexcept nogil:
     # how many of job j's cores node i can give with c cores, m MB and g GPUs free (Slurm's cpu_cnt
     # under CR_Core_Memory; nodes_ref.node_cpus)
-    if M.gpn[j] > g or (M.jfeat[j] & ~M.feat[i]) != 0:
+    if not cnt_fits(g, M.gpn[j], M.cnt_hi) or (M.jfeat[j] & ~M.feat[i]) != 0:
         return 0
     if M.mpc[j] > 0 and m < c * M.mpc[j]:     # (m // mpc < c, without a division where memory is ample)
         if m <= 0:
@@ -562,7 +569,7 @@ cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
     M.nelig = 0
     if M.class_of != NULL and M.k_ok != NULL:
         for k in range(M.ncls):
-            M.k_ok[k] = (M.gpn[j] <= M.k_gpu[k] and (M.jfeat[j] & ~M.k_feat[k]) == 0 and M.mpn[j] <= M.k_mem[k]
+            M.k_ok[k] = (cnt_fits(M.k_gpu[k], M.gpn[j], M.cnt_hi) and (M.jfeat[j] & ~M.k_feat[k]) == 0 and M.mpn[j] <= M.k_mem[k]
                          and M.mpc[j] <= M.k_mem[k] and M.k_cores[k] > 0)
         for i in range(M.nn):
             if M.k_ok[M.class_of[i]]:
@@ -571,7 +578,7 @@ cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
                 M.nelig += 1
     else:
         for i in range(M.nn):
-            if (M.gpn[j] <= M.cap_gpu[i] and (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i]
+            if (cnt_fits(M.cap_gpu[i], M.gpn[j], M.cnt_hi) and (M.jfeat[j] & ~M.feat[i]) == 0 and M.mpn[j] <= M.cap_mem[i]
                     and M.mpc[j] <= M.cap_mem[i] and M.first[i + 1] > M.first[i]):
                 M.elig[M.nelig] = <int32_t>i
                 M.is_elig[i] = 1
@@ -857,9 +864,11 @@ cdef inline int nl_hold(NodeLine* L, int64_t t, int64_t stop, int64_t dc, int64_
     return RC_OK
 
 
-cdef inline int64_t nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
-    # the least free cores, memory and GPUs over [t, stop); the cursor moves forward with t (the
-    # search's candidates come in time order). Returns the first point at or after stop (L.n: none).
+cdef inline int64_t nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, int64_t* m, int64_t* g, uint64_t hi,
+                             int64_t w) noexcept nogil:
+    # the least free cores, memory and GPUs over [t, stop) (GPUs: counts.pxd's lanes hi, w); the cursor
+    # moves forward with t (the search's candidates come in time order). Returns the first point at or
+    # after stop (L.n: none).
     cdef int64_t p
     while L.cur + 1 < L.n and L.t[L.cur + 1] <= t:
         L.cur += 1
@@ -871,7 +880,7 @@ cdef inline int64_t nl_least(NodeLine* L, int64_t t, int64_t stop, int64_t* c, i
     while p < L.n and L.t[p] < stop:
         if L.c[p] < c[0]: c[0] = L.c[p]
         if L.m[p] < m[0]: m[0] = L.m[p]
-        if L.g[p] < g[0]: g[0] = L.g[p]
+        g[0] = cnt_min(g[0], L.g[p], hi, w)
         p += 1
     return p
 
@@ -906,7 +915,7 @@ cdef inline int nm_plan_ready(NodeModel* M) noexcept nogil:
         L = &M.line[i]
         M.now_c += L.c[0]
         M.now_m += L.m[0] if L.m[0] > 0 else 0
-        M.now_g += L.g[0]
+        M.now_g += L.g[0] & M.cnt_g0    # (GPUs only: the quick test of a start now)
     M.open_ok = False                  # (made by the plan's first test of a start now, if it has one)
     M.ev_ok = False                    # (made by build_node_plan, else by the pass's first search)
     nm_forget_windows(M)               # (a new plan)
@@ -1077,7 +1086,7 @@ cdef inline bint nm_same_ask(const NodeModel* M, int64_t a, int64_t b, uint64_t 
 cdef inline bint nm_asks_more(const NodeModel* M, int64_t b, int64_t a, uint64_t afeat) noexcept nogil:
     # job b asks at least what job a (with the features afeat it had then) asks of every node it uses (so
     # no node gives b more cores)
-    return (M.mpc[b] >= M.mpc[a] and M.mpn[b] >= M.mpn[a] and M.gpn[b] >= M.gpn[a]
+    return (M.mpc[b] >= M.mpc[a] and M.mpn[b] >= M.mpn[a] and cnt_fits(M.gpn[b], M.gpn[a], M.cnt_hi)
             and (afeat & ~M.jfeat[b]) == 0)
 
 
@@ -1149,7 +1158,7 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
     cdef int64_t x, i, p, c, m, g, cw = 0, uw = 0, now = M.now_t, stop = now + d, need
     cdef NodeLine* L
     if (cores > M.now_c or cores * M.mpc[j] + M.minn[j] * M.mpn[j] > M.now_m
-            or M.minn[j] * M.gpn[j] > M.now_g):
+            or M.minn[j] * (M.gpn[j] & M.cnt_g0) > M.now_g):
         return NO_START
     if resolution > 1:
         stop = ((stop + resolution - 1) // resolution) * resolution
@@ -1168,7 +1177,7 @@ cdef inline int64_t nm_start_now(NodeModel* M, int64_t j, int64_t cores, int64_t
             continue
         nm_changed(M, i)               # (its cursor moves)
         L.cur = 0
-        nl_least(L, now, stop, &c, &m, &g)
+        nl_least(L, now, stop, &c, &m, &g, M.cnt_hi, M.cnt_w)
         p = nm_node_cpus(M, j, i, c, m, g)
         M.cpu[i] = p
         if p > 0:
@@ -1271,14 +1280,15 @@ cdef inline int64_t _window_find(NodeModel* M, int64_t j, int64_t i, NodeLine* L
     # nothing exactly where it has no free core, too little memory for one core or the node's ask,
     # or too few GPUs (nm_node_cpus without its division: an eligible node has the job's features).
     cdef int64_t c = L.c[p], m = L.m[p], g = L.g[p], q = p + 1, z = -1
-    cdef int64_t gpn = M.gpn[j], need = M.mpn[j] if M.mpn[j] > M.mpc[j] else M.mpc[j]
-    if c < 1 or m < need or g < gpn:
+    cdef int64_t gpn = M.gpn[j], need = M.mpn[j] if M.mpn[j] > M.mpc[j] else M.mpc[j], w = M.cnt_w
+    cdef uint64_t hi = M.cnt_hi
+    if c < 1 or m < need or not cnt_fits(g, gpn, hi):
         z = p
     while (z < 0 or M.w_never) and q < L.n and L.t[q] < stop:
         if L.c[q] < c: c = L.c[q]
         if L.m[q] < m: m = L.m[q]
-        if L.g[q] < g: g = L.g[q]
-        if L.c[q] < 1 or L.m[q] < need or L.g[q] < gpn:
+        g = cnt_min(g, L.g[q], hi, w)
+        if L.c[q] < 1 or L.m[q] < need or not cnt_fits(L.g[q], gpn, hi):
             z = q
         q += 1
     if z >= 0 and not M.w_never:
@@ -1564,7 +1574,7 @@ cdef inline int nm_hold_node(NodeModel* M, int64_t j, int64_t i, int64_t cores, 
     if t == M.now_t and stop > t:
         M.now_c -= cores
         M.now_m -= nm_job_mem(M, j, cores)
-        M.now_g -= M.gpn[j]
+        M.now_g -= M.gpn[j] & M.cnt_g0
         nm_open_less(M, i)
     return RC_OK
 
@@ -1628,7 +1638,7 @@ cdef inline int64_t nm_window_cpus(NodeModel* M, int64_t j, int64_t i, int64_t t
     cdef int64_t c, m, g
     nm_changed(M, i)                   # (its cursor moves)
     L.cur = 0 if L.n == 1 or L.t[1] > t else _first_at(L.t, L.n, t + 1) - 1
-    nl_least(L, t, stop, &c, &m, &g)
+    nl_least(L, t, stop, &c, &m, &g, M.cnt_hi, M.cnt_w)
     return nm_node_cpus(M, j, i, c, m, g)
 
 
@@ -1647,6 +1657,9 @@ cdef inline void nm_share(NodeModel* dst, const NodeModel* src) noexcept nogil:
     dst.node_of = src.node_of
     dst.cap_mem = src.cap_mem
     dst.cap_gpu = src.cap_gpu
+    dst.cnt_hi = src.cnt_hi
+    dst.cnt_w = src.cnt_w
+    dst.cnt_g0 = src.cnt_g0
     dst.feat = src.feat
     dst.free_mem = src.free_mem
     dst.free_gpu = src.free_gpu

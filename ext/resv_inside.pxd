@@ -13,6 +13,7 @@ from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
 
+from counts cimport cnt_min
 from advance_resv cimport AdvResv, ResvLine, ar_live, ar_free_units, ar_line, rl_least, rl_hold
 from node_model cimport (NodeModel, NodeLine, nm_node_cpus, nm_choose, nm_hold_node, nm_add_time, nm_job_mem,
                          EV_T_MAX)
@@ -70,15 +71,17 @@ cdef inline uint64_t* ar_job_units(AdvResv* R, int64_t j, uint64_t* free_units, 
 
 # ---- pbf's exact plan
 
-cdef inline void _line_least(const NodeLine* L, int64_t x, int64_t y, int64_t* c, int64_t* m, int64_t* g) noexcept nogil:
-    # folds into c, m, g the least free of the plan's line over [x, y) (no cursor moved)
+cdef inline void _line_least(const NodeLine* L, int64_t x, int64_t y, int64_t* c, int64_t* m, int64_t* g, uint64_t hi,
+                             int64_t w) noexcept nogil:
+    # folds into c, m, g the least free of the plan's line over [x, y) (no cursor moved; g: counts.pxd's
+    # lanes hi, w)
     cdef int64_t p = 0
     while p + 1 < L.n and L.t[p + 1] <= x:
         p += 1
     while p < L.n and L.t[p] < y:
         if L.c[p] < c[0]: c[0] = L.c[p]
         if L.m[p] < m[0]: m[0] = L.m[p]
-        if L.g[p] < g[0]: g[0] = L.g[p]
+        g[0] = cnt_min(g[0], L.g[p], hi, w)
         p += 1
 
 
@@ -102,14 +105,14 @@ cdef inline int _pieces(AdvResv* R, NodeModel* M, int32_t g, int64_t i, int64_t 
                 if nm_hold_node(M, j, i, cores, x, a) != RC_OK:
                     return RC_NO_MEMORY
             else:
-                _line_least(&M.line[i], x, a, c, m, gg)
+                _line_least(&M.line[i], x, a, c, m, gg, M.cnt_hi, M.cnt_w)
             x = a
         y = stop if stop < b else b
         if hold:
             if rl_hold(ar_line(R, k, i), x, y, b, cores, mem, M.gpn[j]) != RC_OK:
                 return RC_NO_MEMORY
         else:
-            rl_least(ar_line(R, k, i), x, y, c, m, gg)
+            rl_least(ar_line(R, k, i), x, y, c, m, gg, M.cnt_hi, M.cnt_w)
         x = y
         if x >= stop:
             return RC_OK
@@ -118,7 +121,7 @@ cdef inline int _pieces(AdvResv* R, NodeModel* M, int32_t g, int64_t i, int64_t 
             if nm_hold_node(M, j, i, cores, x, stop) != RC_OK:
                 return RC_NO_MEMORY
         else:
-            _line_least(&M.line[i], x, stop, c, m, gg)
+            _line_least(&M.line[i], x, stop, c, m, gg, M.cnt_hi, M.cnt_w)
     return RC_OK
 
 

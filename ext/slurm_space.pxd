@@ -13,6 +13,7 @@ from libc.string cimport memset, memcpy, memmove
 
 from sync cimport pbf_load
 from nodes cimport Nodes, nodes_by_end_find
+from counts cimport cnt_fits
 from node_model cimport NodeModel, nm_node_cpus, nm_choose_among, nm_range_count, nm_job_mem, nm_job_nodes
 from bf_limits cimport BfLimits, bfl_free
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
@@ -481,10 +482,14 @@ cdef inline void _ss_setw(SlurmSpace* X, int64_t i, int64_t v) noexcept nogil:
     X.sw[i] = v
 
 
-cdef inline void _ss_mark(SlurmSpace* X, int64_t i, int64_t c, int64_t gf, int64_t need, int64_t g) noexcept nogil:
+cdef inline void _ss_mark(SlurmSpace* X, const NodeModel* M, int64_t i, int64_t c, int64_t gf, int64_t need,
+                          int64_t g) noexcept nogil:
     # node i, with c cores and gf GPUs free, could hold a task of a job asking g GPUs (need: the cores
-    # it must find there): its weight becomes 0xff less the GPUs the job would use there (not with cons_res)
-    if c >= need and c > 0 and gf >= g and X.marks != SS_MARKS_NONE:
+    # it must find there): its weight becomes 0xff less the GPUs the job would use there (not with
+    # cons_res). (gf, g: every generic resource, counts.pxd; the weight counts the GPUs' lane)
+    if c >= need and c > 0 and cnt_fits(gf, g, M.cnt_hi) and X.marks != SS_MARKS_NONE:
+        gf &= M.cnt_g0
+        g &= M.cnt_g0
         _ss_setw(X, i, 0xff - (gf if gf < g else g))
 
 
@@ -494,11 +499,11 @@ cdef inline void ss_gpu_weights(SlurmSpace* X, const NodeModel* M, int64_t j, in
     # cores when it must be one node) (cons_tres can_job_run_on_node, "favor nodes with more
     # co-located GPUs")
     cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
-    if g <= 0:
+    if (g & M.cnt_g0) <= 0:
         return
     for i in range(M.nn):
         if _ss_offered(X, i):
-            _ss_mark(X, i, fc[i], fg[i], need, g)
+            _ss_mark(X, M, i, fc[i], fg[i], need, g)
 
 
 cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, bint offered_only) noexcept nogil:
@@ -514,11 +519,11 @@ cdef inline void ss_reset_weights(SlurmSpace* X, const NodeModel* M, int64_t j, 
             while x:
                 i = (w << 6) + __builtin_ctzll(x)
                 x &= x - 1
-                if ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
+                if ss_usable(M, j, i) and cnt_fits(M.cap_gpu[i], M.gpn[j], M.cnt_hi):
                     _ss_setw(X, i, 0xff)
         return
     for i in range(M.nn):
-        if ss_usable(M, j, i) and M.cap_gpu[i] >= M.gpn[j]:
+        if ss_usable(M, j, i) and cnt_fits(M.cap_gpu[i], M.gpn[j], M.cnt_hi):
             _ss_setw(X, i, 0xff)
 
 
@@ -527,11 +532,11 @@ cdef inline void ss_submit_weights(SlurmSpace* X, const NodeModel* M, int64_t j,
     # GPU job, each that could hold it on an idle node marked with the GPUs it would use there
     cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
     ss_reset_weights(X, M, j, False)
-    if g <= 0:
+    if (g & M.cnt_g0) <= 0:
         return
     for i in range(M.nn):
         if ss_usable(M, j, i):
-            _ss_mark(X, i, M.first[i + 1] - M.first[i], M.cap_gpu[i], need, g)
+            _ss_mark(X, M, i, M.first[i + 1] - M.first[i], M.cap_gpu[i], need, g)
 
 
 cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores) noexcept nogil:
@@ -539,11 +544,11 @@ cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N,
     # they are (select_nodes: reset, then the job's own test)
     cdef int64_t i, need = cores if M.maxn[j] == 1 else 1, g = M.gpn[j]
     ss_reset_weights(X, M, j, False)
-    if g <= 0:
+    if (g & M.cnt_g0) <= 0:
         return
     for i in range(M.nn):
-        if ss_usable(M, j, i) and M.cap_gpu[i] >= g:
-            _ss_mark(X, i, nm_range_count(N.free, M.first[i], M.first[i + 1]), M.free_gpu[i], need, g)
+        if ss_usable(M, j, i) and cnt_fits(M.cap_gpu[i], g, M.cnt_hi):
+            _ss_mark(X, M, i, nm_range_count(N.free, M.first[i], M.first[i + 1]), M.free_gpu[i], need, g)
 
 
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
@@ -644,7 +649,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     cdef bint more = True, test, touched
     # without the GPU marks a choice leaves on the nodes, a choice that cannot succeed (too few cores
     # or nodes in all: nm_choose's own first check) need not be made
-    cdef bint skip_hopeless = M.gpn[j] <= 0 or X.marks == SS_MARKS_NONE
+    cdef bint skip_hopeless = (M.gpn[j] & M.cnt_g0) <= 0 or X.marks == SS_MARKS_NONE
     cdef uint64_t bits
     if skip_hopeless and _ss_hist_ready(X, M) != RC_OK:
         return SS_ERROR

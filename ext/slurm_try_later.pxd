@@ -206,7 +206,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # reserve False: only a start now counts. P: a helper thread to test later starts ahead (NULL: none).
     cdef int64_t start_res, later = now, start, s, e, ahead = -1
     cdef const int64_t* took
-    cdef bint share = (P != NULL and H != NULL and reserve and M.gpn[j] <= 0 and X.marks != SS_MARKS_PER_TEST
+    cdef bint share = (P != NULL and H != NULL and reserve and (M.gpn[j] & M.cnt_g0) <= 0 and X.marks != SS_MARKS_PER_TEST
                        and M.nn >= P.min_nodes)
     while True:
         start_res = later

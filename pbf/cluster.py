@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
+from .gres import MAX_NODE_GRES, good_gres_name
 from .licenses import MAX_LICENSES, slurm_conf_licenses
 from .node import (
     MAX_NAME_LENGTH,
@@ -221,7 +222,7 @@ class Cluster:
         return dataclasses.replace(cluster, licenses=tuple(licenses.items())) if licenses else cluster
 
 
-_ENTRY_KEYS = {"name", "names", "cores", "memory", "memory_mb", "gpus", "gpu_type", "features", "class"}
+_ENTRY_KEYS = {"name", "names", "cores", "memory", "memory_mb", "gpus", "gpu_type", "features", "class", "gres"}
 
 
 def _shown(value) -> str:
@@ -287,8 +288,14 @@ def _nodes_of_entry(entry, where, room=MAX_NODES):
             or (gpu_type and not gpus):
         raise ConfigError(f"{where}: field gpu_type: got {_shown(gpu_type)}, expected a GPU type name (letters, "
                           f"digits, '_', '-', '.'; several separated by commas) on an entry with gpus")
+    gres = entry.get("gres", {})
+    if not isinstance(gres, dict) or not all(
+            isinstance(k, str) and good_gres_name(k) and isinstance(c, int) and not isinstance(c, bool)
+            and 0 <= c <= MAX_NODE_GRES for k, c in gres.items()):
+        raise ConfigError(f"{where}: field gres: got {_shown(gres)}, expected a table of generic resource names "
+                          f"(not gpu) and whole counts from 0 to {MAX_NODE_GRES:,} (gres = {{ nvme = 2 }})")
     return [Node(n, cores, memory, gpus, feats, klass if klass is not None else n.rstrip("0123456789-_.") or n,
-                 gpu_type) for n in names]
+                 gpu_type, tuple(gres.items())) for n in names]
 
 
 _MEM_UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}

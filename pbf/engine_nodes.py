@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._nodes import NodeCluster
-from .resources import Requests, job_feature_bits, load_nodes, reject_detail
+from .resources import Requests, count_words, job_feature_bits, load_nodes, never_bits, reject_detail
 
 if TYPE_CHECKING:
     from ._core import Core
@@ -119,8 +119,13 @@ class EngineNodes:
         if not self.modelled:
             return
         mpc, mpn, gpn, lo, hi, feats = self.request(job)
-        NodeCluster(core).set_requests(j, np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]),
-                                       np.array([hi]), job_feature_bits(self.bits, [feats]))
+        # (on a cluster with other generic resources the GPUs are a lane of the core's count word; a job
+        # of the embedding API asks GPUs alone)
+        counts, never = count_words(self.cluster, Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]),
+                                                           np.array([lo]), np.array([hi]), (feats,)))
+        bits = job_feature_bits(self.bits, [feats]) | never_bits(never)
+        NodeCluster(core).set_requests(j, np.array([mpc]), np.array([mpn]), counts, np.array([lo]),
+                                       np.array([hi]), bits)
 
     def placements(self, units: np.ndarray, job: Job) -> tuple:
         """The nodes of a started job's units, with what it holds on each."""

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import ConfigError
+from .gres import MAX_NODE_GRES, good_gres_name
 
 __all__ = ["Node", "good_gpu_type", "expand_hostlist", "count_hostlist", "MAX_UNITS", "MAX_NODE_CORES",
            "MAX_NODE_MEMORY_MB",
@@ -44,7 +45,9 @@ class Node:
     modelled on it), ``gpus``, ``features`` (Slurm's node features), ``klass`` (the group it belongs to,
     e.g. ``mole``; reports group by it) and ``gpu_type`` (its GPUs' type, e.g. ``a100``: a job asking
     GPUs of a type runs only on nodes of that type; "": untyped; ``a100,v100``: a node of several types,
-    where a job asking one of them may use all of the node's GPUs, pbf planning one GPU count a node)."""
+    where a job asking one of them may use all of the node's GPUs, pbf planning one GPU count a node)
+    and ``gres``: its other generic resources, ``(name, count)`` pairs (``(("nvme", 2),)``; a dict is
+    taken; :mod:`pbf.gres`)."""
     name: str
     cores: int
     memory_mb: int = 0
@@ -52,6 +55,7 @@ class Node:
     features: tuple = ()
     klass: str = ""
     gpu_type: str = ""
+    gres: tuple = ()
 
     def __post_init__(self):
         for what, value, top in (("cores", self.cores, MAX_NODE_CORES),
@@ -70,6 +74,15 @@ class Node:
             raise ConfigError(f"node {self.name!r}: gpu_type must be GPU type names (letters, digits, '_', '-', "
                               f"'.', at most {MAX_NAME_LENGTH} characters; several separated by commas), got "
                               f"{self.gpu_type!r}")
+        pairs = tuple(self.gres.items()) if isinstance(self.gres, dict) else self.gres
+        good = isinstance(pairs, tuple) and all(
+            isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) and good_gres_name(p[0])
+            and isinstance(p[1], int) and not isinstance(p[1], bool) and 0 <= p[1] <= MAX_NODE_GRES for p in pairs)
+        if not good or len({p[0] for p in pairs}) != len(pairs):
+            raise ConfigError(f"node {self.name!r}: gres must be (name, count) pairs, each name once (letters, digits, "
+                              f"'_', '-', '.', not gpu) and each count a whole number from 0 to {MAX_NODE_GRES:,}, "
+                              f"got {self.gres!r}")
+        object.__setattr__(self, "gres", tuple(sorted(p for p in pairs if p[1] > 0)))
         if self.gpu_type and not self.gpus:
             raise ConfigError(f"node {self.name!r}: gpu_type {self.gpu_type!r} given to a node with no GPUs")
 

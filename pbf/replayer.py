@@ -140,9 +140,11 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     scoring.attach_users(core, len(user_ids), names)
     if cluster is not None:
         from ._nodes import NodeCluster
-        NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, requests.gpus,
+        from .resources import count_words, never_bits
+        counts, never = count_words(cluster, requests)
+        NodeCluster(core).set_requests(0, requests.mem_core_mb, requests.mem_node_mb, counts,
                                        np.minimum(requests.nodes_min, np.maximum(size, 1)), requests.nodes_max,
-                                       job_feature_bits(bits, requests.features))
+                                       job_feature_bits(bits, requests.features) | never_bits(never))
         if placed is not None and placed.job_parts is not None:
             NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
         if placed is not None and placed.job_tiers is not None:
@@ -151,7 +153,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
             records = [placed.job_records[i] for i in order]
             _set_part_records(core, bits, requests, records,
                               None if placed.record_tiers is None else [placed.record_tiers[i] for i in order],
-                              record_factors(scoring.priority, config.partitions, table, records))
+                              record_factors(scoring.priority, config.partitions, table, records), never)
         if config.reservations is not None:
             # (a repeating reservation: its windows to a month past the last submission; the jobs inside
             # a reservation, sacct's Reservation column)
@@ -261,23 +263,26 @@ def record_factors(priority, site, table, records) -> list | None:
     return [pjf[i] / top / pmax for recs in records for _, i in (recs or ())]
 
 
-def _set_part_records(core, bits, requests, records, tiers=None, factors=None):
+def _set_part_records(core, bits, requests, records, tiers=None, factors=None, never=None):
     """Jobs of several partitions tested a partition at a time (``ext/part_records.pxd``): each record's
     features (the job's own, but for its set of partitions, with its partition's), partition bit and,
     where partitions differ in tier, PriorityTier (a job queued once a tier); ``factors``
-    (:func:`record_factors`): each record's partition factor (a job queued once a tier and factor)."""
-    from .resources import job_feature_bits
+    (:func:`record_factors`): each record's partition factor (a job queued once a tier and factor);
+    ``never``: the jobs no node can ever hold (:func:`pbf.resources.count_words`), in every record."""
+    from .resources import job_feature_bits, never_bits
     from .slurm_partitions import PARTITION_PREFIX
-    counts, names, parts = [], [], []
-    for feats, recs in zip(requests.features, records):
+    counts, names, parts, nevers = [], [], [], []
+    for j, (feats, recs) in enumerate(zip(requests.features, records)):
         counts.append(len(recs) if recs else 0)
         own = tuple(f for f in feats if not f.startswith(PARTITION_PREFIX))
         for feature, index in recs or ():
             names.append(own + ((feature,) if feature else ()))
             parts.append(1 << index)
+            nevers.append(never is not None and bool(never[j]))
     from ._nodes import NodeCluster
     flat = None if tiers is None else np.array([t for ts in tiers for t in (ts or ())], dtype=np.int64)
-    NodeCluster(core).set_part_records(np.array(counts, dtype=np.int64), job_feature_bits(bits, names),
+    record_bits = job_feature_bits(bits, names) | never_bits(nevers)
+    NodeCluster(core).set_part_records(np.array(counts, dtype=np.int64), record_bits,
                                        np.array(parts, dtype=np.uint64), flat,
                                        None if factors is None else np.array(factors, dtype=np.float64))
 

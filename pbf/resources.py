@@ -20,10 +20,11 @@ from ._core import Core
 from ._nodes import NodeCluster
 from .cluster import Cluster
 from .errors import ConfigError
+from .gres import gres_layout, parse_gres
 from .workload.jobs import JobTable, SwfHeader
 
 __all__ = ["Requests", "MEM_FROM", "requests_of", "reject_detail", "load_nodes", "job_feature_bits", "node_features",
-           "GPU_TYPE_PREFIX"]
+           "GPU_TYPE_PREFIX", "count_words", "never_bits"]
 
 #: where a job's memory request comes from in an SWF trace
 MEM_FROM = ("requested", "used", "none")
@@ -47,7 +48,8 @@ class Requests:
     """Per job (numpy columns, one row a job): memory per core and per node (MB), GPUs per node,
     nodes at least and at most (0: any), required features (a tuple of names a job) and, where a
     job can never run for a reason of its own (a partition's limit: :mod:`pbf.slurm_partitions`), that
-    reason ("" for the others; ``reasons`` empty: none)."""
+    reason ("" for the others; ``reasons`` empty: none), and the generic resources other than GPUs it
+    asks of each node (``(name, count)`` pairs a job, :mod:`pbf.gres`; ``gres`` empty: none)."""
     mem_core_mb: np.ndarray
     mem_node_mb: np.ndarray
     gpus: np.ndarray
@@ -55,13 +57,15 @@ class Requests:
     nodes_max: np.ndarray
     features: tuple
     reasons: tuple = ()
+    gres: tuple = ()
 
     def take(self, order: np.ndarray) -> Requests:
         """The requests of jobs ``order`` (an index array), in that order."""
         rows = np.asarray(order)
         return Requests(self.mem_core_mb[order], self.mem_node_mb[order], self.gpus[order], self.nodes_min[order],
                         self.nodes_max[order], tuple(self.features[i] for i in rows),
-                        tuple(self.reasons[i] for i in rows) if self.reasons else ())
+                        tuple(self.reasons[i] for i in rows) if self.reasons else (),
+                        tuple(self.gres[i] for i in rows) if self.gres else ())
 
 
 def _kb_to_mb(values):
@@ -114,7 +118,44 @@ def requests_of(table: JobTable, mem_from: str = "requested", default_mem_per_co
         features = tuple(f + tuple(sorted(GPU_TYPE_PREFIX + t for t in types[i].split(",") if t))
                          if types[i] and gpus[i] > 0 else f for i, f in enumerate(features))
     return Requests(np.maximum(core, 0), np.maximum(node, 0), np.maximum(gpus, 0), np.maximum(lo, 1),
-                    np.maximum(hi, 0), features)
+                    np.maximum(hi, 0), features, (), _job_gres(table, n))
+
+
+def _job_gres(table: JobTable, n: int) -> tuple:
+    """Each job's generic resources other than GPUs, per node (``(name, count)`` pairs; () none), or ()
+    where the trace has none (sacct's ``ReqTRES gres/NAME``, ``ReqGRES``: column ``gres``, legend
+    ``; Gres: N nvme:1``)."""
+    texts = getattr(table, "__dict__", {}).get("gres_texts")
+    if texts is None:
+        if "gres" not in table.columns:
+            return ()
+        legend = constraint_legend(table.header, "Gres")
+        texts = [legend.get(int(c), "") for c in table.columns["gres"]]
+    if not any(texts):
+        return ()
+    parsed = {}
+    out = []
+    for t in texts:
+        t = str(t)
+        if t not in parsed:
+            try:
+                parsed[t] = parse_gres(t)
+            except ValueError as exc:
+                raise ConfigError(f"{getattr(table, 'source', 'the trace')}: {exc}") from None
+        out.append(parsed[t])
+    return tuple(out)
+
+
+def count_words(cluster: Cluster, requests: Requests) -> tuple[np.ndarray, np.ndarray]:
+    """The jobs' per-node asks of GPUs and other generic resources as the core's count words
+    (:class:`pbf.gres.GresLayout`), and which jobs no node can ever meet for them (a kind the cluster's
+    nodes lack, on a cluster that has some). On a cluster with no generic resources besides GPUs the
+    word is the GPU count and a trace's other asks are read, not planned."""
+    layout = gres_layout(cluster.nodes)
+    gpus = np.asarray(requests.gpus, dtype=np.int64)
+    if layout is None:
+        return gpus, np.zeros(len(gpus), dtype=bool)
+    return layout.ask_words(gpus, requests.gres if requests.gres else [()] * len(gpus))
 
 
 def _gpu_types(table: JobTable, n: int):
@@ -155,12 +196,20 @@ def load_nodes(core: Core, cluster: Cluster, first_fit: bool = False, search: st
     feature bits (name -> bit) for :func:`job_feature_bits`."""
     bits = _feature_bits(cluster)
     node_feat = [sum(bits[f] for f in set(node_features(n))) for n in cluster.nodes]
+    layout = gres_layout(cluster.nodes)
+    counts = (np.array([n.gpus for n in cluster.nodes], dtype=np.int64) if layout is None
+              else layout.node_words(cluster.nodes))
     NodeCluster(core).set(np.array([n.cores for n in cluster.nodes], dtype=np.int64),
-                          np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64),
-                          np.array([n.gpus for n in cluster.nodes], dtype=np.int64),
-                          np.array(node_feat, dtype=np.uint64), first_fit)
+                          np.array([n.memory_mb for n in cluster.nodes], dtype=np.int64), counts,
+                          np.array(node_feat, dtype=np.uint64), first_fit, 1 if layout is None else layout.lanes)
     NodeCluster(core).set_search(search)
     return bits
+
+
+def never_bits(never) -> np.ndarray:
+    """Per job, the feature bit no node has where ``never`` (a job given it can never run: rejected,
+    :func:`reject_detail` says why), else 0."""
+    return np.where(np.asarray(never, dtype=bool), np.uint64(_UNKNOWN_FEATURE), np.uint64(0)).astype(np.uint64)
 
 
 def job_feature_bits(bits: dict[str, int], features: Sequence[tuple[str, ...]]) -> np.ndarray:
@@ -205,6 +254,15 @@ def reject_detail(cluster: Cluster, requests: Requests, i: int, cores: int) -> s
                     f"at most {_many(most, 'GPU')})")
         return f"no node has {_many(gpus, 'GPU')}"
     usable = with_gpus
+    if requests.gres and requests.gres[i] and gres_layout(cluster.nodes) is not None:
+        for name, count in requests.gres[i]:
+            if not any(dict(n.gres).get(name, 0) for n in cluster.nodes):
+                return f"asks GRES {name}, which no node has"
+            with_kind = [n for n in usable if dict(n.gres).get(name, 0) >= count]
+            if not with_kind:
+                most = max(dict(n.gres).get(name, 0) for n in cluster.nodes)
+                return f"asks {count:,} {name} a node; no node it may use has more than {most:,}"
+            usable = with_kind
     # what narrowed the nodes before memory is looked at
     also = " and ".join(([named] if feats else []) + ([_many(gpus, "GPU")] if gpus else []))
     per_node = int(requests.mem_node_mb[i])

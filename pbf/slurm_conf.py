@@ -7,7 +7,8 @@
 * A node's units are its CPUs: ``CPUs=`` (or its old name ``Procs=``), else
   ``Boards x Sockets x CoresPerSocket x ThreadsPerCore`` (``SocketsPerBoard`` too), else 1 (Slurm's
   default). ``RealMemory=`` is in MB (default 1, as Slurm). ``Gres=gpu:4``, ``gpu:a100:4`` (several
-  entries separated by commas; the GPUs add up). ``Feature=``/``Features=`` a comma list.
+  entries separated by commas; the GPUs add up); other kinds (``nvme:2``, ``mps:400``) are the node's
+  generic resources (:mod:`pbf.gres`). ``Feature=``/``Features=`` a comma list.
 * Node names use Slurm's ranges (``dwarf[01-39]``, ``n[1-3,7]``, ``a[1-2]b[1-2]``), counted before they
   are expanded: at most :data:`pbf.node.MAX_RANGE` names a range and :data:`pbf.node.MAX_SLURM_NODES`
   nodes in the file (Slurm's own limits); a node named twice is refused, as slurmctld refuses it.
@@ -46,6 +47,7 @@ from dataclasses import dataclass, field
 
 from .bounded import parse_whole, where
 from .errors import ConfigError
+from .gres import MAX_NODE_GRES, good_gres_name
 from .node import (
     MAX_NODE_CORES,
     MAX_NODE_GPUS,
@@ -60,8 +62,8 @@ from .node import (
 )
 
 __all__ = ["SlurmConf", "SlurmPartition", "ConfLine", "Pairs", "read_slurm_conf", "read_partition", "strnatcmp",
-           "slurm_node_key", "conf_lines", "conf_pairs", "conf_items", "gres_gpus", "gres_gpu_type", "node_lines",
-           "NODE_ORDERS",
+           "slurm_node_key", "conf_lines", "conf_pairs", "conf_items", "gres_gpus", "gres_gpu_type", "gres_others",
+           "node_lines", "NODE_ORDERS",
            "MAX_CONF_BYTES", "MAX_CONF_FILES", "MAX_INCLUDE_DEPTH", "MAX_FEATURES"]
 
 #: how nodes read from a slurm.conf are numbered: ``name`` (Slurm's, by :func:`strnatcmp`) or ``file``
@@ -378,6 +380,29 @@ def gres_gpus(path: str, number: int, text: str, key: str = "Gres") -> int:
     return total
 
 
+def gres_others(path: str, number: int, text: str, key: str = "Gres") -> tuple[tuple[str, int], ...]:
+    """A node's generic resources other than GPUs in a ``Gres=`` value (``nvme:2``, ``mps:400``,
+    ``bandwidth:lustre:4G``: a kind's entries added up, its types counted toward it, a count ending in
+    K, M or G 1024 each), as ``(name, count)`` pairs in name order (:mod:`pbf.gres`)."""
+    expected = ("NAME:N or NAME:TYPE:N (entries separated by commas), NAME of letters, digits, '_', '-', '.' "
+                f"and N a whole number, at most {MAX_NODE_GRES:,} a node")
+    counts = {}
+    for entry in filter(None, text.split(",")):
+        parts = entry.split(":")
+        if parts[0] == "gpu":
+            continue
+        count = parts[-1].split("(")[0] if len(parts) > 1 else "1"
+        scale = _GRES_SCALE.get(count[-1:].lower(), 1)
+        if scale > 1:
+            count = count[:-1]
+        if not good_gres_name(parts[0]) or not (count.isascii() and count.isdigit()) or len(count) > 19:
+            raise ConfigError(where(_path_of(path, number), number, key, text, expected))
+        counts[parts[0]] = counts.get(parts[0], 0) + int(count) * scale
+        if counts[parts[0]] > MAX_NODE_GRES:
+            raise ConfigError(where(_path_of(path, number), number, key, text, expected))
+    return tuple(sorted(counts.items()))
+
+
 def gres_gpu_type(path: str, number: int, text: str, key: str = "Gres") -> str:
     """The type of the GPUs a ``Gres=`` value gives a node (``gpu:a100:4`` -> ``a100``; ``gpu:4`` -> "";
     a node of several types, ``gpu:a100:2,gpu:v100:2`` -> ``a100,v100``: pbf plans one GPU count a node,
@@ -473,11 +498,12 @@ def _node_records(conf: SlurmConf) -> list[Node]:
         cores, memory, gpus = _node_numbers(conf, number, pairs)
         at, key = pairs.origin("gres", number, "Gres")
         gpu_type = gres_gpu_type(conf.path, at, pairs.get("gres", ""), key) if gpus else ""
+        gres = gres_others(conf.path, at, pairs.get("gres", ""), key)
         names = _names(conf, number, pairs, seen)
         features = tuple(f for f in (pairs.get("features") or pairs.get("feature") or "").split(",") if f)
         klass = pairs["nodename"].rstrip("0123456789[]-,") or None
         for name in names:
-            out.append(Node(name, cores, memory, gpus, features, klass or name, gpu_type))
+            out.append(Node(name, cores, memory, gpus, features, klass or name, gpu_type, gres))
     return out
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .counts_ref import Counts, ask_of, counts_of, least
 from .resv_ref import current, event_starts, name_of, never_started, usable_at
 
 if TYPE_CHECKING:
@@ -42,7 +43,8 @@ __all__ = ["NodeRequest", "node_cpus", "eval_nodes", "NodePlan", "node_replay", 
 class NodeRequest:
     """What a job asks of the nodes: ``cores`` in all; ``mem_per_core`` or ``mem_per_node`` (MB, 0:
     none); ``gpus_per_node``; ``min_nodes``/``max_nodes`` (0: any); ``features`` every node must have;
-    ``gpu_type``: the type its GPUs must be ("" any)."""
+    ``gpu_type``: the type its GPUs must be ("" any); ``gres``: its other generic resources per node,
+    ``(name, count)`` pairs (:mod:`pbf.reference.counts_ref`)."""
     cores: int
     mem_per_core: int = 0
     mem_per_node: int = 0
@@ -51,6 +53,7 @@ class NodeRequest:
     max_nodes: int = 0
     features: frozenset = frozenset()
     gpu_type: str = ""
+    gres: tuple = ()
 
     def __post_init__(self):
         # as sbatch does with more nodes than tasks ("can't run 1 processes on 2 nodes, setting nnodes
@@ -59,10 +62,12 @@ class NodeRequest:
             object.__setattr__(self, "min_nodes", self.cores)
 
 
-def node_cpus(free_cores: int, free_mem: int, free_gpus: int, features: Iterable[str], req: NodeRequest,
-              gpu_type: str = "") -> int:
-    """How many of the job's cores a node (its GPUs of ``gpu_type``) can take now (0: none)."""
-    if req.gpus_per_node > free_gpus or not req.features <= set(features):
+def node_cpus(free_cores: int, free_mem: int, free_gpus, features: Iterable[str], req: NodeRequest,
+              gpu_type: str = "", ask=None) -> int:
+    """How many of the job's cores a node (its GPUs of ``gpu_type``) can take now (0: none). ``free_gpus``:
+    its free GPUs, or its free :class:`Counts` of every generic resource, of which the job asks ``ask``
+    (:func:`ask_of`; None: its GPUs)."""
+    if not Counts.of(free_gpus) >= (req.gpus_per_node if ask is None else ask) or not req.features <= set(features):
         return 0
     if req.gpu_type and req.gpus_per_node > 0 and req.gpu_type not in gpu_type.split(","):
         return 0
@@ -201,7 +206,7 @@ class NodePlan:
 
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = nodes
-        self.cap = [(n.cores, n.memory_mb, n.gpus) for n in nodes]
+        self.cap = [(n.cores, n.memory_mb, counts_of(n)) for n in nodes]
         self.holds = []                          # (start, end, node, cores, mem, gpus)
         self.tags = {}                           # hold index -> the reservation whose window it is
 
@@ -230,7 +235,7 @@ class NodePlan:
                         uc -= hc
                         um -= hm
                         ug -= hg
-                worst = [min(worst[0], uc), min(worst[1], um), min(worst[2], ug)]
+                worst = [min(worst[0], uc), min(worst[1], um), least(worst[2], ug)]
             out.append(tuple(worst))
         return out
 
@@ -238,12 +243,13 @@ class NodePlan:
               only: set[int] | None = None) -> dict[int, tuple[int, int, int]] | None:
         """Nodes for req over [t0, t1): {node: (cores, memory, GPUs)} or None (``only``: those nodes alone)."""
         free = self.free_over(t0, t1)
-        cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req, self.nodes[i].gpu_type)
+        ask = ask_of(req, self.nodes)
+        cpu = [node_cpus(fc, fm, fg, self.nodes[i].features, req, self.nodes[i].gpu_type, ask)
                if only is None or i in only else 0 for i, (fc, fm, fg) in enumerate(free)]
         got = eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit)
         if got is None:
             return None
-        return {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in got.items()}
+        return {i: (c, c * req.mem_per_core + req.mem_per_node, ask) for i, c in got.items()}
 
 
 class Holds:
@@ -534,6 +540,10 @@ def _why(nodes, req: NodeRequest):
     usable = [n for n in usable if n.gpus >= req.gpus_per_node]
     if not usable:
         return f"no node has {req.gpus_per_node} GPUs"
+    ask = ask_of(req, nodes)
+    usable = [n for n in usable if counts_of(n) >= ask]
+    if not usable:
+        return f"no node has GRES {','.join(f'{k}:{v}' for k, v in sorted(ask.items()) if k != 'gpu')}"
     if req.mem_per_node and not any(n.memory_mb >= req.mem_per_node for n in usable):
         return f"no node has {req.mem_per_node} MB of memory"
     return f"no set of nodes holds {req.cores} cores at {req.mem_per_core} MB a core"

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .counts_ref import Counts, ask_of, counts_of
 from .nodes_ref import Holds, entry_requests, eval_nodes, node_cpus, node_replay, queue_entries
 from .resv_ref import current, others
 
@@ -166,25 +167,29 @@ class NodeWeights(list):
 
 
 def gpu_weights(weights: list[int], free: Sequence[tuple[int, int, int]], candidates: Iterable[int],
-                req: NodeRequest) -> None:
+                req: NodeRequest, ask=None) -> None:
     """A GPU job's test marks the nodes that could hold its GPUs: each candidate with the job's GPUs
     free (and its cores for one task; all of them when it must be one node) gets the weight 0xff
     less the GPUs it would use there (cons_tres ``can_job_run_on_node``: "favor nodes with more
-    co-located GPUs"). The mark stays until a start attempt resets it (:func:`reset_weights`)."""
+    co-located GPUs"; ``ask``: what it asks of every generic resource, :func:`ask_of`, which a node
+    must have free; the weight counts the GPUs). The mark stays until a start attempt resets it
+    (:func:`reset_weights`)."""
     if req.gpus_per_node <= 0 or getattr(weights, "marks", "carry") == "none":
         return
+    ask = req.gpus_per_node if ask is None else ask
     need = req.cores if req.max_nodes == 1 else 1
     for i in candidates:
         c, _, g = free[i]
-        if c >= need and c > 0 and g >= req.gpus_per_node:
-            weights[i] = 0xff - min(g, req.gpus_per_node)
+        if c >= need and c > 0 and Counts.of(g) >= ask:
+            weights[i] = 0xff - min(Counts.of(g).gpus, req.gpus_per_node)
 
 
 def reset_weights(nodes: Sequence[Node], weights: list[int], candidates: Iterable[int], req: NodeRequest) -> None:
     """A start attempt (Slurm's ``select_nodes``: the main scheduler's test, the backfill's start)
     resets the weight of each candidate node the job may use (``_sync_node_weight``)."""
+    ask = ask_of(req, nodes)
     for i in candidates:
-        if node_filter(nodes[i], req) and nodes[i].gpus >= req.gpus_per_node:
+        if node_filter(nodes[i], req) and counts_of(nodes[i]) >= ask:
             weights[i] = 0xff
 
 
@@ -195,9 +200,10 @@ def submit_weights(nodes: Sequence[Node], weights: list[int], req: NodeRequest) 
     reset_weights(nodes, weights, range(len(nodes)), req)
     if req.gpus_per_node > 0:
         need = req.cores if req.max_nodes == 1 else 1
-        usable = [i for i, n in enumerate(nodes) if node_filter(n, req) and n.gpus >= req.gpus_per_node
+        ask = ask_of(req, nodes)
+        usable = [i for i, n in enumerate(nodes) if node_filter(n, req) and counts_of(n) >= ask
                   and n.cores >= need]
-        gpu_weights(weights, [(n.cores, n.memory_mb, n.gpus) for n in nodes], usable, req)
+        gpu_weights(weights, [(n.cores, n.memory_mb, counts_of(n)) for n in nodes], usable, req, ask)
 
 
 def main_test_weights(nodes: Sequence[Node], weights: list[int], free: Sequence[tuple[int, int, int]],
@@ -205,13 +211,15 @@ def main_test_weights(nodes: Sequence[Node], weights: list[int], free: Sequence[
     """A main-scheduler test (``select_nodes``): the job's usable nodes reset, then, for a GPU job, each
     of them that could hold it now marked as :func:`gpu_weights` marks."""
     reset_weights(nodes, weights, range(len(nodes)), req)
-    usable = [i for i, n in enumerate(nodes) if node_filter(n, req) and n.gpus >= req.gpus_per_node]
-    gpu_weights(weights, free, usable, req)
+    ask = ask_of(req, nodes)
+    usable = [i for i, n in enumerate(nodes) if node_filter(n, req) and counts_of(n) >= ask]
+    gpu_weights(weights, free, usable, req, ask)
 
 
 def _choose(nodes, free, offered, req, first_fit, weights):
-    gpu_weights(weights, free, offered, req)
-    cpu = [node_cpus(*free[i], nodes[i].features, req, nodes[i].gpu_type) if i in offered else 0
+    ask = ask_of(req, nodes)
+    gpu_weights(weights, free, offered, req, ask)
+    cpu = [node_cpus(*free[i], nodes[i].features, req, nodes[i].gpu_type, ask) if i in offered else 0
            for i in range(len(nodes))]
     return eval_nodes(cpu, req.cores, req.min_nodes, req.max_nodes, first_fit, weights)
 
@@ -394,7 +402,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     win = window if window > 0 else 1 << 40
     space = _space(len(nodes), now, win, res, windows, None, [])
     made = []                            # this cycle's reservations, in order (start, end, nodes)
-    free = [[n.cores, n.memory_mb, n.gpus] for n in nodes]
+    free = [[n.cores, n.memory_mb, counts_of(n)] for n in nodes]
     run = []
     for j, (s, a) in running.items():
         run.append(RunningJob(s + jobs[j]["est"], a))
@@ -448,7 +456,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                                                first_fit=first_fit, weights=weights, windows=others(windows, name),
                                                inside=cur)
             if kind == "start":
-                got = {i: (c, c * req.mem_per_core + req.mem_per_node, req.gpus_per_node) for i, c in chosen.items()}
+                got = {i: (c, c * req.mem_per_core + req.mem_per_node, ask_of(req, nodes)) for i, c in chosen.items()}
                 started[j] = got
                 holds.take(j)
                 run.append(RunningJob(now + est, got))

@@ -319,7 +319,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
     spelled = {f: names[col[f]] for f in used}      # errors name a field as the header spells it
     i_line = col[f_line] if f_line else None
 
-    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts, resvs = (_Legend() for _ in range(8))
+    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts, resvs, gres_kinds = (
+        _Legend() for _ in range(9))
     dropped = {"job_steps": 0, "pending_array_records": 0, "other_partition": 0, "outside_dates": 0}
     info = {"records": 0, "steps": 0, "pipes_in_submit_line": 0, "zero_length": 0, "never_started": 0,
             "not_ended": 0, "array_elements": 0, "arrays": set(), "pending_array_elements": 0,
@@ -327,7 +328,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
             "gpu_jobs": Counter(), "gpu_types": Counter(), "licenses": Counter(), "reasons": Counter(),
             "flags": Counter(), "exclusive": 0, "exclusive_whole_nodes": 0, "exclusive_other": Counter(),
             "dependencies": 0, "dependency_kinds": Counter(), "options": Counter(), "submit_lines_other": 0,
-            "tres": {"ReqTRES": Counter(), "AllocTRES": Counter()}, "gres_other": Counter()}
+            "tres": {"ReqTRES": Counter(), "AllocTRES": Counter()}, "gres_other": Counter(),
+            "gres": Counter()}
     element_ids, tres_seen, resv_at = {}, {}, {}     # (resv_at: a Reservation name's first line)
     depends = {}                    # record -> the dependency targets its submit line names
     empties = np.zeros(len(names), dtype=np.int64)
@@ -504,7 +506,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
 
         # GPUs: ReqTRES, else ReqGRES, else AllocTRES, else AllocGRES; each the job's total (Slurm 17.11
         # and 18.08 write ReqGRES as the count a node times the nodes), divided over the job's nodes
-        gpus_total, types, lic_items, tres_mem = None, [], [], None
+        gpus_total, types, lic_items, tres_mem, gres_total = None, [], [], None, None
         for f, key in ((f_tres, "ReqTRES"), (f_gres, "ReqGRES"), (f_atres, "AllocTRES"), (f_agres, "AllocGRES")):
             if not f or get(f) in _EMPTY:
                 continue
@@ -515,12 +517,14 @@ def _read(path, lines, partition, lo, hi, pack_days):
                 parsed = tres_seen.get(text)      # (a dump repeats its TRES strings: each is read once)
                 if parsed is None:
                     parsed = tres_seen[text] = _tres(text, number)
-                total, typed, licensed, mem_text, keys = parsed
+                total, typed, licensed, mem_text, keys, others = parsed
                 info["tres"][key].update(keys)
                 if key == "ReqTRES":
                     lic_items, tres_mem = licensed, mem_text
             else:
-                total, typed = _gres(get(f), info["gres_other"], key, number)
+                total, typed, others = _gres(get(f), info["gres_other"], key, number)
+            if gres_total is None and others:
+                gres_total = others
             if total is None and typed:
                 total = sum(typed.values())
             if total is not None and total > _MAX_GPUS:
@@ -530,6 +534,11 @@ def _read(path, lines, partition, lo, hi, pack_days):
                 if total:
                     info["gpu_jobs"][key] += 1
         gpus = -(-(gpus_total or 0) // max(nodes, 1))
+        # other GRES, as GPUs: the first column that names any, the job's total over its nodes
+        gres_text = ",".join(f"{k}:{-(-v // max(nodes, 1))}" for k, v in sorted(gres_total.items()) if v) \
+            if gres_total else ""
+        if gres_text:
+            info["gres"].update(k for k, v in gres_total.items() if v)
         info["gpu_types"].update(types)
 
         cons = get(f_cons) if f_cons else ""
@@ -593,7 +602,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
                      max(alloc, cpus) if exclusive else alloc, gpu_types.of(",".join(types)), licenses.of(lic_text),
                      reasons.of(reason), flag_sets.of(flags), exclusive, raw, int(job) if element is not None else 0,
                      int(job) if component is not None else 0, depend,
-                     accounts.of("" if not f_acct or get(f_acct) in _EMPTY else get(f_acct)), resvs.of(resv)))
+                     accounts.of("" if not f_acct or get(f_acct) in _EMPTY else get(f_acct)), resvs.of(resv),
+                     gres_kinds.of(gres_text)))
         info["records"] += 1
     if in_buffer:
         empties += _tally(pending_flags, in_buffer)
@@ -618,7 +628,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
         header.add_line(f" UnixStartTime: {origin}")
     for name, table in (("Partition", parts), ("Queue", qoss), ("Constraint", constraints), ("GpuType", gpu_types),
                         ("Licenses", licenses), ("Dependency", dep_kinds), ("Reason", reasons), ("Flags", flag_sets),
-                        ("Account", accounts), ("Reservation", resvs)):
+                        ("Account", accounts), ("Reservation", resvs), ("Gres", gres_kinds)):
         for label, number in table.items():
             if label or name in ("Partition", "Queue"):
                 header.add_line(f" {name}: {number} {label or '(none)'}")
@@ -629,7 +639,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
     as_int = lambda name: a[:, j[name]].astype(np.int64)  # noqa: E731
     extra = ("mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "gpu_type", "licenses",
              "dependency", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "account",
-             "reservation")
+             "reservation", "gres")
     table = JobTable.from_arrays(
         header=header, job_id=np.arange(1, n + 1, dtype=np.int64), submit=submit, wait=as_int("wait"),
         run=as_int("run"), alloc_procs=as_int("alloc_procs"), req_procs=as_int("req_procs"),

@@ -19,7 +19,7 @@ _EMPTY = frozenset(("", "(null)", "None", "Unknown", "N/A", "n/a"))
 _R = ("submit", "wait", "run", "req_procs", "req_mem", "req_time", "status", "user", "group", "queue", "partition",
       "mem_core_mb", "mem_node_mb", "gpus", "nodes_min", "nodes_max", "constraint", "alloc_procs", "gpu_type",
       "licenses", "reason", "flags", "exclusive", "slurm_id", "array_job", "het_job", "dependency", "account",
-      "reservation")
+      "reservation", "gres")
 #: columns another column gives the same information as (named as such in the report)
 _SAME_AS = {"elapsed": "ElapsedRaw", "timelimit": "TimelimitRaw", "uid": "User", "gid": "Group", "qosraw": "QOS",
             "ncpus": "AllocCPUS", "nnodes": "AllocNodes", "end": "Start + Elapsed", "cputime": "Elapsed x AllocCPUS",
@@ -142,11 +142,13 @@ def _dependency(spec: str) -> tuple[list[str], list[str]]:
     return kinds, targets
 
 
-def _tres(text: str, number) -> tuple[int | None, dict, list[str], str | None, tuple[str, ...]]:
-    """``(GPUs in all or None, GPUs by type, licenses as NAME:N, mem or None, the TRES named)`` of a
-    TRES string (``billing=4,cpu=4,mem=16G,node=1,gres/gpu=2,gres/gpu:a100=2,license/matlab=1``).
+def _tres(text: str, number) -> tuple[int | None, dict, list[str], str | None, tuple[str, ...], dict]:
+    """``(GPUs in all or None, GPUs by type, licenses as NAME:N, mem or None, the TRES named, other GRES
+    in all by kind)`` of a TRES string (``billing=4,cpu=4,mem=16G,node=1,gres/gpu=2,gres/gpu:a100=2,
+    license/matlab=1,gres/nvme=2``: a kind's typed entries count where it has no untyped one).
     ``number(text, expected)`` reads a count."""
     total, typed, licenses, mem, keys = None, {}, [], None, []
+    others, others_typed = {}, {}
     for item in text.split(","):
         name, _, value = item.partition("=")
         name = name.strip()
@@ -161,19 +163,33 @@ def _tres(text: str, number) -> tuple[int | None, dict, list[str], str | None, t
             licenses.append(f"{name[8:]}:{number(value, 'license/NAME=N with N a whole number')}")
         elif name == "mem":
             mem = value.strip()
-    return total, typed, licenses, mem, tuple(dict.fromkeys(keys))
+        elif name.startswith("gres/"):
+            kind, _, sub = name[5:].partition(":")
+            got = number(value, "gres/NAME=N with N a whole number")
+            if sub:
+                others_typed[kind] = others_typed.get(kind, 0) + got
+            else:
+                others[kind] = others.get(kind, 0) + got
+    for kind, n in others_typed.items():
+        others.setdefault(kind, n)
+    return total, typed, licenses, mem, tuple(dict.fromkeys(keys)), others
 
 
-def _gres(text: str, counts: Counter, key: str, number) -> tuple[int | None, dict]:
-    """``(GPUs in all or None, GPUs by type)`` of a ``ReqGRES``/``AllocGRES`` value (``gpu:4``,
-    ``gpu:tesla:2``, ``gpu:2(IDX:0-1)``, ``gpu:2,mps:100``); other GRES are counted in ``counts``."""
-    total, typed = None, {}
+def _gres(text: str, counts: Counter, key: str, number) -> tuple[int | None, dict, dict]:
+    """``(GPUs in all or None, GPUs by type, other GRES by kind)`` of a ``ReqGRES``/``AllocGRES`` value
+    (``gpu:4``, ``gpu:tesla:2``, ``gpu:2(IDX:0-1)``, ``gpu:2,mps:100``); the other kinds are also
+    counted in ``counts`` (``ReqGRES mps``)."""
+    total, typed, others = None, {}, {}
     for item in _PARENS.sub("", text).split(","):
         parts = [p.strip() for p in item.split(":")]
         if not parts[0] or parts[0] in _EMPTY:
             continue
         if parts[0] != "gpu":
             counts[f"{key} {parts[0]}"] += 1
+            n = 1
+            if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
+                n = number(parts[-1], f"{parts[0]}:N or {parts[0]}:TYPE:N with N a whole number")
+            others[parts[0]] = others.get(parts[0], 0) + n
             continue
         n = 1
         if len(parts) > 1 and parts[-1].isascii() and parts[-1].isdigit():
@@ -183,7 +199,7 @@ def _gres(text: str, counts: Counter, key: str, number) -> tuple[int | None, dic
         if len(parts) > 1:
             kind = ":".join(parts[1:])
             typed[kind] = typed.get(kind, 0) + n
-    return total, typed
+    return total, typed, others
 
 
 def _parents(a, depends, elements, rank, info):

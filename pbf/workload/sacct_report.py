@@ -22,7 +22,8 @@ def _summary(info, names, col, spelled, used, read_only, empties, lines):
         columns["not_modelled"][name] = nonempty[name]
         if key in _SAME_AS and col.get(key) == i:
             columns["same_as"][name] = _SAME_AS[key]
-    tres = {key: Counter({k: v for k, v in c.items() if k not in _TRES_MODELLED and not k.startswith("license/")})
+    read_elsewhere = ("license/", "gres/")          # (into the licenses and gres columns)
+    tres = {key: Counter({k: v for k, v in c.items() if k not in _TRES_MODELLED and not k.startswith(read_elsewhere)})
             for key, c in info["tres"].items()}
     top = lambda c: dict(c.most_common())  # noqa: E731
     return {
@@ -45,7 +46,7 @@ def _summary(info, names, col, spelled, used, read_only, empties, lines):
         "submit_line_options_not_modelled": top(info["options"]),
         "submit_lines_not_sbatch_srun_salloc": info["submit_lines_other"],
         "tres_not_modelled": {k: top(v) for k, v in tres.items() if v},
-        "gres_not_modelled": top(info["gres_other"]),
+        "gres": top(info["gres"]),
     }
 
 
@@ -120,8 +121,9 @@ def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
         read.append(f"Flags {_counts(s['flags'], 5)}")
     for key, c in s["tres_not_modelled"].items():
         read.append(f"{key} {_counts(c)}")
-    if s["gres_not_modelled"]:
-        read.append(_counts(s["gres_not_modelled"]))
+    if s["gres"]:
+        read.append(f"GRES other than GPUs, jobs asking each: {_counts(s['gres'])} (column gres: planned on a "
+                    "cluster whose nodes have them)")
     if read:
         lines.append("read, not modelled: " + "; ".join(read))
     c = s["columns"]
