@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from .errors import ConfigError
 
 __all__ = ["GresLayout", "MAX_GRES_KINDS", "MAX_NODE_GRES", "gres_layout", "parse_gres", "gres_text", "good_gres_name"]
@@ -83,8 +81,10 @@ class GresLayout:
             value |= int(count) << ((1 + self.kinds.index(name)) * self.width)
         return value
 
-    def node_words(self, nodes) -> np.ndarray:
-        """One word a node (:class:`pbf.Node`); a count beyond a lane is an error naming the node."""
+    def node_words(self, nodes):
+        """One word a node (:class:`pbf.Node`; a numpy array); a count beyond a lane is an error naming
+        the node."""
+        import numpy as np  # (pbf.node imports this module; the CLI's parser needs no numpy)
         for n in nodes:
             for name, count in (("gpu", n.gpus),) + tuple(n.gres):
                 if count > self.max_count:
@@ -92,9 +92,10 @@ class GresLayout:
                                       f"resources (GPUs counted) a node holds at most {self.max_count:,} of each")
         return np.array([self.word(n.gpus, n.gres) for n in nodes], dtype=np.int64)
 
-    def ask_words(self, gpus: np.ndarray, gres: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    def ask_words(self, gpus, gres: Sequence[tuple]):
         """Per job, its ask's word, and whether it can never be met (a kind no node has, or more of a
-        kind than a word holds: no node has that many)."""
+        kind than a word holds: no node has that many): two numpy arrays."""
+        import numpy as np
         top = self.max_count
         words = np.asarray(gpus, dtype=np.int64).copy()
         never = words > top

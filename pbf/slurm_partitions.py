@@ -557,8 +557,7 @@ class SitePartitions:
         rejected = PARTITION_PREFIX + "(rejected)"
         feats = tuple(f + ((feature_of[s],) if s in feature_of else ()) if s is not None else f + (rejected,)
                       for f, s in zip(base.features, sets))
-        requests = Requests(base.mem_core_mb, base.mem_node_mb, base.gpus, lo_all, hi_all, feats, tuple(reasons),
-                            base.gres)
+        requests = replace(base, nodes_min=lo_all, nodes_max=hi_all, features=feats, reasons=tuple(reasons))
         counts, refused = {}, {}
         for s, why in zip(sets, reasons):
             key = ",".join(p.name for p in s) if s is not None else "(rejected)"

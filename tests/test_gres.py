@@ -199,7 +199,8 @@ def test_the_cluster_file_and_slurm_conf_give_gres(tmp_path):
 def test_a_sacct_dump_s_gres_reach_the_plan(tmp_path):
     dump = tmp_path / "jobs.sacct"
     head = "JobID|Submit|Start|End|Elapsed|Timelimit|ReqCPUS|ReqMem|ReqTRES|ReqGRES|NNodes|State|User|Partition\n"
-    row = "{}|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:10:00|00:10:00|01:00:00|2|1G|{}|{}|{}|COMPLETED|u|p\n"
+    row = ("{}|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T00:10:00|00:10:00|01:00:00|2|1G|{}|{}|{}|"
+           "COMPLETED|u|p\n")
     dump.write_text(head + row.format(1, "cpu=2,mem=1G,node=1,gres/nvme=2", "", 1)
                     + row.format(2, "cpu=4,mem=1G,node=2,gres/nvme=2", "", 2)
                     + row.format(3, "cpu=2,mem=1G,node=1", "nvme:1(IDX:0)", 1)
@@ -210,5 +211,5 @@ def test_a_sacct_dump_s_gres_reach_the_plan(tmp_path):
     assert got.jobs["nodes"].tolist()[0] == "d1"
     assert np.all(got.jobs["state"] == pbf.codes.JobState.JS_DONE)
     from pbf.workload.sacct_report import describe_sacct
-    said = " ".join(describe_sacct(table.sacct_summary)) if hasattr(table, "sacct_summary") else ""
-    assert "gres/nvme" not in said
+    said = " ".join(describe_sacct(table.sacct))
+    assert "GRES other than GPUs, jobs asking each: nvme 3" in said and "gres/nvme" not in said

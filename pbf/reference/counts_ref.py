@@ -14,7 +14,8 @@ __all__ = ["Counts", "counts_of", "ask_of", "least"]
 
 class Counts(dict):
     """Counts by kind (``{"gpu": 2, "nvme": 1}``); a missing kind counts 0. ``a >= b``: every kind of
-    ``b`` at most ``a``'s (an int stands for GPUs alone); ``+`` and ``-`` kind by kind."""
+    ``b`` at most ``a``'s (an int stands for GPUs alone, so a job's GPUs compare equal to its count);
+    ``+`` and ``-`` kind by kind."""
 
     @staticmethod
     def of(value) -> Counts:
@@ -39,6 +40,18 @@ class Counts(dict):
         return Counts({k: self.get(k, 0) - o.get(k, 0) for k in {**self, **o}})
 
     __radd__ = __add__
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, (int, dict)):
+            return NotImplemented
+        o = Counts.of(other) if isinstance(other, int) else other
+        return all(self.get(k, 0) == o.get(k, 0) for k in {**self, **o})
+
+    def __ne__(self, other) -> bool:
+        same = self.__eq__(other)
+        return same if same is NotImplemented else not same
+
+    __hash__ = None
 
     def __rsub__(self, other) -> Counts:
         return Counts.of(other) - self

@@ -114,6 +114,7 @@ from .sacct_fields import (
     _array_elements,
     _dependency,
     _gres,
+    _gres_per_node,
     _parents,
     _submit_options,
     _tres,
@@ -319,8 +320,8 @@ def _read(path, lines, partition, lo, hi, pack_days):
     spelled = {f: names[col[f]] for f in used}      # errors name a field as the header spells it
     i_line = col[f_line] if f_line else None
 
-    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts, resvs, gres_kinds = (
-        _Legend() for _ in range(9))
+    legends = [_Legend() for _ in range(9)]
+    constraints, gpu_types, licenses, reasons, flag_sets, dep_kinds, accounts, resvs, gres_kinds = legends
     dropped = {"job_steps": 0, "pending_array_records": 0, "other_partition": 0, "outside_dates": 0}
     info = {"records": 0, "steps": 0, "pipes_in_submit_line": 0, "zero_length": 0, "never_started": 0,
             "not_ended": 0, "array_elements": 0, "arrays": set(), "pending_array_elements": 0,
@@ -328,8 +329,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
             "gpu_jobs": Counter(), "gpu_types": Counter(), "licenses": Counter(), "reasons": Counter(),
             "flags": Counter(), "exclusive": 0, "exclusive_whole_nodes": 0, "exclusive_other": Counter(),
             "dependencies": 0, "dependency_kinds": Counter(), "options": Counter(), "submit_lines_other": 0,
-            "tres": {"ReqTRES": Counter(), "AllocTRES": Counter()}, "gres_other": Counter(),
-            "gres": Counter()}
+            "tres": {"ReqTRES": Counter(), "AllocTRES": Counter()}, "gres_other": Counter(), "gres": Counter()}
     element_ids, tres_seen, resv_at = {}, {}, {}     # (resv_at: a Reservation name's first line)
     depends = {}                    # record -> the dependency targets its submit line names
     empties = np.zeros(len(names), dtype=np.int64)
@@ -523,8 +523,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
                     lic_items, tres_mem = licensed, mem_text
             else:
                 total, typed, others = _gres(get(f), info["gres_other"], key, number)
-            if gres_total is None and others:
-                gres_total = others
+            gres_total = gres_total or others            # (other GRES, as GPUs: the first column naming any)
             if total is None and typed:
                 total = sum(typed.values())
             if total is not None and total > _MAX_GPUS:
@@ -534,11 +533,7 @@ def _read(path, lines, partition, lo, hi, pack_days):
                 if total:
                     info["gpu_jobs"][key] += 1
         gpus = -(-(gpus_total or 0) // max(nodes, 1))
-        # other GRES, as GPUs: the first column that names any, the job's total over its nodes
-        gres_text = ",".join(f"{k}:{-(-v // max(nodes, 1))}" for k, v in sorted(gres_total.items()) if v) \
-            if gres_total else ""
-        if gres_text:
-            info["gres"].update(k for k, v in gres_total.items() if v)
+        gres_text = _gres_per_node(gres_total, nodes, info["gres"])
         info["gpu_types"].update(types)
 
         cons = get(f_cons) if f_cons else ""

@@ -202,6 +202,15 @@ def _gres(text: str, counts: Counter, key: str, number) -> tuple[int | None, dic
     return total, typed, others
 
 
+def _gres_per_node(total: dict | None, nodes: int, seen: Counter) -> str:
+    """A job's GRES other than GPUs a node (``nvme:1,mps:50``: its total over its nodes, rounded up), the
+    kinds it asks counted in ``seen``."""
+    if not total:
+        return ""
+    seen.update(k for k, v in total.items() if v)
+    return ",".join(f"{k}:{-(-v // max(nodes, 1))}" for k, v in sorted(total.items()) if v)
+
+
 def _parents(a, depends, elements, rank, info):
     """SWF field 17 (preceding job) of every record: of the jobs its dependencies name that are in the
     dump, the number of the one that ended last (a job whose end is unknown counts as ending first).
