@@ -104,12 +104,16 @@ class Cluster:
         return out
 
     def totals(self) -> dict:
-        """Cores, memory (MB), GPUs and nodes in all, and the nodes per class."""
+        """Cores, memory (MB), GPUs and nodes in all, the nodes per class and, where the nodes have
+        generic resources besides GPUs, each kind in all (``gres``)."""
         classes: dict = {}
+        gres: dict = {}
         for n in self.nodes:
             classes[n.klass or n.name] = classes.get(n.klass or n.name, 0) + 1
+            for kind, count in n.gres:
+                gres[kind] = gres.get(kind, 0) + count
         return {"nodes": len(self.nodes), "cores": self.units, "memory_mb": sum(n.memory_mb for n in self.nodes),
-                "gpus": sum(n.gpus for n in self.nodes), "classes": classes}
+                "gpus": sum(n.gpus for n in self.nodes), "classes": classes, **({"gres": gres} if gres else {})}
 
     # ---- reading
 

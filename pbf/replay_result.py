@@ -254,6 +254,10 @@ def _nodes_summary(result, cluster, requests, size, stats):
             "memory": float((secs * (size * requests.mem_core_mb + nodes_of * requests.mem_node_mb)).sum()),
             "gpus": float((secs * nodes_of * requests.gpus).sum())}
     capacity = {"cores": totals["cores"], "memory": totals["memory_mb"], "gpus": totals["gpus"]}
+    for kind, total in totals.get("gres", {}).items():      # (planned: the nodes have generic resources)
+        asked = np.array([dict(g).get(kind, 0) for g in requests.gres] if requests.gres else [0] * len(secs))
+        held[f"gres/{kind}"] = float((secs * nodes_of * asked).sum())
+        capacity[f"gres/{kind}"] = total
     utilisation = {k: (held[k] / (capacity[k] * span) if capacity[k] else None) for k in held}
     state, reason = result.jobs["state"], result.jobs["reject_reason"]
     never = np.flatnonzero((state == JobState.JS_REJECTED) & (reason == RejectReason.RJ_NO_NODES))

@@ -466,8 +466,9 @@ def _nodes_and_partition(conf, cluster, chosen, unmodelled):
             unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): a node of several GPU types (or "
                               "typed and untyped GPUs): a job asking one of its types may use all its GPUs (pbf "
                               "plans one GPU count a node)")
-        if any(e.split(":")[0] != "gpu" for e in filter(None, gres.split(","))):
-            unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): only GPUs are modelled")
+        if any(e.split(":")[0] != "gpu" and len(e.split(":")) > 2 for e in filter(None, gres.split(","))):
+            unmodelled.append(f"NodeName={name}: Gres={_short(gres)} ({ln}): the types of generic resources other "
+                              "than GPUs are not told apart (nvme:fast:2 plans as nvme:2)")
         for key in pairs:
             if key not in _NODE_READ:
                 unmodelled.append(f"NodeName={name}: {key}={_short(pairs[key])} ({ln}): not modelled by pbf")

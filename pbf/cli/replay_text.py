@@ -60,7 +60,8 @@ def format_replay(s: dict[str, Any], out: str | None) -> str:
     nodes = s.get("nodes")
     if nodes:
         lines.insert(2, f"nodes        {nodes['cluster']}: {nodes['nodes']:,} nodes, {nodes['cores']:,} cores, "
-                        f"{nodes['memory_mb'] / 1024 ** 2:,.1f} TiB, {nodes['gpus']:,} GPUs; held "
+                        f"{nodes['memory_mb'] / 1024 ** 2:,.1f} TiB, {nodes['gpus']:,} GPUs"
+                        + "".join(f", {n:,} {kind}" for kind, n in nodes.get("gres", {}).items()) + "; held "
                         + ", ".join(f"{k} {v:.3f}" for k, v in nodes["utilisation"].items() if v is not None)
                         + (f"; first job not fitting held by memory/GPUs/features/shape with its cores free in "
                            f"{nodes['heads_held_by_resources_share']:.1%} of {nodes['heads_blocked']:,} passes"

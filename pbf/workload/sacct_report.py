@@ -99,6 +99,9 @@ def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
         modelled.append(f"--exclusive of {_many(ex['jobs'], 'job')}, {ex['as_whole_nodes']:,} as whole nodes "
                         "(AllocCPUS on AllocNodes nodes; not the others: they never ran or the dump lacks those "
                         "columns)")
+    if s.get("gres"):
+        modelled.append(f"GRES other than GPUs, jobs asking each: {_counts(s['gres'])} (on a cluster whose nodes "
+                        "have such resources; read only on one without)")
     if modelled:
         lines.append("modelled: " + "; ".join(modelled))
     read = []
@@ -121,9 +124,6 @@ def describe_sacct(s: dict, cleaning: dict | None = None) -> list[str]:
         read.append(f"Flags {_counts(s['flags'], 5)}")
     for key, c in s["tres_not_modelled"].items():
         read.append(f"{key} {_counts(c)}")
-    if s["gres"]:
-        read.append(f"GRES other than GPUs, jobs asking each: {_counts(s['gres'])} (column gres: planned on a "
-                    "cluster whose nodes have them)")
     if read:
         lines.append("read, not modelled: " + "; ".join(read))
     c = s["columns"]
