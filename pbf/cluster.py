@@ -88,8 +88,9 @@ class Cluster:
 
     @property
     def has_resources(self) -> bool:
-        """True when some node carries memory, GPUs or features (the node model applies)."""
-        return any(n.memory_mb or n.gpus or n.features for n in self.nodes)
+        """True when some node carries memory, GPUs, other generic resources or features (the node
+        model applies)."""
+        return any(n.memory_mb or n.gpus or n.gres or n.features for n in self.nodes)
 
     def node_index(self, name: str) -> int:
         """The position of the node called ``name`` (KeyError if there is none)."""

@@ -29,8 +29,9 @@ class Job:
     multifactor partition and QOS factors. ``cpu``: the job's CPU use in (0, 1] for co-allocation
     (None: as the engine's :class:`~pbf.CoAllocation` says). On a cluster of nodes with memory, GPUs
     or features: ``mem_core_mb`` or ``mem_node_mb`` (memory per core or per node, MB; neither: the
-    cluster's default memory per core), ``gpus`` (per node), ``nodes_min``/``nodes_max`` (0: any)
-    and ``features`` (names every node given must have)."""
+    cluster's default memory per core), ``gpus`` (per node), ``nodes_min``/``nodes_max`` (0: any),
+    ``features`` (names every node given must have) and ``gres`` (other generic resources per node,
+    ``{"nvme": 1}`` or ``(("nvme", 1),)``; :mod:`pbf.gres`)."""
     id: object
     submit: int
     units: int
@@ -46,6 +47,7 @@ class Job:
     nodes_min: int = 1
     nodes_max: int = 0
     features: tuple = ()
+    gres: object = ()
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,13 @@ _MAX_MB = 1 << 40
 @dataclass(frozen=True)
 class Placement:
     """Where a started job runs on one node: the node's ``name``, the job's ``cores`` there and the
-    ``memory_mb`` and ``gpus`` it holds there for its whole run."""
+    ``memory_mb``, ``gpus`` and other generic resources (``gres``, ``(name, count)`` pairs) it holds
+    there for its whole run."""
     node: str
     cores: int
     memory_mb: int = 0
     gpus: int = 0
+    gres: tuple = ()
 
 
 def name_units(cluster: Cluster, names) -> Cluster:
@@ -90,6 +92,12 @@ class EngineNodes:
         return mpc, mpn, int(job.gpus), min(int(job.nodes_min), int(job.units)), int(job.nodes_max), \
             tuple(sorted(job.features))
 
+    def _requests(self, job: Job) -> Requests:
+        mpc, mpn, gpn, lo, hi, feats = self.request(job)
+        gres = tuple(sorted(job.gres.items() if isinstance(job.gres, dict) else job.gres))
+        return Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]), np.array([hi]), (feats,),
+                        (), (gres,))
+
     def problem(self, job: Job) -> str | None:
         """What is malformed in ``job``'s node request, if anything (a misuse: the call is refused)."""
         for name, low in (("mem_core_mb", 0), ("mem_node_mb", 0), ("gpus", 0), ("nodes_min", 1), ("nodes_max", 0)):
@@ -100,32 +108,32 @@ class EngineNodes:
             return f"job {job.id} has nodes_max {job.nodes_max} below nodes_min {job.nodes_min} (0: any)"
         if not isinstance(job.features, tuple) or not all(isinstance(f, str) and f for f in job.features):
             return f"job {job.id} has features {job.features!r}; expected a tuple of names"
-        asks = job.mem_core_mb or job.mem_node_mb or job.gpus or job.features or job.nodes_min > 1 or job.nodes_max
+        pairs = job.gres.items() if isinstance(job.gres, dict) else job.gres
+        if not isinstance(pairs, (tuple, type({}.items()))) or not all(
+                isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) and p[0] and _whole(p[1], 0)
+                for p in pairs):
+            return f"job {job.id} has gres {job.gres!r}; expected (name, count) pairs or a dict of them"
+        asks = (job.mem_core_mb or job.mem_node_mb or job.gpus or job.features or job.nodes_min > 1 or job.nodes_max
+                or job.gres)
         if not self.modelled:
             if asks:
-                return (f"job {job.id} asks for memory, GPUs, features or node counts, but the cluster's "
-                        f"nodes carry none (give the Cluster nodes with memory_mb, gpus or features)")
+                return (f"job {job.id} asks for memory, GPUs, generic resources, features or node counts, but the "
+                        f"cluster's nodes carry none (give the Cluster nodes with memory_mb, gpus, gres or features)")
         return None
 
     def rejection(self, job: Job) -> str:
         """Why no set of the cluster's nodes, all idle, could ever hold ``job`` (naming the resource),
         the compiled core having found that none does at its submission."""
-        mpc, mpn, gpn, lo, hi, feats = self.request(job)
-        one = Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]), np.array([lo]), np.array([hi]), (feats,))
-        return f"no set of nodes can hold it: {reject_detail(self.cluster, one, 0, int(job.units))}"
+        return f"no set of nodes can hold it: {reject_detail(self.cluster, self._requests(job), 0, int(job.units))}"
 
     def hand_over(self, core: Core, j: int, job: Job) -> None:
         """Give the core job j's node request (a node-model cluster only)."""
         if not self.modelled:
             return
-        mpc, mpn, gpn, lo, hi, feats = self.request(job)
-        # (on a cluster with other generic resources the GPUs are a lane of the core's count word; a job
-        # of the embedding API asks GPUs alone)
-        counts, never = count_words(self.cluster, Requests(np.array([mpc]), np.array([mpn]), np.array([gpn]),
-                                                           np.array([lo]), np.array([hi]), (feats,)))
-        bits = job_feature_bits(self.bits, [feats]) | never_bits(never)
-        NodeCluster(core).set_requests(j, np.array([mpc]), np.array([mpn]), counts, np.array([lo]),
-                                       np.array([hi]), bits)
+        one = self._requests(job)
+        counts, never = count_words(self.cluster, one)      # (GPUs and other kinds: the core's count word)
+        NodeCluster(core).set_requests(j, one.mem_core_mb, one.mem_node_mb, counts, one.nodes_min, one.nodes_max,
+                                       job_feature_bits(self.bits, one.features) | never_bits(never))
 
     def placements(self, units: np.ndarray, job: Job) -> tuple:
         """The nodes of a started job's units, with what it holds on each."""
@@ -134,5 +142,6 @@ class EngineNodes:
         node_of = np.searchsorted(self.first, units, side="right") - 1
         ids, counts = np.unique(node_of, return_counts=True)
         mpc, mpn, gpn = self.request(job)[:3] if self.modelled else (0, 0, 0)
-        return tuple(Placement(self.cluster.nodes[int(n)].name, int(c), int(c) * mpc + mpn, gpn)
+        gres = self._requests(job).gres[0] if self.modelled and any(n.gres for n in self.cluster.nodes) else ()
+        return tuple(Placement(self.cluster.nodes[int(n)].name, int(c), int(c) * mpc + mpn, gpn, gres)
                      for n, c in zip(ids, counts))

@@ -213,3 +213,17 @@ def test_a_sacct_dump_s_gres_reach_the_plan(tmp_path):
     from pbf.workload.sacct_report import describe_sacct
     said = " ".join(describe_sacct(table.sacct))
     assert "GRES other than GPUs, jobs asking each: nvme 3" in said and "gres/nvme" not in said
+
+
+def test_the_engine_places_gres_jobs_and_says_what_they_hold():
+    eng = pbf.Engine(_site())
+    jobs = [pbf.Job(1, 0, 2, 100, gres={"nvme": 2}), pbf.Job(2, 0, 2, 100, gres=(("nvme", 2),)),
+            pbf.Job(3, 0, 2, 100, gres={"fpga": 1})]
+    out = eng.advance(0, [pbf.Submit(j) for j in jobs])
+    starts = [d for d in out if isinstance(d, pbf.Start)]
+    assert [(d.job_id, [p.node for p in d.nodes]) for d in starts] == [(1, ["d1"])]
+    assert starts[0].nodes[0].gres == (("nvme", 2),)
+    assert any(isinstance(d, pbf.Rejected) and d.job_id == 3 and "asks GRES fpga, which no node has" in d.reason
+               for d in out)
+    with pytest.raises(pbf.ProtocolError, match="gres"):
+        eng.advance(1, [pbf.Submit(pbf.Job(4, 1, 2, 100, gres={"nvme": -1}))])
