@@ -122,6 +122,7 @@ _CONFIG_KEYS = frozenset((
     "mf_w_fs", "mf_w_js", "mf_w_part", "mf_w_qos", "mf_max_age", "mf_half_life", "mf_favor_small", "mf_fs_damp",
     "mf_js_relative", "mf_js_nodes", "mf_js_cpus",
     "sim_yield_us", "sim_step_us", "sim_sched_delay", "sim_sched_interval", "sim_queue_depth", "sim_phase_us",
+    "sim_end_main", "sim_late_below",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
     "bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",  # (bf_limits.pxd)
     "bf_one_resv", "ss_marks"))                                                                     # (slurm_space.pxd)
@@ -274,6 +275,8 @@ cdef class Core:
             elif name == "sim_cost_main_us": S.sim.cost_main_us = value
             elif name == "sim_cost_queue_us": S.sim.cost_queue_us = value
             elif name == "sim_phase_us": S.sim.phase_us = value
+            elif name == "sim_end_main": S.sim.end_main = value
+            elif name == "sim_late_below": S.sim.late_below = value
             elif name == "ss_marks": S.ss.marks = value
             elif name == "bf_one_resv": S.ss.lim.one_resv = value
         if _BF_KEYS & set(settings):

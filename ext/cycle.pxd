@@ -15,6 +15,7 @@
 #     the completions due (the Slurm simulator's order).
 
 from libc.stdint cimport int64_t
+from libc.stdlib cimport realloc, free
 
 from memory cimport INF
 from ticks cimport PBF_HAVE_TSC
@@ -152,6 +153,35 @@ cdef inline int finish_due(State* S, int64_t t, int64_t* n) noexcept nogil:
         else:
             job_finish(S, j, e)
         n[0] += 1
+
+
+cdef inline int sim_finish_due(State* S, int64_t t, int64_t* n, int64_t** late, int64_t* nlate,
+                               int64_t* late_cap) noexcept nogil:
+    # finish_due for the slurm-sim clock: a job shorter than SimTime.late_below that ends at t is kept
+    # in `late` (grown with malloc; the caller frees it), to end after t's backfill cycle
+    cdef int64_t e, j
+    cdef void* p
+    while True:
+        e = heap_top_end(S)
+        if e > t:
+            return RC_OK
+        j = heap_pop(S)
+        if e == t and S.jobs.run[j] < S.sim.late_below:
+            if nlate[0] == late_cap[0]:
+                late_cap[0] = 2 * late_cap[0] + 8
+                p = realloc(late[0], late_cap[0] * sizeof(int64_t))
+                if p == NULL:
+                    return RC_NO_MEMORY
+                late[0] = <int64_t*>p
+            late[0][nlate[0]] = j
+            nlate[0] += 1
+        else:
+            if S.co.on:
+                if co_job_ended(S, j, e) != RC_OK:
+                    return RC_NO_MEMORY
+            else:
+                job_finish(S, j, e)
+            n[0] += 1
 
 
 cdef inline int outages_due(State* S, int64_t t, int64_t* n) noexcept nogil:
@@ -346,6 +376,27 @@ cdef inline int event_schedule(State* S, int64_t t, bint events) noexcept nogil:
     return after_pass(S, t)
 
 
+cdef inline int sim_finish_late(State* S, int64_t t, const int64_t* late, int64_t nlate) noexcept nogil:
+    # the ends kept for after t's backfill cycle (sim_finish_due): each at t, then the main scheduler
+    # they run (SimTime.end_main)
+    cdef int64_t k
+    for k in range(nlate):
+        if S.co.on:
+            if co_job_ended(S, late[k], t) != RC_OK:
+                return RC_NO_MEMORY
+        else:
+            job_finish(S, late[k], t)
+    if S.sim.end_main:
+        S.sim.ended = True
+    else:
+        S.sim.event = True
+    S.sim.changes += nlate
+    S.decided.nstarted = 0
+    if sim_main_scheduler(S) != RC_OK:
+        return RC_NO_MEMORY
+    return after_pass(S, S.sim.now_us // 1000000)
+
+
 cdef inline int sim_schedule(State* S) noexcept nogil:
     # the main scheduler when its timers allow; then, at an iteration, a backfill cycle when due
     # (Slurm's _more_work: only after a job or node changed since the last one), or at a yield's
@@ -381,7 +432,8 @@ cdef inline int sim_schedule(State* S) noexcept nogil:
 cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept nogil:
     # the event loop for at most max_instants instants (< 0: to the end); with Config.hooks it stops
     # (done False, hook_waiting True) at each instant with arrivals or queued jobs for Python
-    cdef int64_t t = 0, count = 0, first, pending, n
+    cdef int64_t t = 0, count = 0, first, pending, n, nlate = 0, late_cap = 0
+    cdef int64_t* late = NULL
     cdef bint events, queued, sim = S.clock.kind == CK_SLURM_SIM
     cdef int rc
     S.replay.hook_waiting = False
@@ -412,14 +464,24 @@ cdef inline int replay_run(State* S, int64_t max_instants, bint* done) noexcept 
         if S.replay.next_sub > first:
             events = True
         if sim:
-            n = pending
-            if finish_due(S, t, &n) != RC_OK:
+            n = 0
+            nlate = 0
+            if sim_finish_due(S, t, &n, &late, &nlate, &late_cap) != RC_OK:
+                free(late)
                 return RC_NO_MEMORY
-            if n:
+            if pending or (n and not S.sim.end_main):
                 S.sim.event = True
-                S.sim.changes += n
+            if n and S.sim.end_main:
+                S.sim.ended = True
+            S.sim.changes += pending + n
             queued = S.queue.n > 0
-            if sim_schedule(S) != RC_OK:
+            rc = sim_schedule(S)
+            if rc == RC_OK and nlate:
+                rc = sim_finish_late(S, t, late, nlate)
+            free(late)                 # (rare and short: kept for one instant only)
+            late = NULL
+            late_cap = 0
+            if rc != RC_OK:
                 return RC_NO_MEMORY
             if queued and S.est.on and record_estimates(S, S.sim.now_us // 1000000, first) != RC_OK:
                 return RC_NO_MEMORY

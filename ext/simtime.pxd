@@ -18,6 +18,13 @@ ctypedef struct SimTime:
     int64_t phase_us           # the timers' phase: the first backfill cycle this much after it would
                                # come, the first full main pass this much after the first submission
                                # (a site's cycle phase is not in its files)
+    int64_t late_below         # (with end_main) a job that runs less than this many seconds ends after the
+                               # backfill cycle of its last second (0: none): its end is seen by that
+                               # second's main scheduler, not by its cycle (Slurm 22.05: launch and
+                               # completion take longer than the cycles' drift over the run)
+    bint end_main              # a job's end runs the main scheduler at once, default_queue_depth jobs, not
+                               # waiting for batch_sched_delay (Slurm 22.05's epilog-complete RPC:
+                               # schedule(false); off: an end is an event as an arrival is)
     int64_t threads            # real threads for a cycle's tests (not the modelled workers): 2 or more,
                                # a helper tests Slurm's later starts ahead (slurm_loop.pxd; same decisions)
     # state
@@ -26,6 +33,7 @@ ctypedef struct SimTime:
     int64_t last_sched         # s: the last main pass ...
     int64_t last_full          # ... and the last full-depth one
     bint event                 # arrivals or completions since the last main pass
+    bint ended                 # (end_main) completions since the last main pass
     int64_t changes            # arrivals, completions and main-pass starts since the last cycle
     bint started               # the loop has begun (now_us is set)
     bint phased                # the first cycle has been put off by phase_us
@@ -54,3 +62,5 @@ cdef inline void simtime_defaults(SimTime* T) noexcept nogil:
     T.cost_queue_us = 0
     T.phase_us = 0
     T.threads = 1
+    T.end_main = False
+    T.late_below = 0

@@ -52,8 +52,12 @@ cdef inline int sim_main_pass(State* S, int64_t depth_limit) noexcept nogil:
 
 cdef inline int sim_main_scheduler(State* S) noexcept nogil:
     # a full-depth main pass every sched_interval; otherwise, after arrivals or completions, one of
-    # default_queue_depth jobs at most every batch_sched_delay
+    # default_queue_depth jobs at most every batch_sched_delay; with end_main, after completions one
+    # at once (Slurm 22.05: an epilog-complete RPC calls schedule(false), which neither waits for nor
+    # restarts batch_sched_delay; controller.c's timer serves the submissions)
     cdef int64_t now = S.sim.now_us // 1000000
+    cdef bint ended = S.sim.ended
+    S.sim.ended = False
     if S.queue.n == 0:
         return RC_OK
     if now - S.sim.last_full >= S.sim.sched_interval:
@@ -64,6 +68,8 @@ cdef inline int sim_main_scheduler(State* S) noexcept nogil:
     if S.sim.event and now - S.sim.last_sched >= S.sim.sched_delay:
         S.sim.last_sched = now
         S.sim.event = False
+        return sim_main_pass(S, S.sim.queue_depth)
+    if ended:
         return sim_main_pass(S, S.sim.queue_depth)
     return RC_OK
 

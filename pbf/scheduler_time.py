@@ -48,6 +48,9 @@ SOURCES = {
     "end_lag_below": "0 (every job); with --slurm-conf 13 s: a job's launch and completion take ~40 ms and "
                      "backfill cycles start ~3 ms later each second (slurmctld's log of a pbf validate slurm "
                      "run here), so a job running longer than 0.040 / 0.003 s ends before its last second's cycle",
+    "end_runs_main": "False: the Slurm 17.02 simulator's loop; with --slurm-conf True unless SchedulerParameters has "
+                     "defer: Slurm 22.05 src/slurmctld/proc_req.c _slurm_rpc_epilog_complete calls schedule(false) "
+                     "(job_scheduler.c _sched_agent: at once, sched_min_interval 2 us; default_queue_depth jobs)",
 }
 
 
@@ -76,7 +79,13 @@ class SlurmSim:
     would come (the cycles after it follow it, a ``bf_interval`` apart while work goes on), and the
     first full-depth main pass this many seconds after the first submission (0): where a site's
     cycles fall is not in its files, so replays at phases 0, 1, 2 ... s show how far that alone moves
-    each job (docs/validation.md, "The noise floor of a replay")."""
+    each job (docs/validation.md, "The noise floor of a replay"). ``end_runs_main``: a job's end runs
+    the main scheduler at once, over ``default_queue_depth`` jobs, without waiting for or restarting
+    ``batch_sched_delay`` (Slurm 22.05: the epilog-complete RPC calls ``schedule(false)``; what
+    ``--slurm-conf`` sets unless ``SchedulerParameters`` has ``defer``); False (the default, the Slurm
+    17.02 simulator's loop): an end is an event as an arrival is. With ``end_runs_main`` an ``end_lag`` of
+    1 s is Slurm 22.05's order rather than a hold: the backfill cycle of a short job's last second sees
+    it running, the main scheduler of that second its end (:attr:`late_after_cycle`)."""
 
     bf_yield_interval: float = 2.0
     time_step: float = 1.0
@@ -89,6 +98,7 @@ class SlurmSim:
     end_lag: int = 0
     end_lag_below: int = 0
     timer_phase: float = 0.0
+    end_runs_main: bool = False
 
     def __post_init__(self):
         _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
@@ -103,6 +113,8 @@ class SlurmSim:
         _number("end_lag", self.end_lag, 0, integer=True)
         _number("end_lag_below", self.end_lag_below, 0, integer=True)
         _number("timer_phase", self.timer_phase, 0, 86_400)
+        if not isinstance(self.end_runs_main, bool):
+            raise ConfigError(f"slurm_sim.end_runs_main must be True or False, got {self.end_runs_main!r}")
 
     def check_budget(self, budget_s: int | None) -> None:
         """A yield interval longer than the cycle's budget would never yield: refuse it."""
@@ -117,7 +129,15 @@ class SlurmSim:
                     sim_sched_delay=self.batch_sched_delay, sim_sched_interval=self.sched_interval,
                     sim_queue_depth=self.default_queue_depth, sim_max_sched_us=round(self.max_sched_time * 1e6),
                     sim_cost_main_us=self.cost_main_test_us, sim_cost_queue_us=self.cost_queue_us,
-                    sim_phase_us=round(self.timer_phase * 1e6))
+                    sim_phase_us=round(self.timer_phase * 1e6), sim_end_main=int(self.end_runs_main),
+                    sim_late_below=(self.end_lag_below or 1 << 62) if self.late_after_cycle else 0)
+
+    @property
+    def late_after_cycle(self) -> bool:
+        """Whether a short job's end is seen after its last second's backfill cycle but by that second's
+        main scheduler (``end_runs_main`` with ``end_lag`` 1: Slurm 22.05's order, the epilog-complete
+        RPC coming after the cycle), rather than held ``end_lag`` seconds for both."""
+        return self.end_runs_main and self.end_lag == 1
 
     def as_dict(self) -> dict:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}

@@ -53,7 +53,8 @@ def scenarios(draw):
                cost_main_us=draw(st.sampled_from([0, 62, 400_000])),
                cost_queue_us=draw(st.sampled_from([0, 0, 50_000])),
                cost_resv_us=draw(st.sampled_from([0, 0, 30_000])),
-               cost_power=draw(st.sampled_from([1.0, 1.0, 0.5, 1.37, 2.0])))
+               cost_power=draw(st.sampled_from([1.0, 1.0, 0.5, 1.37, 2.0])), end_main=draw(st.booleans()),
+               late_below=draw(st.sampled_from([0, 0, 30, 1 << 62])))
     return dict(submit=submit, units=size, est=est, run=run, total=units, backfill=backfill,
                 sjf=draw(st.booleans()), sim=sim)
 
@@ -70,7 +71,8 @@ def compiled(sc):
                    sim_sched_interval=sim["sched_interval"], sim_queue_depth=sim["queue_depth"],
                    sim_max_sched_us=sim["max_sched_us"], sim_cost_main_us=sim["cost_main_us"],
                    sim_cost_queue_us=sim["cost_queue_us"], cost_resv_us=sim.get("cost_resv_us", 0),
-                   cost_power=sim.get("cost_power", 1.0), cost_pref_us=float(sim["cost_test_us"]))
+                   cost_power=sim.get("cost_power", 1.0), cost_pref_us=float(sim["cost_test_us"]),
+                   sim_end_main=int(sim.get("end_main", False)), sim_late_below=sim.get("late_below", 0))
     core.load_trace(*(np.array(a, dtype=np.int64) for a in (sc["submit"], sc["units"], sc["est"],
                                                                       sc["run"])))
     core.start_pool(sim["workers"])

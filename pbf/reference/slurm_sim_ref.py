@@ -10,7 +10,9 @@ One main-loop iteration at ``now_us`` (now = now_us // 1e6 seconds):
    run time) is <= now (its end stays start + run time; its units come back now);
 2. the main scheduler: a full-depth pass when ``sched_interval`` seconds have passed since the last
    full-depth one, else, after arrivals or completions, a pass of at most ``queue_depth`` jobs when
-   ``sched_delay`` seconds have passed since the last pass. A pass walks the queue in priority order
+   ``sched_delay`` seconds have passed since the last pass; with ``end_main``, completions (not
+   arrivals) instead run a pass of at most ``queue_depth`` jobs at once, the ``sched_delay`` timer
+   neither waited for nor restarted. A pass walks the queue in priority order
    and starts each job that fits now on the lowest free units, stopping at the first that does not
    fit or once it has cost ``max_sched_us``; each job tested costs ``cost_main_us``, the clock
    advances by the pass's cost, and a job starts when the pass reaches it;
@@ -70,8 +72,10 @@ class SlurmSimReference:
                  cost_test_us: float = 62, cost_slot_us: int = 0, yield_us: int = 2 * US, step_us: int = US,
                  sched_delay: int = 3, sched_interval: int = 60, queue_depth: int = 100,
                  max_sched_us: int = 2 * US, cost_main_us: int = 62, cost_queue_us: int = 0, cost_resv_us: int = 0,
-                 cost_power: float = 1.0) -> None:
+                 cost_power: float = 1.0, end_main: bool = False, late_below: int = 0) -> None:
         self.core = core
+        self.end_main = end_main  # a job's end runs the main scheduler at once (Slurm 22.05's epilog complete)
+        self.late_below = late_below  # a shorter job ending at t ends after t's cycle (0: none)
         self.workers, self.bf_interval, self.budget_us = workers, bf_interval, budget_us
         self.cost_test_us, self.cost_slot_us, self.cost_queue_us = cost_test_us, cost_slot_us, cost_queue_us
         self.cost_resv_us, self.cost_power = cost_resv_us, cost_power
@@ -82,6 +86,7 @@ class SlurmSimReference:
         self.nxt = 0              # the next job to submit
         self.now_us = 0
         self.event = False        # arrivals or completions since the last main pass
+        self.ended = False        # (end_main) completions since the last main pass
         self.changes = 0          # ... and main-pass starts since the last cycle began
         self.figures = dict(cycles=0, cycles_yielded=0, yields=0, main_passes=0, main_tests=0,
                             main_started=0, cycle_us=0, main_us=0)
@@ -100,18 +105,37 @@ class SlurmSimReference:
                 or (self.ends and self.ends[0][0] <= now))
 
     def _apply_events(self, now):
-        c, n = self.core, 0
+        # the arrivals and completions due by now; returns the jobs shorter than late_below that end
+        # at now, kept for after now's cycle (_finish_late)
+        c, n, ended, late = self.core, 0, 0, []
         while self.nxt < len(c.jobs) and c.jobs[self.nxt].submit <= now:
             if c.submit(self.nxt) == PENDING:
                 n += 1
             self.nxt += 1
         while self.ends and self.ends[0][0] <= now:
             end, j = heapq.heappop(self.ends)
+            if end == now and c.jobs[j].run < self.late_below:
+                late.append(j)
+                continue
             c.finish(j, end)
-            n += 1
-        if n:
+            ended += 1
+        if n or (ended and not self.end_main):
             self.event = True
-            self.changes += n
+        if ended and self.end_main:
+            self.ended = True
+        self.changes += n + ended
+        return late
+
+    def _finish_late(self, late, now):
+        # the ends kept by _apply_events, after the cycle: each at now, then the main scheduler they run
+        for j in late:
+            self.core.finish(j, now)
+        if self.end_main:
+            self.ended = True
+        else:
+            self.event = True
+        self.changes += len(late)
+        self._main_scheduler()
 
     def _start(self, j, bits, start, how):
         self.core._start(j, bits, start, how)
@@ -151,7 +175,10 @@ class SlurmSimReference:
         c.passes.append(("quick", now, depth, started, 0, ex, 0))
 
     def _main_scheduler(self):
+        # with end_main, completions run a pass of queue_depth jobs at once, the batch_sched_delay
+        # timer (the submissions') neither waited for nor restarted
         now = self.now_us // US
+        ended, self.ended = self.ended, False
         if not self.core.pending:
             return
         if now - self.last_full >= self.sched_interval:
@@ -161,6 +188,8 @@ class SlurmSimReference:
         elif self.event and now - self.last_sched >= self.sched_delay:
             self.last_sched = now
             self.event = False
+            self._main_pass(self.queue_depth)
+        elif ended:
             self._main_pass(self.queue_depth)
 
     # the backfill cycle ------------------------------------------------------------
@@ -229,13 +258,13 @@ class SlurmSimReference:
         f["cycles"] += 1
         f["cycle_us"] += dur
         if yielded:
+            # the loop's next instant is the yield (run applies its events): time then goes on from
+            # the cycle's end, returned
             f["cycles_yielded"] += 1
             self.now_us = T0 + elapsed
-            self._apply_events(self.now_us // US)
-            self._main_scheduler()
-            self.now_us = max(self.now_us, T0 + dur)
-        else:
-            self.now_us = T0 + dur
+            return T0 + dur
+        self.now_us = T0 + dur
+        return None
 
     # the loop ------------------------------------------------------------------
     def _next_action_us(self):
@@ -263,12 +292,24 @@ class SlurmSimReference:
         self.last_sched, self.last_full = now - self.sched_delay, now - self.sched_interval
         self.next_bf_us = self.now_us
         while True:
-            self._apply_events(self.now_us // US)
+            at = self.now_us // US
+            late = self._apply_events(at)
             self._main_scheduler()
             if c.pending and self.changes > 0 and self.now_us >= self.next_bf_us and c.enabled:
                 self.changes = 0
-                self._cycle()
+                resume = self._cycle()
+                if resume is not None:
+                    # a yield with work due: the ends kept for after this cycle, then the yield's
+                    # events and the main scheduler, then time on from the cycle's end
+                    if late:
+                        self._finish_late(late, at)
+                    at = self.now_us // US
+                    late = self._apply_events(at)
+                    self._main_scheduler()
+                    self.now_us = max(self.now_us, resume)
                 self.next_bf_us = self.now_us + self.bf_interval * US
+            if late:
+                self._finish_late(late, at)
             self.now_us += self.step_us
             target = self._next_action_us()
             if target == INF:
