@@ -111,7 +111,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
     est = scoring.predictor.given(req, run)
     sim = config.slurm_sim
-    lag = sim.end_lag if config.clock == "slurm-sim" and not sim.late_after_cycle else 0   # (else: the core's order)
+    lag = sim.end_lag if config.clock == "slurm-sim" and not sim.end_after_cycle else 0   # (else: the core's order)
     below = config.slurm_sim.end_lag_below
     if lag:                              # (the scheduler sees these ends lag seconds late; reported ends are not)
         held = run + lag if below <= 0 else np.where(run < below, run + lag, run)

@@ -57,6 +57,7 @@ LABELS = {
     "cost_queue_us": "modelled cost of sorting the queue, a job (µs)",
     "end_lag": "job ends seen late by (s)", "end_lag_below": "for jobs shorter than (s)",
     "end_runs_main": "a job's end runs the main scheduler at once",
+    "end_after_cycle": "a short job's end after its last second's backfill cycle",
 }
 _UNITS = (("_core_hours", " (core-hours)"), ("_hours", " (h)"), ("_s", " (s)"), ("_h", " (h)"), ("_ms", " (ms)"),
           ("_us", " (µs)"), ("_mb", " (MB)"))

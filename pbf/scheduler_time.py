@@ -48,9 +48,12 @@ SOURCES = {
     "end_lag_below": "0 (every job); with --slurm-conf 13 s: a job's launch and completion take ~40 ms and "
                      "backfill cycles start ~3 ms later each second (slurmctld's log of a pbf validate slurm "
                      "run here), so a job running longer than 0.040 / 0.003 s ends before its last second's cycle",
-    "end_runs_main": "False: the Slurm 17.02 simulator's loop; with --slurm-conf True unless SchedulerParameters has "
-                     "defer: Slurm 22.05 src/slurmctld/proc_req.c _slurm_rpc_epilog_complete calls schedule(false) "
-                     "(job_scheduler.c _sched_agent: at once, sched_min_interval 2 us; default_queue_depth jobs)",
+    "end_after_cycle": "False: measured against Slurm 22.05 runs (docs/slurm-harness.md), a short job's end seen "
+                       "by its last second's main scheduler agrees less than one seen a second late by both",
+    "end_runs_main": "False (the Slurm 17.02 simulator's loop, and Slurm 22.05 with defer); True is Slurm 22.05 "
+                     "without defer: src/slurmctld/proc_req.c _slurm_rpc_epilog_complete calls schedule(false) "
+                     "(job_scheduler.c _sched_agent: at once, sched_min_interval 2 us; default_queue_depth jobs), "
+                     "measured to agree no better with recorded runs (docs/slurm-harness.md)",
 }
 
 
@@ -81,11 +84,14 @@ class SlurmSim:
     cycles fall is not in its files, so replays at phases 0, 1, 2 ... s show how far that alone moves
     each job (docs/validation.md, "The noise floor of a replay"). ``end_runs_main``: a job's end runs
     the main scheduler at once, over ``default_queue_depth`` jobs, without waiting for or restarting
-    ``batch_sched_delay`` (Slurm 22.05: the epilog-complete RPC calls ``schedule(false)``; what
-    ``--slurm-conf`` sets unless ``SchedulerParameters`` has ``defer``); False (the default, the Slurm
-    17.02 simulator's loop): an end is an event as an arrival is. With ``end_runs_main`` an ``end_lag`` of
-    1 s is Slurm 22.05's order rather than a hold: the backfill cycle of a short job's last second sees
-    it running, the main scheduler of that second its end (:attr:`late_after_cycle`)."""
+    ``batch_sched_delay`` (Slurm 22.05 without ``defer``: the epilog-complete RPC calls
+    ``schedule(false)``; measured against recorded Slurm runs it agrees no better, so it is not
+    ``--slurm-conf``'s default); False (the default: the Slurm 17.02 simulator's loop, and Slurm 22.05
+    with ``defer``): an end is an event as an arrival is. ``end_after_cycle`` (with
+    ``end_runs_main`` and ``end_lag`` 1; off by default: measured against Slurm it agrees less, see
+    docs/slurm-harness.md "When a job's end is seen"): the 1 s end lag as an order rather than a hold,
+    the backfill cycle of a short job's last second seeing it running and that second's main scheduler
+    its end."""
 
     bf_yield_interval: float = 2.0
     time_step: float = 1.0
@@ -99,6 +105,7 @@ class SlurmSim:
     end_lag_below: int = 0
     timer_phase: float = 0.0
     end_runs_main: bool = False
+    end_after_cycle: bool = False
 
     def __post_init__(self):
         _number("bf_yield_interval", self.bf_yield_interval, 1e-6)
@@ -113,8 +120,13 @@ class SlurmSim:
         _number("end_lag", self.end_lag, 0, integer=True)
         _number("end_lag_below", self.end_lag_below, 0, integer=True)
         _number("timer_phase", self.timer_phase, 0, 86_400)
-        if not isinstance(self.end_runs_main, bool):
-            raise ConfigError(f"slurm_sim.end_runs_main must be True or False, got {self.end_runs_main!r}")
+        for name in ("end_runs_main", "end_after_cycle"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"slurm_sim.{name} must be True or False, got {getattr(self, name)!r}")
+        if self.end_after_cycle and not (self.end_runs_main and self.end_lag == 1):
+            raise ConfigError("slurm_sim.end_after_cycle orders a 1 s end lag around the main scheduler a job's end "
+                              f"runs: it needs end_runs_main True and end_lag 1, got end_runs_main "
+                              f"{self.end_runs_main} and end_lag {self.end_lag}")
 
     def check_budget(self, budget_s: int | None) -> None:
         """A yield interval longer than the cycle's budget would never yield: refuse it."""
@@ -130,14 +142,7 @@ class SlurmSim:
                     sim_queue_depth=self.default_queue_depth, sim_max_sched_us=round(self.max_sched_time * 1e6),
                     sim_cost_main_us=self.cost_main_test_us, sim_cost_queue_us=self.cost_queue_us,
                     sim_phase_us=round(self.timer_phase * 1e6), sim_end_main=int(self.end_runs_main),
-                    sim_late_below=(self.end_lag_below or 1 << 62) if self.late_after_cycle else 0)
-
-    @property
-    def late_after_cycle(self) -> bool:
-        """Whether a short job's end is seen after its last second's backfill cycle but by that second's
-        main scheduler (``end_runs_main`` with ``end_lag`` 1: Slurm 22.05's order, the epilog-complete
-        RPC coming after the cycle), rather than held ``end_lag`` seconds for both."""
-        return self.end_runs_main and self.end_lag == 1
+                    sim_late_below=(self.end_lag_below or 1 << 62) if self.end_after_cycle else 0)
 
     def as_dict(self) -> dict:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}

@@ -150,8 +150,8 @@ END_LAG_BELOW = 13
 
 ALWAYS_UNMODELLED = (
     "bf_yield_sleep: Slurm 22.05 sleeps 0.5 s without locks per backfill yield; a yield costs pbf no time",
-    "scheduling triggered by RPCs other than a job's end (sched_min_interval): pbf's main scheduler runs on its "
-    "timers (batch_sched_delay, sched_interval) and at job ends, in whole simulated seconds",
+    "scheduling triggered by RPCs (sched_min_interval): pbf's main scheduler runs on its own timers "
+    "(batch_sched_delay, sched_interval) in whole simulated seconds",
     "job launch and completion: Slurm starts a batch job by RPC to slurmd (a fraction of a second) and sees its "
     f"end after that; pbf starts it at the scheduling instant and sees the end of a job shorter than {END_LAG_BELOW} s "
     "one second late (--end-lag-below, --end-lag), in whole seconds",
@@ -285,11 +285,14 @@ def _sched_params(conf, mapped, unmodelled, version):
                      for key in _BF_RANGES if key in opts}
     if "bf_one_resv_per_job" in found.flags:
         out["limits"]["bf_one_resv_per_job"] = 1
-    out["defer"] = "defer" in found.flags
-    mapped["SchedulerParameters defer" if out["defer"] else "job ends"] = (
-        "(site) -> SlurmSim.end_runs_main False: a job's end waits for batch_sched_delay, as a submission does"
-        if out["defer"] else "SlurmSim.end_runs_main: a job's end runs the main scheduler at once, over "
-        "default_queue_depth jobs (Slurm 22.05 without defer: the epilog-complete RPC calls schedule())")
+    if "defer" in found.flags:
+        mapped["SchedulerParameters defer"] = ("(site): a job's end waits for batch_sched_delay, as a submission "
+                                               "does (pbf's main scheduler always does: SlurmSim.end_runs_main False)")
+    else:
+        unmodelled.append("a job's end runs Slurm 22.05's main scheduler at once (without defer: the epilog-complete "
+                          "RPC calls schedule()); pbf's waits for batch_sched_delay, as with defer, unless "
+                          "--end-runs-main yes, which agrees no better with recorded Slurm runs "
+                          "(docs/slurm-harness.md, \"When a job's end is seen\")")
     return out
 
 
@@ -611,7 +614,7 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
                              enabled=backfilling, slurm_version=version, select_type=select_type, **limits)
     sim = SlurmSim(bf_yield_interval=yield_s, batch_sched_delay=s["batch_sched_delay"],
                    sched_interval=s["sched_interval"], default_queue_depth=s["default_queue_depth"],
-                   max_sched_time=float(s["max_sched_time"]), end_lag=1, end_runs_main=not s["defer"],
+                   max_sched_time=float(s["max_sched_time"]), end_lag=1,
                    end_lag_below=END_LAG_BELOW)
     config = ReplayConfig(priority=priority, predictor="requested", backfill=backfill, trigger="interval",
                           bf_interval=bf_interval, bf_max_time=s["bf_max_time"], clock="slurm-sim",

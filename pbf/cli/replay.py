@@ -267,6 +267,12 @@ def _add_failures(p: argparse.ArgumentParser) -> None:
                    help="a failed node's running jobs: back to the queue (default) or killed")
 
 
+def _yes_no(text: str) -> bool:
+    if text not in ("yes", "no"):
+        raise argparse.ArgumentTypeError(f"expected yes or no, got {text!r}")
+    return text == "yes"
+
+
 def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("scheduler time (--clock slurm-sim; Slurm 17.02 defaults, sources in docs/engine.md)")
     g.add_argument("--bf-yield-interval", type=positive_seconds, metavar="S",
@@ -275,9 +281,17 @@ def _add_slurm_sim(p: argparse.ArgumentParser) -> None:
                    help="simulated time every main-loop iteration adds (1)")
     g.add_argument("--end-lag", type=seconds_from_0, metavar="S",
                    help="seconds a job holds its resources past its run time before the scheduler sees its end "
-                        "(0; 1 with --slurm-conf: a real Slurm sees an end at its next scheduling second)")
+                        "(0; 1 with --slurm-conf: a real Slurm 22.05 sees the end of a short job a second late)")
     g.add_argument("--end-lag-below", type=seconds_from_0, metavar="S",
                    help="--end-lag only for jobs that run less than S seconds (0: every job; 13 with --slurm-conf)")
+    g.add_argument("--end-runs-main", type=_yes_no, metavar="yes|no",
+                   help="a job's end runs the main scheduler at once, not waiting for --batch-sched-delay, as Slurm "
+                        "22.05's epilog-complete RPC does without SchedulerParameters defer (no: it agrees no better "
+                        "with recorded Slurm runs, docs/slurm-harness.md)")
+    g.add_argument("--end-after-cycle", type=_yes_no, metavar="yes|no",
+                   help="with --end-runs-main yes and --end-lag 1: a short job's end comes after its last second's "
+                        "backfill cycle and before that second's main scheduler, instead of a second late for both "
+                        "(no: it agrees less with Slurm 22.05 runs, docs/slurm-harness.md)")
     g.add_argument("--timer-phase", type=float_in(0, 86_400, "a number of seconds"), metavar="S",
                    help="the first backfill cycle S seconds later than it would come, the cycles after it "
                         "following it (0): a site's cycle phase is not in its files; compare replays at 0, 1, 2 ... "

@@ -31,7 +31,8 @@ SLURM_SIM_FLAGS = {"bf_yield_interval": "--bf-yield-interval", "time_step": "--t
                    "batch_sched_delay": "--batch-sched-delay", "sched_interval": "--sched-interval",
                    "default_queue_depth": "--default-queue-depth", "max_sched_time": "--max-sched-time",
                    "cost_main_test_us": "--cost-main-test", "cost_queue_us": "--cost-queue",
-                   "end_lag": "--end-lag", "end_lag_below": "--end-lag-below", "timer_phase": "--timer-phase"}
+                   "end_lag": "--end-lag", "end_lag_below": "--end-lag-below", "timer_phase": "--timer-phase",
+                   "end_runs_main": "--end-runs-main", "end_after_cycle": "--end-after-cycle"}
 
 SCORING = ("priority", "predictor", "correction", "order")
 LOSS = ("loss_over", "loss_under", "loss_weight", "eta", "lam", "over_slope", "under_slope")
