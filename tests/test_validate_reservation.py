@@ -54,7 +54,7 @@ def test_a_spec_is_read_in_scontrols_words():
     ("Nodes=a1 StartTime=+5 Duration=0", r"Duration='0': expected SECONDS, a whole number from 1"),
     ("Nodes=a1 StartTime=+5 Duration=1e3", r"Duration='1e3': expected SECONDS"),
     ("Nodes=a1 StartTime=+9 EndTime=+5", r"EndTime='\+5': expected a time after StartTime \(\+9\)"),
-    ("Nodes=a1 StartTime=+5 Duration=5 Flags=MAINT,BOGUS", r"Flags='MAINT,BOGUS': expected a comma list of MAINT"),
+    ("Nodes=a1 StartTime=+5 Duration=5 Flags=MAINT,BOGUS", r"Flags='MAINT,BOGUS': expected 'none' or a comma list of MAINT"),
     ("Nodes=a1 Start=+5 Duration=5", r"'Start=\+5': expected KEY=VALUE with KEY one of Nodes"),
     ("Nodes=a1 StartTime=+5 Duration=5 Nodes=a2", r"Nodes='a2': expected each key once"),
     ("Nodes=a1,a1 StartTime=+5 Duration=5", r"expected distinct node names"),

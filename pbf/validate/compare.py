@@ -436,6 +436,13 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     resv, resv_source = pbf_reservation(resv_spec, recorded[0].scratch if recorded else None, out, known, time_scale)
     if resv is not None:
         config = replace(config, reservations=resv)
+    named = sorted({j.reservation for j in jobs if j.reservation})
+    if named and resv is None:
+        raise ConfigError(f"{os.fspath(workload)}: jobs name reservation {', '.join(map(repr, named))} (the "
+                          "Reservation column), and the case has none: expected --reservation 'Nodes=... "
+                          f"StartTime=+S Duration=S Flags=none Name={named[0]}' (or --slurm-runs of a run that had it)")
+    if named:
+        resv.jobs_inside(pbf_table(jobs))       # (a name the reservation does not hold: before Slurm runs)
     config_base = config
     # comparing recorded runs again: a spec given wins, else the first run's own events dump
     events, events_source = (None, None) if drain == DRAIN_NONE else pbf_drain(
@@ -530,7 +537,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if resv is not None:
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
                    else [r.scratch for r in recorded])
-        summary["reservation"] = reservation_summary(resv_spec, resv, resv_source, folders, runs, pbf, time_scale)
+        summary["reservation"] = reservation_summary(resv_spec, resv, resv_source, folders, runs, pbf, time_scale,
+                                                     named={j.id: j.reservation for j in jobs if j.reservation})
     if events is not None:
         summary["drain"] = drain_summary(drain_spec, events, events_source, _folders(out, recorded, len(runs)), runs,
                                          pbf, known, time_scale)

@@ -260,7 +260,7 @@ def _reserve(resv, t0, scratch, env):
         return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0 + s))
     _run(["scontrol", "create", "reservation", f"ReservationName={resv['name']}", "Users=root",
           f"StartTime={at(resv['start'])}", f"EndTime={at(resv['end'])}", f"Nodes={','.join(resv['nodes'])}",
-          f"Flags={','.join(resv['flags'])}"], env, timeout=30)
+          *([f"Flags={','.join(resv['flags'])}"] if resv['flags'] else [])], env, timeout=30)
     text = _run(["scontrol", "show", "reservation"], env, timeout=30).stdout
     with open(os.path.join(scratch, "reservation.txt"), "w") as fh:
         fh.write(text)
