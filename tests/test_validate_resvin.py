@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from pbf.errors import ConfigError
+from pbf.slurm_reservations import read_reservations
 from pbf.validate import compare as cmp
 from pbf.validate.jobs import HarnessJob, load_workload, pbf_table, scale_jobs
-from pbf.validate.reservation import named_jobs
+from pbf.validate.reservation import named_jobs, parse_reservation, pbf_reservation
 from pbf.validate.slurm_config import write_private_conf
 from pbf.validate.slurm_run import (
     SlurmUnavailable,
@@ -67,6 +68,15 @@ def test_jobs_that_name_the_reservation_are_submitted_into_it():
     assert [int(x) for x in table.columns["reservation"]] == [1 if j.reservation else 0 for j in jobs]
     assert " Reservation: 1 resvin" in table.header.lines
     assert "reservation" not in pbf_table([j for j in jobs if not j.reservation]).columns
+
+
+def test_flags_none_is_a_reservation_jobs_may_run_in(tmp_path):
+    spec = parse_reservation(SPEC, ("a1", "a2", "b1", "g1"))
+    assert spec.flags == () and spec.name == "resvin" and (spec.start, spec.end) == (70, 310)
+    resv, source = pbf_reservation(spec, None, str(tmp_path), ("a1", "a2", "b1", "g1"), 1.0)
+    (rec,), _fmt = read_reservations(resv.path)
+    assert source == "spec" and rec.name == "resvin" and rec.flags == ()
+    assert resv.jobs_inside(pbf_table(_jobs())) == {"resvin": 12}
 
 
 def test_a_case_without_the_reservation_its_jobs_name_is_an_error(tmp_path):
