@@ -176,8 +176,14 @@ def _print_summary(s, out):
         for w in rv["windows_run_clock"]:
             lines.append(f"reservation  {w['name']} on {','.join(w['nodes'])} from +{w['start_s']} s to "
                          f"+{w['end_s']} s of the run ({rv['pbf_read_from']})")
-        lines.append(f"             jobs on its nodes inside it: pbf {len(inside['pbf'])}, Slurm "
-                     + ", ".join(str(len(x)) for x in inside["slurm"]))
+        nm = rv.get("named")
+        lines.append(f"             {'other ' if nm else ''}jobs on its nodes inside it: pbf {len(inside['pbf'])}, "
+                     "Slurm " + ", ".join(str(len(x)) for x in inside["slurm"]))
+        if nm:
+            def _n(key):
+                return f"pbf {len(nm['pbf'][key])}, Slurm " + ", ".join(str(len(x[key])) for x in nm["slurm"])
+            lines.append(f"             jobs that name it ({len(nm['jobs'])}): started inside it {_n('inside')}; "
+                         f"elsewhere {_n('outside')}; never {_n('not_started')}; running at its end {_n('past_end')}")
     dr = s.get("drain")
     if dr:
         inside = dr["started_inside"]

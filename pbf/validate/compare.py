@@ -52,7 +52,7 @@ from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .limits import NONE as LIMITS_NONE
 from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
 from .records import end_lag_threshold, read_sdiag, sdiag_figures
-from .reservation import parse_reservation, pbf_reservation, reservation_summary
+from .reservation import parse_reservation, pbf_reservation, recorded_reservation, reservation_summary
 from .slurm_config import write_private_conf
 from .slurm_run import check_requirements, is_recording, new_scratch, read_run, run_slurm, slurm_version
 
@@ -320,6 +320,20 @@ def _for_slurm(spec, time_scale):
     return {"name": spec.name, "nodes": list(spec.nodes), "start": start, "end": end, "flags": list(spec.flags)}
 
 
+def _check_named(workload, jobs, spec, recorded):
+    # jobs that name a reservation need the case's own (a spec, or a recorded run's dump), of that name
+    named = sorted({j.reservation for j in jobs if j.reservation})
+    if not named:
+        return
+    where = f"{os.fspath(workload)}: jobs name reservation {', '.join(map(repr, named))} (the Reservation column)"
+    if spec is None and not (recorded and recorded_reservation(recorded[0].scratch)):
+        raise ConfigError(f"{where}, and the case has none: expected --reservation 'Nodes=... StartTime=+S "
+                          f"Duration=S Flags=none Name={named[0]}' (or --slurm-runs of a run that had it)")
+    if spec is not None and set(named) - {spec.name}:
+        raise ConfigError(f"{where}; --reservation Name={spec.name}: expected Name={named[0]}, the one reservation "
+                          "of a case")
+
+
 def _folders(out, recorded, n):
     return ([os.path.join(out, "slurm", f"run{k}") for k in range(1, n + 1)] if recorded is None
             else [r.scratch for r in recorded])
@@ -415,6 +429,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
     recorded = _recorded_runs(os.fspath(slurm_runs), jobs) if slurm_runs is not None else None
+    _check_named(workload, jobs, resv_spec, recorded)
     # pbf's end_lag_below: given, else the compared runs' own timing (recorded: now; live: after they ran)
     end_lag = _end_lag(end_lag_below, [r.timing for r in recorded] if recorded else [],
                        settings.config.slurm_sim.end_lag_below)
@@ -436,6 +451,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     resv, resv_source = pbf_reservation(resv_spec, recorded[0].scratch if recorded else None, out, known, time_scale)
     if resv is not None:
         config = replace(config, reservations=resv)
+    if any(j.reservation for j in jobs):
+        resv.jobs_inside(pbf_table(jobs))       # (a name the reservation does not hold: before Slurm runs)
     config_base = config
     # comparing recorded runs again: a spec given wins, else the first run's own events dump
     events, events_source = (None, None) if drain == DRAIN_NONE else pbf_drain(
@@ -530,7 +547,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if resv is not None:
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None
                    else [r.scratch for r in recorded])
-        summary["reservation"] = reservation_summary(resv_spec, resv, resv_source, folders, runs, pbf, time_scale)
+        summary["reservation"] = reservation_summary(resv_spec, resv, resv_source, folders, runs, pbf, time_scale,
+                                                     named={j.id: j.reservation for j in jobs if j.reservation})
     if events is not None:
         summary["drain"] = drain_summary(drain_spec, events, events_source, _folders(out, recorded, len(runs)), runs,
                                          pbf, known, time_scale)

@@ -14,7 +14,9 @@ workload's seconds.
 What a job asks (pbf's :func:`pbf.resources.requests_of` of the trace) becomes: ``--ntasks`` its cores,
 ``--mem-per-cpu`` or ``--mem`` (per node) in MB, ``--gres=gpu:N`` (per node), ``-N min[-max]`` when the
 trace names node counts, ``--constraint=a&b``; on a site of several partitions, ``--partition`` the job's
-own (the trace's ``Partition``, ``a,b`` for a job of several), as pbf replays it.
+own (the trace's ``Partition``, ``a,b`` for a job of several), as pbf replays it; ``--reservation=R`` for a
+job the trace says ran inside reservation ``R`` (a sacct dump's ``Reservation`` column), which pbf's side
+replays inside it (the job table's ``reservation`` column).
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from ..resources import Requests, constraint_legend, requests_of
 from ..workload import JobTable, read_swf
 from ..workload.jobs import SwfHeader
 
-__all__ = ["HarnessJob", "load_workload", "job_partitions", "scale_jobs", "pbf_table"]
+__all__ = ["HarnessJob", "load_workload", "job_partitions", "job_reservations", "scale_jobs", "pbf_table"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,9 @@ class HarnessJob:
     of the run), ``limit_min`` (the time limit, whole minutes), ``cores``, ``mem_core_mb`` /
     ``mem_node_mb`` (0: none asked), ``gpus`` (per node), ``nodes_min`` / ``nodes_max`` (0: any),
     ``features``, the workload's own ``orig_submit``, ``orig_run`` and ``orig_req`` (seconds), its
-    ``user`` (the trace's user number) and ``partition`` (the trace's partitions, ``a`` or ``a,b``; ""
-    when the job goes where the harness sends every job)."""
+    ``user`` (the trace's user number), ``partition`` (the trace's partitions, ``a`` or ``a,b``; ""
+    when the job goes where the harness sends every job) and ``reservation`` (the reservation the job
+    names, ``sbatch --reservation``; "" for none)."""
     id: int
     submit: int
     run: int
@@ -57,6 +60,7 @@ class HarnessJob:
     orig_req: int = 0
     user: int = 1
     partition: str = ""
+    reservation: str = ""
 
     @property
     def account(self) -> str:
@@ -81,6 +85,8 @@ class HarnessJob:
             args.append(f"--partition={partition}")
         if with_account:
             args.append(f"--account={self.account}")
+        if self.reservation:
+            args.append(f"--reservation={self.reservation}")
         if self.nodes_max:
             args.append(f"--nodes={self.nodes_min}" if self.nodes_max == self.nodes_min
                         else f"--nodes={self.nodes_min}-{self.nodes_max}")
@@ -122,6 +128,16 @@ def job_partitions(table: JobTable) -> list[str]:
     return [names.get(int(p), "") for p in table.partition]
 
 
+def job_reservations(table: JobTable) -> list[str]:
+    """Each job's reservation as the trace names it (sacct's ``Reservation`` column, read into the table's
+    ``reservation`` column with its ``; Reservation: N name`` header lines); "" for none."""
+    col = table.columns.get("reservation")
+    if col is None or not (col > 0).any():
+        return [""] * len(table)
+    names = {k: ("" if v == "(none)" else v) for k, v in constraint_legend(table.header, "Reservation").items()}
+    return [names.get(int(r), "") if r > 0 else "" for r in col]
+
+
 def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
                partitions: bool = False) -> tuple[list[HarnessJob], list[str]]:
     """``(jobs, notes)``: the :class:`HarnessJob` of every job of ``table`` (in submission order) on
@@ -136,6 +152,7 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
     first = int(table.submit[order[0]]) if len(order) else 0
     lines = table.columns.get("line")
     labels = job_partitions(table) if partitions else [""] * len(table)
+    resvs = job_reservations(table)
     jobs, cut, rounded_up = [], 0, 0
     for i in order:
         i = int(i)
@@ -157,7 +174,7 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
             mem_node_mb=int(requests.mem_node_mb[i]), gpus=int(requests.gpus[i]),
             nodes_min=int(requests.nodes_min[i]), nodes_max=int(requests.nodes_max[i]),
             features=tuple(requests.features[i]), orig_submit=int(table.submit[i]), orig_run=run0, orig_req=req,
-            user=int(table.user[i]), partition=labels[i]))
+            user=int(table.user[i]), partition=labels[i], reservation=resvs[i]))
     if len({j.id for j in jobs}) != len(jobs):
         raise ConfigError(f"{table.source}: job ids repeat; the harness names Slurm jobs by them")
     notes = []
@@ -177,18 +194,22 @@ def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None, qos: str | N
     n = len(jobs)
     col = lambda f, dtype=np.int64: np.array([f(j) for j in jobs], dtype=dtype)  # noqa: E731
     run = col(lambda j: runs.get(j.id, j.run) if runs else j.run)
+    resvs = list(dict.fromkeys(j.reservation for j in jobs if j.reservation))
     table = JobTable.from_arrays(
         job_id=col(lambda j: j.id), submit=col(lambda j: j.submit), wait=np.full(n, -1), run=run,
         alloc_procs=col(lambda j: j.cores), req_procs=col(lambda j: j.cores),
         req_time=col(lambda j: j.limit_min * 60), status=np.ones(n, dtype=np.int64), user=col(lambda j: j.user),
         mem_core_mb=col(lambda j: j.mem_core_mb), mem_node_mb=col(lambda j: j.mem_node_mb),
-        gpus=col(lambda j: j.gpus), nodes_min=col(lambda j: j.nodes_min), nodes_max=col(lambda j: j.nodes_max))
+        gpus=col(lambda j: j.gpus), nodes_min=col(lambda j: j.nodes_min), nodes_max=col(lambda j: j.nodes_max),
+        **({"reservation": col(lambda j: resvs.index(j.reservation) + 1 if j.reservation else 0)} if resvs else {}))
     table.features = ["&".join(j.features) for j in jobs]
     names = list(dict.fromkeys(j.partition for j in jobs if j.partition))
-    if names or qos:
+    if names or qos or resvs:
         header = SwfHeader()
         for k, name in enumerate(names, 1):
             header.add_line(f" Partition: {k} {name}")
+        for k, name in enumerate(resvs, 1):
+            header.add_line(f" Reservation: {k} {name}")
         if qos:
             header.add_line(f" Queue: 1 {qos}")
             table.queue[:] = 1

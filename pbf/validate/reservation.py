@@ -5,7 +5,9 @@
 
     Nodes=a1,a2 StartTime=+60 Duration=120 Flags=MAINT,IGNORE_JOBS [Name=maint]
 
-(``EndTime=+N`` instead of ``Duration=N``; ``Nodes`` takes Slurm's host lists, ``a[1-2]``). The private
+(``EndTime=+N`` instead of ``Duration=N``; ``Nodes`` takes Slurm's host lists, ``a[1-2]``; ``Flags=none``: no
+flags, a reservation the jobs that name it run in, ``sbatch --reservation=NAME``, as the workload's
+``Reservation`` column says, while it keeps every other job off its nodes). The private
 Slurm gets it by ``scontrol create reservation ReservationName=NAME Users=root ...`` as soon as its
 nodes are idle, before the first submission, its times on the run's clock (divided by the time
 scale); ``scontrol show reservation`` is kept as ``reservation.txt`` in the run's folder. pbf's side
@@ -25,8 +27,8 @@ from ..workload.sacct import _timestamp
 from .window_spec import bad_value, read_window_spec
 
 __all__ = ["ReservationSpec", "parse_reservation", "write_dump", "reservation_for_pbf", "local_origin",
-           "dumped_window", "jobs_inside", "recorded_reservation", "pbf_reservation", "reservation_summary",
-           "FLAGS"]
+           "dumped_window", "jobs_inside", "named_jobs", "recorded_reservation", "pbf_reservation",
+           "reservation_summary", "FLAGS"]
 
 #: the reservation flags a spec may name (Slurm 22.05's ``scontrol create reservation`` flags)
 FLAGS = ("MAINT", "IGNORE_JOBS", "FLEX", "OVERLAP", "MAGNETIC", "PURGE_COMP", "REPLACE", "REPLACE_DOWN",
@@ -70,11 +72,13 @@ def parse_reservation(text: str, known: tuple | list | None = None) -> Reservati
         "--reservation", text, _KEYS, "'Nodes=LIST StartTime=+SECONDS Duration=SECONDS [Flags=MAINT,...] [Name=NAME]'",
         known)
     flags = ("MAINT", "IGNORE_JOBS")
-    if "Flags" in got:
+    if "Flags" in got and got["Flags"].strip().lower() == "none":
+        flags = ()                          # a reservation jobs may run in (sbatch --reservation)
+    elif "Flags" in got:
         flags = tuple(f.strip().upper() for f in got["Flags"].split(","))
         bad = [f for f in flags if f not in FLAGS]
         if bad or not all(flags):
-            raise _bad(text, "Flags", got["Flags"], "a comma list of " + ", ".join(FLAGS))
+            raise _bad(text, "Flags", got["Flags"], "'none' or a comma list of " + ", ".join(FLAGS))
     name = got.get("Name", "pbfresv")
     if not name.replace("_", "").replace("-", "").isalnum():
         raise _bad(text, "Name", name, "letters, digits, '-' and '_'")
@@ -164,10 +168,35 @@ def pbf_reservation(spec: ReservationSpec | None, recorded: str | None, out: str
     return reservation_for_pbf(path, local_origin(t0, t0_local), known), "recorded dump"
 
 
+def named_jobs(records: dict, named: dict, windows: list) -> dict:
+    """How the jobs that name a reservation (``named``: ``{job id: name}``) ran in ``records``
+    (``{id: {start, end, nodes, state}}``) against its ``windows`` (:func:`dumped_window`): ``inside`` (started
+    inside its window, on its nodes), ``outside`` (started elsewhere or at another time), ``not_started``,
+    ``past_end`` (still running at the window's end) and ``timeout`` (Slurm's state ``TIMEOUT``)."""
+    out = {"inside": [], "outside": [], "not_started": [], "past_end": [], "timeout": []}
+    for i, name in sorted(named.items()):
+        r = records.get(i) or {}
+        s, e = r.get("start"), r.get("end")
+        if str(r.get("state", "")).upper().startswith("TIMEOUT"):
+            out["timeout"].append(i)
+        if s is None:
+            out["not_started"].append(i)
+            continue
+        own = [w for w in windows if w["name"] == name and w["start_s"] <= s < w["end_s"]
+               and set(r.get("nodes") or []) <= set(w["nodes"])]
+        out["inside" if own else "outside"].append(i)
+        if own and (e is None or e > own[0]["end_s"]):
+            out["past_end"].append(i)
+    return out
+
+
 def reservation_summary(spec: ReservationSpec | None, pbf_resv, source: str, run_folders: list, runs: list,
-                        pbf: dict, time_scale: float) -> dict:
+                        pbf: dict, time_scale: float, named: dict | None = None) -> dict:
     """summary.json's ``reservation``: the spec, each run's dump on its own clock, and the jobs each side
-    ran on the reserved nodes inside the window (``inside``; the window of pbf's reading of it)."""
+    ran on the reserved nodes inside the window (``inside``; the window of pbf's reading of it). ``named``
+    (``{job id: reservation name}``, the jobs submitted with ``--reservation``): ``jobs_inside`` then counts
+    the other jobs alone (``named_jobs_on_its_nodes`` the named ones), and ``named`` says how each side ran
+    them (:func:`named_jobs`)."""
     windows = dumped_window(pbf_resv.path, pbf_resv.origin)
     dumped = []
     for folder in run_folders:
@@ -183,11 +212,21 @@ def reservation_summary(spec: ReservationSpec | None, pbf_resv, source: str, run
             dumped.append(dumped_window(tmp, local_origin(t0, t0_local)))
         finally:
             os.remove(tmp)
+    named = named or {}
     inside = {"pbf": [], "slurm": [[] for _ in runs]}
     for w in windows:
         inside["pbf"] += jobs_inside(pbf, w["nodes"], w["start_s"], w["end_s"])
         for k, r in enumerate(runs):
             inside["slurm"][k] += jobs_inside(r, w["nodes"], w["start_s"], w["end_s"])
-    return {"spec": spec.as_dict() if spec else None, "time_scale": time_scale, "pbf_read_from": source,
-            "windows_run_clock": windows, "slurm_dumps_run_clock": dumped, "jobs_inside": inside,
-            "pbf_counts": dict(pbf_resv.counts)}
+    out = {"spec": spec.as_dict() if spec else None, "time_scale": time_scale, "pbf_read_from": source,
+           "windows_run_clock": windows, "slurm_dumps_run_clock": dumped, "pbf_counts": dict(pbf_resv.counts)}
+    if named:
+        # (the jobs inside it on its nodes are expected: the other jobs alone are the ones it keeps off)
+        out["named_jobs_on_its_nodes"] = {"pbf": [i for i in inside["pbf"] if i in named],
+                                          "slurm": [[i for i in x if i in named] for x in inside["slurm"]]}
+        inside = {"pbf": [i for i in inside["pbf"] if i not in named],
+                  "slurm": [[i for i in x if i not in named] for x in inside["slurm"]]}
+        out["named"] = {"jobs": {str(i): n for i, n in sorted(named.items())}, "pbf": named_jobs(pbf, named, windows),
+                        "slurm": [named_jobs(r, named, windows) for r in runs]}
+    out["jobs_inside"] = inside
+    return out

@@ -260,7 +260,7 @@ def _reserve(resv, t0, scratch, env):
         return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t0 + s))
     _run(["scontrol", "create", "reservation", f"ReservationName={resv['name']}", "Users=root",
           f"StartTime={at(resv['start'])}", f"EndTime={at(resv['end'])}", f"Nodes={','.join(resv['nodes'])}",
-          f"Flags={','.join(resv['flags'])}"], env, timeout=30)
+          *([f"Flags={','.join(resv['flags'])}"] if resv['flags'] else [])], env, timeout=30)
     text = _run(["scontrol", "show", "reservation"], env, timeout=30).stdout
     with open(os.path.join(scratch, "reservation.txt"), "w") as fh:
         fh.write(text)
@@ -273,7 +273,8 @@ def _note_reasons(queue, reasons, seen, polls, result):
     if queue is None:
         return
     for sid, (state, reason) in queue.items():
-        if state == "PENDING":
+        if state in _PENDING:
+            reason = reason if state == "PENDING" else f"{state} {reason}".strip()
             reasons[sid] = reason
             seen.setdefault(reason, set()).add(sid)
             polls[reason] = polls.get(reason, 0) + 1
@@ -307,6 +308,11 @@ def _due_actions(actions, t0, env, result):
         if r.returncode != 0:
             result["errors"].append(f"{a['what']} at +{at:.1f} s failed: {done['stderr']}")
         _log(f"{a['what']} at +{at:.1f} s" + ("" if r.returncode == 0 else f" failed: {done['stderr']}"))
+
+
+#: squeue states of a job that waits: PENDING, and RESV_DEL_HOLD (Slurm 22.05 holds a job still pending in a
+#: reservation that has ended: JOB_RESV_DEL_HOLD, shown as that state; it never starts)
+_PENDING = ("PENDING", "RESV_DEL_HOLD")
 
 
 def _squeue(env):
@@ -421,7 +427,7 @@ def run(scratch: str) -> int:
                     if last is None or len(queue) != len(last):
                         _log(f"{len(queue)} jobs queued or running")
                     last, same_since = queue, time.time()
-                elif (all(state == "PENDING" for state, _ in queue.values())
+                elif (all(state in _PENDING for state, _ in queue.values())
                       and time.time() - same_since > spec.get("stuck_after", 15) and time.time() > held_until):
                     # nothing runs and nothing has changed: what is left can never start
                     never = sorted(queue, key=int)
