@@ -303,3 +303,25 @@ def test_the_reservation_limit_stop_ends_passes_and_is_validated():
     assert stop.summary["passes"]["exit_reasons"].get("reservation limit", 0) > 0
     assert "reservation limit" not in go_on.summary["passes"]["exit_reasons"]
     assert stop.summary["passes"]["mean_depth_full"] < go_on.summary["passes"]["mean_depth_full"]
+
+
+def test_an_end_running_the_main_scheduler_is_a_setting_off_by_default(tmp_path):
+    from pbf.errors import ConfigError
+    from pbf.scheduler_time import SlurmSim
+    from pbf.slurm_settings import slurm_settings
+    assert not SlurmSim().end_runs_main and not SlurmSim().end_after_cycle
+    with pytest.raises(ConfigError, match="end_after_cycle .* needs end_runs_main True and end_lag 1"):
+        SlurmSim(end_after_cycle=True, end_lag=1)
+    with pytest.raises(ConfigError, match="end_runs_main must be True or False"):
+        SlurmSim(end_runs_main=1)
+    assert SlurmSim(end_runs_main=True, end_lag=1, end_after_cycle=True, end_lag_below=30).core_settings()[
+        "sim_late_below"] == 30
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n")
+    said = slurm_settings(str(conf))
+    assert not said.config.slurm_sim.end_runs_main
+    assert any("a job's end runs Slurm 22.05's main scheduler at once" in line for line in said.unmodelled)
+    conf.write_text("SchedulerParameters=defer\nNodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n")
+    said = slurm_settings(str(conf))
+    assert "SchedulerParameters defer" in said.mapped and not any("defer" in line for line in said.unmodelled)
+

@@ -83,6 +83,12 @@ def _add_schedulers(parser):
                    help="submit each job as its trace user: a throwaway Unix user pbfu<N> for trace user N, made "
                         "only inside the run's private mount namespace (per-user QOS limits such as MaxJobsPU, "
                         "MaxTRESPU then count the trace's users; default: every job is root's)")
+    s.add_argument("--end-runs-main", choices=("yes", "no"), default="no",
+                   help="pbf's side runs its main scheduler at each job's end (a what-if: Slurm 22.05 without "
+                        "SchedulerParameters defer; `pbf replay --end-runs-main`)")
+    s.add_argument("--end-after-cycle", choices=("yes", "no"), default="no",
+                   help="with --end-runs-main yes: a short job's end after its last second's backfill cycle, "
+                        "before that second's main scheduler (a what-if; `pbf replay --end-after-cycle`)")
     s.add_argument("--end-lag-below", type=seconds_from_0, default=None, metavar="S",
                    help="pbf's side sees a job's end a second late when it ran less than S seconds (0: every "
                         "job; default: the median of the compared runs' own timing, their launch and completion "
@@ -233,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
                                  verbose=not args.quiet, slurm_runs=args.slurm_runs,
                                  reservation=args.reservation, drain=args.drain, limits=args.limits,
                                  end_lag_below=args.end_lag_below, drain_start=args.drain_start,
-                                 as_users=args.as_users)
+                                 as_users=args.as_users, end_runs_main=args.end_runs_main == "yes",
+                                 end_after_cycle=args.end_after_cycle == "yes")
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

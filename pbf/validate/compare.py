@@ -376,7 +376,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    timeout: float | None = None, verbose: bool = True,
                    slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
                    drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None,
-                   drain_start: str = "inferred", as_users: bool = False) -> dict:
+                   drain_start: str = "inferred", as_users: bool = False, end_runs_main: bool = False,
+                   end_after_cycle: bool = False) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -394,7 +395,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     :mod:`pbf.slurm_events`), ``"recorded"`` keeps the dump's times.
     ``limits``: a QOS and association limits case (:mod:`pbf.validate.limits`;
     comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
-    pbf without them. ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
+    pbf without them. ``end_runs_main``, ``end_after_cycle``: pbf's :class:`pbf.SlurmSim` settings of those
+    names (what-ifs: a job's end runs the main scheduler at once; the 1 s end lag as an order around it).
+    ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
     median of the compared runs' own timing, read from their logs, else the settings'; summary.json
     ``pbf_end_lag_below`` says which). ``as_users``: each job is submitted to Slurm by its trace user's own
     throwaway Unix user (``pbfu<N>``, made inside the run's private mount namespace; per-user limits then
@@ -433,8 +436,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     # pbf's end_lag_below: given, else the compared runs' own timing (recorded: now; live: after they ran)
     end_lag = _end_lag(end_lag_below, [r.timing for r in recorded] if recorded else [],
                        settings.config.slurm_sim.end_lag_below)
-    settings.config = replace(settings.config, slurm_sim=replace(settings.config.slurm_sim,
-                                                                 end_lag_below=end_lag["s"]))
+    settings.config = replace(settings.config, slurm_sim=replace(
+        settings.config.slurm_sim, end_lag_below=end_lag["s"], end_runs_main=end_runs_main,
+        end_after_cycle=end_after_cycle))
     if limits is None and recorded and recorded_limits(recorded[0].scratch):
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
