@@ -166,7 +166,7 @@ cdef inline int sim_finish_due(State* S, int64_t t, int64_t* n, int64_t** late, 
         if e > t:
             return RC_OK
         j = heap_pop(S)
-        if e == t and S.jobs.run[j] < S.sim.late_below:
+        if e == t and S.sim.late_below > 0 and S.jobs.run[j] < S.sim.late_below:
             if nlate[0] == late_cap[0]:
                 late_cap[0] = 2 * late_cap[0] + 8
                 p = realloc(late[0], late_cap[0] * sizeof(int64_t))

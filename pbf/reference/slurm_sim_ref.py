@@ -114,7 +114,7 @@ class SlurmSimReference:
             self.nxt += 1
         while self.ends and self.ends[0][0] <= now:
             end, j = heapq.heappop(self.ends)
-            if end == now and c.jobs[j].run < self.late_below:
+            if end == now and self.late_below > 0 and c.jobs[j].run < self.late_below:
                 late.append(j)
                 continue
             c.finish(j, end)
