@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .counts_ref import Counts, ask_of, counts_of, least
-from .resv_ref import current, event_starts, name_of, never_started, usable_at
+from .resv_ref import event_starts, name_of, never_started, usable_at
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -456,9 +456,10 @@ def exact_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
             if left is not None and left <= 0:
                 continue
             ends = {e for s, e, *_ in plan.holds if e > now}
-            w = current(windows, inside, now) if inside is not None else None
-            if w is not None and w[0] > now:   # (a job inside a reservation: its start too)
-                ends.add(w[0])
+            # (and every advance reservation's start: the plan changes there, and a job whose fit is not
+            # monotone, a node count at least several or at most some, may fit with fewer resources
+            # where it did not with more; a job inside a reservation may start then)
+            ends.update(w[0] for w in windows if w[0] > now and w[1] > now)
             for t in sorted(ends):
                 if t + est >= PLAN_REACH:     # a start whose end lies beyond the plan's reach is none
                     break
