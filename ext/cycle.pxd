@@ -22,6 +22,8 @@ from ticks cimport PBF_HAVE_TSC
 from lifecycle cimport job_submit, job_finish, heap_pop, heap_top_end
 from outages cimport outages_apply_due
 from advance_resv cimport ar_next_end, ar_ends_due
+from resv_inside cimport ri_group, ri_current
+from qos_limits cimport ql_submitted
 from estimates cimport record_estimates
 from coalloc cimport co_after_pass, co_tick, co_job_ended
 from passes cimport quick_pass, full_pass_sequential, pass_prologue, record_pass, pass_slots
@@ -30,7 +32,9 @@ from slurm_loop cimport sim_main_scheduler, sim_cycle, sim_next_action_us
 from state cimport State, RepeatState, PL_UNITS, PL_SLURM
 from pass_cost cimport (CHOICE_NEVER, CHOICE_ALWAYS, pc_tests, pc_overhead_ns, pc_parallel_pays, pc_update,
                         pc_ensure_copy_rate, pc_copy_rate_covers)
-from pbf._codes cimport TR_EVENT, CK_FREE, CK_SLURM_SIM, JS_PENDING, PK_FULL, EX_END, EX_MAX_JOB_TEST
+from pbf._codes cimport TR_EVENT, CK_FREE, CK_SLURM_SIM, JS_PENDING, JS_REJECTED, RJ_RESV_ENDED, PK_FULL, EX_END
+from pbf._codes cimport EX_MAX_JOB_TEST
+from queue cimport queue_compact
 from pbf._codes cimport prio_time_dependent
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -196,13 +200,48 @@ cdef inline int outages_due(State* S, int64_t t, int64_t* n) noexcept nogil:
     return RC_OK
 
 
+cdef inline bint resv_over(State* S, int64_t j, int64_t now) noexcept nogil:
+    # whether pending job j is inside a reservation with no window left after now: then it is rejected
+    # for good (Slurm holds it, RESV_DEL_HOLD: "linked to defunct reservation"), its queue entries
+    # left for queue_compact (Queue.siblings)
+    cdef int32_t g
+    if S.ar.jgrp == NULL or S.jobs.state[j] != JS_PENDING:
+        return False
+    g = ri_group(&S.ar, j)
+    if g == 0 or ri_current(&S.ar, g, now) >= 0:
+        return False
+    S.jobs.state[j] = JS_REJECTED
+    S.jobs.reason[j] = RJ_RESV_ENDED
+    if S.qos_lim.on:
+        ql_submitted(&S.qos_lim, j, S.jobs.user[j], -1)
+    S.queue.siblings = True
+    S.resume_st.valid = False
+    return True
+
+
+cdef inline void resv_purge(State* S, int64_t now) noexcept nogil:
+    # a reservation's window ended: the queued jobs inside one with no window left leave the queue
+    cdef int64_t i
+    cdef bint any = False
+    if S.ar.jgrp == NULL:
+        return
+    for i in range(S.queue.n):
+        if S.queue.entries[i].job >= 0 and resv_over(S, S.queue.entries[i].job, now):
+            any = True
+    if any:
+        queue_compact(&S.queue, &S.jobs, 0)
+
+
 cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nogil:
     # the jobs submitted by t; `pending` counts those that were queued (not rejected)
     cdef int64_t j
+    cdef bint over = False
     while S.replay.next_sub < S.jobs.n and S.jobs.submit[S.replay.next_sub] <= t:
         j = S.replay.next_sub
         if job_submit(S, j) != RC_OK:
             return RC_NO_MEMORY
+        if resv_over(S, j, t):         # (its reservation over before it came)
+            over = True
         if S.plan.queued != NULL and S.jobs.state[j] == JS_PENDING:
             S.plan.queued(S, j)
         S.replay.next_sub += 1
@@ -210,6 +249,8 @@ cdef inline int arrivals_due(State* S, int64_t t, int64_t* pending) noexcept nog
             pending[0] += 1
         if S.co.on:
             S.co.changes += 1
+    if over:
+        queue_compact(&S.queue, &S.jobs, 0)
     return RC_OK
 
 
@@ -237,6 +278,7 @@ cdef inline int event_instant(State* S, int64_t* tp, bint* events) noexcept nogi
     events[0] = n > 0
     if S.ar.n and ar_ends_due(&S.ar, t):
         events[0] = True
+        resv_purge(S, t)
     if tick:
         while S.co.next_tick <= t:
             S.co.next_tick += S.co.interval
@@ -291,6 +333,7 @@ cdef inline int sim_instant(State* S, int64_t* tp) noexcept nogil:
         S.sim.changes += n
     if S.ar.n and ar_ends_due(&S.ar, t):
         S.sim.changes += 1             # (backfill's _more_work: last_resv_update)
+        resv_purge(S, t)
     tp[0] = t
     return RC_OK
 

@@ -68,6 +68,7 @@ cpdef enum RejectReason:
     RJ_NO_NODES = 5            # no set of the cluster's nodes can hold it (cores, memory, GPUs, features)
     RJ_LICENSES = 6            # asks more licenses of a kind than the cluster has (licenses.pxd)
     RJ_QOS_LIMIT = 7           # over a QOS or association limit: more cores than one allows, too long, too many jobs submitted (qos_limits.pxd)
+    RJ_RESV_ENDED = 8          # inside an advance reservation that ended before it started (Slurm holds it: RESV_DEL_HOLD)
 
 cpdef enum How:                # how a job was started
     HOW_NONE = 0
