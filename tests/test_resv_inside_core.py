@@ -3,6 +3,7 @@ to their oracles (pbf.reference.resv_ref) on random scenarios with jobs inside r
 example replayed, a job naming a reservation the dump does not hold refused, and a replay without jobs
 inside any reservation unchanged by the names."""
 import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -129,3 +130,30 @@ def test_the_cli_replays_jobs_inside_a_reservation(tmp_path):
     bad.write_text(sacct.read_text().replace("|proj\n", "|other\n"))
     got = subprocess.run([cmd[0], "-m", "pbf", "replay", str(bad)] + cmd[5:], capture_output=True, text=True)
     assert got.returncode != 0 and "bad.sacct, line 3: Reservation 'other': no reservation of that name" in got.stderr
+
+
+@pytest.mark.parametrize("clock", ["slurm-sim", "free"])
+def test_a_job_still_waiting_when_its_reservation_ends_is_rejected_and_the_replay_ends(tmp_path, clock):
+    # job 2 waits behind job 1 inside r2 (a1, +2 s for 10 s) and is still pending at its end; job 3 names r2
+    # after it ended. Slurm holds both for good (RESV_DEL_HOLD); pbf rejects them, saying why, and the
+    # replay ends (before: a slurm-sim replay's main-scheduler timer ran on to the pass limit)
+    from dataclasses import replace
+
+    from pbf.slurm_settings import slurm_settings
+    from pbf.validate.jobs import HarnessJob, pbf_table
+    from pbf.validate.reservation import parse_reservation, pbf_reservation
+    conf = str(Path(__file__).resolve().parent / "data" / "slurm_harness" / "small4.conf")
+    nodes = ("a1", "a2", "b1", "g1")
+    spec = parse_reservation("Nodes=a1 StartTime=+2 Duration=10 Flags=none Name=r2", nodes)
+    resv, _ = pbf_reservation(spec, None, str(tmp_path), nodes, 1.0)
+    jobs = [HarnessJob(id=1, submit=0, run=50, limit_min=2, cores=8, reservation="r2"),
+            HarnessJob(id=2, submit=1, run=5, limit_min=1, cores=8, reservation="r2"),
+            HarnessJob(id=3, submit=30, run=5, limit_min=1, cores=1, reservation="r2")]
+    config = replace(slurm_settings(conf, None).config, reservations=resv, max_passes=5000)
+    if clock == "free":
+        config = replace(config, clock="free")
+    got = pbf.replay(pbf_table(jobs), config)
+    assert got.jobs["start"].tolist() == [2, -1, -1]
+    assert got.label("state", got.jobs["state"]).tolist()[1:] == ["rejected", "rejected"]
+    assert got.label("reject_reason", got.jobs["reject_reason"]).tolist()[1:] == [
+        "its reservation ended before it started"] * 2
