@@ -90,10 +90,18 @@ ctypedef struct SlurmSpace:
     int64_t stamp
     int64_t* fnow                  # each node's free cores now (for Nodes.version fnow_version; -1: not made)
     int64_t fnow_version
+    int32_t* freel                 # ... the nodes with some free now, ascending (the only ones whose pcnow
+    int64_t nfree                  # is not 0), and as NW words (fbits)
+    uint64_t* fbits
     int64_t* pcnow                 # the cores each node could give job pcnow_job now (for Nodes.version
     int64_t pcnow_job              # pcnow_version): the start of each of the job's will-run tests
     uint64_t pcnow_feat            # (with the features it had then: a job of several partitions changes them)
     int64_t pcnow_version
+    # a test's nodes whose fc, fm, fg and pc are its own (istamp == itest): those the give-backs touched.
+    # The others are as they are now (fnow, free_mem, free_gpu; pc = pcnow), read from there
+    int64_t* istamp
+    int64_t itest
+    uint64_t* tch                  # (scratch, NW words) the nodes the give-backs touched in the test
     int64_t* hist                  # ... and how many offered nodes give each count (1 .. vmax), so that
     int64_t vmax                   # the most any maxn of them give together is known (vmax: the most
                                    # cores of a node; 0: not worked out yet)
@@ -126,15 +134,23 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.gb_version = -1
     X.fnow = <int64_t*>malloc(nn * sizeof(int64_t))
     X.pcnow = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.freel = <int32_t*>malloc(nn * sizeof(int32_t))
+    X.istamp = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.fbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.tch = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.nfree = 0
+    X.itest = 0
     X.fnow_version = -1
     X.pcnow_version = -1
     if (X.fnow == NULL or X.pcnow == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
             or X.cand == NULL or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
-            or X.tbits == NULL):
+            or X.tbits == NULL or X.freel == NULL or X.istamp == NULL
+            or X.fbits == NULL or X.tch == NULL):
         return RC_NO_MEMORY
     for i in range(nn):
         X.sw[i] = 0xff
         X.dstamp[i] = -1
+        X.istamp[i] = -1
     return RC_OK
 
 
@@ -143,6 +159,7 @@ cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.cand); free(X.sw)
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu); free(X.gb_run)
     free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
+    free(X.freel); free(X.istamp); free(X.fbits); free(X.tch)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
 
@@ -215,11 +232,13 @@ cdef inline bint _ss_same(const SlurmSpace* X, int64_t a, int64_t b) noexcept no
     return True
 
 
-cdef inline void ss_take_bits(SlurmSpace* X, const int64_t* take) noexcept nogil:
-    # X.tbits: the nodes with take[i] > 0
-    cdef int64_t i
+cdef inline void ss_take_bits(SlurmSpace* X, const int64_t* take, const int32_t* among, int64_t n_among) noexcept nogil:
+    # X.tbits: the nodes with take[i] > 0 (among: the only nodes take may give cores, ascending, as
+    # NodeModel.take_among; NULL: any node)
+    cdef int64_t i, x
     memset(X.tbits, 0, X.NW * sizeof(uint64_t))
-    for i in range(X.nn):
+    for x in range(n_among if among != NULL else X.nn):
+        i = among[x] if among != NULL else x
         if take[i] > 0:
             X.tbits[i >> 6] |= (<uint64_t>1) << (i & 63)
 
@@ -555,10 +574,11 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
     # the select plugin's choice among the offered nodes (M.take), now or after the removals so far.
     # The choice is handed only the offered nodes that give the job a core (X.cand, ascending: the
     # same runs and the same answer as over every node with the others at 0), so that its scans read
-    # those rather than every node of the cluster (M.cpu is left stale elsewhere; nothing reads it there)
+    # those rather than every node of the cluster (M.cpu is left stale elsewhere; nothing reads it there).
+    # Now: the nodes as they are (X.fnow, ss_now_ready)
     cdef int64_t i, w, c, n = 0
     cdef uint64_t x
-    ss_gpu_weights(X, M, j, cores, X.fc, X.fg if future else M.free_gpu)
+    ss_gpu_weights(X, M, j, cores, X.fc if future else X.fnow, X.fg if future else M.free_gpu)
     for w in range(X.NW):              # (the offered nodes, a set bit at a time)
         x = X.offer[w]
         while x:
@@ -567,7 +587,41 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
             if future:
                 c = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
             else:
-                c = nm_node_cpus(M, j, i, X.fc[i], M.free_mem[i], M.free_gpu[i])
+                c = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+            M.cpu[i] = c
+            if c > 0:
+                X.cand[n] = <int32_t>i
+                n += 1
+    return nm_choose_among(M, cores, M.minn[j], M.maxn[j], X.cand, n)
+
+
+cdef inline bint _ss_choose_now_free(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
+    # _ss_choose now where X.pcnow holds what each node gives job j now and no GPU mark applies (a test
+    # that skips hopeless choices): only the offered nodes of X.freel may give a core
+    cdef int64_t x, i, c, n = 0
+    for x in range(X.nfree):
+        i = X.freel[x]
+        if (X.offer[i >> 6] >> (i & 63)) & 1:
+            c = X.pcnow[i]
+            M.cpu[i] = c
+            if c > 0:
+                X.cand[n] = <int32_t>i
+                n += 1
+    return nm_choose_among(M, cores, M.minn[j], M.maxn[j], X.cand, n)
+
+
+cdef inline bint _ss_choose_later(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores) noexcept nogil:
+    # _ss_choose after the removals so far, in the same test: a node the give-backs touched gives X.pc
+    # (brought up to date at the batch), the others what they give now (X.pcnow: none but those with
+    # free cores now). The offered nodes among those two sets alone are read
+    cdef int64_t i, w, c, n = 0
+    cdef uint64_t x
+    for w in range(X.NW):
+        x = X.offer[w] & (X.fbits[w] | X.tch[w])
+        while x:
+            i = (w << 6) + __builtin_ctzll(x)
+            x &= x - 1
+            c = X.pc[i] if X.istamp[i] == X.itest else X.pcnow[i]
             M.cpu[i] = c
             if c > 0:
                 X.cand[n] = <int32_t>i
@@ -627,13 +681,22 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
                               bint per_job) noexcept nogil:
     # X.fnow: each node's free cores as the nodes are now (the same for every test until a start);
     # per_job: also X.pcnow, the cores each could give job j now (the same for each of its tests)
-    cdef int64_t i
+    # (a node with no free core gives none: pcnow is worked out for the nodes of X.freel alone)
+    cdef int64_t i, x
     if X.fnow_version != N.version:
+        X.nfree = 0
+        memset(X.fbits, 0, X.NW * sizeof(uint64_t))
         for i in range(M.nn):
             X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+            if X.fnow[i] > 0:
+                X.freel[X.nfree] = <int32_t>i
+                X.nfree += 1
+                X.fbits[i >> 6] |= (<uint64_t>1) << (i & 63)
         X.fnow_version = N.version
     if per_job and (X.pcnow_version != N.version or X.pcnow_job != j or X.pcnow_feat != M.jfeat[j]):
-        for i in range(M.nn):
+        memset(X.pcnow, 0, M.nn * sizeof(int64_t))
+        for x in range(X.nfree):
+            i = X.freel[x]
             X.pcnow[i] = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
         X.pcnow_version = N.version
         X.pcnow_job = j
@@ -650,26 +713,45 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # without the GPU marks a choice leaves on the nodes, a choice that cannot succeed (too few cores
     # or nodes in all: nm_choose's own first check) need not be made
     cdef bint skip_hopeless = (M.gpn[j] & M.cnt_g0) <= 0 or X.marks == SS_MARKS_NONE
+    # lazy: the offered nodes' fc, fm, fg and pc are made when the give-backs first touch them (the
+    # others are read from the nodes now); not where each test resets the offered nodes' weights first
+    cdef bint lazy = skip_hopeless and X.marks != SS_MARKS_PER_TEST
     cdef uint64_t bits
+    cdef int64_t t = X.itest + 1
+    X.itest = t
     if skip_hopeless and _ss_hist_ready(X, M) != RC_OK:
         return SS_ERROR
     ss_now_ready(X, M, N, j, skip_hopeless)
-    for x in range(X.NW):
-        bits = X.offer[x]
-        while bits:
-            i = (x << 6) + __builtin_ctzll(bits)
-            bits &= bits - 1
-            X.pc[i] = 0
-            X.fc[i] = X.fnow[i]
-            X.fm[i] = M.free_mem[i]    # (fc, fm and fg are read only for offered nodes)
-            X.fg[i] = M.free_gpu[i]
-            if X.marks == SS_MARKS_PER_TEST:
-                _ss_setw(X, i, 0xff)   # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
-            if skip_hopeless:
-                _ss_count(X, M, j, i, X.pcnow[i], &total, &used)
+    if lazy:
+        memset(X.tch, 0, X.NW * sizeof(uint64_t))
+        # the counts of what the offered nodes give now: only the nodes with free cores give any
+        for x in range(X.nfree):
+            i = X.freel[x]
+            if X.pcnow[i] > 0 and (X.offer[i >> 6] >> (i & 63)) & 1:
+                total += X.pcnow[i]
+                used += 1
+                X.hist[X.pcnow[i]] += 1
+    else:
+        for x in range(X.NW):
+            bits = X.offer[x]
+            while bits:
+                i = (x << 6) + __builtin_ctzll(bits)
+                bits &= bits - 1
+                X.istamp[i] = t
+                X.pc[i] = 0
+                X.fc[i] = X.fnow[i]
+                X.fm[i] = M.free_mem[i]    # (fc, fm and fg are read only for offered nodes)
+                X.fg[i] = M.free_gpu[i]
+                if X.marks == SS_MARKS_PER_TEST:
+                    _ss_setw(X, i, 0xff)   # (Slurm 23.11's cons_tres _will_run_test: _set_sched_weight first)
+                if skip_hopeless:
+                    _ss_count(X, M, j, i, X.pcnow[i], &total, &used)
     if X.cancel != NULL and pbf_load(X.cancel):
         return -1                      # (a test ahead whose answer is no longer needed)
-    if (not skip_hopeless or not _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j])) \
+    if lazy:
+        if not _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j]) and _ss_choose_now_free(X, M, j, cores):
+            return now
+    elif (not skip_hopeless or not _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j])) \
             and _ss_choose(X, M, j, cores, False):
         return now
     if now_only:
@@ -710,6 +792,13 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                         n_i = i + __builtin_ctzll(bits)
                         bits &= bits - 1
                         x = e + (n_i - i0)
+                        if X.istamp[n_i] != t:         # (first touched in this test)
+                            X.istamp[n_i] = t
+                            X.fc[n_i] = X.fnow[n_i]
+                            X.fm[n_i] = M.free_mem[n_i]
+                            X.fg[n_i] = M.free_gpu[n_i]
+                            X.pc[n_i] = X.pcnow[n_i]
+                            X.tch[n_i >> 6] |= (<uint64_t>1) << (n_i & 63)
                         X.fc[n_i] += X.gb_up[x]
                         X.fm[n_i] += X.gb_mem[x]
                         X.fg[n_i] += X.gb_gpu[x]
@@ -750,7 +839,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             X.stamp += 1
             if _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j]):
                 continue
-        if _ss_choose(X, M, j, cores, True):
+        if (_ss_choose_later(X, M, j, cores) if lazy else _ss_choose(X, M, j, cores, True)):
             if N.by_end[last].end > now:
                 return N.by_end[last].end
             return N.by_end[last].end + SS_KILL_WAIT if N.by_end[last].end + SS_KILL_WAIT > now else now + 1

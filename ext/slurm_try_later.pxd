@@ -43,6 +43,9 @@ ctypedef struct SlurmShadow:
     int32_t* dirty
     int64_t* hist
     int64_t stamp
+    int64_t* istamp
+    int64_t itest
+    uint64_t* tch
     int64_t* cpu
     int64_t* take
     int64_t* avail
@@ -61,10 +64,10 @@ ctypedef struct SlurmShadow:
 
 cdef inline void sh_free(SlurmShadow* H) noexcept nogil:
     free(H.offer); free(H.base); free(H.fc); free(H.fm); free(H.fg); free(H.cand); free(H.pc)
-    free(H.dstamp); free(H.dirty); free(H.hist); free(H.cpu); free(H.take); free(H.avail); free(H.cut)
+    free(H.dstamp); free(H.dirty); free(H.hist); free(H.istamp); free(H.tch); free(H.cpu); free(H.take); free(H.avail); free(H.cut)
     free(H.r_cpus); free(H.r_nodes); free(H.r_first); free(H.r_last); free(H.r_w)
     H.offer = NULL; H.base = NULL; H.fc = NULL; H.fm = NULL; H.fg = NULL; H.cand = NULL; H.pc = NULL
-    H.dstamp = NULL; H.dirty = NULL; H.hist = NULL; H.cpu = NULL; H.take = NULL; H.avail = NULL; H.cut = NULL
+    H.dstamp = NULL; H.dirty = NULL; H.hist = NULL; H.istamp = NULL; H.tch = NULL; H.cpu = NULL; H.take = NULL; H.avail = NULL; H.cut = NULL
     H.r_cpus = NULL; H.r_nodes = NULL; H.r_first = NULL; H.r_last = NULL; H.r_w = NULL
     H.nn = 0
 
@@ -84,6 +87,8 @@ cdef inline int _sh_ready(SlurmShadow* H, const SlurmSpace* X) noexcept nogil:
     H.pc = <int64_t*>malloc(nn * sizeof(int64_t))
     H.dstamp = <int64_t*>malloc(nn * sizeof(int64_t))
     H.dirty = <int32_t*>malloc(nn * sizeof(int32_t))
+    H.istamp = <int64_t*>malloc(nn * sizeof(int64_t))
+    H.tch = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
     H.hist = <int64_t*>malloc((X.vmax + 1) * sizeof(int64_t))
     H.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
     H.take = <int64_t*>malloc(nn * sizeof(int64_t))
@@ -97,12 +102,15 @@ cdef inline int _sh_ready(SlurmShadow* H, const SlurmSpace* X) noexcept nogil:
     if (H.offer == NULL or H.base == NULL or H.fc == NULL or H.fm == NULL or H.fg == NULL or H.pc == NULL
             or H.cand == NULL or H.dstamp == NULL or H.dirty == NULL or H.hist == NULL or H.cpu == NULL
             or H.take == NULL or H.avail == NULL or H.cut == NULL or H.r_cpus == NULL or H.r_nodes == NULL
-            or H.r_first == NULL or H.r_last == NULL or H.r_w == NULL):
+            or H.r_first == NULL or H.r_last == NULL or H.r_w == NULL or H.istamp == NULL
+            or H.tch == NULL):
         sh_free(H)
         return RC_NO_MEMORY
     for i in range(nn):
         H.dstamp[i] = -1
+        H.istamp[i] = -1
     H.stamp = 0
+    H.itest = 0
     H.nn = nn
     H.NW = X.NW
     H.vmax = X.vmax
@@ -125,6 +133,9 @@ cdef inline void _sh_task(SlurmShadow* H, const SlurmSpace* X, const NodeModel* 
     H.X.dirty = H.dirty
     H.X.hist = H.hist
     H.X.stamp = H.stamp
+    H.X.istamp = H.istamp
+    H.X.tch = H.tch
+    H.X.itest = H.itest
     H.X.tbits = NULL                   # (a test does not choose for a reservation)
     H.X.cancel = &H.cancel
     H.cancel = 0
@@ -155,6 +166,7 @@ cdef inline void sh_work(void* arg) noexcept nogil:
     H.later = ss_offer_at(&H.X, H.d, H.now, H.start_res)
     H.start = ss_test_at(&H.X, &H.M, H.N, H.rows_of, H.j, H.cores, H.now, H.start_res, True)
     H.stamp = H.X.stamp
+    H.itest = H.X.itest
 
 
 cdef inline bint _sh_post(NodeSplit* P, SlurmShadow* H, SlurmSpace* X, NodeModel* M, const Nodes* N,
@@ -258,7 +270,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             M.take_among = NULL
             M.ntake_among = 0
             took = M.take
-        ss_take_bits(X, M.take)
+        ss_take_bits(X, M.take, M.take_among, M.ntake_among)
         if ss_overlaps(X, s, e):
             if start <= start_res:
                 start = SS_SKIP
