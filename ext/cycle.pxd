@@ -14,7 +14,7 @@
 #     its main scheduler and cycles cost simulated time, and it applies an instant's arrivals before
 #     the completions due (the Slurm simulator's order).
 
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, int32_t
 from libc.stdlib cimport realloc, free
 
 from memory cimport INF

@@ -148,20 +148,27 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                                        job_feature_bits(bits, requests.features) | never_bits(never))
         if placed is not None and placed.job_parts is not None:
             NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
-        if placed is not None and placed.job_tiers is not None:
-            core.set_tiers(0, placed.job_tiers[order])
-        if placed is not None and placed.job_records is not None:
-            records = [placed.job_records[i] for i in order]
-            _set_part_records(core, bits, requests, records,
-                              None if placed.record_tiers is None else [placed.record_tiers[i] for i in order],
-                              record_factors(scoring.priority, config.partitions, table, records), never)
+        resv = None
         if config.reservations is not None:
             # (a repeating reservation: its windows to a month past the last submission; the jobs inside
             # a reservation, sacct's Reservation column)
             starts, ends, nodes, names = config.reservations.named_windows(
                 cluster, (int(submit[-1]) if len(submit) else 0) + 30 * 86400)
             groups, inside = config.reservations.groups(names, table, (starts, ends))
-            NodeCluster(core).set_reservations(starts, ends, nodes, groups, None if inside is None else inside[order])
+            resv = (starts, ends, nodes, groups, None if inside is None else inside[order])
+        first = None if resv is None or resv[4] is None else (resv[4] > 0) * RESV_FIRST
+        tiers = None if placed is None or placed.job_tiers is None else placed.job_tiers[order]
+        if tiers is not None or first is not None:
+            core.set_tiers(0, (0 if tiers is None else tiers) + (0 if first is None else first))
+        if placed is not None and placed.job_records is not None:
+            records = [placed.job_records[i] for i in order]
+            rtiers = None if placed.record_tiers is None else [placed.record_tiers[i] for i in order]
+            if rtiers is not None and first is not None:
+                rtiers = [None if ts is None else [t + int(first[k]) for t in ts] for k, ts in enumerate(rtiers)]
+            _set_part_records(core, bits, requests, records, rtiers,
+                              record_factors(scoring.priority, config.partitions, table, records), never)
+        if resv is not None:
+            NodeCluster(core).set_reservations(*resv)
     if cluster is not None and cluster.licenses:
         _set_licenses(core, cluster, table, order)
     qos_read = _set_qos_limits(core, config.qos_limits, table, order, len(user_ids)) \
@@ -262,6 +269,11 @@ def record_factors(priority, site, table, records) -> list | None:
     top = max(pjf) or 1
     pmax = max([*priority.partition_factors.values(), 1.0])
     return [pjf[i] / top / pmax for recs in records for _, i in (recs or ())]
+
+
+#: added to the PriorityTier of a job inside an advance reservation: Slurm queues every such job ahead of
+#: every other, before partition tiers and priorities (src/slurmctld/job_scheduler.c sort_job_queue2, 22.05)
+RESV_FIRST = 1 << 20
 
 
 def _set_part_records(core, bits, requests, records, tiers=None, factors=None, never=None):

@@ -479,10 +479,12 @@ def queue_entries(jobs: Sequence[Mapping[str, Any]], queue: Sequence[int]) -> li
     ``priority_array`` under multifactor) once a run of records of one tier and one priority, as ``(job,
     lo, hi)``: its records ``lo .. hi - 1``, at that tier and priority. Higher tiers first, then higher
     priorities, then ``queue``'s order, then the records' order (Slurm's ``sort_job_queue2``: a queue
-    record per partition, sorted by its partition's tier, then by its priority)."""
+    record per partition, sorted by its partition's tier, then by its priority); a job inside an advance
+    reservation (``resv``) before every other (sort_job_queue2 compares that first)."""
     keyed = []
     for pos, j in enumerate(queue):
         job = jobs[j]
+        outside = 0 if job.get("resv") is not None else 1
         n = len(job.get("records") or ())
         tiers = job.get("tiers") or [job.get("tier", 0)] * n
         prios = job.get("prios") or [job.get("prio", 0)] * n
@@ -492,11 +494,11 @@ def queue_entries(jobs: Sequence[Mapping[str, Any]], queue: Sequence[int]) -> li
                 hi = lo + 1
                 while hi < n and (tiers[hi], prios[hi]) == (tiers[lo], prios[lo]):
                     hi += 1
-                keyed.append((-tiers[lo], -prios[lo], pos, lo, (j, lo, hi)))
+                keyed.append((outside, -tiers[lo], -prios[lo], pos, lo, (j, lo, hi)))
                 lo = hi
         else:
-            keyed.append((-job.get("tier", 0), -job.get("prio", 0), pos, -1, j))
-    keyed.sort(key=lambda x: x[:4])
+            keyed.append((outside, -job.get("tier", 0), -job.get("prio", 0), pos, -1, j))
+    keyed.sort(key=lambda x: x[:5])
     return [e for *_, e in keyed]
 
 
