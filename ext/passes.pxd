@@ -18,6 +18,7 @@ from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport NodeModel
 from bf_limits cimport bfl_main_passes_over
+from resv_inside cimport ri_group
 from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
                          EX_QUICK_BLOCKED, EX_BUDGET)
@@ -245,9 +246,11 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
     cdef int ex = EX_END
     if refresh_priorities(S, now) != RC_OK:
         return RC_NO_MEMORY
+    cdef int32_t g
     S.decided.nstarted = 0
     S.decided.nreserved = 0
     S.main.failed = 0
+    S.main.failed_resv = 0
     for p in range(S.queue.n):
         S.main.skip = False
         S.main.job_parts = 0
@@ -266,6 +269,9 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         cost += cost_test_us
         if passed_over(S, j):
             continue                  # (Slurm's main scheduler goes on past it: reason Licenses, QOS...)
+        g = ri_group(&S.ar, j)
+        if 0 < g <= 64 and (S.main.failed_resv >> (g - 1)) & 1:
+            continue                  # (a job of its reservation failed in this pass: not tried, reason Priority)
         S.ar.now = (t_us + cost) // 1000000
         S.ar.d = S.queue.entries[p].est
         if not S.plan.take_now(S, j, k):
@@ -273,6 +279,12 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
                 continue              # (every partition of the job failed in this pass: not tried)
             if bfl_main_passes_over(&S.ss.lim, S.jobs.submit[j], -entry_key(&S.prec, &S.jobs, j, S.main.rec), now):
                 continue              # (bf_min_age_reserve / bf_min_prio_reserve: it blocks nothing)
+            if g > 0:
+                # Slurm's _schedule: a job inside a reservation that cannot start fails its reservation
+                # for the rest of the pass (failed_resv), not its partition
+                if g <= 64:
+                    S.main.failed_resv |= (<uint64_t>1) << (g - 1)
+                continue
             if S.main.job_parts:
                 # Slurm's _schedule: its partitions fail for the rest of the pass (their jobs are not
                 # tried, their nodes go to no later job); the pass goes on while one has not failed

@@ -113,6 +113,7 @@ ctypedef struct MainParts:     # Slurm's main scheduler and partitions (job_sche
     uint64_t all_parts         # every partition with a node
     bint skip                  # the job was not tried: every partition of it had failed
     int32_t rec                # the queue entry's first partition record (-1: all; part_records.pxd)
+    uint64_t failed_resv       # the reservations (jobs inside, groups 1..64: a bit each) failed in the pass
 
 
 ctypedef struct PassCtx:       # the full pass under way; written by whoever commits (one at a time)
