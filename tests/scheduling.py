@@ -295,3 +295,28 @@ def check_node_invariants(result, cluster, table, unit_bits):
                               f"(cores, MB, GPUs) of {cap[over[0]].tolist()}"
         assert (busy >= 0).all()
     assert not busy.any()
+
+
+def replay_against_node_oracles(search, nodes, table, ref_jobs, reservations, first_fit, resolution, window):
+    """A node replay of ``table`` with ``search`` (``exact`` or ``slurm``; the exact plan takes no
+    resolution or window) held to its oracle on ``ref_jobs`` (``pbf.reference`` jobs): the same starts
+    and the same nodes. Returns the compiled result."""
+    import pbf
+    from pbf.cluster import Cluster
+    from pbf.reference.nodes_ref import node_replay
+    from pbf.reference.slurm_backfill_ref import slurm_node_replay
+    if search == "exact":
+        resolution = window = 0
+    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search=search, record_nodes=True,
+                              backfill=pbf.Backfill(reservations=reservations, resolution=resolution, window=window),
+                              node_choice="first-fit" if first_fit else "best-fit")
+    got = replay_checked(table, config)
+    if search == "slurm":
+        want = slurm_node_replay(nodes, ref_jobs, reservations, window=window, resolution=resolution,
+                                 first_fit=first_fit)
+    else:
+        want = node_replay(nodes, ref_jobs, reservations, first_fit)
+    assert got.jobs["start"].tolist() == want["start"]
+    names = [",".join(nodes[i].name for i in sorted(a)) if a else "" for a in want["alloc"]]
+    assert got.jobs["nodes"].tolist() == names
+    return got

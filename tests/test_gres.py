@@ -18,11 +18,10 @@ from pbf.errors import ConfigError
 from pbf.gres import GresLayout, gres_layout, parse_gres
 from pbf.reference.counts_ref import Counts, least
 from pbf.reference.nodes_ref import NodeRequest, node_replay
-from pbf.reference.slurm_backfill_ref import slurm_node_replay
 from pbf.resources import reject_detail, requests_of
 from pbf.workload.sacct import read_sacct
 
-from scheduling import busy_node_scenarios, node_table, replay_checked
+from scheduling import busy_node_scenarios, node_table, replay_against_node_oracles
 
 KINDS = ("mps", "nvme", "shard", "fpga", "bw", "lic_x", "vram")
 
@@ -60,20 +59,8 @@ def _ref_jobs(jobs):
 @given(case=gres_scenarios())
 def test_gres_jobs_follow_the_oracle(search, case):
     nodes, jobs, reservations, first_fit, resolution, window = case
-    if search == "exact":
-        resolution = window = 0
-    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search=search, record_nodes=True,
-                              backfill=pbf.Backfill(reservations=reservations, resolution=resolution, window=window),
-                              node_choice="first-fit" if first_fit else "best-fit")
-    got = replay_checked(_table(jobs), config)
-    if search == "slurm":
-        want = slurm_node_replay(nodes, _ref_jobs(jobs), reservations, window=window, resolution=resolution,
-                                 first_fit=first_fit)
-    else:
-        want = node_replay(nodes, _ref_jobs(jobs), reservations, first_fit)
-    assert got.jobs["start"].tolist() == want["start"]
-    names = [",".join(nodes[i].name for i in sorted(a)) if a else "" for a in want["alloc"]]
-    assert got.jobs["nodes"].tolist() == names
+    got = replay_against_node_oracles(search, nodes, _table(jobs), _ref_jobs(jobs), reservations, first_fit,
+                                      resolution, window)
     _no_kind_overbooked(nodes, jobs, got)
 
 

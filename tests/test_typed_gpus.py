@@ -13,12 +13,11 @@ from hypothesis import strategies as st
 import pbf
 from pbf.cluster import Cluster, Node
 from pbf.errors import ConfigError
-from pbf.reference.nodes_ref import NodeRequest, node_replay
-from pbf.reference.slurm_backfill_ref import slurm_node_replay
+from pbf.reference.nodes_ref import NodeRequest
 from pbf.resources import reject_detail, requests_of
 from pbf.workload.sacct import read_sacct
 
-from scheduling import busy_node_scenarios, node_table, replay_checked
+from scheduling import busy_node_scenarios, node_table, replay_against_node_oracles
 
 TYPES = ("a100", "v100")
 
@@ -52,20 +51,8 @@ def _ref_jobs(jobs):
 @given(case=typed_scenarios())
 def test_typed_gpu_jobs_follow_the_oracle(search, case):
     nodes, jobs, reservations, first_fit, resolution, window = case
-    if search == "exact":
-        resolution = window = 0
-    config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search=search, record_nodes=True,
-                              backfill=pbf.Backfill(reservations=reservations, resolution=resolution, window=window),
-                              node_choice="first-fit" if first_fit else "best-fit")
-    got = replay_checked(_table(jobs), config)
-    if search == "slurm":
-        want = slurm_node_replay(nodes, _ref_jobs(jobs), reservations, window=window, resolution=resolution,
-                                 first_fit=first_fit)
-    else:
-        want = node_replay(nodes, _ref_jobs(jobs), reservations, first_fit)
-    assert got.jobs["start"].tolist() == want["start"]
-    names = [",".join(nodes[i].name for i in sorted(a)) if a else "" for a in want["alloc"]]
-    assert got.jobs["nodes"].tolist() == names
+    got = replay_against_node_oracles(search, nodes, _table(jobs), _ref_jobs(jobs), reservations, first_fit,
+                                      resolution, window)
     # and every typed job that ran, ran on nodes of its type only
     by_name = {n.name: n for n in nodes}
     for j, placed in zip(jobs, got.jobs["nodes"].tolist()):
