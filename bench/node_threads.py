@@ -3,12 +3,12 @@
 
     python bench/node_threads.py [--nodes 160000] [--cores 64] [--queued 50000] [--passes 5]
                                  [--search exact,slurm] [--workers 1,2] [--rounds 2] [--modes off,auto]
-                                 [--max-job-test 1000] [--seed 0]
+                                 [--max-job-test 1000] [--seed 0] [--reverse] [--as-is]
 
 The cluster: ``--nodes`` nodes ``n000001``, ``n000002``, ... of ``--cores`` cores each (pbf keeps at most
-2**24 cores, so 160,000 nodes have at most 104), the last tenth with twice the memory and the feature
-``highmem`` (``--cores`` x 2,000 MB a node, 4,000 MB a core on the high-memory ones: ARCHER2's 256 GB and
-512 GB per 128 cores), built with :meth:`pbf.Cluster.of_nodes`.
+2**24 cores, so 160,000 nodes have at most 104), ``--cores`` x 2,000 MB of memory each, the last tenth
+``--cores`` x 4,000 MB and the feature ``highmem`` (ARCHER2's 256 GB and 512 GB per 128 cores), built with
+:meth:`pbf.Cluster.of_nodes`.
 
 The jobs: :func:`pbf.workload.archer2.generate_archer2`'s (seed ``--seed``, 14 days, sizes capped at the node
 count), scaled to nodes of ``--cores`` cores: a node-exclusive job (90 %) keeps its nodes_min..nodes_max and
@@ -16,12 +16,12 @@ asks nodes_min x ``--cores`` cores and a whole node's memory (a high-memory job 
 job (10 %, 1 to 32 cores on one node) asks min(its cores, ``--cores``) cores at 1,984 MB a core. Run and
 requested times are the generator's.
 
-Each run is :func:`pbf.benchmark_nodes.archer2_passes`'s on this cluster: a first :class:`pbf.Engine` call
-submits the first jobs, ``--max-job-test`` at a time (a pass tests no more), until they ask the cluster's
-cores (every job that fits starts: the machine is full); a second submits ``--queued`` more at once (its pass,
-with the submits, is the "first pass"); then
-``--passes`` calls, each after the running job that ends first has ended, are the "later passes" whose
-median is reported (a reservation for every job tested, up to ``--max-job-test``, Slurm's ``bf_max_job_test``).
+Each run is :func:`pbf.benchmark_nodes.archer2_passes`'s on this cluster, one :class:`pbf.Engine`: calls at
+time 0 submit the first jobs, ``--max-job-test`` at a time (a pass tests no more), until they ask the cluster's
+cores (every job that fits starts: the machine is full); the next call submits ``--queued`` more at once (its
+pass, with the submits, is the "first pass"); then ``--passes`` calls, each after the running job that ends
+first has ended, are the "later passes" whose median is reported. Slurm's backfill settings: a reservation for
+every job tested, up to ``--max-job-test`` (``bf_max_job_test``).
 
 Node searches: ``exact`` (pbf's plan of every node, whose per-node search set-up a helper thread shares) and
 ``slurm`` (Slurm's will-run test, whose later starts a helper thread tests ahead). Modes for more than one
@@ -33,6 +33,12 @@ one process. Printed per search and mode: the medians of the later passes, the r
 2-worker median per round and its median ("1.42x faster"), the spread of the rounds' ratios, the helper's
 shared/helped search counts, the decisions' digest (identical for every run of a search, or the script
 fails), and the process's peak RSS. docs/benchmarks.md quotes its figures.
+
+Two per-job Python steps of :class:`pbf.Engine` cost time in proportion to the cluster (the nodes'
+generic-resource layout found again for every submitted job; a started job's units listed by unpacking every
+unit's bit): at 160,000 nodes they, not the node search, took most of a run. The script replaces them by the
+same results found once and from the job's non-zero words (:func:`lighter_engine_overheads`; the decisions
+digest is the same as with ``--as-is``, which keeps them).
 """
 from __future__ import annotations
 
@@ -231,6 +237,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--max-job-test", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--reverse", action="store_true", help="start with the reversed order of runs (2 auto, 2 off, "
+                                                            "1), to add rounds to a run cut short")
     ap.add_argument("--as-is", action="store_true", help="keep pbf.Engine's per-job Python steps that cost in "
                                                          "proportion to the cluster (lighter_engine_overheads)")
     a = ap.parse_args()
@@ -264,7 +272,7 @@ def main() -> None:
     for search in searches:
         runs: dict = {k: [] for k in kinds}
         for r in range(a.rounds):
-            for w, mode in (kinds if r % 2 == 0 else kinds[::-1]):
+            for w, mode in (kinds if (r + a.reverse) % 2 == 0 else kinds[::-1]):
                 out = passes(cluster, jobs, fill, search, w, mode != "off", a.passes, a.max_job_test)
                 runs[(w, mode)].append(out)
                 later = out["walls"][1:]
@@ -273,7 +281,9 @@ def main() -> None:
                       f"{out['reserved'][0]:,} reserved); later passes "
                       f"{', '.join(f'{x * 1e3:,.0f}' for x in later)} ms (median {statistics.median(later) * 1e3:,.1f},"
                       f" {statistics.median(out['reserved'][1:]):,.0f} reserved); digest {out['digest']}; "
-                      f"load {os.getloadavg()[0]:.2f}; peak RSS {rss_mb():,.0f} MB", flush=True)
+                      + (f"helper in {out['helped']:,} of {out['shared']:,} shared, {out['trials']} trials "
+                         f"({out['trials_shared']} won), {out['backoffs']} back-offs; " if w > 1 else "")
+                      + f"load {os.getloadavg()[0]:.2f}; peak RSS {rss_mb():,.0f} MB", flush=True)
         ok = report_search(search, runs, modes, counts) and ok
     print(f"peak RSS {rss_mb():,.0f} MB (the whole process); load average "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
