@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._nodes import NodeCluster
+from .gres import gres_layout
 from .resources import Requests, count_words, job_feature_bits, load_nodes, never_bits, reject_detail
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class EngineNodes:
         self.modelled = cluster.has_resources
         self.first_fit = node_choice == "first-fit"
         self.bits = load_nodes(core, cluster, self.first_fit, node_search) if self.modelled else {}
+        self.layout = gres_layout(cluster.nodes)       # (once: it reads every node)
         self.first = np.cumsum([0] + [n.cores for n in cluster.nodes])
         self.unit_names = (np.repeat(np.array([n.name for n in cluster.nodes], dtype=object),
                                      [n.cores for n in cluster.nodes]) if cluster.nodes else None)
@@ -131,7 +133,7 @@ class EngineNodes:
         if not self.modelled:
             return
         one = self._requests(job)
-        counts, never = count_words(self.cluster, one)      # (GPUs and other kinds: the core's count word)
+        counts, never = count_words(self.cluster, one, self.layout)   # (GPUs and other kinds: one word)
         NodeCluster(core).set_requests(j, one.mem_core_mb, one.mem_node_mb, counts, one.nodes_min, one.nodes_max,
                                        job_feature_bits(self.bits, one.features) | never_bits(never))
 
@@ -142,6 +144,6 @@ class EngineNodes:
         node_of = np.searchsorted(self.first, units, side="right") - 1
         ids, counts = np.unique(node_of, return_counts=True)
         mpc, mpn, gpn = self.request(job)[:3] if self.modelled else (0, 0, 0)
-        gres = self._requests(job).gres[0] if self.modelled and any(n.gres for n in self.cluster.nodes) else ()
+        gres = self._requests(job).gres[0] if self.modelled and self.layout is not None else ()
         return tuple(Placement(self.cluster.nodes[int(n)].name, int(c), int(c) * mpc + mpn, gpn, gres)
                      for n, c in zip(ids, counts))

@@ -146,12 +146,16 @@ def _job_gres(table: JobTable, n: int) -> tuple:
     return tuple(out)
 
 
-def count_words(cluster: Cluster, requests: Requests) -> tuple[np.ndarray, np.ndarray]:
+_NO_LAYOUT = object()
+
+
+def count_words(cluster: Cluster, requests: Requests, layout=_NO_LAYOUT) -> tuple[np.ndarray, np.ndarray]:
     """The jobs' per-node asks of GPUs and other generic resources as the core's count words
     (:class:`pbf.gres.GresLayout`), and which jobs no node can ever meet for them (a kind the cluster's
     nodes lack, on a cluster that has some). On a cluster with no generic resources besides GPUs the
-    word is the GPU count and a trace's other asks are read, not planned."""
-    layout = gres_layout(cluster.nodes)
+    word is the GPU count and a trace's other asks are read, not planned. ``layout``: the cluster's
+    :func:`pbf.gres.gres_layout`, where the caller keeps it (it reads every node)."""
+    layout = gres_layout(cluster.nodes) if layout is _NO_LAYOUT else layout
     gpus = np.asarray(requests.gpus, dtype=np.int64)
     if layout is None:
         return gpus, np.zeros(len(gpus), dtype=bool)
