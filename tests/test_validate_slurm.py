@@ -559,7 +559,7 @@ def test_real_slurm_interrupted_stops_every_daemon(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130 and "interrupted; every daemon was stopped" in err
+    assert proc.returncode == 130 and "interrupted; every daemon was stopped" in err, (proc.returncode, err[-2000:])
     kept = tmp_path / "v" / "slurm" / "run1"
     started = _started_pids(kept / "inside.log")
     assert len(started) == 5
