@@ -125,8 +125,9 @@ _CONFIG_KEYS = frozenset((
     "sim_end_main", "sim_late_below",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
     "bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",  # (bf_limits.pxd)
-    "bf_one_resv", "ss_marks"))                                                                     # (slurm_space.pxd)
-_BF_KEYS = frozenset(("bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age"))
+    "bf_part_resv", "bf_one_resv", "ss_marks"))                                                     # (slurm_space.pxd)
+_BF_KEYS = frozenset(("bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",
+                      "bf_part_resv"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "repeat", "parallel_min_queue",
                            "parallel", "block_slots", "split_min_nodes",
                            "split_wait", "split_trial_us", "keep_windows"))
@@ -283,7 +284,8 @@ cdef class Core:
             bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),
                     settings.get("bf_max_user_part", S.ss.lim.per_user_part),
                     settings.get("bf_max_part", S.ss.lim.per_part), settings.get("bf_max_start", S.ss.lim.max_start),
-                    settings.get("bf_min_prio", S.ss.lim.min_prio), settings.get("bf_min_age", S.ss.lim.min_age))
+                    settings.get("bf_min_prio", S.ss.lim.min_prio), settings.get("bf_min_age", S.ss.lim.min_age),
+                    settings.get("bf_part_resv", S.ss.lim.part_resv))
 
     def set_tiers(self, int64_t first, tiers):
         """The PriorityTier of jobs first, first+1, ... (added, not yet submitted): the queue runs a higher

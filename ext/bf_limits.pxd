@@ -18,6 +18,9 @@
 #   * bf_min_prio_reserve / bf_min_age_reserve: a job of priority below the first (multifactor), or
 #     that has waited less than the second (s since its submission, at the time the cycle reaches it),
 #     may only start now: it makes no reservation (Slurm's TEST_NOW_ONLY).
+#   * bf_job_part_count_reserve: once that many jobs of a partition have reserved in the cycle, the
+#     partition's later jobs may only start now (the count is the partition's resv_usage, raised where
+#     a reservation is made: bfl_reserved).
 # The counts are kept per cycle as Slurm keeps them: a count carries the cycle it was made in and
 # starts again from 0 in a new one (_check_bf_usage).
 
@@ -46,6 +49,10 @@ ctypedef struct BfLimits:
     double min_prio            # bf_min_prio_reserve (0: none)
     int64_t min_age            # bf_min_age_reserve, s (0: none)
     bint now_only              # the job being tested may only start now
+    int64_t part_resv          # bf_job_part_count_reserve (0: no limit): reservations a partition a cycle
+    int64_t resv_count[64]     # each partition's reservations ...
+    int64_t resv_stamp[64]     # ... and their cycle
+    int64_t part               # the partition of the record bfl_check last passed (its reservation counts there)
     bint one_resv              # bf_one_resv_per_job: a job of several partitions reserves in one (its first
                                # record that reserves; the later ones only start now)
     int64_t* count             # a user's count ...
@@ -61,7 +68,7 @@ ctypedef struct BfLimits:
 
 
 cdef inline void bfl_set(BfLimits* L, int64_t per_user, int64_t per_user_part, int64_t per_part, int64_t max_start,
-                         double min_prio, int64_t min_age) noexcept nogil:
+                         double min_prio, int64_t min_age, int64_t part_resv) noexcept nogil:
     cdef int k
     L.per_user = per_user
     L.per_user_part = per_user_part
@@ -69,9 +76,12 @@ cdef inline void bfl_set(BfLimits* L, int64_t per_user, int64_t per_user_part, i
     L.max_start = max_start
     L.min_prio = min_prio
     L.min_age = min_age
-    L.on = per_user > 0 or per_user_part > 0 or per_part > 0 or max_start > 0 or min_prio > 0 or min_age > 0
+    L.part_resv = part_resv
+    L.on = (per_user > 0 or per_user_part > 0 or per_part > 0 or max_start > 0 or min_prio > 0 or min_age > 0
+            or part_resv > 0)
     for k in range(64):
         L.part_stamp[k] = -1
+        L.resv_stamp[k] = -1
 
 
 cdef inline void bfl_free(BfLimits* L) noexcept nogil:
@@ -113,6 +123,13 @@ cdef inline int bfl_check(BfLimits* L, int64_t user, int64_t nusers, int64_t par
     # job to test.
     cdef int64_t k = user * 64 + part
     L.now_only = False
+    L.part = part
+    if L.part_resv > 0:
+        # (before every other check: the job that reaches bf_max_job_test is tested now only, too)
+        if L.resv_stamp[part] != cycle:
+            L.resv_stamp[part] = cycle
+            L.resv_count[part] = 0
+        L.now_only = L.resv_count[part] >= L.part_resv
     if L.max_start > 0 and started >= L.max_start:
         return BFL_STOP
     if max_job_test >= 0 and depth >= max_job_test:
@@ -152,6 +169,12 @@ cdef inline int bfl_check(BfLimits* L, int64_t user, int64_t nusers, int64_t par
         L.now_only = True
         L.held += 1
     return BFL_TEST
+
+
+cdef inline void bfl_reserved(BfLimits* L) noexcept nogil:
+    # the record bfl_check last passed has reserved: its partition's count for bf_job_part_count_reserve
+    if L.part_resv > 0:
+        L.resv_count[L.part] += 1
 
 
 cdef inline bint bfl_main_passes_over(const BfLimits* L, int64_t submit, double prio, int64_t now) noexcept nogil:

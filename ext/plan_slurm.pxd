@@ -19,7 +19,7 @@ from part_records cimport pr_count, pr_range
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
                          passed_over)
 from bf_step cimport bfl_step
-from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR
+from bf_limits cimport BFL_TEST, BFL_SKIP, BFL_ERROR, bfl_reserved
 from pbf._codes cimport TR_EVENT
 from pbf._codes cimport RC_OK, RC_NO_MEMORY, JS_PENDING
 
@@ -109,6 +109,7 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
     if t > c.now:
         if note_reservation(S, j, t) != RC_OK:
             return STEP_ERROR
+        bfl_reserved(&S.ss.lim)
         if g:
             c.blocked = blocked        # (a job inside a reservation blocks no other: schedule()'s failed_resv)
         return p + 1

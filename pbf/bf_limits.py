@@ -21,6 +21,10 @@ it), counted in that partition and for its user each time.
   now; it makes no reservation.
 * ``min_age_reserve`` (``bf_min_age_reserve``, seconds): a job that has waited less since its submission
   may only start now.
+* ``job_part_count_reserve`` (``bf_job_part_count_reserve``): once this many jobs of a partition have
+  reserved in a cycle, the partition's later jobs may only start now (Slurm counts a partition's
+  reservations, ``bf_data->resv_usage``, and resets the count each cycle). ``Backfill.reservations``,
+  by contrast, counts every partition's reservations as one.
 
 0 turns a limit off (Slurm's default for each).
 
@@ -54,7 +58,8 @@ LIMITS = (("max_job_user", "bf_max_job_user", MAX_COUNT), ("max_job_user_part", 
           ("max_job_assoc", "bf_max_job_assoc", MAX_COUNT), ("max_job_part", "bf_max_job_part", MAX_COUNT),
           ("max_job_start", "bf_max_job_start", MAX_BF_MAX_JOB_START),
           ("min_prio_reserve", "bf_min_prio_reserve", MAX_BF_MIN_PRIO_RESERVE),
-          ("min_age_reserve", "bf_min_age_reserve", MAX_BF_MIN_AGE_RESERVE))
+          ("min_age_reserve", "bf_min_age_reserve", MAX_BF_MIN_AGE_RESERVE),
+          ("job_part_count_reserve", "bf_job_part_count_reserve", MAX_COUNT))
 
 
 #: the core's codes of the node weights' rules (ext/slurm_space.pxd SS_MARKS_*)
@@ -73,6 +78,7 @@ class SlurmBackfill(Backfill):
     max_job_start: int = 0
     min_prio_reserve: int = 0
     min_age_reserve: int = 0
+    job_part_count_reserve: int = 0
     one_resv_per_job: bool = False
     slurm_version: str = DEFAULT_SLURM_VERSION
     select_type: str = "cons_tres"
@@ -108,7 +114,8 @@ class SlurmBackfill(Backfill):
         return {**super().core_settings(), "bf_max_user": self.per_user(),
                 "bf_max_user_part": self.max_job_user_part, "bf_max_part": self.max_job_part,
                 "bf_max_start": self.max_job_start, "bf_min_prio": float(self.min_prio_reserve),
-                "bf_min_age": self.min_age_reserve, "bf_one_resv": int(self.one_resv_per_job),
+                "bf_min_age": self.min_age_reserve, "bf_part_resv": self.job_part_count_reserve,
+                "bf_one_resv": int(self.one_resv_per_job),
                 "ss_marks": _MARKS[self.marks()]}
 
     def marks(self) -> str:
@@ -120,4 +127,4 @@ class SlurmBackfill(Backfill):
         return {"per_user": self.per_user(), "per_user_part": self.max_job_user_part,
                 "per_part": self.max_job_part, "max_start": self.max_job_start,
                 "min_prio": self.min_prio_reserve, "min_age": self.min_age_reserve,
-                "one_resv": self.one_resv_per_job}
+                "part_resv": self.job_part_count_reserve, "one_resv": self.one_resv_per_job}

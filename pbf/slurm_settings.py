@@ -296,9 +296,10 @@ def _sched_params(conf, mapped, unmodelled, version):
     return out
 
 
-def _bf_limits(given, priority, mapped, unmodelled):
+def _bf_limits(given, priority, mapped, unmodelled, partitions=1):
     """Slurm's own backfill limits the site sets: SlurmBackfill's fields, and the reservations a cycle
-    makes (bf_job_part_count_reserve: that many a partition, the rest tested for a start now only)."""
+    makes (bf_job_part_count_reserve: that many a partition, the rest tested for a start now only; on a
+    site of one partition the same as Backfill.reservations, which the replay keeps there)."""
     fields = {key: name for name, key, _ in LIMITS}
     out = {}
     for key, value in given.items():
@@ -307,9 +308,13 @@ def _bf_limits(given, priority, mapped, unmodelled):
             out["one_resv_per_job"] = True
             mapped[said] = ("(site) -> SlurmBackfill.one_resv_per_job (a job of several partitions reserves in "
                             "one: its later partitions' tests only start it now)")
+        elif key == "bf_job_part_count_reserve" and partitions > 1 and value:
+            out["job_part_count_reserve"] = value
+            mapped[said] = (f"{value} (site) -> SlurmBackfill.job_part_count_reserve (reservations a cycle in each "
+                            f"of the {partitions} partitions)")
         elif key == "bf_job_part_count_reserve":
-            mapped[said] = (f"{value} (site) -> Backfill.reservations {value or 'None'} (pbf replays one "
-                            "partition: its reservations a cycle)")
+            mapped[said] = (f"{value} (site) -> Backfill.reservations {value or 'None'} (one partition: its "
+                            "reservations a cycle)")
         elif key == "bf_min_prio_reserve" and priority == "fcfs":
             unmodelled.append(f"{said}={value}: not modelled by pbf under priority/basic (pbf orders jobs by "
                               "submission without Slurm's basic priority numbers)")
@@ -322,7 +327,7 @@ def _bf_limits(given, priority, mapped, unmodelled):
             mapped[said] = f"{value} (site) -> SlurmBackfill.{fields[key]}" + (
                 " (one partition and one association a user in pbf: a count a user)"
                 if key in ("bf_max_job_user_part", "bf_max_job_assoc") else "")
-    return out, given.get("bf_job_part_count_reserve") or None
+    return out, (given.get("bf_job_part_count_reserve") or None) if partitions <= 1 else None
 
 
 #: how slurm.conf(5) spells the Priority* keys pbf maps (for messages about a key the file does not set)
@@ -604,11 +609,8 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
         mapped["SchedulerParameters bf_yield_interval"] += (f"; cut to the cycle's budget {budget} s (a cycle never "
                                                             "yields in either)")
         yield_s = float(budget)
-    limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled)
-    per_part = [k for k in ("bf_job_part_count_reserve",) if s["limits"].get(k)]
-    if site and len(site.partitions) > 1 and per_part:
-        unmodelled.append(f"SchedulerParameters {', '.join(per_part)}: Slurm counts them in each partition; pbf counts "
-                          f"them over the {len(site.partitions)} partitions as one")
+    limits, reservations = _bf_limits(s["limits"], priority, mapped, unmodelled,
+                                      len(site.partitions) if site else 1)
     backfill = SlurmBackfill(reservations=reservations, max_job_test=s["bf_max_job_test"],
                              window=s["bf_window"] * 60, resolution=s["bf_resolution"], order="queue",
                              enabled=backfilling, slurm_version=version, select_type=select_type, **limits)

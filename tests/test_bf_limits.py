@@ -50,7 +50,8 @@ def limited_scenarios(draw):
         job["user"] = draw(st.integers(1, users))
     limits = dict(max_job_user=draw(st.sampled_from([0, 0, 1, 2, 3])), max_job_part=draw(st.sampled_from([0, 0, 2, 5])),
                   max_job_start=draw(st.sampled_from([0, 0, 1, 2])),
-                  min_age_reserve=draw(st.sampled_from([0, 0, 10, 60, 300])))
+                  min_age_reserve=draw(st.sampled_from([0, 0, 10, 60, 300])),
+                  job_part_count_reserve=draw(st.sampled_from([0, 0, 1, 2])))
     return nodes, jobs, reservations, first_fit, resolution, window, limits
 
 

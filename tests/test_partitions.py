@@ -526,6 +526,62 @@ def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, p
     assert got.jobs["start"].tolist() == want["start"]
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=_sites(), part_resv=st.sampled_from([1, 2]), one_resv=st.booleans())
+def test_reservations_count_in_each_partition_as_the_oracle(tmp_path, case, part_resv, one_resv):
+    # bf_job_part_count_reserve: once a partition's jobs have made that many reservations in the cycle,
+    # its later jobs only start now; another partition's jobs still reserve
+    from pbf.bf_limits import SlurmBackfill
+    nodes, parts, jobs, reservations = case
+    cluster, site = _site_of(tmp_path, nodes, parts)
+    labels = list(dict.fromkeys(j["label"] for j in jobs))
+    col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
+    table = _table([labels.index(j["label"]) + 1 for j in jobs], legend=labels, req=col("est"), cores=col("cores"),
+                   submit=col("submit"), run=col("run"), mem=col("mpc"), nodes_min=[1] * len(jobs),
+                   nodes_max=col("nmax"))
+    backfill = SlurmBackfill(reservations=reservations, resolution=0, window=0, job_part_count_reserve=part_resv,
+                             one_resv_per_job=one_resv)
+    got = replay_checked(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search="slurm",
+                                                 backfill=backfill))
+    placed = site.place(table, cluster)
+    ref = _oracle_jobs(jobs, placed)
+    for k, r in enumerate(ref):
+        bits = int(placed.job_parts[k]) if placed.job_parts is not None else 0
+        r["partition"] = (bits & -bits).bit_length() - 1 if bits else 0
+        if placed.job_records is not None and placed.job_records[k]:
+            r["record_parts"] = [index for _, index in placed.job_records[k]]
+    want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0,
+                             limits=backfill.reference_limits())
+    assert got.jobs["start"].tolist() == want["start"]
+
+
+def test_a_partition_out_of_reservations_leaves_the_other_reserving(tmp_path):
+    # n1 (4 cores) makes partition a, n2 (4 cores) partition b. At t=0 a 4-core job of a holds n1 to
+    # 1000; two 2-core jobs of b hold n2 to 1000 and to 500. Then a's A1, A2 and b's B1 (4 cores, 1000 s
+    # each) arrive, and b's small Bs (1 core, 2000 s). With bf_job_part_count_reserve=1 each partition
+    # reserves once a cycle: A1 on n1 and B1 on n2 from 1000, so that Bs, which would fit n2's two free
+    # cores from 500, waits behind B1. Counted over both partitions as one (reservations=1) only A1
+    # reserves: Bs starts at 500's cycle and B1 waits for its end.
+    path = tmp_path / "two.conf"
+    path.write_text("NodeName=n1 CPUs=4 RealMemory=8000\nNodeName=n2 CPUs=4 RealMemory=8000\n"
+                    "PartitionName=a Nodes=n1\nPartitionName=b Nodes=n2\n")
+    cluster, site = partition_cluster(read_slurm_conf(path))
+    table = _table([1, 2, 2, 1, 1, 2, 2], legend=("a", "b"), req=[1000, 1000, 500, 1000, 1000, 1000, 2000],
+                   cores=[4, 2, 2, 4, 4, 4, 1], submit=[0, 0, 0, 1, 2, 3, 5],
+                   run=[1000, 1000, 500, 1000, 1000, 1000, 2000], mem=[0] * 7,
+                   nodes_min=[1] * 7)
+    starts = {}
+    for name, backfill in (("per-partition", pbf.SlurmBackfill(reservations=None, job_part_count_reserve=1)),
+                           ("as one", pbf.SlurmBackfill(reservations=1))):
+        got = replay_checked(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search="slurm",
+                                                     backfill=backfill, trigger="interval", bf_interval=30))
+        starts[name] = got.jobs["start"].tolist()
+    per, one = starts["per-partition"], starts["as one"]
+    assert 1000 <= per[3] < 1100 and 1000 <= per[5] < 1100 and per[6] >= 2000
+    assert 500 <= one[6] < 600 and one[5] >= 2500
+
+
 # ---------------------------------------------------------------- a job of partitions of different factors
 
 def _factor_priority(site, table):

@@ -54,6 +54,7 @@ def test_limits_are_mapped_and_the_ones_pbf_leaves_out_say_why(tmp_path):
     assert "one_resv_per_job" in s.mapped["SchedulerParameters bf_one_resv_per_job"]
     assert s.config.backfill.one_resv_per_job
     assert s.mapped["SchedulerParameters bf_job_part_count_reserve"].startswith("3 (site) -> Backfill.reservations 3")
+    assert b.job_part_count_reserve == 0                          # (one partition: the count over the cycle)
     mf = slurm_settings(_conf(tmp_path, "PriorityType=priority/multifactor\n"
                                         "SchedulerParameters=bf_min_prio_reserve=100\n" + NODES, "mf.conf"))
     assert mf.config.backfill.min_prio_reserve == 100

@@ -95,9 +95,15 @@ def slurm_conf_config(args: argparse.Namespace,
     backfill = replace(base.backfill, order=chosen.pop("order"), **bf)
     if args.node_search == "exact" and isinstance(backfill, SlurmBackfill) and backfill.limited:
         # (Slurm's own backfill limits are rules of Slurm's backfill: pbf's exact plan goes without them)
+        per_part = backfill.job_part_count_reserve
         backfill = replace(backfill, one_resv_per_job=False, **{name: 0 for name, _, _ in LIMITS})
         settings.unmodelled.append("Slurm's own backfill limits (bf_max_job_user, ...): not applied with "
                                    "--node-search exact")
+        if per_part and "--reservations" not in over:
+            # (the exact plan counts reservations over the whole cluster, as with one partition)
+            backfill = replace(backfill, reservations=per_part)
+            settings.unmodelled.append(f"SchedulerParameters bf_job_part_count_reserve={per_part}: counted over "
+                                       "every partition as one with --node-search exact")
     run = {}
     for flag in ("trigger", "bf_interval", "clock", "bf_max_time"):
         if getattr(args, flag) is not None:

@@ -34,7 +34,9 @@ what it changes in a replay.
 * **Slurm's own backfill limits** (:func:`bf_limit`; ``bf_max_job_user``, ``bf_max_job_part``,
   ``bf_max_job_start``, ``bf_min_prio_reserve``, ``bf_min_age_reserve``; :mod:`pbf.bf_limits`): before
   its test, a job whose user or partition has had its count of jobs this cycle is passed over; a cycle
-  ends after its count of starts; a job of low priority or young may only start now.
+  ends after its count of starts; a job of low priority or young may only start now; once a partition's
+  jobs have made ``bf_job_part_count_reserve`` reservations in the cycle, its later jobs may only start
+  now (``limits["part_resv"]``).
 """
 from __future__ import annotations
 
@@ -414,6 +416,8 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     started = {}
     blocked = False
     counts, part = {}, {}
+    resv_part = {}                       # reservations made in each partition (bf_job_part_count_reserve)
+    part_resv = (limits or {}).get("part_resv") or 0
     reserved_jobs = set()
     stop = False
     for entry in queue_entries(jobs, queue):
@@ -450,9 +454,11 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                 # job that cannot start, reset the weights as select_nodes does)
                 main_test_weights(nodes, weights, free, req)
             one = bool(limits and limits.get("one_resv")) and reserved
+            full = part_resv > 0 and resv_part.get(partition, 0) >= part_resv
             view = space if name is None else _space(len(nodes), now, win, res, windows, name, made)
             kind, start, chosen = backfill_job(nodes, view, free, run, req, est, now, win,
-                                               reserve=(left is None or left > 0) and said != "now" and not one,
+                                               reserve=(left is None or left > 0) and said != "now" and not one
+                                               and not full,
                                                first_fit=first_fit, weights=weights, windows=others(windows, name),
                                                inside=cur)
             if kind == "start":
@@ -472,6 +478,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                     space.reserve(*made[-1])
                 reserved = True
                 reserved_jobs.add(j)
+                resv_part[partition] = resv_part.get(partition, 0) + 1
                 if left is not None:
                     left -= 1
         if stop:
