@@ -3,7 +3,7 @@
 
     python bench/node_threads.py [--nodes 160000] [--cores 64] [--queued 50000] [--passes 5]
                                  [--search exact,slurm] [--workers 1,2] [--rounds 2] [--modes off,auto]
-                                 [--max-job-test 1000] [--seed 0] [--reverse] [--as-is]
+                                 [--max-job-test 1000] [--seed 0] [--reverse]
 
 The cluster: ``--nodes`` nodes ``n000001``, ``n000002``, ... of ``--cores`` cores each (pbf keeps at most
 2**24 cores, so 160,000 nodes have at most 104), ``--cores`` x 2,000 MB of memory each, the last tenth
@@ -33,18 +33,11 @@ one process. Printed per search and mode: the medians of the later passes, the r
 2-worker median per round and its median ("1.42x faster"), the spread of the rounds' ratios, the helper's
 shared/helped search counts, the decisions' digest (identical for every run of a search, or the script
 fails), and the process's peak RSS. docs/benchmarks.md quotes its figures.
-
-Two per-job Python steps of :class:`pbf.Engine` cost time in proportion to the cluster (the nodes'
-generic-resource layout found again for every submitted job; a started job's units listed by unpacking every
-unit's bit): at 160,000 nodes they, not the node search, took most of a run. The script replaces them by the
-same results found once and from the job's non-zero words (:func:`lighter_engine_overheads`; the decisions
-digest is the same as with ``--as-is``, which keeps them).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import os
 import resource
 import statistics
@@ -54,9 +47,10 @@ import time
 import numpy as np
 
 import pbf
+from pbf.benchmark_nodes import timed_passes
 from pbf.config import Backfill
 from pbf.engine import Engine
-from pbf.engine_events import Finish, Job, Reserve, Start, Submit
+from pbf.engine_events import Job, Start, Submit
 from pbf.workload.archer2 import ARCHER2_NODES, generate_archer2
 
 MAX_UNITS = 2 ** 24
@@ -95,36 +89,6 @@ def build_jobs(nodes: int, cores: int, queued: int, seed: int) -> tuple[list[Job
     return jobs, fill
 
 
-def lighter_engine_overheads() -> None:
-    """Two of :class:`pbf.Engine`'s Python steps cost time in proportion to the cluster for every job
-    (``EngineNodes.hand_over`` finds the nodes' generic-resource layout again for every submitted job;
-    ``Engine._start`` unpacks every unit's bit to list a started job's units): at 160,000 nodes they, not
-    the node search, take most of a run. Replaced here by the same results found once (the layout) and
-    from the job's non-zero words only (the units); no decision changes (the digest shows it)."""
-    from pbf import engine, engine_nodes
-    from pbf.gres import gres_layout
-    layouts: dict = {}
-
-    def count_words(cluster, requests):
-        if id(cluster) not in layouts:
-            layouts[id(cluster)] = (cluster, gres_layout(cluster.nodes))
-        layout = layouts[id(cluster)][1]
-        gpus = np.asarray(requests.gpus, dtype=np.int64)
-        if layout is None:
-            return gpus, np.zeros(len(gpus), dtype=bool)
-        return layout.ask_words(gpus, requests.gres if requests.gres else [()] * len(gpus))
-
-    def unit_indices(words, units_total):
-        bits = words.itemsize * 8
-        nz = np.flatnonzero(words)
-        rows, cols = np.nonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(len(nz), bits))
-        units = nz[rows] * bits + cols
-        return units[units < units_total]
-
-    engine_nodes.count_words = count_words
-    engine._unit_indices = unit_indices
-
-
 def at(job: Job, when: int) -> Submit:
     return Submit(dataclasses.replace(job, submit=when))
 
@@ -145,26 +109,11 @@ def passes(cluster: pbf.Cluster, jobs: list[Job], fill: int, search: str, worker
                     for d in engine.advance(0, [at(j, 0) for j in jobs[first:min(first + max_job_test, fill)]])
                     if isinstance(d, Start))
     setup = time.perf_counter() - t0
-    digest = hashlib.sha256()
-    walls, started, reserved = [], [], []
-    now, events = 1, [at(j, 1) for j in jobs[fill:]]
-    for _ in range(later + 1):
-        t0 = time.perf_counter()
-        decisions = engine.advance(now, events)
-        walls.append(time.perf_counter() - t0)
-        digest.update(repr(decisions).encode())
-        starts = [d for d in decisions if isinstance(d, Start)]
-        started.append(len(starts))
-        reserved.append(sum(isinstance(d, Reserve) for d in decisions))
-        for d in starts:
-            ends[d.job_id] = now + run_of[d.job_id]
-        job, end = min(ends.items(), key=lambda kv: (kv[1], kv[0]))
-        del ends[job]
-        now = max(now + 1, end)
-        events = [Finish(job, now)]
+    out = timed_passes(engine, [at(j, 1) for j in jobs[fill:]], ends, run_of, later)
+    started, reserved = out["started"], out["reserved"]
     shared, helped, backoffs, trial_count, trials_shared = engine._core.search_helper_stats()
-    return {"walls": walls, "setup": setup, "started": started, "reserved": reserved,
-            "digest": digest.hexdigest()[:16], "shared": shared, "helped": helped, "backoffs": backoffs,
+    return {"walls": out["walls"], "setup": setup, "started": started, "reserved": reserved,
+            "digest": out["digest"], "shared": shared, "helped": helped, "backoffs": backoffs,
             "trials": trial_count, "trials_shared": trials_shared, "first_started": len(ends)}
 
 
@@ -239,8 +188,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reverse", action="store_true", help="start with the reversed order of runs (2 auto, 2 off, "
                                                             "1), to add rounds to a run cut short")
-    ap.add_argument("--as-is", action="store_true", help="keep pbf.Engine's per-job Python steps that cost in "
-                                                         "proportion to the cluster (lighter_engine_overheads)")
     a = ap.parse_args()
     positive("nodes", a.nodes, MAX_UNITS)
     positive("cores", a.cores, MAX_UNITS)
@@ -254,8 +201,6 @@ def main() -> None:
     searches = whole_list(a.search, "search", ("exact", "slurm"))
     counts = sorted(set(whole_list(a.workers, "workers")))
     modes = whole_list(a.modes, "modes", ("off", "auto"))
-    if not a.as_is:
-        lighter_engine_overheads()
     t0 = time.perf_counter()
     cluster = build_cluster(a.nodes, a.cores)
     jobs, fill = build_jobs(a.nodes, a.cores, a.queued, a.seed)
@@ -264,9 +209,7 @@ def main() -> None:
           f"{a.queued:,} queued at once ({exclusive / len(jobs):.0%} node-exclusive), max_job_test "
           f"{a.max_job_test}, {a.passes} later passes; workers {counts}, modes {modes}, {a.rounds} round(s); "
           f"{os.cpu_count()} CPUs, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
-          f"set up in {time.perf_counter() - t0:.1f} s"
-          + ("; pbf.Engine as is" if a.as_is else "; two per-job Engine steps found once (lighter_engine_overheads)"),
-          flush=True)
+          f"set up in {time.perf_counter() - t0:.1f} s", flush=True)
     kinds = [(w, m) for w in counts for m in (modes if w > 1 else [""])]
     ok = True
     for search in searches:

@@ -29,8 +29,8 @@ from typing import Any
 from .bounded import MAX_GENERATED_JOBS, check_int, parse_whole
 from .errors import ConfigError
 
-__all__ = ["archer2_replay_row", "archer2_pass_rows", "archer2_passes", "node_replay", "node_replay_row",
-           "node_replay_jobs", "REPLAY_JOBS_PER_DAY", "REPLAY_JOBS_ENV"]
+__all__ = ["archer2_replay_row", "archer2_pass_rows", "archer2_passes", "timed_passes", "node_replay",
+           "node_replay_row", "node_replay_jobs", "REPLAY_JOBS_PER_DAY", "REPLAY_JOBS_ENV"]
 
 #: jobs submitted first, to fill the empty machine (those that fit start)
 FILL_JOBS = 6_000
@@ -50,7 +50,7 @@ def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_
     (docs/engine.md, "Threads on nodes"), where trials find it faster (``trials`` False: in every pass)."""
     from .config import Backfill
     from .engine import Engine
-    from .engine_events import Finish, Job, Reserve, Start, Submit
+    from .engine_events import Job, Start, Submit
     from .workload.archer2 import archer2_cluster, generate_archer2
     table = generate_archer2(n_jobs=FILL_JOBS + queued, window=14 * 86400, seed=seed)
     c = table.columns
@@ -70,9 +70,22 @@ def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_
     ends = {d.job_id: run_of[d.job_id] for d in engine.advance(0, submits(0, FILL_JOBS, 0)) if isinstance(d, Start)}
     if report:
         report(f"{search}: {len(ends):,} of {FILL_JOBS:,} jobs started on the empty machine; {queued:,} submitted next")
+    out = timed_passes(engine, submits(FILL_JOBS, FILL_JOBS + queued, 1), ends, run_of, passes, report)
+    shared, helped = engine._core.search_helper_stats()[:2]
+    return {"walls": out["walls"], "started": out["started"], "reserved": out["reserved"],
+            "decisions": out["digest"], "shared": shared, "helped": helped}
+
+
+def timed_passes(engine, events, ends: dict, run_of: dict, passes: int,
+                 report: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Time ``engine.advance(1, events)`` and ``passes`` calls after it, each at the end of the running job
+    that ends first (``ends``: {job: end} of the running jobs, updated; ``run_of``: {job: run time}).
+    Returns the calls' wall times (s), the jobs started and reserved in each, and a digest of every
+    decision (the same for any workers)."""
+    from .engine_events import Finish, Reserve, Start
     walls, started, reserved = [], [], []
-    digest = hashlib.sha256()            # (of every decision: the same for any workers)
-    now, events = 1, submits(FILL_JOBS, FILL_JOBS + queued, 1)
+    digest = hashlib.sha256()
+    now = 1
     for k in range(passes + 1):
         t0 = time.perf_counter()
         decisions = engine.advance(now, events)
@@ -90,9 +103,7 @@ def archer2_passes(search: str, queued: int = 100_000, passes: int = 5, max_job_
         del ends[job]
         now = max(now + 1, end)
         events = [Finish(job, now)]
-    shared, helped = engine._core.search_helper_stats()[:2]
-    return {"walls": walls, "started": started, "reserved": reserved, "decisions": digest.hexdigest()[:16],
-            "shared": shared, "helped": helped}
+    return {"walls": walls, "started": started, "reserved": reserved, "digest": digest.hexdigest()[:16]}
 
 
 def _child(search: str, queued: int, passes: int, max_job_test: int) -> None:

@@ -78,8 +78,13 @@ def _number_of(job_id, j):
 
 
 def _unit_indices(words, units_total):
-    bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:units_total]
-    return np.flatnonzero(bits)
+    # only the words with a bit set are unpacked: a job's row spans the whole cluster (10M bits on
+    # 160,000 nodes of 64 cores) while the job holds a few of its words
+    words = np.asarray(words).view(np.uint64)
+    nz = np.flatnonzero(words)
+    bits = np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(len(nz), 64).astype(bool)
+    units = (nz[:, None] * 64 + np.arange(64, dtype=np.int64))[bits]
+    return units[units < units_total]
 
 
 class Engine(BatchPath, CallChecks):
