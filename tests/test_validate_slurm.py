@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from pbf.errors import ConfigError, TraceFormatError
+from pbf.resources import requests_of
 from pbf.validate import compare as cmp
 from pbf.validate.jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from pbf.validate.records import (
@@ -107,6 +108,22 @@ def test_private_conf_says_what_it_does_not_carry(tmp_path):
     for needle in ("foobar=7", "topologyplugin=topology/tree", "mps:100", "allowgroups=admins", "state=DOWN",
                    "reason=x"):
         assert needle in said, needle
+
+
+def test_private_conf_carries_generic_resources_and_jobs_ask_them(tmp_path):
+    # a node's GRES besides GPUs becomes a count in gres.conf (no device files), typed or not; GresTypes
+    # names every kind; a job's sbatch line asks its GPUs and the rest in one --gres, per node
+    site = _conf(tmp_path, "GresTypes=gpu,nvme\nNodeName=n1 CPUs=4 RealMemory=4000 Gres=gpu:1,nvme:fast:2,fpga:1\n"
+                           "NodeName=n2 CPUs=4 RealMemory=4000 Gres=nvme:1\nPartitionName=p Nodes=n[1-2] Default=YES\n")
+    pc = write_private_conf(site, tmp_path / "s")
+    text, gres = Path(pc.path).read_text(), Path(pc.gres_path).read_text()
+    assert "GresTypes=gpu,nvme,fpga" in text and "Gres=gpu:1,nvme:fast:2,fpga:1" in text and "Gres=nvme:1" in text
+    assert "NodeName=n1 Name=nvme Type=fast Count=2" in gres and "NodeName=n1 Name=fpga Count=1" in gres
+    assert "NodeName=n2 Name=nvme Count=1" in gres and pc.not_carried == []
+    job = HarnessJob(id=1, submit=0, run=5, limit_min=1, cores=2, gpus=1, gres=(("fpga", 1), ("nvme", 2)))
+    assert "--gres=gpu:1,fpga:1,nvme:2" in job.sbatch_args(None, "/tmp")
+    table = pbf_table([job, HarnessJob(id=2, submit=0, run=5, limit_min=1, cores=2)])
+    assert requests_of(table, "requested", 0).gres == ((("fpga", 1), ("nvme", 2)), ())
 
 
 @pytest.mark.parametrize("text, partition, expected", [

@@ -12,7 +12,8 @@ the same workload and every time compared is in seconds of the run; multiply by 
 workload's seconds.
 
 What a job asks (pbf's :func:`pbf.resources.requests_of` of the trace) becomes: ``--ntasks`` its cores,
-``--mem-per-cpu`` or ``--mem`` (per node) in MB, ``--gres=gpu:N`` (per node), ``-N min[-max]`` when the
+``--mem-per-cpu`` or ``--mem`` (per node) in MB, ``--gres=gpu:N,nvme:M`` (GPUs and any other generic
+resources, per node), ``-N min[-max]`` when the
 trace names node counts, ``--constraint=a&b``; on a site of several partitions, ``--partition`` the job's
 own (the trace's ``Partition``, ``a,b`` for a job of several), as pbf replays it; ``--reservation=R`` for a
 job the trace says ran inside reservation ``R`` (a sacct dump's ``Reservation`` column), which pbf's side
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
+from ..gres import gres_text
 from ..resources import Requests, constraint_legend, requests_of
 from ..workload import JobTable, read_swf
 from ..workload.jobs import SwfHeader
@@ -43,7 +45,8 @@ class HarnessJob:
     ``features``, the workload's own ``orig_submit``, ``orig_run`` and ``orig_req`` (seconds), its
     ``user`` (the trace's user number), ``partition`` (the trace's partitions, ``a`` or ``a,b``; ""
     when the job goes where the harness sends every job) and ``reservation`` (the reservation the job
-    names, ``sbatch --reservation``; "" for none)."""
+    names, ``sbatch --reservation``; "" for none); ``gres``: the generic resources besides GPUs it asks
+    of each node (``(name, count)`` pairs)."""
     id: int
     submit: int
     run: int
@@ -61,6 +64,7 @@ class HarnessJob:
     user: int = 1
     partition: str = ""
     reservation: str = ""
+    gres: tuple = ()
 
     @property
     def account(self) -> str:
@@ -96,8 +100,9 @@ class HarnessJob:
             args.append(f"--mem={self.mem_node_mb}")
         elif self.mem_core_mb:
             args.append(f"--mem-per-cpu={self.mem_core_mb}")
-        if self.gpus:
-            args.append(f"--gres=gpu:{self.gpus}")
+        if self.gpus or self.gres:
+            args.append("--gres=" + ",".join(([f"gpu:{self.gpus}"] if self.gpus else [])
+                                             + [f"{name}:{count}" for name, count in self.gres]))
         if self.features:
             args.append(f"--constraint={'&'.join(self.features)}")
         args.append(f"--wrap=sleep {self.run}")
@@ -174,7 +179,8 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
             mem_node_mb=int(requests.mem_node_mb[i]), gpus=int(requests.gpus[i]),
             nodes_min=int(requests.nodes_min[i]), nodes_max=int(requests.nodes_max[i]),
             features=tuple(requests.features[i]), orig_submit=int(table.submit[i]), orig_run=run0, orig_req=req,
-            user=int(table.user[i]), partition=labels[i], reservation=resvs[i]))
+            user=int(table.user[i]), partition=labels[i], reservation=resvs[i],
+            gres=tuple(requests.gres[i]) if requests.gres else ()))
     if len({j.id for j in jobs}) != len(jobs):
         raise ConfigError(f"{table.source}: job ids repeat; the harness names Slurm jobs by them")
     notes = []
@@ -187,25 +193,30 @@ def scale_jobs(table: JobTable, requests: Requests, time_scale: float = 1.0, *,
 
 def pbf_table(jobs: Sequence[HarnessJob], runs: dict | None = None, qos: str | None = None) -> JobTable:
     """A :class:`pbf.JobTable` of the scaled jobs for pbf's replay (submit, run and requested time in
-    seconds of the run, memory, GPUs, nodes, features, user, and the jobs' own partitions as ``;
-    Partition: N name`` header lines when some job names any). ``runs`` (job id -> seconds) replaces run
+    seconds of the run, memory, GPUs and other generic resources (``; Gres: N nvme:1`` header lines), nodes,
+    features, user, and the jobs' own partitions as ``; Partition: N name`` header lines when some job
+    names any). ``runs`` (job id -> seconds) replaces run
     times, e.g. by those Slurm measured. ``qos``: every job's QOS (a ``; Queue: 1 NAME`` header line), as a
     limits case submits them (:mod:`pbf.validate.limits`)."""
     n = len(jobs)
     col = lambda f, dtype=np.int64: np.array([f(j) for j in jobs], dtype=dtype)  # noqa: E731
     run = col(lambda j: runs.get(j.id, j.run) if runs else j.run)
     resvs = list(dict.fromkeys(j.reservation for j in jobs if j.reservation))
+    kinds = list(dict.fromkeys(gres_text(j.gres) for j in jobs if j.gres))
     table = JobTable.from_arrays(
         job_id=col(lambda j: j.id), submit=col(lambda j: j.submit), wait=np.full(n, -1), run=run,
         alloc_procs=col(lambda j: j.cores), req_procs=col(lambda j: j.cores),
         req_time=col(lambda j: j.limit_min * 60), status=np.ones(n, dtype=np.int64), user=col(lambda j: j.user),
         mem_core_mb=col(lambda j: j.mem_core_mb), mem_node_mb=col(lambda j: j.mem_node_mb),
         gpus=col(lambda j: j.gpus), nodes_min=col(lambda j: j.nodes_min), nodes_max=col(lambda j: j.nodes_max),
-        **({"reservation": col(lambda j: resvs.index(j.reservation) + 1 if j.reservation else 0)} if resvs else {}))
+        **({"reservation": col(lambda j: resvs.index(j.reservation) + 1 if j.reservation else 0)} if resvs else {}),
+        **({"gres": col(lambda j: kinds.index(gres_text(j.gres)) + 1 if j.gres else 0)} if kinds else {}))
     table.features = ["&".join(j.features) for j in jobs]
     names = list(dict.fromkeys(j.partition for j in jobs if j.partition))
-    if names or qos or resvs:
+    if names or qos or resvs or kinds:
         header = SwfHeader()
+        for k, text in enumerate(kinds, 1):
+            header.add_line(f" Gres: {k} {text}")
         for k, name in enumerate(names, 1):
             header.add_line(f" Partition: {k} {name}")
         for k, name in enumerate(resvs, 1):

@@ -127,6 +127,23 @@ def _gres_gpus(path, number, text):
     return gres_gpus(path, number, text), others
 
 
+def _generic_gres(entries):
+    """The generic resources of a node's ``Gres=`` entries other than GPUs: ``(entry, gres.conf words)``
+    for each the private Slurm can hold (``nvme:2`` -> ``Name=nvme Count=2``, ``nvme:fast:2`` -> ``Name=nvme
+    Type=fast Count=2``: a count without device files), and the entries it cannot (mps and shard need GPU
+    devices)."""
+    carried, left = [], []
+    for entry in entries:
+        parts = entry.split("(")[0].split(":")
+        if parts[0] in ("mps", "shard"):
+            left.append(entry)
+            continue
+        count = parts[-1] if len(parts) > 1 else "1"
+        kind = f" Type={parts[1]}" if len(parts) == 3 else ""
+        carried.append((entry.split("(")[0], f"Name={parts[0]}{kind} Count={count}"))
+    return carried, left
+
+
 def _nodes_of(conf):
     # (node_lines: the numbers checked and the names counted before they are made, a name given twice refused)
     return [(number, name, pairs) for number, pairs, names in node_lines(conf) for name in names]
@@ -135,7 +152,8 @@ def _nodes_of(conf):
 def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, partition: str | None = None,
                        *, debug_flags: str = "Backfill", all_partitions: bool = False,
                        accounting: bool = False, enforce: str = "associations") -> PrivateConf:
-    """Write ``slurm.conf`` (and ``gres.conf`` with placeholder GPU files when a node has GPUs) into
+    """Write ``slurm.conf`` (and ``gres.conf`` with placeholder GPU files when a node has GPUs, and a count
+    of each other generic resource a node has) into
     ``scratch`` from the site's ``site`` file, for daemons in the harness's private network namespace;
     returns a :class:`PrivateConf`. Nothing of the site's host names, addresses, ports or paths is
     kept. Every ``PartitionName`` line is carried; jobs go to ``partition`` (else the ``Default=YES``
@@ -175,7 +193,7 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
             lines.append(f"{key}={value}")
         elif key not in _REPLACED and key != "grestypes":
             not_carried.append(f"{key}={value} (line {number}): not known to the harness, not carried")
-    nodes, gres_lines, port = [], [], FIRST_NODE_PORT
+    nodes, gres_lines, port, kinds = [], [], FIRST_NODE_PORT, {}
     gpu_dir = os.path.join(scratch, "gpus")
     node_lines = []
     for number, name, pairs in _nodes_of(conf):
@@ -191,17 +209,23 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
             elif key not in _NODE_REPLACED:
                 not_carried.append(f"NodeName={name}: {key}={value} (line {number}): not carried")
         gpus, others = _gres_gpus(conf.path, number, pairs.get("gres", ""))
-        if others:
-            not_carried.append(f"NodeName={name}: Gres {','.join(others)} (line {number}): only GPUs are carried")
+        carried, left = _generic_gres(others)
+        if left:
+            not_carried.append(f"NodeName={name}: Gres {','.join(left)} (line {number}): not carried (Slurm ties "
+                               "mps and shard to GPU devices, which the harness's nodes lack)")
+        if gpus or carried:
+            words.append("Gres=" + ",".join(([f"gpu:{gpus}"] if gpus else []) + [e for e, _ in carried]))
         if gpus:
-            words.append(f"Gres=gpu:{gpus}")
             files = [os.path.join(gpu_dir, f"{name}-gpu{i}") for i in range(gpus)]
             gres_lines.append(f"NodeName={name} Name=gpu Count={gpus} File={','.join(files)}")
+        for _, line in carried:
+            gres_lines.append(f"NodeName={name} {line}")
+            kinds[line.split()[0][5:]] = None
         node_lines.append(" ".join(words))
         nodes.append((name, port, gpus))
         port += 1
     if gres_lines:
-        lines.append("GresTypes=gpu")
+        lines.append("GresTypes=" + ",".join((["gpu"] if any(n[2] for n in nodes) else []) + list(kinds)))
     lines.extend(node_lines)
     names = {n[0] for n in nodes}
     part_name = None
@@ -241,7 +265,7 @@ def write_private_conf(site: str | os.PathLike, scratch: str | os.PathLike, part
     if gres_lines:
         os.makedirs(gpu_dir, exist_ok=True)
         for line in gres_lines:
-            for f in line.split("File=")[1].split(","):
+            for f in line.split("File=")[1].split(",") if "File=" in line else ():
                 open(f, "a").close()
         gres_path = os.path.join(scratch, "gres.conf")
         with open(gres_path, "w") as fh:
