@@ -50,6 +50,10 @@ ctypedef struct AdvResv:
     int64_t now, d             # the main scheduler's test under way: its time and the job's (set before
                                # Planner.take_now)
     int32_t* grp               # each window's reservation, 1.. among those some job is inside (0: none is)
+    uint64_t main_out          # the reservations (1..64, a bit each) a main-scheduler pass has taken out:
+                               # one of their jobs found them not begun (_schedule's
+                               # ESLURM_RESERVATION_NOT_USABLE), so their nodes go to no later job of the
+                               # pass; 0 outside main passes
     int32_t* jgrp              # each job's reservation (0: none; NULL: no job is inside one) ...
     int64_t njobs              # ... for jobs 0 .. njobs - 1
     int64_t* ev                # the times a pass is due: every window's end and the start of each window
@@ -147,13 +151,18 @@ cdef inline int64_t ar_live(AdvResv* R, int64_t now) noexcept nogil:
     return R.first
 
 
+cdef inline bint ar_taken_out(const AdvResv* R, int64_t k) noexcept nogil:
+    # window k's reservation taken out of the main-scheduler pass under way (AdvResv.main_out)
+    return R.main_out != 0 and 0 < R.grp[k] <= 64 and (R.main_out >> (R.grp[k] - 1)) & 1
+
+
 cdef inline uint64_t* ar_free_units(AdvResv* R, uint64_t* free_units, int64_t now, int64_t d) noexcept nogil:
     # the free units a job of time d may take now: those of the windows that start before it would end
     # (and end after now) left out
     cdef int64_t k, w
     cdef bint copied = False
     for k in range(ar_live(R, now), R.n):
-        if R.start[k] < now + d:
+        if R.start[k] < now + d or ar_taken_out(R, k):
             if not copied:
                 memcpy(R.scratch, free_units, R.W * sizeof(uint64_t))
                 copied = True

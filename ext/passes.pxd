@@ -18,7 +18,7 @@ from lifecycle cimport job_start, refresh_priorities, apply_corrections
 from state cimport State, PassCtx
 from node_model cimport NodeModel
 from bf_limits cimport bfl_main_passes_over
-from resv_inside cimport ri_group
+from resv_inside cimport ri_group, ri_current
 from pass_steps cimport CM_SEARCH, STEP_STOP, STEP_ERROR, pass_clock, ensure_scratch, passed_over
 from pbf._codes cimport (CK_FREE, CK_MODEL, CK_SLURM_SIM, HOW_MAIN, PK_FULL, PK_QUICK, EX_END, EX_MAX_JOB_TEST,
                          EX_QUICK_BLOCKED, EX_BUDGET)
@@ -241,7 +241,7 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
     # limit) or once the tests have cost max_cost_us. Each test costs cost_test_us; a job starts when
     # the pass reaches it (t_us plus the cost so far; with no cost, at t_us). The slurm-sim clock's
     # main scheduler sets the limits; the interval trigger's quick pass has none.
-    cdef int64_t t0 = pass_clock(S), now = t_us // 1000000, cost = 0, p, j, k, started = 0, depth = 0, first = -1
+    cdef int64_t t0 = pass_clock(S), now = t_us // 1000000, cost = 0, p, j, k, w, started = 0, depth = 0, first = -1
     cdef int64_t queue = S.queue.n
     cdef int ex = EX_END
     if refresh_priorities(S, now) != RC_OK:
@@ -251,6 +251,7 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
     S.decided.nreserved = 0
     S.main.failed = 0
     S.main.failed_resv = 0
+    S.ar.main_out = 0
     for p in range(S.queue.n):
         S.main.skip = False
         S.main.job_parts = 0
@@ -281,9 +282,14 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
                 continue              # (bf_min_age_reserve / bf_min_prio_reserve: it blocks nothing)
             if g > 0:
                 # Slurm's _schedule: a job inside a reservation that cannot start fails its reservation
-                # for the rest of the pass (failed_resv), not its partition
+                # for the rest of the pass (failed_resv), not its partition; one whose reservation has
+                # not begun (ESLURM_RESERVATION_NOT_USABLE) also takes the reservation's nodes out of
+                # the pass (avail_node_bitmap)
                 if g <= 64:
                     S.main.failed_resv |= (<uint64_t>1) << (g - 1)
+                    w = ri_current(&S.ar, g, S.ar.now)
+                    if w >= 0 and S.ar.start[w] > S.ar.now:
+                        S.ar.main_out |= (<uint64_t>1) << (g - 1)
                 continue
             if S.main.job_parts:
                 # Slurm's _schedule: its partitions fail for the rest of the pass (their jobs are not
@@ -303,6 +309,7 @@ cdef inline int main_pass(State* S, int64_t t_us, int64_t depth_limit, int64_t m
         if append(&S.decided.started, &S.decided.nstarted, &S.decided.started_cap, j) != RC_OK:
             return RC_NO_MEMORY
     S.main.rec = -1
+    S.ar.main_out = 0
     if started:
         # (the started entries: the first `started` ones, but for jobs passed over for licenses)
         queue_compact(&S.queue, &S.jobs, first)

@@ -14,7 +14,7 @@ from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
 
 from counts cimport cnt_min
-from advance_resv cimport AdvResv, ResvLine, ar_live, ar_free_units, ar_line, rl_least, rl_hold
+from advance_resv cimport AdvResv, ResvLine, ar_live, ar_free_units, ar_line, ar_taken_out, rl_least, rl_hold
 from node_model cimport (NodeModel, NodeLine, nm_node_cpus, nm_choose, nm_hold_node, nm_add_time, nm_job_mem,
                          EV_T_MAX)
 from slurm_space cimport SlurmSpace, ss_reset, ss_reserve
@@ -52,7 +52,7 @@ cdef inline bint ri_other_over(const AdvResv* R, int32_t g, int64_t i, int64_t t
 cdef inline uint64_t* ar_job_units(AdvResv* R, int64_t j, uint64_t* free_units, int64_t now, int64_t d) noexcept nogil:
     # the free units job j (of time d) may take now: ar_free_units for a job inside no reservation; for
     # one inside, those of its reservation's window if it has begun (NULL: none), less those of the
-    # other windows over [now, now + d)
+    # other windows over [now, now + d) and of the reservations the main pass has taken out
     cdef int32_t g = ri_group(R, j)
     cdef int64_t k, o, w
     if g == 0:
@@ -63,7 +63,7 @@ cdef inline uint64_t* ar_job_units(AdvResv* R, int64_t j, uint64_t* free_units, 
     for w in range(R.W):
         R.scratch[w] = free_units[w] & R.ubits[k * R.W + w]
     for o in range(ar_live(R, now), R.n):
-        if R.grp[o] != g and R.start[o] < now + d:
+        if R.grp[o] != g and (R.start[o] < now + d or ar_taken_out(R, o)):
             for w in range(R.W):
                 R.scratch[w] &= ~R.ubits[o * R.W + w]
     return R.scratch
