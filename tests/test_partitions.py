@@ -496,13 +496,9 @@ def test_core_lists_a_job_of_two_tiers_once(tmp_path):
     assert got.jobs["estimated_start"].tolist() == [0, 0, 120, 180]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
-@given(case=_sites(), per_part=st.sampled_from([1, 2]), per_user_part=st.sampled_from([0, 1, 3]))
-def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, per_part, per_user_part):
-    # bf_max_job_part / bf_max_job_user_part: a count a partition; a job of several partitions counts
-    # once in each of its records' partitions
-    from pbf.bf_limits import SlurmBackfill
+def _limited_starts(tmp_path, case, **limits):
+    """_sites' case replayed with Slurm's backfill limits ``limits`` (SlurmBackfill's fields): the compiled
+    core's starts and the oracle's, each job's records counted in their own partitions."""
     nodes, parts, jobs, reservations = case
     cluster, site = _site_of(tmp_path, nodes, parts)
     labels = list(dict.fromkeys(j["label"] for j in jobs))
@@ -510,8 +506,7 @@ def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, p
     table = _table([labels.index(j["label"]) + 1 for j in jobs], legend=labels, req=col("est"), cores=col("cores"),
                    submit=col("submit"), run=col("run"), mem=col("mpc"), nodes_min=[1] * len(jobs),
                    nodes_max=col("nmax"))
-    backfill = SlurmBackfill(reservations=reservations, resolution=0, window=0, max_job_part=per_part,
-                             max_job_user_part=per_user_part)
+    backfill = pbf.SlurmBackfill(reservations=reservations, resolution=0, window=0, **limits)
     got = replay_checked(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search="slurm",
                                                  backfill=backfill))
     placed = site.place(table, cluster)
@@ -523,7 +518,17 @@ def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, p
             r["record_parts"] = [index for _, index in placed.job_records[k]]
     want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0,
                              limits=backfill.reference_limits())
-    assert got.jobs["start"].tolist() == want["start"]
+    return got.jobs["start"].tolist(), want["start"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=_sites(), per_part=st.sampled_from([1, 2]), per_user_part=st.sampled_from([0, 1, 3]))
+def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, per_part, per_user_part):
+    # bf_max_job_part / bf_max_job_user_part: a count a partition; a job of several partitions counts
+    # once in each of its records' partitions
+    got, want = _limited_starts(tmp_path, case, max_job_part=per_part, max_job_user_part=per_user_part)
+    assert got == want
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -532,28 +537,8 @@ def test_backfill_limits_count_in_each_partition_as_the_oracle(tmp_path, case, p
 def test_reservations_count_in_each_partition_as_the_oracle(tmp_path, case, part_resv, one_resv):
     # bf_job_part_count_reserve: once a partition's jobs have made that many reservations in the cycle,
     # its later jobs only start now; another partition's jobs still reserve
-    from pbf.bf_limits import SlurmBackfill
-    nodes, parts, jobs, reservations = case
-    cluster, site = _site_of(tmp_path, nodes, parts)
-    labels = list(dict.fromkeys(j["label"] for j in jobs))
-    col = lambda k: np.array([j[k] for j in jobs], dtype=np.int64)  # noqa: E731
-    table = _table([labels.index(j["label"]) + 1 for j in jobs], legend=labels, req=col("est"), cores=col("cores"),
-                   submit=col("submit"), run=col("run"), mem=col("mpc"), nodes_min=[1] * len(jobs),
-                   nodes_max=col("nmax"))
-    backfill = SlurmBackfill(reservations=reservations, resolution=0, window=0, job_part_count_reserve=part_resv,
-                             one_resv_per_job=one_resv)
-    got = replay_checked(table, pbf.ReplayConfig(cluster=cluster, partitions=site, node_search="slurm",
-                                                 backfill=backfill))
-    placed = site.place(table, cluster)
-    ref = _oracle_jobs(jobs, placed)
-    for k, r in enumerate(ref):
-        bits = int(placed.job_parts[k]) if placed.job_parts is not None else 0
-        r["partition"] = (bits & -bits).bit_length() - 1 if bits else 0
-        if placed.job_records is not None and placed.job_records[k]:
-            r["record_parts"] = [index for _, index in placed.job_records[k]]
-    want = slurm_node_replay(placed.cluster.nodes, ref, reservations, window=0, resolution=0,
-                             limits=backfill.reference_limits())
-    assert got.jobs["start"].tolist() == want["start"]
+    got, want = _limited_starts(tmp_path, case, job_part_count_reserve=part_resv, one_resv_per_job=one_resv)
+    assert got == want
 
 
 def test_a_partition_out_of_reservations_leaves_the_other_reserving(tmp_path):
