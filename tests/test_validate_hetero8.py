@@ -37,22 +37,22 @@ def test_the_recorded_hetero8_runs_are_compared_again(tmp_path, capsys):
     out = tmp_path / "h8"
     assert main(["validate", "slurm", str(DATA / "hetero8.conf"), str(WORKLOAD), "--time-scale", "60",
                  "--slurm-runs", str(rec), "--out", str(out)]) == 0
-    assert "end lag      pbf: ends of jobs under 25 s seen a second late" in capsys.readouterr().out
+    assert "end lag      pbf: ends of jobs under 22 s seen a second late" in capsys.readouterr().out
     s = json.loads((out / "summary.json").read_text())
     assert s["repeat"] == 3 and s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 240
     # the threshold from the runs' own logs (launch and completion over the backfill cycles' drift)
-    assert s["pbf_end_lag_below"] == {"s": 25, "from": "runs", "runs_s": [25, 35, 25]}
+    assert s["pbf_end_lag_below"] == {"s": 22, "from": "runs", "runs_s": [22, 26, 21]}
     # per-job agreement at least Slurm's own less 5 points (run 1 against runs 2 and 3: 30.4 %, 32.9 %)
     own = min(a["within_share"] for a in s["slurm_vs_slurm"])
     assert s["pbf_vs_slurm"]["within_share"] >= own - 0.05
-    # AWT within 5 % of the three runs' mean (measured: +0.4 %)
+    # AWT within 5 % of the three runs' mean (measured: -4.6 %)
     assert abs(s["awt_s"]["pbf"] / _awt_mean(s) - 1) <= 0.05
 
 
 def test_the_recorded_hetero8_fs_runs_are_compared_again(tmp_path):
     s = _again(tmp_path, DATA / "hetero8_fs.conf", DATA / "recorded_hetero8_fs")
     assert s["repeat"] == 3 and s["pbf_vs_slurm"]["jobs"] == 240
-    assert s["pbf_end_lag_below"] == {"s": 25, "from": "runs", "runs_s": [25, 24, 27]}
+    assert s["pbf_end_lag_below"] == {"s": 25, "from": "runs", "runs_s": [23, 25, 26]}
     own = min(a["within_share"] for a in s["slurm_vs_slurm"])
     assert s["pbf_vs_slurm"]["within_share"] >= own - 0.05
     # AWT: -5.7 % of the three runs' mean, just outside the 5 % target (docs/validation.md says so); the

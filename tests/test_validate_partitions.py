@@ -102,8 +102,8 @@ def test_the_recorded_two_partition_runs_are_compared_again(tmp_path, capsys):
     # timing lines: ends of jobs under 55 s seen a second late) (docs/slurm-harness.md: 85.0 % within 2 s of
     # run 1, 90.0 % on the mean of the three, AWT +1.3 % on their mean; with every record at the job's
     # highest tier, 21.7 % and -16.6 %)
-    assert s["pbf_end_lag_below"] == {"s": 55, "from": "runs", "runs_s": [55, None, None]}
-    assert "end lag      pbf: ends of jobs under 55 s seen a second late: --end-lag-below 55 (the median" in text
+    assert s["pbf_end_lag_below"] == {"s": 50, "from": "runs", "runs_s": [50, None, None]}
+    assert "end lag      pbf: ends of jobs under 50 s seen a second late: --end-lag-below 50 (the median" in text
     assert s["pbf_vs_slurm"]["within_share"] >= 0.8 and abs(s["awt_s"]["relative_difference"]) < 0.05
     assert s["pbf_vs_pbf_timers_shifted"]["within_share"] == 1.0 and "pbf vs pbf" in text
     assert set(s["slurm_started_by"]) <= {"backfill", "main"} and sum(s["slurm_started_by"].values()) == 60
@@ -190,7 +190,7 @@ def test_a_live_run_is_replayed_again_with_its_own_timing(tmp_path, monkeypatch)
     monkeypatch.setattr(cmp, "check_requirements", lambda accounting=False: {})
     monkeypatch.setattr(cmp, "run_slurm", fake_run)
     s = cmp.validate_slurm(CONF, WORKLOAD, out=tmp_path / "live", verbose=False, repeat=3)
-    assert len(calls) == 3 and s["pbf_end_lag_below"] == {"s": 55, "from": "runs", "runs_s": [55, None, None]}
+    assert len(calls) == 3 and s["pbf_end_lag_below"] == {"s": 50, "from": "runs", "runs_s": [50, None, None]}
     again = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "again", verbose=False)
     assert s["pbf_vs_slurm"] == again["pbf_vs_slurm"] and s["awt_s"]["pbf"] == again["awt_s"]["pbf"]
     given = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "13", verbose=False, end_lag_below=13)

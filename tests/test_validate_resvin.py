@@ -141,14 +141,14 @@ def test_the_recorded_runs_are_compared_again(tmp_path, capsys):
         assert 70 <= int(rows[i]["pbf_start"]) < 310 and set(rows[i]["pbf_nodes"].split()) <= {"a1", "a2"}
     # the figures docs/slurm-harness.md quotes (the replay is deterministic): within 2 s, pbf against each run
     # and every pair of runs, as percentages of the 48 jobs; AWT of pbf and of each run
-    assert round(100 * s["pbf_vs_slurm"]["within_share"], 1) == 100.0
+    assert round(100 * s["pbf_vs_slurm"]["within_share"], 1) == 95.8
     assert [round(100 * x["within_share"], 1) for x in s["slurm_vs_slurm"]] == [93.8, 100.0]
     starts = [[r[k] for r in rows.values()] for k in ("slurm_start", "slurm2_start", "slurm3_start")]
     pbf = [r["pbf_start"] for r in rows.values()]
-    assert [_within(pbf, x) for x in starts] == [100.0, 79.2, 100.0]
+    assert [_within(pbf, x) for x in starts] == [95.8, 77.1, 100.0]
     assert [_within(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == [93.8, 100.0, 75.0]
     awt = s["awt_s"]
-    assert [round(awt[k], 1) for k in ("pbf", "slurm", "slurm_run2", "slurm_run3")] == [100.9, 100.1, 99.0, 100.7]
+    assert [round(awt[k], 1) for k in ("pbf", "slurm", "slurm_run2", "slurm_run3")] == [101.0, 100.1, 99.0, 100.7]
 
 
 def _within(a, b, window=2):

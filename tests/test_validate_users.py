@@ -117,7 +117,7 @@ def test_the_recorded_per_user_limits_runs_are_compared_again(tmp_path, capsys):
     assert all(abs(v["relative_difference_last"]) <= 0.1 for v in by.values())
     # the runs' own timing (slurmctld's launch and completion over the cycles' drift); AWT within 5 % of
     # the three runs' mean; per-job agreement with run 1
-    assert s["pbf_end_lag_below"] == {"s": 69, "from": "runs", "runs_s": [69, 67, 75]}
+    assert s["pbf_end_lag_below"] == {"s": 77, "from": "runs", "runs_s": [68, 77, 94]}
     mean = (s["awt_s"]["slurm"] + s["awt_s"]["slurm_run2"] + s["awt_s"]["slurm_run3"]) / 3
     assert abs(s["awt_s"]["pbf"] / mean - 1) <= 0.05
     assert s["pbf_vs_slurm"]["within_share"] >= 0.9 and all(a["within_share"] == 1 for a in s["slurm_vs_slurm"])

@@ -124,7 +124,7 @@ def _timing_lines(s):
                    f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of {late} seen a "
                    "second late")
     if lag:
-        runs = ", ".join("none" if v is None else ("all jobs" if v == 0 else f"{v} s") for v in lag["runs_s"])
+        runs = ", ".join("no log" if v is None else ("all jobs" if v == 0 else f"{v} s") for v in lag["runs_s"])
         said = {"given": "as given",
                 "runs": f"the median of the runs' own timing: {runs}; --end-lag-below S to choose",
                 "settings": "the --slurm-conf default: no run's log gives Slurm's timing"}[lag["from"]]

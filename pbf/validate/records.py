@@ -180,8 +180,11 @@ def read_timing(text: str, runs: dict) -> dict:
     """Slurm's sub-second timing, from slurmctld's log (millisecond stamps): ``launch_completion_s``,
     the median of end - start - asked run time over the jobs (``runs``: slurm job id -> asked run
     time, s; start from the ``Started``/``Allocate`` line, end from ``_job_complete: ... done``);
-    ``cycle_drift_s``, the median of how much later than one second after the last each backfill
-    cycle began (consecutive cycles 0.5-1.5 s apart); and ``end_lag_below_s``, their ratio rounded:
+    ``cycle_drift_s``, the mean of how much later than one second after the last each backfill
+    cycle began (consecutive cycles 0.5-1.5 s apart; the mean, not the median: the log's millisecond
+    stamps make each drift a whole number of milliseconds, so that a drift of 0.55 ms a cycle reads as
+    0 or 1 ms, whose median says 0 or 1 while the cycles' phase moves 0.55 ms a second); and
+    ``end_lag_below_s``, their ratio rounded:
     jobs shorter than that end just after the cycle of their last second, so the scheduler sees them a
     second late (pbf's ``SlurmSim.end_lag_below``). Values are None where the log has too little."""
     starts = {k: t for k, (_, t) in read_starts_log(text).items()}
@@ -201,7 +204,7 @@ def read_timing(text: str, runs: dict) -> dict:
     over = sorted(ends[k] - starts[k] - runs[k] for k in ends if k in starts and k in runs)
     drift = sorted((b - a) - 1.0 for a, b in zip(cycles, cycles[1:]) if 0.5 < b - a < 1.5)
     eps = over[len(over) // 2] if over else None
-    dr = drift[len(drift) // 2] if drift else None
+    dr = math.fsum(drift) / len(drift) if drift else None
     below = int(round(eps / dr)) if eps is not None and dr is not None and dr > 0 and eps > 0 else None
     return {"launch_completion_s": eps, "cycle_drift_s": dr, "end_lag_below_s": below,
             "jobs": len(over), "cycles": len(cycles)}

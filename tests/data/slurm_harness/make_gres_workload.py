@@ -8,7 +8,6 @@ Deterministic: python make_gres_workload.py rewrites the file byte for byte.
 import os
 
 import numpy as np
-
 from make_workloads import HEADER, stamp
 
 
