@@ -143,6 +143,17 @@ cdef inline int64_t next_event(State* S, bint bf_timer) noexcept nogil:
     return t
 
 
+cdef inline int _finish_one(State* S, int64_t j, int64_t e, int64_t* n) noexcept nogil:
+    # running job j ends at e (its lent cores back under co-allocation); n counts it
+    if S.co.on:
+        if co_job_ended(S, j, e) != RC_OK:
+            return RC_NO_MEMORY
+    else:
+        job_finish(S, j, e)
+    n[0] += 1
+    return RC_OK
+
+
 cdef inline int finish_due(State* S, int64_t t, int64_t* n) noexcept nogil:
     # the completions due by t, in end order, each at its end
     cdef int64_t e, j
@@ -151,12 +162,8 @@ cdef inline int finish_due(State* S, int64_t t, int64_t* n) noexcept nogil:
         if e > t:
             return RC_OK
         j = heap_pop(S)
-        if S.co.on:
-            if co_job_ended(S, j, e) != RC_OK:
-                return RC_NO_MEMORY
-        else:
-            job_finish(S, j, e)
-        n[0] += 1
+        if _finish_one(S, j, e, n) != RC_OK:
+            return RC_NO_MEMORY
 
 
 cdef inline int sim_finish_due(State* S, int64_t t, int64_t* n, int64_t** late, int64_t* nlate,
@@ -179,13 +186,8 @@ cdef inline int sim_finish_due(State* S, int64_t t, int64_t* n, int64_t** late, 
                 late[0] = <int64_t*>p
             late[0][nlate[0]] = j
             nlate[0] += 1
-        else:
-            if S.co.on:
-                if co_job_ended(S, j, e) != RC_OK:
-                    return RC_NO_MEMORY
-            else:
-                job_finish(S, j, e)
-            n[0] += 1
+        elif _finish_one(S, j, e, n) != RC_OK:
+            return RC_NO_MEMORY
 
 
 cdef inline int outages_due(State* S, int64_t t, int64_t* n) noexcept nogil:
@@ -422,13 +424,10 @@ cdef inline int event_schedule(State* S, int64_t t, bint events) noexcept nogil:
 cdef inline int sim_finish_late(State* S, int64_t t, const int64_t* late, int64_t nlate) noexcept nogil:
     # the ends kept for after t's backfill cycle (sim_finish_due): each at t, then the main scheduler
     # they run (SimTime.end_main)
-    cdef int64_t k
+    cdef int64_t k, counted = 0
     for k in range(nlate):
-        if S.co.on:
-            if co_job_ended(S, late[k], t) != RC_OK:
-                return RC_NO_MEMORY
-        else:
-            job_finish(S, late[k], t)
+        if _finish_one(S, late[k], t, &counted) != RC_OK:
+            return RC_NO_MEMORY
     if S.sim.end_main:
         S.sim.ended = True
     else:
