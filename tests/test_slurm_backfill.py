@@ -105,6 +105,60 @@ def test_the_will_run_test_starts_at_the_last_end_of_a_batch():
     assert will_run(node, [(0, 8000, 0)], run, NodeRequest(9), {0}, now=90) is None
 
 
+def test_equal_ends_come_in_the_job_lists_order_in_the_will_run_test():
+    # node b (4 cores, 1 free) is offered, node a is not. Jobs Y (2 cores on b) and X (1 core on a) end
+    # at 170, Z (1 core on b) at 500. The first batch runs to 180 + 30: after a job whose resources
+    # return, job_test.c looks at the next job's end; a job without an offered node is passed over
+    # unchecked. Y before X (Slurm's job list, the order of submission): Y, then X (170, within the
+    # window) passed over, then Z given back in the same batch: the start is 500. X before Y: after Y,
+    # Z's end (500) is past the window; the start is 170. The order of the list handed in is not it.
+    nodes = [Node("a", 1, 8000, 0, ()), Node("b", 4, 8000, 0, ())]
+    free = [(0, 7000, 0), (1, 6000, 0)]
+    for x_job, start in [(3, 500), (1, 170)]:
+        run = [RunningJob(500, {1: (1, 0, 0)}, 0), RunningJob(170, {0: (1, 0, 0)}, x_job),
+               RunningJob(170, {1: (2, 0, 0)}, 2)]
+        assert will_run(nodes, free, run, NodeRequest(2), {1}, now=100) == (start, {1: 2})
+        assert will_run(nodes, free, run[::-1], NodeRequest(2), {1}, now=100) == (start, {1: 2})
+
+
+def test_a_job_started_in_the_cycle_keeps_its_place_among_equal_ends():
+    # n0 (fast, 1 core), n1 (ib, 4 cores). At 100 job 2 (Y, submitted at 1) starts on n1 to 170; job 3
+    # (X, on n0 since 2) ends at 170 too, job 0 (Z, on n1) at 500. Job 4 (2 cores on n1) is tested next:
+    # Y comes before X, as in Slurm's job list, so its will-run test gives back Y, passes X over and
+    # gives back Z in the same batch: it reserves n1 from 500, and job 5 (1 core, 100 s) starts at once
+    # on n1's free core. (Taking X first, by its earlier start, reserves n1 from 170: job 5 waits.)
+    nodes = [Node("n0", 1, 8000, 0, ("fast",)), Node("n1", 4, 8000, 0, ("ib",))]
+    shape = [(0, 500, 1, ("ib",)), (0, 100, 2, ("ib",)), (1, 70, 2, ("ib",)), (2, 168, 1, ("fast",)),
+             (4, 100, 2, ("ib",)), (5, 100, 1, ("ib",))]
+    jobs = [dict(submit=s, run=e, est=e, cores=c, mpc=0, mpn=0, gpus=0, nmin=1, nmax=0, feat=f) for s, e, c, f in shape]
+    for reservations in (None, 1):
+        got = _compiled(nodes, jobs, reservations, False, record_nodes=True)
+        want = slurm_node_replay(nodes, _ref_jobs(jobs), reservations)
+        assert got.jobs["start"].tolist() == want["start"] == [0, 0, 100, 2, 170, 100]
+
+
+def test_equal_ends_in_a_busy_case_found_by_the_property_test():
+    # (a counterexample of test_compiled_slurm_backfill_is_the_oracle, shrunk.) At 855 job 8 starts on
+    # n1, n5 to 885, where job 13 ends on n0 too; job 12 (8 cores, 1 GPU, ib) is tested next. Job 8 comes
+    # first in Slurm's job list: job 13 (n0, not offered) is passed over, and the batch gives back job 10
+    # too (1514); job 12 reserves n4, n5 from 1514, not 885, so job 17 (9 cores, 600 s) starts at once on n0, n2, n4.
+    nodes = [Node("n0", 8, 16000, 0, ("fast",)), Node("n1", 6, 16000, 2, ()), Node("n2", 3, 16000, 0, ()),
+             Node("n3", 8, 16000, 0, ("ib",)), Node("n4", 7, 16000, 1, ("ib",)), Node("n5", 4, 16000, 2, ("ib",))]
+    shape = [(38, 43, 43, 1, 1, 1, 0, ()), (38, 719, 719, 2, 2, 2, 0, ()), (76, 840, 746, 9, 0, 1, 0, ()),
+             (76, 3, 3, 8, 0, 1, 1, ()), (76, 55, 55, 7, 2, 1, 0, ()), (173, 360, 360, 2, 0, 2, 0, ()),
+             (173, 570, 319, 6, 0, 1, 2, ()), (173, 75, 75, 8, 0, 1, 2, ()), (173, 30, 30, 7, 2, 1, 0, ()),
+             (325, 360, 149, 7, 0, 1, 0, ()), (325, 780, 780, 9, 0, 1, 0, ()), (325, 80, 80, 5, 1, 1, 0, ()),
+             (325, 10, 10, 8, 1, 1, 0, ("ib",)), (388, 60, 60, 1, 0, 1, 0, ("fast",)), (526, 480, 178, 2, 0, 1, 0, ()),
+             (592, 100, 100, 6, 0, 1, 0, ()), (659, 840, 840, 1, 0, 1, 0, ()), (659, 600, 600, 9, 0, 1, 0, ())]
+    jobs = [dict(submit=s, est=e, run=r, cores=c, mpc=0, mpn=0, gpus=g, nmin=lo, nmax=hi, feat=f)
+            for s, e, r, c, g, lo, hi, f in shape]
+    got = _compiled(nodes, jobs, 3, True, record_nodes=True)
+    want = slurm_node_replay(nodes, _ref_jobs(jobs), 3, first_fit=True)
+    assert got.jobs["start"].tolist() == want["start"]
+    assert want["start"][8:] == [855, 325, 734, 474, 885, 825, 526, 592, 692, 855]
+    assert got.jobs["nodes"].tolist()[17] == "n0,n2,n4" and sorted(want["alloc"][17]) == [0, 2, 4]
+
+
 def test_a_job_waits_for_a_reserved_node_instead_of_sharing_it():
     # two 8-core nodes; node 0 busy to 100 with 4 cores. Job A (8 cores) reserves node 0 at 100
     # (whole node, to 200); job B (2 cores, 150 s) would fit on node 0's free cores now, but

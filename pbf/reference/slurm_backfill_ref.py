@@ -20,9 +20,13 @@ what it changes in a replay.
 * **The will-run test** (:func:`will_run`; ``_will_run_test`` in
   ``src/plugins/select/cons_common/job_test.c``): the job starts now if the select plugin's choice
   (:func:`pbf.reference.nodes_ref.eval_nodes`) finds nodes among those offered. Else the running jobs
-  with a node among them are taken by end (start + limit) and their resources given back in batches:
-  the first batch ends at the first end rounded up to the next multiple of 30 s, plus 30 s; the window
-  then doubles until the next end fits. After each batch the choice is tried again; the first success
+  are taken by end (start + limit; equal ends in the order of Slurm's job list, that of submission:
+  ``_cr_job_list_sort`` compares ends alone, and glibc's ``qsort`` is stable) and the resources of those
+  with a node among the offered given back in batches: the first batch ends at the first end rounded up
+  to the next multiple of 30 s, plus 30 s; the window then doubles until the next end fits. The next
+  job's end is looked at only after a job whose resources return: a job with no offered node is passed
+  over unchecked, and the batch goes on to the job after it, whatever its end (so the order of equal
+  ends matters). After each batch the choice is tried again; the first success
   starts the job at the batch's last end (a job already past its end: that end plus ``KillWait``).
   With no reservation left only the first test is made (``TEST_NOW_ONLY``).
 * **Node weights** (:func:`gpu_weights`, :func:`reset_weights`; cons_tres ``can_job_run_on_node``,
@@ -66,13 +70,15 @@ BATCH_CHECK = 200
 
 
 class RunningJob:
-    """A running job as the will-run test sees it: its planned end and ``alloc`` {node: (cores,
-    memory, GPUs)}."""
-    __slots__ = ("end", "alloc")
+    """A running job as the will-run test sees it: its planned end, ``alloc`` {node: (cores, memory,
+    GPUs)} and ``job``, its place in Slurm's job list (the order of submission: the job's index), which
+    orders equal ends (all equal: as given)."""
+    __slots__ = ("end", "alloc", "job")
 
-    def __init__(self, end: int, alloc: Mapping[int, tuple[int, int, int]]) -> None:
+    def __init__(self, end: int, alloc: Mapping[int, tuple[int, int, int]], job: int = 0) -> None:
         self.end = end
         self.alloc = alloc
+        self.job = job
 
 
 class NodeSpace:
@@ -244,7 +250,7 @@ def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], runnin
     if now_only:
         return None
     future = [list(f) for f in free]
-    order = sorted(running, key=lambda r: r.end)
+    order = sorted(running, key=lambda r: (r.end, r.job))     # (equal ends: as Slurm's job list)
     window, end_time, k, n = WILL_RUN_WINDOW, None, 0, len(order)
     more = True
     while more:
@@ -407,7 +413,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
     free = [[n.cores, n.memory_mb, counts_of(n)] for n in nodes]
     run = []
     for j, (s, a) in running.items():
-        run.append(RunningJob(s + jobs[j]["est"], a))
+        run.append(RunningJob(s + jobs[j]["est"], a, j))
         for i, (c, m, g) in a.items():
             free[i][0] -= c
             free[i][1] -= m
@@ -465,7 +471,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                 got = {i: (c, c * req.mem_per_core + req.mem_per_node, ask_of(req, nodes)) for i, c in chosen.items()}
                 started[j] = got
                 holds.take(j)
-                run.append(RunningJob(now + est, got))
+                run.append(RunningJob(now + est, got, j))
                 for i, (c, m, g) in got.items():
                     free[i][0] -= c
                     free[i][1] -= m
