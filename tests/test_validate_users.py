@@ -92,12 +92,12 @@ def test_the_recorded_per_user_limits_runs_are_compared_again(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "limits       QOSMaxCpuPerUserLimit: jobs held, Slurm " in text
     s = json.loads((out / "summary.json").read_text())
-    assert s["repeat"] == 3 and s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 48
+    assert s["repeat"] == 6 and s["slurm_version"] == "slurm-wlm 22.05.8" and s["pbf_vs_slurm"]["jobs"] == 48
     table, req = load_workload(WORKLOAD)
     jobs = scale_jobs(table, req, 1.0)[0]
     # every job ran as its trace user's own Unix user
     user = {j.id: j.unix_user for j in jobs}
-    for k in (1, 2, 3):
+    for k in range(1, 7):
         run = read_run(REC / "slurm" / f"run{k}", jobs)
         by_slurm = {r["slurm_id"]: i for i, r in run.jobs.items()}
         names = {by_slurm[int(line.split()[0][6:])]: line.split()[1][7:].split("(")[0]
@@ -108,19 +108,20 @@ def test_the_recorded_per_user_limits_runs_are_compared_again(tmp_path, capsys):
     assert s["limits"]["pbf_assoc_limits"]["jobs_of_unknown_associations"] == 0
     q = s["limits"]["pbf_qos_limits"]["limits"]["normal"]
     assert q["max_jobs_pu"] == 3 and q["max_cpus_pu"] == 8
-    # squeue's jobs held by each per-user limit in the three runs (at some poll, and as their last limit)
-    assert {r: v["slurm"] for r, v in by.items()} == {"QOSMaxCpuPerUserLimit": [29, 29, 29],
-                                                       "QOSMaxJobsPerUserLimit": [31, 31, 31]}
-    assert {r: v["slurm_last"] for r, v in by.items()} == {"QOSMaxCpuPerUserLimit": [24, 24, 24],
-                                                            "QOSMaxJobsPerUserLimit": [11, 11, 11]}
+    # squeue's jobs held by each per-user limit in the six runs (at some poll, and as their last limit)
+    assert {r: v["slurm"] for r, v in by.items()} == {"QOSMaxCpuPerUserLimit": [29] * 6,
+                                                       "QOSMaxJobsPerUserLimit": [31] * 6}
+    assert {r: v["slurm_last"] for r, v in by.items()} == {"QOSMaxCpuPerUserLimit": [24] * 5 + [23],
+                                                            "QOSMaxJobsPerUserLimit": [11] * 5 + [12]}
     # pbf names the limit that last held a job: within 10 % of Slurm's last reasons for each limit
     assert all(abs(v["relative_difference_last"]) <= 0.1 for v in by.values())
-    # the runs' own timing (slurmctld's launch and completion over the cycles' drift); AWT within 5 % of
-    # the three runs' mean; per-job agreement with run 1
-    assert s["pbf_end_lag_below"] == {"s": 77, "from": "runs", "runs_s": [68, 77, 94]}
-    mean = (s["awt_s"]["slurm"] + s["awt_s"]["slurm_run2"] + s["awt_s"]["slurm_run3"]) / 3
-    assert abs(s["awt_s"]["pbf"] / mean - 1) <= 0.05
-    assert s["pbf_vs_slurm"]["within_share"] >= 0.9 and all(a["within_share"] == 1 for a in s["slurm_vs_slurm"])
+    # the runs' own timing (slurmctld's launch and completion over the cycles' drift: the three later runs
+    # launched faster); AWT within 5 % of the six runs' mean; per-job agreement with run 1 (97.9 %) at least
+    # Slurm's own less 5 points (run 1 against the others: 100 %)
+    assert s["pbf_end_lag_below"] == {"s": 44, "from": "runs", "runs_s": [68, 77, 94, 44, 32, 27]}
+    awt = [s["awt_s"]["slurm"]] + [s["awt_s"][f"slurm_run{k}"] for k in range(2, 7)]
+    assert abs(s["awt_s"]["pbf"] / (sum(awt) / 6) - 1) <= 0.05
+    assert s["pbf_vs_slurm"]["within_share"] >= 0.95 and all(a["within_share"] == 1 for a in s["slurm_vs_slurm"])
     none = cmp.validate_slurm(CONF, WORKLOAD, slurm_runs=REC, out=tmp_path / "none", verbose=False, limits="none")
     assert "limits" not in none and none["pbf_vs_slurm"]["within_share"] < 0.5
 
