@@ -25,7 +25,7 @@ def _again(tmp_path, conf, rec, **kw):
 
 
 def _awt_mean(s):
-    runs = [s["awt_s"]["slurm"]] + [s["awt_s"][f"slurm_run{k}"] for k in (2, 3)]
+    runs = [s["awt_s"]["slurm"]] + [s["awt_s"][f"slurm_run{k}"] for k in range(2, s["repeat"] + 1)]
     return sum(runs) / len(runs)
 
 
@@ -51,12 +51,13 @@ def test_the_recorded_hetero8_runs_are_compared_again(tmp_path, capsys):
 
 def test_the_recorded_hetero8_fs_runs_are_compared_again(tmp_path):
     s = _again(tmp_path, DATA / "hetero8_fs.conf", DATA / "recorded_hetero8_fs")
-    assert s["repeat"] == 3 and s["pbf_vs_slurm"]["jobs"] == 240
-    assert s["pbf_end_lag_below"] == {"s": 25, "from": "runs", "runs_s": [23, 25, 26]}
+    assert s["repeat"] == 6 and s["pbf_vs_slurm"]["jobs"] == 240
+    # the three later runs launched jobs faster: their thresholds are 7-9 s, the first three's 23-26 s
+    assert s["pbf_end_lag_below"] == {"s": 9, "from": "runs", "runs_s": [23, 25, 26, 9, 8, 7]}
     own = min(a["within_share"] for a in s["slurm_vs_slurm"])
     assert s["pbf_vs_slurm"]["within_share"] >= own - 0.05
-    # AWT: -5.7 % of the three runs' mean, just outside the 5 % target (docs/validation.md says so); the
-    # fixed 13 s threshold gives -3.5 %
+    # AWT: -6.0 % of the six runs' mean, just outside the 5 % target (docs/validation.md says so; the runs'
+    # own AWTs lie 6.7 % below to 6.2 % above it); the fixed 13 s threshold gives -0.1 %
     assert -0.07 <= s["awt_s"]["pbf"] / _awt_mean(s) - 1 <= 0.0
     old = _again(tmp_path / "13", DATA / "hetero8_fs.conf", DATA / "recorded_hetero8_fs", end_lag_below=13)
     assert abs(old["awt_s"]["pbf"] / _awt_mean(old) - 1) <= 0.05
