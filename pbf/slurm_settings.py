@@ -18,7 +18,8 @@ site setting                                                  pbf
 ``bf_max_job_assoc``, ``bf_max_job_part``,                    (``max_job_user``, ...)
 ``bf_max_job_start``, ``bf_min_prio_reserve``,
 ``bf_min_age_reserve``
-``bf_job_part_count_reserve``                                 ``Backfill.reservations`` (one partition)
+``bf_job_part_count_reserve``                                 ``SlurmBackfill.job_part_count_reserve`` (each
+                                                              partition; ``Backfill.reservations`` with one)
 ``default_queue_depth``, ``sched_interval``,                  :class:`pbf.SlurmSim` fields of the same names
 ``batch_sched_delay``, ``max_sched_time``
 ``bf_yield_interval`` (microseconds)                          ``SlurmSim.bf_yield_interval`` (seconds)
