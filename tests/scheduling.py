@@ -320,3 +320,14 @@ def replay_against_node_oracles(search, nodes, table, ref_jobs, reservations, fi
     names = [",".join(nodes[i].name for i in sorted(a)) if a else "" for a in want["alloc"]]
     assert got.jobs["nodes"].tolist() == names
     return got
+
+
+def slurm_or_skip():
+    """Skip the calling test, saying why, where no real Slurm can run (pbf.validate's requirements)."""
+    import pytest
+
+    from pbf.validate.slurm_run import SlurmUnavailable, check_requirements
+    try:
+        check_requirements()
+    except SlurmUnavailable as exc:
+        pytest.skip(f"no real Slurm here: {exc}")

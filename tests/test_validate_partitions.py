@@ -20,7 +20,9 @@ from pbf.errors import ConfigError
 from pbf.validate import compare as cmp
 from pbf.validate.jobs import job_partitions, load_workload, pbf_table, scale_jobs
 from pbf.validate.slurm_config import write_private_conf
-from pbf.validate.slurm_run import SlurmUnavailable, check_requirements, compact_run, is_recording, read_run
+from pbf.validate.slurm_run import compact_run, is_recording, read_run
+
+from scheduling import slurm_or_skip
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "part2.conf"
@@ -150,15 +152,8 @@ def test_a_run_kept_in_full_is_made_compact(tmp_path):
 
 # ---------------------------------------------------------------- (b) with a real Slurm
 
-def _slurm_or_skip():
-    try:
-        check_requirements()
-    except SlurmUnavailable as exc:
-        pytest.skip(f"no real Slurm here: {exc}")
-
-
 def test_real_slurm_runs_each_job_in_its_partitions(tmp_path):
-    _slurm_or_skip()
+    slurm_or_skip()
     rows = [(1, 1, 8, 4, "small"), (2, 1, 6, 8, "cpu"), (3, 2, 5, 4, "cpu,small"), (4, 2, 4, 8, "cpu,small"),
             (5, 3, 3, 2, "small"), (6, 3, 4, 4, "cpu")]
     work = _sacct(tmp_path, rows)

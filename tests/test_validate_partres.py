@@ -26,13 +26,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from pbf.replayer import replay
 from pbf.slurm_settings import slurm_settings
 from pbf.validate import compare as cmp
 from pbf.validate.jobs import load_workload, pbf_table, scale_jobs
 from pbf.validate.slurm_run import is_recording, read_run
+
+from scheduling import slurm_or_skip
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "partres2.conf"
@@ -185,19 +185,11 @@ def test_a_count_over_both_partitions_misses_the_runs():
 
 # ---------------------------------------------------------------- with a real Slurm
 
-def _slurm_or_skip():
-    from pbf.validate.slurm_run import SlurmUnavailable, check_requirements
-    try:
-        check_requirements()
-    except SlurmUnavailable as exc:
-        pytest.skip(f"no real Slurm here: {exc}")
-
-
 def test_real_slurm_reserves_in_each_partition(tmp_path):
     # pa's wide job (3) is held by a long job (1) and queued first; pb's wide job (4) needs a reservation to keep
     # a stream of small jobs off b1 and b2. Slurm reserves for both in one cycle and starts job 4 once job 2
     # ends (about +20 s); counted over both partitions as one, job 4 would wait for the stream's end (+55 s)
-    _slurm_or_skip()
+    slurm_or_skip()
     rows = [(1, 0, 60, 2, 2, "pa"), (2, 0, 20, 1, 2, "pb"), (3, 1, 5, 1, 8, "pa"), (4, 2, 5, 1, 8, "pb")]
     rows += [(5 + k, 4 + 4 * k, 15, 1, 1, "pb") for k in range(10)]
     work = tmp_path / "jobs.sacct"

@@ -26,7 +26,9 @@ from pbf.validate.reservation import (
     pbf_reservation,
     recorded_reservation,
 )
-from pbf.validate.slurm_run import SlurmUnavailable, check_requirements, is_recording, read_run
+from pbf.validate.slurm_run import is_recording, read_run
+
+from scheduling import slurm_or_skip
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "small4.conf"
@@ -161,15 +163,8 @@ def _rows(path):
 
 # ---------------------------------------------------------------- (b) with a real Slurm
 
-def _slurm_or_skip():
-    try:
-        check_requirements()
-    except SlurmUnavailable as exc:
-        pytest.skip(f"no real Slurm here: {exc}")
-
-
 def test_real_slurm_keeps_jobs_off_a_reservation(tmp_path):
-    _slurm_or_skip()
+    slurm_or_skip()
     head = "JobID|Submit|Start|ElapsedRaw|TimelimitRaw|ReqCPUS|ReqNodes|ReqMem|State|User|Partition\n"
     rows = [(1, 0, 5, 8), (2, 0, 5, 8), (3, 1, 4, 2), (4, 2, 4, 8), (5, 3, 3, 4)]
     work = tmp_path / "jobs.sacct"

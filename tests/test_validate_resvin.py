@@ -25,13 +25,13 @@ from pbf.validate.jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from pbf.validate.reservation import named_jobs, parse_reservation, pbf_reservation
 from pbf.validate.slurm_config import write_private_conf
 from pbf.validate.slurm_run import (
-    SlurmUnavailable,
-    check_requirements,
     is_recording,
     new_scratch,
     read_run,
     run_slurm,
 )
+
+from scheduling import slurm_or_skip
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "small4.conf"
@@ -157,15 +157,8 @@ def _within(a, b, window=2):
 
 # ---------------------------------------------------------------- (b) with a real Slurm
 
-def _slurm_or_skip():
-    try:
-        check_requirements()
-    except SlurmUnavailable as exc:
-        pytest.skip(f"no real Slurm here: {exc}")
-
-
 def test_real_slurm_runs_the_named_jobs_inside_the_reservation(tmp_path):
-    _slurm_or_skip()
+    slurm_or_skip()
     head = "JobID|Submit|Start|ElapsedRaw|TimelimitRaw|ReqCPUS|ReqNodes|ReqMem|State|User|Partition|Reservation\n"
     rows = [(1, 0, 8, 4, "", "r1"), (2, 1, 6, 8, "1", ""), (3, 2, 5, 4, "", ""), (4, 7, 5, 8, "1", "r1")]
     work = tmp_path / "jobs.sacct"
@@ -189,7 +182,7 @@ def test_real_slurm_ends_a_job_at_its_reservations_end_and_holds_one_still_pendi
     # Slurm 22.05: a running job inside a reservation is ended at the reservation's end (plus ResvOverRun, 0)
     # by the time-limit check of slurmctld's 30-second timer (job_time_limit, "Reservation ended"), state
     # TIMEOUT; a job still pending at the end is held (_clear_job_resv: JOB_RESV_DEL_HOLD) and never starts
-    _slurm_or_skip()
+    slurm_or_skip()
     jobs = [HarnessJob(id=1, submit=0, run=50, limit_min=2, cores=8, reservation="r2"),
             HarnessJob(id=2, submit=1, run=5, limit_min=1, cores=8, reservation="r2")]
     scratch = new_scratch()
