@@ -94,6 +94,11 @@ def _add_schedulers(parser):
                         "job; default: the median of the compared runs' own timing, their launch and completion "
                         "time over their backfill cycles' drift, read from slurmctld's log; where no log gives "
                         "it, the --slurm-conf setting, 13)")
+    s.add_argument("--end-lag-threshold", choices=("median", "per-run"), default="median",
+                   help="with several Slurm runs of their own timing: 'median' (default) compares every run with "
+                        "one pbf replay at the median of their thresholds; 'per-run' replays pbf once per distinct "
+                        "threshold and compares each run with the replay at its own (a run whose log gives none: "
+                        "at the median), adding the per-run lines and summary.json 'pbf_per_run'")
     s.add_argument("--quiet", action="store_true", help="no progress on stderr")
     s.set_defaults(func=run)
     return s
@@ -123,6 +128,9 @@ def _timing_lines(s):
         out.append(f"timing       Slurm run 1: launch and completion {1000 * tm['launch_completion_s']:.0f} ms, "
                    f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of {late} seen a "
                    "second late")
+    if s.get("pbf_per_run"):
+        from .per_run import console_lines
+        return out + console_lines(s)
     if lag:
         runs = ", ".join("no log" if v is None else ("all jobs" if v == 0 else f"{v} s") for v in lag["runs_s"])
         said = {"given": "as given",
@@ -240,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
                                  reservation=args.reservation, drain=args.drain, limits=args.limits,
                                  end_lag_below=args.end_lag_below, drain_start=args.drain_start,
                                  as_users=args.as_users, end_runs_main=args.end_runs_main == "yes",
-                                 end_after_cycle=args.end_after_cycle == "yes")
+                                 end_after_cycle=args.end_after_cycle == "yes",
+                                 end_lag_threshold=args.end_lag_threshold)
     except SlurmUnavailable as exc:
         print(f"pbf validate slurm: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,8 @@ Outputs (in ``out``):
   long as they did in Slurm's first run (separates scheduling from run-time noise).
 * ``summary.json``: the agreement figures (below), AWT on both sides, the settings pbf used and every
   site setting it does not model, what the private Slurm did not carry from the site file, the time
-  scale and Slurm's version, sdiag's figures per run beside pbf's.
+  scale and Slurm's version, sdiag's figures per run beside pbf's; with ``end_lag_threshold="per-run"``
+  each run against a replay at its own end-lag threshold (:mod:`pbf.validate.per_run`).
 * ``starts.png``: pbf's start against Slurm's (when matplotlib is importable; else the summary says
   it was skipped).
 * ``slurm/run1/`` ...: each run's private slurm.conf, gres.conf, jobcomp.txt, sdiag.txt and logs;
@@ -51,6 +52,8 @@ from .drain import drain_actions, drain_summary, parse_drain, pbf_drain
 from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .limits import NONE as LIMITS_NONE
 from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
+from .per_run import MEDIAN as LAG_MEDIAN
+from .per_run import PER_RUN, add_columns, check_mode, per_run_summary, replays, thresholds
 from .records import end_lag_threshold, read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, recorded_reservation, reservation_summary
 from .slurm_config import write_private_conf
@@ -377,7 +380,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                    slurm_runs: str | os.PathLike | None = None, reservation: str | None = None,
                    drain: str | None = None, limits: str | None = None, end_lag_below: int | None = None,
                    drain_start: str = "inferred", as_users: bool = False, end_runs_main: bool = False,
-                   end_after_cycle: bool = False) -> dict:
+                   end_after_cycle: bool = False, end_lag_threshold: str = LAG_MEDIAN) -> dict:
     """Run ``workload`` (SWF or sacct dump) through a real Slurm configured from the site's ``conf``
     (``repeat`` times) and through pbf with the matching settings; write the outputs into ``out``
     (module docstring) and return the summary. ``partition``: every job goes there; None on a ``conf`` of
@@ -397,11 +400,13 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     comparing recorded runs again without it, a recorded limits case's own dumps are read); ``"none"``:
     pbf without them. ``end_runs_main``, ``end_after_cycle``: pbf's :class:`pbf.SlurmSim` settings of those
     names (what-ifs: a job's end runs the main scheduler at once; the 1 s end lag as an order around it).
-    ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the
-    median of the compared runs' own timing, read from their logs, else the settings'; summary.json
-    ``pbf_end_lag_below`` says which). ``as_users``: each job is submitted to Slurm by its trace user's own
-    throwaway Unix user (``pbfu<N>``, made inside the run's private mount namespace; per-user limits then
-    count the trace's users, as pbf's side does).
+    ``end_lag_below``: pbf's ``SlurmSimConfig.end_lag_below`` (seconds; None: the median of the compared runs'
+    own timing, read from their logs, else the settings'; summary.json ``pbf_end_lag_below`` says which).
+    ``end_lag_threshold``: ``"median"`` (that one replay for every run) or ``"per-run"``: a replay per distinct
+    threshold of the runs, each run compared with the one at its own (:mod:`pbf.validate.per_run`; summary.json
+    ``pbf_per_run``). ``as_users``: each job is submitted to Slurm by its trace user's own throwaway Unix user
+    (``pbfu<N>``, made inside the run's private mount namespace; per-user limits then count the trace's users,
+    as pbf's side does).
     Raises :class:`pbf.validate.SlurmUnavailable` when this machine cannot run Slurm (before anything is
     written), :class:`pbf.ConfigError` on bad input."""
     if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
@@ -428,6 +433,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     settings = slurm_settings(conf, partition, requests=requests, all_partitions=every)
     if end_lag_below is not None:
         check_int("end_lag_below", end_lag_below, 0, MAX_TIME)
+    check_mode(end_lag_threshold, end_lag_below)
     jobs, notes = scale_jobs(table, requests, time_scale, partitions=every)
     if every:
         settings.config.partitions.check_trace(pbf_table(jobs))     # a job no partition takes: before Slurm runs
@@ -521,12 +527,31 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
             config = limits_config(config, limits_case, first, out)
         pbf_result = replay(pbf_table(jobs, qos=qos), config)
         pbf = pbf_starts(pbf_result)
+    pbfs = None
+    if end_lag_threshold == PER_RUN:
+        # each run against a replay at its own threshold: run 1's stands behind every other figure
+        end_lag = thresholds(end_lag, len(runs))
+
+        def at(c, t):
+            return replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=t))
+        if end_lag["s"] != config.slurm_sim.end_lag_below:
+            config = at(config, end_lag["s"])
+            pbf_result = replay(pbf_table(jobs, qos=qos), config)
+            pbf = pbf_starts(pbf_result)
+        pbfs = replays(end_lag["compared_at_s"], pbf,
+                       lambda t: pbf_starts(replay(pbf_table(jobs, qos=qos), at(config, t))))
     measured = {i: r["end"] - r["start"] for i, r in runs[0].items()
                 if r.get("start") is not None and r.get("end") is not None}
     pbf_m_result = replay(pbf_table(jobs, measured, qos=qos), config)
     pbf_measured = pbf_starts(pbf_m_result)
     rows = comparison_rows(jobs, runs, pbf, pbf_measured)
     summary = summarise(jobs, runs, pbf, pbf_measured=pbf_measured, time_scale=time_scale)
+    summary["pbf_end_lag_threshold"] = end_lag_threshold
+    if pbfs is not None:
+        add_columns(rows, jobs, pbfs)
+        summary["pbf_per_run"] = per_run_summary(jobs, runs, pbfs, end_lag, agreement=agreement,
+                                                 node_agreement=node_agreement, awt=awt, window=WINDOW_S,
+                                                 time_scale=time_scale)
     if config.clock == "slurm-sim":
         # pbf against itself with its timers a second later: a site's cycle phase is not in its files
         shifted = replace(config, slurm_sim=replace(config.slurm_sim, timer_phase=config.slurm_sim.timer_phase + 1.0))
