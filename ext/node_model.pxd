@@ -137,7 +137,10 @@ ctypedef struct NodeModel:
     int64_t times_cap
     # scratch (nn each)
     int64_t* cpu               # cores each node can give
-    int64_t* take              # cores taken from each node (the answer of a search)
+    int64_t* take              # cores taken from each node (the answer of a search) ...
+    int32_t* tlist             # ... zero but on the nodes listed here, those the last choice gave cores
+    int64_t ntlist             # (each choice clears only these: on 160,000 nodes a whole reset cost
+    bint tdirty                # more than the choice), unless tdirty: take may hold any values
     int64_t* avail             # _eval's per-run copy
     int64_t* cut               # _choose_nodes's reduced counts
     int64_t* r_cpus            # runs of consecutive usable nodes: cores, nodes, first, last
@@ -232,6 +235,9 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.line = <NodeLine*>calloc(nn, sizeof(NodeLine))
     M.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
     M.take = <int64_t*>malloc(nn * sizeof(int64_t))
+    M.tlist = <int32_t*>malloc(nn * sizeof(int32_t))
+    M.ntlist = 0
+    M.tdirty = True
     M.avail = <int64_t*>malloc(nn * sizeof(int64_t))
     M.cut = <int64_t*>malloc(nn * sizeof(int64_t))
     M.r_cpus = <int64_t*>malloc(nn * sizeof(int64_t))
@@ -262,6 +268,7 @@ cdef inline int nm_alloc(NodeModel* M, int64_t nn, int64_t units) noexcept nogil
     M.nchg = 0
     if (M.chg == NULL or M.zero_to == NULL or M.pos == NULL or M.givers == NULL or M.r_w == NULL or M.jn_node == NULL or M.jn_all == NULL or M.jn_up == NULL or M.first == NULL or M.node_of == NULL or M.cap_mem == NULL or M.cap_gpu == NULL or M.feat == NULL
             or M.free_mem == NULL or M.free_gpu == NULL or M.line == NULL or M.cpu == NULL or M.take == NULL
+            or M.tlist == NULL
             or M.avail == NULL or M.cut == NULL or M.r_cpus == NULL or M.r_nodes == NULL
             or M.r_first == NULL or M.r_last == NULL or M.elig == NULL or M.pcpu == NULL
             or M.open == NULL or M.open_pos == NULL or M.sortkey == NULL or M.is_elig == NULL):
@@ -328,7 +335,7 @@ cdef inline void nm_free(NodeModel* M) noexcept nogil:
     free(M.free_mem); free(M.free_gpu)
     free(M.mpc); free(M.mpn); free(M.gpn); free(M.minn); free(M.maxn); free(M.jfeat); free(M.jpart); free(M.npart)
     free(M.times)
-    free(M.cpu); free(M.take); free(M.avail); free(M.cut)
+    free(M.cpu); free(M.take); free(M.tlist); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.wlo); free(M.whi); free(M.nused); free(M.pcpu); free(M.open); free(M.open_pos)
     free(M.ev); free(M.evx); free(M.is_elig); free(M.pidx); free(M.tcnt)
@@ -592,6 +599,24 @@ cdef inline void nm_eligible(NodeModel* M, int64_t j) noexcept nogil:
 
 # ---- Slurm's node choice
 
+cdef inline void nm_take_clear(NodeModel* M) noexcept nogil:
+    # M.take all zero again: only the nodes the last choice gave cores, unless it may hold anything
+    cdef int64_t x
+    if M.tdirty:
+        memset(M.take, 0, M.nn * sizeof(int64_t))
+        M.tdirty = False
+    else:
+        for x in range(M.ntlist):
+            M.take[M.tlist[x]] = 0
+    M.ntlist = 0
+
+
+cdef inline void nm_take_put(NodeModel* M, int64_t i, int64_t a) noexcept nogil:
+    # node i gives a (> 0) cores to the choice (a choice gives to each node at most once)
+    M.take[i] = a
+    M.tlist[M.ntlist] = <int32_t>i
+    M.ntlist += 1
+
 cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, int64_t min_nodes,
                             int64_t max_nodes, const int32_t* idx, int64_t nidx) noexcept nogil:
     # cons_res _eval_nodes (consecutive runs, best fit) over cpu[]; M.take gets the answer
@@ -601,7 +626,7 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
     cdef int64_t n = M.nn, i, r, nr = 0, best, bc = 0, bw = 0, a, keep, single, x = 0, m
     cdef int64_t rem_nodes = min_nodes, min_rem = min_nodes
     cdef bint suff, bs = False, new
-    memset(M.take, 0, n * sizeof(int64_t))
+    nm_take_clear(M)
     M.take_among = idx                 # (take gets cores only among these)
     M.ntake_among = nidx
     # (with idx, the same runs: a node outside idx has no cores to give, so it ends a run as it would)
@@ -671,7 +696,7 @@ cdef inline bint _eval_runs(NodeModel* M, const int64_t* cpu, int64_t rem_cpus, 
                 keep = 1
             if a > keep:
                 a = keep
-            M.take[i] = a
+            nm_take_put(M, i, a)
             rem_cpus -= a
             rem_nodes -= 1
             min_rem -= 1
@@ -709,7 +734,7 @@ cdef inline bint nm_choose_among(NodeModel* M, int64_t cores, int64_t min_nodes,
         rem = cores
         left = min_nodes
         used = 0
-        memset(M.take, 0, n * sizeof(int64_t))
+        nm_take_clear(M)
         M.take_among = idx
         M.ntake_among = nidx
         for x in range(m):
@@ -721,7 +746,7 @@ cdef inline bint nm_choose_among(NodeModel* M, int64_t cores, int64_t min_nodes,
                 a = 1
             if a > M.cpu[i]:
                 a = M.cpu[i]
-            M.take[i] = a
+            nm_take_put(M, i, a)
             used += 1
             rem -= a
             left -= 1
@@ -1695,7 +1720,7 @@ cdef inline void nm_free_copy(NodeModel* M) noexcept nogil:
             free(M.line[i].qp); free(M.line[i].qf)
     free(M.line)
     free(M.times)
-    free(M.cpu); free(M.take); free(M.avail); free(M.cut)
+    free(M.cpu); free(M.take); free(M.tlist); free(M.avail); free(M.cut)
     free(M.r_cpus); free(M.r_nodes); free(M.r_first); free(M.r_last); free(M.r_w); free(M.elig)
     free(M.pcpu); free(M.open); free(M.open_pos)
     free(M.ev); free(M.evx); free(M.is_elig); free(M.pidx); free(M.tcnt)
@@ -1716,6 +1741,9 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
         dst.line = <NodeLine*>calloc(nn, sizeof(NodeLine))
         dst.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.take = <int64_t*>malloc(nn * sizeof(int64_t))
+        dst.tlist = <int32_t*>malloc(nn * sizeof(int32_t))
+        dst.ntlist = 0
+        dst.tdirty = True
         dst.avail = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.cut = <int64_t*>malloc(nn * sizeof(int64_t))
         dst.r_cpus = <int64_t*>malloc(nn * sizeof(int64_t))
@@ -1736,6 +1764,7 @@ cdef inline int nm_copy_plan(NodeModel* dst, const NodeModel* src) noexcept nogi
         dst.nchg = 0
         if (dst.chg == NULL or dst.zero_to == NULL or dst.pos == NULL or dst.givers == NULL
                 or dst.line == NULL or dst.cpu == NULL or dst.take == NULL or dst.avail == NULL or dst.cut == NULL
+                or dst.tlist == NULL
                 or dst.r_cpus == NULL or dst.r_nodes == NULL or dst.r_first == NULL or dst.r_last == NULL
                 or dst.r_w == NULL
                 or dst.elig == NULL or dst.pcpu == NULL or dst.open == NULL or dst.is_elig == NULL

@@ -10,6 +10,41 @@ from memory cimport grow
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
 from words cimport w_copy
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    /* Memory that reads as zero until written, grown keeping what is written: on Linux an anonymous
+       mapping (mremap), whose pages cost nothing until written; elsewhere realloc and zeroing. */
+    static inline void* pbf_zeroed_grow(void* old, size_t old_bytes, size_t new_bytes) {
+    #if defined(__linux__)
+        void* p;
+        if (old == NULL)
+            p = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        else
+            p = mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE);
+        return p == MAP_FAILED ? NULL : p;
+    #else
+        char* p = (char*)realloc(old, new_bytes);
+        if (p != NULL)
+            memset(p + old_bytes, 0, new_bytes - old_bytes);
+        return p;
+    #endif
+    }
+    static inline void pbf_zeroed_free(void* p, size_t bytes) {
+    #if defined(__linux__)
+        if (p != NULL)
+            munmap(p, bytes);
+    #else
+        free(p);
+    #endif
+    }
+    """
+    void* pbf_zeroed_grow(void* old, size_t old_bytes, size_t new_bytes) nogil
+    void pbf_zeroed_free(void* p, size_t nbytes) nogil
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 
@@ -36,7 +71,9 @@ ctypedef struct Nodes:
     int64_t W                  # words per bitmap: ceil(units / 64)
     uint64_t* free             # the units free now (W words)
     int64_t nfree              # how many
-    uint64_t* rows             # rows of W words: the units of running jobs (Jobs.row says which)
+    uint64_t* rows             # rows of W words: the units of running jobs (Jobs.row says which); a
+                               # row not in use is all zero, and only a job's non-zero words are
+                               # written: on a wide cluster most of a row's pages are never touched
     int64_t rows_cap           # rows allocated
     int32_t* spare             # rows not in use ...
     int64_t nspare             # ... how many ...
@@ -101,8 +138,13 @@ cdef inline int nodes_init(Nodes* N, int64_t units) noexcept nogil:
     return RC_OK
 
 
+cdef inline int64_t _row_words(const Nodes* N) noexcept nogil:
+    return N.W if N.W > 0 else 1
+
+
 cdef inline void nodes_free(Nodes* N) noexcept nogil:
-    free(N.free); free(N.rows); free(N.spare); free(N.running); free(N.by_end)
+    pbf_zeroed_free(N.rows, <size_t>(N.rows_cap * _row_words(N)) * sizeof(uint64_t))
+    free(N.free); free(N.spare); free(N.running); free(N.by_end)
     free(N.down); free(N.until)
     memset(N, 0, sizeof(Nodes))
 
@@ -113,7 +155,8 @@ cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
     cdef void* q
     if N.nspare == 0:
         rows = N.rows_cap * 2 if N.rows_cap else 64
-        q = realloc(N.rows, <size_t>(rows * N.W) * sizeof(uint64_t))
+        q = pbf_zeroed_grow(N.rows, <size_t>(N.rows_cap * _row_words(N)) * sizeof(uint64_t),
+                            <size_t>(rows * _row_words(N)) * sizeof(uint64_t))
         if q == NULL:
             return RC_NO_MEMORY
         N.rows = <uint64_t*>q
@@ -138,8 +181,9 @@ cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noe
         return RC_NO_MEMORY
     row = N.rows + <int64_t>r * N.W
     for i in range(N.W):
-        row[i] = units[i]
-        N.free[i] &= ~units[i]
+        if units[i]:
+            row[i] = units[i]
+            N.free[i] &= ~units[i]
     N.nfree -= k
     return r
 
@@ -151,14 +195,18 @@ cdef inline void nodes_release(Nodes* N, int32_t r, int64_t k) noexcept nogil:
     cdef uint64_t x
     if N.ndown == 0:
         for i in range(N.W):
-            N.free[i] |= row[i]
+            if row[i]:
+                N.free[i] |= row[i]
+                row[i] = 0
         N.nfree += k
     else:
         for i in range(N.W):       # units that went down while it ran stay down
-            x = row[i] & ~N.down[i]
-            N.free[i] |= x
-            N.nfree += __builtin_popcountll(x)
-            N.held_down -= __builtin_popcountll(row[i] & N.down[i])
+            if row[i]:
+                x = row[i] & ~N.down[i]
+                N.free[i] |= x
+                N.nfree += __builtin_popcountll(x)
+                N.held_down -= __builtin_popcountll(row[i] & N.down[i])
+                row[i] = 0
     N.spare[N.nspare] = r
     N.nspare += 1
 

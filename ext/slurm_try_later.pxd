@@ -19,7 +19,7 @@ from libc.string cimport memcpy
 
 from sync cimport pbf_load, pbf_store, pbf_cas, pbf_pause
 from nodes cimport Nodes
-from node_model cimport NodeModel, NodeSplit
+from node_model cimport NodeModel, NodeSplit, nm_take_clear, nm_take_put
 from slurm_space cimport (SlurmSpace, SS_SKIP, SS_ERROR, SS_MARKS_PER_TEST, ss_later_at, ss_offer_at, ss_test_at,
                           ss_now_ready,
                           ss_give_backs, ss_usable_bits, ss_take_bits, ss_overlaps, ss_reserve, ss_reset_weights,
@@ -48,6 +48,9 @@ ctypedef struct SlurmShadow:
     uint64_t* tch
     int64_t* cpu
     int64_t* take
+    int32_t* tlist             # (the helper's take: what nm_take_clear needs of it between tests)
+    int64_t ntlist
+    bint tdirty
     int64_t* avail
     int64_t* cut
     int64_t* r_cpus
@@ -64,10 +67,10 @@ ctypedef struct SlurmShadow:
 
 cdef inline void sh_free(SlurmShadow* H) noexcept nogil:
     free(H.offer); free(H.base); free(H.fc); free(H.fm); free(H.fg); free(H.cand); free(H.pc)
-    free(H.dstamp); free(H.dirty); free(H.hist); free(H.istamp); free(H.tch); free(H.cpu); free(H.take); free(H.avail); free(H.cut)
+    free(H.dstamp); free(H.dirty); free(H.hist); free(H.istamp); free(H.tch); free(H.cpu); free(H.take); free(H.tlist); free(H.avail); free(H.cut)
     free(H.r_cpus); free(H.r_nodes); free(H.r_first); free(H.r_last); free(H.r_w)
     H.offer = NULL; H.base = NULL; H.fc = NULL; H.fm = NULL; H.fg = NULL; H.cand = NULL; H.pc = NULL
-    H.dstamp = NULL; H.dirty = NULL; H.hist = NULL; H.istamp = NULL; H.tch = NULL; H.cpu = NULL; H.take = NULL; H.avail = NULL; H.cut = NULL
+    H.dstamp = NULL; H.dirty = NULL; H.hist = NULL; H.istamp = NULL; H.tch = NULL; H.cpu = NULL; H.take = NULL; H.tlist = NULL; H.avail = NULL; H.cut = NULL
     H.r_cpus = NULL; H.r_nodes = NULL; H.r_first = NULL; H.r_last = NULL; H.r_w = NULL
     H.nn = 0
 
@@ -92,6 +95,9 @@ cdef inline int _sh_ready(SlurmShadow* H, const SlurmSpace* X) noexcept nogil:
     H.hist = <int64_t*>malloc((X.vmax + 1) * sizeof(int64_t))
     H.cpu = <int64_t*>malloc(nn * sizeof(int64_t))
     H.take = <int64_t*>malloc(nn * sizeof(int64_t))
+    H.tlist = <int32_t*>malloc(nn * sizeof(int32_t))
+    H.ntlist = 0
+    H.tdirty = True
     H.avail = <int64_t*>malloc(nn * sizeof(int64_t))
     H.cut = <int64_t*>malloc(nn * sizeof(int64_t))
     H.r_cpus = <int64_t*>malloc(nn * sizeof(int64_t))
@@ -101,7 +107,7 @@ cdef inline int _sh_ready(SlurmShadow* H, const SlurmSpace* X) noexcept nogil:
     H.r_w = <int64_t*>malloc(nn * sizeof(int64_t))
     if (H.offer == NULL or H.base == NULL or H.fc == NULL or H.fm == NULL or H.fg == NULL or H.pc == NULL
             or H.cand == NULL or H.dstamp == NULL or H.dirty == NULL or H.hist == NULL or H.cpu == NULL
-            or H.take == NULL or H.avail == NULL or H.cut == NULL or H.r_cpus == NULL or H.r_nodes == NULL
+            or H.take == NULL or H.tlist == NULL or H.avail == NULL or H.cut == NULL or H.r_cpus == NULL or H.r_nodes == NULL
             or H.r_first == NULL or H.r_last == NULL or H.r_w == NULL or H.istamp == NULL
             or H.tch == NULL):
         sh_free(H)
@@ -142,6 +148,9 @@ cdef inline void _sh_task(SlurmShadow* H, const SlurmSpace* X, const NodeModel* 
     H.M = M[0]
     H.M.cpu = H.cpu
     H.M.take = H.take
+    H.M.tlist = H.tlist
+    H.M.ntlist = H.ntlist
+    H.M.tdirty = H.tdirty
     H.M.avail = H.avail
     H.M.cut = H.cut
     H.M.r_cpus = H.r_cpus
@@ -165,8 +174,24 @@ cdef inline void sh_work(void* arg) noexcept nogil:
     cdef SlurmShadow* H = <SlurmShadow*>P.task
     H.later = ss_offer_at(&H.X, H.d, H.now, H.start_res)
     H.start = ss_test_at(&H.X, &H.M, H.N, H.rows_of, H.j, H.cores, H.now, H.start_res, True)
+    H.ntlist = H.M.ntlist
+    H.tdirty = H.M.tdirty
     H.stamp = H.X.stamp
     H.itest = H.X.itest
+
+
+cdef inline void _sh_take_over(NodeModel* M, const SlurmShadow* H) noexcept nogil:
+    # M.take = the helper's choice (H.take): only the nodes it gave cores, unless its take may hold anything
+    cdef int64_t x, i
+    if H.tdirty:
+        memcpy(M.take, H.take, M.nn * sizeof(int64_t))
+        M.tdirty = True
+        M.ntlist = 0
+        return
+    nm_take_clear(M)
+    for x in range(H.ntlist):
+        i = H.tlist[x]
+        nm_take_put(M, i, H.take[i])
 
 
 cdef inline bint _sh_post(NodeSplit* P, SlurmShadow* H, SlurmSpace* X, NodeModel* M, const Nodes* N,
@@ -266,7 +291,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             start = SS_SKIP
             break
         if took != M.take:             # (the helper's choice becomes this thread's: the job's nodes)
-            memcpy(M.take, took, M.nn * sizeof(int64_t))
+            _sh_take_over(M, H)
             M.take_among = NULL
             M.ntake_among = 0
             took = M.take
