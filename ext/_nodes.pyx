@@ -16,6 +16,7 @@ from advance_resv cimport ar_alloc, ResvLine
 from part_records cimport pr_alloc, pr_free, pr_set_tiers
 from pbf._core cimport Core
 from pbf._codes cimport RC_OK
+from memory cimport INF
 
 from pbf.errors import ConfigError
 
@@ -148,13 +149,15 @@ cdef class NodeCluster:
         for i in range(n):
             M.jpart[first + i] = jp[i]
 
-    def set_reservations(self, starts, ends, nodes, groups=None, jobs=None):
+    def set_reservations(self, starts, ends, nodes, groups=None, jobs=None, kills=None):
         """Advance reservations (``ext/advance_resv.pxd``), before the replay or the first pass: window k
         holds the nodes ``nodes[k]`` (node indices) from ``starts[k]`` to ``ends[k]`` (seconds) against
         every job. Replaces any set before; none: no window. Jobs inside a reservation
         (``ext/resv_inside.pxd``): ``groups[k]`` names window k's reservation (1, 2, ...; 0: no job is
         inside it) and ``jobs[i]`` the reservation job i (in the order added, all added) is inside (0:
-        none); such a job starts only inside its reservation's current window, on its nodes."""
+        none); such a job starts only inside its reservation's current window, on its nodes. ``kills[k]``
+        (None: none): a job inside window k's reservation that started in window k and still runs then is
+        ended at that time (-1: never; ``pbf.slurm_reservations.end_checks``), its reason ``RJ_RESV_OVER``."""
         cdef const int64_t[::1] vs = np.ascontiguousarray(starts, dtype=np.int64)
         cdef const int64_t[::1] ve = np.ascontiguousarray(ends, dtype=np.int64)
         cdef int64_t n = vs.shape[0], k, i, u, W, NW, x
@@ -180,6 +183,9 @@ cdef class NodeCluster:
             raise ValueError(f"reservations: {jg.shape[0]} jobs' groups for {S.jobs.n} jobs, each 0 .. 2**30 - 1")
         if jg is not None and not jg.any():
             jg = None
+        kl = None if kills is None else np.asarray(kills, dtype=np.int64)
+        if kl is not None and kl.shape[0] != n:
+            raise ValueError(f"reservations: {kl.shape[0]} kill times for {n} windows")
         if jg is None:
             grp = np.zeros(n, dtype=np.int64)
         W = S.W
@@ -212,6 +218,12 @@ cdef class NodeCluster:
         for x in range(jg.shape[0]):
             S.ar.jgrp[x] = <int32_t>jg[x]
         S.ar.njobs = jg.shape[0]
+        if kl is not None:
+            S.ar.kill = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+            if S.ar.kill == NULL:
+                raise MemoryError("pbf core: out of memory (advance reservations)")
+            for k in range(n):
+                S.ar.kill[k] = INF if kl[order[k]] < 0 else kl[order[k]]
         x = 0
         for k in range(n):
             S.ar.il_off[k] = x

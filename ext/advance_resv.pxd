@@ -12,7 +12,10 @@
 # Jobs inside a reservation (sbatch --reservation; resv_inside.pxd, pbf/reference/resv_ref.py): a
 # window's grp names its reservation among those some job is inside (0: none is), jgrp each job's;
 # the start of such a window is an event too, and the exact plan keeps each of its nodes' line over
-# it without the windows' holds (ResvLine: what the jobs inside see there).
+# it without the windows' holds (ResvLine: what the jobs inside see there). A job inside a reservation
+# that started in window k and still runs at kill[k] is ended then (Slurm 22.05's job_time_limit: the
+# first 30-second time-limit check after the reservation's end plus ResvOverRun; computed in Python,
+# pbf.slurm_reservations.end_checks).
 
 from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, realloc, free
@@ -56,6 +59,8 @@ ctypedef struct AdvResv:
                                # pass; 0 outside main passes
     int32_t* jgrp              # each job's reservation (0: none; NULL: no job is inside one) ...
     int64_t njobs              # ... for jobs 0 .. njobs - 1
+    int64_t* kill              # (n; NULL: none) a job inside window k's reservation that started in window k
+                               # ends at kill[k] if it still runs then (INF: never)
     int64_t* ev                # the times a pass is due: every window's end and the start of each window
     int64_t nev                # some job is inside, sorted
     int64_t* il_off            # (n + 1) window k's lines il[il_off[k] ...], one for each of its nodes in order
@@ -81,7 +86,8 @@ cdef inline void ar_free(AdvResv* R) noexcept nogil:
     cdef int64_t x
     for x in range(R.nil):
         free(R.il[x].t); free(R.il[x].c); free(R.il[x].m); free(R.il[x].g)
-    free(R.il); free(R.il_off); free(R.grp); free(R.jgrp); free(R.ev)
+    free(R.il); free(R.il_off); free(R.grp); free(R.jgrp); free(R.ev); free(R.kill)
+    R.kill = NULL
     free(R.lg_s); free(R.lg_e); free(R.lg_bits); free(R.vb); free(R.ve); free(R.vnxt); free(R.vavail)
     free(R.vxs); free(R.vxe); free(R.vxbits)
     R.il = NULL
@@ -142,6 +148,21 @@ cdef inline int ar_alloc(AdvResv* R, int64_t n, int64_t W, int64_t NW) noexcept 
     R.first = 0
     R.n = n
     return RC_OK
+
+
+cdef inline int64_t ar_kill_at(const AdvResv* R, int64_t j, int64_t now) noexcept nogil:
+    # when job j, starting now, is ended by its reservation (INF: never; inside none): the kill time of
+    # its reservation's current window (resv_inside.pxd ri_current: the first by start that ends after now)
+    cdef int32_t g
+    cdef int64_t k, best = -1
+    if R.kill == NULL or R.jgrp == NULL or j >= R.njobs or R.jgrp[j] == 0:
+        return INF
+    g = R.jgrp[j]
+    for k in range(R.n):
+        if R.grp[k] == g and R.end[k] > now and (best < 0 or R.start[k] < R.start[best]
+                                                 or (R.start[k] == R.start[best] and R.end[k] < R.end[best])):
+            best = k
+    return INF if best < 0 else R.kill[best]
 
 
 cdef inline int64_t ar_live(AdvResv* R, int64_t now) noexcept nogil:

@@ -41,7 +41,7 @@ ctypedef struct Jobs:          # index j = arrival order of the trace (replay) o
     int32_t* row               # row of its units in Nodes.rows while running, or -1
     int8_t* state              # JS_*
     int8_t* how                # HOW_*
-    int8_t* reason             # RJ_* when rejected
+    int8_t* reason             # RJ_* when rejected (RJ_RESV_OVER: a completed job its reservation ended)
     double* x                  # regression: the features of each job at its submission (REG_NF a job)
     int64_t x_cap              # room in x (doubles)
     uint64_t* bits             # with Testing.record_units: W words a job, its units once started

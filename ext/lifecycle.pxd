@@ -19,7 +19,8 @@ from licenses cimport lic_never, lic_hold
 from qos_limits cimport ql_never, ql_count, ql_submit_refused, ql_submitted
 from pbf._codes cimport (JS_PENDING, JS_RUNNING, JS_DONE, JS_REJECTED, RJ_OVERSIZE, RJ_NO_ESTIMATE, RJ_LICENSES, RJ_QOS_LIMIT,
                          RJ_NO_UNITS, RJ_NO_NODES, RJ_UNITS_DOWN, PD_GIVEN, PR_KEYED, PR_MULTIFACTOR)
-from pbf._codes cimport RC_OK, RC_NO_MEMORY, prio_time_dependent
+from pbf._codes cimport RC_OK, RC_NO_MEMORY, RJ_NONE, RJ_RESV_OVER, prio_time_dependent
+from advance_resv cimport ar_kill_at
 
 
 cdef inline void set_record_keys(State* S, int64_t j, int64_t now) noexcept nogil:
@@ -104,6 +105,7 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
 cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* units) noexcept nogil:
     # start job j now on `units`
     cdef int32_t r = nodes_occupy(&S.nodes, units, S.jobs.units[j])
+    cdef int64_t cut
     if r < 0:
         return RC_NO_MEMORY
     if grow(<void**>&S.nodes.running, &S.nodes.running_cap, S.nodes.nrun + 1, sizeof(int64_t)) != RC_OK:
@@ -132,6 +134,14 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
     user_started(S, j, now)
     if S.jobs.run[j] >= 0:
         S.jobs.end[j] = now + S.jobs.run[j]
+        if S.ar.kill != NULL:
+            # inside a reservation: ended at its end (plus ResvOverRun) if it still runs then (advance_resv.pxd)
+            cut = ar_kill_at(&S.ar, j, now)
+            if cut < S.jobs.end[j]:
+                S.jobs.end[j] = cut
+                S.jobs.reason[j] = RJ_RESV_OVER
+            elif S.jobs.reason[j] == RJ_RESV_OVER:
+                S.jobs.reason[j] = RJ_NONE         # (requeued by a failure since, and not ended there this time)
         if heap_push(S, S.jobs.end[j], j) != RC_OK:
             return RC_NO_MEMORY
     return RC_OK

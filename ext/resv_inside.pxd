@@ -2,7 +2,8 @@
 # Reservation column) starts only inside R's current window -- the first of R's windows (by start)
 # not over -- and only on R's nodes, less those of every other reservation over its time (Slurm
 # 22.05's job_test_resv, reservation.c, for a job that names a reservation); R's own hold, which keeps
-# every other job off its nodes, does not apply to it; it may run past R's end. Before R's start it
+# every other job off its nodes, does not apply to it; it may run past R's end, until the first 30-second
+# time-limit check after R's end plus ResvOverRun (AdvResv.kill, lifecycle.pxd job_start). Before R's start it
 # waits (Slurm: reason Reservation, and backfill's "reservation defer"); once R is over it never starts
 # (Slurm holds it). The oracle: pbf/reference/resv_ref.py. Here: the start-now units, pbf's exact plan
 # (a search over the window's nodes, their lines as the jobs inside see them: ResvLine,

@@ -69,6 +69,7 @@ cpdef enum RejectReason:
     RJ_LICENSES = 6            # asks more licenses of a kind than the cluster has (licenses.pxd)
     RJ_QOS_LIMIT = 7           # over a QOS or association limit: more cores than one allows, too long, too many jobs submitted (qos_limits.pxd)
     RJ_RESV_ENDED = 8          # inside an advance reservation that ended before it started (Slurm holds it: RESV_DEL_HOLD)
+    RJ_RESV_OVER = 9           # not a rejection: a completed job ended by its reservation's end (AdvResv.kill; TIMEOUT)
 
 cpdef enum How:                # how a job was started
     HOW_NONE = 0

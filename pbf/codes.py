@@ -43,7 +43,7 @@ LABELS = {
     "reject_reason": ("", "larger than the cluster", "no requested time (estimate <= 0)", "asks for no units",
                       "wider than the units left up", "no set of nodes can hold it",
                       "asks licenses the cluster does not have", "over a QOS or association limit",
-                      "its reservation ended before it started"),
+                      "its reservation ended before it started", "ended at its reservation's end (TIMEOUT)"),
     "kind": ("full", "quick"),
     "exit": ("end of queue", "max job test", "first job that does not fit", "time budget",
              "state changed at a yield", "reservation limit"),

@@ -96,6 +96,9 @@ _SETTINGS = (
      "a pbf.slurm_partitions.SitePartitions or None"),
     ("reservations", lambda v: v is None or isinstance(v, _pbf("slurm_reservations", "SiteReservations")),
      "a pbf.slurm_reservations.SiteReservations or None"),
+    ("resv_over_run", lambda v: _int_in(v, 0, 365 * 86400), "an int from 0 to 31,536,000 (seconds; ResvOverRun)"),
+    ("resv_check_at", lambda v: v is None or _int_in(v, -MAX_SECONDS, MAX_SECONDS),
+     f"None or an int from -{MAX_SECONDS:,} to {MAX_SECONDS:,} (seconds)"),
     ("max_passes", lambda v: v is None or _int_in(v, 1, INT64_MAX),
      "None (automatic: 2,000,000 + 200 a job) or an int >= 1"),
 )
@@ -188,7 +191,13 @@ class ReplayConfig:
 
     ``reservations``: a site's advance reservations (a :class:`pbf.slurm_reservations.SiteReservations`,
     which ``--slurm-reservations FILE`` sets; it needs ``cluster``): each holds its nodes, whole, from
-    its start to its end against every job (docs/inputs.md).
+    its start to its end against every job (docs/inputs.md). ``resv_over_run``: slurm.conf's
+    ``ResvOverRun`` in seconds (0, Slurm's default; ``--slurm-conf`` reads it): a job inside a reservation
+    still running at its end plus this is ended at slurmctld's next 30-second time-limit check
+    (:func:`pbf.slurm_reservations.end_checks`; jobs.csv: reason "ended at its reservation's end (TIMEOUT)").
+    ``resv_check_at``: the time (seconds, the trace's clock) of one of those checks, which fall every 30 s
+    from when slurmctld started (``pbf validate slurm`` reads it from Slurm's log); None: the first
+    submission, plus ``slurm_sim.timer_phase`` on the slurm-sim clock (a site's files do not say it).
 
     ``max_passes``: the replay stops with a :class:`pbf.ConfigError` once it has made this many passes
     (None: 2,000,000 + 200 a job, :meth:`pass_limit`), so that a trace whose jobs hold the cluster for
@@ -229,6 +238,8 @@ class ReplayConfig:
     max_passes: int | None = None
     partitions: SitePartitions | None = None
     reservations: SiteReservations | None = None
+    resv_over_run: int = 0
+    resv_check_at: int | None = None
 
     def __post_init__(self):
         self.scoring()   # every plugin is looked up now: an unknown name fails here

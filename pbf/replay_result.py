@@ -282,6 +282,13 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
     if config.coalloc is not None:
         # jobs ran for their elapsed time, stretched by sharing their nodes
         run = np.where((state == JobState.JS_DONE) & (start >= 0), end - start, run)
+    # a job its reservation's end ended (ResvOverRun, AdvResv.kill) ran until then; one whose run ended first
+    # (held a lag past it by end_lag) ended by itself
+    over = (state == JobState.JS_DONE) & (reason == RejectReason.RJ_RESV_OVER)
+    if over.any():
+        cut = over & (end < start + run)
+        reason = np.where(over & ~cut, RejectReason.RJ_NONE, reason).astype(reason.dtype)
+        run = np.where(cut, end - start, run)
     requeues, lost = core.columns("requeues", "lost")   # (Outages.failure_arrays: zeros without failures)
     predicted, corrections = core.columns("pred0", "ncorr")    # (Core.estimates' first and third)
     done = state == JobState.JS_DONE
@@ -308,6 +315,7 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
         "header": table.header.size_info(),
         "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
                  "killed": int((state == JobState.JS_KILLED).sum()),
+                 "ended_by_reservation": int((reason == RejectReason.RJ_RESV_OVER).sum()),
                  "rejected": int(n_reason.sum()),
                  "rejected_by_reason": {LABELS["reject_reason"][i]: int(n) for i, n in enumerate(n_reason) if n},
                  "backfilled": int(n_how[2]), "started_by_main": int(n_how[1])},

@@ -150,12 +150,21 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
             NodeCluster(core).set_partitions(0, placed.job_parts[order], placed.node_parts)
         resv = None
         if config.reservations is not None:
+            from .slurm_reservations import end_checks
             # (a repeating reservation: its windows to a month past the last submission; the jobs inside
             # a reservation, sacct's Reservation column)
             starts, ends, nodes, names = config.reservations.named_windows(
                 cluster, (int(submit[-1]) if len(submit) else 0) + 30 * 86400)
             groups, inside = config.reservations.groups(names, table, (starts, ends))
-            resv = (starts, ends, nodes, groups, None if inside is None else inside[order])
+            # a job inside one still running at its end plus ResvOverRun: ended at slurmctld's next 30 s
+            # time-limit check, its timers' phase given, else that of the slurm-sim clock's (from the first
+            # submission)
+            check = config.resv_check_at if config.resv_check_at is not None else (
+                (int(submit[0]) if len(submit) else 0)
+                + (int(config.slurm_sim.timer_phase) if config.clock == "slurm-sim" else 0))
+            kills = None if inside is None else end_checks(
+                starts, ends, names, config.reservations.flags(), config.resv_over_run, check)
+            resv = (starts, ends, nodes, groups, None if inside is None else inside[order], kills)
         first = None if resv is None or resv[4] is None else (resv[4] > 0) * RESV_FIRST
         tiers = None if placed is None or placed.job_tiers is None else placed.job_tiers[order]
         if tiers is not None or first is not None:

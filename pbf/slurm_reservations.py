@@ -24,17 +24,19 @@ maintenance practice: the site's own node events, ``--slurm-events``, say when n
 Jobs inside a reservation (sacct's ``Reservation`` column, :meth:`SiteReservations.groups`) start only
 inside its current window, on its nodes less the other reservations' over their time, its own hold not
 applying to them; a job still pending at its end never starts (``ext/resv_inside.pxd``,
-:mod:`pbf.reference.resv_ref`).
+:mod:`pbf.reference.resv_ref`). A job inside a reservation still running at its end plus ``ResvOverRun``
+(slurm.conf, ``ReplayConfig.resv_over_run``) is ended at slurmctld's next time-limit check, every 30 s
+(:func:`end_checks`); not in a ``FLEX`` reservation.
 
 Read and not modelled, said in the summary (``reservations.not_modelled``), never dropped:
 ``Users``/``Accounts`` (the jobs they would let in; the trace's ``Reservation`` column says which ran
 inside); a reservation of part of its nodes' cores
 (``CoreCnt`` below the nodes' cores, ``FIRST_CORES``): held as whole nodes; ``FLEX``, ``MAGNETIC``,
 ``PURGE_COMP``, ``REPLACE``, ``REPLACE_DOWN``, ``OVERLAP``, ``TIME_FLOAT``, ``NO_HOLD_JOBS_AFTER``
-(they concern the jobs inside); license-only and burst-buffer reservations (no nodes). A node the
-``slurm.conf`` does not name, a time that is not ``YYYY-MM-DDTHH:MM:SS``, an end not after its start:
-an error naming the file, line and key. Nodes of the site outside the replayed partition are left
-out and counted.
+(they concern the jobs inside; of them pbf models only what ``FLEX`` does at the end); license-only
+and burst-buffer reservations (no nodes). A node the ``slurm.conf`` does not name, a time that is not
+``YYYY-MM-DDTHH:MM:SS``, an end not after its start: an error naming the file, line and key. Nodes of
+the site outside the replayed partition are left out and counted.
 """
 from __future__ import annotations
 
@@ -47,7 +49,8 @@ from .errors import ConfigError
 from .slurm_events import dump_nodes, read_dump_lines
 from .workload.sacct import _timestamp
 
-__all__ = ["Reservation", "SiteReservations", "read_reservations", "REPEATS"]
+__all__ = ["Reservation", "SiteReservations", "read_reservations", "REPEATS", "over_run_seconds", "end_checks",
+           "TIME_LIMIT_CHECK_S", "YEAR_SECONDS"]
 
 #: the largest dump read
 MAX_RESERVATIONS_BYTES = 64 << 20
@@ -57,6 +60,56 @@ REPEATS = {"HOURLY": 3600, "DAILY": 86400, "WEEKLY": 7 * 86400, "WEEKDAY": 86400
 _INSIDE_FLAGS = ("FLEX", "MAGNETIC", "PURGE_COMP", "REPLACE", "REPLACE_DOWN", "OVERLAP", "TIME_FLOAT",
                  "NO_HOLD_JOBS_AFTER", "NO_HOLD_JOBS_AFTER_END", "FIRST_CORES", "STATIC_ALLOC")
 _NULL = ("", "(null)", "none", "n/a")
+#: slurmctld's time-limit check (job_time_limit) runs this often: PERIODIC_TIMEOUT, src/slurmctld/controller.c
+TIME_LIMIT_CHECK_S = 30
+#: ResvOverRun=UNLIMITED as job_time_limit takes it (YEAR_SECONDS)
+YEAR_SECONDS = 365 * 86400
+
+
+def over_run_seconds(value: str) -> int:
+    """slurm.conf's ``ResvOverRun`` (whole minutes, 0 .. 65535, or ``UNLIMITED``/``INFINITE``, which
+    65535 also means: Slurm reads it as a uint16) in seconds, as Slurm 22.05's ``job_time_limit`` uses it:
+    minutes * 60, UNLIMITED a year. ValueError for anything else."""
+    text = str(value).strip()
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return YEAR_SECONDS
+    if not text.isdigit() or int(text) > 65535:
+        raise ValueError("whole minutes from 0 to 65535 or UNLIMITED")
+    return YEAR_SECONDS if int(text) == 65535 else int(text) * 60
+
+
+def _check_after(t: int, at: int) -> int:
+    # slurmctld's first time-limit check strictly after t (the checks: at + 30 k)
+    return at + TIME_LIMIT_CHECK_S * ((t - at) // TIME_LIMIT_CHECK_S + 1)
+
+
+def end_checks(starts, ends, names, flags: dict, over_run: int, first: int) -> list[int]:
+    """When a job inside each window's reservation, started in that window, is ended by it (-1: never),
+    Slurm 22.05's rule: slurmctld's time-limit check (``job_time_limit``, at ``first`` + 30 k) ends a
+    running job of a reservation not ``FLEX`` once the reservation's end plus ``over_run`` seconds is
+    before the check (``end + over_run < now``: state ``TIMEOUT``, "Reservation ended for JobId=..."). A
+    repeating reservation (``flags[name]`` has a repeat flag) moves to its next occurrence at the first
+    check after its end (``job_resv_check`` runs right after ``job_time_limit``): a job it did not end
+    then is held to the next window's end. (Slurm moves it once its 5-second reservation timer has marked
+    the end too, which can put the move off by one check: not modelled.)"""
+    out = [-1] * len(starts)
+    by_name = {}
+    for k, name in enumerate(names):
+        by_name.setdefault(name, []).append(k)
+    for name, ks in by_name.items():
+        fl = flags.get(name, ())
+        if "FLEX" in fl:
+            continue
+        repeats = any(f in REPEATS for f in fl)
+        later = -1
+        for k in sorted(ks, key=lambda x: (starts[x], ends[x]), reverse=True):
+            first_check = _check_after(ends[k], first)
+            if not repeats or first_check > ends[k] + over_run:
+                out[k] = _check_after(ends[k] + over_run, first)
+            else:
+                out[k] = later                  # (the last window of a repeating one: past the replay)
+            later = out[k]
+    return out
 
 
 @dataclass(frozen=True)
@@ -301,6 +354,10 @@ class SiteReservations:
                 code[n] = number.get(name, 0)
         return [number.get(n, 0) for n in names], code[np.maximum(col, 0)]
 
+    def flags(self) -> dict[str, tuple]:
+        """Each reservation's flags, by name."""
+        return {r.name: tuple(r.flags) for r in read_reservations(self.path)[0]}
+
     def jobs_inside(self, table) -> dict[str, int]:
         """The jobs of ``table`` (read from a sacct dump: its ``reservation`` column, sacct's
         ``Reservation``) by the reservation they name; counted in :meth:`as_dict` (``read.jobs_inside``).
@@ -335,6 +392,7 @@ class SiteReservations:
         return {"path": self.path, "origin": self.origin, "read": dict(self.counts),
                 "modelled": ("each reservation's nodes, whole, held from its start to its end against every job "
                              "but those inside it (sacct's Reservation column), which start only inside its "
-                             "current window, on its nodes"),
+                             "current window, on its nodes, and are ended at the first time-limit check (every "
+                             "30 s) after its end plus ResvOverRun (not in a FLEX reservation)"),
                 "not_modelled": ("Users/Accounts; partial-core reservations held as whole nodes; MAINT of a "
-                                 "job's own reservation; flags of the jobs inside (counted)")}
+                                 "job's own reservation; flags of the jobs inside (counted; FLEX only for their end)")}

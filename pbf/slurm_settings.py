@@ -62,6 +62,7 @@ from .resources import Requests
 from .scheduler_time import SlurmSim
 from .slurm_conf import SlurmConf, _node_records, node_lines, read_partition, read_slurm_conf, slurm_node_key
 from .slurm_partitions import _partitions, choose_partition, partition_cluster, slurm_duration  # noqa: F401
+from .slurm_reservations import over_run_seconds
 from .slurm_sched_params import BF_LIMITS_WHY, find_options
 from .slurm_versions import DEFAULT_SLURM_VERSION, bf_max_job_test_default, check_version
 
@@ -116,7 +117,7 @@ _HANDLED = frozenset(("schedulertype", "schedulerparameters", "selecttype", "sel
                       "defmempercpu", "messagetimeout", "defmempernode", "maxmempercpu", "maxmempernode",
                       "defcpupergpu", "defmempergpu", "enforcepartlimits", "fairsharedampeningfactor",
                       "schedulertimeslice", "preempttype", "preemptmode", "overtimelimit", "killwait",
-                      "topologyplugin", "licenses"))
+                      "topologyplugin", "licenses", "resvoverrun"))
 #: node keys pbf reads (its nodes) or that do not decide where a job runs; the rest are listed
 _NODE_READ = frozenset(("nodename", "nodehostname", "nodeaddr", "port", "cpus", "procs", "boards", "sockets",
                         "socketsperboard", "corespersocket", "threadspercore", "realmemory", "gres", "feature",
@@ -619,9 +620,19 @@ def slurm_settings(path: str | os.PathLike, partition: str | None = None, *, req
                    sched_interval=s["sched_interval"], default_queue_depth=s["default_queue_depth"],
                    max_sched_time=float(s["max_sched_time"]), end_lag=1,
                    end_lag_below=END_LAG_BELOW)
+    over_line, over = conf.settings.get("resvoverrun", (None, "0"))
+    try:
+        over_s = over_run_seconds(over)
+    except ValueError as exc:
+        raise ConfigError(where(getattr(over_line, "path", conf.path), over_line, _spelled(conf, "resvoverrun"),
+                                over, str(exc))) from None
+    mapped["ResvOverRun"] = (f"{over} -> resv_over_run {over_s} s: a job inside a reservation is ended at the first "
+                             "30-second time-limit check after its end plus this" + (" (Slurm default)" if over_line
+                                                                                     is None else ""))
     config = ReplayConfig(priority=priority, predictor="requested", backfill=backfill, trigger="interval",
                           bf_interval=bf_interval, bf_max_time=s["bf_max_time"], clock="slurm-sim",
-                          slurm_sim=sim, cluster=cluster, mem_from=mem_from, node_search="slurm", partitions=site)
+                          slurm_sim=sim, cluster=cluster, mem_from=mem_from, node_search="slurm", partitions=site,
+                          resv_over_run=over_s)
     mapped["pbf"] = ("preset slurm: a reservation for every tested job, requested times, queue order, "
                      "interval trigger, slurm-sim clock; Slurm's node search (will-run test, whole-node "
                      f"reservations); the end of a job shorter than {END_LAG_BELOW} s seen 1 s late (end_lag, as a "

@@ -130,7 +130,7 @@ def slurm_conf_config(args: argparse.Namespace,
         bf_max_time=run.get("bf_max_time", base.bf_max_time), slurm_sim=replace(base.slurm_sim, **sim),
         cluster=args.cluster if args.cluster is not None else base.cluster,
         mem_from=args.mem_from if args.mem_from != "requested" else base.mem_from,
-        partitions=site if args.cluster is None else None, **common)
+        partitions=site if args.cluster is None else None, resv_over_run=base.resv_over_run, **common)
     if getattr(args, "slurm_events", None) is not None:
         if config.failures is not None:
             raise ConfigError("--slurm-events gives the site's own outages: not with --failures or --mtbf")

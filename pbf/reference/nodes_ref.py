@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .counts_ref import Counts, ask_of, counts_of, least
-from .resv_ref import event_starts, name_of, never_started, usable_at
+from .resv_ref import ended_at, event_starts, name_of, never_started, usable_at
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -354,7 +354,8 @@ def count_inside(qos_limits, job, inside, sign) -> None:
 def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reservations: int | None = 1,
                 first_fit: bool = False, run_pass: Callable | None = None,
                 licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
-                windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
+                windows: Sequence[tuple[int, int, Sequence[int]]] = (), over_run: int = 0,
+                first_check: int | None = None) -> dict[str, list[Any]]:
     """Replay ``jobs`` (dicts: submit, run, est, a ``req`` :class:`NodeRequest`, and for a job of several
     partitions ``records``: a request a partition, tested in turn until one starts it, and ``tiers``:
     their partitions' PriorityTier, ``prios`` their priorities, a job ``tier`` and ``prio``:
@@ -371,9 +372,15 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
     passes over a job whose licenses are not all free; ``qos_limits`` the same with the QOS limits on
     running jobs (:class:`Holds`), and a job over a submission limit when it arrives is refused
     (:func:`submit_refused`). ``windows``: advance reservations, (start, end, node indices) each: no
-    job holds those nodes over [start, end) (:func:`hold_windows`), and a pass runs at each end."""
+    job holds those nodes over [start, end) (:func:`hold_windows`), and a pass runs at each end. A job
+    inside a reservation (``resv``) still running at its end plus ``over_run`` seconds is ended at the
+    next time-limit check (every 30 s from ``first_check``, None: the first submission;
+    :func:`pbf.reference.resv_ref.ended_at`); ``timeout`` lists such jobs (Slurm's state ``TIMEOUT``)."""
     n = len(jobs)
     start, end, alloc, reason = [-1] * n, [-1] * n, [None] * n, [""] * n
+    timeout = []
+    if first_check is None:
+        first_check = min((job["submit"] for job in jobs), default=0)
     full = NodePlan(nodes)
     for j, job in enumerate(jobs):
         if never_for_limits(licenses, qos_limits, job):
@@ -417,9 +424,14 @@ def node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], reserv
         for j, got in started.items():
             start[j], alloc[j] = now, got
             running[j] = now + jobs[j]["run"]
+            cut = None if jobs[j].get("resv") is None else ended_at(windows, jobs[j]["resv"], now, over_run,
+                                                                    first_check)
+            if cut is not None and cut < running[j]:
+                running[j] = cut
+                timeout.append(j)
             queue.remove(j)
     never_started(jobs, start, reason)
-    return {"start": start, "end": end, "alloc": alloc, "reject": reason}
+    return {"start": start, "end": end, "alloc": alloc, "reject": reason, "timeout": sorted(timeout)}
 
 
 #: the latest time a node plan holds (the compiled plan keys its points as time << 20 | node in 64 bits):

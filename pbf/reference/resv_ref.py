@@ -17,8 +17,14 @@ a job that names a reservation:
   every other reservation over the job's time [t, t + limit) (the overlap loop of ``job_test_resv``).
 * **Its own hold.** The reservation's nodes, held from every other job over the window, are free to
   the jobs inside it (less what those jobs hold).
-* **Its end.** The job may run past the reservation's end: nothing in ``job_test_resv`` bounds its end
-  by the reservation's, and a running job is not stopped there.
+* **Its end.** Nothing in ``job_test_resv`` bounds the job's end by the reservation's: it starts with its
+  own limit and may run past the end. There slurmctld's time-limit check ends it (``job_time_limit``,
+  ``src/slurmctld/job_mgr.c``, on the 30-second timer ``PERIODIC_TIMEOUT`` of ``_slurmctld_background``):
+  at the first check at which the reservation's end plus ``ResvOverRun`` is in the past (``end_time +
+  resv_over_run < now``), state ``TIMEOUT`` ("Reservation ended for JobId=..."); not in a ``FLEX``
+  reservation. A repeating reservation moves to its next occurrence at the first check past its end
+  (``job_resv_check``, right after ``job_time_limit``): a job that check did not end is held to the next
+  end (:func:`ended_at`).
 
 A window is ``(start, end, node indices)`` or ``(start, end, node indices, name)``; a job's ``resv``
 names its reservation (absent or None: none).
@@ -31,7 +37,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["name_of", "current", "usable_at", "others", "event_starts", "never_started"]
+__all__ = ["name_of", "current", "usable_at", "others", "event_starts", "never_started", "ended_at", "CHECK_EVERY"]
+
+#: slurmctld's time-limit check runs every 30 s (PERIODIC_TIMEOUT)
+CHECK_EVERY = 30
 
 
 def name_of(window: Sequence) -> str | None:
@@ -72,3 +81,26 @@ def never_started(jobs: Sequence[Mapping[str, Any]], start: Sequence[int], reaso
     for j, job in enumerate(jobs):
         if job.get("resv") is not None and start[j] < 0 and not reason[j]:
             reason[j] = "Reservation"
+
+
+def ended_at(windows: Sequence[Sequence], name: str, start: int, over_run: int, first_check: int,
+             flags: Sequence[str] = ()) -> int | None:
+    """When a job inside ``name`` that started at ``start`` (inside its current window) is ended by it,
+    if it still runs then (None: never): the time-limit checks at ``first_check`` + 30 k, from the last
+    at or before the start, until one finds the window's end plus ``over_run`` seconds before it. ``flags``: the
+    reservation's (``FLEX``: never; ``DAILY``, ``HOURLY``, ...: repeating, the end moves to the next
+    window's at the first check past it)."""
+    if "FLEX" in flags:
+        return None
+    repeats = bool({"HOURLY", "DAILY", "WEEKLY", "WEEKDAY", "WEEKEND"} & set(flags))
+    w = current(windows, name, start)
+    t = first_check + CHECK_EVERY * ((start - first_check) // CHECK_EVERY)
+    while w is not None:
+        end = w[1]
+        if t > end + over_run:
+            return t                                         # job_time_limit: end + over_run < now
+        if repeats and t > end:
+            w = current(windows, name, end)                  # job_resv_check: the next occurrence
+            continue
+        t += CHECK_EVERY * (((end if repeats else end + over_run) - t) // CHECK_EVERY + 1)
+    return None

@@ -520,7 +520,8 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                       window: int = 0, resolution: int = 1, first_fit: bool = False,
                       limits: Mapping[str, int] | None = None, marks: str = "carry",
                       licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
-                      windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[str, list[Any]]:
+                      windows: Sequence[tuple[int, int, Sequence[int]]] = (), over_run: int = 0,
+                      first_check: int | None = None) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
     own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
@@ -537,4 +538,4 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                           limits, licenses, qos_limits, windows)
 
     return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass, licenses=licenses,
-                       qos_limits=qos_limits, windows=windows)
+                       qos_limits=qos_limits, windows=windows, over_run=over_run, first_check=first_check)

@@ -138,6 +138,10 @@ def _timing_lines(s):
                 "settings": "the --slurm-conf default: no run's log gives Slurm's timing"}[lag["from"]]
         out.append(f"end lag      pbf: ends of {_under(lag['s'])} seen a second late: --end-lag-below {lag['s']} "
                    f"({said})")
+    if s.get("pbf_resv_check_at") is not None:
+        at = s["pbf_resv_check_at"]
+        out.append(f"checks       pbf: slurmctld's time-limit checks (they end a job inside a reservation at its end) "
+                   f"every 30 s from {at:+d} s, as in the first run's log that shows one")
     return out
 
 
@@ -197,7 +201,8 @@ def _print_summary(s, out):
             def _n(key):
                 return f"pbf {len(nm['pbf'][key])}, Slurm " + ", ".join(str(len(x[key])) for x in nm["slurm"])
             lines.append(f"             jobs that name it ({len(nm['jobs'])}): started inside it {_n('inside')}; "
-                         f"elsewhere {_n('outside')}; never {_n('not_started')}; running at its end {_n('past_end')}")
+                         f"elsewhere {_n('outside')}; never {_n('not_started')}; running at its end {_n('past_end')}; "
+                         f"ended by it (TIMEOUT) {_n('timeout')}")
     dr = s.get("drain")
     if dr:
         inside = dr["started_inside"]

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..bounded import MAX_TIME, check_int
 from ..cluster import Cluster
+from ..codes import RejectReason
 from ..errors import ConfigError
 from ..replayer import ReplayResult, replay
 from ..slurm_conf import node_lines, read_slurm_conf
@@ -99,9 +100,11 @@ def awt(jobs: Sequence[HarnessJob], starts: dict, ids: Iterable[int] | None = No
 
 def pbf_starts(result: ReplayResult) -> dict:
     """``{job id: {start, end, state, how, nodes}}`` of a :class:`pbf.ReplayResult` (start/end None for
-    jobs that never started; nodes: a list of names, when the replay recorded them)."""
+    jobs that never started; nodes: a list of names, when the replay recorded them). A job its reservation's
+    end ended (ResvOverRun) is ``TIMEOUT``, as Slurm's state."""
     j = result.jobs
     state = result.label("state", j["state"])
+    state = np.where(j["reject_reason"] == RejectReason.RJ_RESV_OVER, "TIMEOUT", state)
     how = result.label("how", j["how"])
     out = {}
     for i in range(len(j["id"])):
@@ -354,6 +357,16 @@ def _end_lag(given, timings, default):
     return {"s": default, "from": "settings", "runs_s": each}
 
 
+def _check_at(jobs, timings):
+    """pbf's ``resv_check_at`` (summary.json ``pbf_resv_check_at``): the second of one of slurmctld's
+    time-limit checks, from the first compared run whose log says it (:func:`pbf.validate.records.read_timing`),
+    for a workload with jobs inside a reservation (the checks end them at its end); else None."""
+    if not any(j.reservation for j in jobs):
+        return None
+    return next((int(t["time_limit_check_s"]) for t in timings if t and t.get("time_limit_check_s") is not None),
+                None)
+
+
 def _say(verbose, text):
     if verbose:
         print(text, file=sys.stderr, flush=True)
@@ -442,9 +455,10 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     # pbf's end_lag_below: given, else the compared runs' own timing (recorded: now; live: after they ran)
     end_lag = _end_lag(end_lag_below, [r.timing for r in recorded] if recorded else [],
                        settings.config.slurm_sim.end_lag_below)
+    check_at = _check_at(jobs, [r.timing for r in recorded] if recorded else [])
     settings.config = replace(settings.config, slurm_sim=replace(
         settings.config.slurm_sim, end_lag_below=end_lag["s"], end_runs_main=end_runs_main,
-        end_after_cycle=end_after_cycle))
+        end_after_cycle=end_after_cycle), resv_check_at=check_at)
     if limits is None and recorded and recorded_limits(recorded[0].scratch):
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
@@ -509,10 +523,12 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                          "recorded_in": run.scratch, "timing": run.timing, "pending_reasons": run.pending_reasons})
     if recorded is None and runs:
         end_lag = _end_lag(end_lag_below, [r["timing"] for r in run_meta], end_lag["s"])
-    if recorded is None and runs and end_lag["s"] != config.slurm_sim.end_lag_below:
+        check_at = _check_at(jobs, [r["timing"] for r in run_meta])
+    if recorded is None and runs and (end_lag["s"] != config.slurm_sim.end_lag_below
+                                      or check_at != config.resv_check_at):
         # pbf's side again with the runs' own timing
-        config_base, config = (replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=end_lag["s"]))
-                               for c in (config_base, config))
+        config_base, config = (replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=end_lag["s"]),
+                                       resv_check_at=check_at) for c in (config_base, config))
         if drain_spec is None and limits_case is None:
             pbf_result = replay(pbf_table(jobs, qos=qos), config)
             pbf = pbf_starts(pbf_result)
@@ -571,7 +587,8 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
         "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
-        "runs": run_meta, "pbf_end_lag_below": end_lag, "wall_s": time.time() - t_begin,
+        "runs": run_meta, "pbf_end_lag_below": end_lag, "pbf_resv_check_at": check_at,
+        "wall_s": time.time() - t_begin,
         "submitted_as": "each job's trace user (pbfu<N>)" if as_users else "root"})
     if resv is not None:
         folders = ([os.path.join(out, "slurm", f"run{k}") for k in range(1, len(runs) + 1)] if recorded is None

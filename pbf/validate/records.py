@@ -176,7 +176,7 @@ _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?\] (.*)$")
 _DONE = re.compile(r"_job_complete: JobId=(\d+) done")
 
 
-def read_timing(text: str, runs: dict) -> dict:
+def read_timing(text: str, runs: dict, t0: int | None = None) -> dict:
     """Slurm's sub-second timing, from slurmctld's log (millisecond stamps): ``launch_completion_s``,
     the median of end - start - asked run time over the jobs (``runs``: slurm job id -> asked run
     time, s; start from the ``Started``/``Allocate`` line, end from ``_job_complete: ... done``);
@@ -186,15 +186,22 @@ def read_timing(text: str, runs: dict) -> dict:
     0 or 1 ms, whose median says 0 or 1 while the cycles' phase moves 0.55 ms a second); and
     ``end_lag_below_s``, their ratio rounded:
     jobs shorter than that end just after the cycle of their last second, so the scheduler sees them a
-    second late (pbf's ``SlurmSim.end_lag_below``). Values are None where the log has too little."""
+    second late (pbf's ``SlurmSim.end_lag_below``). ``time_limit_check_s`` (with ``t0``, the run's origin,
+    epoch seconds): the second of the run's clock of one of slurmctld's 30-second time-limit checks
+    (``time(NULL)`` then, less ``t0``), from a job it ended at its reservation's end ("Reservation ended
+    for JobId=...", at a check), else from slurmctld's start (its timer starts then; pbf's
+    ``ReplayConfig.resv_check_at``). Values are None where the log has too little."""
     starts = {k: t for k, (_, t) in read_starts_log(text).items()}
-    ends, cycles = {}, []
+    ends, cycles, checks = {}, [], {}
     for line in text.splitlines():
         m = _STAMP.match(line)
         if not m:
             continue
         stamp, frac, rest = m.groups()
         t = local_epoch(stamp) + (float(frac) if frac else 0.0)
+        if "Reservation ended for JobId=" in rest or (rest.startswith("slurmctld version") and " started" in rest):
+            checks.setdefault("ended" if "Reservation" in rest else "started", int(local_epoch(stamp)))
+            continue
         if "_attempt_backfill: beginning" in rest:
             cycles.append(t)
             continue
@@ -206,8 +213,10 @@ def read_timing(text: str, runs: dict) -> dict:
     eps = over[len(over) // 2] if over else None
     dr = math.fsum(drift) / len(drift) if drift else None
     below = int(round(eps / dr)) if eps is not None and dr is not None and dr > 0 and eps > 0 else None
+    check = checks.get("ended", checks.get("started"))
     return {"launch_completion_s": eps, "cycle_drift_s": dr, "end_lag_below_s": below,
-            "jobs": len(over), "cycles": len(cycles)}
+            "jobs": len(over), "cycles": len(cycles),
+            "time_limit_check_s": check - t0 if check is not None and t0 is not None else None}
 
 
 def end_lag_threshold(timings: list) -> tuple[int | None, list]:

@@ -52,7 +52,7 @@ DBD_PORT, MYSQL_PORT = 6819, 3306
 _KEEP = ("schedulertype", "schedulerparameters", "selecttype", "selecttypeparameters", "defmempercpu",
          "defmempernode", "maxmempercpu", "maxmempernode", "defcpupergpu", "defmempergpu", "overtimelimit",
          "killwait", "enforcepartlimits", "messagetimeout", "preempttype", "preemptmode",
-         "fairsharedampeningfactor", "schedulertimeslice")
+         "fairsharedampeningfactor", "schedulertimeslice", "resvoverrun")
 _KEEP_PREFIX = ("priority",)
 #: global keys the harness replaces (hosts, ports, paths, authentication, daemons' plumbing): they do not
 #: decide which job runs where or when
@@ -80,7 +80,7 @@ _REPLACED = frozenset("""clustername slurmctldhost controlmachine controladdr ba
     slurmctldprimaryoffprog slurmctldsyslogdebug slurmdsyslogdebug slurmdlogfile slurmduser
     slurmctldaddr slurmdtimeout vsizefactor memlimitenforce disablerootjobs allowspecresourcesusage
     maxarraysize maxtaskspernode maxjobid include keepalivetime maxdbdmsgs openmp reconfigflags
-    resvoverrun resvepilog resvprolog schedulerrootfilter sruntimeout jobcompparams
+    resvepilog resvprolog schedulerrootfilter sruntimeout jobcompparams
     acctgathernodefreq dependencyparameters""".split())
 #: partition keys the private configuration drops: access rules (the harness submits as root)
 _PART_DROP = ("allowaccounts", "allowgroups", "allowqos", "denyaccounts", "denyqos", "allocnodes",

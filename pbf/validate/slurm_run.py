@@ -313,7 +313,7 @@ def read_run(folder: str | os.PathLike, jobs: Sequence[HarnessJob], shown_as: st
         starts = read_starts_log(log_text)
         runs = {sub["slurm_id"]: j.run for j in jobs for sub in [result["submitted"].get(str(j.id))]
                 if sub and sub.get("slurm_id") is not None}
-        timing = read_timing(log_text, runs)
+        timing = read_timing(log_text, runs, t0)
     out = job_outcomes(jobs, result["submitted"], t0, records, starts, result.get("never_started", {}))
     jobcomp_text = ""
     if os.path.exists(jobcomp_path):
@@ -400,9 +400,11 @@ def _keep(scratch, dest):
 
 
 #: slurmctld's log lines a compact recording keeps: submissions, starts (backfill and main scheduler),
-#: ends, backfill cycles' beginnings (the timing), the main scheduler's first pass
+#: ends, backfill cycles' beginnings (the timing), the main scheduler's first pass, slurmctld's start and the jobs
+#: a reservation's end ended (the phase of its 30-second time-limit timer)
 _KEPT_LOG = ("_slurm_rpc_submit_batch_job: JobId=", "_start_job: Started JobId=", "sched: Allocate JobId=",
-             "_job_complete: JobId=", "_attempt_backfill: beginning", "SchedulerParameters=default_queue_depth")
+             "_job_complete: JobId=", "_attempt_backfill: beginning", "SchedulerParameters=default_queue_depth",
+             "Reservation ended for JobId=", "slurmctld version")
 
 
 #: the jobcomp/filetxt keys the comparison reads (pbf.validate.records.read_jobcomp)
