@@ -71,9 +71,10 @@ ctypedef struct Nodes:
     int64_t W                  # words per bitmap: ceil(units / 64)
     uint64_t* free             # the units free now (W words)
     int64_t nfree              # how many
-    uint64_t* rows             # rows of W words: the units of running jobs (Jobs.row says which); a
-                               # row not in use is all zero, and only a job's non-zero words are
-                               # written: on a wide cluster most of a row's pages are never touched
+    uint64_t* rows             # rows of W words: the units of running jobs (Jobs.row says which). A
+                               # row reads as zero until written and is written only where it changes
+                               # (nodes_occupy): on a wide cluster most of a row's pages stay untouched.
+                               # A row given back keeps its units (a rollback relinks it: _checkpoint)
     int64_t rows_cap           # rows allocated
     int32_t* spare             # rows not in use ...
     int64_t nspare             # ... how many ...
@@ -181,9 +182,9 @@ cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noe
         return RC_NO_MEMORY
     row = N.rows + <int64_t>r * N.W
     for i in range(N.W):
-        if units[i]:
+        if row[i] != units[i]:     # (the row's last job's units, if any, are cleared here)
             row[i] = units[i]
-            N.free[i] &= ~units[i]
+        N.free[i] &= ~units[i]
     N.nfree -= k
     return r
 
@@ -195,18 +196,14 @@ cdef inline void nodes_release(Nodes* N, int32_t r, int64_t k) noexcept nogil:
     cdef uint64_t x
     if N.ndown == 0:
         for i in range(N.W):
-            if row[i]:
-                N.free[i] |= row[i]
-                row[i] = 0
+            N.free[i] |= row[i]
         N.nfree += k
     else:
         for i in range(N.W):       # units that went down while it ran stay down
-            if row[i]:
-                x = row[i] & ~N.down[i]
-                N.free[i] |= x
-                N.nfree += __builtin_popcountll(x)
-                N.held_down -= __builtin_popcountll(row[i] & N.down[i])
-                row[i] = 0
+            x = row[i] & ~N.down[i]
+            N.free[i] |= x
+            N.nfree += __builtin_popcountll(x)
+            N.held_down -= __builtin_popcountll(row[i] & N.down[i])
     N.spare[N.nspare] = r
     N.nspare += 1
 
