@@ -150,19 +150,24 @@ cdef inline int ar_alloc(AdvResv* R, int64_t n, int64_t W, int64_t NW) noexcept 
     return RC_OK
 
 
-cdef inline int64_t ar_kill_at(const AdvResv* R, int64_t j, int64_t now) noexcept nogil:
-    # when job j, starting now, is ended by its reservation (INF: never; inside none): the kill time of
-    # its reservation's current window (resv_inside.pxd ri_current: the first by start that ends after now)
-    cdef int32_t g
+cdef inline int64_t ar_current(const AdvResv* R, int32_t g, int64_t now) noexcept nogil:
+    # reservation g's current window: its first by start that ends after now (-1: none left)
     cdef int64_t k, best = -1
-    if R.kill == NULL or R.jgrp == NULL or j >= R.njobs or R.jgrp[j] == 0:
-        return INF
-    g = R.jgrp[j]
     for k in range(R.n):
         if R.grp[k] == g and R.end[k] > now and (best < 0 or R.start[k] < R.start[best]
                                                  or (R.start[k] == R.start[best] and R.end[k] < R.end[best])):
             best = k
-    return INF if best < 0 else R.kill[best]
+    return best
+
+
+cdef inline int64_t ar_kill_at(const AdvResv* R, int64_t j, int64_t now) noexcept nogil:
+    # when job j, starting now, is ended by its reservation (INF: never; inside none): the kill time of
+    # its reservation's current window
+    cdef int64_t k
+    if R.kill == NULL or R.jgrp == NULL or j >= R.njobs or R.jgrp[j] == 0:
+        return INF
+    k = ar_current(R, R.jgrp[j], now)
+    return INF if k < 0 else R.kill[k]
 
 
 cdef inline int64_t ar_live(AdvResv* R, int64_t now) noexcept nogil:

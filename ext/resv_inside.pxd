@@ -15,7 +15,7 @@ from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
 
 from counts cimport cnt_min
-from advance_resv cimport AdvResv, ResvLine, ar_live, ar_free_units, ar_line, ar_taken_out, rl_least, rl_hold
+from advance_resv cimport AdvResv, ResvLine, ar_current, ar_live, ar_free_units, ar_line, ar_taken_out, rl_least, rl_hold
 from node_model cimport (NodeModel, NodeLine, nm_node_cpus, nm_choose, nm_hold_node, nm_add_time, nm_job_mem,
                          EV_T_MAX)
 from slurm_space cimport SlurmSpace, ss_reset, ss_reserve
@@ -32,12 +32,7 @@ cdef inline int32_t ri_group(const AdvResv* R, int64_t j) noexcept nogil:
 
 cdef inline int64_t ri_current(const AdvResv* R, int32_t g, int64_t now) noexcept nogil:
     # reservation g's current window: its first by start that ends after now (-1: none left)
-    cdef int64_t k, best = -1
-    for k in range(R.n):
-        if R.grp[k] == g and R.end[k] > now and (best < 0 or R.start[k] < R.start[best]
-                                                 or (R.start[k] == R.start[best] and R.end[k] < R.end[best])):
-            best = k
-    return best
+    return ar_current(R, g, now)
 
 
 cdef inline bint ri_other_over(const AdvResv* R, int32_t g, int64_t i, int64_t t, int64_t stop) noexcept nogil:
