@@ -51,7 +51,7 @@ from pass_steps cimport ensure_scratch
 from plan_units cimport build_profile
 from passes cimport quick_pass
 from planner cimport planner_use
-from parallel_pass cimport pool_loop, pool_round_trip, split_recall
+from parallel_pass cimport pool_loop, pool_round_trip, split_recall, trial_judge, trial_keep_ns
 from cycle cimport full_pass, replay_run
 from columns cimport column_at, read_int
 from pbf._codes cimport PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND, RC_TIME_RANGE
@@ -85,6 +85,19 @@ def calibrate():
     c1 = now_ticks()
     _NS_PER_TICK = (n1 - n0) / <double>(c1 - c0) if c1 > c0 else 1.0
     return _NS_PER_TICK
+
+
+def _trial_verdict(double ns_off, double tests_off, double ns_shared, double tests_shared, long retries):
+    """(tests) A trial of sharing a node search with a helper thread: 1 share, 0 not, -1 run the
+    trial again (its passes' wall time per test too far apart to compare), from each way's pass wall
+    time (ns) and tests, and how many times in a row it ran again already."""
+    return trial_judge(ns_off, tests_off, ns_shared, tests_shared, retries)
+
+
+def _trial_keep(double trial_ns, bint share, double tasks, double tests_shared):
+    """(tests) How long a trial's verdict holds (pass wall time, ns), from the trial's length (ns),
+    its verdict, and the searches offered to the helper and tests in its shared passes."""
+    return trial_keep_ns(trial_ns, share, tasks, tests_shared)
 
 
 cdef double ns_per_tick():

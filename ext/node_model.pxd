@@ -89,6 +89,9 @@ ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helpe
     int64_t trial_verdict      # the last trial's verdict: 1 share, 0 not
     double trial_ns[2]         # the trial's pass wall time (ns) and tests, not shared and shared
     double trial_tests[2]
+    double trial_tasks         # the searches offered to the helper in the trial's shared passes ...
+    int64_t tasks_armed        # ... (tasks when the pass began)
+    int64_t trial_retries      # trials run again in a row, their passes too far apart to compare
     int64_t trials             # trials over the replay ...
     int64_t trials_shared      # ... and those sharing won
 

@@ -35,7 +35,12 @@ cdef enum:
     SPLIT_BACKOFF_MAX = 256    # ... doubling up to this
     SPLIT_MIN_CPU_PCT = 85     # ... and the searching thread's CPU share (%)
     TRIAL_KEEP = 16            # a trial's verdict is kept for this many times the trial's length; ...
-    TRIAL_MARGIN_PCT = 3       # ... sharing wins where it was this much faster per test
+    TRIAL_MARGIN_PCT = 3       # ... sharing wins where it was this much faster per test; ...
+    TRIAL_APART = 3            # ... but where one way was this many times faster per test, the passes
+    TRIAL_RETRIES = 2          # differed in kind (two threads at most halve a pass): the trial runs
+                               # again, up to this many times in a row before its verdict holds
+    TRIAL_KEEP_IDLE = 1        # a verdict against sharing from passes that offered the helper less
+                               # than a search a test is kept only this many times the trial's length
 
     SPIN_NS = 20000            # a wait spins this long before it sleeps
     RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
@@ -401,6 +406,7 @@ cdef inline bint split_arm(State* S, int64_t min_nodes) noexcept nogil:
     S.split.stall_ticks = <int64_t>(SPLIT_STALL_NS / tick)
     S.split.wall0 = clock_ns()
     S.split.cpu0 = thread_cpu_ns()
+    S.split.tasks_armed = S.split.tasks
     S.nm.split = &S.split
     return True
 
@@ -451,9 +457,31 @@ cdef inline bint split_trial_share(State* S) noexcept nogil:
         X.trial_ns[1] = 0
         X.trial_tests[0] = 0
         X.trial_tests[1] = 0
+        X.trial_tasks = 0
     if X.trial_on > 0:
         return X.trial_share != 0
     return X.trial_verdict != 0
+
+
+cdef inline int trial_judge(double ns0, double tests0, double ns1, double tests1, int64_t retries) noexcept nogil:
+    # a trial's outcome from each way's pass wall time and tests (0: not shared, 1: shared): 1 share,
+    # 0 not, -1 run the trial again -- its passes were too far apart per test to compare (e.g. one
+    # way's the pass after 50,000 submits, the other way's a later pass on 160,000 nodes: ten times
+    # apart, whatever the helper does), unless it ran again TRIAL_RETRIES times in a row already
+    if (ns1 * tests0 > TRIAL_APART * ns0 * tests1 or ns0 * tests1 > TRIAL_APART * ns1 * tests0) \
+            and retries < TRIAL_RETRIES:
+        return -1
+    return 1 if ns1 * tests0 * 100 < ns0 * tests1 * (100 - TRIAL_MARGIN_PCT) else 0
+
+
+cdef inline int64_t trial_keep_ns(double trial_ns, bint share, double tasks, double tests_shared) noexcept nogil:
+    # how long a trial's verdict holds (pass wall time, ns): TRIAL_KEEP times the trial's length; but
+    # a verdict against sharing from passes whose helper had less than a search a test to do (the
+    # machine filling, every job starting at once: nothing to test ahead) says little of the deep
+    # queue's passes that may follow, and holds only TRIAL_KEEP_IDLE times
+    if not share and tasks < tests_shared:
+        return <int64_t>(trial_ns * TRIAL_KEEP_IDLE)
+    return <int64_t>(trial_ns * TRIAL_KEEP)
 
 
 cdef inline void split_trial_note(State* S, bint shared, int64_t wall_ticks, int64_t tests) noexcept nogil:
@@ -461,6 +489,7 @@ cdef inline void split_trial_note(State* S, bint shared, int64_t wall_ticks, int
     cdef NodeSplit* X = &S.split
     cdef int64_t ns = <int64_t>(wall_ticks * (S.clock.ns_per_tick if PBF_HAVE_TSC else 1.0))
     cdef bint share
+    cdef int verdict
     if S.testing.split_wait or S.testing.split_trial_ns <= 0:
         return
     if X.trial_on == 0:
@@ -469,14 +498,25 @@ cdef inline void split_trial_note(State* S, bint shared, int64_t wall_ticks, int
     if shared == (X.trial_share != 0):      # (a pass that could not share while backing off: not counted)
         X.trial_ns[X.trial_share] += ns
         X.trial_tests[X.trial_share] += tests + 1
+        if shared:
+            X.trial_tasks += X.tasks - X.tasks_armed
     X.trial_share = 1 - X.trial_share
     if X.trial_ns[0] < S.testing.split_trial_ns or X.trial_ns[1] < S.testing.split_trial_ns:
         return
+    verdict = trial_judge(X.trial_ns[0], X.trial_tests[0], X.trial_ns[1], X.trial_tests[1], X.trial_retries)
+    if verdict < 0:
+        X.trial_retries += 1
+        X.trial_ns[0] = 0
+        X.trial_ns[1] = 0
+        X.trial_tests[0] = 0
+        X.trial_tests[1] = 0
+        X.trial_tasks = 0
+        return
     X.trial_on = 0
-    share = (X.trial_ns[1] * X.trial_tests[0] * 100
-             < X.trial_ns[0] * X.trial_tests[1] * (100 - TRIAL_MARGIN_PCT))
+    X.trial_retries = 0
+    share = verdict > 0
     X.trial_verdict = share
-    X.trial_keep_ns = <int64_t>((X.trial_ns[0] + X.trial_ns[1]) * TRIAL_KEEP)
+    X.trial_keep_ns = trial_keep_ns(X.trial_ns[0] + X.trial_ns[1], share, X.trial_tasks, X.trial_tests[1])
     X.trials += 1
     X.trials_shared += share
     if not share:

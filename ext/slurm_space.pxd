@@ -97,6 +97,9 @@ ctypedef struct SlurmSpace:
     int64_t pcnow_job              # pcnow_version): the start of each of the job's will-run tests
     uint64_t pcnow_feat            # (with the features it had then: a job of several partitions changes them)
     int64_t pcnow_version
+    int32_t* pcl                   # (pc_zero: pcnow is zero but on these npcl nodes, so that the next job
+    int64_t npcl                   # clears only those, not 160,000 words)
+    bint pc_zero
     # a test's nodes whose fc, fm, fg and pc are its own (istamp == itest): those the give-backs touched.
     # The others are as they are now (fnow, free_mem, free_gpu; pc = pcnow), read from there
     int64_t* istamp
@@ -107,7 +110,9 @@ ctypedef struct SlurmSpace:
                                    # cores of a node; 0: not worked out yet)
     # the nodes a job may use at all (ss_usable), NW words, for the ask u_feat, u_mpn, u_mpc (u_ok: made)
     uint64_t* ubits
-    uint64_t* tbits                # (scratch, NW words) the nodes a choice takes cores of
+    uint64_t* tbits                # (scratch, NW words) the nodes a choice takes cores of ...
+    int32_t* tw                    # ... and its words that are not zero, as ss_take_bits found them (a
+    int64_t ntw                    # reservation's test and records then read only these; NW at most)
     bint u_ok
     uint64_t u_feat
     int64_t u_mpn, u_mpc
@@ -129,11 +134,16 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.dirty = <int32_t*>malloc(nn * sizeof(int32_t))
     X.ubits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
     X.tbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.tw = <int32_t*>malloc(X.NW * sizeof(int32_t))
+    X.ntw = 0
     X.u_ok = False
     X.in_bits = NULL
     X.gb_version = -1
     X.fnow = <int64_t*>malloc(nn * sizeof(int64_t))
     X.pcnow = <int64_t*>malloc(nn * sizeof(int64_t))
+    X.pcl = <int32_t*>malloc(nn * sizeof(int32_t))
+    X.npcl = 0
+    X.pc_zero = False
     X.freel = <int32_t*>malloc(nn * sizeof(int32_t))
     X.istamp = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
@@ -142,9 +152,9 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.itest = 0
     X.fnow_version = -1
     X.pcnow_version = -1
-    if (X.fnow == NULL or X.pcnow == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
+    if (X.fnow == NULL or X.pcnow == NULL or X.pcl == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
             or X.cand == NULL or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
-            or X.tbits == NULL or X.freel == NULL or X.istamp == NULL
+            or X.tbits == NULL or X.tw == NULL or X.freel == NULL or X.istamp == NULL
             or X.fbits == NULL or X.tch == NULL):
         return RC_NO_MEMORY
     for i in range(nn):
@@ -158,7 +168,7 @@ cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.cand); free(X.sw)
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu); free(X.gb_run)
-    free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits)
+    free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.pcl); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits); free(X.tw)
     free(X.freel); free(X.istamp); free(X.fbits); free(X.tch)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
@@ -224,8 +234,14 @@ cdef inline int _ss_split(SlurmSpace* X, int64_t j, int64_t t) noexcept nogil:
     return RC_OK
 
 
-cdef inline bint _ss_same(const SlurmSpace* X, int64_t a, int64_t b) noexcept nogil:
-    cdef int64_t w
+cdef inline bint _ss_same(const SlurmSpace* X, int64_t a, int64_t b, const int32_t* tw, int64_t ntw) noexcept nogil:
+    # records a and b hold the same nodes (the words tw first: where a reservation just made differs)
+    cdef int64_t w, x
+    if tw != NULL:
+        for x in range(ntw):
+            w = tw[x]
+            if X.avail[a * X.NW + w] != X.avail[b * X.NW + w]:
+                return False
     for w in range(X.NW):
         if X.avail[a * X.NW + w] != X.avail[b * X.NW + w]:
             return False
@@ -233,19 +249,25 @@ cdef inline bint _ss_same(const SlurmSpace* X, int64_t a, int64_t b) noexcept no
 
 
 cdef inline void ss_take_bits(SlurmSpace* X, const int64_t* take, const int32_t* among, int64_t n_among) noexcept nogil:
-    # X.tbits: the nodes with take[i] > 0 (among: the only nodes take may give cores, ascending, as
-    # NodeModel.take_among; NULL: any node)
+    # X.tbits: the nodes with take[i] > 0, and X.tw its words that are not zero (among: the only
+    # nodes take may give cores, in any order, as NodeModel.take_among or tlist; NULL: any node)
     cdef int64_t i, x
     memset(X.tbits, 0, X.NW * sizeof(uint64_t))
+    X.ntw = 0
     for x in range(n_among if among != NULL else X.nn):
         i = among[x] if among != NULL else x
         if take[i] > 0:
+            if X.tbits[i >> 6] == 0:
+                X.tw[X.ntw] = <int32_t>(i >> 6)
+                X.ntw += 1
             X.tbits[i >> 6] |= (<uint64_t>1) << (i & 63)
 
 
-cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end) noexcept nogil:
-    # _add_reservation: the nodes of X.tbits (ss_take_bits) are held over [start, end)
-    cdef int64_t j = 0, i, w, one_before = 0, one_after = -1
+cdef inline int ss_reserve_words(SlurmSpace* X, int64_t start, int64_t end, const int32_t* tw,
+                                 int64_t ntw) noexcept nogil:
+    # ss_reserve, where X.tbits is zero but in the words tw (NULL: words 0 .. ntw - 1): a one-node
+    # job's reservation on 160,000 nodes then reads one word of each record, not 2,500
+    cdef int64_t j = 0, i, w, x, one_before = 0, one_after = -1
     cdef bint placed = False
     if start < X.b[0]:
         start = X.b[0]
@@ -270,8 +292,13 @@ cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end) noexcept n
             break
         if end < X.e[j] and _ss_split(X, j, end) != RC_OK:
             return RC_NO_MEMORY
-        for w in range(X.NW):
-            X.avail[j * X.NW + w] &= ~X.tbits[w]
+        if tw == NULL:
+            for w in range(ntw):
+                X.avail[j * X.NW + w] &= ~X.tbits[w]
+        else:
+            for x in range(ntw):
+                w = tw[x]
+                X.avail[j * X.NW + w] &= ~X.tbits[w]
         if end == X.e[j]:
             if X.nxt[j] != 0:
                 one_after = X.nxt[j]
@@ -282,7 +309,7 @@ cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end) noexcept n
         j = X.nxt[i]
         if j == 0:
             break
-        if not _ss_same(X, i, j):
+        if not _ss_same(X, i, j, tw, ntw):
             i = j
             continue
         X.e[i] = X.e[j]
@@ -291,13 +318,20 @@ cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end) noexcept n
     return RC_OK
 
 
+cdef inline int ss_reserve(SlurmSpace* X, int64_t start, int64_t end) noexcept nogil:
+    # _add_reservation: the nodes of X.tbits (as its writer left them: any word may be set) are held
+    # over [start, end)
+    return ss_reserve_words(X, start, end, NULL, X.NW)
+
+
 cdef inline bint ss_overlaps(const SlurmSpace* X, int64_t start, int64_t end) noexcept nogil:
-    # _test_resv_overlap: does a reservation hold one of the nodes of X.tbits (ss_take_bits) within
-    # [start, end)?
-    cdef int64_t j = 0, w
+    # _test_resv_overlap: does a reservation hold one of the nodes of X.tbits (ss_take_bits: only its
+    # words X.tw are read) within [start, end)?
+    cdef int64_t j = 0, w, x
     while True:
         if X.e[j] > start and X.b[j] < end:
-            for w in range(X.NW):
+            for x in range(X.ntw):
+                w = X.tw[x]
                 if X.tbits[w] & ~X.avail[j * X.NW + w]:
                     return True
         j = X.nxt[j]
@@ -334,23 +368,36 @@ cdef inline int64_t ss_offer(SlurmSpace* X, int64_t start_res, int64_t end_time)
 
 
 cdef inline int64_t ss_later(SlurmSpace* X, int64_t start_res, int64_t end_time) noexcept nogil:
-    # ss_offer's later_start alone: the records' AND only as far as it is found (most often the first
-    # record or two), X.offer as scratch
+    # ss_offer's later_start alone, with every node usable (X.base all ones: ss_later_at), the
+    # records' AND only as far as it is found (most often the first record or two), X.offer as
+    # scratch, written only from the second record ANDed on (before it, the AND is a record's own)
     cdef int64_t j = 0, k, w, W = X.NW
     cdef const uint64_t* r
-    memcpy(X.offer, X.base, W * sizeof(uint64_t))
+    cdef const uint64_t* so_far = NULL     # (NULL: every node so far)
     while True:
         if X.e[j] > start_res and X.nxt[j] != 0:
             k = X.nxt[j]
-            for w in range(W):
-                if (X.base[w] & X.avail[k * W + w]) & ~(X.offer[w] & X.avail[j * W + w]):
-                    return X.e[j]
+            r = X.avail + j * W
+            if so_far == NULL:
+                for w in range(W):
+                    if X.avail[k * W + w] & ~r[w]:
+                        return X.e[j]
+            else:
+                for w in range(W):
+                    if X.avail[k * W + w] & ~(so_far[w] & r[w]):
+                        return X.e[j]
         if X.e[j] <= start_res:
             pass
         elif X.b[j] <= end_time:
             r = X.avail + j * W
-            for w in range(W):
-                X.offer[w] &= r[w]
+            if so_far == NULL:
+                so_far = r
+            else:
+                if so_far != X.offer:
+                    memcpy(X.offer, so_far, W * sizeof(uint64_t))
+                    so_far = X.offer
+                for w in range(W):
+                    X.offer[w] &= r[w]
         else:
             return -1
         j = X.nxt[j]
@@ -682,7 +729,7 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
     # X.fnow: each node's free cores as the nodes are now (the same for every test until a start);
     # per_job: also X.pcnow, the cores each could give job j now (the same for each of its tests)
     # (a node with no free core gives none: pcnow is worked out for the nodes of X.freel alone)
-    cdef int64_t i, x
+    cdef int64_t i, x, c
     if X.fnow_version != N.version:
         X.nfree = 0
         memset(X.fbits, 0, X.NW * sizeof(uint64_t))
@@ -694,10 +741,20 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
                 X.fbits[i >> 6] |= (<uint64_t>1) << (i & 63)
         X.fnow_version = N.version
     if per_job and (X.pcnow_version != N.version or X.pcnow_job != j or X.pcnow_feat != M.jfeat[j]):
-        memset(X.pcnow, 0, M.nn * sizeof(int64_t))
+        if X.pc_zero:
+            for x in range(X.npcl):
+                X.pcnow[X.pcl[x]] = 0
+        else:
+            memset(X.pcnow, 0, M.nn * sizeof(int64_t))
+            X.pc_zero = True
+        X.npcl = 0
         for x in range(X.nfree):
             i = X.freel[x]
-            X.pcnow[i] = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+            c = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+            X.pcnow[i] = c
+            if c != 0:
+                X.pcl[X.npcl] = <int32_t>i
+                X.npcl += 1
         X.pcnow_version = N.version
         X.pcnow_job = j
         X.pcnow_feat = M.jfeat[j]
@@ -856,7 +913,6 @@ cdef inline void _ss_all_nodes(SlurmSpace* X) noexcept nogil:
 
 cdef inline int64_t ss_later_at(SlurmSpace* X, int64_t d, int64_t now, int64_t start_res) noexcept nogil:
     # what ss_offer_at returns, without the rest of its work (X.offer is left undefined)
-    _ss_all_nodes(X)
     return ss_later(X, start_res, (start_res if start_res > now else now) + d)
 
 

@@ -22,7 +22,7 @@ from nodes cimport Nodes
 from node_model cimport NodeModel, NodeSplit, nm_take_clear, nm_take_put
 from slurm_space cimport (SlurmSpace, SS_SKIP, SS_ERROR, SS_MARKS_PER_TEST, ss_later_at, ss_offer_at, ss_test_at,
                           ss_now_ready,
-                          ss_give_backs, ss_usable_bits, ss_take_bits, ss_overlaps, ss_reserve, ss_reset_weights,
+                          ss_give_backs, ss_usable_bits, ss_take_bits, ss_overlaps, ss_reserve_words, ss_reset_weights,
                           _ss_choose, _ss_hist_ready)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -295,7 +295,10 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             M.take_among = NULL
             M.ntake_among = 0
             took = M.take
-        ss_take_bits(X, M.take, M.take_among, M.ntake_among)
+        if M.tdirty:
+            ss_take_bits(X, M.take, M.take_among, M.ntake_among)
+        else:                          # (the nodes the choice gave cores: a few, of 160,000)
+            ss_take_bits(X, M.take, M.tlist, M.ntlist)
         if ss_overlaps(X, s, e):
             if start <= start_res:
                 start = SS_SKIP
@@ -305,7 +308,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if ahead >= 0:                 # (the helper reads the records this changes)
             _sh_claim(P, H, False)
             ahead = -1
-        if ss_reserve(X, s, e) != RC_OK:
+        if ss_reserve_words(X, s, e, X.tw, X.ntw) != RC_OK:
             start = SS_ERROR
         break
     if ahead >= 0:

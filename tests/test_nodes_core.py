@@ -279,6 +279,30 @@ def test_trials_of_sharing_decide_as_one_thread():
     assert always.summary["passes"]["searches_shared"] > 0
 
 
+def test_a_trial_of_passes_too_far_apart_runs_again_before_its_verdict_holds():
+    # a trial compares each way's pass wall time per test; sharing with one helper at most halves a
+    # pass, so passes three times apart per test (the pass after a large submit against a later one)
+    # differed in kind, and the trial runs again, up to twice in a row
+    verdict = _core._trial_verdict
+    assert verdict(5.3e9, 1000, 3.4e9, 1000, 0) == 1            # sharing 1.56x faster: share
+    assert verdict(5.3e9, 1000, 5.2e9, 1000, 0) == 0            # within the 3 % margin: not
+    assert verdict(5.3e9, 1000, 52e9, 1000, 0) == -1            # ten times apart: again
+    assert verdict(52e9, 1000, 3.4e9, 1000, 1) == -1
+    assert verdict(5.3e9, 1000, 52e9, 1000, 2) == 0             # ... twice at most
+    assert verdict(5.3e9, 1000, 15.8e9, 1000, 0) == 0           # 2.98x apart: judged
+    assert verdict(5.3e9, 100, 3.4e9, 1000, 0) == -1            # per test, not per pass
+
+
+def test_a_verdict_against_sharing_from_passes_with_nothing_to_share_holds_briefly():
+    # the machine filling (every job starts at once: no later start to test ahead) says little of the
+    # deep queue's passes that follow: such a verdict against sharing holds for the trial's length,
+    # not 16 times it
+    keep = _core._trial_keep
+    assert keep(10e9, False, 21, 11_000) == 10e9
+    assert keep(10e9, False, 12_000, 1_000) == 160e9
+    assert keep(10e9, True, 21, 11_000) == 160e9
+
+
 def test_split_trial_switch_rejects_negative_values():
     with pytest.raises(ValueError, match="split_trial_us must be >= 0"):
         _core.Core(64).set_testing(split_trial_us=-1)
