@@ -138,7 +138,7 @@ _CONFIG_KEYS = frozenset((
     "sim_end_main", "sim_late_below",
     "sim_max_sched_us", "sim_cost_main_us", "sim_cost_queue_us",
     "bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",  # (bf_limits.pxd)
-    "bf_part_resv", "bf_one_resv", "ss_marks"))                                                     # (slurm_space.pxd)
+    "bf_part_resv", "bf_one_resv", "ss_marks", "ss_phase"))                                         # (slurm_space.pxd)
 _BF_KEYS = frozenset(("bf_max_user", "bf_max_user_part", "bf_max_part", "bf_max_start", "bf_min_prio", "bf_min_age",
                       "bf_part_resv"))
 _TESTING_KEYS = frozenset(("record_units", "stale_speculation", "resume", "repeat", "parallel_min_queue",
@@ -292,6 +292,7 @@ cdef class Core:
             elif name == "sim_end_main": S.sim.end_main = value
             elif name == "sim_late_below": S.sim.late_below = value
             elif name == "ss_marks": S.ss.marks = value
+            elif name == "ss_phase": S.ss.phase = value
             elif name == "bf_one_resv": S.ss.lim.one_resv = value
         if _BF_KEYS & set(settings):
             bfl_set(&S.ss.lim, settings.get("bf_max_user", S.ss.lim.per_user),

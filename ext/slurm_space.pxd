@@ -66,6 +66,8 @@ ctypedef struct SlurmSpace:
     int64_t in_s, in_e
     const uint64_t* in_bits
     int marks                      # SS_MARKS_*: the node weights' rule of the Slurm version and select plugin
+    int64_t phase                  # the replay's second 0 on Slurm's clock (Unix time), modulo SS_WINDOW: the
+                                   # will-run test aligns its windows on multiples of SS_WINDOW of Unix time
     int64_t marked                 # nodes whose weight is not 0xff (none: a reset changes nothing)
     int64_t* cancel                # (a helper thread's test: *cancel set, its answer is not needed; NULL: none)
     # what the will-run test gives back, the running jobs in end order: the same for every test of a
@@ -869,7 +871,9 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             if not touched:
                 continue
             if end_time < 0:
-                end_time = N.by_end[r].end + (window - N.by_end[r].end % window)
+                # (Slurm aligns the first window on its clock's multiples of 30 s: end_time % 30 of the
+                # Unix time, so where the replay's second 0 falls on that clock moves the batches)
+                end_time = N.by_end[r].end + (window - (N.by_end[r].end + X.phase) % window)
             last = r
             if k >= N.nrun:
                 more = False

@@ -35,6 +35,12 @@ Without it (Slurm's default) each record may reserve.
 
 ``slurm_version`` (``20.11``, ``22.05``, ``23.11``) and ``select_type`` (``cons_tres``, ``cons_res``) say
 how a GPU job's tests mark the nodes' scheduling weights (:func:`pbf.slurm_versions.node_marks`).
+
+``clock_origin``: the Unix time (s) of the replay's second 0 (0: the replay's own seconds). Slurm's
+will-run test gives running jobs' resources back in batches whose first ends at the first end rounded
+up to a multiple of 30 s of Unix time (``_will_run_test`` in ``src/plugins/select/cons_common/job_test.c``:
+``end_time % time_window``), so where a replay's seconds fall on that clock moves which ends share a batch,
+and with them a waiting job's planned start and the reservation later jobs must keep clear of.
 """
 from __future__ import annotations
 
@@ -45,7 +51,8 @@ from .config import MAX_COUNT, Backfill, _check_choice
 from .errors import ConfigError
 from .slurm_versions import DEFAULT_SLURM_VERSION, SELECT_TYPES, check_version, node_marks
 
-__all__ = ["SlurmBackfill", "LIMITS", "MAX_BF_MAX_JOB_START", "MAX_BF_MIN_AGE_RESERVE", "MAX_BF_MIN_PRIO_RESERVE"]
+__all__ = ["SlurmBackfill", "LIMITS", "MAX_BF_MAX_JOB_START", "MAX_BF_MIN_AGE_RESERVE", "MAX_BF_MIN_PRIO_RESERVE",
+           "MAX_CLOCK_ORIGIN"]
 
 #: Slurm 22.05's largest values (backfill.c): MAX_BF_MAX_JOB_START, MAX_BF_MIN_AGE_RESERVE (30 days),
 #: MAX_BF_MIN_PRIO_RESERVE (INFINITE, a uint32)
@@ -61,6 +68,11 @@ LIMITS = (("max_job_user", "bf_max_job_user", MAX_COUNT), ("max_job_user_part", 
           ("min_age_reserve", "bf_min_age_reserve", MAX_BF_MIN_AGE_RESERVE),
           ("job_part_count_reserve", "bf_job_part_count_reserve", MAX_COUNT))
 
+
+#: the largest clock_origin: 2^40 s of Unix time (some 35,000 years)
+MAX_CLOCK_ORIGIN = 1 << 40
+#: the will-run test's first window (s), on whose multiples of Unix time its batches end (job_test.c)
+WILL_RUN_WINDOW = 30
 
 #: the core's codes of the node weights' rules (ext/slurm_space.pxd SS_MARKS_*)
 _MARKS = {"carry": 0, "none": 1, "per-test": 2}
@@ -82,6 +94,7 @@ class SlurmBackfill(Backfill):
     one_resv_per_job: bool = False
     slurm_version: str = DEFAULT_SLURM_VERSION
     select_type: str = "cons_tres"
+    clock_origin: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -90,6 +103,7 @@ class SlurmBackfill(Backfill):
         if not isinstance(self.one_resv_per_job, bool):
             raise ConfigError(f"one_resv_per_job must be True or False, got {self.one_resv_per_job!r}")
         check_version(self.slurm_version)
+        check_int("clock_origin", self.clock_origin, 0, MAX_CLOCK_ORIGIN)
         _check_choice("select_type", self.select_type, SELECT_TYPES)
         if self.select_type == "cons_res" and self.slurm_version == "23.11":
             raise ConfigError("select_type='cons_res' with slurm_version='23.11': Slurm 23.11 removed "
@@ -116,7 +130,7 @@ class SlurmBackfill(Backfill):
                 "bf_max_start": self.max_job_start, "bf_min_prio": float(self.min_prio_reserve),
                 "bf_min_age": self.min_age_reserve, "bf_part_resv": self.job_part_count_reserve,
                 "bf_one_resv": int(self.one_resv_per_job),
-                "ss_marks": _MARKS[self.marks()]}
+                "ss_marks": _MARKS[self.marks()], "ss_phase": self.clock_origin % WILL_RUN_WINDOW}
 
     def marks(self) -> str:
         """The node weights' rule (:func:`pbf.slurm_versions.node_marks`)."""

@@ -108,3 +108,14 @@ def test_default_replay_is_the_builtin_beocat_trace(monkeypatch, capsys):
     s = json.loads(capsys.readouterr().out)
     assert s["config"]["trigger"] == "interval" and s["units"] == 9128
     assert "built-in Beocat-like" in s["trace"]
+
+
+def test_a_slurm_conf_replay_puts_its_seconds_on_slurms_clock(tmp_path):
+    # Slurm's will-run test batches ends on multiples of 30 s of Unix time: a --slurm-conf replay takes
+    # the trace's own start (a sacct dump's first submission, 2024-01-01T00:00:01) as its second 0
+    harness = Path(__file__).resolve().parent / "data" / "slurm_harness"
+    out = tmp_path / "out"
+    assert main(["replay", str(harness / "part2_jobs.sacct"), "--slurm-conf", str(harness / "part2.conf"),
+                 "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config"]["backfill"]["clock_origin"] == 1_704_067_201

@@ -253,3 +253,43 @@ def test_bad_node_search_settings_are_refused(bad):
     settings_.update(bad)
     with pytest.raises(pbf.ConfigError, match="node_search"):
         pbf.ReplayConfig(**settings_)
+
+
+def test_the_will_run_tests_windows_fall_on_multiples_of_30_s_of_unix_time():
+    # one node of 8 cores, all busy: jobs end at 65, 96 and 120 (replay seconds); a 3-core job needs the
+    # first two. With the replay's second 0 on a multiple of 30 s of Unix time (phase 0) the first batch
+    # runs to 65 rounded up to 90, plus 30 s: it holds all three ends, and the start is 120. With second 0
+    # at Unix second ...4 (phase 4: drain4's run 1), 65 is Unix ...69, rounded up to ...90 (replay 86):
+    # the batch holds 65 and 96 (<= 116) alone, and the start is 96 (job_test.c: end_time % time_window)
+    node = [Node("a", 8, 8000, 0, ())]
+    run = [RunningJob(65, {0: (2, 0, 0)}), RunningJob(96, {0: (2, 0, 0)}), RunningJob(120, {0: (4, 0, 0)})]
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(3), {0}, now=36) == (120, {0: 3})
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(3), {0}, now=36, phase=4) == (96, {0: 3})
+    assert will_run(node, [(0, 8000, 0)], run, NodeRequest(3), {0}, now=36, phase=30 - 5) == (120, {0: 3})
+
+
+def test_the_compiled_core_aligns_its_windows_on_the_clock_origin():
+    # the same on the compiled core, with a ninth core free: a 3-core job (limit 60 s) waiting behind those
+    # ends reserves the node from 120 on phase 0, from 96 at clock origin ...4; a 1-core job of 60 s
+    # submitted at 37 fits on the free core before 120 but not before 96, so it starts at once only on
+    # phase 0 (and the 3-core job waits for its end); at ...4 it waits, and the 3-core job starts at 65
+    # (drain4's job 13 at +36 s or +39 s)
+    from pbf.bf_limits import SlurmBackfill
+    nodes = [Node("a", 9, 8000, 0, ())]
+    shape = [(0, 65, 65, 2), (0, 96, 96, 2), (0, 120, 120, 4), (36, 60, 60, 3), (37, 50, 60, 1)]
+    jobs = [dict(submit=s, run=r, est=e, cores=c, mpc=0, mpn=0, gpus=0, nmin=1, nmax=0, feat=())
+            for s, r, e, c in shape]
+    for origin, last in ((0, [87, 37]), (1795866574, [65, 96]), (1795866574 + 21, [87, 37])):
+        config = pbf.ReplayConfig(cluster=Cluster.of_nodes(nodes, name="h"), node_search="slurm",
+                                  backfill=SlurmBackfill(reservations=None, clock_origin=origin))
+        got = replay_checked(node_table(jobs), config)
+        want = slurm_node_replay(nodes, _ref_jobs(jobs), None, phase=origin % 30)
+        assert got.jobs["start"].tolist() == want["start"]
+        assert want["start"][3:] == last
+
+
+@pytest.mark.parametrize("bad", [-1, 1 << 41, 1.5, True])
+def test_a_bad_clock_origin_is_refused(bad):
+    from pbf.bf_limits import SlurmBackfill
+    with pytest.raises(pbf.ConfigError, match="clock_origin"):
+        SlurmBackfill(clock_origin=bad)

@@ -68,11 +68,16 @@ def test_the_recorded_runs_are_compared_again(tmp_path, capsys):
         rows = list(csv.DictReader(fh))
     starts = [[r[k] for r in rows] for k in ("slurm_start", "slurm2_start", "slurm3_start")]
     pbf = [r["pbf_start"] for r in rows]
-    # the figures docs/slurm-harness.md quotes: within 2 s, pbf against each run (93.8 % on average) and
-    # every pair of runs (Slurm against itself: 86.8 %); every start within 60 s; AWT against the runs' mean
-    assert [_within(pbf, x) for x in starts] == [97.9, 83.3, 100.0]
+    # the figures docs/slurm-harness.md quotes: within 2 s, pbf against each run on its own clock (its own
+    # replay: 92.4 % on average) and every pair of runs (Slurm against itself: 86.8 %); every start within
+    # 60 s; AWT against the runs' mean. Run 1 (clock 11 s) loses a job's end by 3 ms at +237 s (job 23, 32 s,
+    # under the 34 s threshold, seen a second late by pbf), and from +265 s its replay goes another way
+    assert s["pbf_clock_phase_s"] == [11, 19, 24]
+    own = [pbf, [r["pbf2_start"] for r in rows], [r["pbf3_start"] for r in rows]]
+    assert [_within(p, x) for p, x in zip(own, starts)] == [77.1, 100.0, 100.0]
+    assert s["pbf_per_run"]["pooled"]["within_share"] == pytest.approx(0.924, abs=0.001)
     assert [_within(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == [77.1, 97.9, 85.4]
-    assert [_within(pbf, x, 60) for x in starts] == [100.0, 100.0, 100.0]
+    assert [_within(p, x, 60) for p, x in zip(own, starts)] == [100.0, 100.0, 100.0]
     awt = s["awt_s"]
     mean = (awt["slurm"] + awt["slurm_run2"] + awt["slurm_run3"]) / 3
     assert abs(awt["pbf"] / mean - 1) <= 0.01

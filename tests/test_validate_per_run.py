@@ -1,5 +1,7 @@
 """Each recorded Slurm run against a pbf replay at its own end-lag threshold (pbf validate slurm
---end-lag-threshold per-run; docs/slurm-harness.md, "Each run at its own threshold").
+--end-lag-threshold per-run; docs/slurm-harness.md, "Each run at its own threshold"), and on its own
+clock (in either mode: the Unix second of its origin modulo 30 s, where Slurm's will-run test aligns its
+windows).
 
 On recorded runs only (no Slurm needed): drain4's six runs, whose logs give six thresholds (runs 1-3 and
 4-6 come from sessions that launched jobs at 66-75 ms and 37-40 ms), and part2's three, of which only run 1's
@@ -51,26 +53,24 @@ def test_each_run_is_compared_with_the_replay_at_its_own_threshold(tmp_path, cap
     assert pr["runs"][0]["agreement"] == s["pbf_vs_slurm"]
     assert ("end lag      pbf: each run against a replay at its own threshold (--end-lag-threshold per-run): "
             "run 1 67 s, run 2 75 s, run 3 84 s, run 4 38 s, run 5 45 s, run 6 39 s; 6 replays") in text
-    # each run against the median mode's replay at that run's threshold: the same figure
+    # each run against the median mode's replay at that run's threshold (and on that run's clock): the same figure
     rows = _rows(out / "comparison.csv")
     for k, t in ((2, 75), (4, 38)):
         fixed = cmp.validate_slurm(SMALL4, DRAIN_JOBS, slurm_runs=DRAIN_REC, out=tmp_path / f"at{t}", verbose=False,
                                    end_lag_below=t)
         assert fixed["pbf_end_lag_threshold"] == "median"
         f_rows = _rows(tmp_path / f"at{t}" / "comparison.csv")
-        assert [r["pbf_start"] for r in f_rows] == [r[f"pbf{k}_start"] for r in rows]
-        assert pr["runs"][k - 1]["agreement"]["within_share"] == _within(f_rows, f"slurm{k}_start", "pbf_start")
-    # pooled over the 6 x 48 (run, job) pairs: above the median threshold's 56.6 % on this case (59.7 %:
-    # 50.0, 81.2, 50.0, 72.9, 52.1 and 52.1 % against runs 1-6)
+        assert [r[f"pbf{k}_start"] for r in f_rows] == [r[f"pbf{k}_start"] for r in rows]
+        assert pr["runs"][k - 1]["agreement"]["within_share"] == _within(f_rows, f"slurm{k}_start", f"pbf{k}_start")
+    # pooled over the 6 x 48 (run, job) pairs (77.1 %: 97.9, 89.6, 100.0, 60.4, 56.2 and 58.3 % against runs
+    # 1-6); at the median threshold, each run on its own clock, 76.4 %
     pooled = pr["pooled"]
     assert pooled["jobs"] == 6 * 48
     assert pooled["within_share"] == pytest.approx(sum(r["agreement"]["within_share"] for r in pr["runs"]) / 6)
-    assert pooled["within_share"] == pytest.approx(0.597, abs=0.001)
+    assert pooled["within_share"] == pytest.approx(0.771, abs=0.001)
     median = cmp.validate_slurm(SMALL4, DRAIN_JOBS, slurm_runs=DRAIN_REC, out=tmp_path / "median", verbose=False)
     assert median["pbf_end_lag_below"]["s"] == 45
-    m_rows = _rows(tmp_path / "median" / "comparison.csv")
-    runs = ["slurm_start"] + [f"slurm{k}_start" for k in range(2, 7)]
-    assert pooled["within_share"] > sum(_within(m_rows, r, "pbf_start") for r in runs) / 6 + 0.03
+    assert median["pbf_per_run"]["pooled"]["within_share"] == pytest.approx(0.764, abs=0.001)
     assert f"per run      pbf: {pooled['within_share']:.1%} of 288 job starts within 2 s" in text
     # AWT: the mean of the runs' against the mean of their replays'
     w = pr["awt_s"]
@@ -79,11 +79,59 @@ def test_each_run_is_compared_with_the_replay_at_its_own_threshold(tmp_path, cap
     assert "AWT: the runs' mean" in text
 
 
-def test_the_default_is_one_replay_at_the_median(tmp_path):
-    s = cmp.validate_slurm(SMALL4, DRAIN_JOBS, slurm_runs=DRAIN_REC, out=tmp_path / "d", verbose=False)
-    assert s["pbf_end_lag_threshold"] == "median" and "pbf_per_run" not in s
+def test_the_default_is_the_median_on_each_runs_own_clock(tmp_path, capsys):
+    from pbf.cli import main
+    assert main(["validate", "slurm", str(SMALL4), str(DRAIN_JOBS), "--slurm-runs", str(DRAIN_REC), "--out",
+                 str(tmp_path / "d"), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    s = json.loads((tmp_path / "d" / "summary.json").read_text())
+    assert s["pbf_end_lag_threshold"] == "median"
     assert s["pbf_end_lag_below"] == {"s": 45, "from": "runs", "runs_s": [67, 75, 84, 38, 45, 39]}
-    assert not any(k.startswith("pbf2") for k in _rows(tmp_path / "d" / "comparison.csv")[0])
+    # the runs' origins (Unix seconds) modulo 30 s: five clocks, five replays at the median threshold
+    assert s["pbf_clock_phase_s"] == [4, 20, 12, 12, 11, 10]
+    assert s["pbf_config"]["backfill"]["clock_origin"] == 4
+    pr = s["pbf_per_run"]
+    assert [r["end_lag_below_s"] for r in pr["runs"]] == [45] * 6
+    assert [r["clock_phase_s"] for r in pr["runs"]] == [4, 20, 12, 12, 11, 10]
+    assert pr["runs"][0]["agreement"] == s["pbf_vs_slurm"]
+    rows = _rows(tmp_path / "d" / "comparison.csv")
+    assert all(r["pbf3_start"] == r["pbf4_start"] for r in rows)          # (one clock, one replay)
+    # runs 1 and 3 (which agree on every job) against the replays on their clocks: every job within 2 s;
+    # on the replay's own clock (0), half of them
+    assert [round(r["agreement"]["within_share"], 3) for r in pr["runs"]] == [1.0, 0.875, 1.0, 0.562, 0.562, 0.583]
+    assert "end lag      pbf: ends of jobs under 45 s seen a second late" in text
+    assert ("clock        pbf: each run against a replay on its own clock (its origin's Unix second modulo 30 s, "
+            "where Slurm's will-run test aligns its windows): run 1 4 s, run 2 20 s, run 3 12 s, run 4 12 s, "
+            "run 5 11 s, run 6 10 s; 5 replays") in text
+    assert "run 2 at 45 s, clock 20 s: 87.5% of 48 jobs within 2 s" in text
+
+
+def test_a_replay_on_the_replays_own_clock_agrees_with_one_run_in_two(tmp_path):
+    # the same recorded runs, each against one replay at clock origin 0 (the harness before it read the runs'
+    # origins): 56.6 % (50.0, 81.2, 50.0, 54.2, 52.1, 52.1)
+    from dataclasses import replace
+
+    from pbf.replayer import replay
+
+    def on_zero(table, config):
+        return replay(table, replace(config, backfill=replace(config.backfill, clock_origin=0)))
+    import pbf.validate.compare as c
+    orig = c.replay
+    try:
+        c.replay = on_zero
+        s = c.validate_slurm(SMALL4, DRAIN_JOBS, slurm_runs=DRAIN_REC, out=tmp_path / "z", verbose=False)
+    finally:
+        c.replay = orig
+    shares = [r["agreement"]["within_share"] for r in s["pbf_per_run"]["runs"]]
+    assert [round(v, 3) for v in shares] == [0.5, 0.812, 0.5, 0.542, 0.521, 0.521]
+
+
+def test_runs_on_a_scaled_clock_are_one_replay(tmp_path):
+    # hetero8 at time scale 60: a run's seconds are not the replay's, so every run is on clock 0: one replay
+    s = cmp.validate_slurm(DATA / "hetero8.conf", DATA / "hetero8_jobs.sacct", time_scale=60, verbose=False,
+                           slurm_runs=DATA / "recorded_hetero8", out=tmp_path / "h")
+    assert s["pbf_clock_phase_s"] == [0, 0, 0] and "pbf_per_run" not in s
+    assert s["pbf_config"]["backfill"]["clock_origin"] == 0
 
 
 def test_a_run_without_its_own_timing_is_compared_at_the_median(tmp_path):
@@ -94,8 +142,10 @@ def test_a_run_without_its_own_timing_is_compared_at_the_median(tmp_path):
     assert s["pbf_end_lag_below"]["compared_at_s"] == [50, 50, 50] and s["pbf_end_lag_below"]["replays_s"] == [50]
     d = cmp.validate_slurm(conf, jobs, slurm_runs=rec, out=tmp_path / "m", verbose=False)
     assert s["pbf_vs_slurm"] == d["pbf_vs_slurm"] and s["awt_s"] == d["awt_s"]
-    rows = _rows(tmp_path / "p" / "comparison.csv")
-    assert all(r["pbf2_start"] == r["pbf_start"] == r["pbf3_start"] for r in rows)
+    # (each run on its own clock, in either mode: the same replays)
+    rows, m_rows = _rows(tmp_path / "p" / "comparison.csv"), _rows(tmp_path / "m" / "comparison.csv")
+    for k in (2, 3):
+        assert [r[f"pbf{k}_start"] for r in rows] == [r[f"pbf{k}_start"] for r in m_rows]
 
 
 def test_per_run_and_a_given_threshold_are_refused(tmp_path, capsys):
@@ -149,7 +199,7 @@ def test_live_runs_are_each_compared_at_their_own_threshold(tmp_path, monkeypatc
         again = cmp.validate_slurm(SMALL4, DRAIN_JOBS, slurm_runs=rec, out=tmp_path / f"at{t}", verbose=False,
                                    end_lag_below=t)
         rows = _rows(tmp_path / f"at{t}" / "comparison.csv")
-        col = "slurm_start" if k == 1 else f"slurm{k}_start"
-        assert s["pbf_per_run"]["runs"][k - 1]["agreement"]["within_share"] == _within(rows, col, "pbf_start")
+        col, pcol = ("slurm_start", "pbf_start") if k == 1 else (f"slurm{k}_start", f"pbf{k}_start")
+        assert s["pbf_per_run"]["runs"][k - 1]["agreement"]["within_share"] == _within(rows, col, pcol)
         if k == 1:
             assert s["pbf_vs_slurm"] == again["pbf_vs_slurm"] and s["awt_s"]["pbf"] == again["awt_s"]["pbf"]

@@ -6,7 +6,7 @@ import argparse
 import os
 from dataclasses import replace
 
-from ..bf_limits import LIMITS, SlurmBackfill
+from ..bf_limits import LIMITS, MAX_CLOCK_ORIGIN, SlurmBackfill
 from ..errors import ConfigError
 from ..plugins import Multifactor
 from ..replayer import ReplayConfig
@@ -93,6 +93,12 @@ def slurm_conf_config(args: argparse.Namespace,
         bf["enabled"] = False
         over.append("--no-backfill")
     backfill = replace(base.backfill, order=chosen.pop("order"), **bf)
+    origin = table.header.unix_start_time
+    if isinstance(backfill, SlurmBackfill) and origin:
+        # Slurm's will-run test batches the running jobs' ends on multiples of 30 s of Unix time: the
+        # trace's own start (a sacct dump's first submission, an SWF log's UnixStartTime) puts the
+        # replay's seconds on that clock
+        backfill = replace(backfill, clock_origin=origin if 0 <= origin <= MAX_CLOCK_ORIGIN else origin % 30)
     if args.node_search == "exact" and isinstance(backfill, SlurmBackfill) and backfill.limited:
         # (Slurm's own backfill limits are rules of Slurm's backfill: pbf's exact plan goes without them)
         per_part = backfill.job_part_count_reserve

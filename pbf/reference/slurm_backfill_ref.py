@@ -23,7 +23,8 @@ what it changes in a replay.
   are taken by end (start + limit; equal ends in the order of Slurm's job list, that of submission:
   ``_cr_job_list_sort`` compares ends alone, and glibc's ``qsort`` is stable) and the resources of those
   with a node among the offered given back in batches: the first batch ends at the first end rounded up
-  to the next multiple of 30 s, plus 30 s; the window then doubles until the next end fits. The next
+  to the next multiple of 30 s of Slurm's clock (Unix time: ``phase``, the replay's second 0 there modulo
+  30, moves where the multiples fall), plus 30 s; the window then doubles until the next end fits. The next
   job's end is looked at only after a job whose resources return: a job with no offered node is passed
   over unchecked, and the batch goes on to the job after it, whatever its end (so the order of equal
   ends matters). After each batch the choice is tried again; the first success
@@ -234,12 +235,13 @@ def _choose(nodes, free, offered, req, first_fit, weights):
 
 def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], running: Sequence[RunningJob],
              req: NodeRequest, offered: set[int], now: int, first_fit: bool = False,
-             weights: list[int] | None = None, now_only: bool = False) -> tuple[int, dict[int, int]] | None:
+             weights: list[int] | None = None, now_only: bool = False,
+             phase: int = 0) -> tuple[int, dict[int, int]] | None:
     """``_will_run_test``: (start, {node: cores}) for ``req`` on the ``offered`` nodes, given each
     node's ``free`` (cores, memory, GPUs) now and the ``running`` jobs; None: no start. ``weights``:
     the nodes' scheduling weights, which a GPU job's tests mark (:func:`gpu_weights`; None: a fresh
     list, all 0xff). ``now_only``: the test on the nodes as they are alone (Slurm's ``TEST_NOW_ONLY``,
-    when no reservation is left)."""
+    when no reservation is left). ``phase``: the replay's second 0 on Slurm's clock, modulo 30."""
     weights = weights if weights is not None else [0xff] * len(nodes)
     if getattr(weights, "marks", "carry") == "per-test":
         for i in offered:
@@ -266,7 +268,7 @@ def will_run(nodes: Sequence[Node], free: Sequence[tuple[int, int, int]], runnin
             if not offered & r.alloc.keys():
                 continue
             if end_time is None:
-                end_time = r.end + (window - r.end % window)
+                end_time = r.end + (window - (r.end + phase) % window)
             last = r
             for i, (c, m, g) in r.alloc.items():
                 if i in offered:
@@ -302,7 +304,7 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
                  reserve: bool = True, first_fit: bool = False,
                  weights: list[int] | None = None,
                  windows: Sequence[tuple[int, int, Sequence[int]]] = (),
-                 inside: Sequence | None = None) -> tuple[str, int, dict[int, int] | None]:
+                 inside: Sequence | None = None, phase: int = 0) -> tuple[str, int, dict[int, int] | None]:
     """One job's backfill test (``_attempt_backfill``): ("start", now, nodes), ("reserve", start,
     nodes) (held in ``space``), or ("skip", -1, None). ``reserve`` False: only a start now counts (no
     reservation is left). A start is Slurm's ``_start_job``: the offered nodes' weights reset, then
@@ -332,7 +334,8 @@ def backfill_job(nodes: Sequence[Node], space: NodeSpace, free: Sequence[tuple[i
                 continue
             return "skip", -1, None
         offered = {i for i in offered if node_filter(nodes[i], req)}
-        got = will_run(nodes, free, running, req, offered, now, first_fit, weights, now_only=not reserve)
+        got = will_run(nodes, free, running, req, offered, now, first_fit, weights, now_only=not reserve,
+                       phase=phase)
         if got is None:
             if later is not None and reserve:
                 continue
@@ -396,14 +399,16 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                limits: Mapping[str, int] | None = None,
                licenses: Mapping[str, int] | None = None,
                qos_limits: Mapping | None = None,
-               windows: Sequence[tuple[int, int, Sequence[int]]] = ()) -> dict[int, dict[int, tuple[int, int, int]]]:
+               windows: Sequence[tuple[int, int, Sequence[int]]] = (),
+               phase: int = 0) -> dict[int, dict[int, tuple[int, int, int]]]:
     """One backfill cycle at ``now`` over ``queue`` in order (:func:`backfill_job` for each; a fresh
     :class:`NodeSpace`; ``reservations`` None: every job may reserve; ``window`` 0: unlimited;
     ``weights``: the nodes' scheduling weights, carried from cycle to cycle; ``limits``: Slurm's own
     backfill limits, :func:`bf_limit`, counted afresh each cycle; ``licenses``: the cluster's, a job
     waiting for its licenses passed over as ``_attempt_backfill`` does without bf_licenses; ``windows``:
     advance reservations, (start, end, node indices), records of the cycle's map holding their nodes, as
-    ``job_test_resv`` leaves them out of a job's nodes): {job: alloc} of the jobs that start now."""
+    ``job_test_resv`` leaves them out of a job's nodes; ``phase``: as :func:`will_run`'s): {job: alloc} of the
+    jobs that start now."""
     holds = Holds(licenses, qos_limits, jobs, running)
     weights = weights if weights is not None else [0xff] * len(nodes)
     res = max(resolution, 1)
@@ -466,7 +471,7 @@ def slurm_pass(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], now: in
                                                reserve=(left is None or left > 0) and said != "now" and not one
                                                and not full,
                                                first_fit=first_fit, weights=weights, windows=others(windows, name),
-                                               inside=cur)
+                                               inside=cur, phase=phase)
             if kind == "start":
                 got = {i: (c, c * req.mem_per_core + req.mem_per_node, ask_of(req, nodes)) for i, c in chosen.items()}
                 started[j] = got
@@ -521,11 +526,12 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                       limits: Mapping[str, int] | None = None, marks: str = "carry",
                       licenses: Mapping[str, int] | None = None, qos_limits: Mapping | None = None,
                       windows: Sequence[tuple[int, int, Sequence[int]]] = (), over_run: int = 0,
-                      first_check: int | None = None) -> dict[str, list[Any]]:
+                      first_check: int | None = None, phase: int = 0) -> dict[str, list[Any]]:
     """:func:`pbf.reference.nodes_ref.node_replay` with Slurm's backfill cycle (:func:`slurm_pass`) as
     its pass; the nodes' scheduling weights carry over from one cycle to the next. ``limits``: Slurm's
     own backfill limits (:func:`bf_limit`; a job's ``user`` and ``prio`` come from its dict, 0 if
-    absent); ``marks``: the weights' rule (:class:`NodeWeights`)."""
+    absent); ``marks``: the weights' rule (:class:`NodeWeights`); ``phase``: the replay's second 0 on Slurm's
+    clock (Unix time) modulo 30, where the will-run test's windows fall (:func:`will_run`)."""
     weights = NodeWeights(len(nodes), marks)
     seen = set()
 
@@ -535,7 +541,7 @@ def slurm_node_replay(nodes: Sequence[Node], jobs: Sequence[Mapping[str, Any]], 
                 seen.add(j)
                 submit_weights(nodes, weights, jobs[j]["req"])
         return slurm_pass(nodes, jobs, now, queue, running, reservations, window, resolution, first_fit, weights,
-                          limits, licenses, qos_limits, windows)
+                          limits, licenses, qos_limits, windows, phase)
 
     return node_replay(nodes, jobs, reservations, first_fit, run_pass=run_pass, licenses=licenses,
                        qos_limits=qos_limits, windows=windows, over_run=over_run, first_check=first_check)

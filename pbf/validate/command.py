@@ -128,7 +128,7 @@ def _timing_lines(s):
         out.append(f"timing       Slurm run 1: launch and completion {1000 * tm['launch_completion_s']:.0f} ms, "
                    f"cycles {1000 * tm['cycle_drift_s']:.1f} ms later each second: ends of {late} seen a "
                    "second late")
-    if s.get("pbf_per_run"):
+    if s.get("pbf_per_run") and s.get("pbf_end_lag_threshold") == "per-run":
         from .per_run import console_lines
         return out + console_lines(s)
     if lag:
@@ -138,6 +138,9 @@ def _timing_lines(s):
                 "settings": "the --slurm-conf default: no run's log gives Slurm's timing"}[lag["from"]]
         out.append(f"end lag      pbf: ends of {_under(lag['s'])} seen a second late: --end-lag-below {lag['s']} "
                    f"({said})")
+    if s.get("pbf_per_run"):            # (the default mode, its runs on clocks of their own)
+        from .per_run import console_lines
+        out += console_lines(s)
     if s.get("pbf_resv_check_at") is not None:
         at = s["pbf_resv_check_at"]
         out.append(f"checks       pbf: slurmctld's time-limit checks (they end a job inside a reservation at its end) "

@@ -54,7 +54,7 @@ from .jobs import HarnessJob, load_workload, pbf_table, scale_jobs
 from .limits import NONE as LIMITS_NONE
 from .limits import QOS_NAME, LimitsCase, limits_config, limits_summary, read_limits_case, recorded_limits
 from .per_run import MEDIAN as LAG_MEDIAN
-from .per_run import PER_RUN, add_columns, check_mode, per_run_summary, replays, thresholds
+from .per_run import PER_RUN, add_columns, at_median, check_mode, clock_phases, per_run_summary, replays, thresholds
 from .records import end_lag_threshold, read_sdiag, sdiag_figures
 from .reservation import parse_reservation, pbf_reservation, recorded_reservation, reservation_summary
 from .slurm_config import write_private_conf
@@ -357,6 +357,12 @@ def _end_lag(given, timings, default):
     return {"s": default, "from": "settings", "runs_s": each}
 
 
+def _on_clock(config, phase):
+    # the backfill on a run's clock (SlurmBackfill.clock_origin; only its second modulo 30 s matters)
+    b = config.backfill
+    return replace(b, clock_origin=phase) if hasattr(b, "clock_origin") else b
+
+
 def _check_at(jobs, timings):
     """pbf's ``resv_check_at`` (summary.json ``pbf_resv_check_at``): the second of one of slurmctld's
     time-limit checks, from the first compared run whose log says it (:func:`pbf.validate.records.read_timing`),
@@ -456,9 +462,11 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     end_lag = _end_lag(end_lag_below, [r.timing for r in recorded] if recorded else [],
                        settings.config.slurm_sim.end_lag_below)
     check_at = _check_at(jobs, [r.timing for r in recorded] if recorded else [])
+    # pbf's clock: each run's own (the will-run test's windows fall on its Unix time); run 1's first
+    phases = clock_phases([r.t0 for r in recorded] if recorded else [None], time_scale)
     settings.config = replace(settings.config, slurm_sim=replace(
         settings.config.slurm_sim, end_lag_below=end_lag["s"], end_runs_main=end_runs_main,
-        end_after_cycle=end_after_cycle), resv_check_at=check_at)
+        end_after_cycle=end_after_cycle), resv_check_at=check_at, backfill=_on_clock(settings.config, phases[0]))
     if limits is None and recorded and recorded_limits(recorded[0].scratch):
         limits_case, qos = LimitsCase("(the recorded run's dumps)", ()), QOS_NAME     # a recorded limits case
     accounting = drain_spec is not None or limits_case is not None
@@ -524,11 +532,14 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if recorded is None and runs:
         end_lag = _end_lag(end_lag_below, [r["timing"] for r in run_meta], end_lag["s"])
         check_at = _check_at(jobs, [r["timing"] for r in run_meta])
+        phases = clock_phases([r["t0"] for r in run_meta], time_scale)
     if recorded is None and runs and (end_lag["s"] != config.slurm_sim.end_lag_below
-                                      or check_at != config.resv_check_at):
-        # pbf's side again with the runs' own timing
+                                      or check_at != config.resv_check_at
+                                      or _on_clock(config, phases[0]) != config.backfill):
+        # pbf's side again with the runs' own timing and run 1's clock
         config_base, config = (replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=end_lag["s"]),
-                                       resv_check_at=check_at) for c in (config_base, config))
+                                       resv_check_at=check_at, backfill=_on_clock(c, phases[0]))
+                               for c in (config_base, config))
         if drain_spec is None and limits_case is None:
             pbf_result = replay(pbf_table(jobs, qos=qos), config)
             pbf = pbf_starts(pbf_result)
@@ -543,19 +554,21 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
             config = limits_config(config, limits_case, first, out)
         pbf_result = replay(pbf_table(jobs, qos=qos), config)
         pbf = pbf_starts(pbf_result)
-    pbfs = None
-    if end_lag_threshold == PER_RUN:
-        # each run against a replay at its own threshold: run 1's stands behind every other figure
-        end_lag = thresholds(end_lag, len(runs))
+    pbfs, lag = None, None
+    if end_lag_threshold == PER_RUN or len(set(phases)) > 1:
+        # each run against a replay at its own threshold (per-run) and on its own clock: run 1's stands behind
+        # every other figure
+        lag = thresholds(end_lag, len(runs)) if end_lag_threshold == PER_RUN else at_median(end_lag, len(runs))
+        end_lag = lag if end_lag_threshold == PER_RUN else end_lag
 
-        def at(c, t):
-            return replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=t))
-        if end_lag["s"] != config.slurm_sim.end_lag_below:
-            config = at(config, end_lag["s"])
+        def at(c, key):
+            return replace(c, slurm_sim=replace(c.slurm_sim, end_lag_below=key[0]), backfill=_on_clock(c, key[1]))
+        if lag["compared_at_s"][0] != config.slurm_sim.end_lag_below:
+            config = at(config, (lag["compared_at_s"][0], phases[0]))
             pbf_result = replay(pbf_table(jobs, qos=qos), config)
             pbf = pbf_starts(pbf_result)
-        pbfs = replays(end_lag["compared_at_s"], pbf,
-                       lambda t: pbf_starts(replay(pbf_table(jobs, qos=qos), at(config, t))))
+        pbfs = replays(list(zip(lag["compared_at_s"], phases)), pbf,
+                       lambda key: pbf_starts(replay(pbf_table(jobs, qos=qos), at(config, key))))
     measured = {i: r["end"] - r["start"] for i, r in runs[0].items()
                 if r.get("start") is not None and r.get("end") is not None}
     pbf_m_result = replay(pbf_table(jobs, measured, qos=qos), config)
@@ -565,9 +578,9 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     summary["pbf_end_lag_threshold"] = end_lag_threshold
     if pbfs is not None:
         add_columns(rows, jobs, pbfs)
-        summary["pbf_per_run"] = per_run_summary(jobs, runs, pbfs, end_lag, agreement=agreement,
+        summary["pbf_per_run"] = per_run_summary(jobs, runs, pbfs, lag, agreement=agreement,
                                                  node_agreement=node_agreement, awt=awt, window=WINDOW_S,
-                                                 time_scale=time_scale)
+                                                 time_scale=time_scale, phases=phases)
     if config.clock == "slurm-sim":
         # pbf against itself with its timers a second later: a site's cycle phase is not in its files
         shifted = replace(config, slurm_sim=replace(config.slurm_sim, timer_phase=config.slurm_sim.timer_phase + 1.0))
@@ -587,7 +600,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
         "pbf": {"backfilled": ps["jobs"]["backfilled"], "started_by_main": ps["jobs"]["started_by_main"],
                 "rejected": ps["jobs"]["rejected"], "scheduler_time": ps.get("scheduler_time")},
         "pbf_started_by_scheduler": _by_scheduler(pbf, ps.get("scheduler_time")),
-        "runs": run_meta, "pbf_end_lag_below": end_lag, "pbf_resv_check_at": check_at,
+        "runs": run_meta, "pbf_end_lag_below": end_lag, "pbf_resv_check_at": check_at, "pbf_clock_phase_s": phases,
         "wall_s": time.time() - t_begin,
         "submitted_as": "each job's trace user (pbfu<N>)" if as_users else "root"})
     if resv is not None:

@@ -10,6 +10,12 @@ in either mode (``pbf_vs_slurm``, ``awt_s``, the node, drain, reservation and li
 comparison.csv's ``pbf_*`` columns, ``pbf/``); ``pbf_per_run`` adds each run against its own replay, their
 agreement pooled over every (run, job) pair, and AWT as the mean of the runs against the mean of their
 replays.
+
+In either mode each run is also compared with a replay on its own clock: Slurm's will-run test aligns its
+windows on multiples of 30 s of Unix time (:class:`pbf.SlurmBackfill` ``clock_origin``), so a run's origin
+(the second of its first submission) modulo 30 s is part of what it did. Runs whose origins fall on
+different seconds of that 30 s are compared with replays of their own (:func:`clock_phases`), in the default
+mode too (then at the median threshold, with ``pbf_per_run``).
 """
 from __future__ import annotations
 
@@ -18,10 +24,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..bf_limits import WILL_RUN_WINDOW
 from ..errors import ConfigError
 
 __all__ = ["MODES", "MEDIAN", "PER_RUN", "check_mode", "thresholds", "replays", "add_columns", "per_run_summary",
-           "console_lines"]
+           "console_lines", "clock_phases", "at_median"]
 
 MEDIAN, PER_RUN = "median", "per-run"
 #: ``--end-lag-threshold``'s values
@@ -47,9 +54,22 @@ def thresholds(end_lag: dict, n_runs: int) -> dict:
             "runs_s": each[:n_runs], "compared_at_s": at, "replays_s": sorted(set(at)), "median_s": end_lag["s"]}
 
 
-def replays(at: Sequence[int], first: dict, replay_at: Callable[[int], dict]) -> list:
-    """Each run's pbf starts: run 1's replay ``first`` (at ``at[0]``), the others by ``replay_at(threshold)``,
-    once per distinct threshold."""
+def at_median(end_lag: dict, n_runs: int) -> dict:
+    """The default mode's thresholds in this module's form: every run compared at ``end_lag["s"]``."""
+    each = list(end_lag["runs_s"]) + [None] * (n_runs - len(end_lag["runs_s"]))
+    return {"compared_at_s": [end_lag["s"]] * n_runs, "runs_s": each[:n_runs]}
+
+
+def clock_phases(t0s: Sequence[int | None], time_scale: float) -> list:
+    """Each run's clock as pbf's replay takes it (:class:`pbf.SlurmBackfill` ``clock_origin``): the Unix
+    second of its origin modulo the will-run test's 30 s (only that moves pbf's decisions); 0 for a run
+    without one, or at a time scale other than 1 (the run's seconds are not the replay's)."""
+    return [int(t) % WILL_RUN_WINDOW if t is not None and time_scale == 1 else 0 for t in t0s]
+
+
+def replays(at: Sequence, first: dict, replay_at: Callable[..., dict]) -> list:
+    """Each run's pbf starts: run 1's replay ``first`` (at ``at[0]``), the others by ``replay_at(key)``,
+    once per distinct key (a threshold, or a threshold and a clock phase)."""
     done = {at[0]: first}
     for t in at[1:]:
         if t not in done:
@@ -67,11 +87,13 @@ def add_columns(rows: list, jobs: Sequence, pbfs: list) -> None:
 
 
 def per_run_summary(jobs: Sequence, runs: list, pbfs: list, lag: dict, *, agreement: Callable,
-                    node_agreement: Callable, awt: Callable, window: float, time_scale: float) -> dict:
-    """summary.json ``pbf_per_run``: per run (its threshold, the agreement and node figures against its own
-    replay, AWT on both sides over the jobs started in both); ``pooled``: the agreement over every
-    (run, job) pair (``worst_job``: [run, job]); ``within_share_mean`` and ``within_share_range`` over the
-    runs; ``awt_s``: the mean of the runs' AWT against the mean of their replays'. ``agreement``,
+                    node_agreement: Callable, awt: Callable, window: float, time_scale: float,
+                    phases: Sequence[int] = ()) -> dict:
+    """summary.json ``pbf_per_run``: per run (its threshold, its clock, ``clock_phase_s``, from ``phases``:
+    :func:`clock_phases`; the agreement and node figures against its own replay, AWT on both sides over the
+    jobs started in both); ``pooled``: the agreement over every (run, job) pair (``worst_job``: [run, job]);
+    ``within_share_mean`` and ``within_share_range`` over the runs; ``awt_s``: the mean of the runs' AWT
+    against the mean of their replays'. ``agreement``,
     ``node_agreement``, ``awt``: :mod:`pbf.validate.compare`'s (passed in: that module imports this one)."""
     per, pairs, a_pool, b_pool = [], [], {}, {}
     for k, (run, pbf) in enumerate(zip(runs, pbfs), 1):
@@ -79,6 +101,7 @@ def per_run_summary(jobs: Sequence, runs: list, pbfs: list, lag: dict, *, agreem
         p = {i: r.get("start") for i, r in pbf.items()}
         both = [j.id for j in jobs if s.get(j.id) is not None and p.get(j.id) is not None]
         per.append({"run": k, "end_lag_below_s": lag["compared_at_s"][k - 1], "own_s": lag["runs_s"][k - 1],
+                    "clock_phase_s": phases[k - 1] if k <= len(phases) else 0,
                     "agreement": agreement(jobs, s, p, window), "nodes": node_agreement(jobs, run, pbf, window),
                     "awt_slurm_s": awt(jobs, s, both), "awt_pbf_s": awt(jobs, p, both), "over_jobs": len(both)})
         for j in jobs:
@@ -106,24 +129,33 @@ def _at(v: int, no_log: bool = False) -> str:
 
 
 def console_lines(s: dict) -> list:
-    """The ``end lag`` and ``per run`` lines of this mode (``s``: the summary)."""
+    """The ``end lag`` (in this mode), ``clock`` and ``per run`` lines (``s``: the summary)."""
     lag, pr = s["pbf_end_lag_below"], s["pbf_per_run"]
-    each = ", ".join(f"run {k} {_at(v, own is None)}" for k, (v, own) in
-                     enumerate(zip(lag["compared_at_s"], lag["runs_s"]), 1))
-    n = len(lag["replays_s"])
-    out = [f"end lag      pbf: each run against a replay at its own threshold (--end-lag-threshold per-run): {each}; "
-           f"{n} replay{'s' if n != 1 else ''}, run 1's behind the other lines"]
+    phases = [r.get("clock_phase_s", 0) for r in pr["runs"]]
+    n = len({(r["end_lag_below_s"], p) for r, p in zip(pr["runs"], phases)})
+    out = []
+    if s.get("pbf_end_lag_threshold") == PER_RUN:
+        each = ", ".join(f"run {k} {_at(v, own is None)}" for k, (v, own) in
+                         enumerate(zip(lag["compared_at_s"], lag["runs_s"]), 1))
+        out.append(f"end lag      pbf: each run against a replay at its own threshold (--end-lag-threshold per-run): "
+                   f"{each}; {n} replay{'s' if n != 1 else ''}, run 1's behind the other lines")
+    if len(set(phases)) > 1:
+        each = ", ".join(f"run {k} {p} s" for k, p in enumerate(phases, 1))
+        out.append(f"clock        pbf: each run against a replay on its own clock (its origin's Unix second modulo "
+                   f"30 s, where Slurm's will-run test aligns its windows): {each}; {n} replay{'s' if n != 1 else ''}"
+                   ", run 1's behind the other lines")
     p = pr["pooled"]
     if p["jobs"]:
         lo, hi = pr["within_share_range"]
         out.append(f"per run      pbf: {p['within_share']:.1%} of {p['jobs']} job starts within {p['window_s']:g} s "
                    f"(runs {lo:.1%}-{hi:.1%}, mean {pr['within_share_mean']:.1%}), each run against its own replay")
-    for r in pr["runs"]:
+    for r, p in zip(pr["runs"], phases):
         a = r["agreement"]
+        at = _at(r["end_lag_below_s"]) + (f", clock {p} s" if len(set(phases)) > 1 else "")
         if not a["jobs"]:
-            out.append(f"             run {r['run']} at {_at(r['end_lag_below_s'])}: no job started on both sides")
+            out.append(f"             run {r['run']} at {at}: no job started on both sides")
             continue
-        out.append(f"             run {r['run']} at {_at(r['end_lag_below_s'])}: {a['within_share']:.1%} of "
+        out.append(f"             run {r['run']} at {at}: {a['within_share']:.1%} of "
                    f"{a['jobs']} jobs within {a['window_s']:g} s, median {a['median_abs_s']:.1f} s, worst "
                    f"{a['worst_abs_s']:.0f} s (job {a['worst_job']}); AWT Slurm {r['awt_slurm_s']:.1f} s, pbf "
                    f"{r['awt_pbf_s']:.1f} s")
