@@ -126,12 +126,15 @@ def test_a_replay_on_the_replays_own_clock_agrees_with_one_run_in_two(tmp_path):
     assert [round(v, 3) for v in shares] == [0.5, 0.812, 0.5, 0.542, 0.521, 0.521]
 
 
-def test_runs_on_a_scaled_clock_are_one_replay(tmp_path):
-    # hetero8 at time scale 60: a run's seconds are not the replay's, so every run is on clock 0: one replay
+def test_runs_on_a_scaled_clock_each_have_their_own(tmp_path):
+    # hetero8 at time scale 60: pbf replays the scaled jobs in the run's own seconds, so each run's origin
+    # modulo 30 s places Slurm's will-run windows as at scale 1: one replay a clock
     s = cmp.validate_slurm(DATA / "hetero8.conf", DATA / "hetero8_jobs.sacct", time_scale=60, verbose=False,
                            slurm_runs=DATA / "recorded_hetero8", out=tmp_path / "h")
-    assert s["pbf_clock_phase_s"] == [0, 0, 0] and "pbf_per_run" not in s
-    assert s["pbf_config"]["backfill"]["clock_origin"] == 0
+    assert s["pbf_clock_phase_s"] == [12, 28, 5]
+    assert s["pbf_config"]["backfill"]["clock_origin"] == 12
+    assert [r["clock_phase_s"] for r in s["pbf_per_run"]["runs"]] == [12, 28, 5]
+    assert round(s["pbf_per_run"]["within_share_mean"], 3) == 0.357
 
 
 def test_a_run_without_its_own_timing_is_compared_at_the_median(tmp_path):

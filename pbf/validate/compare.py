@@ -463,7 +463,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
                        settings.config.slurm_sim.end_lag_below)
     check_at = _check_at(jobs, [r.timing for r in recorded] if recorded else [])
     # pbf's clock: each run's own (the will-run test's windows fall on its Unix time); run 1's first
-    phases = clock_phases([r.t0 for r in recorded] if recorded else [None], time_scale)
+    phases = clock_phases([r.t0 for r in recorded] if recorded else [None])
     settings.config = replace(settings.config, slurm_sim=replace(
         settings.config.slurm_sim, end_lag_below=end_lag["s"], end_runs_main=end_runs_main,
         end_after_cycle=end_after_cycle), resv_check_at=check_at, backfill=_on_clock(settings.config, phases[0]))
@@ -532,7 +532,7 @@ def validate_slurm(conf: str | os.PathLike, workload: str | os.PathLike, *, time
     if recorded is None and runs:
         end_lag = _end_lag(end_lag_below, [r["timing"] for r in run_meta], end_lag["s"])
         check_at = _check_at(jobs, [r["timing"] for r in run_meta])
-        phases = clock_phases([r["t0"] for r in run_meta], time_scale)
+        phases = clock_phases([r["t0"] for r in run_meta])
     if recorded is None and runs and (end_lag["s"] != config.slurm_sim.end_lag_below
                                       or check_at != config.resv_check_at
                                       or _on_clock(config, phases[0]) != config.backfill):

@@ -60,11 +60,11 @@ def at_median(end_lag: dict, n_runs: int) -> dict:
     return {"compared_at_s": [end_lag["s"]] * n_runs, "runs_s": each[:n_runs]}
 
 
-def clock_phases(t0s: Sequence[int | None], time_scale: float) -> list:
+def clock_phases(t0s: Sequence[int | None]) -> list:
     """Each run's clock as pbf's replay takes it (:class:`pbf.SlurmBackfill` ``clock_origin``): the Unix
     second of its origin modulo the will-run test's 30 s (only that moves pbf's decisions); 0 for a run
-    without one, or at a time scale other than 1 (the run's seconds are not the replay's)."""
-    return [int(t) % WILL_RUN_WINDOW if t is not None and time_scale == 1 else 0 for t in t0s]
+    without one. At any time scale: pbf replays the scaled jobs in the run's own seconds."""
+    return [int(t) % WILL_RUN_WINDOW if t is not None else 0 for t in t0s]
 
 
 def replays(at: Sequence, first: dict, replay_at: Callable[..., dict]) -> list:
