@@ -1,7 +1,7 @@
 """Start-up: the whole ``pbf replay TRACE --quiet`` process against its floor, interleaved.
 
     python bench/startup.py [TRACE] [--runs 15] [--other NAME=CHECKOUT ...] [--no-installed]
-        [--rlscheduler CHECKOUT] [--phases | --imports]
+        [--rlscheduler CHECKOUT] [--python PATH] [--phases | --imports]
 
 Each round runs, as fresh processes and in turn: the floor -- ``python -S -c pass`` (the interpreter
 alone), ``python -c pass`` (with ``site``), ``python -c "import numpy"`` (one OpenBLAS thread, as the
@@ -30,7 +30,10 @@ summary out) and writing. ``--imports`` instead sums ``python -X importtime`` ov
 replay imports (``--runs`` processes for each pbf, medians of each module's own time): Python's
 ``site`` with what its ``.pth`` files import, numpy with what it imports, pbf's compiled modules, its
 Python modules, and the standard library modules pbf imports itself; the slowest modules of each.
-``--no-installed``: time only the ``--other`` checkouts.
+``--no-installed``: time only the ``--other`` checkouts. ``--python PATH`` times pbf and the floor with
+another interpreter of the same version (e.g. a plain venv's, without this machine's ``.pth`` files: its
+``site`` is then what a usual install pays; give the checkouts with ``--other``, as that venv has no
+installed pbf); RLScheduler's simulator keeps the Python running this script.
 Run it from outside a checkout (the installed pbf is the one timed). Default TRACE:
 SDSC-SP2-1998-4.2-cln.swf.gz in ``$PBF_TRACES`` or ``../shared/traces``.
 """
@@ -156,7 +159,7 @@ def _pbfs(args):
 
 
 def _phases(args, trace, out):
-    py = sys.executable
+    py = args.python
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     pbfs = _pbfs(args)
     for flags in ([], ["--out", None]):
@@ -210,7 +213,7 @@ def _import_times(stderr):
 
 
 def _imports(args, trace):
-    py = sys.executable
+    py = args.python
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     pbfs = _pbfs(args)
     runs = {name: [] for name, _ in pbfs}
@@ -239,7 +242,7 @@ def _imports(args, trace):
             print(f"    {group}: " + ", ".join(f"{m} {t:.1f}" for m, t in top))
 
 
-def _numpy_loaded(pbfs, trace):
+def _numpy_loaded(py, pbfs, trace):
     """Whether ``import pbf._core`` and a plain replay load numpy, for each pbf."""
     probe = "import sys\n{}\nprint('numpy' in sys.modules)"
     cases = {"import pbf._core": "import pbf._core",
@@ -247,7 +250,7 @@ def _numpy_loaded(pbfs, trace):
     for name, root in pbfs:
         said = []
         for case, code in cases.items():
-            r = subprocess.run([sys.executable, "-c", probe.format(code)], check=True, capture_output=True, text=True,
+            r = subprocess.run([py, "-c", probe.format(code)], check=True, capture_output=True, text=True,
                                env=_env(root))
             said.append(f"{case}: {'yes' if r.stdout.split()[-1] == 'True' else 'no'}")
         print(f"  [{name}] numpy loaded by " + "; ".join(said))
@@ -260,13 +263,15 @@ def main():
     ap.add_argument("--other", action="append", default=[], metavar="NAME=CHECKOUT")
     ap.add_argument("--no-installed", action="store_true", help="time only the --other checkouts")
     ap.add_argument("--rlscheduler", metavar="CHECKOUT", help="a clone of DIR-LAB/deep-batch-scheduler")
+    ap.add_argument("--python", default=sys.executable, metavar="PATH",
+                    help="the interpreter that runs pbf and the floor (default: this one)")
     ap.add_argument("--phases", action="store_true")
     ap.add_argument("--imports", action="store_true", help="python -X importtime's figures, by group")
     args = ap.parse_args()
     if args.no_installed and not args.other:
         ap.error("--no-installed needs at least one --other NAME=CHECKOUT")
     trace = _trace(args.trace)
-    py = sys.executable
+    py = args.python
     out = tempfile.mkdtemp(prefix="pbf-startup-")
     if args.phases:
         _phases(args, trace, out)
@@ -300,7 +305,7 @@ def main():
         wall, cpu = [w for w, _ in v], [c for _, c in v]
         print(f"  {k:50s} wall median {statistics.median(wall):.3f} s (best {min(wall):.3f})"
               f"  CPU median {statistics.median(cpu):.3f} s")
-    _numpy_loaded(pbfs, trace)
+    _numpy_loaded(py, pbfs, trace)
     if args.rlscheduler:
         r_wall, r_cpu = (statistics.median(x[i] for x in times[rls]) for i in (0, 1))
         for k, v in times.items():

@@ -20,7 +20,8 @@ import numbers
 
 from .errors import ConfigError
 
-__all__ = ["MAX_DIGITS", "INT64_MAX", "MAX_TIME", "MAX_SECONDS", "MAX_GENERATED_JOBS", "parse_whole", "parse_real",
+__all__ = ["MAX_DIGITS", "INT64_MAX", "MAX_TIME", "MAX_SECONDS", "MAX_GENERATED_JOBS", "MAX_UNITS", "MAX_SLURM_NODES",
+           "parse_whole", "parse_real",
            "check_int", "check_real", "expected_whole", "expected_real", "where"]
 
 #: the most digits a whole number may have (20 digits already exceed 2**63)
@@ -32,6 +33,14 @@ MAX_TIME = 1 << 40
 MAX_SECONDS = MAX_TIME
 #: the most jobs a generator makes in one trace (about 6 GB of columns; far beyond any log)
 MAX_GENERATED_JOBS = 100_000_000
+#: The largest cluster pbf schedules: 2**24 units (16,777,216 cores; the largest machines have under 11
+#: million). Each bitmap is then 2 MB, so a profile of a few thousand slots already needs gigabytes.
+#: (Here, not in :mod:`pbf.node`, which re-exports it: a replay without nodes does not load the node code.)
+MAX_UNITS = 1 << 24
+#: The most nodes Slurm takes in one cluster: ``MAX_SLURM_NODES`` (``slurm/slurm.h``, 65,536), past
+#: which slurmctld refuses to create a node record (``src/common/node_conf.c``); a ``slurm.conf`` names
+#: at most that many. (Re-exported by :mod:`pbf.node`.)
+MAX_SLURM_NODES = 65_536
 
 
 def expected_whole(lo: int, hi: int | None) -> str:

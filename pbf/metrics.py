@@ -13,11 +13,14 @@ replayer produces — and never per-job objects. Definitions:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike  # (for the annotations only: a replay does without numpy.typing)
 
 __all__ = ["Metrics", "schedule_metrics", "bounded_slowdown", "queue_length_profile"]
 

@@ -8,6 +8,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
+# (MAX_UNITS, MAX_SLURM_NODES: defined there, so that a replay without nodes need not load this module)
+from .bounded import MAX_SLURM_NODES, MAX_UNITS
 from .errors import ConfigError
 from .gres import MAX_NODE_GRES, good_gres_name
 
@@ -15,9 +17,6 @@ __all__ = ["Node", "good_gpu_type", "expand_hostlist", "count_hostlist", "MAX_UN
            "MAX_NODE_MEMORY_MB",
            "MAX_NODE_GPUS", "MAX_NODES", "MAX_SLURM_NODES", "MAX_RANGE", "MAX_NAME_LENGTH"]
 
-#: The largest cluster pbf schedules: 2**24 units (16,777,216 cores; the largest machines have under 11
-#: million). Each bitmap is then 2 MB, so a profile of a few thousand slots already needs gigabytes.
-MAX_UNITS = 1 << 24
 
 #: The largest node pbf takes (cores, MB of memory, GPUs): far above any machine built, low enough
 #: that sums over a cluster stay exact in 64-bit integers.
@@ -25,10 +24,6 @@ MAX_NODE_CORES, MAX_NODE_MEMORY_MB, MAX_NODE_GPUS = 1 << 20, 1 << 40, 1 << 16
 
 #: The most nodes the compiled core holds (``NodeCluster.set`` in ``ext/_nodes.pyx``): 1,048,575.
 MAX_NODES = 0xFFFFF
-#: The most nodes Slurm takes in one cluster: ``MAX_SLURM_NODES`` (``slurm/slurm.h``, 65,536), past
-#: which slurmctld refuses to create a node record (``src/common/node_conf.c``); a ``slurm.conf`` names
-#: at most that many.
-MAX_SLURM_NODES = 65_536
 #: The most names one range ``lo-hi`` of a host list may give: Slurm's ``MAX_RANGE``
 #: (``src/common/hostlist.h``, = ``MAX_SLURM_NODES``): "anything larger will be assumed to be an error".
 MAX_RANGE = 65_536

@@ -36,10 +36,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .bounded import MAX_TIME, parse_whole
+from .bounded import MAX_TIME, MAX_UNITS, parse_whole
 from .codes import OutageKind
 from .errors import ConfigError, TraceFormatError
-from .node import MAX_UNITS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -8,12 +8,11 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .bounded import INT64_MAX, MAX_SECONDS
+from .bounded import INT64_MAX, MAX_SECONDS, MAX_UNITS
 from .codes import CLOCKS, TRIGGERS
 from .config import MAX_COUNT, Backfill, _check_choice
 from .core_config import check_run_options
 from .errors import ConfigError
-from .node import MAX_UNITS
 from .plugins.scoring import Scoring
 from .scheduler_time import MAX_COST_US, SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 

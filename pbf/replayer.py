@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._coalloc import Coalloc  # (a compiled module of a few hundred µs: here, where tests replace it)
+from .bounded import MAX_UNITS
 from .core_config import build_core
 from .errors import ConfigError
-from .node import MAX_UNITS
 from .replay_config import ReplayConfig
 from .replay_result import OUTPUT_FILES, ReplayResult, assemble, check_output_dir
 from .workload.jobs import JobTable, user_names

@@ -66,7 +66,8 @@ def test_a_sacct_dump_is_still_recognised_by_read_swf(tmp_path):
 _UNUSED = {"pbf.cluster", "pbf.slurm_conf", "pbf.licenses", "pbf.resources", "pbf.coalloc",
            "pbf.outages", "pbf._outages", "pbf.slurm_partitions", "pbf.bf_limits", "pbf._nodes", "pbf._estimates",
            "pbf.start_estimates", "pbf._pass_cost", "pbf.csv_out", "pbf._csvout", "json", "csv", "logging",
-           "concurrent.futures", "tempfile", "shutil"}
+           "concurrent.futures", "tempfile", "shutil", "pbf.node", "pbf.gres", "pbf.plugins.multifactor",
+           "pbf.plugins.views", "numpy.typing"}
 
 
 def test_a_plain_replay_loads_only_what_it_uses(tmp_path):
@@ -91,6 +92,10 @@ def test_a_replay_of_what_it_uses_loads_it(tmp_path):
     loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', *{argv!r}]) == 0", tmp_path)
     assert {"pbf.coalloc", "pbf._coalloc", "pbf.outages", "pbf._outages", "pbf.start_estimates",
             "pbf._estimates"} <= loaded
+    # a multifactor priority loads its module (a plain replay does not: _UNUSED)
+    loaded = _loaded(f"from pbf.cli import main\nassert main(['replay', {str(path)!r}, '--quiet', '--priority', "
+                     f"'multifactor']) == 0", tmp_path)
+    assert "pbf.plugins.multifactor" in loaded
 
 
 def test_only_the_command_line_freezes_what_is_left(tmp_path, capsys):

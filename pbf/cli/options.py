@@ -7,10 +7,9 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..bounded import INT64_MAX, MAX_SECONDS, parse_real, parse_whole
+from ..bounded import INT64_MAX, MAX_SECONDS, MAX_UNITS, parse_real, parse_whole
 from ..config import MAX_COUNT
 from ..errors import ConfigError
-from ..node import MAX_UNITS
 from ..scheduler_time import MAX_COST_US
 
 if TYPE_CHECKING:

@@ -68,8 +68,6 @@ def multifactor(args: argparse.Namespace) -> dict[str, Any]:
 def scoring(args: argparse.Namespace) -> dict[str, Any]:
     """priority, predictor, correction and order from --preset and the explicit flags (a run preset
     adds its backfill and run options: :func:`_preset_run_options` takes them out)."""
-    from ..plugins.multifactor import Multifactor
-    from ..plugins.predictors import Regression
     if args.preset:
         from ..plugins.presets import preset
     chosen = preset(args.preset) if args.preset else dict(priority="fcfs", predictor="requested",
@@ -83,11 +81,13 @@ def scoring(args: argparse.Namespace) -> dict[str, Any]:
     if loss:
         if chosen["predictor"] != "regression":
             raise ConfigError("--loss-over/--loss-under/--loss-weight/--eta/--lambda apply to --predictor regression")
+        from ..plugins.predictors import Regression
         chosen["predictor"] = Regression(**loss)
     mf = multifactor(args)
     if mf:
         if chosen["priority"] != "multifactor":
             raise ConfigError("--mf-* options apply to --priority multifactor")
+        from ..plugins.multifactor import Multifactor  # (loaded only for it)
         chosen["priority"] = Multifactor.beocat(**mf)
     return chosen
 

@@ -7,12 +7,15 @@ in ascending key order (ties in priority order), for a start now only, like ``sj
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin
-from .views import JobsView
+
+if TYPE_CHECKING:
+    from .views import JobsView
 
 __all__ = ["CHOOSERS", "PythonChooser"]
 

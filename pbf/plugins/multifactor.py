@@ -39,10 +39,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..bounded import MAX_SECONDS, check_int
+from ..bounded import MAX_SECONDS, MAX_SLURM_NODES, check_int
 from ..codes import Priority
 from ..errors import ConfigError
-from ..node import MAX_SLURM_NODES
 
 __all__ = ["Multifactor", "job_size_factor"]
 

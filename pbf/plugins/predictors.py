@@ -10,6 +10,7 @@ before any later prediction); see ``examples/plugins.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,7 +18,9 @@ from ..codes import Predictor as PD
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin
 from .regression import BRANCHES, WEIGHTS
-from .views import JobsView
+
+if TYPE_CHECKING:
+    from .views import JobsView
 
 __all__ = ["Predictor", "Requested", "Clairvoyant", "Ave2", "Regression", "PythonPredictor", "PREDICTORS"]
 

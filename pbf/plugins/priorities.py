@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..codes import Priority as PR
 from ..errors import ConfigError
-from .multifactor import Multifactor
-from .registry import Registry, _as_floats, call_plugin
-from .views import JobsView
+from .registry import Registry, _as_floats, call_plugin, is_multifactor
+
+if TYPE_CHECKING:
+    from .views import JobsView
 
 __all__ = ["Priority", "PythonPriority", "PRIORITIES", "FCFS", "SJF", "Smallest", "F1", "F2", "F3",
            "F4", "WFP3", "UNICEP"]
@@ -156,7 +158,7 @@ class PythonPriority:
 
 
 def _adapt(obj, where):
-    if isinstance(obj, (Priority, PythonPriority, Multifactor)):
+    if isinstance(obj, (Priority, PythonPriority)) or is_multifactor(obj):
         return obj
     if callable(obj) or hasattr(obj, "keys"):
         return PythonPriority(obj, where)
@@ -168,7 +170,13 @@ for _cls in (FCFS, SJF, Smallest, WFP3, UNICEP, F1, F2, F3, F4):
     PRIORITIES.register(_cls.name, _cls, _cls.__doc__.splitlines()[0])
 
 
-PRIORITIES.register("multifactor", Multifactor.beocat,
+def _multifactor(**overrides):
+    # (:meth:`Multifactor.beocat`; its module is loaded when the priority is chosen)
+    from .multifactor import Multifactor
+    return Multifactor.beocat(**overrides)
+
+
+PRIORITIES.register("multifactor", _multifactor,
                     "Slurm multifactor: age, fair share with decay, job size, partition, QOS (Beocat's weights)")
 
 

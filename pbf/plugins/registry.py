@@ -10,7 +10,14 @@ import numpy as np
 
 from ..errors import ConfigError, PbfError
 
-__all__ = ["Registry", "call_plugin"]
+__all__ = ["Registry", "call_plugin", "is_multifactor"]
+
+
+def is_multifactor(obj: object) -> bool:
+    """Whether ``obj`` is a :class:`pbf.plugins.Multifactor` priority, without loading its module: an
+    object can only be one once the module is loaded (a replay with another priority does without it)."""
+    module = sys.modules.get("pbf.plugins.multifactor")
+    return module is not None and isinstance(obj, module.Multifactor)
 
 
 def call_plugin(kind: str, where: str, fn: Callable, *args: object) -> object:

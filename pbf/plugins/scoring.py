@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,10 +19,12 @@ from .._core import Core
 from .choosers import CHOOSERS, PythonChooser
 from .corrections import CORRECTIONS
 from .corrections import code as correction_code
-from .multifactor import Multifactor
 from .predictors import PREDICTORS, PythonPredictor, Regression
 from .priorities import PRIORITIES, PythonPriority
-from .views import JobsView
+from .registry import is_multifactor
+
+if TYPE_CHECKING:
+    from .views import JobsView
 
 __all__ = ["Scoring"]
 
@@ -67,7 +70,7 @@ class Scoring:
     def job_factors(self, partition: np.ndarray,
                     queue: np.ndarray) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
         """(part, qos) columns for the core (multifactor), or (None, None)."""
-        if isinstance(self.priority, Multifactor):
+        if is_multifactor(self.priority):
             return self.priority.factors(partition, queue)
         return None, None
 
@@ -76,7 +79,7 @@ class Scoring:
         """Give the core what a priority needs to know of the users: Fair Tree's association tree
         for ``n_users`` dense users, named by ``names()`` (called only for a multifactor priority with
         ``fairshare="fair-tree"``)."""
-        if isinstance(self.priority, Multifactor) and self.priority.fairshare == "fair-tree":
+        if is_multifactor(self.priority) and self.priority.fairshare == "fair-tree":
             tree = self.priority.tree_for(n_users, names() if names is not None else None)
             if tree is not None:
                 a = tree.arrays()
@@ -86,6 +89,7 @@ class Scoring:
         """Call the Python plugins at instant ``now``: ``arrivals`` (job indices about to be
         submitted) and ``pending`` (queued job indices). ``columns``: dict of per-job arrays (id,
         submit, units, requested, user)."""
+        from .views import JobsView  # (Python plugins only: a replay without them does without it)
         if isinstance(self.predictor, PythonPredictor):
             self.flush(core, columns, now)
             if len(arrivals):
@@ -128,5 +132,6 @@ class Scoring:
             return
         done = core.take_finished()
         if len(done):
+            from .views import JobsView
             start, end = core.values_of("start", done), core.values_of("end", done)
             self.predictor.fit(JobsView.of(columns, done, start=start, run=end - start), now)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..node import MAX_UNITS
+from ..bounded import MAX_UNITS
 
 if TYPE_CHECKING:
     from .cleaning import CleaningReport
