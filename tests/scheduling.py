@@ -331,3 +331,16 @@ def slurm_or_skip():
         check_requirements()
     except SlurmUnavailable as exc:
         pytest.skip(f"no real Slurm here: {exc}")
+
+
+def within_pct(a, b, window=2):
+    """The harness's per-job agreement: per cent of the jobs whose starts in ``a`` and ``b`` (seconds; ""
+    for a job without one, left out) are at most ``window`` seconds apart, to one decimal."""
+    pairs = [(x, y) for x, y in zip(a, b) if x != "" and y != ""]
+    return round(100 * sum(abs(float(x) - float(y)) <= window for x, y in pairs) / len(pairs), 1)
+
+
+def awt_runs_mean(summary):
+    """The mean AWT of a harness summary's Slurm runs (run 1 and each ``slurm_runK``)."""
+    runs = [summary["awt_s"]["slurm"]] + [summary["awt_s"][f"slurm_run{k}"] for k in range(2, summary["repeat"] + 1)]
+    return sum(runs) / len(runs)

@@ -22,19 +22,12 @@ import pytest
 from pbf.validate.jobs import load_workload, scale_jobs
 from pbf.validate.slurm_run import read_run
 
+from scheduling import awt_runs_mean, within_pct
+
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "small4_bfuser.conf"
 WORKLOAD = DATA / "bfuser4_jobs.sacct"
 REC = DATA / "recorded_bfuser4"
-
-
-def _within(a, b, window=2):
-    return round(100 * sum(abs(float(x) - float(y)) <= window for x, y in zip(a, b)) / len(a), 1)
-
-
-def _awt_mean(s):
-    runs = [s["awt_s"]["slurm"]] + [s["awt_s"][f"slurm_run{k}"] for k in range(2, s["repeat"] + 1)]
-    return sum(runs) / len(runs)
 
 
 def test_the_workload_is_its_generators(tmp_path):
@@ -90,14 +83,14 @@ def test_the_recorded_runs_are_compared_again(tmp_path):
     # the figures docs/slurm-harness.md quotes. Slurm against itself: 94.4 % on average (run 1's chain of
     # starts at +59..+77 s came a second later than runs 2 and 3's); pbf against each run on its own
     # replay 97.2 % (target: Slurm's own less 5 points), AWT within 5 % of the runs' mean
-    slurm_own = [_within(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))]
+    slurm_own = [within_pct(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))]
     assert slurm_own == [91.7, 91.7, 100.0]
-    pbf = [_within(p, x) for p, x in zip(own, starts)]
+    pbf = [within_pct(p, x) for p, x in zip(own, starts)]
     assert pbf == [100.0, 95.8, 95.8]
     assert sum(pbf) / 3 >= sum(slurm_own) / 3 - 5
     assert s["pbf_per_run"]["pooled"]["within_share"] == pytest.approx(0.972, abs=0.001)
-    assert [_within(p, x, 60) for p, x in zip(own, starts)] == [100.0] * 3
-    assert abs(s["awt_s"]["pbf"] / _awt_mean(s) - 1) <= 0.05
+    assert [within_pct(p, x, 60) for p, x in zip(own, starts)] == [100.0] * 3
+    assert abs(s["awt_s"]["pbf"] / awt_runs_mean(s) - 1) <= 0.05
     assert s["pbf_per_run"]["awt_s"]["relative_difference"] == pytest.approx(0.012, abs=0.001)
     # who started the jobs: the same jobs at the same seconds; pbf's main scheduler runs before the
     # backfill cycle of the same instant, so it is the first to see an end and starts more of them

@@ -24,14 +24,12 @@ from pbf.validate import compare as cmp
 from pbf.validate.jobs import load_workload, scale_jobs
 from pbf.validate.slurm_config import write_private_conf
 
+from scheduling import within_pct
+
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "gres4.conf"
 WORKLOAD = DATA / "gres4_jobs.sacct"
 REC = DATA / "recorded_gres4"
-
-
-def _within(a, b, window=2):
-    return round(100 * sum(abs(float(x) - float(y)) <= window for x, y in zip(a, b)) / len(a), 1)
 
 
 def test_the_workload_is_its_generators(tmp_path):
@@ -74,10 +72,10 @@ def test_the_recorded_runs_are_compared_again(tmp_path, capsys):
     # under the 34 s threshold, seen a second late by pbf), and from +265 s its replay goes another way
     assert s["pbf_clock_phase_s"] == [11, 19, 24]
     own = [pbf, [r["pbf2_start"] for r in rows], [r["pbf3_start"] for r in rows]]
-    assert [_within(p, x) for p, x in zip(own, starts)] == [77.1, 100.0, 100.0]
+    assert [within_pct(p, x) for p, x in zip(own, starts)] == [77.1, 100.0, 100.0]
     assert s["pbf_per_run"]["pooled"]["within_share"] == pytest.approx(0.924, abs=0.001)
-    assert [_within(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == [77.1, 97.9, 85.4]
-    assert [_within(p, x, 60) for p, x in zip(own, starts)] == [100.0, 100.0, 100.0]
+    assert [within_pct(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == [77.1, 97.9, 85.4]
+    assert [within_pct(p, x, 60) for p, x in zip(own, starts)] == [100.0, 100.0, 100.0]
     awt = s["awt_s"]
     mean = (awt["slurm"] + awt["slurm_run2"] + awt["slurm_run3"]) / 3
     assert abs(awt["pbf"] / mean - 1) <= 0.01

@@ -13,6 +13,8 @@ import pytest
 
 from pbf.validate import compare as cmp
 
+from scheduling import awt_runs_mean
+
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 WORKLOAD = DATA / "hetero8_jobs.sacct"
 
@@ -22,11 +24,6 @@ def _again(tmp_path, conf, rec, **kw):
         pytest.skip(f"{rec} is not in this checkout")
     return cmp.validate_slurm(conf, WORKLOAD, time_scale=60, slurm_runs=rec, out=tmp_path / "again", verbose=False,
                               **kw)
-
-
-def _awt_mean(s):
-    runs = [s["awt_s"]["slurm"]] + [s["awt_s"][f"slurm_run{k}"] for k in range(2, s["repeat"] + 1)]
-    return sum(runs) / len(runs)
 
 
 def test_the_recorded_hetero8_runs_are_compared_again(tmp_path, capsys):
@@ -63,4 +60,4 @@ def test_the_recorded_hetero8_fs_runs_are_compared_again(tmp_path):
     # 6.7 % below to 6.2 % above it); one replay on the replay's own clock gave -6.0 %
     assert abs(s["pbf_per_run"]["awt_s"]["relative_difference"]) <= 0.05
     old = _again(tmp_path / "13", DATA / "hetero8_fs.conf", DATA / "recorded_hetero8_fs", end_lag_below=13)
-    assert abs(old["awt_s"]["pbf"] / _awt_mean(old) - 1) <= 0.05
+    assert abs(old["awt_s"]["pbf"] / awt_runs_mean(old) - 1) <= 0.05

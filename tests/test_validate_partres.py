@@ -32,7 +32,7 @@ from pbf.validate import compare as cmp
 from pbf.validate.jobs import load_workload, pbf_table, scale_jobs
 from pbf.validate.slurm_run import is_recording, read_run
 
-from scheduling import slurm_or_skip
+from scheduling import slurm_or_skip, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "partres2.conf"
@@ -117,16 +117,12 @@ def test_the_recorded_runs_are_compared_again(tmp_path, capsys):
         rows = {int(r["job_id"]): r for r in csv.DictReader(fh)}
     starts = [[r[k] for r in rows.values()] for k in ("slurm_start", "slurm2_start", "slurm3_start")]
     pbf = [r["pbf_start"] for r in rows.values()]
-    assert [_within(pbf, x) for x in starts] == [98.7, 93.6, 100.0]
-    assert [_within(pbf, x, 60) for x in starts] == [100.0, 100.0, 100.0]
+    assert [within_pct(pbf, x) for x in starts] == [98.7, 93.6, 100.0]
+    assert [within_pct(pbf, x, 60) for x in starts] == [100.0, 100.0, 100.0]
     mean = (awt["slurm"] + awt["slurm_run2"] + awt["slurm_run3"]) / 3
     assert round(awt["pbf"], 1) == 31.0 and abs(awt["pbf"] / mean - 1) <= 0.05
     for i in FREE:
         assert abs(int(rows[i]["pbf_start"]) - int(rows[i]["slurm_start"])) <= 2, i
-
-
-def _within(a, b, window=2):
-    return round(100 * sum(abs(float(x) - float(y)) <= window for x, y in zip(a, b)) / len(a), 1)
 
 
 def _starts_of(jobs, partition=None, count="site"):

@@ -31,7 +31,7 @@ from pbf.validate.slurm_run import (
     run_slurm,
 )
 
-from scheduling import slurm_or_skip
+from scheduling import slurm_or_skip, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "small4.conf"
@@ -145,14 +145,10 @@ def test_the_recorded_runs_are_compared_again(tmp_path, capsys):
     assert [round(100 * x["within_share"], 1) for x in s["slurm_vs_slurm"]] == [93.8, 100.0]
     starts = [[r[k] for r in rows.values()] for k in ("slurm_start", "slurm2_start", "slurm3_start")]
     pbf = [r["pbf_start"] for r in rows.values()]
-    assert [_within(pbf, x) for x in starts] == [95.8, 77.1, 100.0]
-    assert [_within(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == [93.8, 100.0, 75.0]
+    assert [within_pct(pbf, x) for x in starts] == [95.8, 77.1, 100.0]
+    assert [within_pct(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == [93.8, 100.0, 75.0]
     awt = s["awt_s"]
     assert [round(awt[k], 1) for k in ("pbf", "slurm", "slurm_run2", "slurm_run3")] == [101.0, 100.1, 99.0, 100.7]
-
-
-def _within(a, b, window=2):
-    return round(100 * sum(abs(float(x) - float(y)) <= window for x, y in zip(a, b)) / len(a), 1)
 
 
 # ---------------------------------------------------------------- (b) with a real Slurm

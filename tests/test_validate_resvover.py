@@ -22,6 +22,8 @@ from pbf.validate.records import read_timing
 from pbf.validate.reservation import named_jobs
 from pbf.validate.slurm_run import is_recording, read_run
 
+from scheduling import within_pct
+
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 WORKLOAD = DATA / "resvover4_jobs.sacct"
 CASES = {0: (DATA / "small4.conf", DATA / "recorded_resvover0", 160),
@@ -76,11 +78,6 @@ def test_slurm_ended_the_jobs_still_running_at_the_end_plus_resv_over_run(case):
 CASE_FIGURES = {0: ([100.0, 100.0, 64.3], [100.0, 64.3, 64.3], 70.6), 1: ([89.3, 67.9, 92.9], [67.9, 89.3, 64.3], 69.7)}
 
 
-def _within(a, b, window=2):
-    pairs = [(x, y) for x, y in zip(a, b) if x != "" and y != ""]
-    return round(100 * sum(abs(float(x) - float(y)) <= window for x, y in pairs) / len(pairs), 1)
-
-
 @pytest.mark.parametrize("case", [0, 1])
 def test_the_recorded_runs_are_compared_again(case, tmp_path, capsys):
     import csv
@@ -100,6 +97,6 @@ def test_the_recorded_runs_are_compared_again(case, tmp_path, capsys):
     starts = [[row[k] for row in rows] for k in ("slurm_start", "slurm2_start", "slurm3_start")]
     pbf = [row["pbf_start"] for row in rows]
     pbf_vs, self_vs, awt = CASE_FIGURES[case]
-    assert [_within(pbf, x) for x in starts] == pbf_vs
-    assert [_within(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == self_vs
+    assert [within_pct(pbf, x) for x in starts] == pbf_vs
+    assert [within_pct(starts[a], starts[b]) for a, b in ((0, 1), (0, 2), (1, 2))] == self_vs
     assert round(s["awt_s"]["pbf"], 1) == awt
