@@ -109,12 +109,24 @@ def passes(cluster: pbf.Cluster, jobs: list[Job], fill: int, search: str, worker
                     for d in engine.advance(0, [at(j, 0) for j in jobs[first:min(first + max_job_test, fill)]])
                     if isinstance(d, Start))
     setup = time.perf_counter() - t0
+    ticks0 = engine._core._search_helper_ticks()
     out = timed_passes(engine, [at(j, 1) for j in jobs[fill:]], ends, run_of, later)
+    ticks = {k: v - ticks0[k] for k, v in engine._core._search_helper_ticks().items()}
     started, reserved = out["started"], out["reserved"]
     shared, helped, backoffs, trial_count, trials_shared = engine._core.search_helper_stats()
     return {"walls": out["walls"], "setup": setup, "started": started, "reserved": reserved,
             "digest": out["digest"], "shared": shared, "helped": helped, "backoffs": backoffs,
-            "trials": trial_count, "trials_shared": trials_shared, "first_started": len(ends)}
+            "trials": trial_count, "trials_shared": trials_shared, "first_started": len(ends), "ticks": ticks}
+
+
+def later_start_split(t: dict) -> str:
+    """Where the shared will-run tests' time went over the timed passes (Slurm's search, 2 workers)."""
+    if not t["jobs"]:
+        return ""
+    return (f"shared jobs' tests {t['jobs_ns'] / 1e9:.2f} s of which this thread posting {t['post_ns'] / 1e9:.2f} s, "
+            f"testing {t['own_ns'] / 1e9:.2f} s ({t['own']:,} tests), waiting for the helper "
+            f"{(t['wait_ns'] + t['wait_unneeded_ns']) / 1e9:.2f} s; the helper testing {t['help_ns'] / 1e9:.2f} s "
+            f"({t['help']:,} tests); ")
 
 
 def whole_list(text: str, what: str, choices: tuple | None = None) -> list:
@@ -226,6 +238,7 @@ def main() -> None:
                       f" {statistics.median(out['reserved'][1:]):,.0f} reserved); digest {out['digest']}; "
                       + (f"helper in {out['helped']:,} of {out['shared']:,} shared, {out['trials']} trials "
                          f"({out['trials_shared']} won), {out['backoffs']} back-offs; " if w > 1 else "")
+                      + (later_start_split(out["ticks"]) if w > 1 and search == "slurm" else "")
                       + f"load {os.getloadavg()[0]:.2f}; peak RSS {rss_mb():,.0f} MB", flush=True)
         ok = report_search(search, runs, modes, counts) and ok
     print(f"peak RSS {rss_mb():,.0f} MB (the whole process); load average "

@@ -799,6 +799,18 @@ cdef class Core:
         return (self.s.split.tasks, self.s.split.helped, self.s.split.backoffs, self.s.split.trials,
                 self.s.split.trials_shared)
 
+    def _search_helper_ticks(self):
+        """(diagnostic) Where the shared will-run tests' time went so far, in ns and counts: this
+        thread posting, its own tests while the helper had one, its waits for the helper's answer
+        (needed; not needed, the helper told to stop) and the helper's tests."""
+        cdef double ns = ns_per_tick() if PBF_HAVE_TSC else 1.0
+        return {"post_ns": self.s.split.tk_post * ns, "own_ns": self.s.split.tk_own * ns, "own": self.s.split.n_own,
+                "wait_ns": self.s.split.tk_wait * ns, "wait": self.s.split.n_wait,
+                "wait_unneeded_ns": self.s.split.tk_wait_unneeded * ns, "wait_unneeded": self.s.split.n_wait_unneeded,
+                "help_ns": self.s.split.tk_help * ns, "help": self.s.split.n_help,
+                "jobs_ns": self.s.split.tk_jobs * ns, "jobs": self.s.split.n_jobs,
+                "take_over_ns": self.s.split.tk_take * ns, "take_over": self.s.split.n_take}
+
     def worker_tests_total(self):
         """Jobs each worker thread evaluated, over all parallel passes so far."""
         cdef int64_t i

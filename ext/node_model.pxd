@@ -94,6 +94,11 @@ ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helpe
     int64_t trial_retries      # trials run again in a row, their passes too far apart to compare
     int64_t trials             # trials over the replay ...
     int64_t trials_shared      # ... and those sharing won
+    # where a shared will-run test's time goes (ticks; slurm_try_later.pxd; read by _core's
+    # _search_helper_ticks): this thread posting, its own test while the helper has one, its waits
+    # for the helper's answer (needed, or not: the test told to stop), and the helper's tests
+    int64_t tk_post, tk_own, tk_wait, tk_wait_unneeded, tk_help, tk_jobs, tk_take
+    int64_t n_own, n_wait, n_wait_unneeded, n_help, n_jobs, n_take
 
 
 ctypedef struct NodeModel:

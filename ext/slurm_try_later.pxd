@@ -18,6 +18,7 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 
 from sync cimport pbf_load, pbf_store, pbf_cas, pbf_pause
+from ticks cimport now_ticks
 from nodes cimport Nodes
 from node_model cimport NodeModel, NodeSplit, nm_take_clear, nm_take_put
 from slurm_space cimport (SlurmSpace, SS_SKIP, SS_ERROR, SS_MARKS_PER_TEST, ss_later_at, ss_offer_at, ss_test_at,
@@ -172,8 +173,11 @@ cdef inline void sh_work(void* arg) noexcept nogil:
     # NodeSplit.work on the helper thread: the posted later start's test
     cdef NodeSplit* P = <NodeSplit*>arg
     cdef SlurmShadow* H = <SlurmShadow*>P.task
+    cdef int64_t t0 = now_ticks()
     H.later = ss_offer_at(&H.X, H.d, H.now, H.start_res)
     H.start = ss_test_at(&H.X, &H.M, H.N, H.rows_of, H.j, H.cores, H.now, H.start_res, True)
+    P.tk_help += now_ticks() - t0
+    P.n_help += 1
     H.ntlist = H.M.ntlist
     H.tdirty = H.M.tdirty
     H.stamp = H.X.stamp
@@ -230,8 +234,15 @@ cdef inline bint _sh_claim(NodeSplit* P, SlurmShadow* H, bint needed) noexcept n
     P.helped += 1
     if not needed:
         pbf_store(&H.cancel, 1)
+    cdef int64_t t0 = now_ticks()
     while pbf_load(&P.finished) != s:
         pbf_pause()
+    if needed:
+        P.tk_wait += now_ticks() - t0
+        P.n_wait += 1
+    else:
+        P.tk_wait_unneeded += now_ticks() - t0
+        P.n_wait_unneeded += 1
     return False
 
 
@@ -241,10 +252,11 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # One job's backfill test (_attempt_backfill): now (start it now on M.take), a later start (its
     # nodes are reserved in X), SS_SKIP, or SS_ERROR. d: its limit; window: bf_window (0: unlimited);
     # reserve False: only a start now counts. P: a helper thread to test later starts ahead (NULL: none).
-    cdef int64_t start_res, later = now, start, s, e, ahead = -1
+    cdef int64_t start_res, later = now, start, s, e, ahead = -1, t0, t1 = 0
     cdef const int64_t* took
     cdef bint share = (P != NULL and H != NULL and reserve and (M.gpn[j] & M.cnt_g0) <= 0 and X.marks != SS_MARKS_PER_TEST
                        and M.nn >= P.min_nodes)
+    cdef int64_t tj = now_ticks() if share else 0
     while True:
         start_res = later
         # the start offered to the helper: its answer, unless this thread takes the test back (or
@@ -258,11 +270,17 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             took = M.take
             ahead = -1
             if share:                  # (the next later start first, so that both threads test a whole start)
+                t0 = now_ticks()
                 later = ss_later_at(X, d, now, start_res)
                 if later >= 0 and _sh_post(P, H, X, M, N, rows_of, j, cores, d, now, later):
                     ahead = later
+                t1 = now_ticks()
+                P.tk_post += t1 - t0
             later = ss_offer_at(X, d, now, start_res)
             start = ss_test_at(X, M, N, rows_of, j, cores, now, start_res, reserve)
+            if ahead >= 0:
+                P.tk_own += now_ticks() - t1
+                P.n_own += 1
         if start == SS_ERROR:
             break
         if start < 0:
@@ -291,7 +309,10 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             start = SS_SKIP
             break
         if took != M.take:             # (the helper's choice becomes this thread's: the job's nodes)
+            t0 = now_ticks()
             _sh_take_over(M, H)
+            P.tk_take += now_ticks() - t0
+            P.n_take += 1
             M.take_among = NULL
             M.ntake_among = 0
             took = M.take
@@ -313,4 +334,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         break
     if ahead >= 0:
         _sh_claim(P, H, False)
+    if share:
+        P.tk_jobs += now_ticks() - tj
+        P.n_jobs += 1
     return start
