@@ -5,11 +5,11 @@
 
 Each round runs, as fresh processes and in turn: the floor -- ``python -S -c pass`` (the interpreter
 alone), ``python -c pass`` (with ``site``), ``python -c "import numpy"`` (one OpenBLAS thread, as the
-command line sets it: a replay's tables are numpy arrays) -- then, for each pbf, ``python -c "import
-pbf._core"`` (the compiled core alone), ``pbf replay TRACE --quiet`` and the same with ``--out DIR``;
-with ``--other NAME=CHECKOUT`` these again with ``PYTHONPATH=CHECKOUT`` (another checkout built in
-place, e.g. an earlier commit), in the same rounds. It also says, for each pbf, whether the compiled
-core and a plain replay load numpy. Prints the median wall and CPU (user + system)
+command line sets it: what a replay would pay if it loaded numpy; a plain one does not) -- then, for
+each pbf, ``python -c "import pbf._core"`` (the compiled core alone), ``pbf replay TRACE --quiet`` and
+the same with ``--out DIR``; with ``--other NAME=CHECKOUT`` these again with ``PYTHONPATH=CHECKOUT``
+(another checkout built in place, e.g. an earlier commit), in the same rounds. It also says, for each
+pbf, whether the compiled core and a plain replay load numpy. Prints the median wall and CPU (user + system)
 time of each, the core count and the load average: on a busy machine the wall times grow, the CPU
 times much less. A first round, not counted, lets Python write each checkout's bytecode (the
 variable PYTHONDONTWRITEBYTECODE is dropped for the processes timed, as a user's Python writes it).
@@ -24,7 +24,8 @@ gymnasium's Env, spaces and seeding stand in: its start-up is then the lighter, 
 
 ``--phases`` instead times the steps of one replay in one process, as the command line runs them
 (``--runs`` processes for each pbf, interleaved; medians of the process's CPU time and of the wall
-time): the imports, reading and cleaning, the
+time): the imports (numpy's, where a pbf loads it, in the step that imports it: the settings' for a
+pbf whose compiled core imports numpy), reading and cleaning, the
 settings, the replay's event loop (compiled), what it does around the loop (the arrays in, the
 summary out) and writing. ``--imports`` instead sums ``python -X importtime`` over what a plain
 replay imports (``--runs`` processes for each pbf, medians of each module's own time): Python's
@@ -64,7 +65,6 @@ getattr(process, "untranslated_argparse", lambda: None)()
 from pbf.cli.commands import _command_named, build_parser
 argv = ["replay", sys.argv[1], "--quiet"] + sys.argv[2:]
 args = build_parser(_command_named(argv)).parse_args(argv); mark("replay's options (pbf.cli.replay, options)")
-import numpy; mark("import numpy")
 from pbf.cli.replay_settings import replay_config; mark("import the settings (plugins, the core's module)")
 from pbf.cli.options import read_trace
 table = read_trace(args); mark("read and clean the trace")

@@ -5,8 +5,6 @@ runs and reads the figures after; the embedding API (:class:`pbf.Engine`) also r
 each core pass and reports the jobs the host ran. Internal: use :func:`pbf.replay` or
 :class:`pbf.Engine`.
 """
-import numpy as np
-
 from libc.stdint cimport uint64_t, int64_t, int32_t
 
 from memory cimport INF
@@ -16,6 +14,18 @@ from coalloc cimport co_after_pass, co_primary_finish, co_secondary_finish
 from costate cimport CoAlloc, CA_DTS, CA_EXPERTS, CA_ACTIONS, CA_LEAVES, coalloc_init, coalloc_grow
 from pbf._core cimport Core, raise_status
 from pbf._codes cimport JS_RUNNING, HOW_COALLOC, RC_OK
+
+
+class _Numpy:
+    # numpy, imported on first use: a replay imports this module, and only co-allocation uses numpy here
+    def __getattr__(self, name):
+        global np
+        import numpy
+        np = numpy
+        return getattr(numpy, name)
+
+
+np = _Numpy()
 
 
 cdef class Coalloc:

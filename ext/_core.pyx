@@ -23,7 +23,10 @@ Layout of the unit bitmaps: ``W = ceil(units / 64)`` little-endian uint64 words,
 import os
 import threading
 
-import numpy as np
+from cpython cimport array
+from cpython.buffer cimport PyBUF_READ
+from cpython.memoryview cimport PyMemoryView_FromMemory
+import array as _array
 
 from libc.stdint cimport uint64_t, int64_t, int32_t, int8_t, uint8_t
 from libc.stdlib cimport malloc, calloc, free
@@ -58,6 +61,43 @@ from pbf._codes cimport PD_REGRESSION, RC_OK, RC_NO_MEMORY, RC_SLOT_NOT_FOUND, R
 
 from .codes import LABELS
 from .errors import InternalError
+
+
+class _Numpy:
+    """numpy, imported on first use: a plain replay hands the core buffers (``array.array``) and reads
+    its columns back as buffers (:meth:`Core.buffers`), and its process never imports numpy."""
+
+    def __getattr__(self, name):
+        global np
+        import numpy
+        np = numpy
+        return getattr(numpy, name)
+
+
+np = _Numpy()
+
+cdef array.array _Q = _array.array("q")
+cdef array.array _D = _array.array("d")
+
+
+cdef object _i64(object values):
+    # ``values`` as they are when they are a buffer of C-contiguous int64 (array.array, numpy), else
+    # numpy's int64 copy (lists, other types)
+    cdef const int64_t[::1] v
+    try:
+        v = values
+        return values
+    except (TypeError, ValueError, BufferError):
+        return np.ascontiguousarray(values, dtype=np.int64)
+
+
+cdef object _f64(object values):
+    cdef const double[::1] v
+    try:
+        v = values
+        return values
+    except (TypeError, ValueError, BufferError):
+        return np.ascontiguousarray(values, dtype=np.float64)
 
 #: Tsafrir et al.'s correction increments (s), from the compiled table
 INCREMENTS = tuple(C_INCREMENTS[i] for i in range(12))
@@ -462,19 +502,34 @@ cdef class Core:
         estimate (used as given with the ``PD_GIVEN`` predictor); ``req``: requested times (default
         ``est``); ``user``: dense user indices >= 0 (default 0); ``part``, ``qos``: multifactor
         factors in [0, 1] (default 1 and 0)."""
-        cdef const int64_t[::1] vs = np.ascontiguousarray(submit, dtype=np.int64)
-        cdef const int64_t[::1] vu = np.ascontiguousarray(units, dtype=np.int64)
-        cdef const int64_t[::1] ve = np.ascontiguousarray(est, dtype=np.int64)
-        cdef const int64_t[::1] vr = np.ascontiguousarray(run, dtype=np.int64)
+        # (buffers of int64 and float64 are read as they are: a plain replay's are array.array)
+        cdef const int64_t[::1] vs = _i64(submit)
+        cdef const int64_t[::1] vu = _i64(units)
+        cdef const int64_t[::1] ve = _i64(est)
+        cdef const int64_t[::1] vr = _i64(run)
         cdef int64_t n = vs.shape[0], first = self.s.jobs.n, i, j, top = -1, W = self.s.W
-        cdef const int64_t[::1] vq = np.ascontiguousarray(ve if req is None else req, dtype=np.int64)
-        cdef const int64_t[::1] vw = np.ascontiguousarray(np.zeros(n, np.int64) if user is None else user, dtype=np.int64)
-        cdef const double[::1] vp = np.ascontiguousarray(np.ones(n) if part is None else part, dtype=np.float64)
-        cdef const double[::1] vo = np.ascontiguousarray(np.zeros(n) if qos is None else qos, dtype=np.float64)
+        cdef const int64_t[::1] vq = ve if req is None else _i64(req)
+        cdef const int64_t[::1] vw
+        cdef const double[::1] vp
+        cdef const double[::1] vo
+        cdef bint has_user = user is not None, has_part = part is not None, has_qos = qos is not None
+        if has_user:
+            vw = _i64(user)
+        if has_part:
+            vp = _f64(part)
+        if has_qos:
+            vo = _f64(qos)
+        if (vu.shape[0] != n or ve.shape[0] != n or vr.shape[0] != n or vq.shape[0] != n
+                or (has_user and vw.shape[0] != n) or (has_part and vp.shape[0] != n)
+                or (has_qos and vo.shape[0] != n)):
+            raise ValueError("add_jobs: the columns differ in length")
         cdef State* S = &self.s
-        for i in range(n):
-            if vw[i] > top:
-                top = vw[i]
+        if has_user:
+            for i in range(n):
+                if vw[i] > top:
+                    top = vw[i]
+        else:
+            top = 0 if n else -1
         # all room first: a failure leaves the table as it was
         if (jobs_reserve(&S.jobs, first + n) != RC_OK or users_ensure(&S.users, top + 1) != RC_OK
                 or (S.testing.record_units and grow(<void**>&S.jobs.bits, &S.jobs.bits_cap, (first + n) * W,
@@ -487,9 +542,9 @@ cdef class Core:
             S.jobs.est[j] = ve[i]
             S.jobs.run[j] = vr[i]
             S.jobs.req[j] = vq[i]
-            S.jobs.user[j] = vw[i]
-            S.jobs.part[j] = vp[i]
-            S.jobs.qos[j] = vo[i]
+            S.jobs.user[j] = vw[i] if has_user else 0
+            S.jobs.part[j] = vp[i] if has_part else 1.0
+            S.jobs.qos[j] = vo[i] if has_qos else 0.0
         jobs_clear(&S.jobs, first, n)
         if S.testing.record_units:
             memset(S.jobs.bits + first * W, 0, n * W * sizeof(uint64_t))
@@ -884,6 +939,43 @@ cdef class Core:
             for i in range(jobs.shape[0]):
                 vi[i] = read_int(src, size, jobs[i])
         return out
+
+    def buffers(self, *names):
+        """Whole columns of the job table as ``array.array`` (``'q'``, or ``'d'`` for ``part``, ``qos``
+        and ``key``): :meth:`columns` without numpy."""
+        out = []
+        cdef int64_t i, n = self.s.jobs.n
+        cdef const char* src
+        cdef array.array col
+        for column in names:
+            if column not in JOB_COLUMNS:
+                raise ValueError(f"no job column {column!r}")
+            at, size, real = JOB_COLUMNS[column]
+            src = column_at(&self.s, at)
+            col = array.clone(_D if real else _Q, n, True)
+            if src != NULL:
+                if real:
+                    memcpy(col.data.as_voidptr, src, n * sizeof(double))
+                else:
+                    for i in range(n):
+                        (<int64_t*>col.data.as_voidptr)[i] = read_int(src, size, i)
+            out.append(col)
+        return tuple(out)
+
+    def _view(self, str column):
+        """Column ``column`` of every job over the core's own memory, read-only and without a copy: a
+        memoryview of int8, int32 or int64 (``'b'``, ``'i'``, ``'q'``) or float64 (``'d'``); None for a
+        column not made (``requeues``, ``lost``). It does not hold the core: use it while the core lives
+        (a replay's figures, :func:`pbf._table.schedule_figures`)."""
+        if column not in JOB_COLUMNS:
+            raise ValueError(f"no job column {column!r}")
+        at, size, real = JOB_COLUMNS[column]
+        cdef char* src = column_at(&self.s, at)
+        if src == NULL:
+            return None
+        cdef Py_ssize_t nbytes = self.s.jobs.n * <Py_ssize_t>size
+        view = PyMemoryView_FromMemory(src, nbytes, PyBUF_READ)
+        return view.cast("d" if real else {1: "b", 4: "i", 8: "q"}[size])
 
     def keys(self):
         """The priority key of every job (as last computed)."""

@@ -13,13 +13,12 @@ replayer produces — and never per-job objects. Definitions:
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from .errors import ConfigError
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
     from numpy.typing import ArrayLike  # (for the annotations only: a replay does without numpy.typing)
 
 __all__ = ["Metrics", "schedule_metrics", "bounded_slowdown", "queue_length_profile"]
@@ -43,6 +42,7 @@ class Metrics:
 
 
 def _arrays(submit, start, run, units):
+    import numpy as np
     arrs = [np.asarray(a, dtype=np.int64) for a in (submit, start, run, units)]
     n = len(arrs[0])
     for name, a in zip(("submit", "start", "run", "units"), arrs):
@@ -58,6 +58,7 @@ def _arrays(submit, start, run, units):
 
 def bounded_slowdown(submit: ArrayLike, start: ArrayLike, run: ArrayLike, tau: float = 10.0) -> np.ndarray:
     """Per-job bounded slowdown max(1, (wait + run) / max(run, tau))."""
+    import numpy as np
     submit, start, run = (np.asarray(a, dtype=np.float64) for a in (submit, start, run))
     if tau <= 0:
         raise ConfigError(f"tau (the slowdown bound) must be > 0 seconds, got {tau}")
@@ -66,6 +67,7 @@ def bounded_slowdown(submit: ArrayLike, start: ArrayLike, run: ArrayLike, tau: f
 
 def queue_length_profile(submit: ArrayLike, start: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``(times, lengths)``: the queue length from each event instant until the next one."""
+    import numpy as np
     submit = np.asarray(submit, dtype=np.int64)
     start = np.asarray(start, dtype=np.int64)
     times = np.concatenate([submit, start])
@@ -109,6 +111,7 @@ def _mean_bsld(submit: np.ndarray, start: np.ndarray, run: np.ndarray, response:
     """``bounded_slowdown(submit, start, run, tau).mean()``. When every time lies within 2**52 of 0
     (``first`` the earliest submit, ``last`` the latest end), floats hold them and their sums exactly,
     so the response in floats is ``response`` converted: the same values from two arrays instead of eight."""
+    import numpy as np
     if tau <= 0 or not -2**52 < first <= last < 2**52:
         return float(bounded_slowdown(submit, start, run, tau).mean())
     out = response.astype(np.float64)
@@ -124,6 +127,7 @@ def _max_queue(submit: np.ndarray, start: np.ndarray) -> int:
     where it holds the jobs submitted at or before that instant less those started at or before it.
     With the submits sorted, a start counts from the first submit instant at or after it on: the
     starts are counted by where they fall among the submits (no sort of the starts)."""
+    import numpy as np
     subs = submit if (submit[1:] >= submit[:-1]).all() else np.sort(submit)
     n = len(subs)
     started = np.cumsum(np.bincount(np.searchsorted(subs, start, "left"), minlength=n + 1)[:n])

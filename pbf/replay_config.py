@@ -6,7 +6,6 @@ import importlib
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .bounded import INT64_MAX, MAX_SECONDS, MAX_UNITS
 from .codes import CLOCKS, TRIGGERS
@@ -16,6 +15,7 @@ from .errors import ConfigError
 from .plugins.scoring import Scoring
 from .scheduler_time import MAX_COST_US, SLURM_SIM_SLOT_COST_US, SLURM_SIM_TEST_COST_US, SlurmSim
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
     from .cluster import Cluster
     from .coalloc import CoAllocation

@@ -9,18 +9,18 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-import numpy as np
-
+from . import _table
 from .codes import LABELS, How, JobState, RejectReason
 from .errors import ConfigError
-from .metrics import schedule_metrics
+from .metrics import Metrics
 
 # (what only some replays use -- co-allocation, nodes, outages, start estimates, threads, the files --
 # is imported where it is used: a replay's process loads only what it needs)
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
     from numpy.typing import ArrayLike
 
     from ._core import Core
@@ -37,13 +37,19 @@ _LABELS = LABELS
 
 def assemble(table: JobTable, order: np.ndarray, core: Core, arrays: tuple, config: ReplayConfig, wall: float,
              outages: tuple = (None, None), *, from_trace: int | None = None, cluster: Cluster | None = None,
-             requests: Requests | None = None) -> ReplayResult:
+             requests: Requests | None = None, plain: bool = False) -> ReplayResult:
     """The result of a replay of ``table`` (jobs in ``order``) that ``core`` ran with ``config``:
     ``arrays`` are the (submit, units, run, cluster units) it was given, ``outages`` the outages
     and their core events, ``from_trace`` whether co-allocation's CPU use came from the trace,
-    ``cluster`` and ``requests`` a node cluster and the jobs' requests of it."""
+    ``cluster`` and ``requests`` a node cluster and the jobs' requests of it. ``plain``: a plain
+    replay (:func:`pbf.replayer._plain`), whose ``arrays`` are buffers and ``order`` None (the table's
+    order) or a buffer: its job columns are read from the core as buffers and made numpy arrays when
+    first read."""
     submit, size, run, units = arrays
-    result = _results(table, order, core, submit, size, run, units, config, wall, outages)
+    if plain:
+        result = _plain_results(table, order, core, submit, size, run, units, config, wall)
+    else:
+        result = _results(table, order, core, submit, size, run, units, config, wall, outages)
     if config.record_nodes and cluster is not None:
         result.jobs["nodes"] = job_nodes(core.recorded_units(), cluster)
     if config.start_estimates:
@@ -88,11 +94,12 @@ class ReplayResult:
 
     def __getstate__(self):
         # (a copy or a pickle holds the columns, not the core they may still be read from)
-        return {**self.__dict__, "_passes": self.passes}
+        return {**self.__dict__, "_passes": self.passes, "_jobs": self.jobs}
 
     @staticmethod
     def label(column: str, codes: ArrayLike) -> np.ndarray:
         """The strings of a code column (``how``, ``state``, ``reject_reason``, ``kind``, ``exit``)."""
+        import numpy as np
         return np.asarray(_LABELS[column], dtype=object)[np.asarray(codes)]
 
     def write(self, out_dir: str | os.PathLike) -> None:
@@ -164,6 +171,42 @@ def _set_passes(self, passes) -> None:
 ReplayResult.passes = property(_passes, _set_passes, doc="The per-pass columns (a dict of numpy arrays).")
 
 
+class _JobsOf:
+    """The per-job columns of a plain replay, read from its core and made numpy arrays when first read: a
+    replay whose jobs nobody reads (a summary printed) does without numpy."""
+    __slots__ = ("table", "order", "core", "buffers")
+
+    def __init__(self, table, order, core, buffers):
+        self.table, self.order, self.core, self.buffers = table, order, core, buffers
+
+    def columns(self) -> dict:
+        import numpy as np
+        state, start, end, how, reason, _, first_planned = self.core.job_arrays()
+        requeues, lost = self.core.columns("requeues", "lost")
+        predicted, corrections = self.core.columns("pred0", "ncorr")
+        submit, run, size = (np.frombuffer(self.buffers[k], dtype=np.int64) for k in ("submit", "run", "units"))
+        ids = self.table.job_id
+        return {"id": ids.copy() if self.order is None else ids[np.frombuffer(self.order, dtype=np.int64)],
+                "submit": submit, "start": start, "end": end, "wait": np.where(start >= 0, start - submit, -1),
+                "run": run, "units": size, "predicted": predicted, "corrections": corrections,
+                "how": how, "state": state, "reject_reason": reason, "first_reservation": first_planned,
+                "requeues": requeues, "lost_unit_s": lost}
+
+
+def _jobs(self) -> dict:
+    jobs = self.__dict__["_jobs"]
+    if isinstance(jobs, _JobsOf):
+        jobs = self.__dict__["_jobs"] = jobs.columns()
+    return jobs
+
+
+def _set_jobs(self, jobs) -> None:
+    self.__dict__["_jobs"] = jobs
+
+
+ReplayResult.jobs = property(_jobs, _set_jobs, doc="The per-job columns (a dict of numpy arrays).")
+
+
 #: the files :meth:`ReplayResult.write` writes
 OUTPUT_FILES = ("summary.json", "jobs.csv", "passes.csv", "estimates.csv")
 
@@ -212,6 +255,7 @@ def _finite(value):
 def job_nodes(units: np.ndarray, cluster: Cluster) -> np.ndarray:
     """Each job's node names joined by ``,`` ("" if it never started), from its unit bitmap (one row
     of uint64 words a job; a node's cores are consecutive units)."""
+    import numpy as np
     first = np.cumsum([0] + [n.cores for n in cluster.nodes])
     names = np.array([n.name for n in cluster.nodes], dtype=object)
     bits = np.unpackbits(units.view(np.uint8), axis=1, bitorder="little")[:, :int(first[-1])]
@@ -241,6 +285,7 @@ def _write_csvs(files, threads):
 
 
 def _nodes_summary(result, cluster, requests, size, stats):
+    import numpy as np
     # the node cluster; how much of its cores, memory and GPUs the jobs held; how often a pass's first
     # job that did not fit was held by more than cores; each job no node set can hold, with the
     # resource that stops it
@@ -273,8 +318,8 @@ def _nodes_summary(result, cluster, requests, size, stats):
             "never_fit_by_reason": dict(sorted(details.items(), key=lambda kv: -kv[1]))}
 
 
-
 def _results(table, order, core, submit, size, run, units, config, wall, outages=(None, None)):
+    import numpy as np
     state, start, end, how, reason, planned, first_planned = core.job_arrays()
     if config.clock == "slurm-sim" and config.slurm_sim.end_lag:
         # the core held jobs end_lag seconds past their run time (SlurmSim.end_lag); each ended at start + run
@@ -291,21 +336,37 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
         run = np.where(cut, end - start, run)
     requeues, lost = core.columns("requeues", "lost")   # (Outages.failure_arrays: zeros without failures)
     predicted, corrections = core.columns("pred0", "ncorr")    # (Core.estimates' first and third)
-    done = state == JobState.JS_DONE
     jobs = {"id": table.job_id[order], "submit": submit, "start": start, "end": end,
             "wait": np.where(start >= 0, start - submit, -1), "run": run, "units": size,
             "predicted": predicted, "corrections": corrections,
             "how": how, "state": state, "reject_reason": reason, "first_reservation": first_planned,
             "requeues": requeues, "lost_unit_s": lost}
-    err = (predicted[done] - run[done]).astype(np.float64)
-    m = schedule_metrics(submit[done], start[done], run[done], size[done], units, config.bsld_bound)
+    i64, i8 = (lambda c: np.ascontiguousarray(c, dtype=np.int64)), (lambda c: np.ascontiguousarray(c, dtype=np.int8))
+    figures = _table.schedule_figures(i64(submit), i64(start), i64(end), i64(run), i64(size), i8(state), i8(how),
+                                      i8(reason), i64(predicted), i64(corrections), units, config.bsld_bound)
+    return _result(table, core, jobs, figures, len(submit), units, config, wall, outages)
+
+
+def _plain_results(table, order, core, submit, size, run, units, config, wall):
+    """:func:`_results` of a plain replay: the figures compiled over the core's own columns (no copy), the
+    job columns read out when first read."""
+    v = core._view
+    figures = _table.schedule_figures(submit, v("start"), v("end"), run, size, v("state"), v("how"), v("reason"),
+                                      v("pred0"), v("ncorr"), units, config.bsld_bound)
+    jobs = _JobsOf(table, order, core, {"submit": submit, "run": run, "units": size})
+    return _result(table, core, jobs, figures, len(submit), units, config, wall, (None, None))
+
+
+def _result(table, core, jobs, f, submitted, units, config, wall, outages):
+    """The :class:`ReplayResult` of the job columns ``jobs`` and their figures ``f``
+    (:func:`pbf._table.schedule_figures`)."""
+    m = Metrics(*f["metrics"])
     # (one worker on a cluster of units: the core holds little but its pass records, which take less
     # room than their columns; threads and node plans may hold much more: read out now)
     passes = _PassesOf(core)
     if config.workers > 1 or config.cluster is not None or not config.pass_records:
         passes = passes.columns()
-    n_reason = np.bincount(reason[state == JobState.JS_REJECTED], minlength=len(RejectReason))
-    n_how = np.bincount(how, minlength=3)
+    n_reason = f["rejected_by_reason"]
     # the pass summary comes from the core's totals, kept whether or not every pass is recorded
     tot = core.pass_totals()
     count, full = tot["count"], tot["full"]
@@ -313,12 +374,11 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
     summary = {
         "trace": table.source, "units": units, "config": config.as_dict(),
         "header": table.header.size_info(),
-        "jobs": {"submitted": int(len(submit)), "completed": int(done.sum()),
-                 "killed": int((state == JobState.JS_KILLED).sum()),
-                 "ended_by_reservation": int((reason == RejectReason.RJ_RESV_OVER).sum()),
-                 "rejected": int(n_reason.sum()),
-                 "rejected_by_reason": {LABELS["reject_reason"][i]: int(n) for i, n in enumerate(n_reason) if n},
-                 "backfilled": int(n_how[2]), "started_by_main": int(n_how[1])},
+        "jobs": {"submitted": submitted, "completed": f["completed"], "killed": f["killed"],
+                 "ended_by_reservation": f["ended_by_reservation"],
+                 "rejected": sum(n_reason),
+                 "rejected_by_reason": {LABELS["reject_reason"][i]: n for i, n in enumerate(n_reason) if n},
+                 "backfilled": f["backfilled"], "started_by_main": f["started_by_main"]},
         "metrics": {"awt_s": m.awt, "art_s": m.art, "bsld": m.bsld, "bsld_tau_s": m.bsld_tau,
                     "awt_h": m.awt / 3600, "art_h": m.art / 3600, "utilisation": m.utilisation,
                     "makespan_s": m.makespan, "max_queue": m.max_queue, "mean_queue": m.mean_queue},
@@ -339,12 +399,10 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
                    "conflicts": tot["conflicts"],
                    "tests_max_worker_mean_full": tot["tests_max_worker_full"] / full if full else 0.0,
                    "tests_min_worker_mean_full": tot["tests_min_worker_full"] / full if full else 0.0},
-        "prediction": {"mae_s": float(np.abs(err).mean()) if len(err) else 0.0,
-                       "under_predicted": float((err < 0).mean()) if len(err) else 0.0,
-                       "corrections": int(core.n_corrections),
-                       "jobs_corrected": int((corrections > 0).sum())},
+        "prediction": {"mae_s": f["mae_s"], "under_predicted": f["under_predicted"],
+                       "corrections": int(core.n_corrections), "jobs_corrected": f["jobs_corrected"]},
         "scheduler_time": _scheduler_time(core, config),
-        "failures": _failures(core, config, *outages, units, int(max(end.max(), submit.max())) if len(end) else 0),
+        "failures": _failures(core, config, *outages, units, f["last_time"] if submitted else 0),
         "cleaning": table.report.as_dict() if table.report is not None else None,
         "reproducible": config.clock != "wall" and not (config.commit == "eager" and config.workers > 1),
         "wall_s": {"replay": wall},
@@ -355,6 +413,8 @@ def _results(table, order, core, submit, size, run, units, config, wall, outages
 def _add_estimates(result, core, order, table):
     """Each job's estimated start at arrival (jobs.csv ``estimated_start``), their accuracy
     (summary ``start_estimates``) and the periodic records (``estimates``, estimates.csv)."""
+    import numpy as np
+
     from ._estimates import StartEstimates
     from .start_estimates import estimate_accuracy
     at_submit, (log_t, log_job, log_est) = StartEstimates(core).recorded()
@@ -377,6 +437,8 @@ def _add_estimates(result, core, order, table):
 def _coalloc_summary(result, core, config, units, from_trace, solo):
     """What co-allocation did: who ran where, how fast, how full the cluster was, what the learner
     chose (the decisions are in docs/coalloc.md)."""
+    import numpy as np
+
     from ._coalloc import Coalloc
     from .coalloc import hedge_regret_bound
     f = Coalloc(core).figures()

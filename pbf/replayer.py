@@ -3,15 +3,19 @@
 The whole event loop (arrivals, completions at start + run time, passes) runs compiled without the
 GIL; Python only prepares the arrays, shows progress between chunks of instants and builds outputs.
 Jobs are killed at their requested time (run = min(run, requested)).
+
+A plain replay (a cluster of units; built-in priority, predictor and chooser; no co-allocation,
+failures, start estimates, QOS or association limits; :func:`_plain`) orders its jobs, loads the core
+and sums its results up in compiled code over buffers (:mod:`pbf._table`), without numpy: its
+per-job columns become numpy arrays when they are first read (:attr:`ReplayResult.jobs`). Every
+other replay prepares its arrays with numpy.
 """
 from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING
 
-import numpy as np
-
+from . import _table
 from ._coalloc import Coalloc  # (a compiled module of a few hundred µs: here, where tests replace it)
 from .bounded import MAX_UNITS
 from .core_config import build_core
@@ -20,8 +24,10 @@ from .replay_config import ReplayConfig
 from .replay_result import OUTPUT_FILES, ReplayResult, assemble, check_output_dir
 from .workload.jobs import JobTable, user_names
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
     from collections.abc import Callable
+
 
 __all__ = ["ReplayConfig", "ReplayResult", "replay", "check_output_dir", "OUTPUT_FILES"]
 
@@ -35,7 +41,7 @@ def _cluster_units(table, config):
     if hdr:
         return hdr
     if len(table):
-        widest = int(table.units.max())
+        widest = int(_table.int_max(_int64(table, "units")))
         if widest > MAX_UNITS:
             raise ConfigError(f"{table.source}: the trace has no MaxProcs or MaxNodes header and its widest job asks "
                               f"for {widest:,} units, more than the largest cluster pbf schedules "
@@ -68,18 +74,28 @@ def sim_threads(config: ReplayConfig, cluster) -> int:
     return 2 if cpus >= 2 else 1
 
 
-def _dense_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(values, return_inverse=True)`` (the distinct values in order, and each value's index
-    among them), by marking the values present when they span a range not much longer than the array
-    (a trace's user numbers): no sort."""
-    if len(values) and values.dtype == np.int64:
-        lo, hi = int(values.min()), int(values.max())
-        if hi - lo < 4 * len(values) + 4096:
-            shifted = values - lo
-            present = np.zeros(hi - lo + 1, dtype=bool)
-            present[shifted] = True
-            return (np.flatnonzero(present) + lo).astype(values.dtype), (np.cumsum(present) - 1)[shifted]
-    return np.unique(values, return_inverse=True)
+def _int64(table: JobTable, name: str) -> object:
+    """Column ``name`` of ``table`` as a buffer of C-contiguous int64 (a reader's buffer, or numpy's)."""
+    column = table.buffer(name)
+    if getattr(column, "typecode", None) == "q" or getattr(column, "format", None) == "q":
+        return column           # (an array.array or memoryview a reader filled)
+    import numpy as np  # (a table of numpy arrays: numpy is loaded already)
+    return np.ascontiguousarray(column, dtype=np.int64)
+
+
+def _plain(config: ReplayConfig, cluster: object, scoring: object) -> bool:
+    """Whether the replay's columns in and figures out are what :mod:`pbf._table` makes on its own: a
+    cluster of units, built-in plugins with a given estimate (the requested time, or the run time for
+    ``clairvoyant``), and nothing that changes or adds per-job columns."""
+    from .plugins.predictors import Clairvoyant, Predictor
+    from .plugins.registry import is_multifactor
+    lag = config.clock == "slurm-sim" and config.slurm_sim.end_lag and not config.slurm_sim.end_after_cycle
+    return (cluster is None and config.partitions is None and config.coalloc is None and config.failures is None
+            and not config.start_estimates and config.qos_limits is None and config.assoc_limits is None
+            and not lag and not scoring.needs_hooks and not is_multifactor(scoring.priority)
+            and isinstance(scoring.predictor, Predictor)
+            and type(scoring.predictor).given in (Predictor.given, Clairvoyant.given)
+            and not any(hasattr(getattr(p, "fn", None), "prepare") for p in (scoring.priority, scoring.chooser)))
 
 
 def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
@@ -102,23 +118,27 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     else:
         units = _cluster_units(table, config)
     scoring = config.scoring()
-    order = np.lexsort((table.job_id, table.submit))   # (submit, id): the arrival order
-    submit = np.ascontiguousarray(table.submit[order])
-    size = np.ascontiguousarray(table.units[order])
-    req = np.ascontiguousarray(table.req_time[order])
-    run = np.maximum(table.run[order], 0)
-    if config.kill_at_request:
-        run = np.where(req > 0, np.minimum(run, req), run)  # killed at the requested time
-    est = scoring.predictor.given(req, run)
-    sim = config.slurm_sim
-    lag = sim.end_lag if config.clock == "slurm-sim" and not sim.end_after_cycle else 0   # (else: the core's order)
-    below = config.slurm_sim.end_lag_below
-    if lag:                              # (the scheduler sees these ends lag seconds late; reported ends are not)
-        held = run + lag if below <= 0 else np.where(run < below, run + lag, run)
-    else:
-        held = run
-    user_ids, user = _dense_ids(table.user[order])
-    part, qos = scoring.job_factors(table.partition[order], table.queue[order])
+    plain = _plain(config, cluster, scoring)
+    from .plugins.predictors import Clairvoyant
+    # the arrival order, (submit, id); run times at least 0 and, killed at their requested time, at most
+    # it; each job's user among the distinct users (compiled, over the table's buffers)
+    order, submit, size, req, run, est, user, user_ids = _table.replay_columns(
+        _int64(table, "submit"), _int64(table, "job_id"), _int64(table, "units"), _int64(table, "req_time"),
+        _int64(table, "run"), _int64(table, "user"), config.kill_at_request, isinstance(scoring.predictor, Clairvoyant))
+    held, part, qos = run, None, None
+    if not plain:
+        import numpy as np
+        order = np.arange(len(submit)) if order is None else np.frombuffer(order, dtype=np.int64)
+        submit, size, req, run, user = (np.frombuffer(c, dtype=np.int64) for c in (submit, size, req, run, user))
+        est = scoring.predictor.given(req, run)
+        sim = config.slurm_sim
+        lag = sim.end_lag if config.clock == "slurm-sim" and not sim.end_after_cycle else 0   # (else: the core's)
+        below = config.slurm_sim.end_lag_below
+        if lag:                          # (the scheduler sees these ends lag seconds late; reported ends are not)
+            held = run + lag if below <= 0 else np.where(run < below, run + lag, run)
+        else:
+            held = run
+        part, qos = scoring.job_factors(table.partition[order], table.queue[order])
     core = build_core(units, config.backfill, scoring, workers=config.workers, commit=config.commit,
                       record_passes=config.pass_records, trigger=config.trigger,
                       bf_interval=config.bf_interval, clock=config.clock, budget_s=config.budget_s(),
@@ -208,8 +228,8 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
                              float(co.tau), float(co.dmax), co.seed, cores, use)
     scoring.prepare(lambda: table.take(order), units)
     report = _progress_reporter(progress, len(submit))
-    columns = {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
-               "user": table.user[order]}
+    columns = None if plain else {"id": table.job_id[order], "submit": submit, "units": size, "requested": req,
+                                  "user": table.user[order]}
     threads = sim_threads(config, cluster)
     core.start_pool(config.workers, threads)
     t0 = time.perf_counter()
@@ -219,6 +239,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
         while not core.replay(_CHUNK_INSTANTS):
             if core.hook_waiting:
                 first, n = core.hook_arrivals()
+                import numpy as np
                 scoring.on_hook(core, columns, core.hook_t, np.arange(first, first + n), core.pending())
             elif report:
                 report(core.submitted)
@@ -230,7 +251,7 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     if report:
         report(len(submit), final=True)
     result = assemble(table, order, core, (submit, size, run, units), config, wall, (outages, events),
-                      from_trace=from_trace, cluster=cluster, requests=requests)
+                      from_trace=from_trace, cluster=cluster, requests=requests, plain=plain)
     if config.clock == "slurm-sim":
         result.summary["passes"]["sim_threads"] = threads
     if placed is not None:
@@ -291,6 +312,8 @@ def _set_part_records(core, bits, requests, records, tiers=None, factors=None, n
     where partitions differ in tier, PriorityTier (a job queued once a tier); ``factors``
     (:func:`record_factors`): each record's partition factor (a job queued once a tier and factor);
     ``never``: the jobs no node can ever hold (:func:`pbf.resources.count_words`), in every record."""
+    import numpy as np
+
     from .resources import job_feature_bits, never_bits
     from .slurm_partitions import PARTITION_PREFIX
     counts, names, parts, nevers = [], [], [], []
@@ -310,6 +333,8 @@ def _set_part_records(core, bits, requests, records, tiers=None, factors=None, n
 
 
 def _set_licenses(core, cluster, table, order):
+    import numpy as np
+
     # the cluster's licenses and what each job asks of them (pbf.licenses; a trace without licenses asks none)
     from .licenses import job_license_texts, license_requests
     texts = job_license_texts(table)
@@ -319,6 +344,8 @@ def _set_licenses(core, cluster, table, order):
 
 
 def _set_qos_limits(core, path, table, order, users):
+    import numpy as np
+
     # the QOS limits of a sacctmgr dump and each job's QOS (pbf.qos); what was read, for the summary
     from .qos import read_qos_limits
     from .resources import constraint_legend

@@ -1,5 +1,5 @@
 """The cheaper ways a replay's summary and inputs are made give what the plain ones give: the queue's
-mean and maximum without its profile, the users' numbering without a sort, the memory sources'
+mean and maximum without its profile, the users' numbering without a sort (compiled), the memory sources'
 names, the results' temporary folder."""
 import os
 import stat
@@ -7,8 +7,8 @@ import stat
 import numpy as np
 import pytest
 
+from pbf import _table
 from pbf.metrics import _max_queue, bounded_slowdown, queue_length_profile, schedule_metrics
-from pbf.replayer import _dense_ids
 
 
 def _schedules(count, seed=0):
@@ -46,7 +46,16 @@ def test_slowdown_and_response_equal_the_per_job_ones():
             assert m.art == float((start - submit + run).mean())
 
 
-@pytest.mark.parametrize("values", [[], [5], [3, 1, 3, -1, 7], [2**40, 0, 2**40], list(range(9, -1, -1)) * 3])
+def _dense_ids(values):
+    """The users' numbering a replay gives its jobs (pbf._table.replay_columns), of jobs in order."""
+    n = len(values)
+    zeros = np.zeros(n, dtype=np.int64)
+    *_, inverse, ids = _table.replay_columns(np.arange(n), np.arange(n), zeros, zeros, zeros, values, True, False)
+    return np.frombuffer(ids, dtype=np.int64), np.frombuffer(inverse, dtype=np.int64)
+
+
+@pytest.mark.parametrize("values", [[], [5], [3, 1, 3, -1, 7], [2**40, 0, 2**40], list(range(9, -1, -1)) * 3,
+                                    [2**62, -2**62, 0, 2**62]])
 def test_dense_ids_are_np_unique(values):
     values = np.array(values, dtype=np.int64)
     ids, inverse = _dense_ids(values)

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from ..bounded import INT64_MAX, MAX_SECONDS, MAX_UNITS, parse_real, parse_whole
 from ..config import MAX_COUNT
 from ..errors import ConfigError
 from ..scheduler_time import MAX_COST_US
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..workload import Cleaning, JobTable
 
 __all__ = ["int_in", "float_in", "positive_seconds", "positive_number", "seconds_from_0", "seconds_from_1",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
 
 __all__ = ["note", "progress", "show", "write_json", "conclude"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .options import (
@@ -25,7 +24,10 @@ from .output import note, show
 from .process import STARTED, release_collector
 from .replay_text import format_replay, format_slurm_conf
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..replayer import ReplayConfig
     from ..workload import JobTable
 

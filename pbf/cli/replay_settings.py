@@ -4,7 +4,6 @@ co-allocation. (``--slurm-conf``: :mod:`.replay_slurm_conf`.)"""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
 
 from ..config import Backfill
 from ..errors import ConfigError
@@ -13,7 +12,10 @@ from ..scheduler_time import SlurmSim
 from ..workload.timeparse import parse_duration
 from .options import cost_settings, key_values, swf_number
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..coalloc import CoAllocation
     from ..outages import Failures
 

@@ -1,7 +1,10 @@
 """The text ``pbf replay`` prints: the summary of a replay, and what ``--slurm-conf`` set."""
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 __all__ = ["format_replay", "format_slurm_conf", "workers_line"]
 

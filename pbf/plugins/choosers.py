@@ -7,14 +7,14 @@ in ascending key order (ties in priority order), for a start now only, like ``sj
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
+
     from .views import JobsView
 
 __all__ = ["CHOOSERS", "PythonChooser"]
@@ -28,6 +28,7 @@ class PythonChooser:
     name = "python"
 
     def keys(self, jobs: JobsView, now: int) -> np.ndarray:
+        import numpy as np
         fn = self.fn.keys if hasattr(self.fn, "keys") else self.fn
         out = _as_floats(call_plugin("chooser", self.where, fn, jobs, now), f"chooser {self.where}")
         if out.shape != (len(jobs),):
@@ -38,6 +39,7 @@ class PythonChooser:
 
     def ranks(self, jobs: JobsView, now: int) -> np.ndarray:
         """Integer ranks of the keys (what the compiled pass sorts by; ties share a rank)."""
+        import numpy as np
         keys = self.keys(jobs, now)
         _, inverse = np.unique(keys, return_inverse=True)
         return inverse.astype(np.int64)

@@ -10,16 +10,16 @@ before any later prediction); see ``examples/plugins.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..codes import Predictor as PD
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin
 from .regression import BRANCHES, WEIGHTS
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
+
     from .views import JobsView
 
 __all__ = ["Predictor", "Requested", "Clairvoyant", "Ave2", "Regression", "PythonPredictor", "PREDICTORS"]
@@ -31,6 +31,7 @@ class Predictor:
 
     def given(self, req: np.ndarray, run: np.ndarray) -> np.ndarray:
         """The estimates to load with the jobs (PD_GIVEN predictors), else the requested times."""
+        import numpy as np
         return np.asarray(req)
 
     def core_settings(self) -> dict:
@@ -51,6 +52,7 @@ class Clairvoyant(Predictor):
     name = "clairvoyant"
 
     def given(self, req: np.ndarray, run: np.ndarray) -> np.ndarray:
+        import numpy as np
         return np.maximum(np.asarray(run), 1)
 
 
@@ -114,9 +116,11 @@ class PythonPredictor:
         return self.where
 
     def given(self, req: np.ndarray, run: np.ndarray) -> np.ndarray:
+        import numpy as np
         return np.asarray(req)
 
     def predict(self, jobs: JobsView, now: int) -> np.ndarray:
+        import numpy as np
         out = _as_floats(call_plugin("predictor", self.where, self.obj.predict, jobs, now),
                          f"predictor {self.where}")
         if out.shape != (len(jobs),):

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..codes import Priority as PR
 from ..errors import ConfigError
 from .registry import Registry, _as_floats, call_plugin, is_multifactor
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
+
     from .views import JobsView
 
 __all__ = ["Priority", "PythonPriority", "PRIORITIES", "FCFS", "SJF", "Smallest", "F1", "F2", "F3",
@@ -41,6 +41,7 @@ class Priority:
 
     def keys(self, jobs: JobsView, now: int) -> np.ndarray:
         """Keys of a :class:`JobsView` (array in, array out)."""
+        import numpy as np
         return np.array([self.key(int(e), int(u), int(s), now)
                          for e, u, s in zip(jobs.estimate, jobs.units, jobs.submit)], dtype=np.float64)
 
@@ -142,6 +143,7 @@ class PythonPriority:
         return self.where
 
     def keys(self, jobs: JobsView, now: int) -> np.ndarray:
+        import numpy as np
         fn = self.fn.keys if hasattr(self.fn, "keys") and not isinstance(self.fn, dict) else self.fn
         out = _as_floats(call_plugin("priority", self.where, fn, jobs, now), f"priority {self.where}")
         if out.shape != (len(jobs),):

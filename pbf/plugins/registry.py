@@ -6,8 +6,6 @@ import os
 import sys
 from collections.abc import Callable
 
-import numpy as np
-
 from ..errors import ConfigError, PbfError
 
 __all__ = ["Registry", "call_plugin", "is_multifactor"]
@@ -33,6 +31,7 @@ def call_plugin(kind: str, where: str, fn: Callable, *args: object) -> object:
 
 def _as_floats(values, what):
     """A plugin's answer as float64s, or a ConfigError saying what it returned instead."""
+    import numpy as np
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from .._core import Core
 from .choosers import CHOOSERS, PythonChooser
@@ -23,7 +20,10 @@ from .predictors import PREDICTORS, PythonPredictor, Regression
 from .priorities import PRIORITIES, PythonPriority
 from .registry import is_multifactor
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
+
     from .views import JobsView
 
 __all__ = ["Scoring"]
@@ -89,6 +89,8 @@ class Scoring:
         """Call the Python plugins at instant ``now``: ``arrivals`` (job indices about to be
         submitted) and ``pending`` (queued job indices). ``columns``: dict of per-job arrays (id,
         submit, units, requested, user)."""
+        import numpy as np
+
         from .views import JobsView  # (Python plugins only: a replay without them does without it)
         if isinstance(self.predictor, PythonPredictor):
             self.flush(core, columns, now)

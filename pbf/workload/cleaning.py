@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from ..errors import ConfigError
 from .jobs import JobTable
+
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Cleaning", "CleaningReport", "clean"]
 
@@ -110,6 +112,7 @@ def clean(table: JobTable, cleaning: Cleaning = Cleaning(),
     """Apply ``cleaning`` to a raw :class:`JobTable`; returns ``(table, report)`` (input unchanged)."""
     # (``_reuse``: the caller made ``table`` and drops it -- a reader's block, whose columns are distinct
     # arrays: the rows kept are moved to the front of its own columns instead of copied to new ones)
+    import numpy as np
     report = report if report is not None else CleaningReport()
     report.records_read = report.records_read or len(table)
     # columns are shared with the input until a rule changes one (np.where makes a new array), so a
@@ -184,6 +187,7 @@ def _kept(cols: dict, keep: np.ndarray, raw: dict) -> dict:
     """``{k: v[keep]}``, the raw table's own columns (each a distinct array) compacted in place: a fresh
     process pays a page fault for every 4 KiB of new memory, and the kept rows of 19 columns of a
     large log are megabytes. The rows go through one scratch array, used again for every column."""
+    import numpy as np
     rows = np.flatnonzero(keep)
     n = len(rows)
     own = {id(v) for v in raw.values()}

@@ -10,9 +10,12 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from typing import BinaryIO
 
 from ..errors import TraceFormatError
+
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = ["open_trace", "text_lines", "head_text", "MAX_LINE_BYTES"]
 

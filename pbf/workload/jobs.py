@@ -1,17 +1,22 @@
-"""The job table: a struct of numpy arrays, one column per SWF field, plus the trace's header."""
+"""The job table: a struct of numpy arrays, one column per SWF field, plus the trace's header.
+
+A table read from a file holds its columns as ``array.array`` buffers until they are first read as
+numpy arrays (:attr:`JobTable.columns`, ``table.submit``): a plain replay uses the buffers
+(:meth:`JobTable.buffer`) and never imports numpy; a reader of the columns gets numpy arrays over the
+same memory, without a copy."""
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..bounded import MAX_UNITS
 
+TYPE_CHECKING = False  # (typing's constant: a replay's process does without importing typing)
 if TYPE_CHECKING:
+    import numpy as np
+
     from .cleaning import CleaningReport
 
 __all__ = ["SWF_FIELDS", "FLOAT_FIELDS", "SwfHeader", "JobTable", "user_names"]
@@ -178,6 +183,7 @@ class JobTable:
                 n = len(col)
             elif len(col) != n:
                 raise ValueError(f"column {name!r} has {len(col)} rows, expected {n}")
+        import numpy as np
         self.columns = {}
         for name, col in columns.items():
             dtype = np.float64 if name in FLOAT_FIELDS else np.int64
@@ -188,14 +194,55 @@ class JobTable:
         self.source = source
         self.report = report
 
+    @classmethod
+    def _of_buffers(cls, buffers: dict, header: SwfHeader | None = None, source: str | None = None,
+                    report: CleaningReport | None = None) -> JobTable:
+        """A table over ``buffers`` (``array.array`` or memoryview columns of float64 for
+        :data:`FLOAT_FIELDS`, int64 else; every SWF field and ``units``): numpy arrays over them are made
+        when the columns are first read (:attr:`columns`)."""
+        table = cls.__new__(cls)
+        table._buffers = buffers
+        table.header = header if header is not None else SwfHeader()
+        table.source = source
+        table.report = report
+        return table
+
+    def buffer(self, name: str) -> object:
+        """Column ``name`` as a buffer of int64 or float64 (a numpy array, or the buffer a reader
+        filled while the columns have not been read as numpy arrays): for compiled code."""
+        columns = self.__dict__.get("columns")
+        return columns[name] if columns is not None else self.__dict__["_buffers"][name]
+
     def __getattr__(self, name):
+        # (only what is not set on the table comes here: a column, or ``columns`` before it is made)
+        d = self.__dict__
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if "columns" not in d:
+            buffers = d.get("_buffers")
+            if buffers is None:
+                raise AttributeError(name)
+            import numpy as np
+            # numpy arrays over the reader's buffers (no copy), the table's columns from now on
+            d["columns"] = {k: np.frombuffer(v, dtype=np.float64 if k in FLOAT_FIELDS else np.int64)
+                            for k, v in buffers.items()}
+            del d["_buffers"]
+            if name == "columns":
+                return d["columns"]
         try:
-            return self.__dict__["columns"][name]
+            return d["columns"][name]
         except KeyError:
             raise AttributeError(name) from None
 
     def __len__(self) -> int:
-        return len(self.columns["job_id"])
+        return len(self.buffer("job_id"))
+
+    def __getstate__(self) -> dict:
+        # (a reader's columns may be memoryviews of its blocks, which do not pickle: their values then)
+        state = dict(self.__dict__)
+        if "_buffers" in state:
+            state["_buffers"] = {k: _owned(v) for k, v in state["_buffers"].items()}
+        return state
 
     def __repr__(self):
         return f"JobTable({len(self)} jobs, source={self.source!r})"
@@ -208,6 +255,7 @@ class JobTable:
     @classmethod
     def from_arrays(cls, header: SwfHeader | None = None, **arrays: np.ndarray) -> JobTable:
         """Build a table from some columns; missing SWF fields are filled with -1 (SWF's "missing")."""
+        import numpy as np
         n = len(next(iter(arrays.values())))
         cols = {name: np.full(n, -1, dtype=np.float64 if name in FLOAT_FIELDS else np.int64)
                 for name in SWF_FIELDS}
@@ -217,12 +265,23 @@ class JobTable:
     @classmethod
     def concat(cls, tables: Iterable[JobTable], header: SwfHeader | None = None) -> JobTable:
         """Rows of several tables (same columns) one after another."""
+        import numpy as np
         tables = list(tables)
         if not tables:
             return cls.from_arrays(header, job_id=np.empty(0, np.int64))
         names = tables[0].columns.keys()
         return cls({k: np.concatenate([t.columns[k] for t in tables]) for k in names},
                    header if header is not None else tables[0].header)
+
+
+def _owned(column: object) -> object:
+    """``column``, or an ``array.array`` of its values when it is a memoryview (of a reader's block)."""
+    if not isinstance(column, memoryview):
+        return column
+    import array
+    out = array.array(column.format)
+    out.frombytes(column.cast("B"))
+    return out
 
 
 def user_names(table: JobTable) -> dict:

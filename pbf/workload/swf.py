@@ -1,7 +1,9 @@
 """Streaming SWF reader and writer (all 18 fields and the header; gzip read and written transparently).
 
-Records are tokenized by compiled code into blocks of rows and turned into columns (numpy), never
-into per-job Python objects. Every malformed input raises :class:`~pbf.errors.TraceFormatError`
+Records are tokenized by compiled code into blocks of rows (``array.array`` buffers) and cleaned into
+columns by compiled code (:mod:`pbf._table`), never into per-job Python objects: reading a log imports
+no numpy (the table shows its columns as numpy arrays when they are read).
+Every malformed input raises :class:`~pbf.errors.TraceFormatError`
 naming the file, the line, the field and the value, unless ``skip_bad_lines`` asks to skip (and count)
 malformed records.
 """
@@ -11,9 +13,7 @@ import os
 import zlib
 from collections.abc import Iterator
 
-import numpy as np
-
-from .. import _swf
+from .. import _swf, _table
 from ..errors import TraceFormatError
 from .cleaning import Cleaning, CleaningReport, clean
 from .files import head_text, open_trace
@@ -35,7 +35,7 @@ _INFLATE_BYTES = 128 << 10
 _ONE_THREAD_BYTES = 16 << 10
 _SHOW_BAD = 5
 #: which of the 18 fields are fractional (float64 columns); the others are int64
-_IS_FLOAT = np.array([name in FLOAT_FIELDS for name in SWF_FIELDS], dtype=np.uint8)
+_IS_FLOAT = bytes(name in FLOAT_FIELDS for name in SWF_FIELDS)
 
 _parse_columns, _TOO_BIG = _swf.parse_columns, _swf.TOO_BIG
 
@@ -181,10 +181,17 @@ class SwfReader:
                 self._bad(line, f"{key} (header)", value, expected)
 
     def __iter__(self) -> Iterator[JobTable]:
-        # a block's columns: 18 rows of int64 (the fractional fields hold float64 bits); a block handed
-        # out keeps its arrays (its columns are views of them) and the next one gets new ones
-        cols = np.empty((18, self.block_rows), dtype=np.int64)
-        row_line = np.empty(self.block_rows, dtype=np.int64)
+        import numpy as np
+        for cols, row_line, n in self._scan():
+            # (a block handed out keeps its buffers: its columns are numpy views of them)
+            yield self._block(np.asarray(cols), np.frombuffer(row_line, dtype=np.int64), n)
+
+    def _scan(self) -> Iterator[tuple]:
+        """The raw blocks ``(cols, row_line, n)``: 18 rows of int64 (the fractional fields hold float64
+        bits) of ``block_rows`` columns, a 2-D memoryview over an ``array.array``, and the line of each
+        of the first ``n`` records; each block is checked (submit order) and counted as it is handed
+        out, and the next one gets new buffers."""
+        cols, row_line = _new_block(self.block_rows)
         nrows = 0
         line = 1
         tail = b""
@@ -203,18 +210,16 @@ class SwfReader:
                                            "a valid gzip stream") from None
                 eof = not chunk
                 data = tail + chunk
-                buf = np.frombuffer(data, dtype=np.uint8)
                 pos = 0
                 while True:
                     status, pos, got, line, ef, ea, eb, ev = _parse_columns(
-                        buf, pos, eof, cols, _IS_FLOAT, row_line, nrows, line)
+                        data, pos, eof, cols, _IS_FLOAT, row_line, nrows, line)
                     nrows += got
                     if status == _swf.NEED_DATA:
                         break
                     if status == _swf.FULL:
-                        yield self._block(cols, row_line, nrows)
-                        cols = np.empty((18, self.block_rows), dtype=np.int64)
-                        row_line = np.empty(self.block_rows, dtype=np.int64)
+                        yield self._raw_block(cols, row_line, nrows)
+                        cols, row_line = _new_block(self.block_rows)
                         nrows = 0
                         continue
                     eol = data.find(b"\n", pos)
@@ -242,7 +247,13 @@ class SwfReader:
             chunks.close()       # (the helper thread inflating a gzip file stops)
         self.lines = line - 1
         if nrows:
-            yield self._block(cols, row_line, nrows)
+            yield self._raw_block(cols, row_line, nrows)
+
+    def _raw_block(self, cols, row_line, n):
+        if self.require_sorted and n:
+            self._check_sorted(cols, row_line, n)
+        self.records += n
+        return cols, row_line, n
 
     def _corrupt_after(self, chunks, line):
         # a corrupt gzip stream may inflate to text that is not SWF before zlib notices (at the latest
@@ -262,33 +273,30 @@ class SwfReader:
                                    ) from None
 
     def _block(self, cols, row_line, n):
+        import numpy as np
         lines = row_line[:n]
         columns = {name: (cols[i, :n].view(np.float64) if _IS_FLOAT[i] else cols[i, :n])
                    for i, name in enumerate(SWF_FIELDS)}
-        if self.require_sorted and n:
-            self._check_sorted(columns["submit"], lines)
         columns["line"] = lines
-        self.records += n
         return JobTable(columns, self.header, self.path)
 
-    def _check_sorted(self, submit, lines):
-        known = submit >= 0
-        if not known.all():
-            submit, lines = submit[known], lines[known]
-            if not len(submit):
-                return
-        prev = np.empty_like(submit)
-        prev[0] = submit[0] if self._last_submit is None else self._last_submit
-        prev[1:] = submit[:-1]
-        bad = np.nonzero(submit < prev)[0]
-        if len(bad):
-            i = bad[0]
-            before = self._last_submit_line if i == 0 else int(lines[i - 1])
-            raise TraceFormatError(self.path, int(lines[i]), _field_name(1), str(submit[i]),
-                                   f"a submit time >= {prev[i]} (line {before}); "
+    def _check_sorted(self, cols, lines, n):
+        i, last, at = _table.check_sorted(cols, n, self._last_submit is not None, self._last_submit or 0)
+        if i >= 0:
+            before = self._last_submit_line if at < 0 else int(lines[at])
+            raise TraceFormatError(self.path, int(lines[i]), _field_name(1), str(cols[1, i]),
+                                   f"a submit time >= {last} (line {before}); "
                                    "pass sort=True (--sort) to sort the jobs by submit time")
-        self._last_submit = int(submit[-1])
-        self._last_submit_line = int(lines[-1])
+        if at >= 0:
+            self._last_submit = last
+            self._last_submit_line = int(lines[at])
+
+
+def _new_block(rows):
+    """A reader's block: 18 rows of ``rows`` int64 (a 2-D memoryview over an ``array.array``), and the
+    line of each record."""
+    cols = memoryview(_table.int64_buffer(18 * rows)).cast("B").cast("q", (18, rows))
+    return cols, _table.int64_buffer(rows)
 
 
 def _fmt(v):
@@ -322,6 +330,33 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
             table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report)
             return table
     reader = SwfReader(path, skip_bad_lines=skip_bad_lines, require_sorted=not sort)
+    cleaning = cleaning if cleaning is not None else Cleaning.none()
+    if sort:
+        return _read_sorted(reader, cleaning)
+    blocks = list(reader._scan())
+    report = CleaningReport(records_read=reader.records + reader.bad_lines, bad_lines_skipped=reader.bad_lines,
+                            first_bad_lines=tuple(reader.first_bad_lines))
+    # the cleaning rules of clean(), compiled, over the reader's blocks (its own: the kept rows are moved
+    # to the front of the first one where they fit, as clean() moves a reader's rows in place)
+    size = cleaning.cluster_units or reader.header.cluster_units()
+    runtime = cleaning.drop_nonpositive_runtime
+    columns, counts = _table.clean_blocks(
+        blocks, list(SWF_FIELDS), _IS_FLOAT, ("max", "requested", "allocated").index(cleaning.units_from),
+        cleaning.drop_missing_submit, 0 if runtime is False else 1, cleaning.drop_nonpositive_units,
+        {None: 2, True: 1, False: 0}[cleaning.fill_missing_request], cleaning.clip_runtime_to_request,
+        -1 if size is None else size, cleaning.oversize == "drop", in_place=True)
+    del blocks
+    for key, value in counts.items():
+        setattr(report, key, value)
+    report.cluster_units = size
+    table = JobTable._of_buffers(columns, reader.header, reader.path, report)
+    report.jobs = len(table)
+    return table
+
+
+def _read_sorted(reader: SwfReader, cleaning: Cleaning) -> JobTable:
+    """:func:`read_swf` with ``sort``: the jobs sorted by submit time, then cleaned (numpy)."""
+    import numpy as np
     blocks = list(reader)
     # (a log of one block, as most are, is taken as it is: no copy)
     table = blocks[0] if len(blocks) == 1 else JobTable.concat(blocks, header=reader.header)
@@ -330,19 +365,20 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
     report = CleaningReport(records_read=reader.records + reader.bad_lines,
                             bad_lines_skipped=reader.bad_lines,
                             first_bad_lines=tuple(reader.first_bad_lines))
-    if sort and len(table):
+    if len(table):
         # stable, and records with a missing submit time (-1) come first, as they do in no order
         order = np.argsort(table.submit, kind="stable")
         report.sorted_by_submit = bool((order != np.arange(len(order))).any())
         table = table.take(order)
     # (the blocks are this reader's alone: cleaning keeps their rows in place)
-    table, report = clean(table, cleaning if cleaning is not None else Cleaning.none(), report, _reuse=True)
+    table, report = clean(table, cleaning, report, _reuse=True)
     return table
 
 
 def write_swf(table: JobTable, path: str | os.PathLike, header: SwfHeader | None = None) -> None:
     """Write ``table`` as SWF (gzip when ``path`` ends in .gz, with a fixed gzip timestamp so the same
     table always gives the same bytes). The header is ``header`` or the table's own."""
+    import numpy as np
     header = header if header is not None else table.header
     cols = []
     for name in SWF_FIELDS:
