@@ -80,24 +80,27 @@ cdef array.array _Q = _array.array("q")
 cdef array.array _D = _array.array("d")
 
 
-cdef object _i64(object values):
-    # ``values`` as they are when they are a buffer of C-contiguous int64 (array.array, numpy), else
-    # numpy's int64 copy (lists, other types)
-    cdef const int64_t[::1] v
+cdef object _contiguous(object values, bint real):
+    # ``values`` as they are when they are a buffer of C-contiguous int64 (real: float64) --
+    # array.array, numpy -- else numpy's copy of that type (lists, other types)
+    cdef const int64_t[::1] vi
+    cdef const double[::1] vd
     try:
-        v = values
+        if real:
+            vd = values
+        else:
+            vi = values
         return values
     except (TypeError, ValueError, BufferError):
-        return np.ascontiguousarray(values, dtype=np.int64)
+        return np.ascontiguousarray(values, dtype=np.float64 if real else np.int64)
 
 
-cdef object _f64(object values):
-    cdef const double[::1] v
-    try:
-        v = values
-        return values
-    except (TypeError, ValueError, BufferError):
-        return np.ascontiguousarray(values, dtype=np.float64)
+cdef inline object _i64(object values):
+    return _contiguous(values, False)
+
+
+cdef inline object _f64(object values):
+    return _contiguous(values, True)
 
 #: Tsafrir et al.'s correction increments (s), from the compiled table
 INCREMENTS = tuple(C_INCREMENTS[i] for i in range(12))

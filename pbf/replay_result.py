@@ -157,18 +157,19 @@ class _PassesOf:
         return passes
 
 
-def _passes(self) -> dict:
-    passes = self.__dict__["_passes"]
-    if isinstance(passes, _PassesOf):
-        passes = self.__dict__["_passes"] = passes.columns()
-    return passes
+def _columns_when_read(name: str, doc: str) -> property:
+    """A property over ``self.__dict__[name]`` that turns a ``_PassesOf``/``_JobsOf`` held there into its
+    columns the first time it is read (and keeps them)."""
+    def read(self) -> dict:
+        value = self.__dict__[name]
+        if isinstance(value, (_PassesOf, _JobsOf)):
+            value = self.__dict__[name] = value.columns()
+        return value
 
+    def write(self, value) -> None:
+        self.__dict__[name] = value
 
-def _set_passes(self, passes) -> None:
-    self.__dict__["_passes"] = passes
-
-
-ReplayResult.passes = property(_passes, _set_passes, doc="The per-pass columns (a dict of numpy arrays).")
+    return property(read, write, doc=doc)
 
 
 class _JobsOf:
@@ -193,18 +194,8 @@ class _JobsOf:
                 "requeues": requeues, "lost_unit_s": lost}
 
 
-def _jobs(self) -> dict:
-    jobs = self.__dict__["_jobs"]
-    if isinstance(jobs, _JobsOf):
-        jobs = self.__dict__["_jobs"] = jobs.columns()
-    return jobs
-
-
-def _set_jobs(self, jobs) -> None:
-    self.__dict__["_jobs"] = jobs
-
-
-ReplayResult.jobs = property(_jobs, _set_jobs, doc="The per-job columns (a dict of numpy arrays).")
+ReplayResult.passes = _columns_when_read("_passes", "The per-pass columns (a dict of numpy arrays).")
+ReplayResult.jobs = _columns_when_read("_jobs", "The per-job columns (a dict of numpy arrays).")
 
 
 #: the files :meth:`ReplayResult.write` writes
