@@ -344,3 +344,15 @@ def awt_runs_mean(summary):
     """The mean AWT of a harness summary's Slurm runs (run 1 and each ``slurm_runK``)."""
     runs = [summary["awt_s"]["slurm"]] + [summary["awt_s"][f"slurm_run{k}"] for k in range(2, summary["repeat"] + 1)]
     return sum(runs) / len(runs)
+
+
+def generator_writes(data, script: str, output: str, tmp_path) -> bytes:
+    """What the harness workload generator ``script`` (in the folder ``data``, beside the
+    ``make_workloads.py`` it imports) writes to ``output`` when run in ``tmp_path``."""
+    import shutil
+    import subprocess
+    import sys
+    for name in (script, "make_workloads.py"):
+        shutil.copy(data / name, tmp_path / name)
+    subprocess.run([sys.executable, script], cwd=tmp_path, check=True, capture_output=True)
+    return (tmp_path / output).read_bytes()

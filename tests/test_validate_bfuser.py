@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ import pytest
 from pbf.validate.jobs import load_workload, scale_jobs
 from pbf.validate.slurm_run import read_run
 
-from scheduling import awt_runs_mean, within_pct
+from scheduling import awt_runs_mean, generator_writes, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "small4_bfuser.conf"
@@ -31,10 +28,7 @@ REC = DATA / "recorded_bfuser4"
 
 
 def test_the_workload_is_its_generators(tmp_path):
-    for name in ("make_bfuser_workload.py", "make_workloads.py"):
-        shutil.copy(DATA / name, tmp_path / name)
-    subprocess.run([sys.executable, "make_bfuser_workload.py"], cwd=tmp_path, check=True, capture_output=True)
-    assert (tmp_path / "bfuser4_jobs.sacct").read_bytes() == WORKLOAD.read_bytes()
+    assert generator_writes(DATA, "make_bfuser_workload.py", "bfuser4_jobs.sacct", tmp_path) == WORKLOAD.read_bytes()
     table, req = load_workload(WORKLOAD)
     jobs = scale_jobs(table, req, 1)[0]
     users = [j.unix_user for j in jobs]

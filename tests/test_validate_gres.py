@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +21,7 @@ from pbf.validate import compare as cmp
 from pbf.validate.jobs import load_workload, scale_jobs
 from pbf.validate.slurm_config import write_private_conf
 
-from scheduling import within_pct
+from scheduling import generator_writes, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "gres4.conf"
@@ -33,10 +30,7 @@ REC = DATA / "recorded_gres4"
 
 
 def test_the_workload_is_its_generators(tmp_path):
-    for name in ("make_gres_workload.py", "make_workloads.py"):
-        shutil.copy(DATA / name, tmp_path / name)
-    subprocess.run([sys.executable, "make_gres_workload.py"], cwd=tmp_path, check=True, capture_output=True)
-    assert (tmp_path / "gres4_jobs.sacct").read_bytes() == WORKLOAD.read_bytes()
+    assert generator_writes(DATA, "make_gres_workload.py", "gres4_jobs.sacct", tmp_path) == WORKLOAD.read_bytes()
     table, req = load_workload(WORKLOAD)
     jobs = scale_jobs(table, req, 1)[0]
     asks = [dict(j.gres).get("nvme", 0) for j in jobs]

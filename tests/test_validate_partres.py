@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,7 +29,7 @@ from pbf.validate import compare as cmp
 from pbf.validate.jobs import load_workload, pbf_table, scale_jobs
 from pbf.validate.slurm_run import is_recording, read_run
 
-from scheduling import slurm_or_skip, within_pct
+from scheduling import generator_writes, slurm_or_skip, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "partres2.conf"
@@ -52,10 +49,7 @@ def _jobs():
 
 def test_the_workload_is_its_generators(tmp_path):
     # make_partres_workload.py rewrites the file byte for byte
-    for name in ("make_partres_workload.py", "make_workloads.py"):
-        shutil.copy(DATA / name, tmp_path / name)
-    subprocess.run([sys.executable, "make_partres_workload.py"], cwd=tmp_path, check=True, capture_output=True)
-    assert (tmp_path / "partres2_jobs.sacct").read_bytes() == WORKLOAD.read_bytes()
+    assert generator_writes(DATA, "make_partres_workload.py", "partres2_jobs.sacct", tmp_path) == WORKLOAD.read_bytes()
 
 
 def test_the_case():

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,7 +29,7 @@ from pbf.validate.slurm_run import (
     run_slurm,
 )
 
-from scheduling import slurm_or_skip, within_pct
+from scheduling import generator_writes, slurm_or_skip, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 CONF = DATA / "small4.conf"
@@ -48,10 +46,7 @@ def _jobs():
 
 def test_the_workload_is_its_generators(tmp_path):
     # make_resvin_workload.py rewrites the file byte for byte
-    for name in ("make_resvin_workload.py", "make_workloads.py"):
-        shutil.copy(DATA / name, tmp_path / name)
-    subprocess.run([sys.executable, "make_resvin_workload.py"], cwd=tmp_path, check=True)
-    assert (tmp_path / "resvin4_jobs.sacct").read_bytes() == WORKLOAD.read_bytes()
+    assert generator_writes(DATA, "make_resvin_workload.py", "resvin4_jobs.sacct", tmp_path) == WORKLOAD.read_bytes()
 
 
 def test_jobs_that_name_the_reservation_are_submitted_into_it():

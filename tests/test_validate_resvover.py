@@ -10,9 +10,6 @@ to +100 s) compared again with a new pbf replay, and the check's time read from 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from pbf.validate.records import read_timing
 from pbf.validate.reservation import named_jobs
 from pbf.validate.slurm_run import is_recording, read_run
 
-from scheduling import within_pct
+from scheduling import generator_writes, within_pct
 
 DATA = Path(__file__).resolve().parent / "data" / "slurm_harness"
 WORKLOAD = DATA / "resvover4_jobs.sacct"
@@ -36,10 +33,8 @@ def _jobs():
 
 
 def test_the_workload_is_its_generators(tmp_path):
-    for name in ("make_resvover_workload.py", "make_workloads.py"):
-        shutil.copy(DATA / name, tmp_path / name)
-    subprocess.run([sys.executable, "make_resvover_workload.py"], cwd=tmp_path, check=True)
-    assert (tmp_path / "resvover4_jobs.sacct").read_bytes() == WORKLOAD.read_bytes()
+    written = generator_writes(DATA, "make_resvover_workload.py", "resvover4_jobs.sacct", tmp_path)
+    assert written == WORKLOAD.read_bytes()
     named = [j for j in _jobs() if j.reservation]
     assert len(named) == 10 and {j.reservation for j in named} == {"resvover"}
 
