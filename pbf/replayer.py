@@ -122,9 +122,13 @@ def replay(table: JobTable, config: ReplayConfig = ReplayConfig(),
     from .plugins.predictors import Clairvoyant
     # the arrival order, (submit, id); run times at least 0 and, killed at their requested time, at most
     # it; each job's user among the distinct users (compiled, over the table's buffers)
+    names = ("submit", "job_id", "units", "req_time", "run", "user")
+    columns = [_int64(table, name) for name in names]
+    if len({len(c) for c in columns}) > 1:     # (the compiled step reads them without bounds checks)
+        raise ValueError("the job table's columns differ in length: "
+                         + ", ".join(f"{name} {len(c):,}" for name, c in zip(names, columns)))
     order, submit, size, req, run, est, user, user_ids = _table.replay_columns(
-        _int64(table, "submit"), _int64(table, "job_id"), _int64(table, "units"), _int64(table, "req_time"),
-        _int64(table, "run"), _int64(table, "user"), config.kill_at_request, isinstance(scoring.predictor, Clairvoyant))
+        *columns, config.kill_at_request, isinstance(scoring.predictor, Clairvoyant))
     held, part, qos = run, None, None
     if not plain:
         import numpy as np

@@ -13,7 +13,7 @@ from pbf import _table
 from pbf.metrics import schedule_metrics
 from pbf.workload import Cleaning, JobTable, SwfHeader, clean
 from pbf.workload.jobs import FLOAT_FIELDS, SWF_FIELDS
-from pbf.workload.swf import _IS_FLOAT, _new_block
+from pbf.workload.swf import _IS_FLOAT, _new_block, _runtime_rule
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 1000, 8191, 8192, 8193, 20_000, 70_001])
@@ -124,7 +124,8 @@ def _raw(n, seed, rows, reader_blocks=False):
 @pytest.mark.parametrize("cleaning", [Cleaning(), Cleaning(oversize="drop", cluster_units=300),
                                       Cleaning(fill_missing_request=True, units_from="requested"),
                                       Cleaning(units_from="allocated", drop_nonpositive_runtime=False),
-                                      Cleaning(cluster_units=200, clip_runtime_to_request=False), Cleaning.none()])
+                                      Cleaning(cluster_units=200, clip_runtime_to_request=False), Cleaning.none(),
+                                      Cleaning(drop_nonpositive_runtime=0)])
 @pytest.mark.parametrize("in_place", [False, True])
 def test_compiled_cleaning_is_clean(seed, cleaning, in_place):
     """The same columns and counts as clean(), copied out of the blocks or moved to the first block's front
@@ -133,10 +134,9 @@ def test_compiled_cleaning_is_clean(seed, cleaning, in_place):
     blocks, raw = _raw(n, seed, [64, 1000, 333, 4096][seed], reader_blocks=in_place)
     want, report = clean(raw, cleaning)
     size = cleaning.cluster_units or -1
-    runtime = cleaning.drop_nonpositive_runtime
     columns, counts = _table.clean_blocks(
         blocks, list(SWF_FIELDS), _IS_FLOAT, ("max", "requested", "allocated").index(cleaning.units_from),
-        cleaning.drop_missing_submit, 0 if runtime is False else 1, cleaning.drop_nonpositive_units,
+        cleaning.drop_missing_submit, _runtime_rule(cleaning.drop_nonpositive_runtime), cleaning.drop_nonpositive_units,
         {None: 2, True: 1, False: 0}[cleaning.fill_missing_request], cleaning.clip_runtime_to_request, size,
         cleaning.oversize == "drop", in_place=in_place)
     assert list(columns) == list(want.columns)
@@ -174,6 +174,14 @@ def test_a_table_of_buffers_shows_numpy_columns(tmp_path):
     assert read.avg_cpu.tolist() == [-1.0] * 5
     with pytest.raises(AttributeError):
         _ = table.nothing
+
+
+def test_a_table_whose_columns_differ_in_length_is_refused():
+    table = JobTable.from_arrays(submit=np.arange(5), run=np.full(5, 10), units=np.ones(5, dtype=np.int64),
+                                 req_time=np.full(5, 20))
+    table.columns["user"] = np.array([1])
+    with pytest.raises(ValueError, match="columns differ in length: .*user 1"):
+        pbf.replay(table, pbf.ReplayConfig(units=4))
 
 
 def _replays(table, config, monkeypatch):

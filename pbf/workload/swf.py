@@ -312,6 +312,12 @@ def _may_be_sacct(path: str | os.PathLike) -> bool:
     return "|" in line
 
 
+def _runtime_rule(drop) -> int:
+    """``Cleaning.drop_nonpositive_runtime`` as clean() reads it, for the compiled cleaning: 0 drops none
+    (False), 1 a run <= 0 (None, a true value), 2 a run < 0 (another false value: 0, numpy's False)."""
+    return 0 if drop is False else 1 if drop is None or drop else 2
+
+
 def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_bad_lines: bool = False,
              sort: bool = False) -> JobTable:
     """Read a whole SWF file (plain or gzip) into a cleaned :class:`JobTable`. A Slurm accounting
@@ -339,10 +345,9 @@ def read_swf(path: str | os.PathLike, cleaning: Cleaning = Cleaning(), *, skip_b
     # the cleaning rules of clean(), compiled, over the reader's blocks (its own: the kept rows are moved
     # to the front of the first one where they fit, as clean() moves a reader's rows in place)
     size = cleaning.cluster_units or reader.header.cluster_units()
-    runtime = cleaning.drop_nonpositive_runtime
     columns, counts = _table.clean_blocks(
         blocks, list(SWF_FIELDS), _IS_FLOAT, ("max", "requested", "allocated").index(cleaning.units_from),
-        cleaning.drop_missing_submit, 0 if runtime is False else 1, cleaning.drop_nonpositive_units,
+        cleaning.drop_missing_submit, _runtime_rule(cleaning.drop_nonpositive_runtime), cleaning.drop_nonpositive_units,
         {None: 2, True: 1, False: 0}[cleaning.fill_missing_request], cleaning.clip_runtime_to_request,
         -1 if size is None else size, cleaning.oversize == "drop", in_place=True)
     del blocks
