@@ -37,4 +37,11 @@ extensions = [
     for pyx in sorted((HERE / "ext").glob("_*.pyx"))
 ]
 
+# A module's own declarations (pbf/_codes.pxd for ext/_codes.pyx) are not among the dependencies
+# cythonize checks, as they sit outside ext/: a C file older than them is stale, made again.
+for pyx in (HERE / "ext").glob("_*.pyx"):
+    own, c_file = HERE / "pbf" / f"{pyx.stem}.pxd", pyx.with_suffix(".c")
+    if own.exists() and c_file.exists() and own.stat().st_mtime > c_file.stat().st_mtime:
+        c_file.unlink()
+
 setup(ext_modules=cythonize(extensions, compiler_directives=directives, include_path=["ext", "."]))

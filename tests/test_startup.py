@@ -54,9 +54,7 @@ def test_a_replay_of_an_swf_log_loads_neither_the_sacct_reader_nor_gzip(tmp_path
 def test_a_sacct_dump_is_still_recognised_by_read_swf(tmp_path):
     """(The sacct reader is loaded when a file's first line holds a '|', as a dump's header does.)"""
     from pbf.workload import read_swf
-    dump = Path(ROOT) / "tests" / "data" / "slurm" / "resources.sacct"
-    if not dump.exists():
-        pytest.skip("the sample sacct dump is not beside this checkout")
+    dump = Path(__file__).resolve().parent / "data" / "slurm" / "resources.sacct"
     assert len(read_swf(dump)) > 0
     loaded = _loaded(f"from pbf.workload import read_swf\nread_swf({str(dump)!r})", tmp_path)
     assert "pbf.workload.sacct" in loaded
