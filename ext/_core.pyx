@@ -137,10 +137,11 @@ def _trial_verdict(double ns_off, double tests_off, double ns_shared, double tes
     return trial_judge(ns_off, tests_off, ns_shared, tests_shared, retries)
 
 
-def _trial_keep(double trial_ns, bint share, double tasks, double tests_shared):
+def _trial_keep(double trial_ns, bint share, double tasks, double tests_shared, int64_t idle_run=0):
     """(tests) How long a trial's verdict holds (pass wall time, ns), from the trial's length (ns),
-    its verdict, and the searches offered to the helper and tests in its shared passes."""
-    return trial_keep_ns(trial_ns, share, tasks, tests_shared)
+    its verdict, the searches offered to the helper and tests in its shared passes, and how many
+    verdicts against sharing from such idle passes came just before it."""
+    return trial_keep_ns(trial_ns, share, tasks, tests_shared, idle_run)
 
 
 cdef double ns_per_tick():

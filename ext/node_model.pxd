@@ -92,6 +92,7 @@ ctypedef struct NodeSplit:      # a search's per-node set-up shared with a helpe
     double trial_tasks         # the searches offered to the helper in the trial's shared passes ...
     int64_t tasks_armed        # ... (tasks when the pass began)
     int64_t trial_retries      # trials run again in a row, their passes too far apart to compare
+    int64_t trial_idle_run     # verdicts in a row against sharing from passes with little to share
     int64_t trials             # trials over the replay ...
     int64_t trials_shared      # ... and those sharing won
     # where a shared will-run test's time goes (ticks; slurm_try_later.pxd; read by _core's

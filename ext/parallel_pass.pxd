@@ -40,7 +40,8 @@ cdef enum:
     TRIAL_RETRIES = 2          # differed in kind (two threads at most halve a pass): the trial runs
                                # again, up to this many times in a row before its verdict holds
     TRIAL_KEEP_IDLE = 1        # a verdict against sharing from passes that offered the helper less
-                               # than a search a test is kept only this many times the trial's length
+                               # than a search a test is kept only this many times the trial's length,
+                               # doubled for each such verdict in a row (up to TRIAL_KEEP)
 
     SPIN_NS = 20000            # a wait spins this long before it sleeps
     RING_PER_WORKER = 4        # speculative results a worker may hold ahead of the commit point: a
@@ -474,13 +475,23 @@ cdef inline int trial_judge(double ns0, double tests0, double ns1, double tests1
     return 1 if ns1 * tests0 * 100 < ns0 * tests1 * (100 - TRIAL_MARGIN_PCT) else 0
 
 
-cdef inline int64_t trial_keep_ns(double trial_ns, bint share, double tasks, double tests_shared) noexcept nogil:
+cdef inline int64_t trial_keep_ns(double trial_ns, bint share, double tasks, double tests_shared,
+                                  int64_t idle_run) noexcept nogil:
     # how long a trial's verdict holds (pass wall time, ns): TRIAL_KEEP times the trial's length; but
     # a verdict against sharing from passes whose helper had less than a search a test to do (the
     # machine filling, every job starting at once: nothing to test ahead) says little of the deep
-    # queue's passes that may follow, and holds only TRIAL_KEEP_IDLE times
+    # queue's passes that may follow, and holds only TRIAL_KEEP_IDLE times -- doubled for each such
+    # verdict before it in a row (idle_run), up to TRIAL_KEEP: a shallow queue all along (a cycle
+    # tests a few jobs, few of them try later starts) would otherwise spend half its passes in trials
+    # and a quarter shared, at a loss
+    cdef double times = TRIAL_KEEP_IDLE
     if not share and tasks < tests_shared:
-        return <int64_t>(trial_ns * TRIAL_KEEP_IDLE)
+        while idle_run > 0 and times < TRIAL_KEEP:
+            times *= 2
+            idle_run -= 1
+        if times > TRIAL_KEEP:
+            times = TRIAL_KEEP
+        return <int64_t>(trial_ns * times)
     return <int64_t>(trial_ns * TRIAL_KEEP)
 
 
@@ -516,7 +527,12 @@ cdef inline void split_trial_note(State* S, bint shared, int64_t wall_ticks, int
     X.trial_retries = 0
     share = verdict > 0
     X.trial_verdict = share
-    X.trial_keep_ns = trial_keep_ns(X.trial_ns[0] + X.trial_ns[1], share, X.trial_tasks, X.trial_tests[1])
+    X.trial_keep_ns = trial_keep_ns(X.trial_ns[0] + X.trial_ns[1], share, X.trial_tasks, X.trial_tests[1],
+                                    X.trial_idle_run)
+    if not share and X.trial_tasks < X.trial_tests[1]:
+        X.trial_idle_run += 1
+    else:
+        X.trial_idle_run = 0
     X.trials += 1
     X.trials_shared += share
     if not share:

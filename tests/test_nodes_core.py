@@ -303,6 +303,14 @@ def test_a_verdict_against_sharing_from_passes_with_nothing_to_share_holds_brief
     assert keep(10e9, True, 21, 11_000) == 160e9
 
 
+def test_verdicts_against_sharing_from_idle_passes_in_a_row_hold_longer_each_time():
+    # a shallow queue all along: each idle verdict in a row holds twice as long as the one before,
+    # up to a verdict's usual 16 times, so that trials stop costing a quarter of the passes
+    keep = _core._trial_keep
+    assert [keep(10e9, False, 21, 11_000, run) / 10e9 for run in range(7)] == [1, 2, 4, 8, 16, 16, 16]
+    assert keep(10e9, False, 12_000, 1_000, 3) == 160e9          # not idle: as before
+
+
 def test_split_trial_switch_rejects_negative_values():
     with pytest.raises(ValueError, match="split_trial_us must be >= 0"):
         _core.Core(64).set_testing(split_trial_us=-1)
