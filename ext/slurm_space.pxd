@@ -953,6 +953,13 @@ cdef inline int64_t ss_test_at(SlurmSpace* X, NodeModel* M, const Nodes* N, cons
     if cnt < minn:
         return -1
     ss_usable_bits(X, M, j)
+    cnt = 0
     for w in range(X.NW):
         X.offer[w] &= X.ubits[w]
+        cnt += __builtin_popcountll(X.offer[w])
+    if cnt < minn:
+        # no node outside these can give the job a core, so every running job's end would be given
+        # back for nothing: the walk's answer, -1, without it (in a deep queue most failed tests are
+        # these: the nodes left free of reservations over the job's time are too few, or not its kind)
+        return -1
     return ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)
