@@ -763,9 +763,12 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
 
 
 cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
-                                int64_t j, int64_t cores, int64_t now, bint now_only) noexcept nogil:
+                                int64_t j, int64_t cores, int64_t now, bint now_only,
+                                int64_t stop_after) noexcept nogil:
     # _will_run_test on the offered nodes: the start (M.take: where), -1, or SS_ERROR. rows_of: each
-    # job's row; now_only: only the test on the nodes as they are (TEST_NOW_ONLY: no reservation is left)
+    # job's row; now_only: only the test on the nodes as they are (TEST_NOW_ONLY: no reservation is left);
+    # stop_after >= 0: a start after it is as good as none to the caller (its next later start is tested
+    # either way), so the give-backs stop at the first batch ending after it, which is returned
     cdef int64_t i, r, e, x, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, nd = 0
     cdef int64_t total = 0, used = 0, i0, stop, span, n_i
     cdef bint more = True, test, touched
@@ -887,6 +890,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                 break
         if last < 0:
             break
+        if stop_after >= 0 and N.by_end[last].end > stop_after:
+            return N.by_end[last].end  # (every answer from this batch on is a start after stop_after, or none)
         if not test:
             continue
         window *= 2
@@ -941,9 +946,11 @@ cdef inline int64_t ss_offer_at(SlurmSpace* X, int64_t d, int64_t now, int64_t s
 
 
 cdef inline int64_t ss_test_at(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t j,
-                               int64_t cores, int64_t now, int64_t start_res, bint reserve) noexcept nogil:
+                               int64_t cores, int64_t now, int64_t start_res, bint reserve,
+                               int64_t later) noexcept nogil:
     # ... and its second half, on X.offer: the will-run test's start (M.take: where), -1 (none: too
-    # few nodes offered, no fit, or only a start now counts and start_res is later), or SS_ERROR
+    # few nodes offered, no fit, or only a start now counts and start_res is later), or SS_ERROR.
+    # later: the next later start to try (-1: none); a start found after it may be any start after it
     cdef int64_t cnt = 0, w
     cdef int64_t minn = M.minn[j] if M.minn[j] > 1 else 1
     if not reserve and start_res > now:
@@ -962,4 +969,4 @@ cdef inline int64_t ss_test_at(SlurmSpace* X, NodeModel* M, const Nodes* N, cons
         # back for nothing: the walk's answer, -1, without it (in a deep queue most failed tests are
         # these: the nodes left free of reservations over the job's time are too few, or not its kind)
         return -1
-    return ss_will_run(X, M, N, rows_of, j, cores, now, not reserve)
+    return ss_will_run(X, M, N, rows_of, j, cores, now, not reserve, later if reserve else -1)

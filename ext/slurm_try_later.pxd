@@ -175,7 +175,7 @@ cdef inline void sh_work(void* arg) noexcept nogil:
     cdef SlurmShadow* H = <SlurmShadow*>P.task
     cdef int64_t t0 = now_ticks()
     H.later = ss_offer_at(&H.X, H.d, H.now, H.start_res)
-    H.start = ss_test_at(&H.X, &H.M, H.N, H.rows_of, H.j, H.cores, H.now, H.start_res, True)
+    H.start = ss_test_at(&H.X, &H.M, H.N, H.rows_of, H.j, H.cores, H.now, H.start_res, True, H.later)
     P.tk_help += now_ticks() - t0
     P.n_help += 1
     H.ntlist = H.M.ntlist
@@ -277,7 +277,7 @@ cdef inline int64_t ss_job_test(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                 t1 = now_ticks()
                 P.tk_post += t1 - t0
             later = ss_offer_at(X, d, now, start_res)
-            start = ss_test_at(X, M, N, rows_of, j, cores, now, start_res, reserve)
+            start = ss_test_at(X, M, N, rows_of, j, cores, now, start_res, reserve, later)
             if ahead >= 0:
                 P.tk_own += now_ticks() - t1
                 P.n_own += 1
