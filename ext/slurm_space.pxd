@@ -955,12 +955,7 @@ cdef inline int64_t ss_test_at(SlurmSpace* X, NodeModel* M, const Nodes* N, cons
     cdef int64_t minn = M.minn[j] if M.minn[j] > 1 else 1
     if not reserve and start_res > now:
         return -1
-    for w in range(X.NW):
-        cnt += __builtin_popcountll(X.offer[w])
-    if cnt < minn:
-        return -1
     ss_usable_bits(X, M, j)
-    cnt = 0
     for w in range(X.NW):
         X.offer[w] &= X.ubits[w]
         cnt += __builtin_popcountll(X.offer[w])
