@@ -16,6 +16,7 @@ from nodes cimport Nodes, nodes_by_end_find
 from counts cimport cnt_fits
 from node_model cimport NodeModel, nm_node_cpus, nm_choose_among, nm_range_count, nm_job_mem, nm_job_nodes
 from bf_limits cimport BfLimits, bfl_free
+from slurm_bound cimport SsBound, sb_alloc, sb_free, sb_make, sb_cannot
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
 cdef extern from *:
@@ -75,6 +76,7 @@ ctypedef struct SlurmSpace:
     # this pass; -1: not made). Running job r (by_end order) has entries gb_off[r] .. gb_off[r + 1] - 1:
     # a node, its cores there that are up, its memory and GPUs there.
     int64_t gb_version
+    int64_t gb_gen                 # (counts the lists made or changed: never the same twice, unlike versions)
     int64_t* gb_off
     int64_t gb_off_cap
     int32_t* gb_node
@@ -83,6 +85,10 @@ ctypedef struct SlurmSpace:
     int64_t* gb_gpu
     int32_t* gb_run                # entries e .. e + gb_run[e] - 1: the same job on consecutive nodes
     int64_t gb_cap
+    int32_t* gb_on                 # each node's running jobs, with the lists ...
+    uint64_t* gb_idle              # ... and the nodes with none
+    SsBound bd                     # what the offered nodes can give by a time, at most (slurm_bound.pxd),
+                                   # made from the lists (gb_gen) on first use
     # a test's cores each offered node could give the job after the give-backs so far (nm_node_cpus),
     # kept up to date at each batch for the nodes touched since (dirty: once each, dstamp == stamp),
     # so that a batch after which the job cannot fit is known without a choice over every node
@@ -150,6 +156,11 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.istamp = <int64_t*>malloc(nn * sizeof(int64_t))
     X.fbits = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
     X.tch = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    X.gb_on = <int32_t*>malloc(nn * sizeof(int32_t))
+    X.gb_idle = <uint64_t*>malloc(X.NW * sizeof(uint64_t))
+    if sb_alloc(&X.bd, nn, X.NW) != 0:
+        return RC_NO_MEMORY
+    X.gb_gen = 0
     X.nfree = 0
     X.itest = 0
     X.fnow_version = -1
@@ -157,7 +168,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     if (X.fnow == NULL or X.pcnow == NULL or X.pcl == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
             or X.cand == NULL or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
             or X.tbits == NULL or X.tw == NULL or X.freel == NULL or X.istamp == NULL
-            or X.fbits == NULL or X.tch == NULL):
+            or X.fbits == NULL or X.tch == NULL or X.gb_on == NULL or X.gb_idle == NULL):
         return RC_NO_MEMORY
     for i in range(nn):
         X.sw[i] = 0xff
@@ -172,6 +183,8 @@ cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu); free(X.gb_run)
     free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.pcl); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits); free(X.tw)
     free(X.freel); free(X.istamp); free(X.fbits); free(X.tch)
+    free(X.gb_on); free(X.gb_idle)
+    sb_free(&X.bd)
     bfl_free(&X.lim)
     memset(X, 0, sizeof(SlurmSpace))
 
@@ -500,6 +513,14 @@ cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const
             at += 1
         _ss_gb_runs(X, X.gb_off[r], at)
     X.gb_off[N.nrun] = at
+    X.gb_gen += 1
+    memset(X.gb_on, 0, X.nn * sizeof(int32_t))
+    memset(X.gb_idle, 0, X.NW * sizeof(uint64_t))
+    for k in range(at):
+        X.gb_on[X.gb_node[k]] += 1
+    for k in range(X.nn):
+        if X.gb_on[k] == 0:
+            X.gb_idle[k >> 6] |= (<uint64_t>1) << (k & 63)
     X.gb_version = N.version
     return RC_OK
 
@@ -532,7 +553,10 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
         X.gb_up[r + at] = M.jn_up[at]
         X.gb_mem[r + at] = nm_job_mem(M, j, M.jn_all[at])
         X.gb_gpu[r + at] = M.gpn[j]
+        X.gb_on[M.jn_node[at]] += 1
+        X.gb_idle[M.jn_node[at] >> 6] &= ~((<uint64_t>1) << (M.jn_node[at] & 63))
     _ss_gb_runs(X, r, r + n)
+    X.gb_gen += 1
     r = N.nrun
     while r > p:
         X.gb_off[r] = X.gb_off[r - 1] + n
@@ -762,6 +786,87 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
         X.pcnow_feat = M.jfeat[j]
 
 
+cdef inline void ss_bound_ready(SlurmSpace* X, const Nodes* N) noexcept nogil:
+    # X.bd for the give-back lists as they are (made after them and X.fbits, for the same nodes)
+    if X.bd.gen != X.gb_gen:
+        sb_make(&X.bd, N, X.nn, X.NW, X.gb_gen, X.gb_off, X.gb_node, X.gb_on, X.gb_idle, X.fbits)
+
+
+cdef inline bint _ss_cannot_by(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores,
+                               int64_t t) noexcept nogil:
+    # the offered nodes cannot hold job j with every running job that ends by t given back
+    ss_bound_ready(X, N)
+    return sb_cannot(&X.bd, X.NW, X.offer, t, cores, M.minn[j], M.maxn[j], X.vmax)
+
+
+cdef inline bint _ss_touches(const SlurmSpace* X, int64_t r) noexcept nogil:
+    # running job r (by_end order) holds an offered node
+    cdef int64_t e = X.gb_off[r], i, stop, span
+    cdef uint64_t bits
+    while e < X.gb_off[r + 1]:
+        i = X.gb_node[e]
+        stop = i + X.gb_run[e]
+        e += X.gb_run[e]
+        while i < stop:
+            span = 64 - (i & 63)
+            if span > stop - i:
+                span = stop - i
+            bits = X.offer[i >> 6] >> (i & 63)
+            if span < 64:
+                bits &= ((<uint64_t>1) << span) - 1
+            if bits:
+                return True
+            i += span
+    return False
+
+
+cdef inline int64_t _ss_batches_by(const SlurmSpace* X, const Nodes* N, int64_t stop_after,
+                                   int64_t* last_by) noexcept nogil:
+    # the will-run test's batches of give-backs (ss_will_run's walk, without the give-backs): the end of
+    # the first that ends after stop_after (-1: none), and in last_by the end of the last tested batch
+    # that ends by it (-1: none)
+    cdef int64_t k = 0, r, window = SS_WINDOW, end_time = -1, last, nxt, removed
+    cdef bint more = True, test
+    last_by[0] = -1
+    while more:
+        last = -1
+        nxt = -1
+        removed = 0
+        test = True
+        while True:
+            if k >= N.nrun:
+                more = False
+                break
+            r = k
+            k += 1
+            if not _ss_touches(X, r):
+                continue
+            if end_time < 0:
+                end_time = N.by_end[r].end + (window - (N.by_end[r].end + X.phase) % window)
+            last = r
+            if k >= N.nrun:
+                more = False
+                break
+            nxt = k
+            if N.by_end[k].end > end_time + window:
+                break
+            removed += 1
+            if removed > SS_BATCH_CHECK + 1:
+                test = False
+                break
+        if last < 0:
+            break
+        if N.by_end[last].end > stop_after:
+            return N.by_end[last].end
+        if not test:
+            continue
+        last_by[0] = N.by_end[last].end
+        window *= 2
+        while nxt >= 0 and N.by_end[nxt].end > end_time + window:
+            window *= 2
+    return -1
+
+
 cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of,
                                 int64_t j, int64_t cores, int64_t now, bint now_only,
                                 int64_t stop_after) noexcept nogil:
@@ -820,6 +925,15 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         return -1
     if ss_give_backs(X, M, N, rows_of) != RC_OK:
         return SS_ERROR
+    if lazy and stop_after >= 0:
+        # a start by stop_after is the only answer the walk's give-backs need find, and only at the end
+        # of a tested batch: where the offered nodes cannot hold the job by then, the walk is skipped
+        # (its answer, none or a start after stop_after, is the same to the caller)
+        if _ss_cannot_by(X, M, N, j, cores, stop_after):
+            return -1
+        e = _ss_batches_by(X, N, stop_after, &last)
+        if last < 0 or _ss_cannot_by(X, M, N, j, cores, last):
+            return e
     X.stamp += 1
     while more:
         if X.cancel != NULL and pbf_load(X.cancel):
