@@ -88,7 +88,8 @@ ctypedef struct SlurmSpace:
     int32_t* gb_on                 # each node's running jobs, with the lists ...
     uint64_t* gb_idle              # ... and the nodes with none
     SsBound bd                     # what the offered nodes can give by a time, at most (slurm_bound.pxd),
-                                   # made from the lists (gb_gen) on first use
+                                   # made from the lists (gb_gen) once the walks since they changed have
+    int64_t bd_spent, bd_spent_gen # cost as much as its making (bd_spent: entries and jobs they read)
     # a test's cores each offered node could give the job after the give-backs so far (nm_node_cpus),
     # kept up to date at each batch for the nodes touched since (dirty: once each, dstamp == stamp),
     # so that a batch after which the job cannot fit is known without a choice over every node
@@ -786,16 +787,37 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
         X.pcnow_feat = M.jfeat[j]
 
 
-cdef inline void ss_bound_ready(SlurmSpace* X, const Nodes* N) noexcept nogil:
-    # X.bd for the give-back lists as they are (made after them and X.fbits, for the same nodes)
-    if X.bd.gen != X.gb_gen:
-        sb_make(&X.bd, N, X.nn, X.NW, X.gb_gen, X.gb_off, X.gb_node, X.gb_on, X.gb_idle, X.fbits)
+cdef inline bint ss_bound_ready(SlurmSpace* X, const Nodes* N) noexcept nogil:
+    # X.bd for the give-back lists as they are (made after them and X.fbits, for the same nodes), or
+    # False: not made, as the walks since the lists changed have not yet cost as much as making it
+    # (a cluster of 160,000 nodes whose jobs start one after another would remake it at each start for
+    # few tests), or on a helper thread (which makes nothing the searching thread shares)
+    cdef int64_t cost
+    if X.bd.gen == X.gb_gen:
+        return True
+    if X.cancel != NULL:
+        return False
+    if X.bd_spent_gen != X.gb_gen:
+        X.bd_spent = 0
+        X.bd_spent_gen = X.gb_gen
+    cost = X.gb_off[N.nrun] + 2 * (X.nn // X.bd.S + 1) * X.NW
+    if X.bd_spent * 4 < cost:          # (a walk's entry costs about four of the making's reads)
+        return False
+    sb_make(&X.bd, N, X.nn, X.NW, X.gb_gen, X.gb_off, X.gb_node, X.gb_on, X.gb_idle, X.fbits)
+    return True
 
 
-cdef inline bint _ss_cannot_by(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j, int64_t cores,
+cdef inline void _ss_spend(SlurmSpace* X, int64_t n) noexcept nogil:
+    # a walk the bound could have skipped read n entries and jobs (ss_bound_ready)
+    if X.bd_spent_gen != X.gb_gen:
+        X.bd_spent = 0
+        X.bd_spent_gen = X.gb_gen
+    X.bd_spent += n
+
+
+cdef inline bint _ss_cannot_by(SlurmSpace* X, const NodeModel* M, int64_t j, int64_t cores,
                                int64_t t) noexcept nogil:
-    # the offered nodes cannot hold job j with every running job that ends by t given back
-    ss_bound_ready(X, N)
+    # the offered nodes cannot hold job j with every running job that ends by t given back (X.bd made)
     return sb_cannot(&X.bd, X.NW, X.offer, t, cores, M.minn[j], M.maxn[j], X.vmax)
 
 
@@ -876,7 +898,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
     # either way), so the give-backs stop at the first batch ending after it, which is returned
     cdef int64_t i, r, e, x, k = 0, window = SS_WINDOW, end_time = -1, removed, last, nxt, nd = 0
     cdef int64_t total = 0, used = 0, i0, stop, span, n_i
-    cdef bint more = True, test, touched
+    cdef bint more = True, test, touched, spend = False
+    cdef int64_t spent = 0
     # without the GPU marks a choice leaves on the nodes, a choice that cannot succeed (too few cores
     # or nodes in all: nm_choose's own first check) need not be made
     cdef bint skip_hopeless = (M.gpn[j] & M.cnt_g0) <= 0 or X.marks == SS_MARKS_NONE
@@ -925,14 +948,15 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         return -1
     if ss_give_backs(X, M, N, rows_of) != RC_OK:
         return SS_ERROR
-    if lazy and stop_after >= 0:
+    spend = lazy and stop_after >= 0 and X.cancel == NULL
+    if lazy and stop_after >= 0 and ss_bound_ready(X, N):
         # a start by stop_after is the only answer the walk's give-backs need find, and only at the end
         # of a tested batch: where the offered nodes cannot hold the job by then, the walk is skipped
         # (its answer, none or a start after stop_after, is the same to the caller)
-        if _ss_cannot_by(X, M, N, j, cores, stop_after):
+        if _ss_cannot_by(X, M, j, cores, stop_after):
             return -1
         e = _ss_batches_by(X, N, stop_after, &last)
-        if last < 0 or _ss_cannot_by(X, M, N, j, cores, last):
+        if last < 0 or _ss_cannot_by(X, M, j, cores, last):
             return e
     X.stamp += 1
     while more:
@@ -976,6 +1000,7 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
                             X.pc[n_i] = X.pcnow[n_i]
                             X.tch[n_i >> 6] |= (<uint64_t>1) << (n_i & 63)
                         X.fc[n_i] += X.gb_up[x]
+                        spent += 1
                         X.fm[n_i] += X.gb_mem[x]
                         X.fg[n_i] += X.gb_gpu[x]
                         touched = True
@@ -1005,6 +1030,8 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
         if last < 0:
             break
         if stop_after >= 0 and N.by_end[last].end > stop_after:
+            if spend:
+                _ss_spend(X, spent + k)
             return N.by_end[last].end  # (every answer from this batch on is a start after stop_after, or none)
         if not test:
             continue
@@ -1020,9 +1047,13 @@ cdef inline int64_t ss_will_run(SlurmSpace* X, NodeModel* M, const Nodes* N, con
             if _ss_hopeless(X, total, used, cores, M.minn[j], M.maxn[j]):
                 continue
         if (_ss_choose_later(X, M, j, cores) if lazy else _ss_choose(X, M, j, cores, True)):
+            if spend:
+                _ss_spend(X, spent + k)
             if N.by_end[last].end > now:
                 return N.by_end[last].end
             return N.by_end[last].end + SS_KILL_WAIT if N.by_end[last].end + SS_KILL_WAIT > now else now + 1
+    if spend:
+        _ss_spend(X, spent + k)
     return -1
 
 

@@ -23,7 +23,7 @@ from nodes cimport Nodes
 from node_model cimport NodeModel, NodeSplit, nm_take_clear, nm_take_put
 from slurm_space cimport (SlurmSpace, SS_SKIP, SS_ERROR, SS_MARKS_PER_TEST, ss_later_at, ss_offer_at, ss_test_at,
                           ss_now_ready,
-                          ss_give_backs, ss_bound_ready, ss_usable_bits, ss_take_bits, ss_overlaps, ss_reserve_words, ss_reset_weights,
+                          ss_give_backs, ss_usable_bits, ss_take_bits, ss_overlaps, ss_reserve_words, ss_reset_weights,
                           _ss_choose, _ss_hist_ready)
 from pbf._codes cimport RC_OK, RC_NO_MEMORY
 
@@ -203,11 +203,10 @@ cdef inline bint _sh_post(NodeSplit* P, SlurmShadow* H, SlurmSpace* X, NodeModel
                           int64_t start_res) noexcept nogil:
     # offer the test of the later start start_res to the helper (False: not offered, out of memory:
     # this thread tests it when it comes to it). What a test would make on first use and then share
-    # is made here first: the nodes now, the give-back lists and their bound, the job's usable nodes.
+    # is made here first: the nodes now, the give-back lists, the job's usable nodes.
     if _ss_hist_ready(X, M) != RC_OK or ss_give_backs(X, M, N, rows_of) != RC_OK or _sh_ready(H, X) != RC_OK:
         return False
     ss_now_ready(X, M, N, j, True)
-    ss_bound_ready(X, N)
     ss_usable_bits(X, M, j)
     if pbf_load(&P.slot) == -2:
         P.start(P.start_arg)            # (the tests go on without waiting for it)
