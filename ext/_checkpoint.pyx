@@ -131,6 +131,8 @@ def rollback(Core core not None, Checkpoint cp not None) -> None:
         memcpy(base + <Py_ssize_t>at, saved + pos, size)
         pos += size
     S.resume_st.valid = False       # (resuming is only a shortcut: a fresh pass decides the same)
+    S.ss.gb_n = -1                  # (Slurm's give-back lists: read again, not copied, at the next pass)
+    S.ss.gb_version = -1
     for (at, count_at, size), items in zip(_ARRAYS, cp.arrays):
         if items is not None and len(items):
             data = items

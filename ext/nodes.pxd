@@ -76,6 +76,8 @@ ctypedef struct Nodes:
                                # (nodes_occupy): on a wide cluster most of a row's pages stay untouched.
                                # A row given back keeps its units (a rollback relinks it: _checkpoint)
     int64_t rows_cap           # rows allocated
+    int64_t* row_stamp         # per row: the occupy that wrote it (never the same twice: a job whose row
+    int64_t stamps             # and stamp are unchanged holds the same units; slurm_space.pxd reads it)
     int32_t* spare             # rows not in use ...
     int64_t nspare             # ... how many ...
     int64_t spare_cap          # ... and room in spare
@@ -145,7 +147,7 @@ cdef inline int64_t _row_words(const Nodes* N) noexcept nogil:
 
 cdef inline void nodes_free(Nodes* N) noexcept nogil:
     pbf_zeroed_free(N.rows, <size_t>(N.rows_cap * _row_words(N)) * sizeof(uint64_t))
-    free(N.free); free(N.spare); free(N.running); free(N.by_end)
+    free(N.free); free(N.spare); free(N.running); free(N.by_end); free(N.row_stamp)
     free(N.down); free(N.until)
     memset(N, 0, sizeof(Nodes))
 
@@ -163,6 +165,10 @@ cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
         N.rows = <uint64_t*>q
         if grow(<void**>&N.spare, &N.spare_cap, rows, sizeof(int32_t)) != RC_OK:
             return RC_NO_MEMORY
+        q = realloc(N.row_stamp, rows * sizeof(int64_t))
+        if q == NULL:
+            return RC_NO_MEMORY
+        N.row_stamp = <int64_t*>q
         r = rows
         while r > N.rows_cap:
             r -= 1
@@ -180,6 +186,8 @@ cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noe
     cdef uint64_t* row
     if r < 0:
         return RC_NO_MEMORY
+    N.stamps += 1
+    N.row_stamp[r] = N.stamps
     row = N.rows + <int64_t>r * N.W
     for i in range(N.W):
         if row[i] != units[i]:     # (the row's last job's units, if any, are cleared here)

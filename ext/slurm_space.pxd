@@ -22,6 +22,7 @@ from pbf._codes cimport RC_OK, RC_NO_MEMORY
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
     int __builtin_ctzll(unsigned long long x) nogil
+    int __builtin_clzll(unsigned long long x) nogil
 
 cdef enum:
     SS_WINDOW = 30                 # the will-run test's first window (s), fixed in Slurm
@@ -85,6 +86,23 @@ ctypedef struct SlurmSpace:
     int64_t* gb_gpu
     int32_t* gb_run                # entries e .. e + gb_run[e] - 1: the same job on consecutive nodes
     int64_t gb_cap
+    int64_t* gb_job                # running job r's index, by_end key (end) and row stamp (Nodes.row_stamp)
+    int64_t* gb_end                # when its entries were read: where all three are the same at the next
+    int64_t* gb_stamp              # making, its entries are copied from the lists before, not read again
+    int64_t gb_n                   # running jobs in the lists (-1: none to copy from)
+    bint gb_down                   # (units were down when they were made: gb_up is not all of each node)
+    # the lists before (gb2_*, as gb_*): the next making reads them and writes gb_*, then they swap
+    int64_t* gb2_off
+    int64_t* gb2_job
+    int64_t* gb2_end
+    int64_t* gb2_stamp
+    int64_t gb2_off_cap
+    int32_t* gb2_node
+    int64_t* gb2_up
+    int64_t* gb2_mem
+    int64_t* gb2_gpu
+    int32_t* gb2_run
+    int64_t gb2_cap
     int32_t* gb_on                 # each node's running jobs, with the lists ...
     uint64_t* gb_idle              # ... and the nodes with none
     SsBound bd                     # what the offered nodes can give by a time, at most (slurm_bound.pxd),
@@ -99,13 +117,15 @@ ctypedef struct SlurmSpace:
     int64_t stamp
     int64_t* fnow                  # each node's free cores now (for Nodes.version fnow_version; -1: not made)
     int64_t fnow_version
+    uint64_t* fsnap                # (Nodes.free as fnow was made from, fsnap_w words: the next making reads
+    int64_t fsnap_w                # again only the nodes of the words that differ)
     int32_t* freel                 # ... the nodes with some free now, ascending (the only ones whose pcnow
     int64_t nfree                  # is not 0), and as NW words (fbits)
     uint64_t* fbits
-    int64_t* pcnow                 # the cores each node could give job pcnow_job now (for Nodes.version
-    int64_t pcnow_job              # pcnow_version): the start of each of the job's will-run tests
-    uint64_t pcnow_feat            # (with the features it had then: a job of several partitions changes them)
-    int64_t pcnow_version
+    int64_t* pcnow                 # the cores each node could give a job now (for Nodes.version pcnow_version),
+    int64_t pcnow_version          # the start of each of its will-run tests: the same for every job that asks
+    uint64_t pcnow_feat            # what nm_node_cpus reads of it (features, GPUs and memory a node and a
+    int64_t pcnow_gpn, pcnow_mpc, pcnow_mpn    # core: a job of several partitions changes its features)
     int32_t* pcl                   # (pc_zero: pcnow is zero but on these npcl nodes, so that the next job
     int64_t npcl                   # clears only those, not 160,000 words)
     bint pc_zero
@@ -148,6 +168,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.u_ok = False
     X.in_bits = NULL
     X.gb_version = -1
+    X.gb_n = -1
     X.fnow = <int64_t*>malloc(nn * sizeof(int64_t))
     X.pcnow = <int64_t*>malloc(nn * sizeof(int64_t))
     X.pcl = <int32_t*>malloc(nn * sizeof(int32_t))
@@ -165,6 +186,7 @@ cdef inline int ss_alloc(SlurmSpace* X, int64_t nn) noexcept nogil:
     X.nfree = 0
     X.itest = 0
     X.fnow_version = -1
+    X.fsnap_w = -1                     # (fnow is made from every node first)
     X.pcnow_version = -1
     if (X.fnow == NULL or X.pcnow == NULL or X.pcl == NULL or X.offer == NULL or X.base == NULL or X.fc == NULL or X.fm == NULL or X.fg == NULL or X.sw == NULL
             or X.cand == NULL or X.pc == NULL or X.dstamp == NULL or X.dirty == NULL or X.ubits == NULL
@@ -182,8 +204,11 @@ cdef inline void ss_free(SlurmSpace* X) noexcept nogil:
     free(X.b); free(X.e); free(X.nxt); free(X.avail)
     free(X.offer); free(X.base); free(X.fc); free(X.fm); free(X.fg); free(X.cand); free(X.sw)
     free(X.gb_off); free(X.gb_node); free(X.gb_up); free(X.gb_mem); free(X.gb_gpu); free(X.gb_run)
+    free(X.gb_job); free(X.gb_end); free(X.gb_stamp)
+    free(X.gb2_off); free(X.gb2_node); free(X.gb2_up); free(X.gb2_mem); free(X.gb2_gpu); free(X.gb2_run)
+    free(X.gb2_job); free(X.gb2_end); free(X.gb2_stamp)
     free(X.pc); free(X.hist); free(X.fnow); free(X.pcnow); free(X.pcl); free(X.dstamp); free(X.dirty); free(X.ubits); free(X.tbits); free(X.tw)
-    free(X.freel); free(X.istamp); free(X.fbits); free(X.tch)
+    free(X.freel); free(X.istamp); free(X.fbits); free(X.tch); free(X.fsnap)
     free(X.gb_on); free(X.gb_idle)
     sb_free(&X.bd)
     bfl_free(&X.lim)
@@ -472,7 +497,7 @@ cdef inline int _ss_gb_room(SlurmSpace* X, int64_t need) noexcept nogil:
 
 
 cdef inline int _ss_gb_off_room(SlurmSpace* X, int64_t need) noexcept nogil:
-    # room for `need` offsets of the give-back list
+    # room for `need` offsets of the give-back list (and its jobs' keys)
     cdef void* p
     if need <= X.gb_off_cap:
         return RC_OK
@@ -480,8 +505,35 @@ cdef inline int _ss_gb_off_room(SlurmSpace* X, int64_t need) noexcept nogil:
     if p == NULL:
         return RC_NO_MEMORY
     X.gb_off = <int64_t*>p
+    p = realloc(X.gb_job, need * 2 * sizeof(int64_t))
+    if p == NULL:
+        return RC_NO_MEMORY
+    X.gb_job = <int64_t*>p
+    p = realloc(X.gb_end, need * 2 * sizeof(int64_t))
+    if p == NULL:
+        return RC_NO_MEMORY
+    X.gb_end = <int64_t*>p
+    p = realloc(X.gb_stamp, need * 2 * sizeof(int64_t))
+    if p == NULL:
+        return RC_NO_MEMORY
+    X.gb_stamp = <int64_t*>p
     X.gb_off_cap = need * 2
     return RC_OK
+
+
+cdef inline void _ss_gb_swap(SlurmSpace* X) noexcept nogil:
+    # the lists become the lists before, and those before the ones to write
+    X.gb_off, X.gb2_off = X.gb2_off, X.gb_off
+    X.gb_job, X.gb2_job = X.gb2_job, X.gb_job
+    X.gb_end, X.gb2_end = X.gb2_end, X.gb_end
+    X.gb_stamp, X.gb2_stamp = X.gb2_stamp, X.gb_stamp
+    X.gb_off_cap, X.gb2_off_cap = X.gb2_off_cap, X.gb_off_cap
+    X.gb_node, X.gb2_node = X.gb2_node, X.gb_node
+    X.gb_up, X.gb2_up = X.gb2_up, X.gb_up
+    X.gb_mem, X.gb2_mem = X.gb2_mem, X.gb_mem
+    X.gb_gpu, X.gb2_gpu = X.gb2_gpu, X.gb_gpu
+    X.gb_run, X.gb2_run = X.gb2_run, X.gb_run
+    X.gb_cap, X.gb2_cap = X.gb2_cap, X.gb_cap
 
 
 cdef inline void _ss_gb_runs(SlurmSpace* X, int64_t a, int64_t b) noexcept nogil:
@@ -492,36 +544,118 @@ cdef inline void _ss_gb_runs(SlurmSpace* X, int64_t a, int64_t b) noexcept nogil
         e -= 1
 
 
-cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of) noexcept nogil:
-    # X.gb_*: each running job's nodes (in end order), with its cores there that are up, its memory and
-    # GPUs, read from its bitmap once for every test until the running jobs change
-    cdef int64_t r, k, n, jj, at = 0
-    if X.gb_version == N.version:
-        return RC_OK
+cdef inline int _ss_gb_read(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t jj,
+                            int64_t at, bint count) noexcept nogil:
+    # running job jj's entries read from its units, from entry `at` (count: into gb_on and gb_idle
+    # too); returns how many, or RC_NO_MEMORY
+    cdef int64_t k, i, n = nm_job_nodes(M, N.rows + <int64_t>rows_of[jj] * N.W, N.W, N.down, N.ndown, jj)
+    if _ss_gb_room(X, at + n) != RC_OK:
+        return RC_NO_MEMORY
+    for k in range(n):
+        i = M.jn_node[k]
+        X.gb_node[at + k] = <int32_t>i
+        X.gb_up[at + k] = M.jn_up[k]
+        X.gb_mem[at + k] = nm_job_mem(M, jj, M.jn_all[k])
+        X.gb_gpu[at + k] = M.gpn[jj]
+        if count:
+            X.gb_on[i] += 1
+            X.gb_idle[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+    _ss_gb_runs(X, at, at + n)
+    return n
+
+
+cdef inline void _ss_gb_key(SlurmSpace* X, const Nodes* N, const int32_t* rows_of, int64_t r, int64_t p) noexcept nogil:
+    # list entry r is the running job at by_end[p]
+    cdef int64_t jj = N.by_end[p].job
+    X.gb_job[r] = jj
+    X.gb_end[r] = N.by_end[p].end
+    X.gb_stamp[r] = N.row_stamp[rows_of[jj]]
+
+
+cdef inline void _ss_gb_drop(SlurmSpace* X, int64_t r) noexcept nogil:
+    # the lists before's job r is not in the new ones: its nodes hold one running job fewer
+    cdef int64_t e, i
+    for e in range(X.gb2_off[r], X.gb2_off[r + 1]):
+        i = X.gb2_node[e]
+        X.gb_on[i] -= 1
+        if X.gb_on[i] == 0:
+            X.gb_idle[i >> 6] |= (<uint64_t>1) << (i & 63)
+
+
+cdef inline int _ss_gb_merge(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of, int64_t on) noexcept nogil:
+    # the lists from the lists before: a running job with the same key and row stamp as one there is
+    # copied (its units cannot have changed, nor, with no unit down either time, which are up), the
+    # others are read; gb_on and gb_idle follow the jobs gone and come (on: the jobs before)
+    cdef int64_t r, i = 0, at = 0, n, a, jj, e
+    _ss_gb_swap(X)
     if _ss_gb_off_room(X, N.nrun + 1) != RC_OK:
         return RC_NO_MEMORY
     for r in range(N.nrun):
         jj = N.by_end[r].job
-        n = nm_job_nodes(M, N.rows + <int64_t>rows_of[jj] * N.W, N.W, N.down, N.ndown, jj)
-        if _ss_gb_room(X, at + n) != RC_OK:
-            return RC_NO_MEMORY
+        e = N.by_end[r].end
+        while i < on and (X.gb2_end[i] < e or (X.gb2_end[i] == e and X.gb2_job[i] < jj)):
+            _ss_gb_drop(X, i)
+            i += 1
+        _ss_gb_key(X, N, rows_of, r, r)
         X.gb_off[r] = at
-        for k in range(n):
-            X.gb_node[at] = <int32_t>M.jn_node[k]
-            X.gb_up[at] = M.jn_up[k]
-            X.gb_mem[at] = nm_job_mem(M, jj, M.jn_all[k])
-            X.gb_gpu[at] = M.gpn[jj]
-            at += 1
-        _ss_gb_runs(X, X.gb_off[r], at)
+        if i < on and X.gb2_job[i] == jj and X.gb2_end[i] == e and X.gb2_stamp[i] == X.gb_stamp[r]:
+            a = X.gb2_off[i]
+            n = X.gb2_off[i + 1] - a
+            if _ss_gb_room(X, at + n) != RC_OK:
+                return RC_NO_MEMORY
+            memcpy(X.gb_node + at, X.gb2_node + a, n * sizeof(int32_t))
+            memcpy(X.gb_up + at, X.gb2_up + a, n * sizeof(int64_t))
+            memcpy(X.gb_mem + at, X.gb2_mem + a, n * sizeof(int64_t))
+            memcpy(X.gb_gpu + at, X.gb2_gpu + a, n * sizeof(int64_t))
+            memcpy(X.gb_run + at, X.gb2_run + a, n * sizeof(int32_t))
+            i += 1
+        else:
+            n = _ss_gb_read(X, M, N, rows_of, jj, at, True)
+            if n < 0:
+                return RC_NO_MEMORY
+        at += n
+    while i < on:
+        _ss_gb_drop(X, i)
+        i += 1
     X.gb_off[N.nrun] = at
+    return RC_OK
+
+
+cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const int32_t* rows_of) noexcept nogil:
+    # X.gb_*: each running job's nodes (in end order), with its cores there that are up, its memory and
+    # GPUs, read from its bitmap once for every test until the running jobs change, and then only
+    # for the jobs that started since (_ss_gb_merge)
+    cdef int64_t r, k, n, at = 0
+    if X.gb_version == N.version:
+        return RC_OK
+    X.gb_version = -1
+    if X.gb_n >= 0 and not X.gb_down and N.ndown == 0:
+        n = X.gb_n
+        X.gb_n = -1                    # (until the merge is whole)
+        if _ss_gb_merge(X, M, N, rows_of, n) != RC_OK:
+            return RC_NO_MEMORY
+    else:
+        X.gb_n = -1
+        if _ss_gb_off_room(X, N.nrun + 1) != RC_OK:
+            return RC_NO_MEMORY
+        memset(X.gb_on, 0, X.nn * sizeof(int32_t))
+        for r in range(N.nrun):
+            _ss_gb_key(X, N, rows_of, r, r)
+            X.gb_off[r] = at
+            n = _ss_gb_read(X, M, N, rows_of, N.by_end[r].job, at, False)
+            if n < 0:
+                return RC_NO_MEMORY
+            at += n
+        X.gb_off[N.nrun] = at
+        memset(X.gb_idle, 0, X.NW * sizeof(uint64_t))
+        for k in range(at):
+            X.gb_on[X.gb_node[k]] += 1
+        for k in range(X.nn):
+            if X.gb_on[k] == 0:
+                X.gb_idle[k >> 6] |= (<uint64_t>1) << (k & 63)
+    X.gb_down = N.ndown > 0
+    X.gb_n = N.nrun
     X.gb_gen += 1
-    memset(X.gb_on, 0, X.nn * sizeof(int32_t))
-    memset(X.gb_idle, 0, X.NW * sizeof(uint64_t))
-    for k in range(at):
-        X.gb_on[X.gb_node[k]] += 1
-    for k in range(X.nn):
-        if X.gb_on[k] == 0:
-            X.gb_idle[k >> 6] |= (<uint64_t>1) << (k & 63)
     X.gb_version = N.version
     return RC_OK
 
@@ -535,8 +669,9 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
         return RC_OK
     X.gb_version = -1                  # (until the list holds j)
     p = nodes_by_end_find(<Nodes*>N, N.nrun, end, j)
-    if p >= N.nrun or N.by_end[p].job != j:
+    if p >= N.nrun or N.by_end[p].job != j or X.gb_n != N.nrun - 1:
         return RC_OK
+    X.gb_n = -1
     n = nm_job_nodes(M, N.rows + <int64_t>rows_of[j] * N.W, N.W, N.down, N.ndown, j)
     at = X.gb_off[N.nrun - 1]          # (the entries before the start)
     if _ss_gb_room(X, at + n) != RC_OK:
@@ -558,10 +693,16 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
         X.gb_idle[M.jn_node[at] >> 6] &= ~((<uint64_t>1) << (M.jn_node[at] & 63))
     _ss_gb_runs(X, r, r + n)
     X.gb_gen += 1
+    memmove(X.gb_job + p + 1, X.gb_job + p, (N.nrun - 1 - p) * sizeof(int64_t))
+    memmove(X.gb_end + p + 1, X.gb_end + p, (N.nrun - 1 - p) * sizeof(int64_t))
+    memmove(X.gb_stamp + p + 1, X.gb_stamp + p, (N.nrun - 1 - p) * sizeof(int64_t))
+    _ss_gb_key(X, N, rows_of, p, p)
     r = N.nrun
     while r > p:
         X.gb_off[r] = X.gb_off[r - 1] + n
         r -= 1
+    X.gb_down = X.gb_down or N.ndown > 0
+    X.gb_n = N.nrun
     X.gb_version = N.version
     return RC_OK
 
@@ -751,23 +892,71 @@ cdef inline bint _ss_hopeless(const SlurmSpace* X, int64_t total, int64_t used, 
     return got < cores
 
 
+cdef inline void _ss_fnow_all(SlurmSpace* X, const NodeModel* M, const Nodes* N) noexcept nogil:
+    # X.fnow, X.freel and X.fbits from every node (and the words read, into X.fsnap if it is there)
+    cdef int64_t i
+    X.nfree = 0
+    memset(X.fbits, 0, X.NW * sizeof(uint64_t))
+    for i in range(M.nn):
+        X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+        if X.fnow[i] > 0:
+            X.freel[X.nfree] = <int32_t>i
+            X.nfree += 1
+            X.fbits[i >> 6] |= (<uint64_t>1) << (i & 63)
+    if X.fsnap != NULL:
+        memcpy(X.fsnap, N.free, N.W * sizeof(uint64_t))
+
+
+cdef inline void _ss_fnow_diff(SlurmSpace* X, const NodeModel* M, const Nodes* N) noexcept nogil:
+    # X.fnow, X.freel and X.fbits again for the nodes of the units whose free bit changed since X.fsnap
+    cdef int64_t w, i, u, last, x = 0
+    cdef uint64_t d
+    cdef bint changed = False
+    for w in range(N.W):
+        d = N.free[w] ^ X.fsnap[w]
+        if d == 0:
+            continue
+        X.fsnap[w] = N.free[w]
+        changed = True
+        u = w * 64 + __builtin_ctzll(d)
+        last = w * 64 + 63 - __builtin_clzll(d)
+        i = M.node_of[u]
+        while i < M.nn and M.first[i] <= last:
+            X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
+            if X.fnow[i] > 0:
+                X.fbits[i >> 6] |= (<uint64_t>1) << (i & 63)
+            else:
+                X.fbits[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+            i += 1
+    if not changed:
+        return
+    X.nfree = 0                        # (freel ascending, from fbits)
+    for w in range(X.NW):
+        d = X.fbits[w]
+        while d:
+            X.freel[X.nfree] = <int32_t>(w * 64 + __builtin_ctzll(d))
+            X.nfree += 1
+            d &= d - 1
+
+
 cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N, int64_t j,
                               bint per_job) noexcept nogil:
     # X.fnow: each node's free cores as the nodes are now (the same for every test until a start);
-    # per_job: also X.pcnow, the cores each could give job j now (the same for each of its tests)
+    # per_job: also X.pcnow, the cores each could give job j now (the same for each of its tests, and
+    # for every job that asks the same of a node)
     # (a node with no free core gives none: pcnow is worked out for the nodes of X.freel alone)
     cdef int64_t i, x, c
     if X.fnow_version != N.version:
-        X.nfree = 0
-        memset(X.fbits, 0, X.NW * sizeof(uint64_t))
-        for i in range(M.nn):
-            X.fnow[i] = nm_range_count(N.free, M.first[i], M.first[i + 1])
-            if X.fnow[i] > 0:
-                X.freel[X.nfree] = <int32_t>i
-                X.nfree += 1
-                X.fbits[i >> 6] |= (<uint64_t>1) << (i & 63)
+        if X.fsnap != NULL and X.fsnap_w == N.W:
+            _ss_fnow_diff(X, M, N)
+        else:
+            free(X.fsnap)
+            X.fsnap = <uint64_t*>malloc(N.W * sizeof(uint64_t))   # (NULL: every node each time)
+            X.fsnap_w = N.W
+            _ss_fnow_all(X, M, N)
         X.fnow_version = N.version
-    if per_job and (X.pcnow_version != N.version or X.pcnow_job != j or X.pcnow_feat != M.jfeat[j]):
+    if per_job and (X.pcnow_version != N.version or X.pcnow_feat != M.jfeat[j] or X.pcnow_gpn != M.gpn[j]
+                    or X.pcnow_mpc != M.mpc[j] or X.pcnow_mpn != M.mpn[j]):
         if X.pc_zero:
             for x in range(X.npcl):
                 X.pcnow[X.pcl[x]] = 0
@@ -783,8 +972,10 @@ cdef inline void ss_now_ready(SlurmSpace* X, const NodeModel* M, const Nodes* N,
                 X.pcl[X.npcl] = <int32_t>i
                 X.npcl += 1
         X.pcnow_version = N.version
-        X.pcnow_job = j
         X.pcnow_feat = M.jfeat[j]
+        X.pcnow_gpn = M.gpn[j]
+        X.pcnow_mpc = M.mpc[j]
+        X.pcnow_mpn = M.mpn[j]
 
 
 cdef inline bint ss_bound_ready(SlurmSpace* X, const Nodes* N) noexcept nogil:
