@@ -104,8 +104,12 @@ cdef inline int job_submit(State* S, int64_t j) noexcept nogil:
 
 cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* units) noexcept nogil:
     # start job j now on `units`
-    cdef int32_t r = nodes_occupy(&S.nodes, units, S.jobs.units[j])
-    cdef int64_t cut
+    cdef int64_t cut, lo = 0, hi = S.W - 1
+    cdef int32_t r
+    if units == S.nodes.occ_units and S.nodes.version == S.nodes.occ_version and S.nodes.occ_hi >= S.nodes.occ_lo:
+        lo = S.nodes.occ_lo             # (a node search's choice: its words, for nm_use too)
+        hi = S.nodes.occ_hi
+    r = nodes_occupy(&S.nodes, units, S.jobs.units[j])
     if r < 0:
         return RC_NO_MEMORY
     if grow(<void**>&S.nodes.running, &S.nodes.running_cap, S.nodes.nrun + 1, sizeof(int64_t)) != RC_OK:
@@ -115,7 +119,11 @@ cdef inline int job_start(State* S, int64_t j, int64_t now, const uint64_t* unit
     if S.testing.record_units:
         memcpy(S.jobs.bits + j * S.W, units, S.W * sizeof(uint64_t))
     if S.plan.use != NULL:
+        S.nm.use_units = units
+        S.nm.use_lo = lo
+        S.nm.use_hi = hi
         S.plan.use(S, j, units, -1)
+        S.nm.use_units = NULL
     if S.lic.on:
         lic_hold(&S.lic, j, -1)
     if S.qos_lim.on:

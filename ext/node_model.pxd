@@ -173,6 +173,9 @@ ctypedef struct NodeModel:
     uint64_t* givers           # the search's eligible nodes that give any now (pcpu > 0), a bit each
     const int32_t* take_among  # the only nodes the last choice may have given cores (take; ascending;
     int64_t ntake_among        # NULL: any node)
+    int64_t pick_lo, pick_hi   # the words nm_pick_units last wrote bits in (pick_hi < pick_lo: none)
+    const uint64_t* use_units  # (job_start: nm_use of use_units reads only its words use_lo .. use_hi)
+    int64_t use_lo, use_hi
     int32_t* open              # nodes with free cores now in the plan (some may have lost them since),
     int64_t nopen              # most free memory first ...
     int32_t* open_pos          # ... and where each node is in it (-1: not there)
@@ -412,10 +415,16 @@ cdef inline uint64_t nm_node_bits(NodeModel* M, int64_t w, uint64_t x, int64_t i
 
 cdef inline void nm_use(NodeModel* M, const uint64_t* units, int64_t W, int64_t j, int64_t sign) noexcept nogil:
     # job j takes (sign -1) or gives back (+1) the memory and GPUs of its units' nodes
-    cdef int64_t w, i, c, last = -1, lo = -1, hi = -1, nodes = 0
+    cdef int64_t w, i, c, last = -1, lo = -1, hi = -1, nodes = 0, wa = 0, wb = W - 1
     cdef uint64_t x, seg
     c = 0
-    for w in range(W):
+    if sign > 0 and M.wlo[j] >= 0 and M.whi[j] >= M.wlo[j]:
+        wa = M.wlo[j]                  # (its words, as its start found them)
+        wb = M.whi[j]
+    elif sign < 0 and units == M.use_units and M.use_hi >= M.use_lo:
+        wa = M.use_lo
+        wb = M.use_hi
+    for w in range(wa, wb + 1):
         x = units[w]
         if x:
             if lo < 0:
@@ -490,18 +499,26 @@ cdef inline int64_t nm_range_count(const uint64_t* bits, int64_t lo, int64_t hi)
     return c
 
 
-cdef inline void nm_pick_units(const NodeModel* M, const uint64_t* free_units, uint64_t* out, int64_t W) noexcept nogil:
-    # out = for every node, its take[i] lowest free units
-    cdef int64_t i, u, need
+cdef inline void nm_pick_units(NodeModel* M, const uint64_t* free_units, uint64_t* out, int64_t W) noexcept nogil:
+    # out = for every node, its take[i] lowest free units (M.pick_lo .. pick_hi: the words written);
+    # only the nodes of M.tlist have any unless take may hold anything
+    cdef int64_t i, u, need, x, lo = W, hi = -1
     memset(out, 0, W * sizeof(uint64_t))
-    for i in range(M.nn):
+    for x in range(M.nn if M.tdirty else M.ntlist):
+        i = x if M.tdirty else M.tlist[x]
         need = M.take[i]
         u = M.first[i]
         while need > 0 and u < M.first[i + 1]:
             if free_units[u >> 6] & (<uint64_t>1 << (u & 63)):
                 out[u >> 6] |= <uint64_t>1 << (u & 63)
                 need -= 1
+                if (u >> 6) < lo:
+                    lo = u >> 6
+                if (u >> 6) > hi:
+                    hi = u >> 6
             u += 1
+    M.pick_lo = lo
+    M.pick_hi = hi
 
 
 # ---- what a search leaves for the next one

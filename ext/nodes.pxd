@@ -78,6 +78,11 @@ ctypedef struct Nodes:
     int64_t rows_cap           # rows allocated
     int64_t* row_stamp         # per row: the occupy that wrote it (never the same twice: a job whose row
     int64_t stamps             # and stamp are unchanged holds the same units; slurm_space.pxd reads it)
+    int32_t* row_lo            # per row: its words outside row_lo .. row_hi are zero (a job of a few
+    int32_t* row_hi            # nodes on a wide cluster: a few words written and given back, not W)
+    const uint64_t* occ_units  # a hint for the next nodes_occupy of occ_units while version is still
+    int64_t occ_version        # occ_version: its words outside occ_lo .. occ_hi are zero (a node
+    int64_t occ_lo, occ_hi     # search's choice knows them); any other occupy reads all W words
     int32_t* spare             # rows not in use ...
     int64_t nspare             # ... how many ...
     int64_t spare_cap          # ... and room in spare
@@ -147,7 +152,7 @@ cdef inline int64_t _row_words(const Nodes* N) noexcept nogil:
 
 cdef inline void nodes_free(Nodes* N) noexcept nogil:
     pbf_zeroed_free(N.rows, <size_t>(N.rows_cap * _row_words(N)) * sizeof(uint64_t))
-    free(N.free); free(N.spare); free(N.running); free(N.by_end); free(N.row_stamp)
+    free(N.free); free(N.spare); free(N.running); free(N.by_end); free(N.row_stamp); free(N.row_lo); free(N.row_hi)
     free(N.down); free(N.until)
     memset(N, 0, sizeof(Nodes))
 
@@ -169,6 +174,17 @@ cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
         if q == NULL:
             return RC_NO_MEMORY
         N.row_stamp = <int64_t*>q
+        q = realloc(N.row_lo, rows * sizeof(int32_t))
+        if q == NULL:
+            return RC_NO_MEMORY
+        N.row_lo = <int32_t*>q
+        q = realloc(N.row_hi, rows * sizeof(int32_t))
+        if q == NULL:
+            return RC_NO_MEMORY
+        N.row_hi = <int32_t*>q
+        for r in range(N.rows_cap, rows):
+            N.row_lo[r] = 0            # (a new row reads as zero)
+            N.row_hi[r] = -1
         r = rows
         while r > N.rows_cap:
             r -= 1
@@ -182,17 +198,26 @@ cdef inline int32_t nodes_alloc_row(Nodes* N) noexcept nogil:
 cdef inline int32_t nodes_occupy(Nodes* N, const uint64_t* units, int64_t k) noexcept nogil:
     # the k units in `units` become busy: a row holds them; returns the row, or RC_NO_MEMORY
     cdef int32_t r = nodes_alloc_row(N)
-    cdef int64_t i
+    cdef int64_t i, lo = 0, hi = N.W - 1, a, b
     cdef uint64_t* row
+    if units == N.occ_units and N.version == N.occ_version and N.occ_hi >= N.occ_lo:
+        lo = N.occ_lo
+        hi = N.occ_hi
+    N.occ_units = NULL
     if r < 0:
         return RC_NO_MEMORY
     N.stamps += 1
     N.row_stamp[r] = N.stamps
     row = N.rows + <int64_t>r * N.W
-    for i in range(N.W):
+    a = N.row_lo[r] if N.row_lo[r] < lo else lo
+    b = N.row_hi[r] if N.row_hi[r] > hi else hi
+    for i in range(a, b + 1):
         if row[i] != units[i]:     # (the row's last job's units, if any, are cleared here)
             row[i] = units[i]
+    for i in range(lo, hi + 1):
         N.free[i] &= ~units[i]
+    N.row_lo[r] = <int32_t>lo
+    N.row_hi[r] = <int32_t>hi
     N.nfree -= k
     return r
 
@@ -203,17 +228,25 @@ cdef inline void nodes_release(Nodes* N, int32_t r, int64_t k) noexcept nogil:
     cdef uint64_t* row = N.rows + <int64_t>r * N.W
     cdef uint64_t x
     if N.ndown == 0:
-        for i in range(N.W):
+        for i in range(N.row_lo[r], N.row_hi[r] + 1):
             N.free[i] |= row[i]
         N.nfree += k
     else:
-        for i in range(N.W):       # units that went down while it ran stay down
+        for i in range(N.row_lo[r], N.row_hi[r] + 1):       # units that went down while it ran stay down
             x = row[i] & ~N.down[i]
             N.free[i] |= x
             N.nfree += __builtin_popcountll(x)
             N.held_down -= __builtin_popcountll(row[i] & N.down[i])
     N.spare[N.nspare] = r
     N.nspare += 1
+
+
+cdef inline void nodes_occupy_hint(Nodes* N, const uint64_t* units, int64_t lo, int64_t hi) noexcept nogil:
+    # the next nodes_occupy of `units`, before any job starts or ends, may read only its words lo .. hi
+    N.occ_units = units
+    N.occ_version = N.version
+    N.occ_lo = lo
+    N.occ_hi = hi
 
 
 cdef inline int64_t nodes_by_end_find(Nodes* N, int64_t n, int64_t end, int64_t j) noexcept nogil:

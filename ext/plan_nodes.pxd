@@ -7,7 +7,7 @@ from libc.stdint cimport uint64_t, int64_t, int32_t
 from libc.string cimport memcpy
 
 from memory cimport INF, grow
-from nodes cimport Nodes
+from nodes cimport Nodes, nodes_occupy_hint
 from profile cimport Prof, prof_round_up
 from parallel cimport Spec, SPEC_NOW
 from state cimport State, PassCtx
@@ -301,6 +301,7 @@ cdef inline int64_t nodes_test(State* S, NodeModel* M, int64_t p, int64_t j, int
                 if nm_hold(M, j, now, prof_round_up(&S.prof, now + d)) != RC_OK:
                     return STEP_ERROR
                 log_append(S, S.prof.chosen, j, k, now, d, False)
+            nodes_occupy_hint(&S.nodes, S.prof.chosen, M.pick_lo, M.pick_hi)
             return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
         nm_note_head(&S.nm, k, S.nodes.nfree)
         if not c.parallel and build_node_plan(S, now) != RC_OK:
@@ -331,6 +332,7 @@ cdef inline int64_t nodes_test(State* S, NodeModel* M, int64_t p, int64_t j, int
             return STEP_ERROR
         if c.parallel:
             log_append(S, S.prof.chosen, j, k, now, d, False)
+        nodes_occupy_hint(&S.nodes, S.prof.chosen, M.pick_lo, M.pick_hi)
         return p + 1 if commit_start(S, &S.prof, p, j, k, d, 0, False) == RC_OK else STEP_ERROR
     if t > now and c.resv_left != 0:
         if (ri_hold(&S.ar, M, j, t, prof_round_up(&S.prof, t + d), now) if inside

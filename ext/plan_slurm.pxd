@@ -14,6 +14,7 @@ from slurm_space cimport (ss_reset, ss_main_test, ss_submit_weights, ss_give_bac
 from resv_inside cimport ri_group, ri_current, ri_view, ri_unview, ri_log
 from slurm_try_later cimport ss_job_test
 from node_model cimport NodeModel, nm_pick_units, nm_note_head
+from nodes cimport nodes_occupy_hint
 from plan_nodes cimport nodes_fits_now, nodes_main_skips
 from part_records cimport pr_count, pr_range
 from pass_steps cimport (CM_EAGER, STEP_STOP, STEP_ERROR, commit_start, note_reservation, begin_test,
@@ -98,6 +99,7 @@ cdef inline int64_t slurm_step(State* S, NodeModel* M, int64_t p, int64_t j, int
         return STEP_ERROR
     if t == c.now:
         nm_pick_units(M, S.nodes.free, S.prof.chosen, S.W)
+        nodes_occupy_hint(&S.nodes, S.prof.chosen, M.pick_lo, M.pick_hi)
         v = S.nodes.version
         if commit_start(S, &S.prof, p, j, k, d, 0, False) != RC_OK:
             return STEP_ERROR

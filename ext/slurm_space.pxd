@@ -790,19 +790,27 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
     # The choice is handed only the offered nodes that give the job a core (X.cand, ascending: the
     # same runs and the same answer as over every node with the others at 0), so that its scans read
     # those rather than every node of the cluster (M.cpu is left stale elsewhere; nothing reads it there).
-    # Now: the nodes as they are (X.fnow, ss_now_ready)
+    # Now: the nodes as they are (X.fnow, ss_now_ready), of which only those with a free core
+    # (X.freel, ascending) can give one
     cdef int64_t i, w, c, n = 0
     cdef uint64_t x
     ss_gpu_weights(X, M, j, cores, X.fc if future else X.fnow, X.fg if future else M.free_gpu)
+    if not future:
+        for w in range(X.nfree):
+            i = X.freel[w]
+            if (X.offer[i >> 6] >> (i & 63)) & 1:
+                c = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+                M.cpu[i] = c
+                if c > 0:
+                    X.cand[n] = <int32_t>i
+                    n += 1
+        return nm_choose_among(M, cores, M.minn[j], M.maxn[j], X.cand, n)
     for w in range(X.NW):              # (the offered nodes, a set bit at a time)
         x = X.offer[w]
         while x:
             i = (w << 6) + __builtin_ctzll(x)
             x &= x - 1
-            if future:
-                c = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
-            else:
-                c = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
+            c = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
             M.cpu[i] = c
             if c > 0:
                 X.cand[n] = <int32_t>i

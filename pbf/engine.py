@@ -314,7 +314,7 @@ class Engine(BatchPath, CallChecks):
         return started, reserved, ran
 
     def _start(self, j, now):
-        units = _unit_indices(self._core.units_of(j), self.cluster.units)
+        units = self._core.unit_indices_of(j)
         return Start(self._ids[j], units, now, nodes=self._nodes.placements(units, self._jobs[j]))
 
     def _resume_due(self, t):
@@ -488,7 +488,7 @@ class Engine(BatchPath, CallChecks):
         with self._lock:
             core = self._core
             run = np.asarray(core.running(), dtype=np.int64)
-            out = {self._ids[j]: (int(t), _unit_indices(core.units_of(j), self.cluster.units))
+            out = {self._ids[j]: (int(t), core.unit_indices_of(j))
                    for j, t in zip(run.tolist(), core.values_of("start", run).tolist())}
             if self.coalloc is not None:
                 sec = np.asarray(self._co.secondaries(), dtype=np.int64)
