@@ -475,7 +475,7 @@ cdef class BatchCore:
         off[0] = 0
         for k in range(ns):
             r = S.jobs.row[S.decided.started[k]]
-            for w in range(W):
+            for w in range(S.nodes.row_lo[r], S.nodes.row_hi[r] + 1):     # (its words: zero outside)
                 total += __builtin_popcountll(S.nodes.rows[r * W + w])
             off[k + 1] = total
             started[k] = <int64_t><object>PyList_GET_ITEM(ids, S.decided.started[k])
@@ -483,7 +483,7 @@ cdef class BatchCore:
         total = 0
         for k in range(ns):
             r = S.jobs.row[S.decided.started[k]]
-            for w in range(W):
+            for w in range(S.nodes.row_lo[r], S.nodes.row_hi[r] + 1):
                 word = S.nodes.rows[r * W + w]
                 while word:
                     u[total] = w * 64 + __builtin_ctzll(word)
