@@ -470,53 +470,37 @@ cdef inline void ss_usable_bits(SlurmSpace* X, const NodeModel* M, int64_t j) no
     X.u_mpc = M.mpc[j]
 
 
+cdef inline bint _ss_resize(void** p, size_t nbytes) noexcept nogil:
+    # *p reallocated to nbytes (False: out of memory, *p as it was)
+    cdef void* q = realloc(p[0], nbytes)
+    if q == NULL:
+        return False
+    p[0] = q
+    return True
+
+
 cdef inline int _ss_gb_room(SlurmSpace* X, int64_t need) noexcept nogil:
     cdef int64_t c = X.gb_cap * 2 if X.gb_cap > 0 else 1024
-    cdef void* p
     if need <= X.gb_cap:
         return RC_OK
     while c < need:
         c *= 2
-    p = realloc(X.gb_node, c * sizeof(int32_t))
-    if p == NULL: return RC_NO_MEMORY
-    X.gb_node = <int32_t*>p
-    p = realloc(X.gb_up, c * sizeof(int64_t))
-    if p == NULL: return RC_NO_MEMORY
-    X.gb_up = <int64_t*>p
-    p = realloc(X.gb_mem, c * sizeof(int64_t))
-    if p == NULL: return RC_NO_MEMORY
-    X.gb_mem = <int64_t*>p
-    p = realloc(X.gb_gpu, c * sizeof(int64_t))
-    if p == NULL: return RC_NO_MEMORY
-    X.gb_gpu = <int64_t*>p
-    p = realloc(X.gb_run, c * sizeof(int32_t))
-    if p == NULL: return RC_NO_MEMORY
-    X.gb_run = <int32_t*>p
+    if not (_ss_resize(<void**>&X.gb_node, c * sizeof(int32_t)) and _ss_resize(<void**>&X.gb_up, c * sizeof(int64_t))
+            and _ss_resize(<void**>&X.gb_mem, c * sizeof(int64_t)) and _ss_resize(<void**>&X.gb_gpu, c * sizeof(int64_t))
+            and _ss_resize(<void**>&X.gb_run, c * sizeof(int32_t))):
+        return RC_NO_MEMORY
     X.gb_cap = c
     return RC_OK
 
 
 cdef inline int _ss_gb_off_room(SlurmSpace* X, int64_t need) noexcept nogil:
     # room for `need` offsets of the give-back list (and its jobs' keys)
-    cdef void* p
+    cdef size_t nbytes = need * 2 * sizeof(int64_t)
     if need <= X.gb_off_cap:
         return RC_OK
-    p = realloc(X.gb_off, need * 2 * sizeof(int64_t))
-    if p == NULL:
+    if not (_ss_resize(<void**>&X.gb_off, nbytes) and _ss_resize(<void**>&X.gb_job, nbytes)
+            and _ss_resize(<void**>&X.gb_end, nbytes) and _ss_resize(<void**>&X.gb_stamp, nbytes)):
         return RC_NO_MEMORY
-    X.gb_off = <int64_t*>p
-    p = realloc(X.gb_job, need * 2 * sizeof(int64_t))
-    if p == NULL:
-        return RC_NO_MEMORY
-    X.gb_job = <int64_t*>p
-    p = realloc(X.gb_end, need * 2 * sizeof(int64_t))
-    if p == NULL:
-        return RC_NO_MEMORY
-    X.gb_end = <int64_t*>p
-    p = realloc(X.gb_stamp, need * 2 * sizeof(int64_t))
-    if p == NULL:
-        return RC_NO_MEMORY
-    X.gb_stamp = <int64_t*>p
     X.gb_off_cap = need * 2
     return RC_OK
 
@@ -785,6 +769,15 @@ cdef inline void ss_main_test(SlurmSpace* X, const NodeModel* M, const Nodes* N,
             _ss_mark(X, M, i, nm_range_count(N.free, M.first[i], M.first[i + 1]), M.free_gpu[i], need, g)
 
 
+cdef inline int64_t _ss_cand(SlurmSpace* X, NodeModel* M, int64_t i, int64_t c, int64_t n) noexcept nogil:
+    # node i gives the choice c cores: a candidate if any (n candidates so far; returns how many now)
+    M.cpu[i] = c
+    if c > 0:
+        X.cand[n] = <int32_t>i
+        return n + 1
+    return n
+
+
 cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t cores, bint future) noexcept nogil:
     # the select plugin's choice among the offered nodes (M.take), now or after the removals so far.
     # The choice is handed only the offered nodes that give the job a core (X.cand, ascending: the
@@ -799,22 +792,14 @@ cdef inline bint _ss_choose(SlurmSpace* X, NodeModel* M, int64_t j, int64_t core
         for w in range(X.nfree):
             i = X.freel[w]
             if (X.offer[i >> 6] >> (i & 63)) & 1:
-                c = nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i])
-                M.cpu[i] = c
-                if c > 0:
-                    X.cand[n] = <int32_t>i
-                    n += 1
+                n = _ss_cand(X, M, i, nm_node_cpus(M, j, i, X.fnow[i], M.free_mem[i], M.free_gpu[i]), n)
         return nm_choose_among(M, cores, M.minn[j], M.maxn[j], X.cand, n)
     for w in range(X.NW):              # (the offered nodes, a set bit at a time)
         x = X.offer[w]
         while x:
             i = (w << 6) + __builtin_ctzll(x)
             x &= x - 1
-            c = nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i])
-            M.cpu[i] = c
-            if c > 0:
-                X.cand[n] = <int32_t>i
-                n += 1
+            n = _ss_cand(X, M, i, nm_node_cpus(M, j, i, X.fc[i], X.fm[i], X.fg[i]), n)
     return nm_choose_among(M, cores, M.minn[j], M.maxn[j], X.cand, n)
 
 
