@@ -548,11 +548,11 @@ cdef inline int _ss_gb_read(SlurmSpace* X, NodeModel* M, const Nodes* N, const i
     return n
 
 
-cdef inline void _ss_gb_key(SlurmSpace* X, const Nodes* N, const int32_t* rows_of, int64_t r, int64_t p) noexcept nogil:
-    # list entry r is the running job at by_end[p]
-    cdef int64_t jj = N.by_end[p].job
+cdef inline void _ss_gb_key(SlurmSpace* X, const Nodes* N, const int32_t* rows_of, int64_t r) noexcept nogil:
+    # list entry r is the running job at by_end[r]
+    cdef int64_t jj = N.by_end[r].job
     X.gb_job[r] = jj
-    X.gb_end[r] = N.by_end[p].end
+    X.gb_end[r] = N.by_end[r].end
     X.gb_stamp[r] = N.row_stamp[rows_of[jj]]
 
 
@@ -580,7 +580,7 @@ cdef inline int _ss_gb_merge(SlurmSpace* X, NodeModel* M, const Nodes* N, const 
         while i < on and (X.gb2_end[i] < e or (X.gb2_end[i] == e and X.gb2_job[i] < jj)):
             _ss_gb_drop(X, i)
             i += 1
-        _ss_gb_key(X, N, rows_of, r, r)
+        _ss_gb_key(X, N, rows_of, r)
         X.gb_off[r] = at
         if i < on and X.gb2_job[i] == jj and X.gb2_end[i] == e and X.gb2_stamp[i] == X.gb_stamp[r]:
             a = X.gb2_off[i]
@@ -624,7 +624,7 @@ cdef inline int ss_give_backs(SlurmSpace* X, NodeModel* M, const Nodes* N, const
             return RC_NO_MEMORY
         memset(X.gb_on, 0, X.nn * sizeof(int32_t))
         for r in range(N.nrun):
-            _ss_gb_key(X, N, rows_of, r, r)
+            _ss_gb_key(X, N, rows_of, r)
             X.gb_off[r] = at
             n = _ss_gb_read(X, M, N, rows_of, N.by_end[r].job, at, False)
             if n < 0:
@@ -680,7 +680,7 @@ cdef inline int ss_give_backs_started(SlurmSpace* X, NodeModel* M, const Nodes* 
     memmove(X.gb_job + p + 1, X.gb_job + p, (N.nrun - 1 - p) * sizeof(int64_t))
     memmove(X.gb_end + p + 1, X.gb_end + p, (N.nrun - 1 - p) * sizeof(int64_t))
     memmove(X.gb_stamp + p + 1, X.gb_stamp + p, (N.nrun - 1 - p) * sizeof(int64_t))
-    _ss_gb_key(X, N, rows_of, p, p)
+    _ss_gb_key(X, N, rows_of, p)
     r = N.nrun
     while r > p:
         X.gb_off[r] = X.gb_off[r - 1] + n
